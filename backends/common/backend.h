@@ -1,0 +1,65 @@
+// What a plugin implements. plugin_frame.cpp turns a Backend into the C function table: it owns
+// the handle tables, checks every argument (validate.h) and catches every exception, so a
+// backend only ever sees valid, resolved requests.
+#pragma once
+
+#include "handle_table.h"
+#include "validate.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tgl {
+
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(uint64_t bytes) : size_(bytes) {}
+    virtual ~DeviceBuffer() = default;
+    uint64_t size() const { return size_; }
+
+private:
+    uint64_t size_;
+};
+
+using BufferRef = std::shared_ptr<DeviceBuffer>;
+
+// One open device. Calls may come from several host threads at once; ranges are already checked.
+class Device {
+public:
+    virtual ~Device() = default;
+    virtual BufferRef alloc(uint64_t bytes) = 0;
+    virtual void upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) = 0;
+    virtual void download(const BufferRef& src, uint64_t offset, void* dst, uint64_t bytes) = 0;
+    virtual void copy(const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
+                      uint64_t dst_offset, uint64_t bytes) = 0;
+    // pattern_size is 1, 2, 4, 8 or 16 and divides offset and bytes.
+    virtual void fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+                      uint32_t pattern_size) = 0;
+    // call is validated, not a no-op, and its dtype is one the backend declared for the op.
+    virtual void run(const OpCall& call) = 0;
+    virtual void synchronize() = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual const char* name() const = 0;
+    virtual const char* version() const = 0;
+    virtual const char* description() const = 0;
+    virtual uint32_t device_count() = 0;
+    virtual const std::vector<tgl_property>& device_properties(uint32_t index) = 0;
+    virtual std::shared_ptr<Device> open_device(uint32_t index) = 0;
+    // TGL_DTYPE_BIT mask of the dtypes the backend implements for `op` (0: not implemented).
+    virtual uint32_t op_dtypes(tgl_op op) const = 0;
+    // TGL_CAP_* flags for an implemented op.
+    virtual uint32_t op_flags(tgl_op op) const = 0;
+    // Handle tag byte, so handles of different plugins never look alike.
+    virtual uint8_t handle_tag() const = 0;
+};
+
+// Builds the function table around `backend` (which lives for the rest of the process) and
+// records the host's ABI minor. Used by each plugin's tgl_plugin_init_v1.
+tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plugin_api** out);
+
+}  // namespace tgl

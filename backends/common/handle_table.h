@@ -1,0 +1,107 @@
+// Checked handles: a handle is (tag:8 | generation:24 | slot+1:32). A freed slot bumps its
+// generation, so a freed handle is recognised as stale (use after free, double free) and a made-up
+// or foreign one as invalid. Never a raw pointer taken on trust.
+#pragma once
+
+#include "status.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace tgl {
+
+template <class T>
+class HandleTable {
+public:
+    // `kind` names the handle in messages ("buffer", "device"); `tag` makes handles of different
+    // tables and plugins distinguishable.
+    HandleTable(const char* kind, uint8_t tag) : kind_(kind), tag_(tag) {}
+
+    uint64_t insert(std::shared_ptr<T> object) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        uint32_t slot;
+        if (!free_slots_.empty()) {
+            slot = free_slots_.back();
+            free_slots_.pop_back();
+        } else {
+            if (slots_.size() >= 0xFFFFFFFEu) fail(TGL_ERROR_RESOURCE_EXHAUSTED, "too many %ss", kind_);
+            slot = static_cast<uint32_t>(slots_.size());
+            slots_.push_back(Slot{});
+        }
+        slots_[slot].object = std::move(object);
+        return make_handle(slot, slots_[slot].generation);
+    }
+
+    // The object, or throws INVALID_HANDLE / STALE_HANDLE naming `what` (e.g. "inputs[0].buffer").
+    std::shared_ptr<T> get(uint64_t handle, const char* what) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return slots_[check(handle, what, false)].object;
+    }
+
+    // Removes and returns the object; a second removal reports a double free.
+    std::shared_ptr<T> remove(uint64_t handle, const char* what) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        uint32_t slot = check(handle, what, true);
+        std::shared_ptr<T> object = std::move(slots_[slot].object);
+        slots_[slot].generation = (slots_[slot].generation + 1) & 0xFFFFFFu;
+        free_slots_.push_back(slot);
+        return object;
+    }
+
+    // Removes every object for which pred(object) holds; returns them.
+    template <class Pred>
+    std::vector<std::shared_ptr<T>> remove_if(Pred pred) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<std::shared_ptr<T>> removed;
+        for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
+            if (slots_[slot].object && pred(*slots_[slot].object)) {
+                removed.push_back(std::move(slots_[slot].object));
+                slots_[slot].generation = (slots_[slot].generation + 1) & 0xFFFFFFu;
+                free_slots_.push_back(slot);
+            }
+        }
+        return removed;
+    }
+
+private:
+    struct Slot {
+        std::shared_ptr<T> object;
+        uint32_t generation = 1;
+    };
+
+    uint64_t make_handle(uint32_t slot, uint32_t generation) const {
+        return (uint64_t(tag_) << 56) | (uint64_t(generation) << 32) | (uint64_t(slot) + 1);
+    }
+
+    uint32_t check(uint64_t handle, const char* what, bool freeing) const {
+        unsigned long long h = static_cast<unsigned long long>(handle);
+        if (handle == 0) fail(TGL_ERROR_INVALID_HANDLE, "%s is the null %s handle (0)", what, kind_);
+        uint32_t low = uint32_t(handle);
+        uint32_t generation = uint32_t(handle >> 32) & 0xFFFFFFu;
+        if (uint8_t(handle >> 56) != tag_ || low == 0 || low > slots_.size())
+            fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx is not a %s handle issued by this plugin",
+                 what, h, kind_);
+        const Slot& s = slots_[low - 1];
+        if (generation == s.generation && s.object) return low - 1;
+        // Generations only grow; a handle from a later generation was never issued.
+        if (generation < s.generation || (generation == s.generation && !s.object)) {
+            if (freeing)
+                fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was already freed (double free)",
+                     what, h, kind_);
+            fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was freed (use after free)", what, h,
+                 kind_);
+        }
+        fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx is not a %s handle issued by this plugin",
+             what, h, kind_);
+    }
+
+    const char* kind_;
+    uint8_t tag_;
+    mutable std::mutex mutex_;
+    std::vector<Slot> slots_;
+    std::vector<uint32_t> free_slots_;
+};
+
+}  // namespace tgl

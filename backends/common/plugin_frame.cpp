@@ -1,0 +1,280 @@
+// The C function table of a plugin, built around a tgl::Backend. Every entry point: catches all
+// exceptions (tgl::guard), checks pointers and handles, checks byte ranges and op arguments, and
+// only then calls the backend.
+#include "backend.h"
+#include "status.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+namespace tgl {
+namespace {
+
+struct DeviceRecord {
+    std::shared_ptr<Device> device;
+};
+
+struct BufferRecord {
+    BufferRef buffer;
+    uint64_t device_handle;
+};
+
+struct Frame {
+    Backend* backend = nullptr;
+    std::atomic<uint32_t> negotiated_minor{TGL_ABI_MINOR};
+    std::unique_ptr<HandleTable<DeviceRecord>> devices;
+    std::unique_ptr<HandleTable<BufferRecord>> buffers;
+};
+
+Frame& frame() {
+    static Frame f;
+    return f;
+}
+
+void require(const void* p, const char* what) {
+    if (!p) fail(TGL_ERROR_NULL_POINTER, "%s is NULL", what);
+}
+
+std::shared_ptr<Device> get_device(tgl_device handle) {
+    return frame().devices->get(handle, "device")->device;
+}
+
+BufferRef get_buffer(tgl_device device, tgl_buffer handle, const char* what) {
+    std::shared_ptr<BufferRecord> rec = frame().buffers->get(handle, what);
+    if (rec->device_handle != device)
+        fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx belongs to another device (0x%016llx), not device 0x%016llx",
+             what, (unsigned long long)handle, (unsigned long long)rec->device_handle,
+             (unsigned long long)device);
+    return rec->buffer;
+}
+
+// [offset, offset + bytes) must lie inside a buffer of `size` bytes.
+void check_range(const char* what, uint64_t offset, uint64_t bytes, uint64_t size) {
+    uint64_t end;
+    if (__builtin_add_overflow(offset, bytes, &end))
+        fail(TGL_ERROR_SIZE_OVERFLOW, "%s: offset %llu + %llu bytes overflows 64 bits", what,
+             (unsigned long long)offset, (unsigned long long)bytes);
+    if (end > size)
+        fail(TGL_ERROR_OUT_OF_BOUNDS, "%s: bytes [%llu, %llu) reach past the end of the %llu-byte buffer",
+             what, (unsigned long long)offset, (unsigned long long)end, (unsigned long long)size);
+}
+
+const char* api_last_error_message() { return last_error_message(); }
+
+tgl_status api_get_plugin_info(tgl_plugin_info* info) {
+    return guard("get_plugin_info", [&] {
+        require(info, "info");
+        if (info->struct_size < sizeof(tgl_plugin_info))
+            fail(TGL_ERROR_PARAMS_SIZE, "info->struct_size is %u, expected at least %zu", info->struct_size,
+                 sizeof(tgl_plugin_info));
+        info->struct_size = sizeof(tgl_plugin_info);
+        info->abi_major = TGL_ABI_MAJOR;
+        info->abi_minor = TGL_ABI_MINOR;
+        info->negotiated_minor = frame().negotiated_minor.load();
+        info->name = frame().backend->name();
+        info->version = frame().backend->version();
+        info->description = frame().backend->description();
+    });
+}
+
+tgl_status api_device_count(uint32_t* count) {
+    return guard("device_count", [&] {
+        require(count, "count");
+        *count = frame().backend->device_count();
+    });
+}
+
+void check_device_index(uint32_t index) {
+    uint32_t n = frame().backend->device_count();
+    if (index >= n)
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "no device %u: plugin '%s' has %u device%s", index,
+             frame().backend->name(), n, n == 1 ? "" : "s");
+}
+
+tgl_status api_device_properties(uint32_t index, const tgl_property** props, uint32_t* count) {
+    return guard("device_properties", [&] {
+        require(props, "props");
+        require(count, "count");
+        check_device_index(index);
+        const std::vector<tgl_property>& p = frame().backend->device_properties(index);
+        *props = p.data();
+        *count = static_cast<uint32_t>(p.size());
+    });
+}
+
+tgl_status api_device_open(uint32_t index, tgl_device* out) {
+    return guard("device_open", [&] {
+        require(out, "out");
+        check_device_index(index);
+        auto rec = std::make_shared<DeviceRecord>();
+        rec->device = frame().backend->open_device(index);
+        *out = frame().devices->insert(std::move(rec));
+    });
+}
+
+tgl_status api_device_close(tgl_device device) {
+    return guard("device_close", [&] {
+        std::shared_ptr<DeviceRecord> rec = frame().devices->remove(device, "device");
+        // The device's buffers become stale; in-flight calls keep the objects alive until done.
+        frame().buffers->remove_if([&](const BufferRecord& b) { return b.device_handle == device; });
+        rec->device->synchronize();
+    });
+}
+
+tgl_status api_buffer_alloc(tgl_device device, uint64_t bytes, tgl_buffer* out) {
+    return guard("buffer_alloc", [&] {
+        require(out, "out");
+        std::shared_ptr<Device> dev = get_device(device);
+        auto rec = std::make_shared<BufferRecord>();
+        rec->buffer = dev->alloc(bytes);
+        rec->device_handle = device;
+        *out = frame().buffers->insert(std::move(rec));
+    });
+}
+
+tgl_status api_buffer_free(tgl_device device, tgl_buffer buffer) {
+    return guard("buffer_free", [&] {
+        get_device(device);
+        get_buffer(device, buffer, "buffer");  // ownership check before removing
+        frame().buffers->remove(buffer, "buffer");
+    });
+}
+
+tgl_status api_buffer_size(tgl_device device, tgl_buffer buffer, uint64_t* bytes) {
+    return guard("buffer_size", [&] {
+        require(bytes, "bytes");
+        get_device(device);
+        *bytes = get_buffer(device, buffer, "buffer")->size();
+    });
+}
+
+tgl_status api_buffer_upload(tgl_device device, tgl_buffer buffer, uint64_t offset, const void* src,
+                             uint64_t bytes) {
+    return guard("buffer_upload", [&] {
+        std::shared_ptr<Device> dev = get_device(device);
+        BufferRef buf = get_buffer(device, buffer, "buffer");
+        if (bytes) require(src, "src");
+        check_range("buffer", offset, bytes, buf->size());
+        if (bytes) dev->upload(buf, offset, src, bytes);
+    });
+}
+
+tgl_status api_buffer_download(tgl_device device, tgl_buffer buffer, uint64_t offset, void* dst,
+                               uint64_t bytes) {
+    return guard("buffer_download", [&] {
+        std::shared_ptr<Device> dev = get_device(device);
+        BufferRef buf = get_buffer(device, buffer, "buffer");
+        if (bytes) require(dst, "dst");
+        check_range("buffer", offset, bytes, buf->size());
+        if (bytes) dev->download(buf, offset, dst, bytes);
+    });
+}
+
+tgl_status api_buffer_copy(tgl_device device, tgl_buffer src, uint64_t src_offset, tgl_buffer dst,
+                           uint64_t dst_offset, uint64_t bytes) {
+    return guard("buffer_copy", [&] {
+        std::shared_ptr<Device> dev = get_device(device);
+        BufferRef s = get_buffer(device, src, "src");
+        BufferRef d = get_buffer(device, dst, "dst");
+        check_range("src", src_offset, bytes, s->size());
+        check_range("dst", dst_offset, bytes, d->size());
+        if (s == d && bytes && src_offset < dst_offset + bytes && dst_offset < src_offset + bytes)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "src bytes [%llu, %llu) and dst bytes [%llu, %llu) overlap in the same buffer",
+                 (unsigned long long)src_offset, (unsigned long long)(src_offset + bytes),
+                 (unsigned long long)dst_offset, (unsigned long long)(dst_offset + bytes));
+        if (bytes) dev->copy(s, src_offset, d, dst_offset, bytes);
+    });
+}
+
+tgl_status api_buffer_fill(tgl_device device, tgl_buffer buffer, uint64_t offset, uint64_t bytes,
+                           const void* pattern, uint32_t pattern_size) {
+    return guard("buffer_fill", [&] {
+        std::shared_ptr<Device> dev = get_device(device);
+        BufferRef buf = get_buffer(device, buffer, "buffer");
+        require(pattern, "pattern");
+        if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8 && pattern_size != 16)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "pattern_size must be 1, 2, 4, 8 or 16, got %u", pattern_size);
+        if (offset % pattern_size || bytes % pattern_size)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "offset %llu and bytes %llu must be multiples of pattern_size %u",
+                 (unsigned long long)offset, (unsigned long long)bytes, pattern_size);
+        check_range("buffer", offset, bytes, buf->size());
+        if (bytes) dev->fill(buf, offset, bytes, pattern, pattern_size);
+    });
+}
+
+tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
+    return guard("query_op", [&] {
+        require(caps, "caps");
+        if (caps->struct_size < sizeof(tgl_op_caps))
+            fail(TGL_ERROR_PARAMS_SIZE, "caps->struct_size is %u, expected at least %zu", caps->struct_size,
+                 sizeof(tgl_op_caps));
+        const OpInfo* info = find_op(op);
+        if (!info) fail(TGL_ERROR_UNKNOWN_OP, "op id %u is not in the tensorgl ABI 1.%u catalogue", op, TGL_ABI_MINOR);
+        std::memset(caps, 0, sizeof *caps);
+        caps->struct_size = sizeof(tgl_op_caps);
+        caps->op = op;
+        caps->name = info->name;
+        caps->n_inputs = info->n_inputs;
+        caps->n_outputs = info->n_outputs;
+        caps->params_size = info->params_size;
+        uint32_t dtypes = frame().backend->op_dtypes(op);
+        if (info->family == OpFamily::Planned || dtypes == 0) return;
+        caps->supported = 1;
+        caps->max_rank = TGL_MAX_RANK;
+        caps->flags = frame().backend->op_flags(op);
+        for (uint32_t i = 0; i < info->n_inputs; ++i) caps->input_dtypes[i] = dtypes;
+        for (uint32_t i = 0; i < info->n_outputs; ++i) caps->output_dtypes[i] = dtypes;
+    });
+}
+
+tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tgl_tensor* inputs,
+                      uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs) {
+    return guard("run_op", [&] {
+        std::shared_ptr<Device> dev = get_device(device);
+        const OpInfo* info = find_op(op);
+        if (!info) fail(TGL_ERROR_UNKNOWN_OP, "op id %u is not in the tensorgl ABI 1.%u catalogue", op, TGL_ABI_MINOR);
+        uint32_t dtypes = frame().backend->op_dtypes(op);
+        if (info->family == OpFamily::Planned || dtypes == 0)
+            fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' (id %u) is not implemented by plugin '%s' (query_op reports it unsupported)",
+                 info->name, op, frame().backend->name());
+        OpCall call = validate_op(*info, params, inputs, n_inputs, outputs, n_outputs,
+                                  [&](tgl_buffer b, const char* what) { return get_buffer(device, b, what); });
+        if (!(dtypes & TGL_DTYPE_BIT(call.dtype)))
+            fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented for dtype %s by plugin '%s'", info->name,
+                 dtype_name(call.dtype), frame().backend->name());
+        if (!call.noop) dev->run(call);
+    });
+}
+
+tgl_status api_synchronize(tgl_device device) {
+    return guard("synchronize", [&] { get_device(device)->synchronize(); });
+}
+
+const tgl_plugin_api kApi = {
+    sizeof(tgl_plugin_api), TGL_ABI_MAJOR, TGL_ABI_MINOR,
+    api_last_error_message, api_get_plugin_info, api_device_count, api_device_properties,
+    api_device_open, api_device_close, api_buffer_alloc, api_buffer_free, api_buffer_size,
+    api_buffer_upload, api_buffer_download, api_buffer_copy, api_buffer_fill, api_query_op,
+    api_run_op, api_synchronize,
+};
+
+}  // namespace
+
+tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plugin_api** out) {
+    return guard("tgl_plugin_init_v1", [&] {
+        require(out, "out");
+        Frame& f = frame();
+        static std::once_flag once;
+        std::call_once(once, [&] {
+            f.backend = &backend;
+            f.devices = std::make_unique<HandleTable<DeviceRecord>>("device", uint8_t(backend.handle_tag() ^ 0x80));
+            f.buffers = std::make_unique<HandleTable<BufferRecord>>("buffer", backend.handle_tag());
+        });
+        f.negotiated_minor = std::min<uint32_t>(host_abi_minor, TGL_ABI_MINOR);
+        *out = &kApi;
+    });
+}
+
+}  // namespace tgl

@@ -1,0 +1,40 @@
+#include "status.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace tgl {
+
+static std::string vformat(const char* fmt, va_list args) {
+    va_list copy;
+    va_copy(copy, args);
+    int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    if (n <= 0) return std::string();
+    std::vector<char> buf(static_cast<size_t>(n) + 1);
+    std::vsnprintf(buf.data(), buf.size(), fmt, args);
+    return std::string(buf.data(), static_cast<size_t>(n));
+}
+
+std::string format(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    std::string s = vformat(fmt, args);
+    va_end(args);
+    return s;
+}
+
+void fail(tgl_status status, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    std::string s = vformat(fmt, args);
+    va_end(args);
+    throw Error(status, std::move(s));
+}
+
+static thread_local std::string t_last_error;
+
+const char* last_error_message() { return t_last_error.c_str(); }
+void set_last_error(const char* message) { t_last_error = message; }
+
+}  // namespace tgl

@@ -1,0 +1,408 @@
+#include "validate.h"
+
+#include "backend.h"
+#include "status.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tgl {
+
+const char* dtype_name(tgl_dtype dtype) {
+    switch (dtype) {
+    case TGL_DTYPE_F32: return "f32";
+    case TGL_DTYPE_F16: return "f16";
+    case TGL_DTYPE_BF16: return "bf16";
+    case TGL_DTYPE_I32: return "i32";
+    case TGL_DTYPE_I8: return "i8";
+    case TGL_DTYPE_U8: return "u8";
+    case TGL_DTYPE_BOOL: return "bool";
+    default: return "invalid";
+    }
+}
+
+std::string shape_string(int rank, const int64_t* shape) {
+    std::string s = "(";
+    for (int d = 0; d < rank; ++d) {
+        if (d) s += ", ";
+        s += std::to_string(shape[d]);
+    }
+    return s + ")";
+}
+
+namespace {
+
+using i128 = __int128;
+
+// "inputs[1] (b)" / "outputs[0] (y)"
+std::string operand_label(const OpInfo& info, bool output, uint32_t index) {
+    uint32_t slot = output ? info.n_inputs + index : index;
+    const char* name = slot < TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS ? info.operand_names[slot] : nullptr;
+    return format("%s[%u]%s%s%s", output ? "outputs" : "inputs", index, name ? " (" : "",
+                  name ? name : "", name ? ")" : "");
+}
+
+TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
+                       const BufferLookup& lookup) {
+    std::string label = operand_label(info, output, index);
+    const char* what = label.c_str();
+    TensorArg arg;
+    if (t.rank > TGL_MAX_RANK)
+        fail(TGL_ERROR_RANK_TOO_LARGE, "%s has rank %u; the limit is %d", what, t.rank, TGL_MAX_RANK);
+    uint32_t es = tgl_dtype_size(t.dtype);
+    if (es == 0) fail(TGL_ERROR_INVALID_ARGUMENT, "%s has unknown dtype %u", what, t.dtype);
+    arg.dtype = t.dtype;
+    arg.rank = static_cast<int>(t.rank);
+    int64_t numel = 1;
+    for (int d = 0; d < arg.rank; ++d) {
+        if (t.shape[d] < 0)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "%s has negative size %lld in dim %d", what,
+                 (long long)t.shape[d], d);
+        arg.shape[d] = t.shape[d];
+        arg.strides[d] = t.strides[d];
+    }
+    // Overflow is judged on the full product even when another dim is 0.
+    bool overflow = false;
+    uint64_t nonzero_product = 1;
+    for (int d = 0; d < arg.rank; ++d) {
+        if (t.shape[d] == 0) continue;
+        if (__builtin_mul_overflow(nonzero_product, uint64_t(t.shape[d]), &nonzero_product)) overflow = true;
+    }
+    uint64_t bytes = 0;
+    if (overflow || nonzero_product > uint64_t(INT64_MAX) ||
+        __builtin_mul_overflow(nonzero_product, uint64_t(es), &bytes))
+        fail(TGL_ERROR_SIZE_OVERFLOW, "%s: shape %s of %s elements needs more than 2^64 bytes",
+             what, shape_string(arg.rank, arg.shape).c_str(), dtype_name(t.dtype));
+    for (int d = 0; d < arg.rank; ++d) numel *= arg.shape[d];
+    arg.numel = numel;
+
+    arg.buffer = lookup(t.buffer, format("%s.buffer", what).c_str());
+
+    if (t.byte_offset % es != 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "%s.byte_offset %llu is not a multiple of the %s element size %u",
+             what, (unsigned long long)t.byte_offset, dtype_name(t.dtype), es);
+    if (t.byte_offset > uint64_t(INT64_MAX))
+        fail(TGL_ERROR_OUT_OF_BOUNDS, "%s.byte_offset %llu is past the end of its %llu-byte buffer", what,
+             (unsigned long long)t.byte_offset, (unsigned long long)arg.buffer->size());
+    arg.offset = int64_t(t.byte_offset / es);
+
+    if (output) {
+        for (int d = 0; d < arg.rank; ++d)
+            if (arg.strides[d] == 0 && arg.shape[d] > 1)
+                fail(TGL_ERROR_INVALID_ARGUMENT,
+                     "%s has stride 0 in dim %d of size %lld: an output cannot broadcast", what, d,
+                     (long long)arg.shape[d]);
+    }
+    if (numel == 0) {
+        arg.byte_lo = arg.byte_hi = int64_t(t.byte_offset);
+        return arg;  // an empty view touches no memory
+    }
+    i128 lo = 0, hi = 0;
+    for (int d = 0; d < arg.rank; ++d) {
+        i128 span = i128(arg.strides[d]) * (arg.shape[d] - 1);
+        if (span < 0) lo += span; else hi += span;
+    }
+    i128 byte_lo = i128(t.byte_offset) + lo * es;
+    i128 byte_hi = i128(t.byte_offset) + (hi + 1) * es;
+    if (byte_lo < 0 || byte_hi > i128(arg.buffer->size()))
+        fail(TGL_ERROR_OUT_OF_BOUNDS,
+             "%s: view of shape %s, strides %s at byte offset %llu reaches bytes [%lld, %lld) but its "
+             "buffer has %llu bytes",
+             what, shape_string(arg.rank, arg.shape).c_str(),
+             shape_string(arg.rank, arg.strides).c_str(), (unsigned long long)t.byte_offset,
+             (long long)std::max<i128>(byte_lo, INT64_MIN), (long long)std::min<i128>(byte_hi, INT64_MAX),
+             (unsigned long long)arg.buffer->size());
+    arg.byte_lo = int64_t(byte_lo);
+    arg.byte_hi = int64_t(byte_hi);
+    return arg;
+}
+
+// Reads params of the op's struct type; NULL gives `defaults`. Checks struct_size.
+template <class P>
+P read_params(const OpInfo& info, const void* params, const P& defaults) {
+    if (!params) return defaults;
+    uint32_t size;
+    std::memcpy(&size, params, sizeof size);
+    if (size != sizeof(P))
+        fail(TGL_ERROR_PARAMS_SIZE, "params->struct_size is %u but op '%s' takes a %zu-byte params struct",
+             size, info.name, sizeof(P));
+    P p;
+    std::memcpy(&p, params, sizeof p);
+    return p;
+}
+
+void require_reserved_zero(const OpInfo& info, uint32_t reserved) {
+    if (reserved != 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->reserved of op '%s' must be 0, got %u", info.name, reserved);
+}
+
+// Right-aligned NumPy broadcasting of an input onto the output shape: strides for every output
+// dim (0 where the input broadcasts). Throws SHAPE_MISMATCH.
+void broadcast_strides(const TensorArg& in, const std::string& in_label, const TensorArg& out,
+                       int64_t* strides) {
+    if (in.rank > out.rank)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "%s of shape %s has more dims than the output shape %s",
+             in_label.c_str(), shape_string(in.rank, in.shape).c_str(),
+             shape_string(out.rank, out.shape).c_str());
+    int lead = out.rank - in.rank;
+    for (int d = 0; d < out.rank; ++d) {
+        if (d < lead) { strides[d] = 0; continue; }
+        int64_t n = in.shape[d - lead];
+        if (n == out.shape[d]) strides[d] = n == 1 ? 0 : in.strides[d - lead];
+        else if (n == 1) strides[d] = 0;
+        else
+            fail(TGL_ERROR_SHAPE_MISMATCH, "%s of shape %s does not broadcast to the output shape %s (dim %d: %lld vs %lld)",
+                 in_label.c_str(), shape_string(in.rank, in.shape).c_str(),
+                 shape_string(out.rank, out.shape).c_str(), d, (long long)n, (long long)out.shape[d]);
+    }
+}
+
+// Drops size-1 dims and merges dims that are contiguous for every operand.
+void collapse(ElementwisePlan& p) {
+    int r = 0;
+    for (int d = 0; d < p.rank; ++d) {
+        if (p.shape[d] == 1) continue;
+        bool merge = r > 0;
+        for (int k = 0; merge && k < p.n_operands; ++k)
+            merge = p.strides[k][r - 1] == p.strides[k][d] * p.shape[d];
+        if (merge) {
+            p.shape[r - 1] *= p.shape[d];
+            for (int k = 0; k < p.n_operands; ++k) p.strides[k][r - 1] = p.strides[k][d];
+        } else {
+            p.shape[r] = p.shape[d];
+            for (int k = 0; k < p.n_operands; ++k) p.strides[k][r] = p.strides[k][d];
+            ++r;
+        }
+    }
+    p.rank = r;
+}
+
+void plan_elementwise(OpCall& call) {
+    const OpInfo& info = *call.info;
+    const TensorArg& y = call.outputs[0];
+    ElementwisePlan& p = call.elementwise;
+    p.n_operands = 1 + int(call.inputs.size());
+    p.rank = y.rank;
+    p.numel = y.numel;
+    for (int d = 0; d < y.rank; ++d) { p.shape[d] = y.shape[d]; p.strides[0][d] = y.strides[d]; }
+    p.offset[0] = y.offset;
+    if (info.family == OpFamily::Unary) {
+        const TensorArg& x = call.inputs[0];
+        if (x.rank != y.rank || !std::equal(x.shape, x.shape + x.rank, y.shape))
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but input x has shape %s",
+                 info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str());
+    } else {
+        // The output shape must be exactly the broadcast of a and b.
+        const TensorArg& a = call.inputs[0];
+        const TensorArg& b = call.inputs[1];
+        int rank = std::max(a.rank, b.rank);
+        int64_t expect[TGL_MAX_RANK];
+        for (int d = 0; d < rank; ++d) {
+            int da = d - (rank - a.rank), db = d - (rank - b.rank);
+            int64_t na = da >= 0 ? a.shape[da] : 1, nb = db >= 0 ? b.shape[db] : 1;
+            if (na != nb && na != 1 && nb != 1)
+                fail(TGL_ERROR_SHAPE_MISMATCH,
+                     "op '%s': a of shape %s and b of shape %s do not broadcast (dim %d: %lld vs %lld)",
+                     info.name, shape_string(a.rank, a.shape).c_str(),
+                     shape_string(b.rank, b.shape).c_str(), d, (long long)na, (long long)nb);
+            expect[d] = na == 1 ? nb : na;
+        }
+        if (rank != y.rank || !std::equal(expect, expect + rank, y.shape))
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but a and b broadcast to %s",
+                 info.name, shape_string(y.rank, y.shape).c_str(), shape_string(rank, expect).c_str());
+    }
+    for (size_t i = 0; i < call.inputs.size(); ++i) {
+        broadcast_strides(call.inputs[i], operand_label(info, false, uint32_t(i)), y, p.strides[i + 1]);
+        p.offset[i + 1] = call.inputs[i].offset;
+    }
+    collapse(p);
+}
+
+void plan_reduce(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    tgl_reduce_params defaults{};
+    defaults.struct_size = sizeof(tgl_reduce_params);
+    tgl_reduce_params prm = read_params(info, params, defaults);
+    require_reserved_zero(info, prm.reserved);
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    if (prm.n_axes > TGL_MAX_RANK)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->n_axes is %u; at most %d axes can be given", prm.n_axes, TGL_MAX_RANK);
+    bool reduced[TGL_MAX_RANK] = {};
+    if (prm.n_axes == 0) {
+        std::fill(reduced, reduced + x.rank, true);
+    } else {
+        for (uint32_t i = 0; i < prm.n_axes; ++i) {
+            int axis = prm.axes[i];
+            if (axis < -x.rank || axis >= x.rank)
+                fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->axes[%u] = %d is out of range for x of rank %d (valid: %d..%d)",
+                     i, axis, x.rank, -x.rank, x.rank - 1);
+            if (axis < 0) axis += x.rank;
+            if (reduced[axis])
+                fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->axes[%u] = %d repeats axis %d", i, prm.axes[i], axis);
+            reduced[axis] = true;
+        }
+    }
+    int64_t expect[TGL_MAX_RANK];
+    int er = 0;
+    for (int d = 0; d < x.rank; ++d) {
+        if (!reduced[d]) expect[er++] = x.shape[d];
+        else if (prm.keepdims) expect[er++] = 1;
+    }
+    if (er != y.rank || !std::equal(expect, expect + er, y.shape))
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but reducing x of shape %s %s gives %s",
+             info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str(),
+             prm.keepdims ? "with keepdims" : "without keepdims", shape_string(er, expect).c_str());
+    ReducePlan& p = call.reduce;
+    p.x_offset = x.offset;
+    p.y_offset = y.offset;
+    p.out_count = y.numel;
+    p.reduce_count = 1;
+    int yd = 0;
+    for (int d = 0; d < x.rank; ++d) {
+        if (reduced[d]) {
+            p.inner_shape[p.inner_rank] = x.shape[d];
+            p.inner_x_strides[p.inner_rank++] = x.strides[d];
+            p.reduce_count *= x.shape[d];
+            if (prm.keepdims) ++yd;
+        } else {
+            p.outer_shape[p.outer_rank] = x.shape[d];
+            p.outer_x_strides[p.outer_rank] = x.strides[d];
+            p.outer_y_strides[p.outer_rank++] = y.strides[yd++];
+        }
+    }
+    if (p.out_count > 0 && p.reduce_count == 0 &&
+        (info.op == TGL_OP_MAX || info.op == TGL_OP_MIN))
+        fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' over an empty set of elements has no result: x has shape %s",
+             info.name, shape_string(x.rank, x.shape).c_str());
+}
+
+bool overlaps(const TensorArg& a, const TensorArg& b) {
+    return a.buffer == b.buffer && a.numel > 0 && b.numel > 0 && a.byte_lo < b.byte_hi &&
+           b.byte_lo < a.byte_hi;
+}
+
+void plan_matmul(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    tgl_matmul_params defaults{sizeof(tgl_matmul_params), 0, 0, 1.0f, 0.0f, 0};
+    tgl_matmul_params prm = read_params(info, params, defaults);
+    require_reserved_zero(info, prm.reserved);
+    if (prm.transpose_a > 1 || prm.transpose_b > 1)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->transpose_a/transpose_b must be 0 or 1, got %u/%u",
+             prm.transpose_a, prm.transpose_b);
+    const TensorArg& A = call.inputs[0];
+    const TensorArg& B = call.inputs[1];
+    const TensorArg& C = call.outputs[0];
+    if (A.rank < 2 || B.rank < 2 || C.rank < 2)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op 'matmul' needs rank >= 2 for A, B and C; got A %s, B %s, C %s",
+             shape_string(A.rank, A.shape).c_str(), shape_string(B.rank, B.shape).c_str(),
+             shape_string(C.rank, C.shape).c_str());
+    MatmulPlan& p = call.matmul;
+    int ar = A.rank, br = B.rank, cr = C.rank;
+    // Row/col of op(A) and op(B).
+    int a_m = prm.transpose_a ? ar - 1 : ar - 2, a_k = prm.transpose_a ? ar - 2 : ar - 1;
+    int b_k = prm.transpose_b ? br - 1 : br - 2, b_n = prm.transpose_b ? br - 2 : br - 1;
+    p.M = A.shape[a_m];
+    p.K = A.shape[a_k];
+    p.N = B.shape[b_n];
+    if (B.shape[b_k] != p.K)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op 'matmul': op(A) is %lld x %lld but op(B) is %lld x %lld (inner dims differ); A %s%s, B %s%s",
+             (long long)p.M, (long long)p.K, (long long)B.shape[b_k], (long long)p.N,
+             shape_string(ar, A.shape).c_str(), prm.transpose_a ? " transposed" : "",
+             shape_string(br, B.shape).c_str(), prm.transpose_b ? " transposed" : "");
+    p.a_m_stride = A.strides[a_m];
+    p.a_k_stride = A.strides[a_k];
+    p.b_k_stride = B.strides[b_k];
+    p.b_n_stride = B.strides[b_n];
+    // Batch dims: right-aligned broadcast of A's and B's leading dims.
+    int batch = std::max(ar, br) - 2;
+    int64_t expect[TGL_MAX_RANK];
+    for (int d = 0; d < batch; ++d) {
+        int da = d - (batch - (ar - 2)), db = d - (batch - (br - 2));
+        int64_t na = da >= 0 ? A.shape[da] : 1, nb = db >= 0 ? B.shape[db] : 1;
+        if (na != nb && na != 1 && nb != 1)
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op 'matmul': batch dims of A %s and B %s do not broadcast (batch dim %d: %lld vs %lld)",
+                 shape_string(ar, A.shape).c_str(), shape_string(br, B.shape).c_str(), d,
+                 (long long)na, (long long)nb);
+        expect[d] = na == 1 ? nb : na;
+        p.batch_shape[d] = expect[d];
+        p.a_batch_strides[d] = (da >= 0 && na != 1) ? A.strides[da] : 0;
+        p.b_batch_strides[d] = (db >= 0 && nb != 1) ? B.strides[db] : 0;
+    }
+    expect[batch] = p.M;
+    expect[batch + 1] = p.N;
+    if (cr != batch + 2 || !std::equal(expect, expect + cr, C.shape))
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op 'matmul': output C has shape %s but the product has shape %s",
+             shape_string(cr, C.shape).c_str(), shape_string(batch + 2, expect).c_str());
+    p.batch_rank = batch;
+    p.batch_count = 1;
+    for (int d = 0; d < batch; ++d) {
+        p.c_batch_strides[d] = C.strides[d];
+        p.batch_count *= p.batch_shape[d];
+    }
+    p.c_m_stride = C.strides[cr - 2];
+    p.c_n_stride = C.strides[cr - 1];
+    p.a_offset = A.offset;
+    p.b_offset = B.offset;
+    p.c_offset = C.offset;
+    p.alpha = prm.alpha;
+    p.beta = prm.beta;
+    if (overlaps(C, A) || overlaps(C, B))
+        fail(TGL_ERROR_INVALID_ARGUMENT, "op 'matmul': output C overlaps input %s in the same buffer",
+             overlaps(C, A) ? "A" : "B");
+}
+
+}  // namespace
+
+OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inputs,
+                   uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
+                   const BufferLookup& lookup) {
+    OpCall call;
+    call.info = &info;
+    if (n_inputs != info.n_inputs || n_outputs != info.n_outputs)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' takes %u inputs and %u outputs; got n_inputs = %u, n_outputs = %u",
+             info.name, info.n_inputs, info.n_outputs, n_inputs, n_outputs);
+    if (n_inputs && !inputs) fail(TGL_ERROR_NULL_POINTER, "inputs is NULL but op '%s' takes %u inputs", info.name, n_inputs);
+    if (n_outputs && !outputs) fail(TGL_ERROR_NULL_POINTER, "outputs is NULL but op '%s' takes %u outputs", info.name, n_outputs);
+
+    // Params that the family planners do not read are checked here.
+    if (info.family == OpFamily::Unary) {
+        if (info.op == TGL_OP_GELU) {
+            tgl_gelu_params prm = read_params(info, params, tgl_gelu_params{sizeof(tgl_gelu_params), TGL_GELU_ERF});
+            if (prm.approximate != TGL_GELU_ERF && prm.approximate != TGL_GELU_TANH)
+                fail(TGL_ERROR_INVALID_ARGUMENT, "params->approximate of op 'gelu' must be TGL_GELU_ERF (0) or TGL_GELU_TANH (1), got %u",
+                     prm.approximate);
+            call.gelu_approximate = prm.approximate;
+        } else {
+            require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
+        }
+    } else if (info.family == OpFamily::Binary) {
+        require_reserved_zero(info, read_params(info, params, tgl_binary_params{sizeof(tgl_binary_params), 0}).reserved);
+    }
+
+    for (uint32_t i = 0; i < n_inputs; ++i) call.inputs.push_back(check_tensor(info, inputs[i], false, i, lookup));
+    for (uint32_t i = 0; i < n_outputs; ++i) call.outputs.push_back(check_tensor(info, outputs[i], true, i, lookup));
+
+    // These families take one dtype for every operand.
+    call.dtype = call.inputs.empty() ? call.outputs[0].dtype : call.inputs[0].dtype;
+    for (uint32_t i = 0; i < n_inputs + n_outputs; ++i) {
+        const TensorArg& t = i < n_inputs ? call.inputs[i] : call.outputs[i - n_inputs];
+        if (t.dtype != call.dtype)
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; all operands must share one dtype",
+                 info.name, operand_label(info, i >= n_inputs, i < n_inputs ? i : i - n_inputs).c_str(),
+                 dtype_name(t.dtype), operand_label(info, false, 0).c_str(), dtype_name(call.dtype));
+    }
+
+    switch (info.family) {
+    case OpFamily::Unary:
+    case OpFamily::Binary: plan_elementwise(call); break;
+    case OpFamily::Reduce: plan_reduce(call, params); break;
+    case OpFamily::Matmul: plan_matmul(call, params); break;
+    case OpFamily::Planned: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented", info.name);
+    }
+    call.noop = true;
+    for (const TensorArg& t : call.outputs) call.noop = call.noop && t.numel == 0;
+    return call;
+}
+
+}  // namespace tgl

@@ -1,0 +1,100 @@
+// Argument validation and shape rules, once for both plugins. validate_op() turns the raw ABI
+// arguments of run_op into an OpCall: every handle resolved, every view checked against its
+// buffer, params defaulted, and a family-specific plan (index arithmetic) that kernels follow.
+#pragma once
+
+#include "op_catalogue.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace tgl {
+
+class DeviceBuffer;
+
+// A checked view. offset and strides are in elements of dtype.
+struct TensorArg {
+    std::shared_ptr<DeviceBuffer> buffer;
+    tgl_dtype dtype = TGL_DTYPE_INVALID;
+    int rank = 0;
+    int64_t shape[TGL_MAX_RANK] = {};
+    int64_t strides[TGL_MAX_RANK] = {};
+    int64_t offset = 0;  // element offset of element (0, ..., 0)
+    int64_t numel = 0;
+    // Lowest and highest byte touched (inclusive range [lo, hi)); empty views have lo == hi.
+    int64_t byte_lo = 0, byte_hi = 0;
+};
+
+// Elementwise ops: the output iterated in row-major order over `shape`; operand 0 is the output,
+// operands 1.. are the inputs with broadcasting folded in as stride 0. Dims of size 1 are dropped
+// and dims contiguous in every operand are merged, so rank is often 1.
+struct ElementwisePlan {
+    static constexpr int kMaxOperands = 3;
+    int n_operands = 0;
+    int rank = 0;
+    int64_t shape[TGL_MAX_RANK] = {};
+    int64_t strides[kMaxOperands][TGL_MAX_RANK] = {};
+    int64_t offset[kMaxOperands] = {};
+    int64_t numel = 0;
+};
+
+// Reductions: y[outer] = reduce over inner of x[outer, inner]. Outer dims are the kept dims in
+// order; inner dims are the reduced ones.
+struct ReducePlan {
+    int64_t out_count = 0, reduce_count = 0;
+    int outer_rank = 0;
+    int64_t outer_shape[TGL_MAX_RANK] = {};
+    int64_t outer_x_strides[TGL_MAX_RANK] = {};
+    int64_t outer_y_strides[TGL_MAX_RANK] = {};
+    int inner_rank = 0;
+    int64_t inner_shape[TGL_MAX_RANK] = {};
+    int64_t inner_x_strides[TGL_MAX_RANK] = {};
+    int64_t x_offset = 0, y_offset = 0;
+};
+
+// Matmul: for each batch index b, C_b[m, n] = alpha * sum_k A_b[m, k] B_b[k, n] + beta * C_b[m, n]
+// where the strides below already include transposition and batch broadcasting (stride 0).
+struct MatmulPlan {
+    static constexpr int kMaxBatchRank = TGL_MAX_RANK - 2;
+    int64_t M = 0, N = 0, K = 0;
+    int batch_rank = 0;
+    int64_t batch_count = 1;
+    int64_t batch_shape[kMaxBatchRank] = {};
+    int64_t a_batch_strides[kMaxBatchRank] = {};
+    int64_t b_batch_strides[kMaxBatchRank] = {};
+    int64_t c_batch_strides[kMaxBatchRank] = {};
+    int64_t a_m_stride = 0, a_k_stride = 0;
+    int64_t b_k_stride = 0, b_n_stride = 0;
+    int64_t c_m_stride = 0, c_n_stride = 0;
+    int64_t a_offset = 0, b_offset = 0, c_offset = 0;
+    float alpha = 1.0f, beta = 0.0f;
+};
+
+struct OpCall {
+    const OpInfo* info = nullptr;
+    tgl_dtype dtype = TGL_DTYPE_INVALID;  // the common dtype of all operands
+    std::vector<TensorArg> inputs, outputs;
+    bool noop = false;  // every output is empty: nothing to run
+
+    uint32_t gelu_approximate = TGL_GELU_ERF;
+    ElementwisePlan elementwise;  // Unary, Binary
+    ReducePlan reduce;            // Reduce
+    MatmulPlan matmul;            // Matmul
+};
+
+// Resolves a buffer handle of the device the op runs on; throws INVALID_HANDLE / STALE_HANDLE
+// naming `what`.
+using BufferLookup = std::function<std::shared_ptr<DeviceBuffer>(tgl_buffer, const char* what)>;
+
+// Validates everything; throws tgl::Error with the status and a message naming the argument.
+// The op must be in the catalogue and not Planned (the caller checks that first).
+OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inputs,
+                   uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
+                   const BufferLookup& lookup);
+
+// "(2, 3, 5)"
+std::string shape_string(int rank, const int64_t* shape);
+const char* dtype_name(tgl_dtype dtype);
+
+}  // namespace tgl
