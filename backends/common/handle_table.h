@@ -35,9 +35,10 @@ public:
     }
 
     // The object, or throws INVALID_HANDLE / STALE_HANDLE naming `what` (e.g. "inputs[0].buffer").
-    std::shared_ptr<T> get(uint64_t handle, const char* what) const {
+    // `freeing` words a stale handle as a double free.
+    std::shared_ptr<T> get(uint64_t handle, const char* what, bool freeing = false) const {
         std::lock_guard<std::mutex> lock(mutex_);
-        return slots_[check(handle, what, false)].object;
+        return slots_[check(handle, what, freeing)].object;
     }
 
     // Removes and returns the object; a second removal reports a double free.

@@ -41,13 +41,18 @@ std::shared_ptr<Device> get_device(tgl_device handle) {
     return frame().devices->get(handle, "device")->device;
 }
 
-BufferRef get_buffer(tgl_device device, tgl_buffer handle, const char* what) {
-    std::shared_ptr<BufferRecord> rec = frame().buffers->get(handle, what);
+std::shared_ptr<BufferRecord> get_buffer_record(tgl_device device, tgl_buffer handle, const char* what,
+                                                bool freeing = false) {
+    std::shared_ptr<BufferRecord> rec = frame().buffers->get(handle, what, freeing);
     if (rec->device_handle != device)
         fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx belongs to another device (0x%016llx), not device 0x%016llx",
              what, (unsigned long long)handle, (unsigned long long)rec->device_handle,
              (unsigned long long)device);
-    return rec->buffer;
+    return rec;
+}
+
+BufferRef get_buffer(tgl_device device, tgl_buffer handle, const char* what) {
+    return get_buffer_record(device, handle, what)->buffer;
 }
 
 // [offset, offset + bytes) must lie inside a buffer of `size` bytes.
@@ -137,7 +142,7 @@ tgl_status api_buffer_alloc(tgl_device device, uint64_t bytes, tgl_buffer* out) 
 tgl_status api_buffer_free(tgl_device device, tgl_buffer buffer) {
     return guard("buffer_free", [&] {
         get_device(device);
-        get_buffer(device, buffer, "buffer");  // ownership check before removing
+        get_buffer_record(device, buffer, "buffer", /*freeing=*/true);  // checks before removing
         frame().buffers->remove(buffer, "buffer");
     });
 }

@@ -347,9 +347,30 @@ void plan_matmul(OpCall& call, const void* params) {
     p.c_offset = C.offset;
     p.alpha = prm.alpha;
     p.beta = prm.beta;
-    if (overlaps(C, A) || overlaps(C, B))
-        fail(TGL_ERROR_INVALID_ARGUMENT, "op 'matmul': output C overlaps input %s in the same buffer",
-             overlaps(C, A) ? "A" : "B");
+}
+
+bool same_view(const TensorArg& a, const TensorArg& b) {
+    return a.buffer == b.buffer && a.offset == b.offset && a.rank == b.rank &&
+           std::equal(a.shape, a.shape + a.rank, b.shape) &&
+           std::equal(a.strides, a.strides + a.rank, b.strides);
+}
+
+// An output may share memory with an input only as the identical view of an elementwise op
+// (in place); any other overlap of byte ranges would make the result depend on execution order.
+void check_aliasing(const OpCall& call) {
+    const OpInfo& info = *call.info;
+    bool elementwise = info.family == OpFamily::Unary || info.family == OpFamily::Binary;
+    for (size_t o = 0; o < call.outputs.size(); ++o)
+        for (size_t i = 0; i < call.inputs.size(); ++i) {
+            const TensorArg& out = call.outputs[o];
+            const TensorArg& in = call.inputs[i];
+            if (!overlaps(out, in) || (elementwise && same_view(out, in))) continue;
+            fail(TGL_ERROR_INVALID_ARGUMENT,
+                 "op '%s': %s overlaps %s in the same buffer; an output may only alias an input as "
+                 "the identical view of an elementwise op",
+                 info.name, operand_label(info, true, uint32_t(o)).c_str(),
+                 operand_label(info, false, uint32_t(i)).c_str());
+        }
 }
 
 }  // namespace
@@ -400,6 +421,7 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     case OpFamily::Matmul: plan_matmul(call, params); break;
     case OpFamily::Planned: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented", info.name);
     }
+    check_aliasing(call);
     call.noop = true;
     for (const TensorArg& t : call.outputs) call.noop = call.noop && t.numel == 0;
     return call;

@@ -360,7 +360,8 @@ typedef struct tgl_plugin_api {
     tgl_status (*query_op)(tgl_op op, tgl_op_caps* caps);
 
     /* Queues one op. Everything is validated before anything is queued: on error nothing is
-     * written. Returns once queued; errors of the device itself surface at the next
+     * written. An output may share memory with an input only as the identical view of an
+     * elementwise op (in place); any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself surface at the next
      * synchronize/download. n_inputs/n_outputs must be exactly the op's operand counts. */
     tgl_status (*run_op)(tgl_device device, tgl_op op, const void* params,
                          const tgl_tensor* inputs, uint32_t n_inputs, const tgl_tensor* outputs,

@@ -1,0 +1,286 @@
+// The CPU reference kernels (f32). Plain loops that follow the plans of validate.h. Every value is
+// widened to double, computed with the C library in double, and rounded to f32 once, at the store;
+// sums, products and dot products accumulate in double. Special values that the C library does not
+// already give (the gelu/silu limits at -inf, the sign of zero in maximum/minimum) are handled
+// explicitly, so that this file is also the definition the GLES kernels are checked against.
+#include "kernels.h"
+
+#include "cpu_buffer.h"
+#include "parallel.h"
+#include "status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tgl {
+namespace cpu {
+namespace {
+
+// Below these amounts of work a kernel runs on the calling thread only.
+constexpr int64_t kMinElementsPerThread = 1 << 16;
+constexpr int64_t kMinMacsPerThread = 1 << 16;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSqrtHalf = 0.70710678118654752440084436210484903;   // 1/sqrt(2)
+constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876373; // sqrt(2/pi)
+
+// ---------------------------------------------------------------------------------------------
+// The scalar definition of every op.
+
+double relu(double x) { return x > 0.0 ? x : (std::isnan(x) ? x : 0.0); }
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }  // exp(+inf) = inf gives 0
+
+// gelu(x) = 0.5 x erfc(-x / sqrt 2). At +-inf the formula gives inf and inf * 0 = NaN; the limits
+// are +inf and 0.
+double gelu_erf(double x) {
+    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    return 0.5 * x * std::erfc(-x * kSqrtHalf);
+}
+
+// PyTorch's tanh approximation. In double, x^3 cannot overflow for any finite f32 x.
+double gelu_tanh(double x) {
+    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+// silu(x) = x / (1 + exp(-x)); -inf / inf would be NaN, the limit is 0.
+double silu(double x) {
+    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    return x / (1.0 + std::exp(-x));
+}
+
+// NaN if either is NaN; of +0 and -0, maximum is +0 and minimum is -0.
+double maximum(double a, double b) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+double minimum(double a, double b) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b) return std::signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise: walks the output indices [begin, end) of the plan in row-major order and calls
+// f(offset of operand 0, 1, 2) for each. Operand 0 is the output; unused operands have offset 0.
+
+template <class F>
+void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
+    if (p.rank == 0) {  // a single element
+        if (begin < end) f(p.offset[0], p.offset[1], p.offset[2]);
+        return;
+    }
+    const int last = p.rank - 1;
+    int64_t index[TGL_MAX_RANK];
+    int64_t off[ElementwisePlan::kMaxOperands];
+    int64_t rem = begin;
+    for (int d = last; d >= 0; --d) {
+        index[d] = rem % p.shape[d];
+        rem /= p.shape[d];
+    }
+    for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) {
+        off[k] = p.offset[k];
+        for (int d = 0; d <= last; ++d) off[k] += index[d] * p.strides[k][d];
+    }
+    const int64_t s0 = p.strides[0][last], s1 = p.strides[1][last], s2 = p.strides[2][last];
+    for (int64_t i = begin; i < end;) {
+        // The rest of the current innermost row (or up to `end`).
+        const int64_t run = std::min(p.shape[last] - index[last], end - i);
+        for (int64_t j = 0; j < run; ++j) f(off[0] + j * s0, off[1] + j * s1, off[2] + j * s2);
+        i += run;
+        index[last] += run;
+        for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) off[k] += run * p.strides[k][last];
+        // Carry into the outer dims.
+        for (int d = last; d > 0 && index[d] == p.shape[d]; --d) {
+            index[d] = 0;
+            ++index[d - 1];
+            for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k)
+                off[k] += p.strides[k][d - 1] - p.shape[d] * p.strides[k][d];
+        }
+    }
+}
+
+template <class F>
+void unary(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise;
+    float* y = cpu_buffer(c.outputs[0].buffer).f32();
+    const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
+            y[oy] = static_cast<float>(f(static_cast<double>(x[ox])));
+        });
+    });
+}
+
+template <class F>
+void binary(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise;
+    float* y = cpu_buffer(c.outputs[0].buffer).f32();
+    const float* a = cpu_buffer(c.inputs[0].buffer).f32();
+    const float* b = cpu_buffer(c.inputs[1].buffer).f32();
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) {
+            y[oy] = static_cast<float>(f(static_cast<double>(a[oa]), static_cast<double>(b[ob])));
+        });
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions: y[o] = finish(fold of combine(acc, x) over the reduced elements, from init).
+// Each output is computed by one thread, in the row-major order of the reduced dims, so the result
+// does not depend on the number of threads.
+
+template <class Combine, class Finish>
+void reduce(const OpCall& c, unsigned threads, double init, const Combine& combine,
+            const Finish& finish) {
+    const ReducePlan& p = c.reduce;
+    float* y = cpu_buffer(c.outputs[0].buffer).f32();
+    const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+    const int64_t min_outputs = std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(1, p.reduce_count));
+    parallel_for(p.out_count, threads, min_outputs, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+            // Offsets of output o (row-major over the kept dims).
+            int64_t x_base = p.x_offset, y_off = p.y_offset, rem = o;
+            for (int d = p.outer_rank - 1; d >= 0; --d) {
+                int64_t i = rem % p.outer_shape[d];
+                rem /= p.outer_shape[d];
+                x_base += i * p.outer_x_strides[d];
+                y_off += i * p.outer_y_strides[d];
+            }
+            double acc = init;
+            if (p.reduce_count > 0) {
+                if (p.inner_rank == 0) {
+                    acc = combine(acc, static_cast<double>(x[x_base]));
+                } else {
+                    // Rows of the last reduced dim, walked by an odometer over the others.
+                    const int last = p.inner_rank - 1;
+                    const int64_t row = p.inner_shape[last], step = p.inner_x_strides[last];
+                    int64_t index[TGL_MAX_RANK] = {};
+                    int64_t off = x_base;
+                    for (int64_t done = 0; done < p.reduce_count; done += row) {
+                        for (int64_t j = 0; j < row; ++j) acc = combine(acc, static_cast<double>(x[off + j * step]));
+                        for (int d = last - 1; d >= 0; --d) {
+                            if (++index[d] < p.inner_shape[d]) {
+                                off += p.inner_x_strides[d];
+                                break;
+                            }
+                            index[d] = 0;
+                            off -= (p.inner_shape[d] - 1) * p.inner_x_strides[d];
+                        }
+                    }
+                }
+            }
+            y[y_off] = static_cast<float>(finish(acc));
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matmul: C[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n] + beta * C[b, m, n]. One output row
+// (b, m) at a time, in tiles of columns: acc[n] += A[m, k] * B[k, n] for k = 0, 1, ... (so every
+// dot product still sums over k in order). Products of two f32 are exact in double. C is read only
+// when beta != 0; with K == 0 the product term is exactly 0 (even for an infinite alpha).
+
+constexpr int64_t kMatmulTileN = 256;
+
+void matmul(const OpCall& c, unsigned threads) {
+    const MatmulPlan& p = c.matmul;
+    const float* A = cpu_buffer(c.inputs[0].buffer).f32();
+    const float* B = cpu_buffer(c.inputs[1].buffer).f32();
+    float* C = cpu_buffer(c.outputs[0].buffer).f32();
+    const double alpha = p.alpha, beta = p.beta;
+    const int64_t rows = p.batch_count * p.M;
+    const int64_t macs_per_row = std::max<int64_t>(1, p.N * std::max<int64_t>(1, p.K));
+    const int64_t min_rows = std::max<int64_t>(1, kMinMacsPerThread / macs_per_row);
+    parallel_for(rows, threads, min_rows, [&](int64_t begin, int64_t end) {
+        double acc[kMatmulTileN];
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t m = r % p.M;
+            int64_t a_off = p.a_offset + m * p.a_m_stride, b_off = p.b_offset;
+            int64_t c_off = p.c_offset + m * p.c_m_stride;
+            int64_t rem = r / p.M;  // batch index, row-major over batch_shape
+            for (int d = p.batch_rank - 1; d >= 0; --d) {
+                const int64_t i = rem % p.batch_shape[d];
+                rem /= p.batch_shape[d];
+                a_off += i * p.a_batch_strides[d];
+                b_off += i * p.b_batch_strides[d];
+                c_off += i * p.c_batch_strides[d];
+            }
+            for (int64_t n0 = 0; n0 < p.N; n0 += kMatmulTileN) {
+                const int64_t tile = std::min(kMatmulTileN, p.N - n0);
+                std::fill(acc, acc + tile, 0.0);
+                const int64_t bn = p.b_n_stride;
+                for (int64_t k = 0; k < p.K; ++k) {
+                    const double a = A[a_off + k * p.a_k_stride];
+                    const float* b_row = B + b_off + k * p.b_k_stride + n0 * bn;
+                    if (bn == 1) {  // the common case, written out so that it vectorises
+                        for (int64_t j = 0; j < tile; ++j) acc[j] += a * static_cast<double>(b_row[j]);
+                    } else {
+                        for (int64_t j = 0; j < tile; ++j) acc[j] += a * static_cast<double>(b_row[j * bn]);
+                    }
+                }
+                for (int64_t j = 0; j < tile; ++j) {
+                    float& out = C[c_off + (n0 + j) * p.c_n_stride];
+                    double v = p.K > 0 ? alpha * acc[j] : 0.0;
+                    if (beta != 0.0) v += beta * static_cast<double>(out);
+                    out = static_cast<float>(v);
+                }
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void run_f32(const OpCall& c, unsigned threads) {
+    if (c.dtype != TGL_DTYPE_F32)
+        fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached run_f32 with dtype %s", c.info->name,
+             dtype_name(c.dtype));
+    switch (c.info->op) {
+    case TGL_OP_ABS: return unary(c, threads, [](double x) { return std::fabs(x); });
+    case TGL_OP_NEG: return unary(c, threads, [](double x) { return -x; });
+    case TGL_OP_RELU: return unary(c, threads, relu);
+    case TGL_OP_SIGMOID: return unary(c, threads, sigmoid);
+    case TGL_OP_TANH: return unary(c, threads, [](double x) { return std::tanh(x); });
+    case TGL_OP_EXP: return unary(c, threads, [](double x) { return std::exp(x); });
+    case TGL_OP_LOG: return unary(c, threads, [](double x) { return std::log(x); });
+    case TGL_OP_SQRT: return unary(c, threads, [](double x) { return std::sqrt(x); });
+    case TGL_OP_GELU:
+        return c.gelu_approximate == TGL_GELU_TANH ? unary(c, threads, gelu_tanh) : unary(c, threads, gelu_erf);
+    case TGL_OP_SILU: return unary(c, threads, silu);
+
+    case TGL_OP_ADD: return binary(c, threads, [](double a, double b) { return a + b; });
+    case TGL_OP_SUB: return binary(c, threads, [](double a, double b) { return a - b; });
+    case TGL_OP_MUL: return binary(c, threads, [](double a, double b) { return a * b; });
+    case TGL_OP_DIV: return binary(c, threads, [](double a, double b) { return a / b; });
+    case TGL_OP_MAXIMUM: return binary(c, threads, maximum);
+    case TGL_OP_MINIMUM: return binary(c, threads, minimum);
+    case TGL_OP_POW: return binary(c, threads, [](double a, double b) { return std::pow(a, b); });
+
+    case TGL_OP_SUM:
+        return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
+    case TGL_OP_MEAN: {
+        const double count = static_cast<double>(c.reduce.reduce_count);  // 0 / 0 = NaN for an empty set
+        return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; },
+                      [count](double acc) { return acc / count; });
+    }
+    case TGL_OP_MAX: return reduce(c, threads, -kInf, maximum, [](double acc) { return acc; });
+    case TGL_OP_MIN: return reduce(c, threads, kInf, minimum, [](double acc) { return acc; });
+    case TGL_OP_PROD:
+        return reduce(c, threads, 1.0, [](double acc, double x) { return acc * x; }, [](double acc) { return acc; });
+
+    case TGL_OP_MATMUL: return matmul(c, threads);
+    default: break;
+    }
+    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although op_dtypes declares it",
+         c.info->name, c.info->op);
+}
+
+}  // namespace cpu
+}  // namespace tgl

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, and runs the C sample on the GLES plugin (Mesa's software driver
+# when there is no GPU), checked against the CPU plugin. Usage: tools/run-sample.sh [build-dir]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+"$root/tools/install-deps.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build" -j "$(nproc)" --target tgl_sample_c
+"$build/bin/tgl_sample_c" gles
