@@ -1,0 +1,699 @@
+// Tests of libtensorgl (loader.h) against the fixture plugins of fixtures/fixture_plugin.c, and of
+// the parts of tensorgl.hpp that need no working device.
+//
+// Plugins are never unloaded, so the process-wide registry carries over from test to test when
+// the binary runs as a whole; every test therefore uses file names (and so plugin names) of its
+// own and works in any order (ctest runs each test in its own process).
+#include <tensorgl/loader.h>
+#include <tensorgl/tensorgl.hpp>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kFixtureDir = TGL_FIXTURE_DIR;
+
+std::string fixture(const std::string& file) { return kFixtureDir + "/" + file; }
+
+std::string real(const std::string& path) {
+    char* r = ::realpath(path.c_str(), nullptr);
+    std::string s = r ? r : path;
+    std::free(r);
+    return s;
+}
+
+// A name no other test (or earlier repetition) uses.
+std::string unique(const std::string& base) {
+    static std::atomic<int> counter{0};
+    return base + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+}
+
+// A fresh private directory under /tmp, removed afterwards.
+class TempDir {
+public:
+    TempDir() {
+        std::string tmpl = "/tmp/tgl_loader_test_XXXXXX";
+        char* d = ::mkdtemp(&tmpl[0]);
+        if (!d) throw std::runtime_error("mkdtemp failed");
+        path_ = d;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const std::string& path() const { return path_; }
+    std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// Sets (or unsets, with nullptr) an environment variable for the scope.
+class EnvVar {
+public:
+    EnvVar(const char* name, const char* value) : name_(name) {
+        const char* old = ::getenv(name);
+        had_ = old != nullptr;
+        if (had_) old_ = old;
+        if (value) ::setenv(name, value, 1);
+        else ::unsetenv(name);
+    }
+    ~EnvVar() {
+        if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+        else ::unsetenv(name_.c_str());
+    }
+
+private:
+    std::string name_, old_;
+    bool had_ = false;
+};
+
+void copy_file(const std::string& from, const std::string& to, mode_t mode = 0755) {
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+    ASSERT_EQ(::chmod(to.c_str(), mode), 0);
+}
+
+void patch(const std::string& file, std::streamoff offset, const std::vector<unsigned char>& bytes) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    f.seekp(offset);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(f.good());
+}
+
+struct LoadResult {
+    tgl_status status;
+    tgl_plugin* plugin;
+    std::string message;
+};
+
+LoadResult load(const std::string& arg) {
+    LoadResult r{TGL_OK, nullptr, {}};
+    r.status = tgl_plugin_load(arg.c_str(), &r.plugin);
+    r.message = tgl_loader_last_error();
+    return r;
+}
+
+// Loading `arg` fails with `status`, *out is NULL, and the message contains every piece.
+void expect_failure(const std::string& arg, tgl_status status,
+                    const std::vector<std::string>& pieces) {
+    LoadResult r = load(arg);
+    EXPECT_EQ(r.status, status) << "expected " << tgl_status_name(status) << ", got "
+                                << tgl_status_name(r.status) << " (" << r.message << ")";
+    EXPECT_EQ(r.plugin, nullptr);
+    for (const std::string& p : pieces)
+        EXPECT_NE(r.message.find(p), std::string::npos)
+            << "message lacks '" << p << "': " << r.message;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// A good plugin.
+
+TEST(LoaderLoad, GoodFixtureByPath) {
+    LoadResult r = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    ASSERT_NE(r.plugin, nullptr);
+    EXPECT_STREQ(tgl_plugin_name(r.plugin), "fixture");
+    EXPECT_EQ(tgl_plugin_path(r.plugin), real(fixture("libtensorgl-fixture.so")));
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    ASSERT_NE(api, nullptr);
+    EXPECT_EQ(api->abi_major, 1u);
+    uint32_t count = 0;
+    EXPECT_EQ(api->device_count(&count), TGL_OK);
+    EXPECT_EQ(count, 1u);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderLoad, NegotiatesTheLowerMinor) {
+    LoadResult r = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    // The fixture is "from the future": its table says minor TGL_ABI_MINOR + 3.
+    EXPECT_EQ(api->abi_minor, static_cast<uint32_t>(TGL_ABI_MINOR + 3));
+    EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), static_cast<uint32_t>(TGL_ABI_MINOR));
+    // The loader told init its own minor; the fixture reports min(host, own) back.
+    tgl_plugin_info info;
+    std::memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    ASSERT_EQ(api->get_plugin_info(&info), TGL_OK);
+    EXPECT_EQ(info.negotiated_minor, static_cast<uint32_t>(TGL_ABI_MINOR));
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderLoad, SameFileTwiceGivesTheSameHandle) {
+    TempDir tmp;
+    LoadResult a = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(a.status, TGL_OK) << a.message;
+    LoadResult b = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(b.status, TGL_OK) << b.message;
+    EXPECT_EQ(a.plugin, b.plugin);
+    // Through another path to the same inode: a symlink, found by name.
+    ASSERT_EQ(::symlink(fixture("libtensorgl-fixture.so").c_str(),
+                        (tmp / "libtensorgl-fixture.so").c_str()), 0);
+    {
+        EnvVar path("TGL_PLUGIN_PATH", tmp.path().c_str());
+        LoadResult c = load("fixture");
+        ASSERT_EQ(c.status, TGL_OK) << c.message;
+        EXPECT_EQ(c.plugin, a.plugin);
+        tgl_plugin_release(c.plugin);
+    }
+    tgl_plugin_release(b.plugin);
+    tgl_plugin_release(a.plugin);
+    // The record outlives its references: loading again gives the same pointer back.
+    LoadResult d = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(d.status, TGL_OK) << d.message;
+    EXPECT_EQ(d.plugin, a.plugin);
+    tgl_plugin_release(d.plugin);
+}
+
+TEST(LoaderLoad, ConcurrentLoadsOfOneFileShareOneHandle) {
+    const std::string file = fixture("libtensorgl-fixture.so");
+    std::vector<tgl_plugin*> got(8, nullptr);
+    std::vector<tgl_status> st(8, -1);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < got.size(); ++i)
+        threads.emplace_back([&, i] { st[i] = tgl_plugin_load(file.c_str(), &got[i]); });
+    for (std::thread& t : threads) t.join();
+    for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(st[i], TGL_OK);
+        EXPECT_EQ(got[i], got[0]);
+    }
+    for (tgl_plugin* p : got) tgl_plugin_release(p);
+}
+
+// ------------------------------------------------------------------------------------------
+// Each failure: its own status, and a message naming the file and the reason.
+
+TEST(LoaderFailure, MissingFile) {
+    expect_failure("/nonexistent/dir/libtensorgl-gone.so", TGL_ERROR_PLUGIN_NOT_FOUND,
+                   {"/nonexistent/dir/libtensorgl-gone.so", "no such file"});
+}
+
+TEST(LoaderFailure, MissingName) {
+    TempDir empty;
+    EnvVar path("TGL_PLUGIN_PATH", empty.path().c_str());
+    expect_failure("nosuch", TGL_ERROR_PLUGIN_NOT_FOUND,
+                   {"plugin 'nosuch' not found", "libtensorgl-nosuch.so", empty.path(),
+                    "TGL_PLUGIN_PATH"});
+}
+
+TEST(LoaderFailure, TextFileIsNotAnElfObject) {
+    // By path and by name (the generated libtensorgl-text.so sits in the fixture directory).
+    expect_failure(fixture("libtensorgl-text.so"), TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {real(fixture("libtensorgl-text.so")), "not an ELF shared object"});
+    EnvVar path("TGL_PLUGIN_PATH", kFixtureDir.c_str());
+    expect_failure("text", TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {"libtensorgl-text.so", "not an ELF shared object", "\"this\""});
+}
+
+TEST(LoaderFailure, EmptyFile) {
+    TempDir tmp;
+    std::ofstream(tmp / "libtensorgl-empty.so").close();
+    expect_failure(tmp / "libtensorgl-empty.so", TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {"libtensorgl-empty.so", "not an ELF shared object", "it is empty"});
+}
+
+TEST(LoaderFailure, NoEntryPoint) {
+    const std::string f = real(fixture("fixture_no_entry.so"));
+    expect_failure(fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY,
+                   {"symbol tgl_plugin_init_v1 not found in " + f});
+}
+
+TEST(LoaderFailure, AbiMajorTwo) {
+    expect_failure(fixture("fixture_abi2.so"), TGL_ERROR_PLUGIN_ABI_MISMATCH,
+                   {real(fixture("fixture_abi2.so")), "plugin ABI 2.0, loader needs 1.x"});
+}
+
+TEST(LoaderFailure, InitFailsWithItsOwnMessage) {
+    expect_failure(fixture("fixture_init_fail.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
+                   {real(fixture("fixture_init_fail.so")), "tgl_plugin_init_v1 failed",
+                    "TGL_ERROR_BACKEND_FAILURE", "no usable driver (simulated init failure)"});
+}
+
+TEST(LoaderFailure, InitFailsWithoutATable) {
+    expect_failure(fixture("fixture_init_fail_no_table.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
+                   {real(fixture("fixture_init_fail_no_table.so")), "TGL_ERROR_INTERNAL"});
+}
+
+TEST(LoaderFailure, InitSaysOkButGivesNoTable) {
+    expect_failure(fixture("fixture_ok_no_table.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
+                   {real(fixture("fixture_ok_no_table.so")), "no function table"});
+}
+
+TEST(LoaderFailure, TableTooSmall) {
+    expect_failure(fixture("fixture_small_table.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_small_table.so")), "40 bytes",
+                    std::to_string(TGL_PLUGIN_API_SIZE_V1_0) + " bytes of ABI 1.0"});
+}
+
+TEST(LoaderFailure, NullRequiredMember) {
+    expect_failure(fixture("fixture_null_member.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_null_member.so")), "buffer_fill", "is NULL"});
+}
+
+TEST(LoaderFailure, BadPluginName) {
+    expect_failure(fixture("fixture_bad_name.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_bad_name.so")), "'not a name!'"});
+}
+
+TEST(LoaderFailure, WorldWritableFileIsRefused) {
+    TempDir tmp;
+    const std::string f = tmp / ("libtensorgl-" + unique("ww") + ".so");
+    copy_file(fixture("libtensorgl-fixture.so"), f, 0777);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE, {f, "world-writable", "0777"});
+    // Once fixed, the same file loads.
+    ASSERT_EQ(::chmod(f.c_str(), 0755), 0);
+    LoadResult r = load(f);
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderFailure, WorldWritableDirectoryIsRefusedUnlessSticky) {
+    TempDir tmp;
+    const std::string dir = tmp / "open";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);  // umask-proof
+    const std::string f = dir + "/libtensorgl-" + unique("wwdir") + ".so";
+    copy_file(fixture("libtensorgl-fixture.so"), f, 0755);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {f, "directory " + dir + " is world-writable", "not sticky"});
+    // Sticky (like /tmp): only the owner may replace the file.
+    ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+    LoadResult r = load(f);
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderFailure, SymlinkInWorldWritableDirectoryIsRefused) {
+    TempDir tmp;
+    const std::string dir = tmp / "open";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+    const std::string link = dir + "/libtensorgl-fixture.so";
+    ASSERT_EQ(::symlink(fixture("libtensorgl-fixture.so").c_str(), link.c_str()), 0);
+    expect_failure(link, TGL_ERROR_PLUGIN_INSECURE,
+                   {link + " (a symlink to " + real(fixture("libtensorgl-fixture.so")) + ")",
+                    "directory " + dir + " is world-writable"});
+}
+
+TEST(LoaderFailure, DirectoryIsNotARegularFile) {
+    TempDir tmp;
+    const std::string d = tmp / "libtensorgl-dir.so";
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0);
+    expect_failure(d, TGL_ERROR_PLUGIN_INSECURE, {d, "not a regular file", "a directory"});
+}
+
+TEST(LoaderFailure, WrongElfClassMachineAndType) {
+    TempDir tmp;
+    const std::string cls = tmp / "libtensorgl-cls.so";
+    copy_file(fixture("libtensorgl-fixture.so"), cls);
+    patch(cls, EI_CLASS, {ELFCLASS32});
+    expect_failure(cls, TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {cls, "wrong ELF class", "the file is 32-bit, this process is 64-bit"});
+
+    const std::string mach = tmp / "libtensorgl-mach.so";
+    copy_file(fixture("libtensorgl-fixture.so"), mach);
+#if defined(__x86_64__)
+    patch(mach, 18, {EM_AARCH64 & 0xff, EM_AARCH64 >> 8});
+    expect_failure(mach, TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {mach, "built for another CPU", "AArch64", "x86-64"});
+#else
+    patch(mach, 18, {EM_X86_64 & 0xff, EM_X86_64 >> 8});
+    expect_failure(mach, TGL_ERROR_PLUGIN_NOT_LOADABLE, {mach, "built for another CPU", "x86-64"});
+#endif
+
+    const std::string type = tmp / "libtensorgl-type.so";
+    copy_file(fixture("libtensorgl-fixture.so"), type);
+    patch(type, 16, {ET_EXEC, 0});
+    expect_failure(type, TGL_ERROR_PLUGIN_NOT_LOADABLE, {type, "not a shared object: its ELF type is executable"});
+}
+
+TEST(LoaderFailure, DlopenErrorIsReported) {
+    // A valid ELF identity that dlopen itself refuses: program header entry size is wrong.
+    TempDir tmp;
+    const std::string f = tmp / "libtensorgl-phent.so";
+    copy_file(fixture("libtensorgl-fixture.so"), f);
+    patch(f, offsetof(Elf64_Ehdr, e_phentsize), {0x20, 0x00});
+    expect_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE, {f, "dlopen failed: "});
+}
+
+TEST(LoaderFailure, DuplicateNameFromAnotherFile) {
+    LoadResult orig = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(orig.status, TGL_OK) << orig.message;
+    // A copy (another inode) whose plugin is also named "fixture".
+    TempDir tmp;
+    const std::string copy = tmp / "libtensorgl-fixture.so";
+    copy_file(fixture("libtensorgl-fixture.so"), copy);
+    expect_failure(copy, TGL_ERROR_PLUGIN_DUPLICATE,
+                   {real(copy), "a plugin named 'fixture' is already loaded from " +
+                                    real(fixture("libtensorgl-fixture.so"))});
+    tgl_plugin_release(orig.plugin);
+}
+
+TEST(LoaderFailure, BadArguments) {
+    tgl_plugin* p = reinterpret_cast<tgl_plugin*>(0x1);
+    EXPECT_EQ(tgl_plugin_load(nullptr, &p), TGL_ERROR_NULL_POINTER);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_NE(std::string(tgl_loader_last_error()).find("name_or_path is NULL"), std::string::npos);
+    EXPECT_EQ(tgl_plugin_load("cpu", nullptr), TGL_ERROR_NULL_POINTER);
+    EXPECT_NE(std::string(tgl_loader_last_error()).find("out is NULL"), std::string::npos);
+    expect_failure("", TGL_ERROR_INVALID_ARGUMENT, {"neither a path", "nor a plugin name"});
+    expect_failure("..", TGL_ERROR_INVALID_ARGUMENT, {"'..'"});
+    expect_failure("two words", TGL_ERROR_INVALID_ARGUMENT, {"'two words'"});
+}
+
+TEST(LoaderFailure, RejectedBeforeInitIsUnloadedAfterInitIsNot) {
+    expect_failure(fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY, {});
+    void* h = ::dlopen(real(fixture("fixture_no_entry.so")).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_EQ(h, nullptr) << "a library whose entry point never ran is dlclose'd";
+    if (h) ::dlclose(h);
+    expect_failure(fixture("fixture_abi2.so"), TGL_ERROR_PLUGIN_ABI_MISMATCH, {});
+    h = ::dlopen(real(fixture("fixture_abi2.so")).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(h, nullptr) << "a library whose entry point ran must stay mapped";
+    if (h) ::dlclose(h);
+}
+
+TEST(LoaderFailure, LastErrorSurvivesLaterSuccess) {
+    expect_failure("/nonexistent/libtensorgl-x.so", TGL_ERROR_PLUGIN_NOT_FOUND, {});
+    LoadResult ok = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(ok.status, TGL_OK);
+    EXPECT_NE(ok.message.find("/nonexistent/libtensorgl-x.so"), std::string::npos) << ok.message;
+    tgl_plugin_release(ok.plugin);
+}
+
+TEST(LoaderFailure, ThreadsFailingAtOnceGetTheirOwnMessages) {
+    struct Case {
+        std::string file;
+        tgl_status status;
+        std::string own;    // must be in the message
+        std::string other;  // a piece of another case's message, must not be
+    };
+    const std::vector<Case> cases = {
+        {fixture("fixture_abi2.so"), TGL_ERROR_PLUGIN_ABI_MISMATCH, "fixture_abi2.so", "symbol"},
+        {fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY, "fixture_no_entry.so", "ABI 2.0"},
+        {"/nonexistent/libtensorgl-t3.so", TGL_ERROR_PLUGIN_NOT_FOUND, "libtensorgl-t3.so", "fixture_"},
+        {fixture("fixture_init_fail.so"), TGL_ERROR_PLUGIN_INIT_FAILED, "simulated init failure", "ABI 2.0"},
+    };
+    std::atomic<int> bad{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (const Case& c : cases)
+        threads.emplace_back([&, c] {
+            while (!go.load()) std::this_thread::yield();
+            for (int i = 0; i < 200; ++i) {
+                tgl_plugin* p = nullptr;
+                tgl_status s = tgl_plugin_load(c.file.c_str(), &p);
+                std::this_thread::yield();  // let the others fail in between
+                std::string m = tgl_loader_last_error();
+                if (s != c.status || p != nullptr || m.find(c.own) == std::string::npos ||
+                    m.find(c.other) != std::string::npos) {
+                    ++bad;
+                    ADD_FAILURE() << c.file << ": got " << tgl_status_name(s) << ": " << m;
+                    return;
+                }
+            }
+        });
+    go = true;
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(bad.load(), 0);
+}
+
+// ------------------------------------------------------------------------------------------
+// Search path.
+
+TEST(LoaderSearch, ByNameThroughPluginPathInOrder) {
+    TempDir a, b;
+    const std::string name = unique("order");
+    const std::string file = "libtensorgl-" + name + ".so";
+    copy_file(fixture("libtensorgl-fixture.so"), a / file);
+    copy_file(fixture("libtensorgl-fixture.so"), b / file);
+    EnvVar path("TGL_PLUGIN_PATH", (a.path() + ":" + b.path()).c_str());
+    LoadResult r = load(name);
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_path(r.plugin), real(a / file));
+    EXPECT_EQ(tgl_plugin_name(r.plugin), name);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderSearch, FirstExistingCandidateDecides) {
+    // A broken file first on the path is reported, not skipped for a good copy further down.
+    TempDir a, b;
+    const std::string name = unique("broken");
+    const std::string file = "libtensorgl-" + name + ".so";
+    std::ofstream(a / file) << "garbage";
+    copy_file(fixture("libtensorgl-fixture.so"), b / file);
+    EnvVar path("TGL_PLUGIN_PATH", (a.path() + ":" + b.path()).c_str());
+    expect_failure(name, TGL_ERROR_PLUGIN_NOT_LOADABLE, {a / file, "not an ELF shared object"});
+}
+
+TEST(LoaderSearch, EmptyElementsAreIgnored) {
+    const std::string value = "::" + kFixtureDir + "::";
+    EnvVar path("TGL_PLUGIN_PATH", value.c_str());
+    LoadResult r = load("fixture");
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_path(r.plugin), real(fixture("libtensorgl-fixture.so")));
+    tgl_plugin_release(r.plugin);
+}
+
+class CwdGuard {
+public:
+    explicit CwdGuard(const std::string& dir) : old_(fs::current_path()) { fs::current_path(dir); }
+    ~CwdGuard() { fs::current_path(old_); }
+
+private:
+    fs::path old_;
+};
+
+TEST(LoaderSearch, CurrentDirectoryIsNeverSearched) {
+    CwdGuard cwd(kFixtureDir);  // libtensorgl-fixture.so is right here
+    ASSERT_TRUE(fs::exists("libtensorgl-fixture.so"));
+    {
+        EnvVar path("TGL_PLUGIN_PATH", nullptr);  // defaults: libtensorgl's dir, install dir
+        expect_failure("fixture", TGL_ERROR_PLUGIN_NOT_FOUND, {"never searched"});
+    }
+    {
+        EnvVar path("TGL_PLUGIN_PATH", "::");  // only empty elements: not the CWD
+        expect_failure("fixture", TGL_ERROR_PLUGIN_NOT_FOUND, {"not found"});
+    }
+    {
+        EnvVar path("TGL_PLUGIN_PATH", ".:./:fixtures");  // relative elements are skipped
+        expect_failure("fixture", TGL_ERROR_PLUGIN_NOT_FOUND, {"not found"});
+    }
+    // An explicit relative path is the host's own choice, and it loads.
+    LoadResult r = load("./libtensorgl-fixture.so");
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderSearch, DefaultsStartAtTheLoadersDirectory) {
+    const std::string loader_dir = fs::path(real(TGL_LOADER_FILE)).parent_path().string();
+    {
+        EnvVar path("TGL_PLUGIN_PATH", nullptr);
+        expect_failure("nosuch", TGL_ERROR_PLUGIN_NOT_FOUND,
+                       {"in " + loader_dir + ", " + loader_dir + "/tensorgl, ", "defaults"});
+    }
+    {
+        TempDir tmp;
+        EnvVar path("TGL_PLUGIN_PATH", tmp.path().c_str());
+        LoadResult r = load("nosuch");
+        EXPECT_EQ(r.status, TGL_ERROR_PLUGIN_NOT_FOUND);
+        EXPECT_EQ(r.message.find(loader_dir + ","), std::string::npos)
+            << "TGL_PLUGIN_PATH replaces the defaults: " << r.message;
+    }
+}
+
+TEST(LoaderSearch, DebugLogNamesEveryCandidate) {
+    TempDir empty;
+    const std::string value = "relative/dir::" + empty.path() + ":" + kFixtureDir;
+    EnvVar path("TGL_PLUGIN_PATH", value.c_str());
+    EnvVar dbg("TGL_LOADER_DEBUG", "1");
+    testing::internal::CaptureStderr();
+    LoadResult r = load("fixture");
+    std::string log = testing::internal::GetCapturedStderr();
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+    EXPECT_NE(log.find("'relative/dir'"), std::string::npos) << log;
+    EXPECT_NE(log.find("relative directories are never searched"), std::string::npos) << log;
+    EXPECT_NE(log.find("candidate " + empty.path() + "/libtensorgl-fixture.so: skipped"),
+              std::string::npos) << log;
+    EXPECT_NE(log.find("candidate " + kFixtureDir + "/libtensorgl-fixture.so: taken"),
+              std::string::npos) << log;
+
+    // A rejection is logged with its reason.
+    testing::internal::CaptureStderr();
+    load(fixture("fixture_abi2.so"));
+    log = testing::internal::GetCapturedStderr();
+    EXPECT_NE(log.find("TGL_ERROR_PLUGIN_ABI_MISMATCH"), std::string::npos) << log;
+}
+
+TEST(LoaderSearch, DebugLogIsOffByDefault) {
+    EnvVar dbg("TGL_LOADER_DEBUG", nullptr);
+    EnvVar path("TGL_PLUGIN_PATH", kFixtureDir.c_str());
+    testing::internal::CaptureStderr();
+    LoadResult r = load("fixture");
+    load("text");
+    std::string log = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(r.status, TGL_OK);
+    tgl_plugin_release(r.plugin);
+    EXPECT_EQ(log, "");
+}
+
+// ------------------------------------------------------------------------------------------
+// tgl_plugin_list.
+
+TEST(LoaderList, FindsPluginFilesInSearchOrder) {
+    TempDir a;
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-fixture.so");  // shadows
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-alpha.so");
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libfoo.so");          // not a plugin name
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-.so");     // empty name
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-x.so.1");  // wrong suffix
+    EnvVar path("TGL_PLUGIN_PATH", (a.path() + ":" + kFixtureDir).c_str());
+
+    size_t count = 0;
+    ASSERT_EQ(tgl_plugin_list(nullptr, nullptr, 0, &count), TGL_OK);
+    ASSERT_EQ(count, 3u);
+    std::vector<const char*> names(count), paths(count);
+    ASSERT_EQ(tgl_plugin_list(names.data(), paths.data(), count, &count), TGL_OK);
+    ASSERT_EQ(count, 3u);
+    EXPECT_STREQ(names[0], "alpha");
+    EXPECT_EQ(std::string(paths[0]), a / "libtensorgl-alpha.so");
+    EXPECT_STREQ(names[1], "fixture");
+    EXPECT_EQ(std::string(paths[1]), a / "libtensorgl-fixture.so");
+    EXPECT_STREQ(names[2], "text");
+    EXPECT_EQ(std::string(paths[2]), kFixtureDir + "/libtensorgl-text.so");
+
+    // A smaller capacity fills only what fits and still counts everything.
+    const char* one_name = nullptr;
+    ASSERT_EQ(tgl_plugin_list(&one_name, nullptr, 1, &count), TGL_OK);
+    EXPECT_EQ(count, 3u);
+    EXPECT_STREQ(one_name, "alpha");
+
+    EXPECT_EQ(tgl_plugin_list(nullptr, nullptr, 0, nullptr), TGL_ERROR_NULL_POINTER);
+    EXPECT_NE(std::string(tgl_loader_last_error()).find("count is NULL"), std::string::npos);
+}
+
+TEST(LoaderList, EmptyWhenNothingIsThere) {
+    TempDir empty;
+    EnvVar path("TGL_PLUGIN_PATH", (empty.path() + ":/nonexistent/dir").c_str());
+    size_t count = 99;
+    ASSERT_EQ(tgl_plugin_list(nullptr, nullptr, 0, &count), TGL_OK);
+    EXPECT_EQ(count, 0u);
+}
+
+// ------------------------------------------------------------------------------------------
+// Accessors and tgl_device_property.
+
+TEST(LoaderAccessors, DeviceProperty) {
+    LoadResult r = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_STREQ(tgl_device_property(r.plugin, 0, "name"), "fixture device 0");
+    EXPECT_STREQ(tgl_device_property(r.plugin, 0, "limit.max_rank"), "8");
+    EXPECT_EQ(tgl_device_property(r.plugin, 0, "no.such.property"), nullptr);
+    EXPECT_EQ(tgl_device_property(r.plugin, 5, "name"), nullptr);
+    std::string m = tgl_loader_last_error();
+    EXPECT_NE(m.find("TGL_ERROR_DEVICE_UNAVAILABLE"), std::string::npos) << m;
+    EXPECT_NE(m.find("device index 5 does not exist"), std::string::npos) << m;
+    EXPECT_EQ(tgl_device_property(r.plugin, 0, nullptr), nullptr);
+    EXPECT_EQ(tgl_device_property(nullptr, 0, "name"), nullptr);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderAccessors, NullPlugin) {
+    EXPECT_EQ(tgl_plugin_get_api(nullptr), nullptr);
+    EXPECT_EQ(tgl_plugin_abi_minor(nullptr), 0u);
+    EXPECT_EQ(tgl_plugin_path(nullptr), nullptr);
+    EXPECT_EQ(tgl_plugin_name(nullptr), nullptr);
+    tgl_plugin_release(nullptr);  // ignored
+}
+
+// ------------------------------------------------------------------------------------------
+// The C++ wrapper, as far as a plugin without devices to open can take it.
+
+TEST(Wrapper, PluginInfoAndProperties) {
+    tgl::Plugin p(fixture("libtensorgl-fixture.so"));
+    EXPECT_EQ(p.name(), "fixture");
+    EXPECT_EQ(p.path(), real(fixture("libtensorgl-fixture.so")));
+    EXPECT_EQ(p.abi_minor(), static_cast<uint32_t>(TGL_ABI_MINOR));
+    tgl_plugin_info info = p.info();
+    EXPECT_STREQ(info.version, "0.0.1-fixture");
+    EXPECT_EQ(p.device_count(), 1u);
+    auto props = p.properties(0);
+    ASSERT_EQ(props.size(), 2u);
+    EXPECT_EQ(props[0].first, "name");
+    EXPECT_EQ(props[0].second, "fixture device 0");
+    EXPECT_EQ(p.property(0, "limit.max_rank").value_or("?"), "8");
+    EXPECT_FALSE(p.property(0, "nope").has_value());
+
+    tgl::Plugin moved = std::move(p);
+    EXPECT_EQ(moved.name(), "fixture");
+    EXPECT_THROW(p.name(), tgl::Error);  // NOLINT(bugprone-use-after-move): on purpose
+}
+
+TEST(Wrapper, ErrorsCarryStatusAndMessage) {
+    try {
+        tgl::Plugin p(fixture("fixture_abi2.so"));
+        FAIL() << "loading an ABI 2 plugin must throw";
+    } catch (const tgl::Error& e) {
+        EXPECT_EQ(e.status(), TGL_ERROR_PLUGIN_ABI_MISMATCH);
+        EXPECT_NE(std::string(e.what()).find("plugin ABI 2.0, loader needs 1.x"), std::string::npos);
+    }
+    tgl::Plugin p(fixture("libtensorgl-fixture.so"));
+    try {
+        p.properties(3);
+        FAIL() << "properties of a missing device must throw";
+    } catch (const tgl::Error& e) {
+        EXPECT_EQ(e.status(), TGL_ERROR_DEVICE_UNAVAILABLE);
+        std::string w = e.what();
+        EXPECT_NE(w.find("device_properties(3) failed with TGL_ERROR_DEVICE_UNAVAILABLE"),
+                  std::string::npos) << w;
+        EXPECT_NE(w.find("device index 3 does not exist"), std::string::npos) << w;
+    }
+    try {
+        tgl::Device d(p, 0);
+        FAIL() << "the fixture cannot open devices";
+    } catch (const tgl::Error& e) {
+        EXPECT_EQ(e.status(), TGL_ERROR_UNIMPLEMENTED);
+        EXPECT_NE(std::string(e.what()).find("not implemented by the loader test fixture"),
+                  std::string::npos) << e.what();
+    }
+}
+
+TEST(Wrapper, AvailableListsPlugins) {
+    EnvVar path("TGL_PLUGIN_PATH", kFixtureDir.c_str());
+    std::vector<tgl::PluginEntry> all = tgl::Plugin::available();
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].name, "fixture");
+    EXPECT_EQ(all[0].path, fixture("libtensorgl-fixture.so"));
+    EXPECT_EQ(all[1].name, "text");
+}
+
+TEST(Wrapper, DtypesAndParams) {
+    static_assert(tgl::dtype_v<float> == TGL_DTYPE_F32, "float is f32");
+    static_assert(tgl::dtype_v<int32_t> == TGL_DTYPE_I32, "int32_t is i32");
+    static_assert(tgl::dtype_v<uint8_t> == TGL_DTYPE_U8, "uint8_t is u8");
+    tgl_matmul_params mp = tgl::make_params<tgl_matmul_params>();
+    EXPECT_EQ(mp.struct_size, sizeof(tgl_matmul_params));
+    EXPECT_EQ(mp.alpha, 0.0f);
+    EXPECT_EQ(mp.transpose_a, 0u);
+    tgl_reduce_params rp = tgl::make_params<tgl_reduce_params>();
+    EXPECT_EQ(rp.struct_size, sizeof(tgl_reduce_params));
+}
