@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace tgl {
@@ -48,12 +49,20 @@ public:
     virtual const char* version() const = 0;
     virtual const char* description() const = 0;
     virtual uint32_t device_count() = 0;
+    // Why there are no more devices than device_count() (e.g. what the EGL probe found); may be empty.
+    virtual std::string device_count_note() { return {}; }
     virtual const std::vector<tgl_property>& device_properties(uint32_t index) = 0;
     virtual std::shared_ptr<Device> open_device(uint32_t index) = 0;
     // TGL_DTYPE_BIT mask of the dtypes the backend implements for `op` (0: not implemented).
-    virtual uint32_t op_dtypes(tgl_op op) const = 0;
-    // TGL_CAP_* flags for an implemented op.
-    virtual uint32_t op_flags(tgl_op op) const = 0;
+    // Default: f32 for every op of the catalogue that is not planned (what both plugins implement).
+    virtual uint32_t op_dtypes(tgl_op op) const {
+        const OpInfo* info = find_op(op);
+        return info && info->family != OpFamily::Planned ? TGL_DTYPE_BIT(TGL_DTYPE_F32) : 0;
+    }
+    // TGL_CAP_* flags for an implemented op. Default: any strides, broadcasting, strided outputs.
+    virtual uint32_t op_flags(tgl_op) const {
+        return TGL_CAP_STRIDED | TGL_CAP_BROADCAST | TGL_CAP_STRIDED_OUTPUT;
+    }
     // Handle tag byte, so handles of different plugins never look alike.
     virtual uint8_t handle_tag() const = 0;
 };

@@ -93,9 +93,12 @@ tgl_status api_device_count(uint32_t* count) {
 
 void check_device_index(uint32_t index) {
     uint32_t n = frame().backend->device_count();
-    if (index >= n)
-        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "no device %u: plugin '%s' has %u device%s", index,
-             frame().backend->name(), n, n == 1 ? "" : "s");
+    if (index >= n) {
+        std::string note = frame().backend->device_count_note();
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "no device %u: plugin '%s' has %u device%s%s%s%s", index,
+             frame().backend->name(), n, n == 1 ? "" : "s", note.empty() ? "" : " (", note.c_str(),
+             note.empty() ? "" : ")");
+    }
 }
 
 tgl_status api_device_properties(uint32_t index, const tgl_property** props, uint32_t* count) {

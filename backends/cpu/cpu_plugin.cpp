@@ -165,22 +165,6 @@ public:
         return std::make_shared<CpuDevice>(max_buffer_bytes_, threads_);
     }
 
-    uint32_t op_dtypes(tgl_op op) const override {
-        switch (op) {
-        case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
-        case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
-        case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
-        case TGL_OP_MINIMUM: case TGL_OP_POW:
-        case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_PROD:
-        case TGL_OP_MATMUL:
-            return TGL_DTYPE_BIT(TGL_DTYPE_F32);
-        default:
-            return 0;
-        }
-    }
-    uint32_t op_flags(tgl_op) const override {
-        return TGL_CAP_STRIDED | TGL_CAP_BROADCAST | TGL_CAP_STRIDED_OUTPUT;
-    }
     uint8_t handle_tag() const override { return 0x43; }  // 'C'
 
 private:

@@ -335,7 +335,8 @@ typedef struct tgl_plugin_api {
     /* Named properties of device `index`; *props points at plugin-owned storage. */
     tgl_status (*device_properties)(uint32_t index, const tgl_property** props, uint32_t* count);
     tgl_status (*device_open)(uint32_t index, tgl_device* out);
-    /* Waits for queued work, frees the device's buffers and makes its handles stale. */
+    /* Waits for queued work, frees the device's buffers and makes its handles stale. The device is
+       closed whatever the status; a failure of queued work not yet reported is returned here. */
     tgl_status (*device_close)(tgl_device device);
 
     /* Buffers are untyped byte ranges on one device. Contents after alloc are unspecified. */

@@ -1,0 +1,462 @@
+#include "egl_devices.h"
+
+#include "status.h"
+
+#include <epoxy/gl.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#ifndef EGL_DRM_RENDER_NODE_FILE_EXT
+#define EGL_DRM_RENDER_NODE_FILE_EXT 0x3377
+#endif
+#ifndef EGL_DRM_DEVICE_FILE_EXT
+#define EGL_DRM_DEVICE_FILE_EXT 0x3233
+#endif
+#ifndef EGL_PLATFORM_SURFACELESS_MESA
+#define EGL_PLATFORM_SURFACELESS_MESA 0x31DD
+#endif
+#ifndef GL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX
+#define GL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX 0x9048
+#endif
+
+namespace tgl {
+namespace gles {
+namespace {
+
+// Whole-token match in a space-separated extension list (NULL-safe).
+bool has_ext(const char* list, const char* name) {
+    if (!list) return false;
+    size_t n = std::strlen(name);
+    for (const char* p = list; (p = std::strstr(p, name)) != nullptr; p += n) {
+        bool start = p == list || p[-1] == ' ';
+        bool end = p[n] == '\0' || p[n] == ' ';
+        if (start && end) return true;
+    }
+    return false;
+}
+
+const char* egl_error_name(EGLint e) {
+    switch (e) {
+    case EGL_SUCCESS: return "EGL_SUCCESS";
+    case EGL_NOT_INITIALIZED: return "EGL_NOT_INITIALIZED";
+    case EGL_BAD_ACCESS: return "EGL_BAD_ACCESS";
+    case EGL_BAD_ALLOC: return "EGL_BAD_ALLOC";
+    case EGL_BAD_ATTRIBUTE: return "EGL_BAD_ATTRIBUTE";
+    case EGL_BAD_CONFIG: return "EGL_BAD_CONFIG";
+    case EGL_BAD_CONTEXT: return "EGL_BAD_CONTEXT";
+    case EGL_BAD_CURRENT_SURFACE: return "EGL_BAD_CURRENT_SURFACE";
+    case EGL_BAD_DISPLAY: return "EGL_BAD_DISPLAY";
+    case EGL_BAD_MATCH: return "EGL_BAD_MATCH";
+    case EGL_BAD_NATIVE_PIXMAP: return "EGL_BAD_NATIVE_PIXMAP";
+    case EGL_BAD_NATIVE_WINDOW: return "EGL_BAD_NATIVE_WINDOW";
+    case EGL_BAD_PARAMETER: return "EGL_BAD_PARAMETER";
+    case EGL_BAD_SURFACE: return "EGL_BAD_SURFACE";
+    case EGL_CONTEXT_LOST: return "EGL_CONTEXT_LOST";
+    default: return "unknown EGL error";
+    }
+}
+
+std::string egl_error() {
+    EGLint e = eglGetError();
+    return format("%s (0x%04x)", egl_error_name(e), unsigned(e));
+}
+
+const char* client_extensions() {
+    const char* s = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    if (!s) eglGetError();  // EGL_BAD_DISPLAY when client extensions are unsupported: clear it
+    return s;
+}
+
+const char* gl_string(GLenum name) {
+    const GLubyte* s = glGetString(name);
+    return s ? reinterpret_cast<const char*>(s) : "";
+}
+
+// "OpenGL ES 3.2 Mesa 22.3.6" -> 3, 2.
+bool parse_gles_version(const char* v, int* major, int* minor) {
+    const char* p = std::strstr(v, "OpenGL ES");
+    if (!p) return false;
+    p += 9;
+    while (*p && (*p < '0' || *p > '9')) ++p;
+    return std::sscanf(p, "%d.%d", major, minor) == 2;
+}
+
+EGLDisplay get_display(const EglTarget& t, const char* cext) {
+    switch (t.platform) {
+    case EglPlatform::Device:
+        if (!has_ext(cext, "EGL_EXT_platform_base")) return EGL_NO_DISPLAY;
+        return eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, t.device, nullptr);
+    case EglPlatform::Surfaceless:
+        if (!has_ext(cext, "EGL_EXT_platform_base")) return EGL_NO_DISPLAY;
+        return eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    case EglPlatform::Default:
+        return eglGetDisplay(EGL_DEFAULT_DISPLAY);
+    }
+    return EGL_NO_DISPLAY;
+}
+
+uint64_t physical_memory_bytes() {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+}
+
+}  // namespace
+
+EglContext create_context(const EglTarget& target) {
+    const char* cext = client_extensions();
+    EglContext c;
+    c.display = get_display(target, cext);
+    if (c.display == EGL_NO_DISPLAY)
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: no EGL display (%s)", target.description.c_str(), egl_error().c_str());
+    EGLint major = 0, minor = 0;
+    if (!eglInitialize(c.display, &major, &minor))
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglInitialize failed: %s", target.description.c_str(), egl_error().c_str());
+    const char* dext = eglQueryString(c.display, EGL_EXTENSIONS);
+    if (!eglBindAPI(EGL_OPENGL_ES_API))
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglBindAPI(EGL_OPENGL_ES_API) failed: %s", target.description.c_str(),
+             egl_error().c_str());
+    bool no_config = has_ext(dext, "EGL_KHR_no_config_context") || has_ext(dext, "EGL_MESA_configless_context");
+    bool surfaceless = has_ext(dext, "EGL_KHR_surfaceless_context");
+    bool versioned = major > 1 || minor >= 5 || has_ext(dext, "EGL_KHR_create_context");
+    EGLConfig config = EGL_NO_CONFIG_KHR;
+    if (!no_config || !surfaceless) {
+        const EGLint attrs[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_SURFACE_TYPE,
+                                surfaceless ? 0 : EGL_PBUFFER_BIT, EGL_NONE};
+        EGLint n = 0;
+        if (!eglChooseConfig(c.display, attrs, &config, 1, &n) || n < 1)
+            fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: no EGL config for OpenGL ES 3%s (%s)", target.description.c_str(),
+                 surfaceless ? "" : " with a pbuffer", egl_error().c_str());
+    }
+    const EGLint versioned_attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
+    const EGLint plain_attrs[] = {EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE};
+    c.context = eglCreateContext(c.display, config, EGL_NO_CONTEXT, versioned ? versioned_attrs : plain_attrs);
+    if (c.context == EGL_NO_CONTEXT)
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglCreateContext for OpenGL ES 3.1 failed: %s", target.description.c_str(),
+             egl_error().c_str());
+    if (!surfaceless) {
+        const EGLint pb[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
+        c.surface = eglCreatePbufferSurface(c.display, config, pb);
+        if (c.surface == EGL_NO_SURFACE) {
+            std::string err = egl_error();
+            destroy_context(c);
+            fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: no EGL_KHR_surfaceless_context and a 1x1 pbuffer failed: %s",
+                 target.description.c_str(), err.c_str());
+        }
+    }
+    if (!eglMakeCurrent(c.display, c.surface, c.surface, c.context)) {
+        std::string err = egl_error();
+        destroy_context(c);
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglMakeCurrent failed: %s", target.description.c_str(), err.c_str());
+    }
+    int gl_major = 0, gl_minor = 0;
+    const char* version = gl_string(GL_VERSION);
+    if (!parse_gles_version(version, &gl_major, &gl_minor) || gl_major < 3 || (gl_major == 3 && gl_minor < 1)) {
+        std::string v = version;
+        destroy_context(c);
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the context is '%s', but OpenGL ES 3.1 or later is required",
+             target.description.c_str(), v.c_str());
+    }
+    return c;
+}
+
+void destroy_context(EglContext& c) {
+    if (c.display == EGL_NO_DISPLAY) return;
+    eglMakeCurrent(c.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    if (c.surface != EGL_NO_SURFACE) eglDestroySurface(c.display, c.surface);
+    if (c.context != EGL_NO_CONTEXT) eglDestroyContext(c.display, c.context);
+    eglReleaseThread();
+    c = EglContext{};
+}
+
+Limits query_limits() {
+    Limits L;
+    parse_gles_version(gl_string(GL_VERSION), &L.gl_major, &L.gl_minor);
+    glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &L.max_invocations);
+    for (GLuint i = 0; i < 3; ++i) {
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_SIZE, i, &L.max_size[i]);
+        glGetIntegeri_v(GL_MAX_COMPUTE_WORK_GROUP_COUNT, i, &L.max_count[i]);
+    }
+    glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &L.max_shared_bytes);
+    glGetIntegerv(GL_MAX_SHADER_STORAGE_BUFFER_BINDINGS, &L.max_ssbo_bindings);
+    glGetIntegerv(GL_MAX_COMPUTE_SHADER_STORAGE_BLOCKS, &L.max_compute_ssbo_blocks);
+    GLint64 block = 0;
+    glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
+    L.max_ssbo_block_bytes = block;
+    glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &L.ssbo_offset_alignment);
+    if (L.ssbo_offset_alignment < 1) L.ssbo_offset_alignment = 1;
+    glGetIntegerv(GL_MAX_COMPUTE_UNIFORM_COMPONENTS, &L.max_compute_uniform_components);
+    GLint n_ext = 0;
+    glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
+    bool nvx_memory = false;
+    for (GLint i = 0; i < n_ext; ++i) {
+        const GLubyte* e = glGetStringi(GL_EXTENSIONS, GLuint(i));
+        if (!e) continue;
+        const char* s = reinterpret_cast<const char*>(e);
+        if (!std::strcmp(s, "GL_KHR_shader_subgroup")) L.subgroup = true;
+        if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = true;
+    }
+    if (nvx_memory) {
+        GLint kib = 0;
+        glGetIntegerv(GL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX, &kib);
+        if (kib > 0) L.memory_bytes = uint64_t(kib) * 1024u;
+    }
+    std::string renderer = gl_string(GL_RENDERER);
+    if (!L.memory_bytes && (renderer.find("llvmpipe") != std::string::npos ||
+                            renderer.find("softpipe") != std::string::npos ||
+                            renderer.find("SwiftShader") != std::string::npos))
+        L.memory_bytes = physical_memory_bytes();  // a software renderer allocates host memory
+    // Largest buffer_alloc: the device memory where known, else 1 TiB (the driver then decides,
+    // and GL_OUT_OF_MEMORY is reported as TGL_ERROR_RESOURCE_EXHAUSTED).
+    L.max_buffer_bytes = L.memory_bytes ? L.memory_bytes : (uint64_t(1) << 40);
+    L.max_buffer_reason = L.memory_bytes ? "the device's memory size" : "the plugin's cap of 1 TiB";
+    // Mesa's buffer objects have a 32-bit size (pipe_resource::width0): 4 GiB and up fail with
+    // GL_OUT_OF_MEMORY. (The GL store of a buffer is padded to whole words.)
+    if (std::strstr(gl_string(GL_VERSION), "Mesa") && L.max_buffer_bytes > 0xFFFFFFFCu) {
+        L.max_buffer_bytes = 0xFFFFFFFCu;
+        L.max_buffer_reason = "Mesa buffer objects hold less than 4 GiB";
+    }
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    return L;
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> describe(const EglTarget& target, const EglContext& c,
+                                                          const Limits& L) {
+    std::vector<std::pair<std::string, std::string>> p;
+    std::string version = gl_string(GL_VERSION);
+    std::string renderer = gl_string(GL_RENDERER);
+    // Driver: what follows "OpenGL ES x.y " in GL_VERSION (e.g. "Mesa 22.3.6", "NVIDIA 580.159.04").
+    std::string driver;
+    size_t es = version.find("OpenGL ES");
+    if (es != std::string::npos) {
+        size_t sp = version.find(' ', es + 10);
+        if (sp != std::string::npos) driver = version.substr(sp + 1);
+    }
+    const char* egl_vendor = eglQueryString(c.display, EGL_VENDOR);
+    const char* egl_version = eglQueryString(c.display, EGL_VERSION);
+    if (driver.empty()) driver = std::string(egl_vendor ? egl_vendor : "") + " EGL " + (egl_version ? egl_version : "");
+    auto add = [&](const char* k, const std::string& v) { p.emplace_back(k, v); };
+    auto num = [&](const char* k, long long v) { p.emplace_back(k, std::to_string(v)); };
+    add("name", renderer);
+    add("renderer", renderer);
+    add("vendor", gl_string(GL_VENDOR));
+    add("api.version", version);
+    add("driver.version", driver);
+    add("shading.version", gl_string(GL_SHADING_LANGUAGE_VERSION));
+    add("egl.platform", target.platform == EglPlatform::Device        ? "device"
+                        : target.platform == EglPlatform::Surfaceless ? "surfaceless"
+                                                                      : "default");
+    add("egl.device", target.description);
+    add("egl.vendor", egl_vendor ? egl_vendor : "");
+    add("egl.version", egl_version ? egl_version : "");
+    if (L.memory_bytes) num("memory.bytes", (long long)L.memory_bytes);
+    num("limit.max_rank", TGL_MAX_RANK);
+    num("limit.max_buffer_bytes", (long long)L.max_buffer_bytes);
+    num("limit.max_workgroup_invocations", L.max_invocations);
+    num("limit.max_workgroup_size_x", L.max_size[0]);
+    num("limit.max_workgroup_size_y", L.max_size[1]);
+    num("limit.max_workgroup_size_z", L.max_size[2]);
+    num("limit.max_workgroup_count_x", L.max_count[0]);
+    num("limit.max_workgroup_count_y", L.max_count[1]);
+    num("limit.max_workgroup_count_z", L.max_count[2]);
+    num("limit.max_shared_memory_bytes", L.max_shared_bytes);
+    num("limit.max_ssbo_bindings", L.max_ssbo_bindings);
+    num("limit.max_compute_ssbo_blocks", L.max_compute_ssbo_blocks);
+    num("limit.max_ssbo_block_bytes", (long long)L.max_ssbo_block_bytes);
+    num("limit.ssbo_offset_alignment", L.ssbo_offset_alignment);
+    num("limit.max_compute_uniform_components", L.max_compute_uniform_components);
+    add("extensions.subgroup", L.subgroup ? "1" : "0");
+    GLint n_ext = 0;
+    glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
+    std::string all;
+    for (GLint i = 0; i < n_ext; ++i) {
+        const GLubyte* e = glGetStringi(GL_EXTENSIONS, GLuint(i));
+        if (!e) continue;
+        if (!all.empty()) all += ' ';
+        all += reinterpret_cast<const char*>(e);
+    }
+    num("extensions.count", n_ext);
+    add("extensions", all);
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    return p;
+}
+
+// Creates a context on the target, reads its limits and properties, destroys it. Throws on failure.
+DeviceDesc probe_one(const EglTarget& target) {
+    DeviceDesc d;
+    d.target = target;
+    EglContext c = create_context(target);
+    try {
+        d.limits = query_limits();
+        d.properties = describe(target, c, d.limits);
+    } catch (...) {
+        destroy_context(c);
+        throw;
+    }
+    destroy_context(c);
+    return d;
+}
+
+void add_note(std::string& note, const std::string& s) {
+    if (!note.empty()) note += "; ";
+    note += s;
+}
+
+DeviceList probe_all() {
+    DeviceList out;
+    // libepoxy aborts the process when it cannot load the EGL or GLES library: check first.
+    if (!dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
+        const char* e = dlerror();
+        out.note = format("libEGL.so.1 cannot be loaded (%s): no EGL driver", e ? e : "?");
+        return out;
+    }
+    if (!dlopen("libGLESv2.so.2", RTLD_NOW | RTLD_LOCAL)) {
+        const char* e = dlerror();
+        out.note = format("libGLESv2.so.2 cannot be loaded (%s): no OpenGL ES driver", e ? e : "?");
+        return out;
+    }
+    const char* cext = client_extensions();
+    bool platform_base = has_ext(cext, "EGL_EXT_platform_base");
+
+    // 1. The EGL device platform: one display per device, no window system. Hardware devices come
+    //    first, software ones (EGL_MESA_device_software, e.g. llvmpipe) after them. A device seen
+    //    twice (same handle or the same DRM node) is kept once.
+    std::vector<DeviceDesc> hardware, software;
+    bool enumerate = has_ext(cext, "EGL_EXT_device_enumeration") || has_ext(cext, "EGL_EXT_device_base");
+    bool query = has_ext(cext, "EGL_EXT_device_query") || has_ext(cext, "EGL_EXT_device_base");
+    if (platform_base && has_ext(cext, "EGL_EXT_platform_device") && enumerate) {
+        EGLint n = 0;
+        if (!eglQueryDevicesEXT(0, nullptr, &n)) {
+            add_note(out.note, "eglQueryDevicesEXT failed: " + egl_error());
+            n = 0;
+        }
+        std::vector<EGLDeviceEXT> devs(size_t(n > 0 ? n : 0));
+        if (n > 0 && !eglQueryDevicesEXT(n, devs.data(), &n)) {
+            add_note(out.note, "eglQueryDevicesEXT failed: " + egl_error());
+            n = 0;
+        }
+        devs.resize(size_t(n > 0 ? n : 0));
+        if (devs.empty()) add_note(out.note, "eglQueryDevicesEXT lists no EGL device");
+        std::vector<std::string> nodes;
+        for (size_t i = 0; i < devs.size(); ++i) {
+            bool dup = false;
+            for (size_t j = 0; j < i; ++j) dup = dup || devs[j] == devs[i];
+            const char* dext = query ? eglQueryDeviceStringEXT(devs[i], EGL_EXTENSIONS) : nullptr;
+            bool is_software = has_ext(dext, "EGL_MESA_device_software");
+            std::string node;
+            const char* s = nullptr;
+            if (has_ext(dext, "EGL_EXT_device_drm_render_node")) s = eglQueryDeviceStringEXT(devs[i], EGL_DRM_RENDER_NODE_FILE_EXT);
+            if (!s && has_ext(dext, "EGL_EXT_device_drm")) s = eglQueryDeviceStringEXT(devs[i], EGL_DRM_DEVICE_FILE_EXT);
+            if (s) node = s;
+            eglGetError();  // a string the device lacks leaves an error behind
+            for (const std::string& other : nodes) dup = dup || (!node.empty() && node == other);
+            if (dup) continue;
+            nodes.push_back(node);
+            EglTarget t;
+            t.platform = EglPlatform::Device;
+            t.device = devs[i];
+            t.description = format("EGL device %zu (%s)", i,
+                                   !node.empty() ? node.c_str() : is_software ? "software" : "no DRM node");
+            try {
+                (is_software ? software : hardware).push_back(probe_one(t));
+            } catch (const std::exception& e) {
+                add_note(out.note, e.what());
+            }
+        }
+    } else {
+        add_note(out.note, "the EGL client offers no device platform (EGL_EXT_platform_device with "
+                           "EGL_EXT_device_enumeration or EGL_EXT_device_base)");
+    }
+    out.devices = std::move(hardware);
+    for (DeviceDesc& d : software) out.devices.push_back(std::move(d));
+
+    // 2. Mesa's surfaceless platform, and 3. the default display: only when the device platform
+    //    gave nothing, since they reach the same devices again.
+    if (out.devices.empty() && platform_base && has_ext(cext, "EGL_MESA_platform_surfaceless")) {
+        EglTarget t;
+        t.platform = EglPlatform::Surfaceless;
+        t.description = "EGL surfaceless platform";
+        try {
+            out.devices.push_back(probe_one(t));
+        } catch (const std::exception& e) {
+            add_note(out.note, e.what());
+        }
+    }
+    if (out.devices.empty()) {
+        EglTarget t;
+        t.platform = EglPlatform::Default;
+        t.description = "EGL default display";
+        try {
+            out.devices.push_back(probe_one(t));
+        } catch (const std::exception& e) {
+            add_note(out.note, e.what());
+        }
+    }
+
+    // TGL_DEVICE=<n> restricts enumeration to the n-th usable device (counting from 0 in the order
+    // above), which then becomes device 0 and the only device; a value that is not a decimal number
+    // or is past the last device leaves no device. Unset or empty: every usable device.
+    const char* sel = std::getenv("TGL_DEVICE");
+    if (sel && *sel) {
+        char* end = nullptr;
+        unsigned long k = std::strtoul(sel, &end, 10);
+        bool valid = *end == '\0' && sel[0] >= '0' && sel[0] <= '9';
+        size_t found = out.devices.size();
+        if (!valid || k >= found) {
+            out.devices.clear();
+            add_note(out.note, format("TGL_DEVICE=%s selects no device (%zu usable device%s)", sel, found,
+                                      found == 1 ? "" : "s"));
+        } else if (found > 1 || k != 0) {
+            DeviceDesc d = std::move(out.devices[k]);
+            out.devices.clear();
+            out.devices.push_back(std::move(d));
+        }
+    }
+    if (out.devices.empty() && out.note.empty()) out.note = "no EGL display offers an OpenGL ES 3.1 context";
+    return out;
+}
+
+}  // namespace
+
+const DeviceList& probe_devices() {
+    static DeviceList* list = nullptr;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        auto result = std::make_unique<DeviceList>();
+        try {
+            std::thread t([&] {
+                try {
+                    *result = probe_all();
+                } catch (const std::exception& e) {
+                    result->devices.clear();
+                    result->note = std::string("device probe failed: ") + e.what();
+                }
+            });
+            t.join();
+        } catch (const std::exception& e) {
+            result->devices.clear();
+            result->note = std::string("device probe thread could not run: ") + e.what();
+        }
+        if (std::getenv("TGL_GLES_DEBUG"))
+            std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s\n", result->devices.size(),
+                         result->devices.size() == 1 ? "" : "s", result->note.empty() ? "" : "; ",
+                         result->note.c_str());
+        list = result.release();
+    });
+    return *list;
+}
+
+}  // namespace gles
+}  // namespace tgl

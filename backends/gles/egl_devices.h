@@ -1,0 +1,76 @@
+// Headless EGL: finding the devices on which a GLES 3.1 context can be created, and creating
+// that context (no window, no X): the EGL device platform first, then Mesa's surfaceless platform,
+// then the default display.
+#pragma once
+
+#include <epoxy/egl.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tgl {
+namespace gles {
+
+enum class EglPlatform { Device, Surfaceless, Default };
+
+// How to reach one device's EGLDisplay.
+struct EglTarget {
+    EglPlatform platform = EglPlatform::Default;
+    EGLDeviceEXT device = EGL_NO_DEVICE_EXT;  // EglPlatform::Device only
+    std::string description;                  // e.g. "EGL device 0 (/dev/dri/renderD128)"
+};
+
+// GL limits of a context, queried at probe and again at device open.
+struct Limits {
+    int gl_major = 0, gl_minor = 0;
+    int max_invocations = 0;
+    int max_size[3] = {};
+    int max_count[3] = {};
+    int max_shared_bytes = 0;
+    int max_ssbo_bindings = 0;
+    int max_compute_ssbo_blocks = 0;
+    int64_t max_ssbo_block_bytes = 0;
+    int ssbo_offset_alignment = 1;
+    int max_compute_uniform_components = 0;
+    uint64_t memory_bytes = 0;       // 0 if unknown
+    uint64_t max_buffer_bytes = 0;   // largest buffer_alloc accepted
+    const char* max_buffer_reason = "";  // where that limit comes from, for messages
+    bool subgroup = false;           // GL_KHR_shader_subgroup
+};
+
+// A context made current (with no surface, or a 1x1 pbuffer where surfaceless is unavailable).
+struct EglContext {
+    EGLDisplay display = EGL_NO_DISPLAY;
+    EGLContext context = EGL_NO_CONTEXT;
+    EGLSurface surface = EGL_NO_SURFACE;
+};
+
+// Creates a GLES 3.1+ context on the target and makes it current on the calling thread. Throws
+// Error(DEVICE_UNAVAILABLE) saying which step failed.
+EglContext create_context(const EglTarget& target);
+// Releases and destroys the context (same thread). The display stays initialized: other devices
+// may share it, and EGL has no reference count on eglInitialize.
+void destroy_context(EglContext& ctx);
+
+// Limits of the current context.
+Limits query_limits();
+
+struct DeviceDesc {
+    EglTarget target;
+    Limits limits;
+    std::vector<std::pair<std::string, std::string>> properties;
+};
+
+struct DeviceList {
+    std::vector<DeviceDesc> devices;
+    std::string note;  // why devices were skipped or none was found ("" if nothing to say)
+};
+
+// The usable devices, probed once (on a private thread, so that no host thread's current context
+// is disturbed) on the first call. Never throws.
+const DeviceList& probe_devices();
+
+}  // namespace gles
+}  // namespace tgl

@@ -1,0 +1,85 @@
+// The thread that owns one device's EGL context. Every GL call of the device happens on it; host
+// threads hand it work through a mutex-protected FIFO queue.
+//   post(): queue and return (ops, uploads, copies, fills). An error it raises, or a GL error it
+//           leaves behind, becomes the device's pending error, reported by the next call() that
+//           asks for it (synchronize, download).
+//   call(): queue, wait until it has run, rethrow its error (alloc, compile, download, sync).
+#pragma once
+
+#include "egl_devices.h"
+
+#include <tensorgl/plugin_api.h>
+
+#include <epoxy/gl.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace tgl {
+namespace gles {
+
+class GlThread {
+public:
+    // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
+    explicit GlThread(const EglTarget& target);
+    ~GlThread();
+    GlThread(const GlThread&) = delete;
+    GlThread& operator=(const GlThread&) = delete;
+
+    // Limits of this thread's context.
+    const Limits& limits() const { return limits_; }
+
+    // `what` names the work in messages; it must be a string literal.
+    void post(const char* what, std::function<void()> fn);
+    void call(const char* what, const std::function<void()>& fn);
+
+    // Throws the pending error of earlier posted work (and clears it), or DEVICE_UNAVAILABLE once
+    // the context was lost (sticky).
+    void raise_pending();
+
+    // Runs everything queued, destroys the context and joins the thread. Later posts are refused
+    // (DEVICE_UNAVAILABLE) and buffer deletions dropped (the context took its objects with it).
+    void shutdown();
+
+    // Deletes a GL buffer: at once on the GL thread, queued from any other thread.
+    void delete_buffer(GLuint name);
+
+    bool on_gl_thread() const { return std::this_thread::get_id() == gl_id_; }
+
+    // Checks glGetError on the GL thread; throws naming `what` (GL_OUT_OF_MEMORY ->
+    // RESOURCE_EXHAUSTED, GL_CONTEXT_LOST -> DEVICE_UNAVAILABLE, others -> BACKEND_FAILURE).
+    void check_gl(const char* what);
+
+private:
+    struct Task {
+        const char* what;
+        std::function<void()> fn;
+    };
+    void run(const EglTarget& target);
+    void record_error(tgl_status status, const std::string& message);
+    void throw_if_lost();
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Task> queue_;
+    bool stopping_ = false;
+    bool joined_ = false;
+    std::thread thread_;
+    std::thread::id gl_id_;
+    EglContext context_;
+    Limits limits_;
+
+    std::mutex error_mutex_;
+    bool has_pending_ = false;
+    tgl_status pending_status_ = TGL_OK;
+    std::string pending_message_;
+    bool lost_ = false;
+    std::string lost_message_;
+};
+
+}  // namespace gles
+}  // namespace tgl

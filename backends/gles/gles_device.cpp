@@ -1,0 +1,351 @@
+#include "gles_device.h"
+
+#include "status.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+namespace tgl {
+namespace gles {
+
+UniformValue uniform_int(const char* name, std::vector<int32_t> values) {
+    UniformValue u{name, UniformValue::Int, {}};
+    u.bits.resize(values.size());
+    std::memcpy(u.bits.data(), values.data(), values.size() * 4);
+    return u;
+}
+
+UniformValue uniform_uint(const char* name, std::vector<uint32_t> values) {
+    return UniformValue{name, UniformValue::Uint, std::move(values)};
+}
+
+UniformValue uniform_float(const char* name, float value) {
+    UniformValue u{name, UniformValue::Float, {0}};
+    std::memcpy(u.bits.data(), &value, 4);
+    return u;
+}
+
+namespace {
+
+GlesBuffer& gl_buffer(const BufferRef& b) { return static_cast<GlesBuffer&>(*b); }
+
+// Size of the GL buffer store behind a buffer of `bytes`: a multiple of 4 (the shaders address
+// 32-bit words) and never 0 (so that any buffer can be bound).
+int64_t store_bytes(uint64_t bytes) { return int64_t(std::max<uint64_t>(4, (bytes + 3) & ~uint64_t(3))); }
+
+void set_uniform(const Program& p, const UniformValue& u) {
+    auto it = p.uniforms.find(u.name);
+    if (it == p.uniforms.end()) return;  // optimised away by the driver
+    const Program::Uniform& d = it->second;
+    GLsizei n = GLsizei(u.bits.size());
+    const void* v = u.bits.data();
+    auto expect = [&](UniformValue::Kind k, int comps) {
+        if (u.kind != k || n % comps != 0)
+            fail(TGL_ERROR_INTERNAL, "uniform %s of %s: value kind/count does not match its GLSL type 0x%04x",
+                 u.name.c_str(), p.label.c_str(), unsigned(d.type));
+        return std::min<GLsizei>(n / comps, d.size);
+    };
+    switch (d.type) {
+    case GL_INT: glUniform1iv(d.location, expect(UniformValue::Int, 1), static_cast<const GLint*>(v)); break;
+    case GL_UNSIGNED_INT: glUniform1uiv(d.location, expect(UniformValue::Uint, 1), static_cast<const GLuint*>(v)); break;
+    case GL_FLOAT: glUniform1fv(d.location, expect(UniformValue::Float, 1), static_cast<const GLfloat*>(v)); break;
+    case GL_UNSIGNED_INT_VEC3: glUniform3uiv(d.location, expect(UniformValue::Uint, 3), static_cast<const GLuint*>(v)); break;
+    case GL_UNSIGNED_INT_VEC4: glUniform4uiv(d.location, expect(UniformValue::Uint, 4), static_cast<const GLuint*>(v)); break;
+    default:
+        fail(TGL_ERROR_INTERNAL, "uniform %s of %s has GLSL type 0x%04x, which the plugin does not set",
+             u.name.c_str(), p.label.c_str(), unsigned(d.type));
+    }
+}
+
+// Waits until all GL work issued so far has completed, with a fence (no glFinish).
+void wait_idle(const char* what) {
+    GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    if (!sync) fail(TGL_ERROR_BACKEND_FAILURE, "%s: glFenceSync failed", what);
+    for (;;) {
+        GLenum r = glClientWaitSync(sync, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
+        if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
+        if (r == GL_WAIT_FAILED) {
+            glDeleteSync(sync);
+            fail(TGL_ERROR_BACKEND_FAILURE, "%s: glClientWaitSync failed", what);
+        }
+        // GL_TIMEOUT_EXPIRED: the GPU is still busy; keep waiting.
+    }
+    glDeleteSync(sync);
+}
+
+}  // namespace
+
+std::shared_ptr<StagingPool::Block> StagingPool::get(size_t bytes) {
+    std::unique_ptr<Block> block;
+    {
+        // Best fit among idle blocks that are not more than twice too large.
+        std::lock_guard<std::mutex> lock(mutex_);
+        size_t best = idle_.size();
+        for (size_t i = 0; i < idle_.size(); ++i)
+            if (idle_[i]->capacity >= bytes && idle_[i]->capacity / 2 <= bytes &&
+                (best == idle_.size() || idle_[i]->capacity < idle_[best]->capacity))
+                best = i;
+        if (best < idle_.size()) {
+            block = std::move(idle_[best]);
+            idle_.erase(idle_.begin() + long(best));
+            idle_bytes_ -= block->capacity;
+        }
+    }
+    if (!block) {
+        block.reset(new Block);
+        block->capacity = std::max<size_t>(bytes, 1);
+        block->data.reset(new uint8_t[block->capacity]);  // uninitialised: it is overwritten at once
+    }
+    block->size = bytes;
+    std::weak_ptr<StagingPool> pool = shared_from_this();
+    return std::shared_ptr<Block>(block.release(), [pool](Block* b) {
+        if (auto p = pool.lock()) p->put(b);
+        else delete b;
+    });
+}
+
+void StagingPool::put(Block* b) {
+    std::unique_ptr<Block> block(b);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (block->capacity > kMaxIdleBytes) return;
+    // Keep the most recent blocks: drop the oldest until the new one fits.
+    while (!idle_.empty() && idle_bytes_ + block->capacity > kMaxIdleBytes) {
+        idle_bytes_ -= idle_.front()->capacity;
+        idle_.erase(idle_.begin());
+    }
+    idle_bytes_ += block->capacity;
+    idle_.push_back(std::move(block));
+}
+
+GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(desc.target)) {
+    const Limits& L = gl_->limits();
+    int wg = 256;
+    while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
+    wg_size_ = wg;
+    if (L.max_count[0] < 1 || L.max_count[1] < 1 || L.max_count[2] < 1 || L.max_ssbo_block_bytes < 16 ||
+        L.max_compute_ssbo_blocks < 3 || wg < 32) {
+        gl_->shutdown();
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE,
+             "%s: the context's compute limits are too small (workgroup counts %d x %d x %d, %d invocations, "
+             "%d SSBO blocks per compute shader, %lld-byte SSBO blocks)",
+             desc.target.description.c_str(), L.max_count[0], L.max_count[1], L.max_count[2], L.max_invocations,
+             L.max_compute_ssbo_blocks, (long long)L.max_ssbo_block_bytes);
+    }
+}
+
+GlesDevice::~GlesDevice() {
+    {
+        std::lock_guard<std::mutex> lock(scratch_mutex_);
+        scratch_.reset();
+    }
+    gl_->shutdown();
+}
+
+int64_t GlesDevice::max_window_bytes() const {
+    int64_t cap = int64_t(INT32_MAX) + 1 - window_alignment();
+    return std::min<int64_t>(limits().max_ssbo_block_bytes, cap) & ~int64_t(3);
+}
+
+int64_t GlesDevice::window_alignment() const {
+    return std::lcm<int64_t>(limits().ssbo_offset_alignment, 16);
+}
+
+Binding GlesDevice::window(const TensorArg& t, const char* what, int32_t* elem_offset) const {
+    int64_t align = window_alignment();
+    int64_t start = t.byte_lo - t.byte_lo % align;
+    int64_t size = t.byte_hi - start;
+    if (t.byte_hi <= t.byte_lo)
+        fail(TGL_ERROR_INTERNAL, "%s: window of an empty view", what);
+    if (size > max_window_bytes())
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "%s: the view spans bytes [%lld, %lld) of its buffer (%lld bytes), but one shader storage block on "
+             "this device covers at most %lld bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE = %lld)",
+             what, (long long)t.byte_lo, (long long)t.byte_hi, (long long)(t.byte_hi - t.byte_lo),
+             (long long)max_window_bytes(), (long long)limits().max_ssbo_block_bytes);
+    int64_t rel = (t.offset * 4 - start) / 4;  // in [0, size/4): fits in 32 bits
+    if (rel < 0 || rel > INT32_MAX)
+        fail(TGL_ERROR_INTERNAL, "%s: element offset %lld outside its window", what, (long long)rel);
+    *elem_offset = int32_t(rel);
+    Binding b;
+    b.keep = t.buffer;
+    b.name = gl_buffer(t.buffer).name();
+    b.offset = start;
+    b.size = size;
+    return b;
+}
+
+std::vector<GridChunk> GlesDevice::split_grid(uint64_t groups) const {
+    std::vector<GridChunk> chunks;
+    uint64_t max_x = uint64_t(limits().max_count[0]), max_y = uint64_t(limits().max_count[1]);
+    uint64_t per = max_x * max_y;
+    for (uint64_t base = 0; base < groups;) {
+        uint64_t n = std::min(groups - base, per);
+        uint64_t x = std::min(n, max_x);
+        uint64_t y = (n + x - 1) / x;
+        chunks.push_back(GridChunk{uint32_t(base), uint32_t(x), uint32_t(y)});
+        base += n;
+    }
+    return chunks;
+}
+
+std::shared_ptr<const Program> GlesDevice::program(const std::string& file, const Defines& defines) {
+    // Fast path: the variant (file + defines) was seen before. The programs themselves are keyed by
+    // their full source text, so two variants that expand to the same source share one program.
+    std::string key = file;
+    for (const auto& d : defines) {
+        key += '\n';
+        key += d.first;
+        key += '=';
+        key += d.second;
+    }
+    {
+        std::lock_guard<std::mutex> lock(programs_mutex_);
+        auto it = variants_.find(key);
+        if (it != variants_.end()) return it->second;
+    }
+    ShaderSource src = build_shader_source(file, defines);
+    std::shared_ptr<const Program> result;
+    {
+        std::lock_guard<std::mutex> lock(programs_mutex_);
+        auto it = programs_.find(src.text);
+        if (it != programs_.end()) result = it->second;
+    }
+    if (!result) {
+        gl_->call("compiling a compute shader", [&] {
+            {
+                // Another host thread may have compiled it while this call waited in the queue.
+                std::lock_guard<std::mutex> lock(programs_mutex_);
+                auto it = programs_.find(src.text);
+                if (it != programs_.end()) {
+                    result = it->second;
+                    return;
+                }
+            }
+            auto p = std::make_shared<Program>(compile_program(src));
+            if (std::getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
+            std::lock_guard<std::mutex> lock(programs_mutex_);
+            programs_.emplace(src.text, p);
+            result = p;
+        });
+    }
+    std::lock_guard<std::mutex> lock(programs_mutex_);
+    variants_.emplace(key, result);
+    return result;
+}
+
+BufferRef GlesDevice::scratch(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(scratch_mutex_);
+    if (!scratch_ || scratch_->size() < bytes) scratch_ = alloc(std::max<uint64_t>(bytes, 1u << 16));
+    return scratch_;
+}
+
+void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
+    gl_->post(what, [ds = std::move(dispatches)] {
+        for (const Dispatch& d : ds) {
+            glUseProgram(d.program->id);
+            for (size_t i = 0; i < d.bindings.size(); ++i)
+                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), d.bindings[i].name, GLintptr(d.bindings[i].offset),
+                                  GLsizeiptr(d.bindings[i].size));
+            for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
+            glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
+            // Later dispatches read what this one wrote; copies and maps too.
+            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+        }
+    });
+}
+
+BufferRef GlesDevice::alloc(uint64_t bytes) {
+    const Limits& L = limits();
+    if (bytes > L.max_buffer_bytes || bytes > uint64_t(INT64_MAX) - 4)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "bytes = %llu, but this device allocates at most %llu bytes per buffer (%s)",
+             (unsigned long long)bytes, (unsigned long long)L.max_buffer_bytes, L.max_buffer_reason);
+    GLuint name = 0;
+    gl_->call("buffer_alloc", [&] {
+        glGenBuffers(1, &name);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, name);
+        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, GL_DYNAMIC_COPY);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+        GLenum e = glGetError();
+        if (e != GL_NO_ERROR) {
+            glDeleteBuffers(1, &name);
+            name = 0;
+            while (glGetError() != GL_NO_ERROR) {
+            }
+            if (e == GL_OUT_OF_MEMORY)
+                fail(TGL_ERROR_RESOURCE_EXHAUSTED, "the driver is out of memory for a %llu-byte buffer (GL_OUT_OF_MEMORY)",
+                     (unsigned long long)bytes);
+            fail(TGL_ERROR_BACKEND_FAILURE, "glBufferData of %llu bytes failed with GL error 0x%04x",
+                 (unsigned long long)bytes, unsigned(e));
+        }
+    });
+    return std::make_shared<GlesBuffer>(bytes, name, gl_);
+}
+
+void GlesDevice::upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) {
+    // The host bytes are copied before returning; the GL thread writes them later, in order.
+    std::shared_ptr<StagingPool::Block> data = staging_->get(size_t(bytes));
+    std::memcpy(data->data.get(), src, size_t(bytes));
+    gl_->post("buffer_upload", [dst, offset, data] {
+        glBindBuffer(GL_COPY_WRITE_BUFFER, gl_buffer(dst).name());
+        glBufferSubData(GL_COPY_WRITE_BUFFER, GLintptr(offset), GLsizeiptr(data->size), data->data.get());
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    });
+}
+
+void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint64_t bytes) {
+    gl_->call("buffer_download", [&] {
+        wait_idle("buffer_download");
+        glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(src).name());
+        void* p = glMapBufferRange(GL_COPY_READ_BUFFER, GLintptr(offset), GLsizeiptr(bytes), GL_MAP_READ_BIT);
+        if (!p) {
+            GLenum e = glGetError();
+            glBindBuffer(GL_COPY_READ_BUFFER, 0);
+            fail(e == GL_OUT_OF_MEMORY ? TGL_ERROR_RESOURCE_EXHAUSTED : TGL_ERROR_BACKEND_FAILURE,
+                 "glMapBufferRange of %llu bytes at offset %llu failed (GL error 0x%04x)", (unsigned long long)bytes,
+                 (unsigned long long)offset, unsigned(e));
+        }
+        std::memcpy(dst, p, bytes);
+        GLboolean intact = glUnmapBuffer(GL_COPY_READ_BUFFER);
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        if (!intact) fail(TGL_ERROR_BACKEND_FAILURE, "the buffer's contents were lost while mapped (glUnmapBuffer)");
+    });
+    gl_->raise_pending();
+}
+
+void GlesDevice::copy(const BufferRef& src, uint64_t src_offset, const BufferRef& dst, uint64_t dst_offset,
+                      uint64_t bytes) {
+    gl_->post("buffer_copy", [src, src_offset, dst, dst_offset, bytes] {
+        glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(src).name());
+        glBindBuffer(GL_COPY_WRITE_BUFFER, gl_buffer(dst).name());
+        glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, GLintptr(src_offset), GLintptr(dst_offset),
+                            GLsizeiptr(bytes));
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    });
+}
+
+void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+                      uint32_t pattern_size) {
+    run_fill(*this, dst, offset, bytes, pattern, pattern_size);
+}
+
+void GlesDevice::run(const OpCall& call) {
+    switch (call.info->family) {
+    case OpFamily::Unary:
+    case OpFamily::Binary: run_elementwise(*this, call); break;
+    case OpFamily::Reduce: run_reduce(*this, call); break;
+    case OpFamily::Matmul: run_matmul(*this, call); break;
+    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'gles'", call.info->name);
+    }
+}
+
+void GlesDevice::synchronize() {
+    gl_->call("synchronize", [] { wait_idle("synchronize"); });
+    gl_->raise_pending();
+}
+
+}  // namespace gles
+}  // namespace tgl

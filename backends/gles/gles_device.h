@@ -1,0 +1,145 @@
+// One open GLES device: its GL thread, buffers, program cache and the dispatch machinery that the
+// kernels (kernels.cpp) use.
+#pragma once
+
+#include "backend.h"
+#include "egl_devices.h"
+#include "gl_thread.h"
+#include "shaders.h"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tgl {
+namespace gles {
+
+class GlesBuffer : public DeviceBuffer {
+public:
+    GlesBuffer(uint64_t bytes, GLuint name, std::shared_ptr<GlThread> gl)
+        : DeviceBuffer(bytes), name_(name), gl_(std::move(gl)) {}
+    ~GlesBuffer() override { gl_->delete_buffer(name_); }
+    GLuint name() const { return name_; }
+
+private:
+    GLuint name_;
+    std::shared_ptr<GlThread> gl_;  // outlives the thread itself: deletions after close are dropped
+};
+
+// An SSBO binding: bytes [offset, offset + size) of a buffer. `keep` holds the buffer until the
+// dispatch has been issued.
+struct Binding {
+    BufferRef keep;
+    GLuint name = 0;
+    int64_t offset = 0;
+    int64_t size = 0;
+};
+
+// A uniform value set before a dispatch (ints, uints or floats; a uvec3/uvec4 is 3/4 uints).
+// Uniforms the driver optimised away are skipped.
+struct UniformValue {
+    enum Kind { Int, Uint, Float };
+    std::string name;
+    Kind kind;
+    std::vector<uint32_t> bits;
+};
+
+struct Dispatch {
+    std::shared_ptr<const Program> program;
+    std::vector<Binding> bindings;  // SSBO binding point = index
+    std::vector<UniformValue> uniforms;
+    uint32_t groups[3] = {1, 1, 1};
+};
+
+// A group of dispatches covering a 1-D range of workgroups: each sets u_group_base.
+struct GridChunk {
+    uint32_t base, x, y;
+};
+
+// Host staging memory for uploads (the host's bytes are copied before buffer_upload returns and
+// written by the GL thread later). Blocks are recycled, so repeated uploads do not pay for fresh
+// pages each time; at most kMaxIdleBytes stay idle in the pool.
+class StagingPool : public std::enable_shared_from_this<StagingPool> {
+public:
+    struct Block {
+        std::unique_ptr<uint8_t[]> data;
+        size_t capacity = 0;
+        size_t size = 0;
+    };
+    static constexpr size_t kMaxIdleBytes = size_t(128) << 20;
+    // A block holding `bytes` bytes (contents unspecified); it returns to the pool when released.
+    std::shared_ptr<Block> get(size_t bytes);
+
+private:
+    void put(Block* b);
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Block>> idle_;
+    size_t idle_bytes_ = 0;
+};
+
+class GlesDevice : public Device {
+public:
+    explicit GlesDevice(const DeviceDesc& desc);
+    ~GlesDevice() override;
+
+    BufferRef alloc(uint64_t bytes) override;
+    void upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) override;
+    void download(const BufferRef& src, uint64_t offset, void* dst, uint64_t bytes) override;
+    void copy(const BufferRef& src, uint64_t src_offset, const BufferRef& dst, uint64_t dst_offset,
+              uint64_t bytes) override;
+    void fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+              uint32_t pattern_size) override;
+    void run(const OpCall& call) override;
+    void synchronize() override;
+
+    // --- for the kernels ---
+    const Limits& limits() const { return gl_->limits(); }
+    // The compiled variant of `file` with `defines`, compiled on the GL thread on first use (the
+    // caller waits, so a compile error is thrown here).
+    std::shared_ptr<const Program> program(const std::string& file, const Defines& defines);
+    // The SSBO window for a non-empty view of 4-byte elements: [byte_lo aligned down to the SSBO
+    // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
+    // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
+    Binding window(const TensorArg& t, const char* what, int32_t* elem_offset) const;
+    // Largest SSBO window in bytes (the block size limit, capped so that element indices fit in
+    // 32-bit signed integers).
+    int64_t max_window_bytes() const;
+    // Byte alignment of window starts: lcm(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, 16), so that
+    // a 16-byte aligned view starts a vec4 boundary of its window.
+    int64_t window_alignment() const;
+    // Invocations of the 1-D kernels (a power of two within the limits).
+    int workgroup_size() const { return wg_size_; }
+    // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
+    std::vector<GridChunk> split_grid(uint64_t groups) const;
+    // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered).
+    BufferRef scratch(uint64_t bytes);
+    // Queues the dispatches in order, with a memory barrier after each.
+    void submit(const char* what, std::vector<Dispatch> dispatches);
+
+private:
+    std::shared_ptr<GlThread> gl_;
+    int wg_size_ = 64;
+    std::mutex programs_mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
+    std::unordered_map<std::string, std::shared_ptr<const Program>> variants_;  // by file + defines
+    std::mutex scratch_mutex_;
+    BufferRef scratch_;
+    std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();
+};
+
+// kernels.cpp
+void run_elementwise(GlesDevice& dev, const OpCall& call);
+void run_reduce(GlesDevice& dev, const OpCall& call);
+void run_matmul(GlesDevice& dev, const OpCall& call);
+void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+              uint32_t pattern_size);
+
+// Helpers for building uniforms.
+UniformValue uniform_int(const char* name, std::vector<int32_t> values);
+UniformValue uniform_uint(const char* name, std::vector<uint32_t> values);
+UniformValue uniform_float(const char* name, float value);
+
+}  // namespace gles
+}  // namespace tgl

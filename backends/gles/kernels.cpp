@@ -1,0 +1,465 @@
+// Host side of every op: turns a validated OpCall (its index plan) into shader variants, SSBO
+// windows, uniforms and dispatches that stay within the device's limits. Nothing is computed on
+// the CPU.
+#include "gles_device.h"
+
+#include "status.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tgl {
+namespace gles {
+namespace {
+
+// GLSL ES 3.10 has no 64-bit integers: every index, offset and stride a shader sees is 32-bit.
+int32_t to_i32(int64_t v, const char* what) {
+    if (v < INT32_MIN || v > INT32_MAX)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "%s = %lld does not fit the 32-bit index arithmetic of GLSL ES 3.10", what,
+             (long long)v);
+    return int32_t(v);
+}
+
+uint32_t count_u32(int64_t n, const char* what) {
+    if (n < 0 || n > INT32_MAX)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "%s has %lld elements; GLSL ES 3.10 indexes with 32-bit integers, so at most 2147483647 are supported",
+             what, (long long)n);
+    return uint32_t(n);
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+std::string str(long long v) { return std::to_string(v); }
+
+// One dispatch per grid chunk of a 1-D kernel, each with its u_group_base.
+void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
+    for (const GridChunk& c : dev.split_grid(groups)) {
+        Dispatch d = base;
+        d.uniforms.push_back(uniform_uint("u_group_base", {c.base}));
+        d.groups[0] = c.x;
+        d.groups[1] = c.y;
+        d.groups[2] = 1;
+        out.push_back(std::move(d));
+    }
+}
+
+const char* elementwise_define(const OpCall& call) {
+    switch (call.info->op) {
+    case TGL_OP_ABS: return "OP_ABS";
+    case TGL_OP_NEG: return "OP_NEG";
+    case TGL_OP_RELU: return "OP_RELU";
+    case TGL_OP_SIGMOID: return "OP_SIGMOID";
+    case TGL_OP_TANH: return "OP_TANH";
+    case TGL_OP_EXP: return "OP_EXP";
+    case TGL_OP_LOG: return "OP_LOG";
+    case TGL_OP_SQRT: return "OP_SQRT";
+    case TGL_OP_GELU: return call.gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
+    case TGL_OP_SILU: return "OP_SILU";
+    case TGL_OP_ADD: return "OP_ADD";
+    case TGL_OP_SUB: return "OP_SUB";
+    case TGL_OP_MUL: return "OP_MUL";
+    case TGL_OP_DIV: return "OP_DIV";
+    case TGL_OP_MAXIMUM: return "OP_MAXIMUM";
+    case TGL_OP_MINIMUM: return "OP_MINIMUM";
+    case TGL_OP_POW: return "OP_POW";
+    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' has no elementwise shader in plugin 'gles'", call.info->name);
+    }
+}
+
+}  // namespace
+
+void run_elementwise(GlesDevice& dev, const OpCall& call) {
+    const ElementwisePlan& p = call.elementwise;
+    int n_in = int(call.inputs.size());
+    const TensorArg* args[3] = {&call.outputs[0], &call.inputs[0], n_in == 2 ? &call.inputs[1] : nullptr};
+    const char* labels[3] = {"outputs[0] (y)", n_in == 2 ? "inputs[0] (a)" : "inputs[0] (x)", "inputs[1] (b)"};
+    uint32_t numel = count_u32(p.numel, "outputs[0] (y)");
+    int wg = dev.workgroup_size();
+    const char* op = elementwise_define(call);
+
+    std::vector<Binding> bindings;
+    std::vector<int32_t> offsets(3, 0);
+    for (int k = 0; k <= n_in; ++k) bindings.push_back(dev.window(*args[k], labels[k], &offsets[k]));
+    std::vector<int32_t> shape, strides[3];
+    for (int d = 0; d < p.rank; ++d) {
+        shape.push_back(to_i32(p.shape[d], "a dimension"));
+        for (int k = 0; k <= n_in; ++k) strides[k].push_back(to_i32(p.strides[k][d], "a stride"));
+    }
+    std::vector<Dispatch> dispatches;
+
+    // Scalar kernel over `count` elements starting at `offs` (general N-d, or CONTIG).
+    auto scalar = [&](uint32_t count, const std::vector<int32_t>& offs) {
+        bool contig = p.rank == 1;
+        for (int k = 0; k <= n_in; ++k) contig = contig && p.strides[k][0] == 1;
+        Defines defines = {{op, ""}, {"N_IN", str(n_in)}, {"RANK", str(p.rank)}, {"WG_SIZE", str(wg)}};
+        if (contig) defines.emplace_back("CONTIG", "");
+        Dispatch base;
+        base.program = dev.program("elementwise.comp", defines);
+        base.bindings = bindings;
+        base.uniforms.push_back(uniform_uint("u_numel", {count}));
+        base.uniforms.push_back(uniform_int("u_offset", offs));
+        if (!contig && p.rank > 0) {
+            static const char* stride_names[3] = {"u_stride_y", "u_stride_a", "u_stride_b"};
+            base.uniforms.push_back(uniform_int("u_shape", shape));
+            for (int k = 0; k <= n_in; ++k) base.uniforms.push_back(uniform_int(stride_names[k], strides[k]));
+        }
+        add_chunks(dev, base, ceil_div(count, uint64_t(wg)), dispatches);
+    };
+
+    // Rank 1 with a contiguous, 16-byte aligned output and inputs that are contiguous and aligned
+    // too or broadcast scalars: vec4 kernel for numel / 4 quads, scalar kernel for the rest.
+    bool vec4 = p.rank == 1 && numel >= 4 && p.strides[0][0] == 1 && offsets[0] % 4 == 0;
+    bool bcast[3] = {false, false, false};
+    for (int k = 1; k <= n_in && vec4; ++k) {
+        bcast[k] = p.strides[k][0] == 0;
+        vec4 = bcast[k] || (p.strides[k][0] == 1 && offsets[k] % 4 == 0);
+    }
+    if (vec4) {
+        uint32_t quads = numel / 4;
+        Defines defines = {{op, ""}, {"N_IN", str(n_in)}, {"RANK", "1"}, {"VEC4", ""}, {"WG_SIZE", str(wg)}};
+        if (bcast[1]) defines.emplace_back("A_BCAST", "");
+        if (bcast[2]) defines.emplace_back("B_BCAST", "");
+        Dispatch base;
+        base.program = dev.program("elementwise.comp", defines);
+        base.bindings = bindings;
+        std::vector<int32_t> quad_offsets(3, 0);
+        for (int k = 0; k <= n_in; ++k) quad_offsets[k] = bcast[k] ? offsets[k] : offsets[k] / 4;
+        base.uniforms.push_back(uniform_uint("u_numel", {quads}));
+        base.uniforms.push_back(uniform_int("u_offset", quad_offsets));
+        add_chunks(dev, base, ceil_div(quads, uint64_t(wg)), dispatches);
+        if (numel % 4) {
+            std::vector<int32_t> tail = offsets;
+            for (int k = 0; k <= n_in; ++k) tail[k] += int32_t(4 * quads) * int32_t(p.strides[k][0]);
+            scalar(numel % 4, tail);
+        }
+    } else {
+        scalar(numel, offsets);
+    }
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+namespace {
+
+struct ReduceDim {
+    int64_t n, xs, ys;
+};
+
+// Drops size-1 dims and merges neighbours that are contiguous in x (and in y when use_y).
+std::vector<ReduceDim> collapse_dims(int rank, const int64_t* shape, const int64_t* xs, const int64_t* ys, bool use_y) {
+    std::vector<ReduceDim> out;
+    for (int d = 0; d < rank; ++d) {
+        if (shape[d] == 1) continue;
+        ReduceDim cur{shape[d], xs[d], use_y ? ys[d] : 0};
+        if (!out.empty() && out.back().xs == cur.xs * cur.n && out.back().ys == cur.ys * cur.n) {
+            out.back().n *= cur.n;
+            out.back().xs = cur.xs;
+            out.back().ys = cur.ys;
+        } else {
+            out.push_back(cur);
+        }
+    }
+    return out;
+}
+
+struct ReducePass {
+    bool group = false;  // MODE_GROUP, else MODE_THREAD
+    bool final_mean = false;
+    uint32_t splits = 1, chunk = 0;
+    std::vector<ReduceDim> outer, inner;
+    int32_t x_offset = 0, y_offset = 0;
+    Binding x, y;
+};
+
+void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePass& pass, uint32_t out_count,
+                     uint32_t reduce_count, float mean_count, std::vector<Dispatch>& out) {
+    int wg = dev.workgroup_size();
+    Defines defines = {{reduce_define, ""},
+                       {pass.group ? "MODE_GROUP" : "MODE_THREAD", ""},
+                       {"OUTER_RANK", str(long(pass.outer.size()))},
+                       {"INNER_RANK", str(long(pass.inner.size()))},
+                       {"WG_SIZE", str(wg)}};
+    if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
+    Dispatch base;
+    base.program = dev.program("reduce.comp", defines);
+    base.bindings = {pass.y, pass.x};
+    base.uniforms.push_back(uniform_uint("u_out_count", {out_count}));
+    base.uniforms.push_back(uniform_uint("u_reduce_count", {reduce_count}));
+    base.uniforms.push_back(uniform_uint("u_splits", {pass.splits}));
+    base.uniforms.push_back(uniform_uint("u_chunk", {pass.chunk}));
+    base.uniforms.push_back(uniform_int("u_x_offset", {pass.x_offset}));
+    base.uniforms.push_back(uniform_int("u_y_offset", {pass.y_offset}));
+    base.uniforms.push_back(uniform_float("u_count", mean_count));
+    if (!pass.outer.empty()) {
+        std::vector<int32_t> n, xs, ys;
+        for (const ReduceDim& d : pass.outer) {
+            n.push_back(to_i32(d.n, "a kept dimension of x"));
+            xs.push_back(to_i32(d.xs, "a stride of x"));
+            ys.push_back(to_i32(d.ys, "a stride of y"));
+        }
+        base.uniforms.push_back(uniform_int("u_outer_shape", n));
+        base.uniforms.push_back(uniform_int("u_outer_x_stride", xs));
+        base.uniforms.push_back(uniform_int("u_outer_y_stride", ys));
+    }
+    if (!pass.inner.empty()) {
+        std::vector<int32_t> n, xs;
+        for (const ReduceDim& d : pass.inner) {
+            n.push_back(to_i32(d.n, "a reduced dimension of x"));
+            xs.push_back(to_i32(d.xs, "a stride of x"));
+        }
+        base.uniforms.push_back(uniform_int("u_inner_shape", n));
+        base.uniforms.push_back(uniform_int("u_inner_x_stride", xs));
+    }
+    uint64_t groups = pass.group ? uint64_t(out_count) * pass.splits : ceil_div(out_count, uint64_t(wg));
+    add_chunks(dev, base, groups, out);
+}
+
+}  // namespace
+
+void run_reduce(GlesDevice& dev, const OpCall& call) {
+    const ReducePlan& p = call.reduce;
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");
+    uint32_t reduce_count = count_u32(p.reduce_count, "the reduced part of inputs[0] (x)");
+    const char* reduce_define;
+    bool mean = false;
+    switch (call.info->op) {
+    case TGL_OP_SUM: reduce_define = "REDUCE_SUM"; break;
+    case TGL_OP_MEAN: reduce_define = "REDUCE_SUM"; mean = true; break;
+    case TGL_OP_MAX: reduce_define = "REDUCE_MAX"; break;
+    case TGL_OP_MIN: reduce_define = "REDUCE_MIN"; break;
+    case TGL_OP_PROD: reduce_define = "REDUCE_PROD"; break;
+    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' has no reduction shader in plugin 'gles'", call.info->name);
+    }
+
+    ReducePass first;
+    first.outer = collapse_dims(p.outer_rank, p.outer_shape, p.outer_x_strides, p.outer_y_strides, true);
+    first.inner = collapse_dims(p.inner_rank, p.inner_shape, p.inner_x_strides, nullptr, false);
+    first.y = dev.window(y, "outputs[0] (y)", &first.y_offset);
+    if (x.numel > 0) {
+        first.x = dev.window(x, "inputs[0] (x)", &first.x_offset);
+    } else {
+        first.x = first.y;  // nothing is read (reduce_count == 0), but every block must be bound
+        first.x_offset = 0;
+    }
+
+    // Mode: one invocation per output for short reductions, and for many outputs whose reduced
+    // elements are not contiguous (neighbouring invocations then read neighbouring addresses);
+    // otherwise a workgroup per output, split further when there are too few outputs to fill
+    // the device (partials go through a scratch buffer and a second pass).
+    int wg = dev.workgroup_size();
+    bool inner_unit = !first.inner.empty() && first.inner.back().xs == 1;
+    if (reduce_count <= 32) first.group = false;
+    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg))) first.group = false;
+    else first.group = true;
+    first.chunk = reduce_count;
+    if (first.group && out_count < 4096) {
+        // About 32 elements per invocation, and at most ~2048 workgroups in all.
+        uint64_t want = ceil_div(reduce_count, uint64_t(wg) * 32);
+        uint64_t cap = std::max<uint64_t>(1, 2048 / out_count);
+        uint64_t splits = std::max<uint64_t>(1, std::min(want, cap));
+        first.chunk = uint32_t(ceil_div(reduce_count, splits));
+        first.splits = uint32_t(ceil_div(reduce_count, first.chunk));
+    }
+    float mean_count = float(double(reduce_count));
+    std::vector<Dispatch> dispatches;
+    if (first.splits == 1) {
+        first.final_mean = mean;
+        add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
+    } else {
+        uint64_t partials = uint64_t(out_count) * first.splits;
+        BufferRef scratch = dev.scratch(partials * 4);
+        Binding sb;
+        sb.keep = scratch;
+        sb.name = static_cast<GlesBuffer&>(*scratch).name();
+        sb.offset = 0;
+        sb.size = int64_t(partials * 4);
+        ReducePass second;
+        second.outer = first.outer;
+        int64_t stride = first.splits;  // partial (o, split) sits at o * splits + split, o row-major
+        for (size_t d = second.outer.size(); d-- > 0;) {
+            second.outer[d].xs = stride;
+            stride *= second.outer[d].n;
+        }
+        second.inner = {ReduceDim{first.splits, 1, 0}};
+        second.group = first.splits > 32;
+        second.chunk = first.splits;
+        second.final_mean = mean;
+        second.x = sb;
+        second.y = first.y;
+        second.y_offset = first.y_offset;
+        first.y = sb;
+        first.y_offset = 0;
+        add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
+        add_reduce_pass(dev, reduce_define, second, out_count, first.splits, mean_count, dispatches);
+    }
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+void run_matmul(GlesDevice& dev, const OpCall& call) {
+    MatmulPlan p = call.matmul;
+    const TensorArg& A = call.inputs[0];
+    const TensorArg& B = call.inputs[1];
+    const TensorArg& C = call.outputs[0];
+    const Limits& L = dev.limits();
+    // A stride along a dim of size 1 is never used: zero it so that it cannot overflow 32 bits.
+    if (p.M == 1) p.a_m_stride = p.c_m_stride = 0;
+    if (p.N == 1) p.b_n_stride = p.c_n_stride = 0;
+    if (p.K == 1) p.a_k_stride = p.b_k_stride = 0;
+    struct BatchDim {
+        int64_t n, as, bs, cs;
+    };
+    std::vector<BatchDim> batch;
+    for (int d = 0; d < p.batch_rank; ++d) {
+        BatchDim cur{p.batch_shape[d], p.a_batch_strides[d], p.b_batch_strides[d], p.c_batch_strides[d]};
+        if (cur.n == 1) continue;
+        if (!batch.empty() && batch.back().as == cur.as * cur.n && batch.back().bs == cur.bs * cur.n &&
+            batch.back().cs == cur.cs * cur.n) {
+            batch.back().n *= cur.n;
+            batch.back().as = cur.as;
+            batch.back().bs = cur.bs;
+            batch.back().cs = cur.cs;
+        } else {
+            batch.push_back(cur);
+        }
+    }
+    int32_t M = int32_t(count_u32(p.M, "M of op(A)"));
+    int32_t N = int32_t(count_u32(p.N, "N of op(B)"));
+    int32_t K = int32_t(count_u32(p.K, "K of op(A)"));
+    uint32_t batch_count = count_u32(p.batch_count, "the batch of outputs[0] (C)");
+
+    int32_t a_off = 0, b_off = 0, c_off = 0;
+    Dispatch base;
+    Binding cb = dev.window(C, "outputs[0] (C)", &c_off);
+    if (K > 0) {
+        base.bindings.push_back(dev.window(A, "inputs[0] (A)", &a_off));
+        base.bindings.push_back(dev.window(B, "inputs[1] (B)", &b_off));
+    } else {
+        base.bindings = {cb, cb};  // K == 0: A and B are empty and never read
+    }
+    base.bindings.push_back(cb);
+
+    // Square tiles: 128 x 128 with 8 x 8 outputs per invocation for large products (enough tiles
+    // to fill a GPU), 64 x 64 with 4 x 4, or 32 x 32 with 4 x 4 for small ones; each only where
+    // the device's invocation, workgroup-size and shared-memory limits allow it.
+    const int BK = 16;
+    auto fits = [&](int t, int per) {
+        int side = t / per;
+        return side * side <= L.max_invocations && side <= L.max_size[0] && side <= L.max_size[1] &&
+               BK * 2 * (t + 1) * 4 <= L.max_shared_bytes;
+    };
+    uint64_t tiles128 = ceil_div(uint64_t(M), 128) * ceil_div(uint64_t(N), 128) * batch_count;
+    int tile = 32, per = 4;
+    if (fits(128, 8) && M >= 256 && N >= 256 && tiles128 >= 128) {
+        tile = 128;
+        per = 8;
+    } else if (fits(64, 4) && !(M <= 32 && N <= 32) && M > 16 && N > 16) {
+        tile = 64;
+    }
+    if (!fits(tile, per))
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "matmul: the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) "
+             "cannot hold a %dx%d tile",
+             L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, tile, tile);
+    const int TM = per, TN = per;
+    auto mag = [](int64_t s) { return s < 0 ? -s : s; };
+    bool a_k_fast = mag(p.a_k_stride) == 1 || (mag(p.a_m_stride) != 1 && mag(p.a_k_stride) < mag(p.a_m_stride));
+    bool b_n_fast = mag(p.b_n_stride) == 1 || (mag(p.b_k_stride) != 1 && mag(p.b_n_stride) < mag(p.b_k_stride));
+    Defines defines = {{"BM", str(tile)}, {"BN", str(tile)}, {"BK", str(BK)}, {"TM", str(TM)}, {"TN", str(TN)},
+                       {"WG_X", str(tile / TN)}, {"WG_Y", str(tile / TM)}, {"BATCH_RANK", str(long(batch.size()))}};
+    if (a_k_fast) defines.emplace_back("A_K_FAST", "");
+    if (b_n_fast) defines.emplace_back("B_N_FAST", "");
+    base.program = dev.program("matmul.comp", defines);
+
+    auto& U = base.uniforms;
+    U.push_back(uniform_int("u_M", {M}));
+    U.push_back(uniform_int("u_N", {N}));
+    U.push_back(uniform_int("u_K", {K}));
+    U.push_back(uniform_int("u_a_offset", {a_off}));
+    U.push_back(uniform_int("u_b_offset", {b_off}));
+    U.push_back(uniform_int("u_c_offset", {c_off}));
+    U.push_back(uniform_int("u_a_m_stride", {to_i32(p.a_m_stride, "a stride of A")}));
+    U.push_back(uniform_int("u_a_k_stride", {to_i32(p.a_k_stride, "a stride of A")}));
+    U.push_back(uniform_int("u_b_k_stride", {to_i32(p.b_k_stride, "a stride of B")}));
+    U.push_back(uniform_int("u_b_n_stride", {to_i32(p.b_n_stride, "a stride of B")}));
+    U.push_back(uniform_int("u_c_m_stride", {to_i32(p.c_m_stride, "a stride of C")}));
+    U.push_back(uniform_int("u_c_n_stride", {to_i32(p.c_n_stride, "a stride of C")}));
+    U.push_back(uniform_float("u_alpha", p.alpha));
+    U.push_back(uniform_float("u_beta", p.beta));
+    U.push_back(uniform_uint("u_read_c", {p.beta != 0.0f ? 1u : 0u}));  // beta == 0: C is not read
+    if (!batch.empty()) {
+        std::vector<int32_t> n, as, bs, cs;
+        for (const BatchDim& d : batch) {
+            n.push_back(to_i32(d.n, "a batch dimension"));
+            as.push_back(to_i32(d.as, "a batch stride of A"));
+            bs.push_back(to_i32(d.bs, "a batch stride of B"));
+            cs.push_back(to_i32(d.cs, "a batch stride of C"));
+        }
+        U.push_back(uniform_int("u_batch_shape", n));
+        U.push_back(uniform_int("u_a_batch_stride", as));
+        U.push_back(uniform_int("u_b_batch_stride", bs));
+        U.push_back(uniform_int("u_c_batch_stride", cs));
+    }
+
+    // Grid: N tiles x M tiles x batch, split into dispatches within the per-axis limits.
+    uint64_t nx = ceil_div(uint64_t(N), uint64_t(tile)), ny = ceil_div(uint64_t(M), uint64_t(tile));
+    uint64_t mx = uint64_t(L.max_count[0]), my = uint64_t(L.max_count[1]), mz = uint64_t(L.max_count[2]);
+    std::vector<Dispatch> dispatches;
+    for (uint64_t bz = 0; bz < batch_count; bz += mz)
+        for (uint64_t by = 0; by < ny; by += my)
+            for (uint64_t bx = 0; bx < nx; bx += mx) {
+                Dispatch d = base;
+                d.uniforms.push_back(uniform_uint("u_tile_base", {uint32_t(bx), uint32_t(by), uint32_t(bz)}));
+                d.groups[0] = uint32_t(std::min(nx - bx, mx));
+                d.groups[1] = uint32_t(std::min(ny - by, my));
+                d.groups[2] = uint32_t(std::min(uint64_t(batch_count) - bz, mz));
+                dispatches.push_back(std::move(d));
+            }
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+              uint32_t pattern_size) {
+    // The pattern replicated to 16 bytes: byte j of the fill at absolute address a is
+    // pattern[a % pattern_size] = rep[a % 16] (offset is a multiple of pattern_size).
+    uint8_t rep[16];
+    for (int i = 0; i < 16; ++i) rep[i] = static_cast<const uint8_t*>(pattern)[i % pattern_size];
+    std::vector<uint32_t> words(4);
+    std::memcpy(words.data(), rep, 16);  // little-endian host and GPU
+
+    int wg = dev.workgroup_size();
+    Dispatch base;
+    base.program = dev.program("fill.comp", {{"WG_SIZE", str(wg)}});
+    base.uniforms.push_back(uniform_uint("u_pattern", words));
+    GLuint name = static_cast<GlesBuffer&>(*dst).name();
+    int64_t align = dev.window_alignment();
+    int64_t max_window = dev.max_window_bytes() - align;  // leaves room for the alignment of the start
+    std::vector<Dispatch> dispatches;
+    int64_t pos = int64_t(offset), end = int64_t(offset + bytes);
+    while (pos < end) {
+        int64_t start = pos - pos % align;
+        int64_t stop = std::min(end, start + max_window);
+        int64_t window_end = (stop + 3) & ~int64_t(3);  // the GL store is padded to whole words
+        Dispatch d = base;
+        Binding b;
+        b.keep = dst;
+        b.name = name;
+        b.offset = start;
+        b.size = window_end - start;
+        d.bindings.push_back(b);
+        uint32_t lo = uint32_t(pos - start), hi = uint32_t(stop - start);
+        uint32_t first = lo / 4, count = (hi + 3) / 4 - first;
+        d.uniforms.push_back(uniform_uint("u_first_word", {first}));
+        d.uniforms.push_back(uniform_uint("u_word_count", {count}));
+        d.uniforms.push_back(uniform_uint("u_lo", {lo}));
+        d.uniforms.push_back(uniform_uint("u_hi", {hi}));
+        d.uniforms.push_back(uniform_uint("u_phase", {uint32_t((start / 4) % 4)}));
+        add_chunks(dev, d, ceil_div(count, uint64_t(wg)), dispatches);
+        pos = stop;
+    }
+    dev.submit("buffer_fill", std::move(dispatches));
+}
+
+}  // namespace gles
+}  // namespace tgl

@@ -1,0 +1,182 @@
+// Every reduction: y[o] = REDUCE over r of x[outer(o) + inner(r)] (ReducePlan, dims collapsed).
+//
+// Two modes (chosen by the host from the plan's shape):
+//   MODE_THREAD  one invocation per output, walking the reduced elements with an odometer; for
+//                short reductions and for many outputs whose reduced elements are far apart.
+//   MODE_GROUP   one workgroup per (output, split): each invocation strides over its split of the
+//                reduced elements, then a shared-memory tree combines the WG_SIZE partials. With
+//                u_splits > 1 the workgroup writes a partial to a scratch buffer (index
+//                o * u_splits + split) and a second pass reduces the partials.
+//
+// Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
+// result by u_count; mean of an empty set is NaN); MODE_THREAD | MODE_GROUP; OUTER_RANK and
+// INNER_RANK (0..8); WG_SIZE (a power of two in MODE_GROUP).
+#include "common.glsl"
+#include "grid.glsl"
+
+layout(local_size_x = WG_SIZE) in;
+
+layout(std430, binding = 0) buffer YBuffer { float y_data[]; };
+layout(std430, binding = 1) readonly buffer XBuffer { float x_data[]; };
+
+uniform uint u_out_count;     // outputs
+uniform uint u_reduce_count;  // elements per output
+uniform uint u_splits;        // MODE_GROUP: workgroups per output
+uniform uint u_chunk;         // MODE_GROUP: elements per split
+uniform int u_x_offset;
+uniform int u_y_offset;
+uniform float u_count;        // FINAL_MEAN: the number of reduced elements
+#if OUTER_RANK > 0
+uniform int u_outer_shape[OUTER_RANK];
+uniform int u_outer_x_stride[OUTER_RANK];
+uniform int u_outer_y_stride[OUTER_RANK];
+#endif
+#if INNER_RANK > 0
+uniform int u_inner_shape[INNER_RANK];
+uniform int u_inner_x_stride[INNER_RANK];
+#endif
+
+float identity() {
+#if defined(REDUCE_SUM)
+    return 0.0;
+#elif defined(REDUCE_PROD)
+    return 1.0;
+#elif defined(REDUCE_MAX)
+    return tgl_neg_inf();
+#elif defined(REDUCE_MIN)
+    return tgl_inf();
+#else
+#error "reduce.comp: no REDUCE_* define"
+    return 0.0;
+#endif
+}
+
+// max/min propagate NaN and order -0 below +0 (tgl_maximum/tgl_minimum, as the CPU plugin).
+float combine(float acc, float v) {
+#if defined(REDUCE_SUM)
+    return acc + v;
+#elif defined(REDUCE_PROD)
+    return acc * v;
+#elif defined(REDUCE_MAX)
+    return tgl_maximum(acc, v);
+#else
+    return tgl_minimum(acc, v);
+#endif
+}
+
+float finish(float acc) {
+#if defined(FINAL_MEAN)
+    if (u_count == 0.0) return tgl_nan();
+    return acc / u_count;
+#else
+    return acc;
+#endif
+}
+
+// Element offsets of output o in x and y.
+void outer_offsets(uint o, out int xo, out int yo) {
+    xo = u_x_offset;
+    yo = u_y_offset;
+#if OUTER_RANK > 0
+    uint rest = o;
+    for (int d = OUTER_RANK - 1; d > 0; --d) {
+        uint n = uint(u_outer_shape[d]);
+        int c = int(rest % n);
+        rest /= n;
+        xo += c * u_outer_x_stride[d];
+        yo += c * u_outer_y_stride[d];
+    }
+    xo += int(rest) * u_outer_x_stride[0];
+    yo += int(rest) * u_outer_y_stride[0];
+#endif
+}
+
+#if defined(MODE_THREAD)
+
+void main() {
+    uint o = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (o >= u_out_count) return;
+    int xo, yo;
+    outer_offsets(o, xo, yo);
+    float acc = identity();
+#if INNER_RANK == 0
+    if (u_reduce_count > 0u) acc = combine(acc, x_data[xo]);
+#elif INNER_RANK == 1
+    int s = u_inner_x_stride[0];
+    for (uint r = 0u; r < u_reduce_count; ++r) {
+        acc = combine(acc, x_data[xo]);
+        xo += s;
+    }
+#else
+    // Odometer over the inner dims: the innermost dim advances every step, an outer one carries.
+    int idx[INNER_RANK];
+    for (int d = 0; d < INNER_RANK; ++d) idx[d] = 0;
+    for (uint r = 0u; r < u_reduce_count; ++r) {
+        acc = combine(acc, x_data[xo]);
+        for (int d = INNER_RANK - 1; d >= 0; --d) {
+            xo += u_inner_x_stride[d];
+            idx[d] += 1;
+            if (idx[d] < u_inner_shape[d]) break;
+            xo -= u_inner_x_stride[d] * u_inner_shape[d];
+            idx[d] = 0;
+        }
+    }
+#endif
+    y_data[yo] = finish(acc);
+}
+
+#elif defined(MODE_GROUP)
+
+shared float s_partial[WG_SIZE];
+
+// Offset in x of reduced element r (row-major over the inner dims).
+int inner_offset(uint r) {
+#if INNER_RANK == 0
+    return 0;
+#else
+    int off = 0;
+    uint rest = r;
+    for (int d = INNER_RANK - 1; d > 0; --d) {
+        uint n = uint(u_inner_shape[d]);
+        off += int(rest % n) * u_inner_x_stride[d];
+        rest /= n;
+    }
+    return off + int(rest) * u_inner_x_stride[0];
+#endif
+}
+
+void main() {
+    uint g = tgl_group_index();
+    uint lid = gl_LocalInvocationID.x;
+    // No early return: every invocation must reach the barriers.
+    bool in_range = g < u_out_count * u_splits;
+    uint o = g / u_splits;
+    uint split = g - o * u_splits;
+    int xo = 0, yo = 0;
+    float acc = identity();
+    if (in_range) {
+        outer_offsets(o, xo, yo);
+        uint begin = split * u_chunk;
+        uint end = min(begin + u_chunk, u_reduce_count);
+        for (uint r = begin + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_data[xo + inner_offset(r)]);
+    }
+    s_partial[lid] = acc;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+        if (lid < h) s_partial[lid] = combine(s_partial[lid], s_partial[lid + h]);
+        memoryBarrierShared();
+        barrier();
+    }
+    if (in_range && lid == 0u) {
+        if (u_splits == 1u) {
+            y_data[yo] = finish(s_partial[0]);
+        } else {
+            y_data[u_y_offset + int(g)] = s_partial[0];
+        }
+    }
+}
+
+#else
+#error "reduce.comp: define MODE_THREAD or MODE_GROUP"
+#endif

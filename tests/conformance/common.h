@@ -1,0 +1,129 @@
+// Helpers of the conformance suite: run one op on the configured plugin's device 0 with guarded,
+// poisoned tensors and return its (checked) output; error assertions.
+#pragma once
+
+#include "tgl_test/support.h"
+
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace conf {
+
+using namespace tgl_test;
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+inline Device& dev() { return shared_device(Role::Plugin); }
+inline Plugin& plug() { return plugin(Role::Plugin); }
+
+// Expected values written as doubles (computed by hand or by an obvious formula), rounded to f32.
+inline std::vector<float> f32(std::initializer_list<double> v) {
+    std::vector<float> out;
+    for (double d : v) out.push_back(static_cast<float>(d));
+    return out;
+}
+
+inline std::vector<float> iota_values(int64_t n, float start = 1.0f, float step = 1.0f) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = start + step * float(i);
+    return v;
+}
+
+inline tgl_reduce_params reduce_params(std::vector<int> axes, bool keepdims) {
+    tgl_reduce_params p{};
+    p.struct_size = sizeof p;
+    p.keepdims = keepdims ? 1 : 0;
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    return p;
+}
+
+inline tgl_matmul_params matmul_params(bool ta, bool tb, float alpha, float beta) {
+    tgl_matmul_params p{};
+    p.struct_size = sizeof p;
+    p.transpose_a = ta ? 1 : 0;
+    p.transpose_b = tb ? 1 : 0;
+    p.alpha = alpha;
+    p.beta = beta;
+    return p;
+}
+
+// Runs `op` with contiguous inputs of the given shapes/values and a poisoned contiguous output of
+// shape `out_shape`. Checks guards, that every output element was written, and that the inputs
+// are unchanged; returns the output. c_init prefills the output (matmul with beta != 0).
+inline std::vector<float> run(tgl_op op, const void* params, const std::vector<Shape>& in_shapes,
+                              const std::vector<std::vector<float>>& in_values, const Shape& out_shape,
+                              const std::vector<float>* out_init = nullptr) {
+    Device& d = dev();
+    std::vector<std::unique_ptr<DeviceTensor>> ins;
+    std::vector<tgl_tensor> in_desc;
+    for (size_t i = 0; i < in_shapes.size(); ++i) {
+        ins.push_back(std::make_unique<DeviceTensor>(d, contiguous(in_shapes[i])));
+        ins.back()->set_values(in_values[i]);
+        in_desc.push_back(ins.back()->desc());
+    }
+    DeviceTensor out(d, contiguous(out_shape));
+    if (out_init) out.prefill(*out_init);
+    else out.poison();
+    d.run_ok(op, params, in_desc, {out.desc()});
+    std::vector<float> y = out.read();
+    for (size_t i = 0; i < ins.size(); ++i) {
+        ::testing::AssertionResult r = ins[i]->unchanged();
+        if (!r) throw Failure("input " + std::to_string(i) + " was modified by the op: " + r.message());
+    }
+    return y;
+}
+
+inline std::vector<float> unary(tgl_op op, const std::vector<float>& x, const void* params = nullptr) {
+    Shape s{int64_t(x.size())};
+    return run(op, params, {s}, {x}, s);
+}
+
+inline std::vector<float> binary(tgl_op op, const Shape& as, const std::vector<float>& a, const Shape& bs,
+                                 const std::vector<float>& b, const Shape& ys) {
+    return run(op, nullptr, {as, bs}, {a, b}, ys);
+}
+
+// Elementwise binary on equal-length 1-D operands.
+inline std::vector<float> binary1(tgl_op op, const std::vector<float>& a, const std::vector<float>& b) {
+    Shape s{int64_t(a.size())};
+    return run(op, nullptr, {s, s}, {a, b}, s);
+}
+
+inline std::vector<float> reduce(tgl_op op, const Shape& xs, const std::vector<float>& x, std::vector<int> axes,
+                                 bool keepdims, const Shape& ys) {
+    tgl_reduce_params p = reduce_params(std::move(axes), keepdims);
+    return run(op, &p, {xs}, {x}, ys);
+}
+
+// status == want, and the plugin's message (read right after the call on this thread) is
+// non-empty and contains every token.
+inline ::testing::AssertionResult is_error(tgl_status status, tgl_status want, const std::string& message,
+                                           const std::vector<std::string>& tokens) {
+    if (status != want)
+        return ::testing::AssertionFailure() << "status " << tgl_status_name(status) << " (" << status << "), expected "
+                                             << tgl_status_name(want) << " (" << want << "); message: \"" << message
+                                             << "\"";
+    if (message.empty()) return ::testing::AssertionFailure() << tgl_status_name(status) << " with an empty message";
+    for (const std::string& t : tokens)
+        if (message.find(t) == std::string::npos)
+            return ::testing::AssertionFailure() << tgl_status_name(status) << " message \"" << message
+                                                 << "\" does not name \"" << t << "\"";
+    return ::testing::AssertionSuccess() << message;
+}
+
+// EXPECT_ERROR(call, TGL_ERROR_X, {"token", ...}): runs call, reads the message at once.
+#define EXPECT_TGL_ERROR(call, want, ...)                                                     \
+    do {                                                                                      \
+        tgl_status status_ = (call);                                                          \
+        std::string message_ = ::conf::plug().last_error();                                   \
+        EXPECT_TRUE(::conf::is_error(status_, want, message_, __VA_ARGS__)) << "call: " #call; \
+    } while (0)
+
+class ConformanceTest : public SeededTest {};
+
+}  // namespace conf

@@ -1,0 +1,198 @@
+// The differential harness: one op with identical inputs (same storage, same views) on the
+// reference plugin and on the subject plugin; the subject's output is compared with the
+// reference's (NaN/inf positions exactly, NMSE within the op's tolerance), and on both plugins
+// guards, out-of-view bytes and inputs are checked unchanged.
+#pragma once
+
+#include "tgl_test/support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace diff {
+
+using namespace tgl_test;
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// The NumPy broadcast of two shapes (the caller makes them compatible).
+inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
+    size_t r = std::max(a.size(), b.size());
+    Shape out(r);
+    for (size_t d = 0; d < r; ++d) {
+        int64_t na = d + a.size() >= r ? a[d + a.size() - r] : 1;
+        int64_t nb = d + b.size() >= r ? b[d + b.size() - r] : 1;
+        out[d] = na == 1 ? nb : na;
+    }
+    return out;
+}
+
+// A value generator for input storage.
+using Gen = std::function<float(Rng&)>;
+
+inline Gen uniform(double lo, double hi) {
+    return [lo, hi](Rng& r) { return r.uniformf(float(lo), float(hi)); };
+}
+// U(lo, hi) with a random sign.
+inline Gen signed_uniform(double lo, double hi) {
+    return [lo, hi](Rng& r) {
+        float v = r.uniformf(float(lo), float(hi));
+        return r.chance(0.5) ? -v : v;
+    };
+}
+inline Gen integers(int64_t lo, int64_t hi) {
+    return [lo, hi](Rng& r) { return float(r.integer(lo, hi)); };
+}
+// The special values of f32 arithmetic.
+inline const std::vector<float>& special_values() {
+    static const std::vector<float> v = {kNaN,   kInf,    -kInf,  -0.0f, 0.0f, 1e30f, -1e30f, 1e-30f,
+                                         -1e-30f, 1.0f,   -1.0f,  2.0f,  -2.0f, 0.5f, 3.0f};
+    return v;
+}
+// Mostly `base`, sometimes a special value.
+inline Gen with_specials(Gen base, double p) {
+    return [base, p](Rng& r) { return r.chance(p) ? r.pick(special_values()) : base(r); };
+}
+
+struct Operand {
+    View view;
+    std::vector<float> storage;
+};
+
+inline Operand operand(const View& v, Rng& rng, const Gen& gen) {
+    Operand o{v, std::vector<float>(static_cast<size_t>(v.storage))};
+    for (auto& x : o.storage) x = gen(rng);
+    return o;
+}
+
+struct Spec {
+    tgl_op op = TGL_OP_INVALID;
+    bool in_place = false;  // the output is inputs[0]'s view (elementwise ops); `out` is ignored
+    std::vector<uint8_t> params;  // the params struct's bytes; empty: NULL
+    std::vector<Operand> inputs;
+    View out;
+    std::vector<float> out_init;  // logical values the output starts with (matmul beta != 0); empty: poisoned
+    double tolerance = 0;
+    std::string what;  // a description for messages
+};
+
+template <class P>
+std::vector<uint8_t> param_bytes(const P& p) {
+    std::vector<uint8_t> b(sizeof p);
+    std::memcpy(b.data(), &p, sizeof p);
+    return b;
+}
+
+// Runs `spec` on one plugin's shared device; throws Failure on any error of that plugin.
+inline std::vector<float> run_on(Role role, const Spec& spec) {
+    Device& d = shared_device(role);
+    const char* who = role == Role::Reference ? "reference" : "subject";
+    std::vector<std::unique_ptr<DeviceTensor>> ins;
+    std::vector<tgl_tensor> descs;
+    for (const Operand& o : spec.inputs) {
+        ins.push_back(std::make_unique<DeviceTensor>(d, o.view));
+        ins.back()->set_storage(o.storage);
+        descs.push_back(ins.back()->desc());
+    }
+    std::unique_ptr<DeviceTensor> own_out;
+    DeviceTensor* out_ptr = spec.in_place ? ins.at(0).get() : nullptr;
+    if (!out_ptr) {
+        own_out = std::make_unique<DeviceTensor>(d, spec.out);
+        out_ptr = own_out.get();
+        if (spec.out_init.empty()) out_ptr->poison();
+        else out_ptr->prefill(spec.out_init);
+    }
+    DeviceTensor& out = *out_ptr;
+    tgl_status s = d.run(spec.op, spec.params.empty() ? nullptr : spec.params.data(), descs, {out.desc()});
+    if (s != TGL_OK)
+        throw Failure(std::string(who) + " plugin '" + d.plugin().name() + "' rejected " + spec.what + ": " +
+                      tgl_status_name(s) + ": " + d.plugin().last_error());
+    std::vector<float> y;
+    try {
+        y = out.read();
+    } catch (const Failure& f) {
+        throw Failure(std::string(who) + " plugin '" + d.plugin().name() + "', " + spec.what + ": " + f.what());
+    }
+    for (size_t i = spec.in_place ? 1 : 0; i < ins.size(); ++i) {
+        ::testing::AssertionResult r = ins[i]->unchanged();
+        if (!r)
+            throw Failure(std::string(who) + " plugin '" + d.plugin().name() + "' modified input " + std::to_string(i) +
+                          " of " + spec.what + ": " + r.message());
+    }
+    return y;
+}
+
+inline std::string describe(const Spec& spec) {
+    std::string s = spec.what + "\n  inputs:";
+    for (size_t i = 0; i < spec.inputs.size(); ++i) s += "\n    [" + std::to_string(i) + "] " + spec.inputs[i].view.describe();
+    s += spec.in_place ? std::string("\n  output: in place over input 0") : "\n  output: " + spec.out.describe();
+    return s;
+}
+
+// Reference vs subject; EXPECTs (non-fatal) the comparison.
+inline void check(const Spec& spec) {
+    SCOPED_TRACE(describe(spec));
+    std::vector<float> want = run_on(Role::Reference, spec);
+    std::vector<float> got = run_on(Role::Subject, spec);
+    EXPECT_TRUE(compare(got, want, spec.out.shape, spec.tolerance, CompareMode::Nmse,
+                        "subject '" + plugin(Role::Subject).name() + "' vs reference '" +
+                            plugin(Role::Reference).name() + "'"));
+}
+
+// A named case: builds its Spec from the case's random stream.
+struct Case {
+    std::string name;
+    std::function<Spec(Rng&)> build;
+};
+
+inline std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+// gtest prints a failing case's parameter with this (instead of its bytes).
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+// Shape as a name fragment: (2, 3, 5) -> "2x3x5", () -> "scalar".
+inline std::string shape_name(const Shape& s) {
+    if (s.empty()) return "scalar";
+    std::string n;
+    for (size_t i = 0; i < s.size(); ++i) n += (i ? "x" : "") + std::to_string(s[i]);
+    return n;
+}
+
+// Layout kinds a case can ask for; `make_layout` turns them into a Layout with the case's rng.
+enum class Kind { Contiguous, Permuted, Stepped, Negative, Broadcast, Padded, Mixed };
+
+inline const char* kind_name(Kind k) {
+    switch (k) {
+    case Kind::Contiguous: return "contiguous";
+    case Kind::Permuted: return "permuted";
+    case Kind::Stepped: return "stepped";
+    case Kind::Negative: return "negstride";
+    case Kind::Broadcast: return "stride0";
+    case Kind::Padded: return "padded";
+    case Kind::Mixed: return "mixed";
+    }
+    return "?";
+}
+
+inline Layout make_layout(Kind k, const Shape& shape, Rng& rng, bool input) {
+    switch (k) {
+    case Kind::Contiguous: return Layout{};
+    case Kind::Permuted: return permuted_layout(int(shape.size()), rng);
+    case Kind::Stepped: return stepped_layout(int(shape.size()), rng);
+    case Kind::Negative: return negative_layout(int(shape.size()), rng);
+    case Kind::Broadcast: return input ? broadcast_layout(shape, rng) : Layout{};
+    case Kind::Padded: return padded_layout(rng);
+    case Kind::Mixed: return random_layout(shape, rng, input);
+    }
+    return Layout{};
+}
+
+inline View view_of(const Shape& shape, Kind k, Rng& rng, bool input) {
+    return make_view(shape, make_layout(k, shape, rng, input));
+}
+
+}  // namespace diff

@@ -1,0 +1,134 @@
+// Reductions: every single axis of a rank-4 tensor, every pair, all, keepdims both ways; negative
+// axes; rank 0 and 8; empty axes; non-contiguous inputs and outputs; long rows; special values.
+#include "diff.h"
+
+#include <algorithm>
+
+namespace diff {
+namespace {
+
+struct ReduceOp {
+    const char* name;
+    tgl_op op;
+    Gen gen;
+};
+
+const std::vector<ReduceOp>& reduce_ops() {
+    static const std::vector<ReduceOp> ops = {
+        {"sum", TGL_OP_SUM, uniform(-0.9, 1.1)},  // off-centre: no catastrophic cancellation
+        {"mean", TGL_OP_MEAN, uniform(-0.9, 1.1)},
+        {"max", TGL_OP_MAX, uniform(-1, 1)},
+        {"min", TGL_OP_MIN, uniform(-1, 1)},
+        {"prod", TGL_OP_PROD, uniform(0.8, 1.2)},  // products of hundreds of values stay normal
+    };
+    return ops;
+}
+
+Shape reduced_shape(const Shape& x, const std::vector<int>& axes, bool keepdims) {
+    std::vector<bool> red(x.size(), axes.empty());
+    for (int a : axes) red[size_t(a < 0 ? a + int(x.size()) : a)] = true;
+    Shape y;
+    for (size_t d = 0; d < x.size(); ++d) {
+        if (!red[d]) y.push_back(x[d]);
+        else if (keepdims) y.push_back(1);
+    }
+    return y;
+}
+
+Spec reduce_spec(const ReduceOp& o, const Shape& xs, const std::vector<int>& axes, bool keepdims, Kind in, Kind out,
+                 const Gen& gen, Rng& rng) {
+    Spec s;
+    s.op = o.op;
+    tgl_reduce_params p{};
+    p.struct_size = sizeof p;
+    p.keepdims = keepdims;
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    s.params = param_bytes(p);
+    s.inputs.push_back(operand(view_of(xs, in, rng, true), rng, gen));
+    Shape ys = reduced_shape(xs, axes, keepdims);
+    s.out = view_of(ys, out, rng, false);
+    s.tolerance = tol::kReduction;
+    std::string ax;
+    for (int a : axes) ax += (ax.empty() ? "" : ", ") + std::to_string(a);
+    s.what = std::string(o.name) + " of " + shape_str(xs) + " (" + kind_name(in) + ") over axes {" +
+             (axes.empty() ? std::string("all") : ax) + "}" + (keepdims ? " keepdims" : "") + " -> " + shape_str(ys) +
+             " (" + kind_name(out) + ")";
+    return s;
+}
+
+std::string axes_name(const std::vector<int>& axes) {
+    if (axes.empty()) return "all";
+    std::string n;
+    for (int a : axes) n += (n.empty() ? "" : "_") + (a < 0 ? "m" + std::to_string(-a) : std::to_string(a));
+    return n;
+}
+
+std::vector<Case> reduce_cases() {
+    std::vector<Case> cases;
+    const Shape x4 = {3, 5, 7, 11};
+    std::vector<std::vector<int>> axis_sets = {{0}, {1}, {2}, {3}};
+    for (int i = 0; i < 4; ++i)
+        for (int j = i + 1; j < 4; ++j) axis_sets.push_back({i, j});
+    axis_sets.push_back({});
+    for (const ReduceOp& o : reduce_ops()) {
+        const std::string n = o.name;
+        auto add = [&](const std::string& name, Shape xs, std::vector<int> axes, bool keep, Kind in, Kind out) {
+            cases.push_back({n + "_" + name, [&o, xs, axes, keep, in, out](Rng& r) {
+                                 return reduce_spec(o, xs, axes, keep, in, out, o.gen, r);
+                             }});
+        };
+        for (const auto& axes : axis_sets)
+            for (bool keep : {false, true})
+                add("axes_" + axes_name(axes) + (keep ? "_keep" : ""), x4, axes, keep, Kind::Contiguous, Kind::Contiguous);
+        add("axes_m1", x4, {-1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("axes_m4_m2_keep", x4, {-4, -2}, true, Kind::Contiguous, Kind::Contiguous);
+        add("axes_3_0_1", x4, {3, 0, 1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("scalar", {}, {}, false, Kind::Contiguous, Kind::Contiguous);
+        add("len1", {1}, {0}, false, Kind::Contiguous, Kind::Contiguous);
+        add("len7", {7}, {}, false, Kind::Contiguous, Kind::Contiguous);
+        add("13x1x17_axis1", {13, 1, 17}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("13x1x17_axes0_2", {13, 1, 17}, {0, 2}, true, Kind::Contiguous, Kind::Contiguous);
+        add("rank8", {2, 1, 3, 1, 2, 2, 1, 3}, {0, 2, 5, 7}, false, Kind::Contiguous, Kind::Contiguous);
+        add("rank8_mixed", {2, 1, 3, 1, 2, 2, 1, 3}, {1, 4, 6}, true, Kind::Mixed, Kind::Mixed);
+        add("in_permuted", x4, {1, 3}, false, Kind::Permuted, Kind::Contiguous);
+        add("in_stepped", x4, {2}, false, Kind::Stepped, Kind::Contiguous);
+        add("in_negstride", x4, {0, 3}, true, Kind::Negative, Kind::Contiguous);
+        add("in_stride0", x4, {1}, false, Kind::Broadcast, Kind::Contiguous);
+        add("out_stepped", x4, {1}, false, Kind::Contiguous, Kind::Stepped);
+        add("out_permuted", x4, {2}, true, Kind::Contiguous, Kind::Permuted);
+        add("mixed", x4, {0, 2}, false, Kind::Mixed, Kind::Mixed);
+        add("long_rows", {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("long_columns", {100003, 3}, {0}, false, Kind::Contiguous, Kind::Contiguous);
+        add("many_short_rows", {65537, 5}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("empty_output", {0, 5}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        if (o.op != TGL_OP_MAX && o.op != TGL_OP_MIN) {
+            add("empty_axis", {4, 0, 3}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+            add("empty_all", {0}, {}, false, Kind::Contiguous, Kind::Contiguous);
+        }
+        // NaN/inf among the values: NaN propagates, inf stays, inf - inf is NaN.
+        cases.push_back({n + "_specials", [&o](Rng& r) {
+                             Gen g = [&o](Rng& q) {
+                                 if (q.chance(0.02)) return kNaN;
+                                 if (q.chance(0.03)) return q.chance(0.5) ? kInf : -kInf;
+                                 return o.gen(q);
+                             };
+                             return reduce_spec(o, {64, 37}, {1}, false, Kind::Contiguous, Kind::Contiguous, g, r);
+                         }});
+    }
+    // Product over a long row stays meaningful with values close to 1.
+    cases.push_back({"prod_long_rows_near_one", [](Rng& r) {
+                         return reduce_spec(reduce_ops()[4], {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous,
+                                            uniform(0.999, 1.001), r);
+                     }});
+    return cases;
+}
+
+class Reduce : public SeededTestWithParam<Case> {};
+
+TEST_P(Reduce, MatchesReference) { check(GetParam().build(rng_)); }
+
+INSTANTIATE_TEST_SUITE_P(Diff, Reduce, ::testing::ValuesIn(reduce_cases()), case_name);
+
+}  // namespace
+}  // namespace diff
