@@ -2,7 +2,7 @@
 // (ElementwisePlan: rank up to 8, broadcasting folded in as stride 0, negative strides allowed).
 //
 // Defines (the variant preamble):
-//   OP_<NAME>   the op, e.g. OP_ADD, OP_GELU_ERF (exactly one)
+//   OP_<NAME>   the op, e.g. OP_ADD, OP_GELU_ERF (exactly one; see elementwise_ops.glsl)
 //   N_IN        1 (unary) or 2 (binary)
 //   RANK        rank of the index space after collapsing (0..8)
 //   CONTIG      rank 1 with unit strides in every operand (no stride multiplications)
@@ -15,6 +15,7 @@
 #include "common.glsl"
 #include "math.glsl"
 #include "grid.glsl"
+#include "elementwise_ops.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
@@ -52,49 +53,6 @@ uniform int u_stride_a[RANK];
 uniform int u_stride_b[RANK];
 #endif
 #endif
-
-float apply_op(float a, float b) {
-#if defined(OP_ABS)
-    return tgl_abs(a);
-#elif defined(OP_NEG)
-    return tgl_neg(a);
-#elif defined(OP_RELU)
-    return tgl_relu(a);
-#elif defined(OP_SIGMOID)
-    return tgl_sigmoid(a);
-#elif defined(OP_TANH)
-    return tgl_tanh(a);
-#elif defined(OP_EXP)
-    return tgl_exp(a);
-#elif defined(OP_LOG)
-    return tgl_log(a);
-#elif defined(OP_SQRT)
-    return tgl_sqrt(a);
-#elif defined(OP_GELU_ERF)
-    return tgl_gelu_erf(a);
-#elif defined(OP_GELU_TANH)
-    return tgl_gelu_tanh(a);
-#elif defined(OP_SILU)
-    return tgl_silu(a);
-#elif defined(OP_ADD)
-    return a + b;
-#elif defined(OP_SUB)
-    return a - b;
-#elif defined(OP_MUL)
-    return a * b;
-#elif defined(OP_DIV)
-    return tgl_div(a, b);
-#elif defined(OP_MAXIMUM)
-    return tgl_maximum(a, b);
-#elif defined(OP_MINIMUM)
-    return tgl_minimum(a, b);
-#elif defined(OP_POW)
-    return tgl_pow(a, b);
-#else
-#error "elementwise.comp: no OP_* define"
-    return a;
-#endif
-}
 
 #if defined(VEC4)
 

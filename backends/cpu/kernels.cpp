@@ -1,11 +1,11 @@
 // The CPU reference kernels (f32). Plain loops that follow the plans of validate.h. Every value is
 // widened to double, computed with the C library in double, and rounded to f32 once, at the store;
-// sums, products and dot products accumulate in double. Special values that the C library does not
-// already give (the gelu/silu limits at -inf, the sign of zero in maximum/minimum) are handled
-// explicitly, so that this file is also the definition the GLES kernels are checked against.
+// sums, products and dot products accumulate in double. The scalar functions of the elementwise ops
+// are in scalar_ops.h.
 #include "kernels.h"
 
 #include "cpu_buffer.h"
+#include "scalar_ops.h"
 #include "parallel.h"
 #include "status.h"
 
@@ -22,49 +22,6 @@ constexpr int64_t kMinElementsPerThread = 1 << 16;
 constexpr int64_t kMinMacsPerThread = 1 << 16;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kSqrtHalf = 0.70710678118654752440084436210484903;   // 1/sqrt(2)
-constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876373; // sqrt(2/pi)
-
-// ---------------------------------------------------------------------------------------------
-// The scalar definition of every op.
-
-double relu(double x) { return x > 0.0 ? x : (std::isnan(x) ? x : 0.0); }
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }  // exp(+inf) = inf gives 0
-
-// gelu(x) = 0.5 x erfc(-x / sqrt 2). At +-inf the formula gives inf and inf * 0 = NaN; the limits
-// are +inf and 0.
-double gelu_erf(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
-    return 0.5 * x * std::erfc(-x * kSqrtHalf);
-}
-
-// PyTorch's tanh approximation. In double, x^3 cannot overflow for any finite f32 x.
-double gelu_tanh(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
-    return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
-}
-
-// silu(x) = x / (1 + exp(-x)); -inf / inf would be NaN, the limit is 0.
-double silu(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
-    return x / (1.0 + std::exp(-x));
-}
-
-// NaN if either is NaN; of +0 and -0, maximum is +0 and minimum is -0.
-double maximum(double a, double b) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? b : a;
-    return a > b ? a : b;
-}
-
-double minimum(double a, double b) {
-    if (std::isnan(a)) return a;
-    if (std::isnan(b)) return b;
-    if (a == b) return std::signbit(a) ? a : b;
-    return a < b ? a : b;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Elementwise: walks the output indices [begin, end) of the plan in row-major order and calls
@@ -243,25 +200,12 @@ void run_f32(const OpCall& c, unsigned threads) {
         fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached run_f32 with dtype %s", c.info->name,
              dtype_name(c.dtype));
     switch (c.info->op) {
-    case TGL_OP_ABS: return unary(c, threads, [](double x) { return std::fabs(x); });
-    case TGL_OP_NEG: return unary(c, threads, [](double x) { return -x; });
-    case TGL_OP_RELU: return unary(c, threads, relu);
-    case TGL_OP_SIGMOID: return unary(c, threads, sigmoid);
-    case TGL_OP_TANH: return unary(c, threads, [](double x) { return std::tanh(x); });
-    case TGL_OP_EXP: return unary(c, threads, [](double x) { return std::exp(x); });
-    case TGL_OP_LOG: return unary(c, threads, [](double x) { return std::log(x); });
-    case TGL_OP_SQRT: return unary(c, threads, [](double x) { return std::sqrt(x); });
-    case TGL_OP_GELU:
-        return c.gelu_approximate == TGL_GELU_TANH ? unary(c, threads, gelu_tanh) : unary(c, threads, gelu_erf);
-    case TGL_OP_SILU: return unary(c, threads, silu);
-
-    case TGL_OP_ADD: return binary(c, threads, [](double a, double b) { return a + b; });
-    case TGL_OP_SUB: return binary(c, threads, [](double a, double b) { return a - b; });
-    case TGL_OP_MUL: return binary(c, threads, [](double a, double b) { return a * b; });
-    case TGL_OP_DIV: return binary(c, threads, [](double a, double b) { return a / b; });
-    case TGL_OP_MAXIMUM: return binary(c, threads, maximum);
-    case TGL_OP_MINIMUM: return binary(c, threads, minimum);
-    case TGL_OP_POW: return binary(c, threads, [](double a, double b) { return std::pow(a, b); });
+    case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
+    case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
+        return visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
+    case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
+    case TGL_OP_MINIMUM: case TGL_OP_POW:
+        return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
 
     case TGL_OP_SUM:
         return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
