@@ -26,6 +26,50 @@ float apply_op(float a, float b) {
     return tgl_gelu_tanh(a);
 #elif defined(OP_SILU)
     return tgl_silu(a);
+#elif defined(OP_SIGN)
+    return tgl_sign(a);
+#elif defined(OP_LEAKY_RELU)
+    return tgl_leaky_relu(a, u_scalars[0]);
+#elif defined(OP_ELU)
+    return tgl_elu(a, u_scalars[0]);
+#elif defined(OP_SELU)
+    return tgl_selu(a);
+#elif defined(OP_CELU)
+    return tgl_celu(a, u_scalars[0]);
+#elif defined(OP_HARDSIGMOID)
+    return tgl_hardsigmoid(a);
+#elif defined(OP_HARDSWISH)
+    return tgl_hardswish(a);
+#elif defined(OP_SOFTPLUS)
+    return tgl_softplus(a, u_scalars[0], u_scalars[1]);
+#elif defined(OP_MISH)
+    return tgl_mish(a);
+#elif defined(OP_EXPM1)
+    return tgl_expm1(a);
+#elif defined(OP_LOG1P)
+    return tgl_log1p(a);
+#elif defined(OP_RSQRT)
+    return tgl_rsqrt(a);
+#elif defined(OP_RECIPROCAL)
+    return tgl_reciprocal(a);
+#elif defined(OP_SQUARE)
+    return tgl_square(a);
+#elif defined(OP_SIN)
+    return tgl_sin(a);
+#elif defined(OP_COS)
+    return tgl_cos(a);
+#elif defined(OP_ERF)
+    return tgl_erf(a);
+#elif defined(OP_FLOOR)
+    return tgl_floor(a);
+#elif defined(OP_CEIL)
+    return tgl_ceil(a);
+#elif defined(OP_ROUND)
+    return tgl_round(a);
+#elif defined(OP_TRUNC)
+    return tgl_trunc(a);
+#elif defined(OP_CLAMP)
+    return tgl_clamp(a, u_scalars[0], u_scalars[1]);
 #elif defined(OP_ADD)
     return a + b;
 #elif defined(OP_SUB)
@@ -40,6 +84,12 @@ float apply_op(float a, float b) {
     return tgl_minimum(a, b);
 #elif defined(OP_POW)
     return tgl_pow(a, b);
+#elif defined(OP_FMOD)
+    return tgl_fmod(a, b);
+#elif defined(OP_REMAINDER)
+    return tgl_remainder(a, b);
+#elif defined(OP_ATAN2)
+    return tgl_atan2(a, b);
 #else
 #error "elementwise.comp: no OP_* define"
     return a;

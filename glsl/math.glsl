@@ -37,6 +37,23 @@ float tgl_exp(float x) {
     return tgl_exp_scaled(x, 0.0);
 }
 
+// log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1] (|f| <= 0.415): f - f^2/2 + f^3 P(f), taking
+// f itself (not 1 + f, which would round), so it is also log1p on that interval.
+float tgl_log1p_poly(float f) {
+    float z = f * f;
+    float y = 7.0376836292e-2;
+    y = y * f - 1.1514610310e-1;
+    y = y * f + 1.1676998740e-1;
+    y = y * f - 1.2420140846e-1;
+    y = y * f + 1.4249322787e-1;
+    y = y * f - 1.6668057665e-1;
+    y = y * f + 2.0000714765e-1;
+    y = y * f - 2.4999993993e-1;
+    y = y * f + 3.3333331174e-1;
+    y = y * f * z;
+    return f + (y - 0.5 * z);
+}
+
 // Splits a positive, finite, nonzero x into x = 2^e * (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)),
 // and returns log(1 + f) (|log(1 + f)| <= 0.347).
 float tgl_log_parts(float x, out int e) {
@@ -56,18 +73,7 @@ float tgl_log_parts(float x, out int e) {
     } else {
         f = m - 1.0;
     }
-    float z = f * f;
-    float y = 7.0376836292e-2;
-    y = y * f - 1.1514610310e-1;
-    y = y * f + 1.1676998740e-1;
-    y = y * f - 1.2420140846e-1;
-    y = y * f + 1.4249322787e-1;
-    y = y * f - 1.6668057665e-1;
-    y = y * f + 2.0000714765e-1;
-    y = y * f - 2.4999993993e-1;
-    y = y * f + 3.3333331174e-1;
-    y = y * f * z;
-    return f + (y - 0.5 * z);
+    return tgl_log1p_poly(f);
 }
 
 // log(x): log(0) = -inf, log(x < 0) = NaN, log(+inf) = +inf.
@@ -295,3 +301,405 @@ float tgl_pow(float x, float y) {
 
 // relu(NaN) = NaN.
 float tgl_relu(float x) { return (x > 0.0 || tgl_isnan(x)) ? x : 0.0; }
+
+// ---------------------------------------------------------------------------------------------
+// The math of the activation, rounding and trigonometric elementwise ops (sign .. clamp, fmod,
+// remainder, atan2). Same rules as above: special values from bit tests, only exact built-ins
+// (integer ops, +, -, *, comparisons) where exactness is promised.
+
+// Whether x is a subnormal (nonzero, exponent bits 0). GPUs may flush those in arithmetic, so
+// the few ops where it matters rebuild them from their bits: x = m * 2^-149 with m an integer.
+bool tgl_issubnormal(float x) {
+    uint b = floatBitsToUint(x) & 0x7fffffffu;
+    return b != 0u && b < 0x00800000u;
+}
+float tgl_subnormal_mantissa(float x) { return float(floatBitsToUint(x) & 0x007fffffu); }
+
+// -1, 0 or 1; sign(+-0) = +-0, sign(NaN) = NaN.
+float tgl_sign(float x) {
+    if (tgl_isnan(x) || tgl_iszero(x)) return x;
+    return tgl_copysign(1.0, x);
+}
+
+// expm1(x) = exp(x) - 1, accurate near 0: x = k ln2 + r (|r| <= ln2 / 2, Cody-Waite), then
+// expm1(x) = 2^k expm1(r) + (2^k - 1), where 2^k - 1 is exact for -24 <= k <= 24 and expm1(r) is
+// its Taylor polynomial (degree 9; truncation error < 2^-30 relative).
+float tgl_expm1_reduced(float r) {
+    float p = 2.7557319224e-6;     // 1/9!
+    p = p * r + 2.4801587302e-5;   // 1/8!
+    p = p * r + 1.9841269841e-4;   // 1/7!
+    p = p * r + 1.3888888889e-3;   // 1/6!
+    p = p * r + 8.3333333333e-3;   // 1/5!
+    p = p * r + 4.1666666667e-2;   // 1/4!
+    p = p * r + 1.6666666667e-1;   // 1/3!
+    p = p * r + 0.5;
+    return r + (r * r) * p;
+}
+
+float tgl_expm1(float x) {
+    if (tgl_isnan(x) || tgl_iszero(x)) return x;
+    if (x > 88.72283172607422) return tgl_inf();
+    if (x < -17.5) return -1.0;  // expm1(-17.5) = -1 + 2.5e-8 rounds to -1
+    float k = floor(x * TGL_LOG2E + 0.5);
+    if (k == 0.0) return tgl_expm1_reduced(x);
+    float r = x - k * TGL_LN2_HI;
+    r = r - k * TGL_LN2_LO;
+    float p = tgl_expm1_reduced(r);
+    if (k > 60.0) return tgl_exp_scaled(x, 0.0);  // the -1 is far below the last bit
+    float s = tgl_exp2i(int(k));
+    return s * p + (s - 1.0);
+}
+
+// log1p(x) = log(1 + x), accurate near 0; log1p(-1) = -inf, log1p(x < -1) = NaN.
+float tgl_log1p(float x) {
+    if (tgl_isnan(x) || tgl_iszero(x)) return x;
+    if (x == -1.0) return tgl_neg_inf();
+    if (x < -1.0) return tgl_nan();
+    if (tgl_isinf(x)) return x;
+    // Near 0, log(1 + x) from the polynomial of x itself. (The classic log(u) * x / (u - 1) with
+    // u = 1 + x does not survive compilers that fold (1 + x) - 1 to x: GLSL ES 3.10 has no
+    // `precise`.) Elsewhere log1p(x) >= 0.34 in magnitude and rounding 1 + x costs <= 3 ulp.
+    if (x >= -0.29289321881 && x <= 0.41421356237) return tgl_log1p_poly(x);
+    return tgl_log(1.0 + x);
+}
+
+// 1 / sqrt(x): rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = 0.
+// inversesqrt() (2 ulp allowed) refined by one Newton step.
+float tgl_rsqrt(float x) {
+    if (tgl_isnan(x)) return x;
+    if (tgl_iszero(x)) return tgl_signbit(x) ? tgl_neg_inf() : tgl_inf();
+    if (tgl_signbit(x)) return tgl_nan();
+    if (tgl_isinf(x)) return 0.0;
+    float scale = 1.0;
+    if (tgl_issubnormal(x)) {  // x = 2m * 2^-150: rsqrt(x) = rsqrt(2m) * 2^75
+        x = 2.0 * tgl_subnormal_mantissa(x);
+        scale = tgl_exp2i(75);
+    }
+    float y = inversesqrt(x);
+    y = y * (1.5 - (0.5 * x * y) * y);
+    return y * scale;
+}
+
+// 1 / x with IEEE special values (see tgl_div); a subnormal x is rebuilt from its bits.
+float tgl_reciprocal(float x) {
+    if (tgl_issubnormal(x)) return tgl_copysign(tgl_ldexp(1.0 / tgl_subnormal_mantissa(x), 149), x);
+    return tgl_div(1.0, x);
+}
+
+// x * x; square(-0) = +0.
+float tgl_square(float x) { return x * x; }
+
+// trunc, floor, ceil and round (half to even) from the bits, exact for every float: the integer
+// part of x is x with its fraction bits cleared, and x - trunc(x) is exact. Integral results that
+// are zero keep the sign of x (floor(-0) = -0, ceil(-0.5) = -0, round(-0.5) = -0).
+float tgl_trunc(float x) {
+    uint b = floatBitsToUint(x);
+    int e = int((b >> 23) & 0xffu) - 127;
+    if (e >= 23) return x;  // integral already (and NaN, inf)
+    if (e < 0) return uintBitsToFloat(b & 0x80000000u);
+    return uintBitsToFloat(b & ~(0x007fffffu >> uint(e)));
+}
+
+float tgl_floor(float x) {
+    float t = tgl_trunc(x);
+    return (t != x && tgl_signbit(x)) ? t - 1.0 : t;
+}
+
+float tgl_ceil(float x) {
+    float t = tgl_trunc(x);
+    return (t != x && !tgl_signbit(x)) ? t + 1.0 : t;
+}
+
+float tgl_round(float x) {
+    float t = tgl_trunc(x);
+    if (t == x) return x;  // integral, NaN-free here: NaN and inf are integral for tgl_trunc
+    float f = tgl_abs(x - t);  // exact, in (0, 1)
+    // |t| < 2^23 here, so int(t) is exact and t +- 1 too.
+    bool up = f > 0.5 || (f == 0.5 && (abs(int(t)) & 1) == 1);
+    return up ? t + tgl_copysign(1.0, x) : t;
+}
+
+// minimum(maximum(x, lo), hi) (the zero rules of maximum/minimum: +0 > -0): hi wins when
+// lo > hi, NaN stays NaN (the bounds are never NaN).
+float tgl_clamp(float x, float lo, float hi) { return tgl_minimum(tgl_maximum(x, lo), hi); }
+
+// x >= 0 ? x : slope * x (leaky_relu(-0) = -0 * ... = -0 as in PyTorch: -0 >= 0).
+float tgl_leaky_relu(float x, float slope) {
+    if (tgl_isnan(x)) return x;
+    return x >= 0.0 ? x : slope * x;
+}
+
+// x > 0 ? x : alpha * expm1(x); elu(-0) = alpha * -0.
+float tgl_elu(float x, float alpha) {
+    if (tgl_isnan(x)) return x;
+    return x > 0.0 ? x : alpha * tgl_expm1(x);
+}
+
+// PyTorch's SELU constants.
+const float TGL_SELU_SCALE = 1.0507009873554804934;
+const float TGL_SELU_ALPHA = 1.6732632423543772848;
+
+float tgl_selu(float x) {
+    if (tgl_isnan(x)) return x;
+    return x > 0.0 ? TGL_SELU_SCALE * x : TGL_SELU_SCALE * (TGL_SELU_ALPHA * tgl_expm1(x));
+}
+
+// max(0, x) + min(0, alpha * expm1(x / alpha)), which is x > 0 ? x : alpha * expm1(x / alpha) for
+// either sign of alpha (PyTorch evaluates it that way too).
+float tgl_celu(float x, float alpha) {
+    if (tgl_isnan(x)) return x;
+    return x > 0.0 ? x : alpha * tgl_expm1(tgl_div(x, alpha));
+}
+
+// clamp(x / 6 + 1/2, 0, 1).
+float tgl_hardsigmoid(float x) {
+    if (tgl_isnan(x)) return x;
+    if (x <= -3.0) return 0.0;
+    if (x >= 3.0) return 1.0;
+    return (x + 3.0) / 6.0;  // x + 3 is exact near -3, where x / 6 + 1/2 would cancel
+}
+
+// x * hardsigmoid(x): x for x >= 3, and for x <= -3 the -0 that x * 0 gives (also at -inf, the
+// limit, where x * 0 would be NaN).
+float tgl_hardswish(float x) {
+    if (tgl_isnan(x)) return x;
+    if (x <= -3.0) return tgl_neg_zero();
+    if (x >= 3.0) return x;
+    return x * (x + 3.0) / 6.0;
+}
+
+// log(1 + exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)).
+float tgl_softplus_unit(float z) {
+    if (z > 0.0) return z + tgl_log1p(tgl_exp(-z));
+    return tgl_log1p(tgl_exp(z));
+}
+
+// PyTorch's rule: with z = beta * x (rounded to f32), x where z > threshold, else
+// log(1 + exp(z)) / beta.
+float tgl_softplus(float x, float beta, float threshold) {
+    if (tgl_isnan(x)) return x;
+    float z = x * beta;
+    if (z > threshold) return x;
+    // z = -inf: log(1 + 0) / beta = +-0. z = +inf (x infinite, or x * beta beyond f32 with an
+    // infinite threshold): the result is z / beta = x.
+    if (tgl_isinf(z)) return z > 0.0 ? x : (tgl_signbit(beta) ? tgl_neg_zero() : 0.0);
+    return tgl_div(tgl_softplus_unit(z), beta);
+}
+
+// x * tanh(log(1 + e^x)). With e = e^x, tanh(log(1 + e)) = n / (n + 2), n = e (e + 2), exactly;
+// above 9.1 it rounds to 1, below -40 it is e to within 2^-57; mish(+inf) = +inf, mish(-inf) = 0.
+float tgl_mish(float x) {
+    if (tgl_isnan(x)) return x;
+    if (tgl_isinf(x)) return tgl_signbit(x) ? 0.0 : x;
+    if (x > 9.1) return x;
+    if (x < -40.0) return tgl_mul_exp(x, x);
+    float e = tgl_exp(x);
+    float n = e * (e + 2.0);
+    return x * (n / (n + 2.0));
+}
+
+// erf(x) = sign(x) (1 - erfc(|x|)) for |x| >= 1; erf(+-inf) = +-1, erf(-0) = -0.
+float tgl_erf(float x) {
+    if (tgl_isnan(x)) return x;
+    float a = tgl_abs(x);
+    if (a < 1.0) return tgl_erf_small(x);
+    if (a > 4.0) return tgl_copysign(1.0, x);  // erfc(4) = 1.5e-8 is below half an ulp of 1
+    return tgl_copysign(1.0 - tgl_erfc_tail(a, tgl_exp_neg_square(a)), x);
+}
+
+// ----- sin, cos ----------------------------------------------------------------------------------
+// Argument reduction x = j pi/2 + r, |r| <= pi/4, exact for every finite float (Payne-Hanek): x =
+// M 2^E with M a 24-bit integer, and x 2/pi mod 4 only needs the bits of 2/pi from weight 2^(E-2)
+// (earlier bits give multiples of 4) down to ~2^(E-96): M times those 96 bits is an exact 120-bit
+// integer product, whose top bits are j and the next 64 the fraction of r.
+
+// The fraction bits of 2/pi, 32 per word, after one word of zeros (the bits "before" the point).
+const uint TGL_TWO_OVER_PI[9] = uint[9](0u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u, 0xF534DDC0u,
+                                        0xDB629599u, 0x3C439041u, 0xFE5163ABu, 0xDEBBC561u);
+
+// 32 bits of 2/pi starting at fraction bit p (bit 1 weighs 2^-1; p >= -30, bits p <= 0 are 0).
+uint tgl_two_over_pi_bits(int p) {
+    int idx = (p + 31) >> 5;
+    uint o = uint((p + 31) & 31);
+    uint w = TGL_TWO_OVER_PI[idx] << o;
+    if (o != 0u) w |= TGL_TWO_OVER_PI[idx + 1] >> (32u - o);
+    return w;
+}
+
+// For finite |x| >= pi/4 (so E >= -24): returns r with |r| <= pi/4 and sets j = quadrant (0..3)
+// with |x| = j pi/2 + r (mod 2 pi).
+float tgl_reduce_pio2(float ax, out int j) {
+    uint b = floatBitsToUint(ax);
+    uint M = (b & 0x007fffffu) | 0x00800000u;
+    int E = int(b >> 23) - 150;
+    int b0 = E - 2;  // M 2^E * (bits from b0 + 1 on) = M * W * 2^(E - b0 - 96) = P * 2^-94
+    uint w0 = tgl_two_over_pi_bits(b0 + 1);
+    uint w1 = tgl_two_over_pi_bits(b0 + 33);
+    uint w2 = tgl_two_over_pi_bits(b0 + 65);
+    uint h0, l0, h1, l1, h2, l2, c1, c2;
+    umulExtended(M, w0, h0, l0);
+    umulExtended(M, w1, h1, l1);
+    umulExtended(M, w2, h2, l2);
+    // P = p3:p2:p1:p0 (p0 = l2 is below the bits used).
+    uint p1 = uaddCarry(h2, l1, c1);
+    uint p2 = uaddCarry(h1, l0, c2);
+    p2 = uaddCarry(p2, c1, c1);
+    // Point between bits 94 and 93 of P: j = bits 95..94, the fraction = bits 93..30.
+    j = int(p2 >> 30);
+    uint f_hi = (p2 << 2) | (p1 >> 30);
+    uint f_lo = (p1 << 2) | (l2 >> 30);
+    float sgn = 1.0;
+    if ((f_hi & 0x80000000u) != 0u) {  // fraction >= 1/2: r = -(1 - fraction) pi/2, j + 1
+        j = (j + 1) & 3;
+        sgn = -1.0;
+        f_lo = ~f_lo + 1u;
+        f_hi = ~f_hi + (f_lo == 0u ? 1u : 0u);
+    }
+    // The 64-bit fraction in three exact 24-, 24- and 16-bit pieces.
+    float a = float(f_hi >> 8) * 5.9604644775390625e-8;                          // 2^-24
+    float c = float(((f_hi & 0xffu) << 16) | (f_lo >> 16)) * 3.552713678800501e-15;  // 2^-48
+    float d = float(f_lo & 0xffffu) * 5.421010862427522e-20;                       // 2^-64
+    float f = a + (c + d);
+    // r = f * pi/2 with pi/2 = 1.5707963705062866 - 4.37113900018624e-8.
+    float r = f * 1.5707963705062866 - f * 4.37113900018624e-8;
+    return sgn * r;
+}
+
+// sin and cos of |r| <= pi/4 (Cephes sinf / cosf minimax polynomials).
+float tgl_sin_poly(float r) {
+    float z = r * r;
+    float p = -1.9515295891e-4;
+    p = p * z + 8.3321608736e-3;
+    p = p * z - 1.6666654611e-1;
+    return r + r * z * p;
+}
+float tgl_cos_poly(float r) {
+    float z = r * r;
+    float p = 2.443315711809948e-5;
+    p = p * z - 1.388731625493765e-3;
+    p = p * z + 4.166664568298827e-2;
+    return (1.0 - 0.5 * z) + z * z * p;
+}
+
+// sin(x): sin(+-0) = +-0, sin(+-inf) = NaN.
+float tgl_sin(float x) {
+    if (tgl_isnan(x) || tgl_isinf(x)) return tgl_nan();
+    if (tgl_iszero(x)) return x;  // r + r z p would turn -0 into +0
+    float ax = tgl_abs(x);
+    if (ax <= 0.78539816339744831) return tgl_sin_poly(x);
+    int j;
+    float r = tgl_reduce_pio2(ax, j);
+    float s = (j & 1) == 0 ? tgl_sin_poly(r) : tgl_cos_poly(r);
+    if (j >= 2) s = -s;
+    return tgl_signbit(x) ? -s : s;
+}
+
+// cos(x): cos(+-inf) = NaN.
+float tgl_cos(float x) {
+    if (tgl_isnan(x) || tgl_isinf(x)) return tgl_nan();
+    float ax = tgl_abs(x);
+    if (ax <= 0.78539816339744831) return tgl_cos_poly(ax);
+    int j;
+    float r = tgl_reduce_pio2(ax, j);
+    float c = (j & 1) == 0 ? tgl_cos_poly(r) : tgl_sin_poly(r);
+    return (j == 1 || j == 2) ? -c : c;
+}
+
+// ----- fmod, remainder, atan2 ------------------------------------------------------------------
+
+// C fmod(a, b), exact: long division of the integer significands, bit by bit (musl's fmodf), so
+// neither rounding nor flushed subnormals can enter. fmod(a, +-0) = fmod(+-inf, b) = NaN,
+// fmod(a, +-inf) = a for finite a, a zero result has the sign of a.
+float tgl_fmod(float a, float b) {
+    uint ua = floatBitsToUint(a), ub = floatBitsToUint(b);
+    uint sx = ua & 0x80000000u;
+    uint ax = ua & 0x7fffffffu, ay = ub & 0x7fffffffu;
+    if (ay == 0u || ay > 0x7f800000u || ax >= 0x7f800000u) return tgl_nan();
+    if (ax <= ay) return ax == ay ? uintBitsToFloat(sx) : a;  // also b = inf
+    int ex = int(ax >> 23), ey = int(ay >> 23);
+    uint mx, my;
+    // Significands as integers with the leading 1 at bit 23 (subnormals normalised).
+    if (ex == 0) {
+        mx = ax;
+        ex = 1;
+        while ((mx & 0x00800000u) == 0u) { mx <<= 1; --ex; }
+    } else {
+        mx = (ax & 0x007fffffu) | 0x00800000u;
+    }
+    if (ey == 0) {
+        my = ay;
+        ey = 1;
+        while ((my & 0x00800000u) == 0u) { my <<= 1; --ey; }
+    } else {
+        my = (ay & 0x007fffffu) | 0x00800000u;
+    }
+    for (; ex > ey; --ex) {
+        if (mx >= my) {
+            mx -= my;
+            if (mx == 0u) return uintBitsToFloat(sx);
+        }
+        mx <<= 1;
+    }
+    if (mx >= my) {
+        mx -= my;
+        if (mx == 0u) return uintBitsToFloat(sx);
+    }
+    while ((mx & 0x00800000u) == 0u) { mx <<= 1; --ex; }
+    if (ex > 0) mx = (mx & 0x007fffffu) | (uint(ex) << 23);
+    else mx >>= uint(1 - ex);  // subnormal result (exact: the low bits shifted out are 0)
+    return uintBitsToFloat(mx | sx);
+}
+
+// Python's a % b (torch.remainder): fmod, moved by b when the signs differ; a zero result has the
+// sign of b. remainder(a, +-inf) is a when a has b's sign (or is 0), else b.
+float tgl_remainder(float a, float b) {
+    float m = tgl_fmod(a, b);
+    if (tgl_isnan(m)) return m;
+    if (tgl_iszero(m)) return tgl_copysign(0.0, b);
+    if (tgl_signbit(m) != tgl_signbit(b)) return m + b;
+    return m;
+}
+
+// atan(t) for 0 <= t <= 1 (Cephes atanf: t > tan(pi/8) is moved by pi/4).
+float tgl_atan_unit(float t) {
+    float base = 0.0;
+    if (t > 0.41421356237309505) {
+        t = (t - 1.0) / (t + 1.0);
+        base = 0.78539816339744831;
+    }
+    float z = t * t;
+    float p = 8.05374449538e-2;
+    p = p * z - 1.38776856032e-1;
+    p = p * z + 1.99777106478e-1;
+    p = p * z - 3.33329491539e-1;
+    return base + (p * z * t + t);
+}
+
+const float TGL_PI_HI = 3.1415927410125732;     // pi rounded to f32
+const float TGL_PI_LO = -8.742278000372485e-8;  // pi - TGL_PI_HI
+
+// atan2(a, b), the angle of the point (b, a), with C99's special values.
+float tgl_atan2(float a, float b) {
+    if (tgl_isnan(a) || tgl_isnan(b)) return tgl_nan();
+    bool bneg = tgl_signbit(b);
+    float ay = tgl_abs(a), ax = tgl_abs(b);
+    float t;
+    if (tgl_iszero(a)) {
+        t = bneg ? TGL_PI_HI : 0.0;
+    } else if (tgl_isinf(a) && tgl_isinf(b)) {
+        t = bneg ? 2.3561944901923449 : 0.78539816339744831;
+    } else if (tgl_isinf(a) || tgl_iszero(b)) {
+        t = 1.5707963267948966;
+    } else if (tgl_isinf(b)) {
+        t = bneg ? TGL_PI_HI : 0.0;
+    } else {
+        // 0 <= angle of (|b|, |a|) <= pi/2, from atan of the ratio <= 1.
+        if (ay <= ax) {
+            t = tgl_atan_unit(tgl_div(ay, ax));
+        } else {
+            t = (1.5707963705062866 - tgl_atan_unit(tgl_div(ax, ay))) - 4.37113900018624e-8;
+        }
+        if (bneg) t = (TGL_PI_HI - t) + TGL_PI_LO;
+    }
+    return tgl_copysign(t, a);
+}

@@ -8,7 +8,26 @@
 
 namespace tgl {
 
-enum class OpFamily { Unary, Binary, Reduce, Matmul, Planned };
+// Unary: (x) -> (y) of one shape. Binary: (a, b) -> (y), broadcasting. Ternary: where.
+// Reduce: over a set of axes. ArgReduce: argmax/argmin along one axis. Scan: cumsum/cumprod.
+enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, Planned };
+
+constexpr int kMaxOperands = TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS;
+
+// TGL_DTYPE_BIT masks of the operand dtype rules.
+constexpr uint32_t kDtypesFloat = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16);
+constexpr uint32_t kDtypesMask = TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
+constexpr uint32_t kDtypesAll = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16) |
+                                TGL_DTYPE_BIT(TGL_DTYPE_BF16) | TGL_DTYPE_BIT(TGL_DTYPE_I32) |
+                                TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8) |
+                                TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
+
+// Which dtypes one operand accepts: any of `dtypes`, and when same_as >= 0 exactly the dtype of
+// operand slot same_as (slots count inputs, then outputs).
+struct OperandRule {
+    uint32_t dtypes = 0;
+    int same_as = -1;
+};
 
 struct OpInfo {
     tgl_op op;
@@ -16,7 +35,8 @@ struct OpInfo {
     OpFamily family;
     uint32_t n_inputs;
     uint32_t n_outputs;
-    const char* operand_names[TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS];  // inputs, then outputs
+    const char* operand_names[kMaxOperands];  // inputs, then outputs
+    OperandRule operands[kMaxOperands];       // inputs, then outputs
     uint32_t params_size;  // sizeof the params struct (0 for planned ops)
 };
 

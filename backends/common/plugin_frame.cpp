@@ -227,13 +227,16 @@ tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
         caps->n_inputs = info->n_inputs;
         caps->n_outputs = info->n_outputs;
         caps->params_size = info->params_size;
-        uint32_t dtypes = frame().backend->op_dtypes(op);
-        if (info->family == OpFamily::Planned || dtypes == 0) return;
+        if (info->family == OpFamily::Planned || !frame().backend->implements(*info)) return;
         caps->supported = 1;
         caps->max_rank = TGL_MAX_RANK;
         caps->flags = frame().backend->op_flags(op);
-        for (uint32_t i = 0; i < info->n_inputs; ++i) caps->input_dtypes[i] = dtypes;
-        for (uint32_t i = 0; i < info->n_outputs; ++i) caps->output_dtypes[i] = dtypes;
+        for (uint32_t slot = 0; slot < info->n_inputs + info->n_outputs; ++slot) {
+            const OperandRule* rule = &info->operands[slot];
+            while (rule->same_as >= 0) rule = &info->operands[rule->same_as];
+            if (slot < info->n_inputs) caps->input_dtypes[slot] = rule->dtypes;
+            else caps->output_dtypes[slot - info->n_inputs] = rule->dtypes;
+        }
     });
 }
 
@@ -243,15 +246,11 @@ tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tg
         std::shared_ptr<Device> dev = get_device(device);
         const OpInfo* info = find_op(op);
         if (!info) fail(TGL_ERROR_UNKNOWN_OP, "op id %u is not in the tensorgl ABI 1.%u catalogue", op, TGL_ABI_MINOR);
-        uint32_t dtypes = frame().backend->op_dtypes(op);
-        if (info->family == OpFamily::Planned || dtypes == 0)
+        if (info->family == OpFamily::Planned || !frame().backend->implements(*info))
             fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' (id %u) is not implemented by plugin '%s' (query_op reports it unsupported)",
                  info->name, op, frame().backend->name());
         OpCall call = validate_op(*info, params, inputs, n_inputs, outputs, n_outputs,
                                   [&](tgl_buffer b, const char* what) { return get_buffer(device, b, what); });
-        if (!(dtypes & TGL_DTYPE_BIT(call.dtype)))
-            fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented for dtype %s by plugin '%s'", info->name,
-                 dtype_name(call.dtype), frame().backend->name());
         if (!call.noop) dev->run(call);
     });
 }

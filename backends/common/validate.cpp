@@ -4,7 +4,9 @@
 #include "status.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace tgl {
 
@@ -192,24 +194,34 @@ void plan_elementwise(OpCall& call) {
             fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but input x has shape %s",
                  info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str());
     } else {
-        // The output shape must be exactly the broadcast of a and b.
-        const TensorArg& a = call.inputs[0];
-        const TensorArg& b = call.inputs[1];
-        int rank = std::max(a.rank, b.rank);
+        // The output shape must be exactly the broadcast of the inputs.
+        int rank = 0;
+        for (const TensorArg& in : call.inputs) rank = std::max(rank, in.rank);
         int64_t expect[TGL_MAX_RANK];
-        for (int d = 0; d < rank; ++d) {
-            int da = d - (rank - a.rank), db = d - (rank - b.rank);
-            int64_t na = da >= 0 ? a.shape[da] : 1, nb = db >= 0 ? b.shape[db] : 1;
-            if (na != nb && na != 1 && nb != 1)
-                fail(TGL_ERROR_SHAPE_MISMATCH,
-                     "op '%s': a of shape %s and b of shape %s do not broadcast (dim %d: %lld vs %lld)",
-                     info.name, shape_string(a.rank, a.shape).c_str(),
-                     shape_string(b.rank, b.shape).c_str(), d, (long long)na, (long long)nb);
-            expect[d] = na == 1 ? nb : na;
+        std::fill(expect, expect + rank, int64_t(1));
+        for (size_t i = 0; i < call.inputs.size(); ++i) {
+            const TensorArg& in = call.inputs[i];
+            for (int d = 0; d < rank; ++d) {
+                int di = d - (rank - in.rank);
+                int64_t n = di >= 0 ? in.shape[di] : 1;
+                if (n == expect[d] || n == 1) continue;
+                if (expect[d] != 1) {
+                    std::string shapes;
+                    for (size_t k = 0; k <= i; ++k)
+                        shapes += format("%s%s of shape %s", k ? (k == i ? " and " : ", ") : "",
+                                         info.operand_names[k], shape_string(call.inputs[k].rank, call.inputs[k].shape).c_str());
+                    fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': %s do not broadcast (dim %d of the result: %lld vs %lld)",
+                         info.name, shapes.c_str(), d, (long long)expect[d], (long long)n);
+                }
+                expect[d] = n;
+            }
         }
+        std::string names;
+        for (size_t k = 0; k < call.inputs.size(); ++k)
+            names += format("%s%s", k ? (k + 1 == call.inputs.size() ? " and " : ", ") : "", info.operand_names[k]);
         if (rank != y.rank || !std::equal(expect, expect + rank, y.shape))
-            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but a and b broadcast to %s",
-                 info.name, shape_string(y.rank, y.shape).c_str(), shape_string(rank, expect).c_str());
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but %s broadcast to %s",
+                 info.name, shape_string(y.rank, y.shape).c_str(), names.c_str(), shape_string(rank, expect).c_str());
     }
     for (size_t i = 0; i < call.inputs.size(); ++i) {
         broadcast_strides(call.inputs[i], operand_label(info, false, uint32_t(i)), y, p.strides[i + 1]);
@@ -218,12 +230,139 @@ void plan_elementwise(OpCall& call) {
     collapse(p);
 }
 
+// The axes part shared by tgl_reduce_params, tgl_var_params and tgl_vector_norm_params (one
+// layout; the last member differs).
+struct AxesParams {
+    uint32_t keepdims = 0, n_axes = 0;
+    int32_t axes[TGL_MAX_RANK] = {};
+};
+
+template <class P>
+AxesParams axes_of(const P& p) {
+    AxesParams a;
+    a.keepdims = p.keepdims;
+    a.n_axes = p.n_axes;
+    std::copy(p.axes, p.axes + TGL_MAX_RANK, a.axes);
+    return a;
+}
+
+void plan_reduce_axes(OpCall& call, const AxesParams& prm);
+
+// Reduce family: reads the op's own params struct (tgl_reduce_params, or tgl_var_params for
+// var/std, tgl_vector_norm_params for norm), then plans over its axes.
 void plan_reduce(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    tgl_reduce_params defaults{};
-    defaults.struct_size = sizeof(tgl_reduce_params);
-    tgl_reduce_params prm = read_params(info, params, defaults);
+    switch (info.op) {
+    case TGL_OP_VAR:
+    case TGL_OP_STD: {
+        tgl_var_params defaults{};
+        defaults.struct_size = sizeof defaults;
+        defaults.correction = 1.0f;
+        tgl_var_params prm = read_params(info, params, defaults);
+        if (!std::isfinite(prm.correction))
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->correction of op '%s' must be a finite number, got %g", info.name,
+                 double(prm.correction));
+        call.correction = prm.correction;
+        return plan_reduce_axes(call, axes_of(prm));
+    }
+    case TGL_OP_NORM: {
+        tgl_vector_norm_params defaults{};
+        defaults.struct_size = sizeof defaults;
+        defaults.ord = 2.0f;
+        tgl_vector_norm_params prm = read_params(info, params, defaults);
+        if (prm.ord != 1.0f && prm.ord != 2.0f)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->ord of op 'norm' must be 1 or 2, got %g", double(prm.ord));
+        call.norm_ord = int(prm.ord);
+        return plan_reduce_axes(call, axes_of(prm));
+    }
+    default: {
+        tgl_reduce_params defaults{};
+        defaults.struct_size = sizeof(tgl_reduce_params);
+        tgl_reduce_params prm = read_params(info, params, defaults);
+        require_reserved_zero(info, prm.reserved);
+        return plan_reduce_axes(call, axes_of(prm));
+    }
+    }
+}
+
+// One axis (ArgReduce, Scan): `axis` in [-rank, rank) (rank 0: -1 or 0, a single element).
+// Returns the normalised axis, or -1 for rank 0.
+int one_axis(const OpCall& call, int32_t axis) {
+    const TensorArg& x = call.inputs[0];
+    int lo = x.rank == 0 ? -1 : -x.rank, hi = x.rank == 0 ? 0 : x.rank - 1;
+    if (axis < lo || axis > hi)
+        fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->axis = %d is out of range for x of rank %d (valid: %d..%d)", axis,
+             x.rank, lo, hi);
+    if (x.rank == 0) return -1;
+    return axis < 0 ? axis + x.rank : axis;
+}
+
+void plan_arg_reduce(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    tgl_arg_reduce_params prm = read_params(info, params, tgl_arg_reduce_params{sizeof(tgl_arg_reduce_params), -1, 0, 0});
     require_reserved_zero(info, prm.reserved);
+    const TensorArg& x = call.inputs[0];
+    int axis = one_axis(call, prm.axis);
+    if (axis >= 0 && x.shape[axis] == 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' over an empty axis has no result: params->axis = %d has size 0 in x of shape %s",
+             info.name, prm.axis, shape_string(x.rank, x.shape).c_str());
+    AxesParams a;
+    a.keepdims = prm.keepdims;
+    if (axis >= 0) {
+        a.n_axes = 1;
+        a.axes[0] = axis;
+        plan_reduce_axes(call, a);
+    } else {
+        // rank 0: the output is the (rank-0) index 0 of the single element.
+        const TensorArg& y = call.outputs[0];
+        if (y.rank != 0)
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but x is a scalar, so y must be a scalar",
+                 info.name, shape_string(y.rank, y.shape).c_str());
+        ReducePlan& p = call.reduce;
+        p.x_offset = x.offset;
+        p.y_offset = y.offset;
+        p.out_count = 1;
+        p.reduce_count = 1;
+    }
+}
+
+void plan_scan(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    tgl_scan_params prm = read_params(info, params, tgl_scan_params{sizeof(tgl_scan_params), -1, 0, 0});
+    if (prm.exclusive > 1 || prm.reverse > 1)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->exclusive and params->reverse of op '%s' must be 0 or 1, got %u and %u",
+             info.name, prm.exclusive, prm.reverse);
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    int axis = one_axis(call, prm.axis);
+    if (x.rank != y.rank || !std::equal(x.shape, x.shape + x.rank, y.shape))
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but input x has shape %s (a scan keeps the shape)",
+             info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str());
+    ReducePlan& p = call.reduce;
+    p.x_offset = x.offset;
+    p.y_offset = y.offset;
+    p.reduce_count = 1;
+    for (int d = 0; d < x.rank; ++d) {
+        if (d == axis) {
+            p.inner_shape[0] = x.shape[d];
+            p.inner_x_strides[0] = x.strides[d];
+            p.inner_rank = 1;
+            p.reduce_count = x.shape[d];
+            call.scan_y_stride = y.strides[d];
+        } else {
+            p.outer_shape[p.outer_rank] = x.shape[d];
+            p.outer_x_strides[p.outer_rank] = x.strides[d];
+            p.outer_y_strides[p.outer_rank++] = y.strides[d];
+        }
+    }
+    p.out_count = 1;
+    for (int d = 0; d < p.outer_rank; ++d) p.out_count *= p.outer_shape[d];
+    call.scan_exclusive = prm.exclusive != 0;
+    call.scan_reverse = prm.reverse != 0;
+}
+
+void plan_reduce_axes(OpCall& call, const AxesParams& prm) {
+    const OpInfo& info = *call.info;
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     if (prm.n_axes > TGL_MAX_RANK)
@@ -275,6 +414,85 @@ void plan_reduce(OpCall& call, const void* params) {
         (info.op == TGL_OP_MAX || info.op == TGL_OP_MIN))
         fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' over an empty set of elements has no result: x has shape %s",
              info.name, shape_string(x.rank, x.shape).c_str());
+}
+
+// Reads the params of a Unary/Binary/Ternary op into the call (gelu form, scalars).
+void read_elementwise_params(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    switch (info.op) {
+    case TGL_OP_GELU: {
+        tgl_gelu_params prm = read_params(info, params, tgl_gelu_params{sizeof(tgl_gelu_params), TGL_GELU_ERF});
+        if (prm.approximate != TGL_GELU_ERF && prm.approximate != TGL_GELU_TANH)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->approximate of op 'gelu' must be TGL_GELU_ERF (0) or TGL_GELU_TANH (1), got %u",
+                 prm.approximate);
+        call.gelu_approximate = prm.approximate;
+        return;
+    }
+    case TGL_OP_LEAKY_RELU:
+        call.scalars[0] = read_params(info, params, tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), 0.01f}).negative_slope;
+        return;
+    case TGL_OP_ELU:
+    case TGL_OP_CELU: {
+        float alpha = read_params(info, params, tgl_elu_params{sizeof(tgl_elu_params), 1.0f}).alpha;
+        if (info.op == TGL_OP_CELU && alpha == 0.0f)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->alpha of op 'celu' must not be 0 (celu divides by it)");
+        call.scalars[0] = alpha;
+        return;
+    }
+    case TGL_OP_SOFTPLUS: {
+        tgl_softplus_params prm = read_params(info, params, tgl_softplus_params{sizeof(tgl_softplus_params), 1.0f, 20.0f, 0});
+        require_reserved_zero(info, prm.reserved);
+        if (prm.beta == 0.0f || std::isnan(prm.beta))
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->beta of op 'softplus' must be a nonzero number, got %g", double(prm.beta));
+        call.scalars[0] = prm.beta;
+        call.scalars[1] = prm.threshold;
+        return;
+    }
+    case TGL_OP_CLAMP: {
+        const float inf = std::numeric_limits<float>::infinity();
+        tgl_clamp_params prm = read_params(info, params, tgl_clamp_params{sizeof(tgl_clamp_params), -inf, inf, 0});
+        require_reserved_zero(info, prm.reserved);
+        if (std::isnan(prm.min) || std::isnan(prm.max))
+            fail(TGL_ERROR_INVALID_ARGUMENT, "params->min and params->max of op 'clamp' must not be NaN (got %g, %g); use -inf/+inf for no bound",
+                 double(prm.min), double(prm.max));
+        call.scalars[0] = prm.min;
+        call.scalars[1] = prm.max;
+        return;
+    }
+    default:
+        if (info.params_size == sizeof(tgl_unary_params))  // tgl_unary_params and tgl_binary_params
+            require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
+        return;
+    }
+}
+
+// Every operand's dtype against the op's rule: one of the allowed dtypes, or the dtype of another
+// operand.
+void check_dtypes(OpCall& call) {
+    const OpInfo& info = *call.info;
+    const uint32_t n_in = uint32_t(call.inputs.size());
+    auto operand = [&](uint32_t slot) -> const TensorArg& {
+        return slot < n_in ? call.inputs[slot] : call.outputs[slot - n_in];
+    };
+    auto label = [&](uint32_t slot) { return operand_label(info, slot >= n_in, slot < n_in ? slot : slot - n_in); };
+    for (uint32_t slot = 0; slot < n_in + call.outputs.size(); ++slot) {
+        const OperandRule& rule = info.operands[slot];
+        tgl_dtype dt = operand(slot).dtype;
+        if (rule.same_as >= 0) {
+            tgl_dtype want = operand(uint32_t(rule.same_as)).dtype;
+            if (dt != want)
+                fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; they must have the same dtype",
+                     info.name, label(slot).c_str(), dtype_name(dt), label(uint32_t(rule.same_as)).c_str(),
+                     dtype_name(want));
+        } else if (!(rule.dtypes & TGL_DTYPE_BIT(dt))) {
+            std::string allowed;
+            for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_0; ++d)
+                if (rule.dtypes & TGL_DTYPE_BIT(d)) allowed += std::string(allowed.empty() ? "" : ", ") + dtype_name(d);
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s; this op takes %s there", info.name,
+                 label(slot).c_str(), dtype_name(dt), allowed.c_str());
+        }
+    }
+    call.dtype = operand(0).dtype;
 }
 
 bool overlaps(const TensorArg& a, const TensorArg& b) {
@@ -350,7 +568,7 @@ void plan_matmul(OpCall& call, const void* params) {
 }
 
 bool same_view(const TensorArg& a, const TensorArg& b) {
-    return a.buffer == b.buffer && a.offset == b.offset && a.rank == b.rank &&
+    return a.buffer == b.buffer && a.dtype == b.dtype && a.offset == b.offset && a.rank == b.rank &&
            std::equal(a.shape, a.shape + a.rank, b.shape) &&
            std::equal(a.strides, a.strides + a.rank, b.strides);
 }
@@ -359,7 +577,8 @@ bool same_view(const TensorArg& a, const TensorArg& b) {
 // (in place); any other overlap of byte ranges would make the result depend on execution order.
 void check_aliasing(const OpCall& call) {
     const OpInfo& info = *call.info;
-    bool elementwise = info.family == OpFamily::Unary || info.family == OpFamily::Binary;
+    bool elementwise = info.family == OpFamily::Unary || info.family == OpFamily::Binary ||
+                       info.family == OpFamily::Ternary;
     for (size_t o = 0; o < call.outputs.size(); ++o)
         for (size_t i = 0; i < call.inputs.size(); ++i) {
             const TensorArg& out = call.outputs[o];
@@ -387,38 +606,22 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     if (n_outputs && !outputs) fail(TGL_ERROR_NULL_POINTER, "outputs is NULL but op '%s' takes %u outputs", info.name, n_outputs);
 
     // Params that the family planners do not read are checked here.
-    if (info.family == OpFamily::Unary) {
-        if (info.op == TGL_OP_GELU) {
-            tgl_gelu_params prm = read_params(info, params, tgl_gelu_params{sizeof(tgl_gelu_params), TGL_GELU_ERF});
-            if (prm.approximate != TGL_GELU_ERF && prm.approximate != TGL_GELU_TANH)
-                fail(TGL_ERROR_INVALID_ARGUMENT, "params->approximate of op 'gelu' must be TGL_GELU_ERF (0) or TGL_GELU_TANH (1), got %u",
-                     prm.approximate);
-            call.gelu_approximate = prm.approximate;
-        } else {
-            require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
-        }
-    } else if (info.family == OpFamily::Binary) {
-        require_reserved_zero(info, read_params(info, params, tgl_binary_params{sizeof(tgl_binary_params), 0}).reserved);
-    }
+    if (info.family == OpFamily::Unary || info.family == OpFamily::Binary || info.family == OpFamily::Ternary)
+        read_elementwise_params(call, params);
 
     for (uint32_t i = 0; i < n_inputs; ++i) call.inputs.push_back(check_tensor(info, inputs[i], false, i, lookup));
     for (uint32_t i = 0; i < n_outputs; ++i) call.outputs.push_back(check_tensor(info, outputs[i], true, i, lookup));
 
-    // These families take one dtype for every operand.
-    call.dtype = call.inputs.empty() ? call.outputs[0].dtype : call.inputs[0].dtype;
-    for (uint32_t i = 0; i < n_inputs + n_outputs; ++i) {
-        const TensorArg& t = i < n_inputs ? call.inputs[i] : call.outputs[i - n_inputs];
-        if (t.dtype != call.dtype)
-            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; all operands must share one dtype",
-                 info.name, operand_label(info, i >= n_inputs, i < n_inputs ? i : i - n_inputs).c_str(),
-                 dtype_name(t.dtype), operand_label(info, false, 0).c_str(), dtype_name(call.dtype));
-    }
+    check_dtypes(call);
 
     switch (info.family) {
     case OpFamily::Unary:
-    case OpFamily::Binary: plan_elementwise(call); break;
+    case OpFamily::Binary:
+    case OpFamily::Ternary: plan_elementwise(call); break;
     case OpFamily::Reduce: plan_reduce(call, params); break;
     case OpFamily::Matmul: plan_matmul(call, params); break;
+    case OpFamily::ArgReduce: plan_arg_reduce(call, params); break;
+    case OpFamily::Scan: plan_scan(call, params); break;
     case OpFamily::Planned: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented", info.name);
     }
     check_aliasing(call);

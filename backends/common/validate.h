@@ -30,7 +30,7 @@ struct TensorArg {
 // operands 1.. are the inputs with broadcasting folded in as stride 0. Dims of size 1 are dropped
 // and dims contiguous in every operand are merged, so rank is often 1.
 struct ElementwisePlan {
-    static constexpr int kMaxOperands = 3;
+    static constexpr int kMaxOperands = 4;  // y and up to 3 inputs (where)
     int n_operands = 0;
     int rank = 0;
     int64_t shape[TGL_MAX_RANK] = {};
@@ -73,14 +73,25 @@ struct MatmulPlan {
 
 struct OpCall {
     const OpInfo* info = nullptr;
-    tgl_dtype dtype = TGL_DTYPE_INVALID;  // the common dtype of all operands
+    tgl_dtype dtype = TGL_DTYPE_INVALID;  // dtype of the first input (of the output if none)
     std::vector<TensorArg> inputs, outputs;
     bool noop = false;  // every output is empty: nothing to run
 
     uint32_t gelu_approximate = TGL_GELU_ERF;
-    ElementwisePlan elementwise;  // Unary, Binary
-    ReducePlan reduce;            // Reduce
+    // Scalar parameters of elementwise ops: leaky_relu {slope}; elu, celu {alpha}; softplus
+    // {beta, threshold}; clamp {min, max}. Unused entries are 0.
+    float scalars[2] = {0.0f, 0.0f};
+    ElementwisePlan elementwise;  // Unary, Binary, Ternary
+    ReducePlan reduce;            // Reduce; ArgReduce and Scan (one reduced axis: inner_rank 1)
     MatmulPlan matmul;            // Matmul
+    // var/std: the correction (Bessel's 1 by default). norm: ord 1 or 2.
+    float correction = 1.0f;
+    int norm_ord = 2;
+    // Scan (cumsum/cumprod): reduce.inner_* is the scanned axis (inner_rank 1, or 0 when the axis
+    // has size 1), reduce.outer_* the other dims (one row each); scan_y_stride is y's stride along
+    // the axis.
+    int64_t scan_y_stride = 0;
+    bool scan_exclusive = false, scan_reverse = false;
 };
 
 // Resolves a buffer handle of the device the op runs on; throws INVALID_HANDLE / STALE_HANDLE

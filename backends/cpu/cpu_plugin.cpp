@@ -115,7 +115,7 @@ public:
 
     void run(const OpCall& call) override {
         std::lock_guard<std::mutex> lock(mutex_);
-        run_f32(call, threads_);
+        cpu::run(call, threads_);
     }
 
     void synchronize() override {}  // every call has finished when it returns
@@ -165,6 +165,7 @@ public:
         return std::make_shared<CpuDevice>(max_buffer_bytes_, threads_);
     }
 
+    bool implements(const OpInfo& op) const override { return cpu::implements(op.op); }
     uint8_t handle_tag() const override { return 0x43; }  // 'C'
 
 private:

@@ -5,12 +5,15 @@
 #include "kernels.h"
 
 #include "cpu_buffer.h"
+#include "dtype_io.h"
 #include "scalar_ops.h"
 #include "parallel.h"
+#include "reduce_kernels.h"
 #include "status.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace tgl {
@@ -63,28 +66,142 @@ void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
     }
 }
 
+// Element access of one operand of any dtype: load as double (exact for every dtype), store with
+// the rounding rules of 'cast' (dtype_io.h).
+struct Operand {
+    uint8_t* base;
+    tgl_dtype dtype;
+    uint32_t size;
+    double load(int64_t i) const { return load_as_double(base, dtype, i); }
+    void store(int64_t i, double v, bool from_integer = false) const { store_from_double(base, dtype, i, v, from_integer); }
+};
+
+Operand output_operand(const OpCall& c) {
+    const TensorArg& t = c.outputs[0];
+    return Operand{cpu_buffer(t.buffer).bytes(), t.dtype, tgl_dtype_size(t.dtype)};
+}
+Operand input_operand(const OpCall& c, int k) {
+    const TensorArg& t = c.inputs[size_t(k)];
+    return Operand{cpu_buffer(t.buffer).bytes(), t.dtype, tgl_dtype_size(t.dtype)};
+}
+
+// f32 fast paths of the float ops (the common case), then any float dtype through Operand.
 template <class F>
 void unary(const OpCall& c, unsigned threads, const F& f) {
     const ElementwisePlan& p = c.elementwise;
-    float* y = cpu_buffer(c.outputs[0].buffer).f32();
-    const float* x = cpu_buffer(c.inputs[0].buffer).f32();
-    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
-        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
-            y[oy] = static_cast<float>(f(static_cast<double>(x[ox])));
+    if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
+        float* y = cpu_buffer(c.outputs[0].buffer).f32();
+        const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+        parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+            walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
+                y[oy] = static_cast<float>(f(static_cast<double>(x[ox])));
+            });
         });
+        return;
+    }
+    const Operand y = output_operand(c), x = input_operand(c, 0);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.store(oy, f(x.load(ox))); });
     });
 }
 
 template <class F>
 void binary(const OpCall& c, unsigned threads, const F& f) {
     const ElementwisePlan& p = c.elementwise;
-    float* y = cpu_buffer(c.outputs[0].buffer).f32();
-    const float* a = cpu_buffer(c.inputs[0].buffer).f32();
-    const float* b = cpu_buffer(c.inputs[1].buffer).f32();
-    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
-        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) {
-            y[oy] = static_cast<float>(f(static_cast<double>(a[oa]), static_cast<double>(b[ob])));
+    if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
+        float* y = cpu_buffer(c.outputs[0].buffer).f32();
+        const float* a = cpu_buffer(c.inputs[0].buffer).f32();
+        const float* b = cpu_buffer(c.inputs[1].buffer).f32();
+        parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+            walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) {
+                y[oy] = static_cast<float>(f(static_cast<double>(a[oa]), static_cast<double>(b[ob])));
+            });
         });
+        return;
+    }
+    const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.store(oy, f(a.load(oa), b.load(ob))); });
+    });
+}
+
+// cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says).
+void cast(const OpCall& c, unsigned threads) {
+    const ElementwisePlan& p = c.elementwise;
+    const Operand y = output_operand(c), x = input_operand(c, 0);
+    const bool from_integer = !is_float_dtype(x.dtype);
+    if (x.dtype == y.dtype) {  // a copy, bit for bit (NaN payloads included)
+        parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+            walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
+                std::memcpy(y.base + oy * y.size, x.base + ox * x.size, y.size);
+            });
+        });
+        return;
+    }
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.store(oy, x.load(ox), from_integer); });
+    });
+}
+
+// Predicates: y (bool or u8) = 0 or 1. Every input value is exact in double, so comparisons of
+// i32 beyond 2^24 are exact; NaN compares false except with ne; -0 == +0; NaN is true as a truth
+// value (NaN != 0).
+template <class F>
+void predicate1(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise;
+    const Operand y = output_operand(c), x = input_operand(c, 0);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.base[oy] = f(x.load(ox)) ? 1 : 0; });
+    });
+}
+
+template <class F>
+void predicate2(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise;
+    const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.base[oy] = f(a.load(oa), b.load(ob)) ? 1 : 0; });
+    });
+}
+
+// Calls visit(f) with f(double a, double b) -> bool for a compare or logical op; false if `op` is
+// not one.
+template <class Visit>
+bool visit_predicate(tgl_op op, Visit&& visit) {
+    switch (op) {
+    case TGL_OP_EQ: visit([](double a, double b) { return a == b; }); return true;
+    case TGL_OP_NE: visit([](double a, double b) { return a != b; }); return true;
+    case TGL_OP_LT: visit([](double a, double b) { return a < b; }); return true;
+    case TGL_OP_LE: visit([](double a, double b) { return a <= b; }); return true;
+    case TGL_OP_GT: visit([](double a, double b) { return a > b; }); return true;
+    case TGL_OP_GE: visit([](double a, double b) { return a >= b; }); return true;
+    case TGL_OP_LOGICAL_AND: visit([](double a, double b) { return (a != 0.0) && (b != 0.0); }); return true;
+    case TGL_OP_LOGICAL_OR: visit([](double a, double b) { return (a != 0.0) || (b != 0.0); }); return true;
+    case TGL_OP_LOGICAL_XOR: visit([](double a, double b) { return (a != 0.0) != (b != 0.0); }); return true;
+    default: return false;
+    }
+}
+
+// where: y = cond != 0 ? a : b, copied bit for bit.
+void where(const OpCall& c, unsigned threads) {
+    const ElementwisePlan& p = c.elementwise;
+    const Operand y = output_operand(c), cond = input_operand(c, 0), a = input_operand(c, 1), b = input_operand(c, 2);
+    const int last = p.rank - 1;
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        // walk() carries three operand offsets; where has four, so the offset of b is computed
+        // from the index here (the reference's simplicity beats its speed).
+        for (int64_t i = begin; i < end; ++i) {
+            int64_t off[4] = {p.offset[0], p.offset[1], p.offset[2], p.offset[3]};
+            int64_t rem = i;
+            for (int d = last; d >= 0; --d) {
+                const int64_t idx = rem % p.shape[d];
+                rem /= p.shape[d];
+                for (int k = 0; k < 4; ++k) off[k] += idx * p.strides[k][d];
+            }
+            const Operand& src = cond.base[off[1]] != 0 ? a : b;
+            const int64_t os = cond.base[off[1]] != 0 ? off[2] : off[3];
+            std::memcpy(y.base + off[0] * y.size, src.base + os * y.size, y.size);
+        }
     });
 }
 
@@ -195,18 +312,53 @@ void matmul(const OpCall& c, unsigned threads) {
 
 }  // namespace
 
-void run_f32(const OpCall& c, unsigned threads) {
-    if (c.dtype != TGL_DTYPE_F32)
-        fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached run_f32 with dtype %s", c.info->name,
-             dtype_name(c.dtype));
-    switch (c.info->op) {
+bool implements(tgl_op op) {
+    switch (op) {
+    // Float ops (f32, f16): dispatched by family to visit_unary / visit_binary (scalar_ops.h).
     case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
     case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
-        return visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
     case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
     case TGL_OP_MINIMUM: case TGL_OP_POW:
-        return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
+    case TGL_OP_SIGN: case TGL_OP_LEAKY_RELU: case TGL_OP_ELU: case TGL_OP_SELU: case TGL_OP_CELU:
+    case TGL_OP_HARDSIGMOID: case TGL_OP_HARDSWISH: case TGL_OP_SOFTPLUS: case TGL_OP_MISH:
+    case TGL_OP_EXPM1: case TGL_OP_LOG1P: case TGL_OP_RSQRT: case TGL_OP_RECIPROCAL: case TGL_OP_SQUARE:
+    case TGL_OP_SIN: case TGL_OP_COS: case TGL_OP_ERF: case TGL_OP_FLOOR: case TGL_OP_CEIL:
+    case TGL_OP_ROUND: case TGL_OP_TRUNC: case TGL_OP_CLAMP: case TGL_OP_FMOD: case TGL_OP_REMAINDER:
+    case TGL_OP_ATAN2:
+    // Every dtype of their rules.
+    case TGL_OP_CAST: case TGL_OP_LOGICAL_NOT:
+    case TGL_OP_LOGICAL_AND: case TGL_OP_LOGICAL_OR: case TGL_OP_LOGICAL_XOR:
+    case TGL_OP_EQ: case TGL_OP_NE: case TGL_OP_LT: case TGL_OP_LE: case TGL_OP_GT: case TGL_OP_GE:
+    case TGL_OP_WHERE:
+    // f32 (their rules).
+    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_PROD:
+    case TGL_OP_MATMUL:
+        return true;
+    default:
+        return reduce_more_implements(op);  // argmax..cumprod (reduce_kernels.cpp)
+    }
+}
 
+void run(const OpCall& c, unsigned threads) {
+    switch (c.info->family) {
+    case OpFamily::Unary:
+        if (c.info->op == TGL_OP_CAST) return cast(c, threads);
+        if (c.info->op == TGL_OP_LOGICAL_NOT) return predicate1(c, threads, [](double x) { return x == 0.0; });
+        return visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
+    case OpFamily::Binary:
+        if (visit_predicate(c.info->op, [&](const auto& f) { predicate2(c, threads, f); })) return;
+        return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
+    case OpFamily::Ternary:
+        return where(c, threads);
+    default:
+        break;
+    }
+    if (run_reduce_more(c, threads)) return;  // argmax..cumprod (reduce_kernels.cpp)
+    // Reductions and matmul: f32 only (their catalogue rules say so).
+    if (c.dtype != TGL_DTYPE_F32)
+        fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached the f32 kernels with dtype %s", c.info->name,
+             dtype_name(c.dtype));
+    switch (c.info->op) {
     case TGL_OP_SUM:
         return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
     case TGL_OP_MEAN: {
@@ -222,7 +374,7 @@ void run_f32(const OpCall& c, unsigned threads) {
     case TGL_OP_MATMUL: return matmul(c, threads);
     default: break;
     }
-    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although op_dtypes declares it",
+    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although implements() claims it",
          c.info->name, c.info->op);
 }
 

@@ -1,5 +1,5 @@
 // The CPU reference kernels. Each follows the index plan that validate_op() built (validate.h):
-// it reads f32, computes in double, and rounds once to f32 when it stores.
+// it reads any dtype exactly as double, computes in double, and rounds once when it stores.
 #pragma once
 
 #include "validate.h"
@@ -7,9 +7,15 @@
 namespace tgl {
 namespace cpu {
 
-// Runs a validated, non-empty f32 call of the Unary, Binary, Reduce or Matmul family, using at
-// most `threads` threads. Every operand's buffer is a CpuBuffer.
-void run_f32(const OpCall& call, unsigned threads);
+// Whether run has a kernel for `op` in every dtype of its catalogue rules: the float ops that
+// scalar_ops.h defines (f32, f16), cast, compare, logical and where (their dtypes), reductions
+// and matmul (f32).
+bool implements(tgl_op op);
+
+// Runs a validated, non-empty call, using at most `threads` threads. Elementwise ops are
+// dispatched by family (any dtype of their rules, dtype_io.h); reductions and matmul are f32.
+// Every operand's buffer is a CpuBuffer.
+void run(const OpCall& call, unsigned threads);
 
 }  // namespace cpu
 }  // namespace tgl

@@ -1,7 +1,8 @@
 // The scalar definition of every elementwise op, in double: the CPU plugin applies these, and the
 // GLES shaders (glsl/elementwise_ops.glsl, in f32) are checked against them. Special values that
-// the C library does not already give (the gelu/silu limits at -inf, the sign of zero in
-// maximum/minimum) are handled explicitly.
+// the C library does not already give (the gelu/silu/mish/hardswish limits at -inf, the sign of
+// zero in maximum/minimum and remainder, rsqrt(-0)) are handled explicitly. Parameters come from
+// OpCall::scalars (as f32, widened).
 #pragma once
 
 #include "validate.h"
@@ -56,6 +57,96 @@ inline double minimum(double a, double b) {
     return a < b ? a : b;
 }
 
+// ----- sign .. clamp, fmod, remainder, atan2 (PyTorch's meaning; special values spelled out) -----
+
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+
+// -1, 0 or 1; sign(+-0) = +-0, sign(NaN) = NaN.
+inline double sign(double x) {
+    if (std::isnan(x) || x == 0.0) return x;
+    return x > 0.0 ? 1.0 : -1.0;
+}
+
+// x >= 0 ? x : slope * x (so -0 stays -0, as in PyTorch).
+inline double leaky_relu(double x, double slope) { return x >= 0.0 ? x : slope * x; }
+
+// x > 0 ? x : alpha * (exp(x) - 1); NaN falls through expm1.
+inline double elu(double x, double alpha) { return x > 0.0 ? x : alpha * std::expm1(x); }
+
+inline double selu(double x) { return kSeluScale * (x > 0.0 ? x : kSeluAlpha * std::expm1(x)); }
+
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) = x > 0 ? x : alpha * expm1(x / alpha), for
+// either sign of alpha (alpha != 0 is validated).
+inline double celu(double x, double alpha) { return x > 0.0 ? x : alpha * std::expm1(x / alpha); }
+
+// clamp(x / 6 + 1/2, 0, 1).
+inline double hardsigmoid(double x) {
+    if (std::isnan(x)) return x;
+    if (x <= -3.0) return 0.0;
+    if (x >= 3.0) return 1.0;
+    return x / 6.0 + 0.5;
+}
+
+// x * hardsigmoid(x). For x <= -3 that is x * 0 = -0; at -inf the formula would give NaN and the
+// limit -0 is returned.
+inline double hardswish(double x) {
+    if (std::isnan(x)) return x;
+    if (x <= -3.0) return -0.0;
+    if (x >= 3.0) return x;
+    return x * (x + 3.0) / 6.0;
+}
+
+// log(1 + exp(z)) without overflow.
+inline double softplus_unit(double z) { return z > 0.0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
+
+// PyTorch: x where beta * x > threshold, else log(1 + exp(beta x)) / beta. The product is compared
+// as PyTorch computes it for f32 tensors, rounded to f32, so that the branch taken is the one of
+// an f32 implementation; the value itself is computed from the exact product.
+inline double softplus(double x, double beta, double threshold) {
+    if (std::isnan(x)) return x;
+    if (static_cast<double>(static_cast<float>(x * beta)) > threshold) return x;
+    return softplus_unit(x * beta) / beta;
+}
+
+// x * tanh(softplus(x)); mish(+inf) = +inf, and the limit 0 at -inf (where the formula gives
+// -inf * 0).
+inline double mish(double x) {
+    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    return x * std::tanh(softplus_unit(x));
+}
+
+// 1 / sqrt(x): rsqrt(+0) = +inf, rsqrt(-0) = 1 / -0 = -inf, rsqrt(x < 0) = NaN, rsqrt(inf) = 0.
+inline double rsqrt(double x) {
+    if (x == 0.0) return 1.0 / x;
+    return 1.0 / std::sqrt(x);
+}
+
+// To the nearest integer, halves to even (torch.round); a zero result keeps the sign of x
+// (round(-0.5) = -0). x - floor(x) is exact in double.
+inline double round_half_even(double x) {
+    if (!std::isfinite(x)) return x;
+    double r = std::floor(x);
+    const double d = x - r;
+    if (d > 0.5 || (d == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
+    return r == 0.0 ? std::copysign(0.0, x) : r;
+}
+
+// minimum(maximum(x, lo), hi), with the NaN and zero rules of maximum/minimum (+0 > -0): hi wins
+// when lo > hi; NaN stays NaN (the bounds are never NaN).
+inline double clamp(double x, double lo, double hi) { return minimum(maximum(x, lo), hi); }
+
+// Python's a % b (torch.remainder): the C fmod (exact), moved by b when the signs differ; a zero
+// result takes the sign of b. So remainder(a, +-inf) is a when a has b's sign, else b (+-inf);
+// remainder(+-inf, b), remainder(a, 0) and NaN give NaN.
+inline double remainder(double a, double b) {
+    double m = std::fmod(a, b);
+    if (std::isnan(m)) return m;
+    if (m == 0.0) return std::copysign(0.0, b);
+    if (std::signbit(m) != std::signbit(b)) return m + b;
+    return m;
+}
+
 // Calls visit(f) with f(double x) -> double, the scalar function of the unary op of `c`.
 template <class Visit>
 void visit_unary(const OpCall& c, Visit&& visit) {
@@ -70,6 +161,43 @@ void visit_unary(const OpCall& c, Visit&& visit) {
     case TGL_OP_SQRT: return visit([](double x) { return std::sqrt(x); });
     case TGL_OP_GELU: return c.gelu_approximate == TGL_GELU_TANH ? visit(gelu_tanh) : visit(gelu_erf);
     case TGL_OP_SILU: return visit(silu);
+    case TGL_OP_SIGN: return visit(sign);
+    case TGL_OP_LEAKY_RELU: {
+        const double slope = c.scalars[0];
+        return visit([slope](double x) { return leaky_relu(x, slope); });
+    }
+    case TGL_OP_ELU: {
+        const double alpha = c.scalars[0];
+        return visit([alpha](double x) { return elu(x, alpha); });
+    }
+    case TGL_OP_SELU: return visit(selu);
+    case TGL_OP_CELU: {
+        const double alpha = c.scalars[0];
+        return visit([alpha](double x) { return celu(x, alpha); });
+    }
+    case TGL_OP_HARDSIGMOID: return visit(hardsigmoid);
+    case TGL_OP_HARDSWISH: return visit(hardswish);
+    case TGL_OP_SOFTPLUS: {
+        const double beta = c.scalars[0], threshold = c.scalars[1];
+        return visit([beta, threshold](double x) { return softplus(x, beta, threshold); });
+    }
+    case TGL_OP_MISH: return visit(mish);
+    case TGL_OP_EXPM1: return visit([](double x) { return std::expm1(x); });
+    case TGL_OP_LOG1P: return visit([](double x) { return std::log1p(x); });
+    case TGL_OP_RSQRT: return visit(rsqrt);
+    case TGL_OP_RECIPROCAL: return visit([](double x) { return 1.0 / x; });
+    case TGL_OP_SQUARE: return visit([](double x) { return x * x; });
+    case TGL_OP_SIN: return visit([](double x) { return std::sin(x); });
+    case TGL_OP_COS: return visit([](double x) { return std::cos(x); });
+    case TGL_OP_ERF: return visit([](double x) { return std::erf(x); });
+    case TGL_OP_FLOOR: return visit([](double x) { return std::floor(x); });
+    case TGL_OP_CEIL: return visit([](double x) { return std::ceil(x); });
+    case TGL_OP_ROUND: return visit(round_half_even);
+    case TGL_OP_TRUNC: return visit([](double x) { return std::trunc(x); });
+    case TGL_OP_CLAMP: {
+        const double lo = c.scalars[0], hi = c.scalars[1];
+        return visit([lo, hi](double x) { return clamp(x, lo, hi); });
+    }
     default: fail(TGL_ERROR_INTERNAL, "cpu scalar_ops: op '%s' is not a unary op", c.info->name);
     }
 }
@@ -85,6 +213,9 @@ void visit_binary(const OpCall& c, Visit&& visit) {
     case TGL_OP_MAXIMUM: return visit(maximum);
     case TGL_OP_MINIMUM: return visit(minimum);
     case TGL_OP_POW: return visit([](double a, double b) { return std::pow(a, b); });
+    case TGL_OP_FMOD: return visit([](double a, double b) { return std::fmod(a, b); });
+    case TGL_OP_REMAINDER: return visit(remainder);
+    case TGL_OP_ATAN2: return visit([](double a, double b) { return std::atan2(a, b); });
     default: fail(TGL_ERROR_INTERNAL, "cpu scalar_ops: op '%s' is not a binary op", c.info->name);
     }
 }

@@ -1,5 +1,7 @@
 #include "gles_device.h"
 
+#include "reduce_kernels.h"
+
 #include "status.h"
 
 #include <algorithm>
@@ -156,7 +158,7 @@ int64_t GlesDevice::window_alignment() const {
 Binding GlesDevice::window(const TensorArg& t, const char* what, int32_t* elem_offset) const {
     int64_t align = window_alignment();
     int64_t start = t.byte_lo - t.byte_lo % align;
-    int64_t size = t.byte_hi - start;
+    int64_t size = (t.byte_hi - start + 3) & ~int64_t(3);  // whole words (the store is padded to them)
     if (t.byte_hi <= t.byte_lo)
         fail(TGL_ERROR_INTERNAL, "%s: window of an empty view", what);
     if (size > max_window_bytes())
@@ -165,7 +167,8 @@ Binding GlesDevice::window(const TensorArg& t, const char* what, int32_t* elem_o
              "this device covers at most %lld bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE = %lld)",
              what, (long long)t.byte_lo, (long long)t.byte_hi, (long long)(t.byte_hi - t.byte_lo),
              (long long)max_window_bytes(), (long long)limits().max_ssbo_block_bytes);
-    int64_t rel = (t.offset * 4 - start) / 4;  // in [0, size/4): fits in 32 bits
+    const int64_t es = tgl_dtype_size(t.dtype);
+    int64_t rel = (t.offset * es - start) / es;  // exact: start is 16-byte aligned; fits in 32 bits
     if (rel < 0 || rel > INT32_MAX)
         fail(TGL_ERROR_INTERNAL, "%s: element offset %lld outside its window", what, (long long)rel);
     *elem_offset = int32_t(rel);
@@ -335,8 +338,16 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 void GlesDevice::run(const OpCall& call) {
     switch (call.info->family) {
     case OpFamily::Unary:
-    case OpFamily::Binary: run_elementwise(*this, call); break;
-    case OpFamily::Reduce: run_reduce(*this, call); break;
+    case OpFamily::Binary:
+    case OpFamily::Ternary: run_elementwise(*this, call); break;
+    case OpFamily::Reduce:
+        if (!run_reduce_more(*this, call)) run_reduce(*this, call);
+        break;
+    case OpFamily::ArgReduce:
+    case OpFamily::Scan:
+        if (!run_reduce_more(*this, call))
+            fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+        break;
     case OpFamily::Matmul: run_matmul(*this, call); break;
     default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'gles'", call.info->name);
     }

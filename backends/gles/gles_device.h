@@ -99,7 +99,7 @@ public:
     // The compiled variant of `file` with `defines`, compiled on the GL thread on first use (the
     // caller waits, so a compile error is thrown here).
     std::shared_ptr<const Program> program(const std::string& file, const Defines& defines);
-    // The SSBO window for a non-empty view of 4-byte elements: [byte_lo aligned down to the SSBO
+    // The SSBO window for a non-empty view of any dtype: [byte_lo aligned down to the SSBO
     // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
     // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
     Binding window(const TensorArg& t, const char* what, int32_t* elem_offset) const;
@@ -130,6 +130,8 @@ private:
 };
 
 // kernels.cpp
+// Whether the kernels below cover `op` in every dtype of its catalogue rules.
+bool implements(tgl_op op);
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);
 void run_matmul(GlesDevice& dev, const OpCall& call);

@@ -2,10 +2,12 @@
 // windows, uniforms and dispatches that stay within the device's limits. Nothing is computed on
 // the CPU.
 #include "gles_device.h"
+#include "reduce_kernels.h"
 
 #include "status.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 namespace tgl {
@@ -44,72 +46,123 @@ void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vec
     }
 }
 
-const char* elementwise_define(const OpCall& call) {
-    switch (call.info->op) {
-    case TGL_OP_ABS: return "OP_ABS";
-    case TGL_OP_NEG: return "OP_NEG";
-    case TGL_OP_RELU: return "OP_RELU";
-    case TGL_OP_SIGMOID: return "OP_SIGMOID";
-    case TGL_OP_TANH: return "OP_TANH";
-    case TGL_OP_EXP: return "OP_EXP";
-    case TGL_OP_LOG: return "OP_LOG";
-    case TGL_OP_SQRT: return "OP_SQRT";
-    case TGL_OP_GELU: return call.gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
-    case TGL_OP_SILU: return "OP_SILU";
-    case TGL_OP_ADD: return "OP_ADD";
-    case TGL_OP_SUB: return "OP_SUB";
-    case TGL_OP_MUL: return "OP_MUL";
-    case TGL_OP_DIV: return "OP_DIV";
-    case TGL_OP_MAXIMUM: return "OP_MAXIMUM";
-    case TGL_OP_MINIMUM: return "OP_MINIMUM";
-    case TGL_OP_POW: return "OP_POW";
-    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' has no elementwise shader in plugin 'gles'", call.info->name);
+// The OP_<NAME> define of an elementwise op: "OP_" and the op's name in upper case (gelu picks
+// OP_GELU_ERF or OP_GELU_TANH), so that a new float op needs only its #elif in
+// glsl/elementwise_ops.glsl.
+std::string elementwise_define(const OpCall& call) {
+    if (call.info->op == TGL_OP_GELU)
+        return call.gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
+    std::string d = "OP_";
+    for (const char* p = call.info->name; *p; ++p) d += char(std::toupper(static_cast<unsigned char>(*p)));
+    return d;
+}
+
+// Ops of glsl/dtype_ops.glsl: element bits to element bits, any dtype.
+bool is_bits_op(tgl_op op) {
+    switch (op) {
+    case TGL_OP_CAST: case TGL_OP_LOGICAL_NOT:
+    case TGL_OP_LOGICAL_AND: case TGL_OP_LOGICAL_OR: case TGL_OP_LOGICAL_XOR:
+    case TGL_OP_EQ: case TGL_OP_NE: case TGL_OP_LT: case TGL_OP_LE: case TGL_OP_GT: case TGL_OP_GE:
+    case TGL_OP_WHERE:
+        return true;
+    default:
+        return false;
     }
+}
+
+UniformValue uniform_floats(const char* name, const float* values, size_t n) {
+    UniformValue u{name, UniformValue::Float, std::vector<uint32_t>(n)};
+    std::memcpy(u.bits.data(), values, n * 4);
+    return u;
 }
 
 }  // namespace
 
+bool implements(tgl_op op) {
+    if (is_bits_op(op)) return true;  // every dtype of their rules
+    switch (op) {
+    // Float ops: f32 and f16 (every dtype of their rules).
+    case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
+    case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
+    case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
+    case TGL_OP_MINIMUM: case TGL_OP_POW:
+    case TGL_OP_SIGN: case TGL_OP_LEAKY_RELU: case TGL_OP_ELU: case TGL_OP_SELU: case TGL_OP_CELU:
+    case TGL_OP_HARDSIGMOID: case TGL_OP_HARDSWISH: case TGL_OP_SOFTPLUS: case TGL_OP_MISH:
+    case TGL_OP_EXPM1: case TGL_OP_LOG1P: case TGL_OP_RSQRT: case TGL_OP_RECIPROCAL: case TGL_OP_SQUARE:
+    case TGL_OP_SIN: case TGL_OP_COS: case TGL_OP_ERF: case TGL_OP_FLOOR: case TGL_OP_CEIL:
+    case TGL_OP_ROUND: case TGL_OP_TRUNC: case TGL_OP_CLAMP: case TGL_OP_FMOD: case TGL_OP_REMAINDER:
+    case TGL_OP_ATAN2:
+    // f32 only (their rules).
+    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_PROD:
+    case TGL_OP_MATMUL:
+        return true;
+    default:
+        return reduce_more_implements(op);  // argmax..cumprod (reduce_kernels.cpp)
+    }
+}
+
 void run_elementwise(GlesDevice& dev, const OpCall& call) {
     const ElementwisePlan& p = call.elementwise;
-    int n_in = int(call.inputs.size());
-    const TensorArg* args[3] = {&call.outputs[0], &call.inputs[0], n_in == 2 ? &call.inputs[1] : nullptr};
-    const char* labels[3] = {"outputs[0] (y)", n_in == 2 ? "inputs[0] (a)" : "inputs[0] (x)", "inputs[1] (b)"};
+    const int n_in = int(call.inputs.size());
+    if (n_in + 1 > dev.limits().max_compute_ssbo_blocks)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks; this device allows %d per compute shader",
+             call.info->name, n_in + 1, dev.limits().max_compute_ssbo_blocks);
+    const TensorArg* args[4] = {&call.outputs[0], &call.inputs[0], n_in >= 2 ? &call.inputs[1] : nullptr,
+                                n_in >= 3 ? &call.inputs[2] : nullptr};
+    std::string labels[4] = {"outputs[0] (y)"};
+    for (int k = 0; k < n_in; ++k)
+        labels[k + 1] = format("inputs[%d] (%s)", k, call.info->operand_names[k]);
     uint32_t numel = count_u32(p.numel, "outputs[0] (y)");
     int wg = dev.workgroup_size();
-    const char* op = elementwise_define(call);
+    const std::string op = elementwise_define(call);
+    const bool bits_op = is_bits_op(call.info->op);
+    bool all_f32 = true;
+    for (int k = 0; k <= n_in; ++k) all_f32 = all_f32 && args[k]->dtype == TGL_DTYPE_F32;
 
     std::vector<Binding> bindings;
-    std::vector<int32_t> offsets(3, 0);
-    for (int k = 0; k <= n_in; ++k) bindings.push_back(dev.window(*args[k], labels[k], &offsets[k]));
-    std::vector<int32_t> shape, strides[3];
+    std::vector<int32_t> offsets(4, 0);
+    for (int k = 0; k <= n_in; ++k) bindings.push_back(dev.window(*args[k], labels[k].c_str(), &offsets[k]));
+    std::vector<int32_t> shape, strides[4];
     for (int d = 0; d < p.rank; ++d) {
         shape.push_back(to_i32(p.shape[d], "a dimension"));
         for (int k = 0; k <= n_in; ++k) strides[k].push_back(to_i32(p.strides[k][d], "a stride"));
     }
+    // Every variant: the op, its kind, the operands' dtypes (unused ones f32).
+    Defines common = {{op, ""}, {"N_IN", str(n_in)}};
+    if (bits_op) common.emplace_back("BITS_OP", "");
+    static const char* dtype_names[4] = {"Y_DTYPE", "A_DTYPE", "B_DTYPE", "C_DTYPE"};
+    for (int k = 0; k < 4; ++k)
+        common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));
+    const UniformValue scalars = uniform_floats("u_scalars", call.scalars, 2);
     std::vector<Dispatch> dispatches;
 
     // Scalar kernel over `count` elements starting at `offs` (general N-d, or CONTIG).
     auto scalar = [&](uint32_t count, const std::vector<int32_t>& offs) {
         bool contig = p.rank == 1;
         for (int k = 0; k <= n_in; ++k) contig = contig && p.strides[k][0] == 1;
-        Defines defines = {{op, ""}, {"N_IN", str(n_in)}, {"RANK", str(p.rank)}, {"WG_SIZE", str(wg)}};
+        Defines defines = common;
+        defines.emplace_back("RANK", str(p.rank));
+        defines.emplace_back("WG_SIZE", str(wg));
         if (contig) defines.emplace_back("CONTIG", "");
         Dispatch base;
         base.program = dev.program("elementwise.comp", defines);
         base.bindings = bindings;
         base.uniforms.push_back(uniform_uint("u_numel", {count}));
         base.uniforms.push_back(uniform_int("u_offset", offs));
+        base.uniforms.push_back(scalars);
         if (!contig && p.rank > 0) {
-            static const char* stride_names[3] = {"u_stride_y", "u_stride_a", "u_stride_b"};
+            static const char* stride_names[4] = {"u_stride_y", "u_stride_a", "u_stride_b", "u_stride_c"};
             base.uniforms.push_back(uniform_int("u_shape", shape));
             for (int k = 0; k <= n_in; ++k) base.uniforms.push_back(uniform_int(stride_names[k], strides[k]));
         }
         add_chunks(dev, base, ceil_div(count, uint64_t(wg)), dispatches);
     };
 
-    // Rank 1 with a contiguous, 16-byte aligned output and inputs that are contiguous and aligned
-    // too or broadcast scalars: vec4 kernel for numel / 4 quads, scalar kernel for the rest.
-    bool vec4 = p.rank == 1 && numel >= 4 && p.strides[0][0] == 1 && offsets[0] % 4 == 0;
+    // f32 float ops of rank 1 with a contiguous, 16-byte aligned output and inputs that are
+    // contiguous and aligned too or broadcast scalars: vec4 kernel for numel / 4 quads, scalar
+    // kernel for the rest.
+    bool vec4 = !bits_op && all_f32 && n_in <= 2 && p.rank == 1 && numel >= 4 && p.strides[0][0] == 1 &&
+                offsets[0] % 4 == 0;
     bool bcast[3] = {false, false, false};
     for (int k = 1; k <= n_in && vec4; ++k) {
         bcast[k] = p.strides[k][0] == 0;
@@ -117,16 +170,20 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     }
     if (vec4) {
         uint32_t quads = numel / 4;
-        Defines defines = {{op, ""}, {"N_IN", str(n_in)}, {"RANK", "1"}, {"VEC4", ""}, {"WG_SIZE", str(wg)}};
+        Defines defines = common;
+        defines.emplace_back("RANK", "1");
+        defines.emplace_back("VEC4", "");
+        defines.emplace_back("WG_SIZE", str(wg));
         if (bcast[1]) defines.emplace_back("A_BCAST", "");
         if (bcast[2]) defines.emplace_back("B_BCAST", "");
         Dispatch base;
         base.program = dev.program("elementwise.comp", defines);
         base.bindings = bindings;
-        std::vector<int32_t> quad_offsets(3, 0);
+        std::vector<int32_t> quad_offsets(4, 0);
         for (int k = 0; k <= n_in; ++k) quad_offsets[k] = bcast[k] ? offsets[k] : offsets[k] / 4;
         base.uniforms.push_back(uniform_uint("u_numel", {quads}));
         base.uniforms.push_back(uniform_int("u_offset", quad_offsets));
+        base.uniforms.push_back(scalars);
         add_chunks(dev, base, ceil_div(quads, uint64_t(wg)), dispatches);
         if (numel % 4) {
             std::vector<int32_t> tail = offsets;

@@ -58,6 +58,7 @@ enum {
     TGL_ERROR_BACKEND_FAILURE = 16,  /* the driver failed (shader compile/link log, GL error) */
     TGL_ERROR_INTERNAL = 17,         /* a bug in the plugin; the message says where */
     TGL_ERROR_VERSION_MISMATCH = 18, /* ABI versions cannot be reconciled */
+    TGL_ERROR_INDEX_OUT_OF_RANGE = 19, /* an index tensor holds a value outside its axis */
 
     /* Loader statuses (returned by libtensorgl, never by a plugin). */
     TGL_ERROR_PLUGIN_NOT_FOUND = 32,     /* no such file, or no plugin of that name on the path */
@@ -153,9 +154,10 @@ typedef uint32_t tgl_op;
 enum {
     TGL_OP_INVALID = 0,
 
-    /* Unary elementwise: (x) -> (y), y has x's shape and dtype. params: tgl_unary_params or NULL,
-     * except GELU: tgl_gelu_params. Special values follow C99/IEEE: log(0) = -inf, log(x<0) = NaN,
-     * sqrt(x<0) = NaN, exp overflows to +inf; NaN in gives NaN out. */
+    /* Unary elementwise: (x) -> (y), y has x's shape and dtype; dtypes f32 and f16 (f16 is storage:
+     * computed in f32, rounded to nearest even at the store). params: tgl_unary_params or NULL,
+     * except where an op names its own struct. Special values follow C99/IEEE: log(0) = -inf,
+     * log(x<0) = NaN, sqrt(x<0) = NaN, exp overflows to +inf; NaN in gives NaN out. */
     TGL_OP_ABS = 100,
     TGL_OP_NEG = 101,
     TGL_OP_RELU = 102,    /* max(x, 0); relu(NaN) = NaN */
@@ -166,10 +168,35 @@ enum {
     TGL_OP_SQRT = 107,
     TGL_OP_GELU = 108,    /* x * Phi(x) (erf form) or its tanh approximation, see tgl_gelu_params */
     TGL_OP_SILU = 109,    /* x * sigmoid(x) */
+    TGL_OP_SIGN = 110,        /* -1, 0 or 1 (sign(-0) = -0, sign(NaN) = NaN) */
+    TGL_OP_LEAKY_RELU = 111,  /* x >= 0 ? x : slope * x; tgl_leaky_relu_params */
+    TGL_OP_ELU = 112,         /* x > 0 ? x : alpha * (exp(x) - 1); tgl_elu_params */
+    TGL_OP_SELU = 113,        /* scale * (x > 0 ? x : alpha * (exp(x) - 1)), PyTorch's constants */
+    TGL_OP_CELU = 114,        /* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); tgl_elu_params */
+    TGL_OP_HARDSIGMOID = 115, /* clamp(x / 6 + 1 / 2, 0, 1) */
+    TGL_OP_HARDSWISH = 116,   /* x * hardsigmoid(x) */
+    TGL_OP_SOFTPLUS = 117,    /* log(1 + exp(beta x)) / beta, or x where beta x > threshold; tgl_softplus_params */
+    TGL_OP_MISH = 118,        /* x * tanh(softplus(x)) */
+    TGL_OP_EXPM1 = 119,       /* exp(x) - 1, accurate near 0 */
+    TGL_OP_LOG1P = 120,       /* log(1 + x), accurate near 0 */
+    TGL_OP_RSQRT = 121,       /* 1 / sqrt(x); rsqrt(0) = inf, rsqrt(-0) = -inf */
+    TGL_OP_RECIPROCAL = 122,  /* 1 / x */
+    TGL_OP_SQUARE = 123,      /* x * x */
+    TGL_OP_SIN = 124,         /* accurate over the whole f32 range (argument reduced exactly) */
+    TGL_OP_COS = 125,
+    TGL_OP_ERF = 126,
+    TGL_OP_FLOOR = 127,
+    TGL_OP_CEIL = 128,
+    TGL_OP_ROUND = 129,       /* to the nearest integer, halves to even (torch.round) */
+    TGL_OP_TRUNC = 130,
+    TGL_OP_CLAMP = 131,       /* minimum(maximum(x, lo), hi) (hi wins when lo > hi; -0 < +0); NaN stays NaN; tgl_clamp_params */
+    /* logical_not: (x) -> (y): y = (x == 0); x of any dtype (NaN counts as nonzero), y bool or u8
+     * (0 or 1). */
+    TGL_OP_LOGICAL_NOT = 132,
 
     /* Binary elementwise: (a, b) -> (y). a and b broadcast NumPy-style (shapes right-aligned; a
-     * dim of 1 stretches); y must have exactly the broadcast shape. All three share one dtype.
-     * params: tgl_binary_params or NULL. */
+     * dim of 1 stretches); y must have exactly the broadcast shape. params: tgl_binary_params or
+     * NULL. Arithmetic ops: a, b and y share one dtype, f32 or f16. */
     TGL_OP_ADD = 200,
     TGL_OP_SUB = 201,
     TGL_OP_MUL = 202,
@@ -177,6 +204,24 @@ enum {
     TGL_OP_MAXIMUM = 204, /* NaN if either is NaN (torch.maximum) */
     TGL_OP_MINIMUM = 205, /* NaN if either is NaN (torch.minimum) */
     TGL_OP_POW = 206,     /* C99 pow() semantics, including negative bases with integer exponents */
+    TGL_OP_FMOD = 207,      /* C fmod: a - trunc(a / b) * b, exact; sign of a (torch.fmod) */
+    TGL_OP_REMAINDER = 208, /* Python %: a - floor(a / b) * b; sign of b (torch.remainder) */
+    TGL_OP_ATAN2 = 209,     /* atan2(a, b) = angle of (b, a), C99 special values */
+    /* Logical: a and b of one dtype (any; nonzero and NaN are true), y bool or u8 (0 or 1). */
+    TGL_OP_LOGICAL_AND = 210,
+    TGL_OP_LOGICAL_OR = 211,
+    TGL_OP_LOGICAL_XOR = 212,
+    /* Comparisons: a and b of one dtype (f32, f16, i32, i8, u8 or bool), y bool or u8 (0 or 1).
+     * IEEE: any comparison with NaN is false except ne; -0 == +0. */
+    TGL_OP_EQ = 213,
+    TGL_OP_NE = 214,
+    TGL_OP_LT = 215,
+    TGL_OP_LE = 216,
+    TGL_OP_GT = 217,
+    TGL_OP_GE = 218,
+    /* where: (cond, a, b) -> (y), y = cond != 0 ? a : b, all three broadcast to y. cond is bool or
+     * u8; a, b and y share one dtype (any); elements are copied bit for bit. tgl_binary_params. */
+    TGL_OP_WHERE = 250,
 
     /* Reductions: (x) -> (y) over a set of axes, see tgl_reduce_params. NaN propagates through
      * max/min. Over an empty axis: sum = 0, prod = 1, mean = NaN, max/min = error. */
@@ -185,36 +230,134 @@ enum {
     TGL_OP_MAX = 302,
     TGL_OP_MIN = 303,
     TGL_OP_PROD = 304,
+    /* argmax/argmin: (x) -> (y i32) along one axis (tgl_arg_reduce_params): the index of the first
+     * largest/smallest element; a NaN counts as larger (argmax) or smaller (argmin) than any
+     * number, so the first NaN wins (as PyTorch). An empty axis is an error. x: f32, f16 or i32. */
+    TGL_OP_ARGMAX = 305,
+    TGL_OP_ARGMIN = 306,
+    /* logsumexp: log(sum(exp(x))) computed stably (max subtracted); over an empty set -inf;
+     * tgl_reduce_params. */
+    TGL_OP_LOGSUMEXP = 307,
+    /* var/std: sum((x - mean)^2) / max(0, N - correction) (tgl_var_params; N = number of reduced
+     * elements), as PyTorch: N - correction <= 0 gives inf or NaN; std = sqrt(var). */
+    TGL_OP_VAR = 308,
+    TGL_OP_STD = 309,
+    /* any/all: (x any dtype) -> (y bool or u8): whether any / every reduced element is nonzero (NaN
+     * is nonzero); over an empty set any = 0, all = 1. tgl_reduce_params. */
+    TGL_OP_ANY = 310,
+    TGL_OP_ALL = 311,
+    /* norm: vector norm, sum(|x|) (ord 1) or sqrt(sum(x^2)) (ord 2, without overflow for large
+     * finite x); tgl_vector_norm_params. */
+    TGL_OP_NORM = 312,
+    /* cumsum/cumprod: (x) -> (y) of the same shape, running sum/product along one axis
+     * (tgl_scan_params): inclusive (y[i] includes x[i]) or exclusive (starts at 0 / 1), forward or
+     * reverse (from the end). */
+    TGL_OP_CUMSUM = 313,
+    TGL_OP_CUMPROD = 314,
 
     /* Matmul: (A, B) -> (C), C = alpha * op(A) @ op(B) + beta * C, see tgl_matmul_params. */
     TGL_OP_MATMUL = 400,
 
-    /* Planned ops of the catalogue. Their ids are fixed now; their parameter structs arrive with
-     * their implementation (in a later ABI minor). Until then query_op reports supported = 0 and
-     * run_op returns TGL_ERROR_UNIMPLEMENTED. */
-    TGL_OP_SIGN = 110, TGL_OP_LEAKY_RELU = 111, TGL_OP_ELU = 112, TGL_OP_SELU = 113,
-    TGL_OP_CELU = 114, TGL_OP_HARDSIGMOID = 115, TGL_OP_HARDSWISH = 116, TGL_OP_SOFTPLUS = 117,
-    TGL_OP_MISH = 118, TGL_OP_EXPM1 = 119, TGL_OP_LOG1P = 120, TGL_OP_RSQRT = 121,
-    TGL_OP_RECIPROCAL = 122, TGL_OP_SQUARE = 123, TGL_OP_SIN = 124, TGL_OP_COS = 125,
-    TGL_OP_ERF = 126, TGL_OP_FLOOR = 127, TGL_OP_CEIL = 128, TGL_OP_ROUND = 129,
-    TGL_OP_TRUNC = 130, TGL_OP_CLAMP = 131, TGL_OP_LOGICAL_NOT = 132,
-    TGL_OP_FMOD = 207, TGL_OP_REMAINDER = 208, TGL_OP_ATAN2 = 209, TGL_OP_LOGICAL_AND = 210,
-    TGL_OP_LOGICAL_OR = 211, TGL_OP_LOGICAL_XOR = 212, TGL_OP_EQ = 213, TGL_OP_NE = 214,
-    TGL_OP_LT = 215, TGL_OP_LE = 216, TGL_OP_GT = 217, TGL_OP_GE = 218, TGL_OP_WHERE = 250,
-    TGL_OP_ARGMAX = 305, TGL_OP_ARGMIN = 306, TGL_OP_LOGSUMEXP = 307, TGL_OP_VAR = 308,
-    TGL_OP_STD = 309, TGL_OP_ANY = 310, TGL_OP_ALL = 311, TGL_OP_NORM = 312,
-    TGL_OP_CUMSUM = 313, TGL_OP_CUMPROD = 314,
+    /* cast: (x) -> (y), same shape, any dtype to any dtype (tgl_unary_params). Exact where the value
+     * fits; otherwise:
+     *   to f32/f16/bf16: rounded to nearest, ties to even; beyond the largest finite value: +-inf;
+     *     NaN stays NaN (quiet), -0 stays -0.
+     *   float to i32/i8/u8: truncated toward zero, then saturated to the range of y; NaN gives 0.
+     *   integer to a narrower integer: two's-complement wrap-around (keeps the low bits, as C,
+     *     NumPy and PyTorch do).
+     *   to bool: x != 0 (NaN is true, -0 is false). bool to anything: 0 or 1. */
     TGL_OP_CAST = 500,
-    TGL_OP_SOFTMAX = 600, TGL_OP_LOG_SOFTMAX = 601, TGL_OP_LAYER_NORM = 602,
-    TGL_OP_RMS_NORM = 603, TGL_OP_GROUP_NORM = 604, TGL_OP_BATCH_NORM = 605,
-    TGL_OP_ADD_LAYER_NORM = 606, TGL_OP_ADD_RMS_NORM = 607,
-    TGL_OP_CONTIGUOUS = 700, TGL_OP_CONCAT = 701, TGL_OP_PAD = 702, TGL_OP_TILE = 703,
+
+    /* Normalization. Optional operands (marked ?) are absent when their buffer handle is 0.
+     * softmax/log_softmax: (x, mask?) -> (y) along one axis: y = softmax(scale * x + mask), mask
+     *   broadcasting to x (tgl_softmax_params). A row whose every element is -inf after masking
+     *   gives zeros (softmax) and -inf (log_softmax), not NaN.
+     * layer_norm: (x, gamma?, beta?) -> (y), over the last n_norm_dims dims (tgl_layer_norm_params);
+     *   biased variance; gamma/beta have the shape of those dims.
+     * rms_norm: (x, gamma?) -> (y) = x / sqrt(mean(x^2) + eps) * gamma (tgl_layer_norm_params).
+     * group_norm: (x (N, C, ...), gamma? (C), beta? (C)) -> (y) (tgl_group_norm_params).
+     * batch_norm: (x (N, C, ...), mean (C), var (C), gamma? (C), beta? (C)) -> (y), inference form
+     *   (tgl_batch_norm_params).
+     * add_layer_norm / add_rms_norm: (x, residual, gamma?, beta?) -> (y, sum?): sum = x + residual
+     *   (same shape), y = layer_norm(sum) / rms_norm(sum) in one pass; sum is written when given
+     *   (add_rms_norm takes no beta). tgl_layer_norm_params. */
+    TGL_OP_SOFTMAX = 600,
+    TGL_OP_LOG_SOFTMAX = 601,
+    TGL_OP_LAYER_NORM = 602,
+    TGL_OP_RMS_NORM = 603,
+    TGL_OP_GROUP_NORM = 604,
+    TGL_OP_BATCH_NORM = 605,
+    TGL_OP_ADD_LAYER_NORM = 606,
+    TGL_OP_ADD_RMS_NORM = 607,
+
+    /* Layout: (x) -> (y), any dtype, elements copied bit for bit (one strided-copy kernel).
+     * Zero-copy views of the same kinds are made on the host by editing a descriptor (shape,
+     * strides, byte_offset); these ops materialize them.
+     * contiguous: y = x, any strides on both sides. reshape: y takes x's elements in row-major
+     *   order (same count, any shapes). permute: y.shape[d] = x.shape[perm[d]] (tgl_permute_params).
+     * slice: along one axis, Python start:stop:step, negative step too (tgl_slice_params).
+     * narrow: x.narrow(axis, start, length) (tgl_narrow_params). expand: y.shape is x's shape
+     *   broadcast NumPy-style. flip: reverse the listed axes (tgl_flip_params).
+     * concat: (x0, ..., x{n-1}) -> (y) along an axis, 1 <= n <= 8; more inputs: concatenate into
+     *   slices of y (tgl_axis_params). split: (x) -> (y0, ..., y{n-1}), 1 <= n <= 4, sizes along
+     *   the axis from the outputs' shapes (tgl_axis_params). stack: (x0, ..., x{n-1}) -> (y), new
+     *   axis (tgl_axis_params; axis in [-(rank+1), rank]).
+     * pad: constant, reflect or replicate, per side of every dim; negative pads crop
+     *   (tgl_pad_params). tile: y.shape[d] is a multiple of x's (x right-aligned), torch.tile /
+     *   Tensor.repeat. roll: torch.roll (tgl_roll_params). */
+    TGL_OP_CONTIGUOUS = 700,
+    TGL_OP_CONCAT = 701,
+    TGL_OP_PAD = 702,
+    TGL_OP_TILE = 703,
     TGL_OP_ROLL = 704,
-    TGL_OP_GATHER = 800, TGL_OP_INDEX_SELECT = 801, TGL_OP_SCATTER = 802,
-    TGL_OP_SCATTER_ADD = 803, TGL_OP_ONE_HOT = 804,
-    TGL_OP_TOPK = 900, TGL_OP_SORT = 901, TGL_OP_ARGSORT = 902,
-    TGL_OP_ARANGE = 1000, TGL_OP_FULL = 1001, TGL_OP_EYE = 1002, TGL_OP_TRIL = 1003,
-    TGL_OP_TRIU = 1004, TGL_OP_RANDOM_UNIFORM = 1005, TGL_OP_RANDOM_NORMAL = 1006
+    TGL_OP_PERMUTE = 705,
+    TGL_OP_RESHAPE = 706,
+    TGL_OP_SLICE = 707,
+    TGL_OP_NARROW = 708,
+    TGL_OP_SPLIT = 709,
+    TGL_OP_STACK = 710,
+    TGL_OP_EXPAND = 711,
+    TGL_OP_FLIP = 712,
+
+    /* Indexing (tgl_axis_params; indices i32; an index outside [0, size) is
+     * TGL_ERROR_INDEX_OUT_OF_RANGE and nothing is written: the CPU plugin returns it from run_op,
+     * the GLES plugin (which sees the indices only on the GPU) from the next call that waits).
+     * gather: (x, index) -> (y), torch.gather: y has index's shape, y[..i..] = x[..index[..i..]..]
+     *   along the axis. index_select: (x, index (1-D)) -> (y), rows of x along the axis
+     *   (embedding lookup: axis 0). scatter: (x, index, src) -> (y): y = x, then
+     *   y[..index[..i..]..] = src[..i..]; of duplicate targets the last in row-major order of index
+     *   wins; y may be the identical view of x (in place). scatter_add: the same, adding.
+     * one_hot: (index) -> (y), y.shape = index.shape + (num_classes,), 1 at the index, any dtype
+     *   of y. */
+    TGL_OP_GATHER = 800,
+    TGL_OP_INDEX_SELECT = 801,
+    TGL_OP_SCATTER = 802,
+    TGL_OP_SCATTER_ADD = 803,
+    TGL_OP_ONE_HOT = 804,
+
+    /* Selection along one axis (tgl_sort_params), stable: equal keys keep their order; NaN sorts
+     * as larger than any number (last ascending, first descending).
+     * topk: (x) -> (values, indices i32), k = the outputs' size along the axis, sorted.
+     * sort: (x) -> (values, indices i32). argsort: (x) -> (indices i32). */
+    TGL_OP_TOPK = 900,
+    TGL_OP_SORT = 901,
+    TGL_OP_ARGSORT = 902,
+
+    /* Generation: () -> (y), or (x) -> (y) for tril/triu.
+     * arange: y[i] = start + i * step, computed in double, rounded once (tgl_arange_params).
+     * full: every element = value (tgl_full_params). eye: y[..., i, j] = (j - i == diagonal)
+     *   (tgl_diagonal_params). tril/triu: y = x where j - i <= diagonal (tril) / >= diagonal
+     *   (triu), else 0 (tgl_diagonal_params).
+     * random_uniform / random_normal: Philox4x32-10 keyed by seed, counter = offset + the
+     *   element's row-major index, so that the same seed gives the same numbers on every plugin
+     *   (tgl_random_params; the exact bit recipe is documented with the struct). */
+    TGL_OP_ARANGE = 1000,
+    TGL_OP_FULL = 1001,
+    TGL_OP_EYE = 1002,
+    TGL_OP_TRIL = 1003,
+    TGL_OP_TRIU = 1004,
+    TGL_OP_RANDOM_UNIFORM = 1005,
+    TGL_OP_RANDOM_NORMAL = 1006
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -232,6 +375,33 @@ typedef struct tgl_gelu_params {
     uint32_t approximate; /* TGL_GELU_ERF (default, exact) or TGL_GELU_TANH (PyTorch 'tanh') */
 } tgl_gelu_params;
 
+typedef struct tgl_leaky_relu_params {
+    uint32_t struct_size;
+    float negative_slope; /* default (NULL params) 0.01 */
+} tgl_leaky_relu_params;
+
+/* elu and celu. */
+typedef struct tgl_elu_params {
+    uint32_t struct_size;
+    float alpha; /* default 1; celu needs alpha != 0 */
+} tgl_elu_params;
+
+typedef struct tgl_softplus_params {
+    uint32_t struct_size;
+    float beta;      /* default 1; must be nonzero */
+    float threshold; /* default 20: where beta * x > threshold, y = x */
+    uint32_t reserved;
+} tgl_softplus_params;
+
+/* clamp: bounds as f32 (converted from the caller's dtype); -inf / +inf for "no bound". A NaN
+ * bound is an error. Default (NULL params): no bounds. */
+typedef struct tgl_clamp_params {
+    uint32_t struct_size;
+    float min;
+    float max;
+    uint32_t reserved;
+} tgl_clamp_params;
+
 typedef struct tgl_binary_params {
     uint32_t struct_size;
     uint32_t reserved;
@@ -247,6 +417,175 @@ typedef struct tgl_reduce_params {
     int32_t axes[TGL_MAX_RANK];
     uint32_t reserved;
 } tgl_reduce_params;
+
+/* One axis (negative counts from the end); keepdims != 0 keeps it as size 1. NULL params: axis -1
+ * (the last), no keepdims. */
+typedef struct tgl_arg_reduce_params {
+    uint32_t struct_size;
+    int32_t axis;
+    uint32_t keepdims;
+    uint32_t reserved;
+} tgl_arg_reduce_params;
+
+/* As tgl_reduce_params, plus the correction (Bessel's: 1, the default with NULL params; 0 for the
+ * population variance). */
+typedef struct tgl_var_params {
+    uint32_t struct_size;
+    uint32_t keepdims;
+    uint32_t n_axes;
+    int32_t axes[TGL_MAX_RANK];
+    float correction;
+} tgl_var_params;
+
+/* As tgl_reduce_params, plus ord: 1 or 2 (default 2 with NULL params); other values are an error. */
+typedef struct tgl_vector_norm_params {
+    uint32_t struct_size;
+    uint32_t keepdims;
+    uint32_t n_axes;
+    int32_t axes[TGL_MAX_RANK];
+    float ord;
+} tgl_vector_norm_params;
+
+/* Along one axis (negative counts from the end). NULL params: axis -1, inclusive, forward. */
+typedef struct tgl_scan_params {
+    uint32_t struct_size;
+    int32_t axis;
+    uint32_t exclusive; /* 1: y[i] combines x[0..i) (x(i..n) when reverse); y[first] = 0 or 1 */
+    uint32_t reverse;   /* 1: accumulate from the last element towards the first */
+} tgl_scan_params;
+
+/* softmax, log_softmax. NULL params: axis -1, scale 1. */
+typedef struct tgl_softmax_params {
+    uint32_t struct_size;
+    int32_t axis;
+    float scale;
+    uint32_t reserved;
+} tgl_softmax_params;
+
+/* layer_norm, rms_norm, add_layer_norm, add_rms_norm. NULL params: n_norm_dims 1, eps 1e-5. */
+typedef struct tgl_layer_norm_params {
+    uint32_t struct_size;
+    uint32_t n_norm_dims; /* normalize over the last n_norm_dims dims (>= 1) */
+    float eps;
+    uint32_t reserved;
+} tgl_layer_norm_params;
+
+/* group_norm: C must be a multiple of num_groups. NULL params are an error (num_groups has no
+ * default). */
+typedef struct tgl_group_norm_params {
+    uint32_t struct_size;
+    uint32_t num_groups;
+    float eps; /* PyTorch's default: 1e-5 */
+    uint32_t reserved;
+} tgl_group_norm_params;
+
+/* batch_norm (inference): y = (x - mean) / sqrt(var + eps) * gamma + beta. NULL params: eps 1e-5. */
+typedef struct tgl_batch_norm_params {
+    uint32_t struct_size;
+    float eps;
+} tgl_batch_norm_params;
+
+/* permute: y.shape[d] = x.shape[perm[d]] for d < rank; perm is a permutation of 0..rank-1. */
+typedef struct tgl_permute_params {
+    uint32_t struct_size;
+    int32_t perm[TGL_MAX_RANK];
+    uint32_t reserved;
+} tgl_permute_params;
+
+/* slice: Python's start:stop:step along axis (negative start/stop count from the end and are
+ * clamped; INT64_MAX as stop means "to the end", INT64_MIN with a negative step "to the front");
+ * step != 0. */
+typedef struct tgl_slice_params {
+    uint32_t struct_size;
+    int32_t axis;
+    int64_t start;
+    int64_t stop;
+    int64_t step;
+} tgl_slice_params;
+
+/* narrow: elements [start, start + length) along axis (start may be negative: from the end). */
+typedef struct tgl_narrow_params {
+    uint32_t struct_size;
+    int32_t axis;
+    int64_t start;
+    int64_t length;
+} tgl_narrow_params;
+
+/* One axis (negative counts from the end): concat, split, stack, gather, index_select, scatter,
+ * scatter_add. NULL params: axis 0. */
+typedef struct tgl_axis_params {
+    uint32_t struct_size;
+    int32_t axis;
+} tgl_axis_params;
+
+/* flip: reverses axes[0..n_axes). */
+typedef struct tgl_flip_params {
+    uint32_t struct_size;
+    uint32_t n_axes;
+    int32_t axes[TGL_MAX_RANK];
+} tgl_flip_params;
+
+enum { TGL_PAD_CONSTANT = 0, TGL_PAD_REFLECT = 1, TGL_PAD_REPLICATE = 2 };
+/* pad: y.shape[d] = before[d] + x.shape[d] + after[d] for d < rank. Reflect needs pads < size. */
+typedef struct tgl_pad_params {
+    uint32_t struct_size;
+    uint32_t mode;  /* TGL_PAD_* */
+    double value;   /* constant mode, converted to y's dtype as cast does */
+    int64_t before[TGL_MAX_RANK];
+    int64_t after[TGL_MAX_RANK];
+} tgl_pad_params;
+
+/* roll: shifts[i] along axes[i]; n_axes == 0 rolls the flattened tensor by shifts[0]. */
+typedef struct tgl_roll_params {
+    uint32_t struct_size;
+    uint32_t n_axes;
+    int32_t axes[TGL_MAX_RANK];
+    int64_t shifts[TGL_MAX_RANK];
+} tgl_roll_params;
+
+/* topk, sort, argsort. descending = 1: largest first (topk's "largest"). NULL params: axis -1,
+ * ascending (topk: largest). */
+typedef struct tgl_sort_params {
+    uint32_t struct_size;
+    int32_t axis;
+    uint32_t descending;
+    uint32_t reserved;
+} tgl_sort_params;
+
+typedef struct tgl_arange_params {
+    uint32_t struct_size;
+    uint32_t reserved;
+    double start;
+    double step;
+} tgl_arange_params;
+
+typedef struct tgl_full_params {
+    uint32_t struct_size;
+    uint32_t reserved;
+    double value; /* converted to y's dtype as cast does */
+} tgl_full_params;
+
+/* eye, tril, triu: diagonal 0 is the main one, > 0 above it. */
+typedef struct tgl_diagonal_params {
+    uint32_t struct_size;
+    int32_t diagonal;
+} tgl_diagonal_params;
+
+/* random_uniform: [a, b) (default 0, 1); random_normal: mean a, standard deviation b (0, 1).
+ * Recipe for the element of row-major index i: Philox4x32-10 with key (seed & 0xffffffff,
+ * seed >> 32) and counter (c & 0xffffffff, c >> 32, 0, 0), c = offset + i, gives words w0..w3.
+ *   uniform: u = (w0 >> 8) * 2^-24 in [0, 1); y = a + (b - a) * u, in f32 arithmetic (the same
+ *     bits on every plugin).
+ *   normal: u1 = ((w0 >> 8) + 1) * 2^-24 in (0, 1], u2 = (w1 >> 8) * 2^-24;
+ *     y = a + b * sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller; plugins agree to f32 rounding). */
+typedef struct tgl_random_params {
+    uint32_t struct_size;
+    uint32_t reserved;
+    uint64_t seed;
+    uint64_t offset;
+    float a;
+    float b;
+} tgl_random_params;
 
 /* C = alpha * op(A) @ op(B) + beta * C.
  *   A is (..., M, K), or (..., K, M) with transpose_a; B is (..., K, N), or (..., N, K) with
@@ -400,6 +739,7 @@ static inline const char* tgl_status_name(tgl_status s) {
     case TGL_ERROR_BACKEND_FAILURE: return "TGL_ERROR_BACKEND_FAILURE";
     case TGL_ERROR_INTERNAL: return "TGL_ERROR_INTERNAL";
     case TGL_ERROR_VERSION_MISMATCH: return "TGL_ERROR_VERSION_MISMATCH";
+    case TGL_ERROR_INDEX_OUT_OF_RANGE: return "TGL_ERROR_INDEX_OUT_OF_RANGE";
     case TGL_ERROR_PLUGIN_NOT_FOUND: return "TGL_ERROR_PLUGIN_NOT_FOUND";
     case TGL_ERROR_PLUGIN_INSECURE: return "TGL_ERROR_PLUGIN_INSECURE";
     case TGL_ERROR_PLUGIN_NOT_LOADABLE: return "TGL_ERROR_PLUGIN_NOT_LOADABLE";
@@ -434,9 +774,47 @@ TGL_STATIC_ASSERT(sizeof(tgl_unary_params) == 8, "tgl_unary_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_gelu_params) == 8, "tgl_gelu_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_gelu_params, approximate) == 4, "tgl_gelu_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_binary_params) == 8, "tgl_binary_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_leaky_relu_params) == 8, "tgl_leaky_relu_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_leaky_relu_params, negative_slope) == 4, "tgl_leaky_relu_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_elu_params) == 8, "tgl_elu_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_elu_params, alpha) == 4, "tgl_elu_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_softplus_params) == 16, "tgl_softplus_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_softplus_params, threshold) == 8, "tgl_softplus_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_clamp_params) == 16, "tgl_clamp_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_clamp_params, max) == 8, "tgl_clamp_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_reduce_params) == 48, "tgl_reduce_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_reduce_params, n_axes) == 8, "tgl_reduce_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_reduce_params, axes) == 12, "tgl_reduce_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_arg_reduce_params) == 16, "tgl_arg_reduce_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_arg_reduce_params, keepdims) == 8, "tgl_arg_reduce_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_var_params) == 48, "tgl_var_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_var_params, correction) == 44, "tgl_var_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_vector_norm_params) == 48, "tgl_vector_norm_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_vector_norm_params, ord) == 44, "tgl_vector_norm_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_scan_params) == 16, "tgl_scan_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_scan_params, reverse) == 12, "tgl_scan_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_softmax_params) == 16, "tgl_softmax_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_layer_norm_params) == 16, "tgl_layer_norm_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_layer_norm_params, eps) == 8, "tgl_layer_norm_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_group_norm_params) == 16, "tgl_group_norm_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_batch_norm_params) == 8, "tgl_batch_norm_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_permute_params) == 40, "tgl_permute_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_slice_params) == 32, "tgl_slice_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_slice_params, start) == 8, "tgl_slice_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_narrow_params) == 24, "tgl_narrow_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_axis_params) == 8, "tgl_axis_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_flip_params) == 40, "tgl_flip_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_pad_params) == 144, "tgl_pad_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_pad_params, value) == 8, "tgl_pad_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_pad_params, after) == 80, "tgl_pad_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_roll_params) == 104, "tgl_roll_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_roll_params, shifts) == 40, "tgl_roll_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_sort_params) == 16, "tgl_sort_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_arange_params) == 24, "tgl_arange_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_full_params) == 16, "tgl_full_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_diagonal_params) == 8, "tgl_diagonal_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_random_params) == 32, "tgl_random_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_random_params, a) == 24, "tgl_random_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_matmul_params) == 24, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, alpha) == 12, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, beta) == 16, "tgl_matmul_params layout");

@@ -135,6 +135,14 @@ Layout padded_layout(Rng& rng) {
     return l;
 }
 
+Layout misaligned_layout(Rng& rng) {
+    Layout l;
+    l.name = "misaligned";
+    l.pad_front = 2 * rng.integer(0, 3) + 1;
+    l.pad_back = 2 * rng.integer(0, 3) + 1;
+    return l;
+}
+
 Layout random_layout(const Shape& shape, Rng& rng, bool input) {
     const int r = int(shape.size());
     Layout l;
@@ -150,28 +158,52 @@ Layout random_layout(const Shape& shape, Rng& rng, bool input) {
     return l;
 }
 
-std::vector<float> gather(const std::vector<float>& storage, const View& v) {
-    if (int64_t(storage.size()) != v.storage)
-        throw Failure("gather: storage has " + std::to_string(storage.size()) + " elements, the view needs " +
+namespace {
+
+void require_storage_size(const char* who, int64_t elements, const View& v) {
+    if (elements != v.storage)
+        throw Failure(std::string(who) + ": storage has " + std::to_string(elements) + " elements, the view needs " +
                       std::to_string(v.storage));
+}
+
+// scatter() writes each logical element to one storage element, which a broadcast view cannot give.
+void require_scatterable(const char* who, const View& v, size_t n_logical) {
+    if (int64_t(n_logical) != v.numel())
+        throw Failure(std::string(who) + ": " + std::to_string(n_logical) + " values for a view of " +
+                      std::to_string(v.numel()) + " elements");
+    for (size_t d = 0; d < v.shape.size(); ++d)
+        if (v.strides[d] == 0 && v.shape[d] > 1) throw Failure(std::string(who) + ": view " + v.describe() + " broadcasts");
+}
+
+}  // namespace
+
+std::vector<float> gather(const std::vector<float>& storage, const View& v) {
+    require_storage_size("gather", int64_t(storage.size()), v);
     std::vector<float> out(static_cast<size_t>(v.numel()));
     for_each_offset(v, [&](int64_t i, int64_t off) { out[size_t(i)] = storage[size_t(off)]; });
     return out;
 }
 
 std::vector<float> scatter(const View& v, const std::vector<float>& logical, float gap) {
-    if (int64_t(logical.size()) != v.numel())
-        throw Failure("scatter: " + std::to_string(logical.size()) + " values for a view of " +
-                      std::to_string(v.numel()) + " elements");
-    for (int64_t s : v.strides)
-        if (s == 0) {
-            bool all_one = true;
-            for (size_t d = 0; d < v.shape.size(); ++d)
-                if (v.strides[d] == 0 && v.shape[d] > 1) all_one = false;
-            if (!all_one) throw Failure("scatter: view " + v.describe() + " broadcasts");
-        }
+    require_scatterable("scatter", v, logical.size());
     std::vector<float> storage(size_t(v.storage), gap);
     for_each_offset(v, [&](int64_t i, int64_t off) { storage[size_t(off)] = logical[size_t(i)]; });
+    return storage;
+}
+
+std::vector<double> gather(const Storage& storage, const View& v) {
+    require_storage_size("gather", storage.size(), v);
+    std::vector<double> out(static_cast<size_t>(v.numel()));
+    for_each_offset(v, [&](int64_t i, int64_t off) { out[size_t(i)] = storage.value(off); });
+    return out;
+}
+
+Storage scatter(tgl_dtype dt, const View& v, const std::vector<double>& logical, double gap) {
+    require_scatterable("scatter", v, logical.size());
+    Storage storage = Storage::zeros(dt, v.storage);
+    const uint32_t gap_element = value_to_bits(dt, gap);
+    for (int64_t i = 0; i < v.storage; ++i) storage.set_bits(i, gap_element);
+    for_each_offset(v, [&](int64_t i, int64_t off) { storage.set_value(off, logical[size_t(i)]); });
     return storage;
 }
 

@@ -5,12 +5,21 @@
 //   - seeds: one fresh random seed per run, TGL_TEST_SEED=<n> overrides it; every case derives its
 //     own stream from (seed, test name), so one case is reproducible on its own; the seed is
 //     printed at the start and in every failure;
+//   - dtypes: exact conversions between double and the bits of every ABI dtype (f32, f16, bf16 with
+//     round-to-nearest-even in integer arithmetic; i32, i8, u8, bool), independent of the plugins;
 //   - views: a logical tensor placed in a flat element array ("storage") as a permutation, a slice
-//     with steps (negative too), with broadcast (stride 0) dims or with padding around it;
-//   - device tensors surrounded by guard bytes, output views poisoned before a run, and after it
-//     every guard byte and every byte the view does not cover checked unchanged;
-//   - comparison: NMSE with NaN/inf positions required to match, per-element and exact modes, and a
-//     report of the worst elements.
+//     with steps (negative too), with broadcast (stride 0) dims or with padding around it; storage
+//     is f32 (std::vector<float>) or raw bytes of any dtype (Storage);
+//   - device tensors of any dtype surrounded by guard bytes, output views poisoned before a run,
+//     and after it every guard byte and every byte the view does not cover checked unchanged;
+//   - random values per dtype (floats in a range with special values, integers, bools);
+//   - comparison: NMSE with NaN/inf positions required to match, per-element, exact and bit-exact
+//     modes for floats, exact equality for integer dtypes, and a report of the worst (or first)
+//     elements.
+//
+// Logical values of any dtype travel as double: every value of every dtype converts to double
+// exactly, so a std::vector<double> holds f16, bf16, i32 or bool values without loss (NaN payloads
+// aside, which no comparison looks at).
 //
 // Helpers report broken preconditions (a failing buffer call, corrupted guard bytes) by throwing
 // tgl_test::Failure; gtest turns an exception escaping a test into a failure of that test.
@@ -186,6 +195,79 @@ private:
 };
 
 // ------------------------------------------------------------------------------------------------
+// Dtypes and exact conversions (dtype.cpp)
+//
+// The tests' own reference for what each dtype stores: integer bit manipulation only (no compiler
+// _Float16, no FPU rounding mode, no flush-to-zero), nothing shared with the plugins. Element bits
+// are held in the low dtype_size() bytes of a uint32_t and stored little-endian.
+// ------------------------------------------------------------------------------------------------
+
+// The dtypes of ABI 1.0, in enum order (f32, f16, bf16, i32, i8, u8, bool).
+const std::vector<tgl_dtype>& all_dtypes();
+std::string dtype_name(tgl_dtype dt);  // "f32", "f16", "bf16", "i32", "i8", "u8", "bool"; "dtype(9)"
+uint32_t dtype_size(tgl_dtype dt);     // bytes per element; throws Failure for an unknown dtype
+bool is_float_dtype(tgl_dtype dt);     // f32, f16, bf16; the others compare exactly
+
+struct IntRange {
+    int64_t lo, hi;  // inclusive
+};
+IntRange int_range(tgl_dtype dt);  // i32, i8, u8; bool is [0, 1]; throws Failure for float dtypes
+
+// Round to nearest, ties to even; overflow gives inf of the sign; a NaN stays a NaN with its sign
+// and the quiet bit set (its top payload bits kept); subnormals of the result are exact.
+uint16_t f32_to_f16_bits(float f);
+uint16_t f32_to_bf16_bits(float f);
+// One rounding straight from double (f64 -> f32 -> f16 would round twice and can differ).
+uint16_t f64_to_f16_bits(double d);
+uint16_t f64_to_bf16_bits(double d);
+uint32_t f64_to_f32_bits(double d);
+// Exact widening (a NaN keeps its sign and payload).
+float f16_bits_to_f32(uint16_t h);
+float bf16_bits_to_f32(uint16_t b);
+
+// Bits of logical value v in dtype dt. Floats round as above. Integer dtypes and bool need a value
+// they hold exactly (bool: 0 or 1); anything else throws Failure, since it is a bug of the test.
+uint32_t value_to_bits(tgl_dtype dt, double v);
+// Exact value of element bits. Integer dtypes sign-extend; a bool byte decodes to its byte value,
+// so a stored 2 reads as 2 (not true) and compares unequal to 1.
+double bits_to_value(tgl_dtype dt, uint32_t bits);
+// The value dt stores for v: bits_to_value(dt, value_to_bits(dt, v)).
+double round_to_dtype(tgl_dtype dt, double v);
+
+// Raw little-endian element access, size 1, 2 or 4.
+uint32_t load_element_bits(const uint8_t* p, uint32_t size);
+void store_element_bits(uint8_t* p, uint32_t size, uint32_t bits);
+
+// Storage bytes of values (dtype_size(dt) bytes each) and back; bytes.size() must be a multiple of
+// the element size.
+std::vector<uint8_t> encode_values(tgl_dtype dt, const std::vector<double>& values);
+std::vector<double> decode_values(tgl_dtype dt, const std::vector<uint8_t>& bytes);
+
+// A flat array of elements of one dtype, as the raw bytes a device buffer holds.
+class Storage {
+public:
+    Storage() = default;  // no elements, f32
+    static Storage zeros(tgl_dtype dt, int64_t elements);  // every byte 0
+    static Storage from_values(tgl_dtype dt, const std::vector<double>& values);
+    static Storage from_f32(const std::vector<float>& values);  // bit for bit (NaN payloads too)
+
+    tgl_dtype dtype() const { return dtype_; }
+    uint32_t element_size() const { return dtype_size(dtype_); }
+    int64_t size() const { return int64_t(bytes_.size() / element_size()); }  // elements
+    double value(int64_t i) const { return bits_to_value(dtype_, bits(i)); }
+    void set_value(int64_t i, double v) { set_bits(i, value_to_bits(dtype_, v)); }
+    uint32_t bits(int64_t i) const { return load_element_bits(&bytes_.at(size_t(i) * element_size()), element_size()); }
+    void set_bits(int64_t i, uint32_t b) { store_element_bits(&bytes_.at(size_t(i) * element_size()), element_size(), b); }
+    std::vector<double> values() const { return decode_values(dtype_, bytes_); }
+    const std::vector<uint8_t>& bytes() const { return bytes_; }
+    std::vector<uint8_t>& bytes() { return bytes_; }
+
+private:
+    tgl_dtype dtype_ = TGL_DTYPE_F32;
+    std::vector<uint8_t> bytes_;
+};
+
+// ------------------------------------------------------------------------------------------------
 // Views: a logical tensor inside a flat array of elements
 // ------------------------------------------------------------------------------------------------
 
@@ -226,6 +308,9 @@ Layout stepped_layout(int rank, Rng& rng);        // steps in {1, 2, 3}, at leas
 Layout negative_layout(int rank, Rng& rng);       // steps in {-1, -2, 1}, at least one negative
 Layout broadcast_layout(const Shape& shape, Rng& rng);  // stride 0 on some dims of size > 1
 Layout padded_layout(Rng& rng);                   // contiguous with padding around it
+// Contiguous with an odd number of elements in front and behind: a 1- or 2-byte view then starts
+// and ends inside a 32-bit word, as a plugin that packs bytes or halves into words must handle.
+Layout misaligned_layout(Rng& rng);
 // Any of the above or a mix of them; `input` allows broadcast dims.
 Layout random_layout(const Shape& shape, Rng& rng, bool input);
 
@@ -251,66 +336,122 @@ void for_each_offset(const View& v, F&& f) {
 std::vector<float> gather(const std::vector<float>& storage, const View& v);
 // Storage holding `logical` at the view's elements and `gap` elsewhere (view must not broadcast).
 std::vector<float> scatter(const View& v, const std::vector<float>& logical, float gap);
+// The same for storage of any dtype (values decoded exactly; `gap` must be a value of the dtype).
+std::vector<double> gather(const Storage& storage, const View& v);
+Storage scatter(tgl_dtype dt, const View& v, const std::vector<double>& logical, double gap = 0);
 
 // ------------------------------------------------------------------------------------------------
 // Device tensors with guard bytes
 // ------------------------------------------------------------------------------------------------
 
 constexpr uint64_t kGuardBytes = 256;        // before and after the storage
-constexpr uint32_t kPoisonBits = 0x7FC0DEADu;  // output view elements before a run (a NaN)
-constexpr uint32_t kGapBits = 0xFFFFFFFFu;     // output storage the view does not cover (a NaN)
+constexpr uint32_t kPoisonBits = 0x7FC0DEADu;  // f32 output view elements before a run (a NaN)
+constexpr uint32_t kGapBits = 0xFFFFFFFFu;     // f32 output storage the view does not cover (a NaN)
 
 uint32_t float_bits(float f);
 float bits_float(uint32_t u);
 float poison_value();
 
-// A view in its own device buffer: [guard][storage][guard]. The tensor keeps a host copy of what
-// the whole buffer should hold ("shadow") and checks the device against it.
+// Per dtype element patterns of outputs, chosen to be values no op produces from test inputs:
+//   poison (view elements before a run): f32 and i32 0x7FC0DEAD, f16 0x7EAD, bf16 0x7FED (NaNs
+//     with an unusual payload), i8, u8 and bool 0xA5 (not a bool);
+//   gap (storage the view does not cover): f32, f16, bf16 all ones (a NaN), i32 0xDEADBEEF, i8, u8
+//     and bool 0xEE.
+uint32_t poison_bits(tgl_dtype dt);
+uint32_t gap_bits(tgl_dtype dt);
+// Whether an element still holding the poison was surely never written: false for i8 and u8, where
+// 0xA5 is also a value an op may write. Their unwritten elements show up in the comparison (which
+// marks got values equal to the poison).
+bool poison_detectable(tgl_dtype dt);
+
+// A view in its own device buffer: [guard][storage][guard], elements of one dtype (default f32).
+// The tensor keeps a host copy of what the whole buffer should hold ("shadow") and checks the
+// device against it. The float-vector members are the f32 API (they throw Failure on a tensor of
+// another dtype); the Storage / std::vector<double> members work for every dtype.
 class DeviceTensor {
 public:
-    DeviceTensor(Device& device, View view);  // f32 elements
+    DeviceTensor(Device& device, View view, tgl_dtype dtype = TGL_DTYPE_F32);
     ~DeviceTensor();
     DeviceTensor(const DeviceTensor&) = delete;
     DeviceTensor& operator=(const DeviceTensor&) = delete;
 
     const View& view() const { return view_; }
+    tgl_dtype dtype() const { return dtype_; }
     tgl_tensor desc() const;  // the view as the ABI sees it
     tgl_buffer buffer() const { return buffer_; }
     uint64_t buffer_bytes() const { return bytes_; }
     uint64_t storage_byte_offset() const { return kGuardBytes; }
+    // Byte of the buffer where storage element `index` starts.
+    uint64_t element_byte_offset(int64_t index) const { return kGuardBytes + uint64_t(index) * dtype_size(dtype_); }
     Device& device() const { return device_; }
 
-    // Input: uploads guards + this storage (size view().storage).
+    // Input: uploads guards + this storage (size view().storage, the tensor's dtype).
     void set_storage(const std::vector<float>& storage);
+    void set_storage(const Storage& storage);
     // Input with given logical values (view must not broadcast); gaps get `gap`.
     void set_values(const std::vector<float>& logical, float gap = 0.0f);
+    void set_logical(const std::vector<double>& logical, double gap = 0);
     // Output: view elements = poison, the rest of storage = gap pattern, guards = guard pattern.
     void poison();
     // Output whose view elements start with these values (matmul with beta != 0).
     void prefill(const std::vector<float>& logical);
+    void prefill_logical(const std::vector<double>& logical);
 
     // Downloads the whole buffer and checks that every guard byte and every byte of storage outside
-    // the view is unchanged and (after poison()) that no view element still holds the poison;
-    // throws Failure describing the first differences. Returns the view's logical values.
+    // the view is unchanged and (after poison(), where poison_detectable) that no view element
+    // still holds the poison; throws Failure describing the first differences. Returns the view's
+    // logical values.
     std::vector<float> read();
+    std::vector<double> read_logical();
     // Checks the whole buffer is exactly as last set (inputs after an op; outputs after a failed
     // or no-op call). Returns a failure describing the first differing bytes.
     ::testing::AssertionResult unchanged();
     // Raw download of the storage region (no checks).
     std::vector<float> download_storage();
+    Storage download_raw_storage();
 
 private:
+    void require_f32(const char* member) const;
+    void upload_storage(const uint8_t* bytes, int64_t elements);
+    // Storage = gap pattern, view element i = bits_of_value(i) (logical order), then uploads.
+    void write_output_pattern(const std::function<uint32_t(int64_t)>& bits_of_value);
+    void prefill_bits(size_t n_values, const std::function<uint32_t(int64_t)>& bits_of_value);
     void upload_shadow();
     std::vector<uint8_t> download_all();
+    const std::vector<uint8_t>& download_checked();
     std::string describe_diff(const std::vector<uint8_t>& got, bool skip_view, size_t max_report) const;
 
     Device& device_;
     View view_;
+    tgl_dtype dtype_;
     uint64_t bytes_ = 0;
     tgl_buffer buffer_ = 0;
     std::vector<uint8_t> shadow_;
     bool poisoned_ = false;
 };
+
+// ------------------------------------------------------------------------------------------------
+// Random values per dtype (for input storage)
+// ------------------------------------------------------------------------------------------------
+
+// Makes one logical value of some dtype.
+using ValueGen = std::function<double(Rng&)>;
+
+// Float dtypes: uniform in [lo, hi), rounded to the dtype (so lo, hi or a neighbour may appear).
+ValueGen float_values(tgl_dtype dt, double lo, double hi);
+// Integer dtypes and bool: uniform integers in [lo, hi] (inclusive) clipped to the dtype's range.
+ValueGen int_values(tgl_dtype dt, int64_t lo, int64_t hi);
+// Bool: 1 with probability p_true, else 0.
+ValueGen bool_values(double p_true = 0.5);
+// Mostly `base`, with probability p one of special_values_of(dt).
+ValueGen with_special_values(tgl_dtype dt, ValueGen base, double p);
+// Edge values of a dtype. Floats: NaN, +-inf, +-0, +-1, +-0.5, +-2, +-largest finite, +-smallest
+// normal, +-largest and +-smallest subnormal. Integers: min, min + 1, -1, 0, 1, max - 1, max (those
+// in range). Bool: 0, 1.
+const std::vector<double>& special_values_of(tgl_dtype dt);
+
+std::vector<double> random_values(int64_t n, Rng& rng, const ValueGen& gen);
+Storage random_storage(tgl_dtype dt, int64_t elements, Rng& rng, const ValueGen& gen);
 
 // ------------------------------------------------------------------------------------------------
 // Comparison
@@ -330,7 +471,8 @@ double for_op(tgl_op op);
 enum class CompareMode {
     Nmse,        // NMSE over the finite elements <= tolerance
     PerElement,  // every element alone: (a-b)^2 / b^2 <= tolerance (b == 0: (a-b)^2 <= tolerance)
-    Exact        // a == b for every element (0 == -0)
+    Exact,       // a == b for every element (0 == -0)
+    ExactBits    // identical bits (0 != -0), except that any NaN equals any NaN (casts, layout ops)
 };
 
 // got vs expected (both logical, row-major, of `shape`). NaN must be NaN in both, infinities must
@@ -340,7 +482,20 @@ enum class CompareMode {
                                    const Shape& shape, double tolerance,
                                    CompareMode mode = CompareMode::Nmse, const std::string& what = "");
 
+// The same for values of any dtype (got as read_logical() returns them).
+//   Float dtypes: as above. In the Exact and ExactBits modes `expected` is first rounded to the
+//   dtype, so a double expectation means "the correctly rounded result".
+//   i32, i8, u8, bool: exact equality whatever the mode and tolerance; the message lists the first
+//   mismatching elements in index order (index, got, expected) and marks got values that are the
+//   dtype's poison.
+::testing::AssertionResult compare(tgl_dtype dt, const std::vector<double>& got, const std::vector<double>& expected,
+                                   const Shape& shape, double tolerance,
+                                   CompareMode mode = CompareMode::Nmse, const std::string& what = "");
+
 // Float with 9 significant digits; NaN with its bits.
 std::string fmt(float f);
+// A value of dtype dt: f32 as fmt(); f16 and bf16 with their bits, e.g. "1.00097656 (0x3c01)";
+// integers in decimal; bool as "true"/"false" (another byte as "0x02 (not a bool)").
+std::string fmt_value(tgl_dtype dt, double v);
 
 }  // namespace tgl_test

@@ -1,0 +1,191 @@
+// CPU reference kernels of argmax, argmin, logsumexp, var, std, any, all, norm, cumsum, cumprod.
+// Every element is read exactly as double (dtype_io.h), everything is computed in double in the
+// plain row-major order of the reduced elements, and the result is rounded once at the store.
+#include "reduce_kernels.h"
+
+#include "cpu_buffer.h"
+#include "dtype_io.h"
+#include "parallel.h"
+#include "status.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tgl {
+namespace cpu {
+namespace {
+
+constexpr int64_t kMinElementsPerThread = 1 << 16;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Calls f(x_base, y_off) for every output o in [0, out_count) (row-major over the kept dims),
+// spread over threads; each output is computed by one thread.
+template <class F>
+void for_each_output(const ReducePlan& p, unsigned threads, const F& f) {
+    const int64_t min_outputs = std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(1, p.reduce_count));
+    parallel_for(p.out_count, threads, min_outputs, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+            int64_t x_base = p.x_offset, y_off = p.y_offset, rem = o;
+            for (int d = p.outer_rank - 1; d >= 0; --d) {
+                const int64_t i = rem % p.outer_shape[d];
+                rem /= p.outer_shape[d];
+                x_base += i * p.outer_x_strides[d];
+                y_off += i * p.outer_y_strides[d];
+            }
+            f(x_base, y_off);
+        }
+    });
+}
+
+// The x offsets of the reduced elements of one output, in row-major order of the reduced dims.
+std::vector<int64_t> reduced_offsets(const ReducePlan& p, int64_t x_base) {
+    std::vector<int64_t> offs;
+    offs.reserve(size_t(p.reduce_count));
+    for (int64_t r = 0; r < p.reduce_count; ++r) {
+        int64_t off = x_base, rem = r;
+        for (int d = p.inner_rank - 1; d >= 0; --d) {
+            off += (rem % p.inner_shape[d]) * p.inner_x_strides[d];
+            rem /= p.inner_shape[d];
+        }
+        offs.push_back(off);
+    }
+    return offs;
+}
+
+struct Io {
+    const uint8_t* x;
+    tgl_dtype xt;
+    uint8_t* y;
+    tgl_dtype yt;
+};
+
+Io io_of(const OpCall& c) {
+    return Io{cpu_buffer(c.inputs[0].buffer).bytes(), c.inputs[0].dtype, cpu_buffer(c.outputs[0].buffer).bytes(),
+              c.outputs[0].dtype};
+}
+
+// Reductions: y[o] = f(the reduced values of output o, in order).
+template <class F>
+void reduce_values(const OpCall& c, unsigned threads, const F& f) {
+    const Io io = io_of(c);
+    const bool y_integer = !is_float_dtype(io.yt);
+    for_each_output(c.reduce, threads, [&](int64_t x_base, int64_t y_off) {
+        std::vector<int64_t> offs = reduced_offsets(c.reduce, x_base);
+        std::vector<double> v(offs.size());
+        for (size_t i = 0; i < offs.size(); ++i) v[i] = load_as_double(io.x, io.xt, offs[i]);
+        store_from_double(io.y, io.yt, y_off, f(v), y_integer);
+    });
+}
+
+// Index of the first largest (argmax) / smallest (argmin) value; a NaN beats every number, so the
+// first NaN wins.
+double arg_best(const std::vector<double>& v, bool largest) {
+    size_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i) {
+        if (std::isnan(v[best])) break;
+        if (std::isnan(v[i]) || (largest ? v[i] > v[best] : v[i] < v[best])) best = i;
+    }
+    return double(best);
+}
+
+double logsumexp(const std::vector<double>& v) {
+    double m = -kInf;
+    for (double x : v) {
+        if (std::isnan(x)) return kNaN;
+        m = std::max(m, x);
+    }
+    if (std::isinf(m)) return m;  // empty or all -inf: -inf; any +inf: +inf
+    double s = 0.0;
+    for (double x : v) s += std::exp(x - m);
+    return m + std::log(s);
+}
+
+double variance(const std::vector<double>& v, double correction) {
+    const double n = double(v.size());
+    double sum = 0.0;
+    for (double x : v) sum += x;
+    const double mean = sum / n;
+    double ss = 0.0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    return ss / std::max(0.0, n - correction);
+}
+
+double norm(const std::vector<double>& v, int ord) {
+    double s = 0.0;
+    // Squares of f32/f16 values cannot overflow in double, so the plain formula is overflow-safe.
+    for (double x : v) s += ord == 1 ? std::fabs(x) : x * x;
+    return ord == 1 ? s : std::sqrt(s);
+}
+
+void scan(const OpCall& c, unsigned threads, bool product) {
+    const Io io = io_of(c);
+    const ReducePlan& p = c.reduce;
+    const int64_t n = p.reduce_count;
+    const int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = c.scan_y_stride;
+    for_each_output(p, threads, [&](int64_t x_base, int64_t y_off) {
+        double acc = product ? 1.0 : 0.0;
+        for (int64_t k = 0; k < n; ++k) {
+            const int64_t i = c.scan_reverse ? n - 1 - k : k;
+            const double x = load_as_double(io.x, io.xt, x_base + i * xs);
+            if (!c.scan_exclusive) acc = product ? acc * x : acc + x;
+            store_from_double(io.y, io.yt, y_off + i * ys, acc, false);
+            if (c.scan_exclusive) acc = product ? acc * x : acc + x;
+        }
+    });
+}
+
+}  // namespace
+
+bool reduce_more_implements(tgl_op op) {
+    switch (op) {
+    case TGL_OP_ARGMAX: case TGL_OP_ARGMIN: case TGL_OP_LOGSUMEXP: case TGL_OP_VAR: case TGL_OP_STD:
+    case TGL_OP_ANY: case TGL_OP_ALL: case TGL_OP_NORM: case TGL_OP_CUMSUM: case TGL_OP_CUMPROD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool run_reduce_more(const OpCall& c, unsigned threads) {
+    switch (c.info->op) {
+    case TGL_OP_ARGMAX: reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, true); }); return true;
+    case TGL_OP_ARGMIN: reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, false); }); return true;
+    case TGL_OP_LOGSUMEXP: reduce_values(c, threads, logsumexp); return true;
+    case TGL_OP_VAR:
+    case TGL_OP_STD: {
+        const double corr = c.correction;
+        const bool sd = c.info->op == TGL_OP_STD;
+        reduce_values(c, threads, [corr, sd](const std::vector<double>& v) {
+            const double var = variance(v, corr);
+            return sd ? std::sqrt(var) : var;
+        });
+        return true;
+    }
+    case TGL_OP_ANY:
+        reduce_values(c, threads, [](const std::vector<double>& v) {
+            for (double x : v) if (x != 0.0) return 1.0;  // NaN != 0
+            return 0.0;
+        });
+        return true;
+    case TGL_OP_ALL:
+        reduce_values(c, threads, [](const std::vector<double>& v) {
+            for (double x : v) if (x == 0.0) return 0.0;
+            return 1.0;
+        });
+        return true;
+    case TGL_OP_NORM: {
+        const int ord = c.norm_ord;
+        reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
+        return true;
+    }
+    case TGL_OP_CUMSUM: scan(c, threads, false); return true;
+    case TGL_OP_CUMPROD: scan(c, threads, true); return true;
+    default: return false;
+    }
+}
+
+}  // namespace cpu
+}  // namespace tgl

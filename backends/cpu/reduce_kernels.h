@@ -1,0 +1,17 @@
+// CPU reference kernels of the reductions beyond sum/mean/max/min/prod: argmax, argmin, logsumexp,
+// var, std, any, all, norm (ReducePlan) and the scans cumsum, cumprod (ReducePlan with the scanned
+// axis as its one inner dim). Plain loops in double, one rounding at the store.
+#pragma once
+
+#include "validate.h"
+
+namespace tgl {
+namespace cpu {
+
+// Whether run_reduce_more has a kernel for `op` (in every dtype of its catalogue rule).
+bool reduce_more_implements(tgl_op op);
+// Runs a validated, non-empty call of one of those ops; false if `op` is not one of them.
+bool run_reduce_more(const OpCall& call, unsigned threads);
+
+}  // namespace cpu
+}  // namespace tgl

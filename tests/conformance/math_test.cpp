@@ -1,0 +1,434 @@
+// Known answers of the float math ops (sign .. clamp, fmod, remainder, atan2) on small hand-checked
+// cases: special values (+-inf, NaN, +-0, huge, tiny), the branch points of each op (threshold
+// of softplus, +-3 of hardsigmoid/hardswish, halfway cases of round, the quadrant boundaries of
+// sin/cos, arguments up to 3.4e38), and the sign of every zero result. Expected values come from
+// Python's math module in double (math.sin etc. of the f32-rounded input; remainder = Python's %),
+// rounded to f32; generated once and written out here. Ops a plugin does not implement (query_op
+// reports supported = 0) are skipped.
+#include "common.h"
+
+#include <memory>
+
+namespace conf {
+namespace {
+
+using MathKnownAnswer = ConformanceTest;
+
+bool supported(tgl_op op) {
+    tgl_op_caps caps;
+    std::memset(&caps, 0, sizeof caps);
+    caps.struct_size = sizeof caps;
+    return plug().api().query_op(op, &caps) == TGL_OK && caps.supported != 0;
+}
+
+// Per element: (a - b)^2 / b^2 <= tolerance (kElementwise: relative 3e-4; kTranscendental: 1e-3).
+::testing::AssertionResult close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+    return compare(got, want, Shape{int64_t(want.size())}, tolerance, CompareMode::PerElement);
+}
+::testing::AssertionResult exact(const std::vector<float>& got, const std::vector<float>& want) {
+    return compare(got, want, Shape{int64_t(want.size())}, 0.0, CompareMode::Exact);
+}
+// compare() takes 0 == -0; the sign of every expected zero is checked here.
+::testing::AssertionResult zero_signs(const std::vector<float>& got, const std::vector<float>& want) {
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+        if (want[i] == 0.0f && got[i] == 0.0f && std::signbit(want[i]) != std::signbit(got[i]))
+            return ::testing::AssertionFailure() << "element " << i << " is " << fmt(got[i]) << ", expected "
+                                                 << fmt(want[i]);
+    return ::testing::AssertionSuccess();
+}
+
+TEST_F(MathKnownAnswer, Sign) {
+    if (!supported(TGL_OP_SIGN)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {2.5f, -3.0f, 0.0f, -0.0f, 1.0000000031710769e-30f, -1.0000000031710769e-30f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.401298464324817e-45f};
+    const std::vector<float> want = {1.0f, -1.0f, 0.0f, -0.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, kNaN, 1.0f};
+    const auto y = unary(TGL_OP_SIGN, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, LeakyReluDefaultSlope) {
+    if (!supported(TGL_OP_LEAKY_RELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {2.5f, -3.0f, 0.0f, -0.0f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, -100.0f};
+    const std::vector<float> want = f32({2.5, -0.029999999329447746, 0.0, -0.0, -9.99999944211969e+27, INFINITY, -INFINITY, NAN, -1.0});
+    const auto y = unary(TGL_OP_LEAKY_RELU, x);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, LeakyReluSlope) {
+    if (!supported(TGL_OP_LEAKY_RELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {2.5f, -3.0f, 0.0f, -0.0f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, -0.5f};
+    const std::vector<float> want = f32({2.5, 6.0, 0.0, -0.0, 2.0000000300949324e+30, INFINITY, INFINITY, NAN, 1.0});
+    const auto p = tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), -2.0f};
+    const auto y = unary(TGL_OP_LEAKY_RELU, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, EluDefault) {
+    if (!supported(TGL_OP_ELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, -1.0000000116860974e-07f, -20.0f, -100.0f, 3.5f, kInf, -kInf, kNaN, -1.0000000031710769e-30f};
+    const std::vector<float> want = f32({1.0, -0.6321205496788025, 0.0, -0.0, -9.999999406318238e-08, -1.0, -1.0, 3.5, INFINITY, -1.0, NAN, -1.0000000031710769e-30});
+    const auto y = unary(TGL_OP_ELU, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, EluAlpha) {
+    if (!supported(TGL_OP_ELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, -1.0000000116860974e-07f, -20.0f, -100.0f, 3.5f, kInf, -kInf, kNaN, 0.5f};
+    const std::vector<float> want = f32({1.0, -0.31606027483940125, 0.0, -0.0, -4.999999703159119e-08, -0.5, -0.5, 3.5, INFINITY, -0.5, NAN, 0.5});
+    const auto p = tgl_elu_params{sizeof(tgl_elu_params), 0.5f};
+    const auto y = unary(TGL_OP_ELU, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Selu) {
+    if (!supported(TGL_OP_SELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, -1.0000000116860974e-07f, -20.0f, -100.0f, 3.5f, kInf, -kInf, kNaN, 1.0000000150474662e+30f};
+    const std::vector<float> want = f32({1.0507010221481323, -1.1113307476043701, 0.0, -0.0, -1.7580993016963475e-07, -1.7580993175506592, -1.7580993175506592, 3.6774535179138184, INFINITY, -1.7580993175506592, NAN, 1.0507010038805567e+30});
+    const auto y = unary(TGL_OP_SELU, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, CeluAlpha) {
+    if (!supported(TGL_OP_CELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, -1.0000000116860974e-07f, -20.0f, -100.0f, 3.5f, kInf, -kInf, kNaN, -2.0f};
+    const std::vector<float> want = f32({1.0, -0.7869386672973633, 0.0, -0.0, -1.0000000116860974e-07, -1.9999091625213623, -2.0, 3.5, INFINITY, -2.0, NAN, -1.264241099357605});
+    const auto p = tgl_elu_params{sizeof(tgl_elu_params), 2.0f};
+    const auto y = unary(TGL_OP_CELU, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, CeluNegativeAlpha) {
+    if (!supported(TGL_OP_CELU)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {1.0f, -1.0f, 0.0f, -0.0f, -1.0000000116860974e-07f, -20.0f, -50.0f, 3.5f, kInf, -kInf, kNaN, -2.0f};
+    const std::vector<float> want = f32({1.0, -1.1868373155593872, 0.0, -0.0, -1.0000000116860974e-07, -2354.31591796875, -51923336.0, 3.5, INFINITY, -INFINITY, NAN, -2.8432021141052246});
+    const auto p = tgl_elu_params{sizeof(tgl_elu_params), -3.0f};
+    const auto y = unary(TGL_OP_CELU, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Hardsigmoid) {
+    if (!supported(TGL_OP_HARDSIGMOID)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 2.9000000953674316f, -2.9000000953674316f, 3.0f, -3.0f, 3.5f, -4.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.5f};
+    const std::vector<float> want = f32({0.5, 0.5, 0.6666666865348816, 0.3333333432674408, 0.9833333492279053, 0.016666650772094727, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, NAN, 0.75});
+    const auto y = unary(TGL_OP_HARDSIGMOID, x);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Hardswish) {
+    if (!supported(TGL_OP_HARDSWISH)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 2.9000000953674316f, -2.9000000953674316f, 3.0f, -3.0f, 3.5f, -4.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.5f};
+    const std::vector<float> want = f32({0.0, -0.0, 0.6666666865348816, -0.3333333432674408, 2.8516666889190674, -0.04833328723907471, 3.0, -0.0, 3.5, -0.0, 1.0000000150474662e+30, -0.0, INFINITY, -0.0, NAN, 1.125});
+    const auto y = unary(TGL_OP_HARDSWISH, x);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, SoftplusDefault) {
+    if (!supported(TGL_OP_SOFTPLUS)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, 1.0f, -1.0f, 19.899999618530273f, 20.0f, 20.5f, -20.0f, -90.0f, -200.0f, 1.0000000116860974e-07f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.6931471824645996, 1.31326162815094, 0.3132616877555847, 19.899999618530273, 20.0, 20.5, 2.06115369216775e-09, 8.194008692231508e-40, 0.0, 0.6931472420692444, 1.0000000150474662e+30, 0.0, INFINITY, 0.0, NAN});
+    const auto y = unary(TGL_OP_SOFTPLUS, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, SoftplusBetaThreshold) {
+    if (!supported(TGL_OP_SOFTPLUS)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, 1.0f, -1.0f, 2.4000000953674316f, 2.5999999046325684f, 5.0f, -20.0f, -90.0f, 1.0000000116860974e-07f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.3465735912322998, 1.0634640455245972, 0.06346400827169418, 2.4040980339050293, 2.5999999046325684, 5.0, 2.12417706556933e-18, 0.0, 0.3465736508369446, 1.0000000150474662e+30, 0.0, INFINITY, 0.0, NAN});
+    const auto p = tgl_softplus_params{sizeof(tgl_softplus_params), 2.0f, 5.0f, 0};
+    const auto y = unary(TGL_OP_SOFTPLUS, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, SoftplusNegativeBeta) {
+    if (!supported(TGL_OP_SOFTPLUS)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, 1.0f, -1.0f, -2.4000000953674316f, -2.5999999046325684f, 5.0f, 20.0f, -20.0f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({-0.3465735912322998, -0.06346400827169418, -1.0634640455245972, -2.4040980339050293, -2.5999999046325684, -2.269944889121689e-05, -2.12417706556933e-18, -20.0, -0.0, -INFINITY, NAN});
+    const auto p = tgl_softplus_params{sizeof(tgl_softplus_params), -2.0f, 5.0f, 0};
+    const auto y = unary(TGL_OP_SOFTPLUS, x, &p);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Mish) {
+    if (!supported(TGL_OP_MISH)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 3.0f, -5.0f, 9.0f, 10.0f, -30.0f, -60.0f, 100.0f, -100.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.0, -0.0, 0.8650984168052673, -0.30340147018432617, 0.37524521350860596, 2.98653507232666, -0.03357623890042305, 9.0, 10.0, -2.807286954981114e-12, -5.253906319928302e-25, 100.0, -3.7204474227823893e-42, 1.0000000150474662e+30, -0.0, INFINITY, 0.0, NAN});
+    const auto y = unary(TGL_OP_MISH, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Expm1) {
+    if (!supported(TGL_OP_EXPM1)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.000000013351432e-10f, -1.000000013351432e-10f, 9.999999747378752e-06f, -0.0003000000142492354f, 0.30000001192092896f, -0.3400000035762787f, 0.4000000059604645f, 1.0f, -1.0f, 5.0f, -17.0f, -20.0f, 88.0f, 89.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.0, -0.0, 1.000000013351432e-10, -1.000000013351432e-10, 1.0000049769587349e-05, -0.0002999550197273493, 0.349858820438385, -0.28822967410087585, 0.4918247163295746, 1.718281865119934, -0.6321205496788025, 147.4131622314453, -0.9999999403953552, -1.0, 1.6516362661361307e+38, INFINITY, INFINITY, -1.0, INFINITY, -1.0, NAN});
+    const auto y = unary(TGL_OP_EXPM1, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Log1p) {
+    if (!supported(TGL_OP_LOG1P)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.000000013351432e-10f, -1.000000013351432e-10f, 9.999999747378752e-06f, -0.0003000000142492354f, 0.5f, -0.5f, 1.0f, -0.9999989867210388f, 9.0f, 1.0000000150474662e+30f, 3.0000000054977558e+38f, -1.0f, -2.0f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.0, -0.0, 1.000000013351432e-10, -1.000000013351432e-10, 9.999949725170154e-06, -0.0003000450087711215, 0.40546509623527527, -0.6931471824645996, 0.6931471824645996, -13.802318572998047, 2.3025851249694824, 69.07755279541016, 88.59684753417969, -INFINITY, NAN, NAN, INFINITY, NAN, NAN});
+    const auto y = unary(TGL_OP_LOG1P, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Rsqrt) {
+    if (!supported(TGL_OP_RSQRT)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {4.0f, 0.25f, 2.0f, 0.0f, -0.0f, -1.0f, 1.0000000150474662e+30f, 1.0000000031710769e-30f, 9.99994610111476e-41f, 3.0f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.5, 2.0, 0.7071067690849304, INFINITY, -INFINITY, NAN, 1.0000000036274937e-15, 999999986991104.0, 1.000002658868784e+20, 0.5773502588272095, 0.0, NAN, NAN});
+    const auto y = unary(TGL_OP_RSQRT, x);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Reciprocal) {
+    if (!supported(TGL_OP_RECIPROCAL)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {4.0f, -0.25f, 3.0f, 0.0f, -0.0f, 1.0000000150474662e+30f, -1.0000000031710769e-30f, 9.999999680285692e+37f, kInf, -kInf, kNaN, 7.0f};
+    const std::vector<float> want = f32({0.25, -4.0, 0.3333333432674408, INFINITY, -INFINITY, 1.0000000031710769e-30, -1.0000000150474662e+30, 1.0000000751754868e-38, 0.0, -0.0, NAN, 0.1428571492433548});
+    const auto y = unary(TGL_OP_RECIPROCAL, x);
+    EXPECT_TRUE(close(y, want, tol::kElementwise));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Square) {
+    if (!supported(TGL_OP_SQUARE)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {3.0f, -3.0f, 0.5f, 0.0f, -0.0f, 1.0000000200408773e+20f, -1.0000000200408773e+20f, 1.0000000031710769e-30f, kInf, -kInf, kNaN, 1.5f};
+    const std::vector<float> want = {9.0f, 9.0f, 0.25f, 0.0f, 0.0f, kInf, kInf, 0.0f, kInf, kInf, kNaN, 2.25f};
+    const auto y = unary(TGL_OP_SQUARE, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Sin) {
+    if (!supported(TGL_OP_SIN)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -1.0f, 1.5707963705062866f, 3.1415927410125732f, -3.1415927410125732f, 4.71238899230957f, 100.0f, -1000.0f, 12345.677734375f, 1000000.0f, -30000000.0f, 10000000000.0f, 1.0000000200408773e+20f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, 3.3999999521443642e+38f, 1.0000000031710769e-30f, kInf, -kInf, kNaN, 6.2831854820251465f, 120000.0f};
+    const std::vector<float> want = f32({0.0, -0.0, 0.4794255495071411, -0.8414709568023682, 1.0, -8.742277657347586e-08, 8.742277657347586e-08, -1.0, -0.5063656568527222, -0.8268795609474182, -0.7042698860168457, -0.349993497133255, -0.9641302824020386, -0.48750603199005127, 0.6565766930580139, -0.791163444519043, 0.791163444519043, -0.24408487975597382, 1.0000000031710769e-30, NAN, NAN, NAN, 1.7484555314695172e-07, -0.5525418519973755});
+    const auto y = unary(TGL_OP_SIN, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Cos) {
+    if (!supported(TGL_OP_COS)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -1.0f, 1.5707963705062866f, 3.1415927410125732f, -3.1415927410125732f, 4.71238899230957f, 100.0f, -1000.0f, 12345.677734375f, 1000000.0f, -30000000.0f, 10000000000.0f, 1.0000000200408773e+20f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, 3.3999999521443642e+38f, 1.0000000031710769e-30f, kInf, -kInf, kNaN, 6.2831854820251465f, 120000.0f};
+    const std::vector<float> want = f32({1.0, 1.0, 0.8775825500488281, 0.5403022766113281, -4.371138828673793e-08, -1.0, -1.0, 1.1924880638503055e-08, 0.8623188734054565, 0.5623790621757507, 0.7099323272705078, 0.9367521405220032, -0.26542940735816956, 0.8731196522712708, 0.7542592883110046, -0.6116048097610474, -0.6116048097610474, 0.9697538614273071, 1.0, NAN, NAN, NAN, 1.0, -0.8334851264953613});
+    const auto y = unary(TGL_OP_COS, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Erf) {
+    if (!supported(TGL_OP_ERF)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 1.0000000031710769e-30f, 0.10000000149011612f, -0.5f, 0.9900000095367432f, 1.0f, -1.5f, 2.0f, 3.0f, -3.5f, 4.5f, 10.0f, kInf, -kInf, kNaN};
+    const std::vector<float> want = f32({0.0, -0.0, 1.1283791266481092e-30, 0.11246291548013687, -0.5204998850822449, 0.8385080695152283, 0.8427007794380188, -0.9661051630973816, 0.9953222870826721, 0.9999778866767883, -0.9999992847442627, 1.0, 1.0, 1.0, -1.0, NAN});
+    const auto y = unary(TGL_OP_ERF, x);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Floor) {
+    if (!supported(TGL_OP_FLOOR)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.4999999701976776f, -0.4999999701976776f, 1.399999976158142f, -1.600000023841858f, 3.700000047683716f, -3.200000047683716f, 8388607.5f, -8388607.5f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.0000000031710769e-30f, -1.0000000031710769e-30f};
+    const std::vector<float> want = {0.0f, -0.0f, 0.0f, -1.0f, 1.0f, -2.0f, 2.0f, -3.0f, 0.0f, -1.0f, 1.0f, -2.0f, 3.0f, -4.0f, 8388607.0f, -8388608.0f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 0.0f, -1.0f};
+    const auto y = unary(TGL_OP_FLOOR, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Ceil) {
+    if (!supported(TGL_OP_CEIL)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.4999999701976776f, -0.4999999701976776f, 1.399999976158142f, -1.600000023841858f, 3.700000047683716f, -3.200000047683716f, 8388607.5f, -8388607.5f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.0000000031710769e-30f, -1.0000000031710769e-30f};
+    const std::vector<float> want = {0.0f, -0.0f, 1.0f, -0.0f, 2.0f, -1.0f, 3.0f, -2.0f, 1.0f, -0.0f, 2.0f, -1.0f, 4.0f, -3.0f, 8388608.0f, -8388607.0f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.0f, -0.0f};
+    const auto y = unary(TGL_OP_CEIL, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Round) {
+    if (!supported(TGL_OP_ROUND)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.4999999701976776f, -0.4999999701976776f, 1.399999976158142f, -1.600000023841858f, 3.700000047683716f, -3.200000047683716f, 8388607.5f, -8388607.5f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.0000000031710769e-30f, -1.0000000031710769e-30f, 4194303.5f, 4194304.5f, -4194304.5f};
+    const std::vector<float> want = {0.0f, -0.0f, 0.0f, -0.0f, 2.0f, -2.0f, 2.0f, -2.0f, 0.0f, -0.0f, 1.0f, -2.0f, 4.0f, -3.0f, 8388608.0f, -8388608.0f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 0.0f, -0.0f, 4194304.0f, 4194304.0f, -4194304.0f};
+    const auto y = unary(TGL_OP_ROUND, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Trunc) {
+    if (!supported(TGL_OP_TRUNC)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.4999999701976776f, -0.4999999701976776f, 1.399999976158142f, -1.600000023841858f, 3.700000047683716f, -3.200000047683716f, 8388607.5f, -8388607.5f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 1.0000000031710769e-30f, -1.0000000031710769e-30f};
+    const std::vector<float> want = {0.0f, -0.0f, 0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f, 0.0f, -0.0f, 1.0f, -1.0f, 3.0f, -3.0f, 8388607.0f, -8388607.0f, 8388609.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN, 0.0f, -0.0f};
+    const auto y = unary(TGL_OP_TRUNC, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, ClampBounds) {
+    if (!supported(TGL_OP_CLAMP)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = {-1.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 0.5f, 0.5f, 0.5f, -1.0f, 0.5f, -1.0f, kNaN};
+    const auto p = tgl_clamp_params{sizeof(tgl_clamp_params), -1.0f, 0.5f, 0};
+    const auto y = unary(TGL_OP_CLAMP, x, &p);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, ClampMinOnly) {
+    if (!supported(TGL_OP_CLAMP)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, 0.0f, kInf, 0.0f, kNaN};
+    const auto p = tgl_clamp_params{sizeof(tgl_clamp_params), 0.0f, kInf, 0};
+    const auto y = unary(TGL_OP_CLAMP, x, &p);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, ClampInvertedBoundsHiWins) {
+    if (!supported(TGL_OP_CLAMP)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, kNaN};
+    const auto p = tgl_clamp_params{sizeof(tgl_clamp_params), 2.0f, 1.0f, 0};
+    const auto y = unary(TGL_OP_CLAMP, x, &p);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, ClampDefaultIsIdentity) {
+    if (!supported(TGL_OP_CLAMP)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const std::vector<float> want = {-3.0f, -1.0f, -0.5f, 0.0f, -0.0f, 0.5f, 1.0f, 3.0f, 1.0000000150474662e+30f, -1.0000000150474662e+30f, kInf, -kInf, kNaN};
+    const auto y = unary(TGL_OP_CLAMP, x);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Fmod) {
+    if (!supported(TGL_OP_FMOD)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> a = {5.5f, -5.5f, 5.5f, -5.5f, 4.0f, -4.0f, 1.0f, 0.0f, -0.0f, 1.0000000150474662e+30f, 1.0000000150474662e+30f, -7.0f, 3.0f, -3.0f, kInf, -kInf, kNaN, 1.0f, 1.0f, 0.10000000149011612f, -1.0000000031710769e-30f, 16777216.0f, 9.999999680285692e+37f};
+    const std::vector<float> b = {2.0f, 2.0f, -2.0f, -2.0f, 2.0f, 2.0f, 0.0f, 3.0f, 3.0f, 3.0f, 1.0000000031710769e-30f, 0.30000001192092896f, kInf, kInf, 2.0f, 2.0f, 1.0f, -kInf, kNaN, 0.0010000000474974513f, 3.0f, 0.10000000149011612f, -1.6999999456295272e-38f};
+    const std::vector<float> want = {1.5f, -1.5f, 1.5f, -1.5f, 0.0f, -0.0f, kNaN, 0.0f, -0.0f, 0.0f, 8.16681565120793e-31f, -0.09999972581863403f, 3.0f, -3.0f, kNaN, kNaN, kNaN, 1.0f, kNaN, 0.0009999967878684402f, -1.0000000031710769e-30f, 0.05000000447034836f, 4.31280571092024e-39f};
+    const auto y = binary1(TGL_OP_FMOD, a, b);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Remainder) {
+    if (!supported(TGL_OP_REMAINDER)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> a = {5.5f, -5.5f, 5.5f, -5.5f, 4.0f, -4.0f, 1.0f, 0.0f, -0.0f, 1.0000000150474662e+30f, 1.0000000150474662e+30f, -7.0f, 3.0f, -3.0f, kInf, -kInf, kNaN, 1.0f, 1.0f, 0.10000000149011612f, -1.0000000031710769e-30f, 16777216.0f, 9.999999680285692e+37f};
+    const std::vector<float> b = {2.0f, 2.0f, -2.0f, -2.0f, 2.0f, 2.0f, 0.0f, 3.0f, 3.0f, 3.0f, 1.0000000031710769e-30f, 0.30000001192092896f, kInf, kInf, 2.0f, 2.0f, 1.0f, -kInf, kNaN, 0.0010000000474974513f, 3.0f, 0.10000000149011612f, -1.6999999456295272e-38f};
+    const std::vector<float> want = {1.5f, 0.5f, -0.5f, -1.5f, 0.0f, 0.0f, kNaN, 0.0f, 0.0f, 0.0f, 8.16681565120793e-31f, 0.20000028610229492f, 3.0f, kInf, kNaN, kNaN, kNaN, -kInf, kNaN, 0.0009999967878684402f, 3.0f, 0.05000000447034836f, -1.2687193745375032e-38f};
+    const auto y = binary1(TGL_OP_REMAINDER, a, b);
+    EXPECT_TRUE(exact(y, want));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+TEST_F(MathKnownAnswer, Atan2) {
+    if (!supported(TGL_OP_ATAN2)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> a = {0.0f, -0.0f, 0.0f, -0.0f, 1.0f, -1.0f, 1.0f, -1.0f, kInf, -kInf, kInf, -kInf, 1.0f, -1.0f, 1.0f, 1.0f, -2.0f, 3.0000000054977558e+38f, 1.0000000031710769e-30f, kNaN, 1.0f, 5.0f};
+    const std::vector<float> b = {0.0f, 0.0f, -0.0f, -0.0f, 0.0f, -0.0f, kInf, -kInf, kInf, kInf, -kInf, -kInf, 2.0f, 2.0f, -2.0f, 1.0000000031710769e-30f, -1.0000000150474662e+30f, 9.999999350456404e-39f, -3.0000000054977558e+38f, 1.0f, kNaN, -5.0f};
+    const std::vector<float> want = f32({0.0, -0.0, 3.1415927410125732, -3.1415927410125732, 1.5707963705062866, -1.5707963705062866, 0.0, -3.1415927410125732, 0.7853981852531433, -0.7853981852531433, 2.356194496154785, -2.356194496154785, 0.46364760398864746, -0.46364760398864746, 2.677945137023926, 1.5707963705062866, -3.1415927410125732, 1.5707963705062866, 3.1415927410125732, NAN, NAN, 2.356194496154785});
+    const auto y = binary1(TGL_OP_ATAN2, a, b);
+    EXPECT_TRUE(close(y, want, tol::kTranscendental));
+    EXPECT_TRUE(zero_signs(y, want));
+}
+
+// fmod is exact: a - trunc(a / b) * b in f32 would not be. Every a = k * b + r with r exactly
+// representable; the result must be r bit for bit, also with b much smaller than a.
+TEST_F(MathKnownAnswer, FmodIsExactForLargeQuotients) {
+    if (!supported(TGL_OP_FMOD)) GTEST_SKIP() << "op not implemented by this plugin";
+    const std::vector<float> a = {16777215.0f, 1e10f, 3e38f, 1.5f, -1e20f, 8388608.75f};
+    const std::vector<float> b = {0.1f, 0.7f, 1.1f, 1e-30f, 3.3f, 0.0625f};
+    std::vector<float> want;
+    for (size_t i = 0; i < a.size(); ++i) want.push_back(float(std::fmod(double(a[i]), double(b[i]))));
+    EXPECT_TRUE(exact(binary1(TGL_OP_FMOD, a, b), want));
+}
+
+// Broadcast and parameters together: clamp of a (2, 3) view and remainder of (2, 3) by (3,).
+TEST_F(MathKnownAnswer, RemainderBroadcastsLikeTheOtherBinaryOps) {
+    if (!supported(TGL_OP_REMAINDER)) GTEST_SKIP() << "op not implemented by this plugin";
+    auto y = binary(TGL_OP_REMAINDER, {2, 3}, {7, -7, 7, -7, 0, 1}, {3}, {3, 3, -3}, {2, 3});
+    EXPECT_TRUE(exact(y, {1, 2, -2, 2, 0, -2}));
+}
+
+// f16 storage (computed in f32, rounded to nearest even at the store), bit-exact (-0 != +0).
+TEST_F(MathKnownAnswer, F16Storage) {
+    const double kInfD = std::numeric_limits<double>::infinity(), kNaND = std::numeric_limits<double>::quiet_NaN();
+    auto run16 = [](tgl_op op, const std::vector<std::vector<double>>& ins, const void* params = nullptr) {
+        Device& d = dev();
+        const int64_t n = int64_t(ins[0].size());
+        std::vector<std::unique_ptr<DeviceTensor>> ts;
+        std::vector<tgl_tensor> descs;
+        for (const auto& v : ins) {
+            ts.push_back(std::make_unique<DeviceTensor>(d, contiguous({n}), TGL_DTYPE_F16));
+            ts.back()->set_logical(v);
+            descs.push_back(ts.back()->desc());
+        }
+        DeviceTensor out(d, contiguous({n}), TGL_DTYPE_F16);
+        out.poison();
+        d.run_ok(op, params, descs, {out.desc()});
+        return out.read_logical();
+    };
+    auto same = [](const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+        return compare(TGL_DTYPE_F16, got, want, Shape{int64_t(want.size())}, 0.0, CompareMode::ExactBits, what);
+    };
+    struct U {
+        tgl_op op;
+        const char* what;
+        std::vector<double> x, want;
+    };
+    const std::vector<U> unary_cases = {
+        {TGL_OP_SIGN, "sign", {-3, -0.0, 0.0, 5, kNaND}, {-1, -0.0, 0.0, 1, kNaND}},
+        {TGL_OP_FLOOR, "floor", {-0.5, 2.5, -0.0, 65504}, {-1, 2, -0.0, 65504}},
+        {TGL_OP_ROUND, "round", {0.5, 1.5, 2.5, -0.5, -2.5}, {0.0, 2, 2, -0.0, -2}},
+        {TGL_OP_TRUNC, "trunc", {-1.75, 1.75, -0.25}, {-1, 1, -0.0}},
+        {TGL_OP_CEIL, "ceil", {-0.5, 0.25}, {-0.0, 1}},
+        {TGL_OP_SQUARE, "square", {300, -3, -0.0}, {kInfD, 9, 0.0}},
+        {TGL_OP_RSQRT, "rsqrt", {4, 0.0, -0.0, -1}, {0.5, kInfD, -kInfD, kNaND}},
+        {TGL_OP_RECIPROCAL, "reciprocal", {4, -0.0, 3}, {0.25, -kInfD, 0.333251953125}},
+        {TGL_OP_EXPM1, "expm1", {-0.0, 0.0, -kInfD}, {-0.0, 0.0, -1}},
+        {TGL_OP_LOG1P, "log1p", {-0.0, -1, -2}, {-0.0, -kInfD, kNaND}},
+        {TGL_OP_SIN, "sin", {-0.0, 0.0, kInfD}, {-0.0, 0.0, kNaND}},
+        {TGL_OP_COS, "cos", {0.0, kInfD}, {1, kNaND}},
+        {TGL_OP_ERF, "erf", {-0.0, kInfD, -kInfD}, {-0.0, 1, -1}},
+        {TGL_OP_HARDSIGMOID, "hardsigmoid", {-3, 0.0, 3}, {0.0, 0.5, 1}},
+        {TGL_OP_HARDSWISH, "hardswish", {-4, 4, 0.0}, {-0.0, 4, 0.0}},
+        {TGL_OP_SELU, "selu", {0.0, -kInfD}, {0.0, -1.7578125}},
+        {TGL_OP_MISH, "mish", {0.0, kInfD}, {0.0, kInfD}},
+        {TGL_OP_SOFTPLUS, "softplus", {0.0, 30, -kInfD}, {0.693359375, 30, 0.0}},
+        {TGL_OP_LEAKY_RELU, "leaky_relu", {-100, -0.0, 2}, {-1, -0.0, 2}},
+        {TGL_OP_ELU, "elu", {-kInfD, 2}, {-1, 2}},
+        {TGL_OP_CELU, "celu", {-kInfD, 2}, {-1, 2}},
+        {TGL_OP_CLAMP, "clamp", {-kInfD, kNaND, 70000}, {-kInfD, kNaND, kInfD}},
+    };
+    for (const U& u : unary_cases) {
+        if (!supported(u.op)) continue;
+        EXPECT_TRUE(same(run16(u.op, {u.x}), u.want, u.what));
+    }
+    const std::vector<double> a = {5.5, -5.5, -1, 7, kInfD, -0.0}, b = {2, 2, 3, -0.0, 1, 1};
+    if (supported(TGL_OP_FMOD)) {
+        EXPECT_TRUE(same(run16(TGL_OP_FMOD, {a, b}), {1.5, -1.5, -1, kNaND, kNaND, -0.0}, "fmod"));
+    }
+    if (supported(TGL_OP_REMAINDER)) {
+        EXPECT_TRUE(same(run16(TGL_OP_REMAINDER, {a, b}), {1.5, 0.5, 2, kNaND, kNaND, 0.0}, "remainder"));
+    }
+    if (supported(TGL_OP_ATAN2)) {
+        EXPECT_TRUE(same(run16(TGL_OP_ATAN2, {{0.0, -0.0, 1}, {-1, 1, 0.0}}), {3.140625, -0.0, 1.5703125}, "atan2"));
+    }
+}
+
+}  // namespace
+}  // namespace conf

@@ -1,0 +1,206 @@
+// The dtype ops of the GLES plugin against the CPU reference: cast over every pair of dtypes,
+// every comparison in every input dtype (both output dtypes), logical ops, where, and the float ops
+// in f16; on random layouts (permuted, stepped, negative, broadcast, padded, odd offsets), odd
+// sizes, empty tensors and one tensor past 65,535 workgroups. Casts, compare, logical and where
+// must match exactly (bit for bit, any NaN equal to any NaN); the f16 float ops within a small
+// NMSE (the CPU rounds its double result once, the GPU its f32 result).
+#include "diff.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace diff {
+namespace {
+
+struct Operand {
+    tgl_dtype dtype;
+    View view;
+    Storage storage;  // inputs only
+};
+
+// Runs op on one plugin's device with the given input operands and output (dtype, view); returns
+// the output's logical values (guards and inputs checked).
+std::vector<double> run_on(Role role, tgl_op op, const void* params, const std::vector<Operand>& ins,
+                           tgl_dtype ydt, const View& yv) {
+    Device& d = shared_device(role);
+    std::vector<std::unique_ptr<DeviceTensor>> ts;
+    std::vector<tgl_tensor> descs;
+    for (const Operand& in : ins) {
+        ts.push_back(std::make_unique<DeviceTensor>(d, in.view, in.dtype));
+        ts.back()->set_storage(in.storage);
+        descs.push_back(ts.back()->desc());
+    }
+    DeviceTensor out(d, yv, ydt);
+    out.poison();
+    d.run_ok(op, params, descs, {out.desc()});
+    std::vector<double> y = out.read_logical();
+    for (size_t i = 0; i < ts.size(); ++i) {
+        ::testing::AssertionResult r = ts[i]->unchanged();
+        if (!r) throw Failure(d.plugin().name() + ": input " + std::to_string(i) + " was modified: " + r.message());
+    }
+    return y;
+}
+
+::testing::AssertionResult check(tgl_op op, const std::vector<Operand>& ins, tgl_dtype ydt, const View& yv,
+                                 double tolerance, CompareMode mode, const std::string& what) {
+    std::vector<double> want = run_on(Role::Reference, op, nullptr, ins, ydt, yv);
+    std::vector<double> got = run_on(Role::Subject, op, nullptr, ins, ydt, yv);
+    std::string desc = what + "; y " + yv.describe();
+    for (size_t i = 0; i < ins.size(); ++i) desc += "; in" + std::to_string(i) + " " + dtype_name(ins[i].dtype) + " " + ins[i].view.describe();
+    return compare(ydt, got, want, yv.shape, tolerance, mode, desc);
+}
+
+// Values of a dtype: its whole range for integers (i32 beyond 2^24 included), floats in
+// [-300, 300] (so that casts to i8/u8 saturate) or small integers (so that comparisons see
+// equal values), with special values mixed in.
+ValueGen values_for(tgl_dtype dt, bool small) {
+    ValueGen base;
+    if (dt == TGL_DTYPE_BOOL) base = bool_values();
+    else if (is_float_dtype(dt)) base = small ? int_values(TGL_DTYPE_I32, -3, 3) : float_values(dt, -300, 300);
+    else if (small) base = int_values(dt, -3, 3);
+    else base = int_values(dt, int_range(dt).lo, int_range(dt).hi);
+    return with_special_values(dt, base, 0.15);
+}
+
+Operand input(tgl_dtype dt, const Shape& shape, Rng& rng, bool small, bool allow_layouts = true) {
+    View v = allow_layouts ? make_view(shape, rng.chance(0.3) ? misaligned_layout(rng) : random_layout(shape, rng, true))
+                           : contiguous(shape);
+    return Operand{dt, v, random_storage(dt, v.storage, rng, values_for(dt, small))};
+}
+
+View output_view(const Shape& shape, Rng& rng) {
+    if (rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
+    return make_view(shape, random_layout(shape, rng, false));
+}
+
+Shape random_shape(Rng& rng) {
+    static const std::vector<Shape> shapes = {{1}, {7}, {33}, {3, 5}, {2, 3, 7}, {4, 1, 5}, {65}, {2, 2, 2, 3}, {129}, {}};
+    return rng.pick(shapes);
+}
+
+const std::vector<tgl_dtype> kAll = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32,
+                                     TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
+const std::vector<tgl_dtype> kCompared = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_I32,
+                                          TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
+
+class DtypeDiff : public SeededTest {};
+
+TEST_F(DtypeDiff, CastEveryPair) {
+    for (tgl_dtype from : kAll)
+        for (tgl_dtype to : kAll)
+            for (int rep = 0; rep < 4; ++rep) {
+                Shape s = random_shape(rng_);
+                Operand x = input(from, s, rng_, false);
+                EXPECT_TRUE(check(TGL_OP_CAST, {x}, to, output_view(s, rng_), 0, CompareMode::ExactBits,
+                                  "cast " + dtype_name(from) + " -> " + dtype_name(to)));
+            }
+}
+
+TEST_F(DtypeDiff, CompareEveryDtype) {
+    const tgl_op ops[] = {TGL_OP_EQ, TGL_OP_NE, TGL_OP_LT, TGL_OP_LE, TGL_OP_GT, TGL_OP_GE};
+    for (tgl_op op : ops)
+        for (tgl_dtype dt : kCompared)
+            for (tgl_dtype ydt : {TGL_DTYPE_BOOL, TGL_DTYPE_U8})
+                for (int rep = 0; rep < 2; ++rep) {
+                    Shape s = random_shape(rng_);
+                    Shape sb = s;
+                    if (!sb.empty() && rng_.chance(0.4)) sb[rng_.integer(0, int64_t(sb.size()) - 1)] = 1;  // broadcast b
+                    bool small = rep == 0;
+                    EXPECT_TRUE(check(op, {input(dt, s, rng_, small), input(dt, sb, rng_, small)}, ydt, output_view(s, rng_), 0,
+                                      CompareMode::Exact, "op " + std::to_string(op) + " " + dtype_name(dt)));
+                }
+}
+
+TEST_F(DtypeDiff, LogicalEveryDtype) {
+    const tgl_op ops[] = {TGL_OP_LOGICAL_AND, TGL_OP_LOGICAL_OR, TGL_OP_LOGICAL_XOR};
+    for (tgl_dtype dt : kAll) {
+        for (tgl_op op : ops) {
+            Shape s = random_shape(rng_);
+            tgl_dtype ydt = rng_.chance(0.5) ? TGL_DTYPE_BOOL : TGL_DTYPE_U8;
+            EXPECT_TRUE(check(op, {input(dt, s, rng_, true), input(dt, s, rng_, true)}, ydt, output_view(s, rng_), 0,
+                              CompareMode::Exact, "op " + std::to_string(op) + " " + dtype_name(dt)));
+        }
+        Shape s = random_shape(rng_);
+        for (tgl_dtype ydt : {TGL_DTYPE_BOOL, TGL_DTYPE_U8})
+            EXPECT_TRUE(check(TGL_OP_LOGICAL_NOT, {input(dt, s, rng_, true)}, ydt, output_view(s, rng_), 0,
+                              CompareMode::Exact, "logical_not " + dtype_name(dt)));
+    }
+}
+
+TEST_F(DtypeDiff, WhereEveryDtypeWithBroadcasting) {
+    for (tgl_dtype dt : kAll)
+        for (tgl_dtype cdt : {TGL_DTYPE_BOOL, TGL_DTYPE_U8})
+            for (int rep = 0; rep < 3; ++rep) {
+                Shape y = rep == 0 ? Shape{3, 5} : (rep == 1 ? Shape{2, 3, 7} : Shape{33});
+                // Per dim of y, a random nonempty set of the three inputs has its size, the
+                // others 1 (each input broadcasts somewhere); leading 1s are sometimes dropped.
+                Shape in_shapes[3];
+                for (size_t d = 0; d < y.size(); ++d) {
+                    int64_t mask = rng_.integer(1, 7);
+                    for (int k = 0; k < 3; ++k) in_shapes[k].push_back((mask >> k) & 1 ? y[d] : 1);
+                }
+                for (Shape& sh : in_shapes)
+                    while (!sh.empty() && sh[0] == 1 && rng_.chance(0.5)) sh.erase(sh.begin());
+                Operand c = input(cdt, in_shapes[0], rng_, false), a = input(dt, in_shapes[1], rng_, false),
+                        b = input(dt, in_shapes[2], rng_, false);
+                EXPECT_TRUE(check(TGL_OP_WHERE, {c, a, b}, dt, output_view(y, rng_), 0, CompareMode::ExactBits,
+                                  "where " + dtype_name(cdt) + ", " + dtype_name(dt)));
+            }
+}
+
+TEST_F(DtypeDiff, FloatOpsInF16) {
+    const tgl_op unary[] = {TGL_OP_ABS, TGL_OP_NEG, TGL_OP_RELU, TGL_OP_SIGMOID, TGL_OP_TANH, TGL_OP_EXP,
+                            TGL_OP_LOG, TGL_OP_SQRT, TGL_OP_GELU, TGL_OP_SILU};
+    const tgl_op binary[] = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_DIV, TGL_OP_MAXIMUM, TGL_OP_MINIMUM, TGL_OP_POW};
+    auto f16_input = [&](const Shape& s, double lo, double hi) {
+        View v = make_view(s, rng_.chance(0.3) ? misaligned_layout(rng_) : random_layout(s, rng_, true));
+        return Operand{TGL_DTYPE_F16, v,
+                       random_storage(TGL_DTYPE_F16, v.storage, rng_,
+                                      with_special_values(TGL_DTYPE_F16, float_values(TGL_DTYPE_F16, lo, hi), 0.05))};
+    };
+    for (tgl_op op : unary)
+        for (int rep = 0; rep < 3; ++rep) {
+            Shape s = random_shape(rng_);
+            EXPECT_TRUE(check(op, {f16_input(s, -8, 8)}, TGL_DTYPE_F16, output_view(s, rng_), 1e-5, CompareMode::Nmse,
+                              "f16 unary op " + std::to_string(op)));
+        }
+    for (tgl_op op : binary)
+        for (int rep = 0; rep < 3; ++rep) {
+            Shape s = random_shape(rng_);
+            Shape sb = s;
+            if (!sb.empty() && rng_.chance(0.5)) sb[0] = 1;
+            double lo = op == TGL_OP_POW ? 0.1 : -100, hi = op == TGL_OP_POW ? 4 : 100;
+            EXPECT_TRUE(check(op, {f16_input(s, lo, hi), f16_input(sb, op == TGL_OP_POW ? -4 : -100, op == TGL_OP_POW ? 4 : 100)},
+                              TGL_DTYPE_F16, output_view(s, rng_), 1e-5, CompareMode::Nmse, "f16 binary op " + std::to_string(op)));
+        }
+}
+
+TEST_F(DtypeDiff, EmptyTensors) {
+    for (tgl_dtype dt : {TGL_DTYPE_F16, TGL_DTYPE_I8, TGL_DTYPE_BOOL}) {
+        Shape s{3, 0, 2};
+        EXPECT_TRUE(check(TGL_OP_CAST, {input(dt, s, rng_, false, false)}, TGL_DTYPE_U8, contiguous(s), 0,
+                          CompareMode::ExactBits, "empty cast"));
+        EXPECT_TRUE(check(TGL_OP_WHERE,
+                          {input(TGL_DTYPE_BOOL, s, rng_, false, false), input(dt, s, rng_, false, false),
+                           input(dt, {2}, rng_, false, false)},
+                          dt, contiguous(s), 0, CompareMode::ExactBits, "empty where"));
+        EXPECT_TRUE(check(TGL_OP_EQ, {input(dt, s, rng_, false, false), input(dt, s, rng_, false, false)},
+                          TGL_DTYPE_BOOL, contiguous(s), 0, CompareMode::Exact, "empty eq"));
+    }
+}
+
+TEST_F(DtypeDiff, PastMaxWorkgroupsPerDispatch) {
+    // More than 65535 workgroups of 256 invocations: the grid is split into several dispatches.
+    const int64_t n = int64_t(65536) * 256 + 5;
+    Shape s{n};
+    Operand x = input(TGL_DTYPE_I8, s, rng_, false, false);
+    EXPECT_TRUE(check(TGL_OP_CAST, {x}, TGL_DTYPE_F16, make_view(s, Layout{"odd", {}, {}, {}, 1, 0}), 0,
+                      CompareMode::ExactBits, "big cast i8 -> f16"));
+    Operand c = input(TGL_DTYPE_U8, s, rng_, false, false);
+    EXPECT_TRUE(check(TGL_OP_WHERE, {c, x, input(TGL_DTYPE_I8, {1}, rng_, false, false)}, TGL_DTYPE_I8,
+                      make_view(s, Layout{"odd", {}, {}, {}, 3, 0}), 0, CompareMode::Exact, "big where i8"));
+}
+
+}  // namespace
+}  // namespace diff
