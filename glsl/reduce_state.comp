@@ -177,7 +177,11 @@ State combine(State s, State t) {
     float scale = max(s.a, t.a);
     float c = max(s.c, t.c);
     if (scale == 0.0) return State(0.0, 0.0, c, 0, 0u);
-    float rs = s.a / scale, rt = t.a / scale;
+    // Divide after scaling both sides to scale's binade: a / scale as a * (1 / scale) would flush
+    // 1 / scale to zero for scale near FLT_MAX on GPUs without subnormals.
+    int e = int((floatBitsToUint(scale) >> 23) & 0xffu) - 127;
+    float ms = tgl_ldexp(scale, -e);
+    float rs = tgl_ldexp(s.a, -e) / ms, rt = tgl_ldexp(t.a, -e) / ms;
     return State(scale, s.b * rs * rs + t.b * rt * rt, c, 0, 0u);
 }
 uint finish(State s) {
