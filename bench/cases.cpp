@@ -1,0 +1,317 @@
+#include "cases.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace bench {
+
+// ---------------------------------------------------------------------------------------------
+// The suites. Full sizes follow ../shared/anchors.md (256 MiB f32 streams, 8192 x 8192 rows, the
+// SGEMM sizes); --quick sizes run in seconds on llvmpipe.
+
+const std::vector<SuiteEntry>& suite_table() {
+    static const int64_t N = 67108864;  // 256 MiB of f32
+    static const int64_t n = 262144;    // 1 MiB of f32
+    static const std::vector<SuiteEntry> table = {
+        // suite     op            variant      full                    quick
+        {"copy",     kBufferCopy,  "",          {N},                    {n}},
+        {"fill",     kBufferFill,  "",          {N},                    {n}},
+        {"unary",    "relu",       "",          {N},                    {n}},
+        {"unary",    "exp",        "",          {N},                    {n}},
+        {"unary",    "gelu",       "",          {N},                    {n}},
+        {"binary",   "add",        "",          {N},                    {n}},
+        {"binary",   "add",        "broadcast", {8192, 8192},           {512, 512}},
+        {"binary",   "mul",        "",          {N},                    {n}},
+        {"binary",   "mul",        "broadcast", {8192, 8192},           {512, 512}},
+        {"reduce",   "sum",        "dim1",      {8192, 8192},           {512, 512}, 0, 0, "sum of each row"},
+        {"reduce",   "sum",        "dim0",      {8192, 8192},           {512, 512}, 0, 0, "sum of each column"},
+        {"norm",     "softmax",    "dim1",      {8192, 8192},           {512, 512}, 0, 0, "softmax of each row"},
+        {"norm",     "layer_norm", "",          {8192, 8192},           {512, 512}, 0, 0, "no affine"},
+        {"matmul",   "matmul",     "",          {1024, 1024, 1024},     {64, 64, 64}},
+        {"matmul",   "matmul",     "",          {4096, 4096, 4096},     {96, 96, 96}},
+        {"matmul",   "matmul",     "",          {8192, 8192, 8192},     {128, 128, 128}},
+        {"matmul",   "matmul",     "",          {64, 512, 512, 512},    {4, 32, 32, 32}, 0, 0, "batched"},
+        {"matmul",   "matmul",     "",          {8192, 8192, 64},       {256, 256, 16}, 0, 0, "skinny N"},
+        {"matmul",   "matmul",     "",          {1, 4096, 4096},        {1, 256, 256}, 0, 0, "decode (GEMV)"},
+        {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
+        {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
+        {"first_op", kFirstOp,     "",          {256, 256, 256},        {64, 64, 64}, 0, 0, "child process"},
+    };
+    return table;
+}
+
+std::vector<std::string> suite_names() {
+    std::vector<std::string> names;
+    for (const auto& e : suite_table()) {
+        bool seen = false;
+        for (const auto& s : names) seen = seen || s == e.suite;
+        if (!seen) names.push_back(e.suite);
+    }
+    names.push_back("elementwise");
+    names.push_back("all");
+    return names;
+}
+
+bool suite_matches(const std::string& requested, const std::string& suite) {
+    if (requested == "all" || requested == suite) return true;
+    return requested == "elementwise" && (suite == "unary" || suite == "binary");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names.
+
+static const char* const kDtypeNames[TGL_DTYPE_COUNT_V1_0] = {"?",  "f32", "f16", "bf16",
+                                                              "i32", "i8",  "u8",  "bool"};
+
+const char* dtype_name(tgl_dtype dt) { return dt < TGL_DTYPE_COUNT_V1_0 ? kDtypeNames[dt] : "?"; }
+
+tgl_dtype parse_dtype(const std::string& s) {
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+        if (s == kDtypeNames[dt]) return dt;
+    return TGL_DTYPE_INVALID;
+}
+
+std::string Case::shape() const {
+    std::string s;
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
+    return s;
+}
+
+std::string Case::key() const {
+    return op + (variant.empty() ? "" : "[" + variant + "]") + " " + shape() + " " +
+           dtype_name(dtype);
+}
+
+Catalogue load_catalogue(const tgl::Plugin& plugin) {
+    Catalogue cat;
+    const tgl_plugin_api& api = plugin.api();
+    for (tgl_op op = 1; op < 2000; ++op) {  // the ids of ABI 1.0 lie below 2000
+        tgl_op_caps caps{};
+        caps.struct_size = sizeof caps;
+        if (api.query_op(op, &caps) == TGL_OK && caps.name) cat[caps.name] = caps;
+    }
+    return cat;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recipes: operands and accounting of each op family.
+
+namespace {
+
+int64_t numel(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+}
+
+std::string dtype_list(uint32_t mask) {
+    std::string s;
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+        if (mask & TGL_DTYPE_BIT(dt)) s += std::string(s.empty() ? "" : ", ") + kDtypeNames[dt];
+    return s.empty() ? "none" : s;
+}
+
+// The output dtype: the input's if the op can write it, else the first it can (bool, i32, ...).
+tgl_dtype output_dtype(const tgl_op_caps& caps, tgl_dtype in) {
+    uint32_t mask = caps.output_dtypes[0];
+    if (mask & TGL_DTYPE_BIT(in)) return in;
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+        if (mask & TGL_DTYPE_BIT(dt)) return dt;
+    return in;
+}
+
+template <class P> std::vector<uint8_t> params_bytes(const P& p) {
+    std::vector<uint8_t> v(sizeof p);
+    std::memcpy(v.data(), &p, sizeof p);
+    return v;
+}
+
+// "dimK" -> K (normalized to [0, rank)); "" -> the last axis; false if malformed.
+bool variant_axis(const std::string& variant, size_t rank, int32_t& axis) {
+    if (variant.empty()) {
+        axis = static_cast<int32_t>(rank) - 1;
+        return true;
+    }
+    if (variant.compare(0, 3, "dim") != 0 || variant.size() == 3) return false;
+    char* end = nullptr;
+    long a = std::strtol(variant.c_str() + 3, &end, 10);
+    if (*end) return false;
+    if (a < 0) a += static_cast<long>(rank);
+    if (a < 0 || a >= static_cast<long>(rank)) return false;
+    axis = static_cast<int32_t>(a);
+    return true;
+}
+
+// Bytes and FLOPs of a run_op workload: every present, non-aliased operand once, plus in-place
+// outputs (read and written); one FLOP per element of the largest operand unless set already.
+void account(Workload& w) {
+    double bytes = 0, most = 0;
+    for (const auto* ops : {&w.inputs, &w.outputs})
+        for (const auto& o : *ops) {
+            if (o.absent) continue;
+            double n = static_cast<double>(numel(o.shape));
+            bytes += n * tgl_dtype_size(o.dtype);
+            most = std::max(most, n);
+        }
+    w.bytes = bytes;
+    if (w.flops == 0) w.flops = most;
+}
+
+}  // namespace
+
+Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& why) {
+    w = Workload{};
+    const uint32_t esize = tgl_dtype_size(c.dtype);
+    if (c.dims.empty() || esize == 0) {
+        why = "empty shape or unknown dtype";
+        return Plan::Error;
+    }
+    for (int64_t d : c.dims)
+        if (d <= 0) {
+            why = "every dim must be positive";
+            return Plan::Error;
+        }
+    const int64_t n = numel(c.dims);
+
+    if (c.op == kBufferCopy || c.op == kBufferFill) {  // in every plugin (ABI 1.0 functions)
+        w.kind = c.op == kBufferCopy ? Workload::Copy : Workload::Fill;
+        w.buffer_bytes = static_cast<uint64_t>(n) * esize;
+        w.bytes = static_cast<double>(w.buffer_bytes) * (w.kind == Workload::Copy ? 2 : 1);
+        return Plan::Run;
+    }
+
+    const std::string op_name = c.op == kFirstOp ? "matmul" : c.op;
+    auto it = cat.find(op_name);
+    if (it == cat.end()) {
+        why = "op \"" + op_name + "\" is not in this plugin's catalogue";
+        return Plan::Skip;
+    }
+    const tgl_op_caps& caps = it->second;
+    if (!caps.supported) {
+        why = "not supported by this plugin (query_op: supported = 0)";
+        return Plan::Skip;
+    }
+    if (!(caps.input_dtypes[0] & TGL_DTYPE_BIT(c.dtype))) {
+        why = std::string("dtype ") + dtype_name(c.dtype) + " not supported (plugin: " +
+              dtype_list(caps.input_dtypes[0]) + ")";
+        return Plan::Skip;
+    }
+    w.op = caps.op;
+    const tgl_dtype od = output_dtype(caps, c.dtype);
+    const bool chain = c.variant == "chain", sync = c.variant == "sync";
+    w.sync_each = sync;
+    auto malformed = [&](const std::string& what) {
+        why = what;
+        return Plan::Error;
+    };
+
+    // matmul (and the child process of first_op): M x K x N or B x M x K x N.
+    if (caps.op == TGL_OP_MATMUL) {
+        if (c.dims.size() != 3 && c.dims.size() != 4)
+            return malformed("matmul shape is MxKxN or BxMxKxN");
+        std::vector<int64_t> batch(c.dims.begin(), c.dims.end() - 3);
+        const int64_t M = c.dims[c.dims.size() - 3], K = c.dims[c.dims.size() - 2],
+                      N = c.dims.back();
+        auto with_batch = [&](int64_t r, int64_t s) {
+            std::vector<int64_t> v = batch;
+            v.push_back(r);
+            v.push_back(s);
+            return v;
+        };
+        w.inputs = {{with_batch(M, K), c.dtype}, {with_batch(K, N), c.dtype}};
+        w.outputs = {{with_batch(M, N), od}};
+        w.flops = 2.0 * static_cast<double>(numel(batch)) * M * N * K;
+        w.kind = c.op == kFirstOp ? Workload::FirstOp : Workload::RunOp;
+        account(w);
+        return Plan::Run;
+    }
+
+    const int family = static_cast<int>(caps.op / 100);
+    if ((family == 1 || caps.op == TGL_OP_CAST) && c.variant.empty()) {  // unary
+        tgl_dtype out = od;
+        if (caps.op == TGL_OP_CAST) out = c.dtype == TGL_DTYPE_F32 ? TGL_DTYPE_F16 : TGL_DTYPE_F32;
+        w.inputs = {{c.dims, c.dtype}};
+        w.outputs = {{c.dims, out}};
+    } else if (family == 2 && caps.op != TGL_OP_WHERE) {  // binary
+        if (!(c.variant.empty() || c.variant == "broadcast" || chain || sync))
+            return malformed("binary variants: broadcast, chain, sync");
+        std::vector<int64_t> b = c.dims;
+        if (c.variant == "broadcast")
+            b = c.dims.size() >= 2 ? std::vector<int64_t>{c.dims.back()} : std::vector<int64_t>{1};
+        w.inputs = {{c.dims, c.dtype}, {b, c.dtype}};
+        w.outputs = {{c.dims, od}};
+        if (chain || sync) {  // y = y + x: each run depends on the one before
+            if (od != c.dtype) return malformed("chain/sync need an op that writes its input dtype");
+            w.outputs[0].alias = 0;
+        }
+    } else if (family == 3) {  // reductions and scans along one axis
+        int32_t axis = 0;
+        if (!variant_axis(c.variant, c.dims.size(), axis))
+            return malformed("reduction variant must be dimK with K an axis of the shape");
+        std::vector<int64_t> reduced = c.dims;
+        reduced.erase(reduced.begin() + axis);
+        w.inputs = {{c.dims, c.dtype}};
+        w.outputs = {{reduced, od}};
+        tgl_var_params p{};  // also the layout of tgl_reduce_params / tgl_vector_norm_params
+        p.n_axes = 1;
+        p.axes[0] = axis;
+        if (caps.op == TGL_OP_ARGMAX || caps.op == TGL_OP_ARGMIN) {
+            auto a = tgl::make_params<tgl_arg_reduce_params>();
+            a.axis = axis;
+            w.params = params_bytes(a);
+        } else if (caps.op == TGL_OP_CUMSUM || caps.op == TGL_OP_CUMPROD) {
+            auto s = tgl::make_params<tgl_scan_params>();
+            s.axis = axis;
+            w.params = params_bytes(s);
+            w.outputs[0].shape = c.dims;
+        } else if (caps.op == TGL_OP_VAR || caps.op == TGL_OP_STD) {
+            p.struct_size = sizeof(tgl_var_params);
+            p.correction = 1.0f;
+            w.params = params_bytes(p);
+        } else if (caps.op == TGL_OP_NORM) {
+            tgl_vector_norm_params q{};
+            std::memcpy(&q, &p, sizeof q);
+            q.struct_size = sizeof q;
+            q.ord = 2.0f;
+            w.params = params_bytes(q);
+        } else {
+            tgl_reduce_params r{};
+            r.struct_size = sizeof r;
+            r.n_axes = 1;
+            r.axes[0] = axis;
+            w.params = params_bytes(r);
+        }
+    } else if (caps.op == TGL_OP_SOFTMAX || caps.op == TGL_OP_LOG_SOFTMAX) {
+        int32_t axis = 0;
+        if (!variant_axis(c.variant, c.dims.size(), axis))
+            return malformed("softmax variant must be dimK with K an axis of the shape");
+        auto p = tgl::make_params<tgl_softmax_params>();
+        p.axis = axis;
+        p.scale = 1.0f;
+        w.params = params_bytes(p);
+        w.inputs = {{c.dims, c.dtype}};
+        w.outputs = {{c.dims, od}};
+    } else if (caps.op == TGL_OP_LAYER_NORM || caps.op == TGL_OP_RMS_NORM) {
+        auto p = tgl::make_params<tgl_layer_norm_params>();
+        p.n_norm_dims = 1;
+        p.eps = 1e-5f;
+        w.params = params_bytes(p);
+        w.inputs = {{c.dims, c.dtype}};
+        w.outputs = {{c.dims, od}};
+    } else {
+        return malformed("tensorgl-bench has no recipe for op \"" + op_name + "\" (variant \"" +
+                         c.variant + "\") yet");
+    }
+    // Optional operands the recipe leaves out (softmax's mask, layer_norm's gamma/beta) are
+    // passed as absent; run_op wants exactly the op's operand count.
+    while (w.inputs.size() < caps.n_inputs) {
+        Operand absent{{c.dims.back()}, c.dtype};
+        absent.absent = true;
+        w.inputs.push_back(absent);
+    }
+    account(w);
+    return Plan::Run;
+}
+
+}  // namespace bench

@@ -1,0 +1,88 @@
+// cases.h: what the benchmark runs. One table of suites (suite_table), a Case per row and dtype,
+// and plan_case(), which turns a Case into a Workload (operands, params, bytes and FLOPs per run)
+// from the plugin's own capability query, or says why the plugin cannot run it.
+#ifndef TGL_BENCH_CASES_H
+#define TGL_BENCH_CASES_H
+
+#include <tensorgl/tensorgl.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// Pseudo-ops that are not run_op ids.
+inline const char* const kBufferCopy = "buffer_copy";
+inline const char* const kBufferFill = "buffer_fill";
+inline const char* const kFirstOp = "first_op";  // process start -> first matmul result (child)
+
+// One row of the suite table: the op at full size and at --quick size.
+//   dims: elementwise/copy/fill: the shape (elements of dtype); reduce/softmax: the input shape;
+//         matmul and first_op: M x K x N, or B x M x K x N (batched).
+//   variant: "" | "broadcast" (b is the last dim of a, or a scalar for 1-D) | "dimK" (reduce
+//            along axis K) | "chain" (runs are dependent in-place ops: y = y + x) | "sync" (one op
+//            and a synchronize per run).
+//   batch: runs per timed sample when fixed (0: calibrated from the run time).
+struct SuiteEntry {
+    const char* suite;
+    const char* op;
+    const char* variant;
+    std::vector<int64_t> full, quick;
+    int batch_full = 0, batch_quick = 0;
+    const char* label = "";  // what the row is, for people ("decode (GEMV)")
+};
+
+const std::vector<SuiteEntry>& suite_table();
+// Suite names in table order, plus the aliases "elementwise" (unary + binary) and "all".
+std::vector<std::string> suite_names();
+bool suite_matches(const std::string& requested, const std::string& suite);
+
+// One row of the results: an op at one shape and dtype.
+struct Case {
+    std::string suite, op, variant, label;
+    std::vector<int64_t> dims;
+    tgl_dtype dtype = TGL_DTYPE_F32;
+    int batch = 0;  // fixed runs per sample, 0: calibrated
+
+    std::string shape() const;  // "4096x4096x4096"
+    std::string key() const;    // "op[variant] shape dtype": how rows are matched across files
+};
+
+// An operand of a run_op workload: a contiguous tensor in its own buffer, or (alias >= 0) the
+// identical view of input #alias (in-place ops), or absent (an optional operand: buffer 0).
+struct Operand {
+    std::vector<int64_t> shape;
+    tgl_dtype dtype = TGL_DTYPE_F32;
+    int alias = -1;
+    bool absent = false;
+};
+
+struct Workload {
+    enum Kind { RunOp, Copy, Fill, FirstOp } kind = RunOp;
+    tgl_op op = 0;
+    std::vector<uint8_t> params;  // empty: NULL params (the op's defaults)
+    std::vector<Operand> inputs, outputs;
+    uint64_t buffer_bytes = 0;   // Copy / Fill: bytes per run
+    bool sync_each = false;      // synchronize after every run (latency of one op + wait)
+    double bytes = 0;            // bytes read + written per run (each operand once)
+    double flops = 0;            // per run: 2MNK for matmul, one per element for the others
+};
+
+// The plugin's op catalogue by name (query_op over every id), supported or not.
+using Catalogue = std::map<std::string, tgl_op_caps>;
+Catalogue load_catalogue(const tgl::Plugin& plugin);
+
+enum class Plan { Run, Skip, Error };
+// Builds the workload of `c` for a plugin with catalogue `cat`; Skip (with the reason) when the
+// plugin does not support the op or dtype, Error when the case itself is malformed.
+Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& why);
+
+// dtype names ("f32") and back (TGL_DTYPE_INVALID when unknown).
+const char* dtype_name(tgl_dtype dt);
+tgl_dtype parse_dtype(const std::string& s);
+
+}  // namespace bench
+
+#endif

@@ -1,0 +1,591 @@
+// tensorgl-bench: times tensorgl ops on any plugin (see bench/README.md).
+//
+//   tensorgl-bench [--plugin=gles|cpu|PATH] [--device=N] [--suite=LIST | --op=NAME [--shape=LIST]]
+//                  [--dtype=LIST] [--broadcast] [--axis=K] [--variant=V] [--quick]
+//                  [--baseline=PLUGIN] [--json=FILE] [--csv=FILE] [--max-time=S] [--list]
+//   tensorgl-bench --compare A.json B.json [--markdown]
+#include "cases.h"
+#include "report.h"
+#include "timing.h"
+
+#include <tensorgl/tensorgl.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <spawn.h>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace bench {
+namespace {
+
+const double g_process_start = now_s();  // as early as static initialization gets
+
+// ---------------------------------------------------------------------------------------------
+// Options.
+
+struct Options {
+    std::string plugin = "gles", baseline;
+    uint32_t device = 0;
+    std::vector<std::string> suites;
+    std::string op, variant;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<tgl_dtype> dtypes = {TGL_DTYPE_F32};
+    bool quick = false, list = false, markdown = false, child_first_op = false;
+    std::string json_path, csv_path;
+    std::vector<std::string> compare;
+    TimingConfig timing;
+    std::optional<double> max_time;
+};
+
+const char* kUsage =
+    "usage: tensorgl-bench [options]\n"
+    "  --plugin=NAME|PATH   plugin to time (default gles)\n"
+    "  --baseline=NAME|PATH also run the same cases on this plugin and print B/A ratios\n"
+    "  --device=N           device index (default 0)\n"
+    "  --suite=LIST         comma-separated suites (default all): %s\n"
+    "  --op=NAME            one op instead of suites (an op name of the plugin's catalogue,\n"
+    "                       buffer_copy/copy, buffer_fill/fill, first_op)\n"
+    "  --shape=LIST         shapes for --op, e.g. 4096x4096x4096 or 1024,4096 (matmul: MxKxN or\n"
+    "                       BxMxKxN); default: the suite table's shapes of that op\n"
+    "  --dtype=LIST         f32 (default), f16, ...; unsupported ones are listed as skipped\n"
+    "  --broadcast          binary ops: b is the last dim of a (a scalar for a 1-D shape)\n"
+    "  --axis=K             reductions/softmax: reduce along axis K (default: the last)\n"
+    "  --variant=V          chain (dependent in-place runs) or sync (one op + synchronize per run)\n"
+    "  --quick              tiny shapes and short timing (checks the runner; exits 1 if any\n"
+    "                       result is missing or nonsensical)\n"
+    "  --max-time=S         timed sampling per case stops after S seconds (default 2, quick 0.15)\n"
+    "  --json=FILE --csv=FILE   write the results\n"
+    "  --compare A.json B.json  print per-row B/A throughput of two result files (--markdown)\n"
+    "  --list               print the suite table and exit\n";
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t p = s.find(sep, start);
+        out.push_back(s.substr(start, p - start));
+        if (p == std::string::npos) break;
+        start = p + 1;
+    }
+    return out;
+}
+
+std::vector<int64_t> parse_shape(const std::string& s) {
+    std::vector<int64_t> dims;
+    for (const auto& part : split(s, 'x')) {
+        char* end = nullptr;
+        long long v = std::strtoll(part.c_str(), &end, 10);
+        if (part.empty() || *end || v <= 0) throw std::invalid_argument("bad shape \"" + s + "\"");
+        dims.push_back(v);
+    }
+    return dims;
+}
+
+Options parse_args(int argc, char** argv) {
+    Options o;
+    auto value = [](const std::string& arg, const char* name, std::string& out) {
+        std::string prefix = std::string(name) + "=";
+        if (arg.compare(0, prefix.size(), prefix) != 0) return false;
+        out = arg.substr(prefix.size());
+        return true;
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i], v;
+        if (a == "--help" || a == "-h") {
+            std::string names;
+            for (const auto& s : suite_names()) names += (names.empty() ? "" : ", ") + s;
+            std::printf(kUsage, names.c_str());
+            std::exit(0);
+        } else if (value(a, "--plugin", v)) o.plugin = v;
+        else if (value(a, "--baseline", v)) o.baseline = v;
+        else if (value(a, "--device", v)) o.device = static_cast<uint32_t>(std::stoul(v));
+        else if (value(a, "--suite", v)) for (auto& s : split(v, ',')) o.suites.push_back(s);
+        else if (value(a, "--op", v)) o.op = v;
+        else if (value(a, "--shape", v)) for (auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s));
+        else if (value(a, "--dtype", v)) {
+            o.dtypes.clear();
+            for (auto& s : split(v, ',')) {
+                tgl_dtype dt = parse_dtype(s);
+                if (!dt) throw std::invalid_argument("unknown dtype \"" + s + "\"");
+                o.dtypes.push_back(dt);
+            }
+        } else if (a == "--broadcast") o.variant = "broadcast";
+        else if (value(a, "--axis", v)) o.variant = "dim" + v;
+        else if (value(a, "--variant", v)) o.variant = v;
+        else if (a == "--quick") o.quick = true;
+        else if (a == "--list") o.list = true;
+        else if (a == "--markdown") o.markdown = true;
+        else if (a == "--child-first-op") o.child_first_op = true;  // internal
+        else if (value(a, "--json", v)) o.json_path = v;
+        else if (value(a, "--csv", v)) o.csv_path = v;
+        else if (value(a, "--max-time", v)) o.max_time = std::stod(v);
+        else if (a == "--compare") {
+            if (i + 2 >= argc) throw std::invalid_argument("--compare needs two JSON files");
+            o.compare = {argv[i + 1], argv[i + 2]};
+            i += 2;
+        } else throw std::invalid_argument("unknown argument \"" + a + "\" (see --help)");
+    }
+    if (!o.op.empty() && !o.suites.empty())
+        throw std::invalid_argument("--op and --suite exclude each other");
+    for (const auto& s : o.suites) {
+        bool known = false;
+        for (const auto& n : suite_names()) known = known || n == s;
+        if (!known) throw std::invalid_argument("unknown suite \"" + s + "\" (see --list)");
+    }
+    if (o.op == "copy") o.op = kBufferCopy;
+    if (o.op == "fill") o.op = kBufferFill;
+    if (o.quick) {
+        o.timing.warmup_s = 0;
+        o.timing.target_sample_s = 0.002;
+        o.timing.max_batch = 20;
+        o.timing.min_samples = 3;
+        o.timing.max_samples = 20;
+        o.timing.max_time_s = 0.15;
+    }
+    if (o.max_time) o.timing.max_time_s = *o.max_time;
+    return o;
+}
+
+// The cases to run: the suite table's rows (or --op's shapes), once per dtype.
+std::vector<Case> build_cases(const Options& o) {
+    std::vector<Case> cases;
+    auto add = [&](const SuiteEntry* e, const std::string& suite, const std::string& op,
+                   const std::string& variant, const std::vector<int64_t>& dims) {
+        for (tgl_dtype dt : o.dtypes) {
+            Case c;
+            c.suite = suite;
+            c.op = op;
+            c.variant = variant;
+            c.dims = dims;
+            c.dtype = dt;
+            if (e) {
+                c.label = e->label;
+                c.batch = o.quick ? e->batch_quick : e->batch_full;
+            }
+            if (c.variant == "chain" && c.batch == 0) c.batch = o.quick ? 500 : 10000;
+            cases.push_back(c);
+        }
+    };
+    if (!o.op.empty()) {
+        if (!o.shapes.empty()) {
+            for (const auto& s : o.shapes) add(nullptr, "op", o.op, o.variant, s);
+        } else {
+            for (const auto& e : suite_table())
+                if (e.op == o.op && (o.variant.empty() || o.variant == e.variant))
+                    add(&e, e.suite, e.op, e.variant, o.quick ? e.quick : e.full);
+            if (cases.empty())
+                throw std::invalid_argument("no default shape for op \"" + o.op +
+                                            "\": give --shape");
+        }
+    } else {
+        std::vector<std::string> suites = o.suites.empty() ? std::vector<std::string>{"all"} : o.suites;
+        for (const auto& e : suite_table()) {
+            bool want = false;
+            for (const auto& s : suites) want = want || suite_matches(s, e.suite);
+            if (want) add(&e, e.suite, e.op, e.variant, o.quick ? e.quick : e.full);
+        }
+    }
+    // % of copy bandwidth needs a copy: run the copy suite's row first if it is not there.
+    bool has_copy = false;
+    for (const auto& c : cases) has_copy = has_copy || (c.op == kBufferCopy && c.dtype == TGL_DTYPE_F32);
+    if (!has_copy)
+        for (const auto& e : suite_table())
+            if (e.op == kBufferCopy) {
+                Case c;
+                c.suite = e.suite;
+                c.op = e.op;
+                c.dims = o.quick ? e.quick : e.full;
+                c.label = "reference for % copy";
+                cases.insert(cases.begin(), c);
+                break;
+            }
+    return cases;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a workload.
+
+// Inputs hold 0.5 (ints: 1): finite through exp, log, sqrt and long chains of adds.
+void fill_pattern(tgl_dtype dt, uint8_t (&pattern)[4], uint32_t& size) {
+    size = tgl_dtype_size(dt);
+    uint32_t bits = 1;
+    if (dt == TGL_DTYPE_F32) bits = 0x3F000000u;
+    if (dt == TGL_DTYPE_F16) bits = 0x3800u;
+    if (dt == TGL_DTYPE_BF16) bits = 0x3F00u;
+    std::memcpy(pattern, &bits, 4);  // little-endian: the low `size` bytes are the value
+}
+
+// Buffers and views of one workload, and the function that queues one run of it.
+struct Prepared {
+    std::vector<tgl::Buffer> buffers;
+    std::vector<tgl_tensor> in, out;
+    std::function<void()> run;
+};
+
+std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
+    auto p = std::make_unique<Prepared>();
+    const tgl_plugin_api& api = dev.api();
+    auto new_buffer = [&](uint64_t bytes, tgl_dtype fill_dt) -> const tgl::Buffer& {
+        p->buffers.emplace_back(dev, bytes);
+        uint8_t pattern[4];
+        uint32_t size;
+        fill_pattern(fill_dt, pattern, size);
+        tgl::detail::check(api, api.buffer_fill(dev.handle(), p->buffers.back().handle(), 0, bytes,
+                                                pattern, size),
+                           "buffer_fill");
+        return p->buffers.back();
+    };
+    auto view = [&](const Operand& o, const std::vector<tgl_tensor>& inputs) {
+        if (o.alias >= 0) return inputs.at(static_cast<size_t>(o.alias));
+        if (o.absent) {
+            tgl_tensor t{};
+            t.dtype = o.dtype;
+            return t;  // buffer 0: an optional operand left out
+        }
+        int64_t n = 1;
+        for (int64_t d : o.shape) n *= d;
+        return tgl::tensor(new_buffer(static_cast<uint64_t>(n) * tgl_dtype_size(o.dtype), o.dtype),
+                           o.dtype, o.shape);
+    };
+    const tgl_device h = dev.handle();
+    switch (w.kind) {
+    case Workload::Copy: {
+        tgl_buffer src = new_buffer(w.buffer_bytes, TGL_DTYPE_U8).handle();
+        tgl_buffer dst = new_buffer(w.buffer_bytes, TGL_DTYPE_U8).handle();
+        uint64_t bytes = w.buffer_bytes;
+        p->run = [&api, h, src, dst, bytes] {
+            tgl::detail::check(api, api.buffer_copy(h, src, 0, dst, 0, bytes), "buffer_copy");
+        };
+        break;
+    }
+    case Workload::Fill: {
+        tgl_buffer dst = new_buffer(w.buffer_bytes, TGL_DTYPE_U8).handle();
+        uint64_t bytes = w.buffer_bytes;
+        p->run = [&api, h, dst, bytes] {
+            const uint32_t pattern = 0x3F000000u;
+            tgl::detail::check(api, api.buffer_fill(h, dst, 0, bytes, &pattern, 4), "buffer_fill");
+        };
+        break;
+    }
+    default: {
+        for (const auto& o : w.inputs) p->in.push_back(view(o, p->in));
+        for (const auto& o : w.outputs) p->out.push_back(view(o, p->in));
+        const void* params = w.params.empty() ? nullptr : w.params.data();
+        Prepared* raw = p.get();
+        tgl_op op = w.op;
+        p->run = [&dev, raw, op, params] { tgl::run_op(dev, op, params, raw->in, raw->out); };
+    }
+    }
+    dev.synchronize();  // fills done before anything is timed
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// first_op: a child process (this binary with --child-first-op) loads the plugin, opens the
+// device, runs one matmul and downloads C; it prints CLOCK_MONOTONIC stamps of each phase, and
+// the time from spawning it to its result is one sample.
+
+struct FirstOpPhases {
+    double spawn = 0, main = 0, loaded = 0, opened = 0, result = 0;
+};
+
+int child_first_op(const Options& o) {
+    try {
+        const double t_main = g_process_start;
+        tgl::Plugin plugin(o.plugin);
+        const double t_loaded = now_s();
+        tgl::Device dev(plugin, o.device);
+        const double t_opened = now_s();
+        const std::vector<int64_t> d = o.shapes.at(0);  // M x K x N
+        const int64_t M = d.at(0), K = d.at(1), N = d.at(2);
+        auto a = tgl::Buffer::from(dev, std::vector<float>(static_cast<size_t>(M * K), 0.5f));
+        auto b = tgl::Buffer::from(dev, std::vector<float>(static_cast<size_t>(K * N), 0.5f));
+        tgl::Buffer c(dev, static_cast<uint64_t>(M * N) * sizeof(float));
+        tgl::run_op(dev, TGL_OP_MATMUL, nullptr,
+                    {tgl::tensor<float>(a, {M, K}), tgl::tensor<float>(b, {K, N})},
+                    {tgl::tensor<float>(c, {M, N})});
+        std::vector<float> out = c.download<float>();
+        const double t_result = now_s();
+        const bool ok = std::fabs(out.front() - 0.25f * K) <= 1e-3f * K &&
+                        std::fabs(out.back() - 0.25f * K) <= 1e-3f * K;
+        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d\n", t_main, t_loaded, t_opened, t_result,
+                    ok ? 1 : 0);
+        std::fflush(stdout);
+        return ok ? 0 : 3;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "first_op child: %s\n", e.what());
+        return 1;
+    }
+}
+
+FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const Case& c) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    std::vector<std::string> args = {"/proc/self/exe", "--child-first-op", "--plugin=" + plugin,
+                                     "--device=" + std::to_string(o.device), "--shape=" + c.shape()};
+    std::vector<char*> argv;
+    for (auto& s : args) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    FirstOpPhases ph;
+    pid_t pid = 0;
+    ph.spawn = now_s();
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        throw std::runtime_error(std::string("posix_spawn failed: ") + std::strerror(rc));
+    }
+    std::string out;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int ok = 0;
+    size_t at = out.find("TGL_FIRST_OP ");
+    if (at == std::string::npos ||
+        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d", &ph.main, &ph.loaded,
+                    &ph.opened, &ph.result, &ok) != 5 || !ok ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw std::runtime_error("first_op child failed (exit status " + std::to_string(status) +
+                                 "; its stderr is above)" + (ok ? "" : ", wrong or no result"));
+    return ph;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One case, one plugin run.
+
+Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Device& dev,
+                const Catalogue& cat, const Case& c) {
+    Result r;
+    r.c = c;
+    Workload w;
+    Plan plan = plan_case(c, cat, w, r.reason);
+    if (plan != Plan::Run) {
+        r.status = plan == Plan::Skip ? Result::Skipped : Result::Error;
+        // A name no catalogue knows, asked for with --op, is a typo rather than a missing op.
+        const bool unknown = r.reason.find("not in this plugin's catalogue") != std::string::npos;
+        if (unknown && c.suite == "op") r.status = Result::Error;
+        return r;
+    }
+    r.bytes = w.bytes;
+    r.flops = w.flops;
+    try {
+        if (w.kind == Workload::FirstOp) {
+            TimingConfig cfg = o.timing;
+            cfg.min_samples = o.quick ? 2 : 5;
+            cfg.max_samples = o.quick ? 2 : 10;
+            cfg.target_rel_mad = 0.05;
+            FirstOpPhases last;
+            r.st = measure(
+                [&](int) {
+                    last = spawn_first_op(o, plugin_spec, c);
+                    return last.result - last.spawn;
+                },
+                cfg, 1, false);
+            char note[200];
+            std::snprintf(note, sizeof note,
+                          "cold 1st %.1f ms; last: exec %.1f, load %.1f, open %.1f, op+read %.1f ms",
+                          r.st.first_s * 1e3, (last.main - last.spawn) * 1e3,
+                          (last.loaded - last.main) * 1e3, (last.opened - last.loaded) * 1e3,
+                          (last.result - last.opened) * 1e3);
+            r.note = note;
+            r.bytes = r.flops = 0;  // a latency, not a throughput
+            return r;
+        }
+        std::unique_ptr<Prepared> p = prepare(dev, w);
+        const bool sync_each = w.sync_each;
+        r.st = measure(
+            [&](int batch) {
+                double t0 = now_s();
+                for (int i = 0; i < batch; ++i) {
+                    p->run();
+                    if (sync_each) dev.synchronize();
+                }
+                dev.synchronize();
+                return (now_s() - t0) / batch;
+            },
+            o.timing, c.batch);
+        if (c.variant == "chain" || c.variant == "sync") {
+            char note[64];
+            std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
+            r.note = note;
+        }
+    } catch (const tgl::Error& e) {
+        r.status = e.status() == TGL_ERROR_UNIMPLEMENTED ? Result::Skipped : Result::Error;
+        r.reason = e.what();
+    } catch (const std::exception& e) {
+        r.status = Result::Error;
+        r.reason = e.what();
+    }
+    return r;
+}
+
+Run run_plugin(const Options& o, const std::string& spec, const std::vector<Case>& cases) {
+    Run run;
+    run.quick = o.quick;
+    run.timing = o.timing;
+    run.device_index = o.device;
+    tgl::Plugin plugin(spec);
+    tgl_plugin_info info = plugin.info();
+    run.plugin_name = info.name ? info.name : "?";
+    run.plugin_version = info.version ? info.version : "?";
+    run.plugin_path = plugin.path();
+    uint32_t count = plugin.device_count();
+    if (o.device >= count)
+        throw tgl::Error(TGL_ERROR_DEVICE_UNAVAILABLE,
+                         "plugin \"" + run.plugin_name + "\" has " + std::to_string(count) +
+                             " device(s); device " + std::to_string(o.device) + " does not exist");
+    run.properties = plugin.properties(o.device);
+    std::printf("plugin %s %s (%s), device %u of %u\n", run.plugin_name.c_str(),
+                run.plugin_version.c_str(), run.plugin_path.c_str(), o.device, count);
+    for (const char* name : {"name", "renderer", "api.version", "driver.version", "memory.bytes"})
+        std::printf("  %-15s %s\n", name, run.property(name).c_str());
+    std::fflush(stdout);
+
+    tgl::Device dev(plugin, o.device);
+    const Catalogue cat = load_catalogue(plugin);
+    const bool tty = isatty(STDERR_FILENO);
+    for (size_t i = 0; i < cases.size(); ++i) {
+        std::fprintf(stderr, "%s[%zu/%zu] %s: %s%s", tty ? "\r\033[K" : "", i + 1, cases.size(),
+                     run.plugin_name.c_str(), cases[i].key().c_str(), tty ? "" : "\n");
+        std::fflush(stderr);
+        run.results.push_back(run_case(o, spec, dev, cat, cases[i]));
+    }
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    dev.close();
+    return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// --quick's self-check: every case has a row, no errors, every time positive and finite, the JSON
+// written reads back with the same rows.
+
+int check_quick(const std::vector<Case>& cases, const std::vector<Run>& runs,
+                const std::string& json_path) {
+    int problems = 0;
+    auto bad = [&](const std::string& what) {
+        std::fprintf(stderr, "quick check: %s\n", what.c_str());
+        ++problems;
+    };
+    for (const auto& run : runs) {
+        if (run.results.size() != cases.size()) bad(run.plugin_name + ": missing results");
+        for (const auto& r : run.results) {
+            const std::string id = run.plugin_name + " " + r.c.key();
+            if (r.status == Result::Error) bad(id + ": error: " + r.reason);
+            if (r.status != Result::Ok) continue;
+            const Stats& s = r.st;
+            if (!(s.median_s > 0) || !std::isfinite(s.median_s) || !(s.min_s > 0) ||
+                !(s.first_s > 0) || s.samples < 1 || s.batch < 1 || s.min_s > s.median_s)
+                bad(id + ": nonsensical timing");
+            if (r.bytes > 0 && !(std::isfinite(r.gbps()) && r.gbps() > 0)) bad(id + ": bad GB/s");
+        }
+        if (!(run.copy_gbps() > 0)) bad(run.plugin_name + ": no copy bandwidth");
+    }
+    if (!json_path.empty()) {
+        json::Value v;
+        std::string err;
+        if (!read_json_file(json_path, v, err)) bad("JSON does not read back: " + err);
+        else {
+            const json::Value* rs = v.get("results");
+            if (!rs || rs->kind != json::Value::Array || rs->arr.size() != runs.at(0).results.size())
+                bad("JSON results do not match the run");
+            if (v.string_or("schema", "") != "tensorgl-bench/1") bad("JSON schema tag missing");
+        }
+    }
+    if (problems == 0) std::printf("\nquick check: OK (%zu cases x %zu plugin(s))\n", cases.size(),
+                                   runs.size());
+    return problems ? 1 : 0;
+}
+
+int main_impl(int argc, char** argv) {
+    Options o = parse_args(argc, argv);
+    if (o.child_first_op) return child_first_op(o);
+
+    if (!o.compare.empty()) {
+        json::Value a, b;
+        std::string err;
+        if (!read_json_file(o.compare[0], a, err) || !read_json_file(o.compare[1], b, err)) {
+            std::fprintf(stderr, "tensorgl-bench: %s\n", err.c_str());
+            return 2;
+        }
+        print_compare(a, b, o.markdown);
+        return 0;
+    }
+
+    const std::vector<Case> cases = build_cases(o);
+    if (o.list) {
+        for (const auto& c : cases)
+            std::printf("%-9s %-40s %s\n", c.suite.c_str(), c.key().c_str(), c.label.c_str());
+        return 0;
+    }
+
+    std::vector<Run> runs;
+    runs.push_back(run_plugin(o, o.plugin, cases));
+    print_table(runs.back());
+    if (!o.baseline.empty()) {
+        std::printf("\n");
+        runs.push_back(run_plugin(o, o.baseline, cases));
+        print_table(runs.back());
+        // A = the baseline, B = the plugin: B/A > 1 means the plugin is faster.
+        print_compare(to_json(runs[1]), to_json(runs[0]), o.markdown);
+    }
+
+    std::string err;
+    if (!o.json_path.empty()) {
+        json::Value root = to_json(runs[0]);
+        if (runs.size() > 1) root.set("baseline", to_json(runs[1]));
+        if (!write_text_file(o.json_path, json::dump(root), err)) {
+            std::fprintf(stderr, "tensorgl-bench: %s\n", err.c_str());
+            return 1;
+        }
+    }
+    if (!o.csv_path.empty()) {
+        std::string csv = to_csv(runs[0]);
+        if (runs.size() > 1) {
+            std::string more = to_csv(runs[1]);
+            csv += more.substr(more.find('\n') + 1);  // without its header line
+        }
+        if (!write_text_file(o.csv_path, csv, err)) {
+            std::fprintf(stderr, "tensorgl-bench: %s\n", err.c_str());
+            return 1;
+        }
+    }
+    if (o.quick) return check_quick(cases, runs, o.json_path);
+    for (const auto& run : runs)
+        for (const auto& r : run.results)
+            if (r.status == Result::Error) return 1;
+    return 0;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+    try {
+        return bench::main_impl(argc, argv);
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "tensorgl-bench: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "tensorgl-bench: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,70 @@
+#include "timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <vector>
+
+namespace bench {
+
+double now_s() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+static double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    size_t mid = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(mid), v.end());
+    double hi = v[mid];
+    if (v.size() % 2) return hi;
+    double lo = *std::max_element(v.begin(), v.begin() + static_cast<long>(mid));
+    return 0.5 * (lo + hi);
+}
+
+Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg, int fixed_batch,
+              bool warm) {
+    Stats st;
+    // 1. The first run: cold (shader compile, first allocation touches); reported on its own.
+    st.first_s = sample(fixed_batch > 0 ? fixed_batch : 1);
+    double per_run = st.first_s;
+
+    // 2. Batch: fixed, or enough runs that a sample takes target_sample_s. A second single run
+    //    gives a warm estimate unless the first alone was already slow.
+    int batch = fixed_batch;
+    if (batch <= 0) {
+        if (warm && per_run < cfg.target_sample_s) per_run = std::min(per_run, sample(1));
+        double want = per_run > 0 ? std::ceil(cfg.target_sample_s / per_run) : cfg.max_batch;
+        batch = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(cfg.max_batch)));
+    }
+    st.batch = batch;
+
+    // 3. Warm-up at the sampling batch.
+    if (warm) {
+        double t0 = now_s();
+        while (now_s() - t0 < cfg.warmup_s && per_run * batch < cfg.warmup_s) sample(batch);
+    }
+
+    // 4. Timed samples until the spread is small, or time or count runs out.
+    std::vector<double> xs;
+    double t0 = now_s();
+    for (;;) {
+        xs.push_back(sample(batch));
+        const int n = static_cast<int>(xs.size());
+        st.median_s = median_of(xs);
+        std::vector<double> dev;
+        for (double x : xs) dev.push_back(std::fabs(x - st.median_s));
+        st.mad_s = median_of(dev);
+        const double elapsed = now_s() - t0;
+        if (n >= cfg.max_samples) break;
+        if (n >= cfg.min_samples && (st.rel_mad() <= cfg.target_rel_mad || elapsed >= cfg.max_time_s))
+            break;
+        if (n >= 1 && elapsed >= 4 * cfg.max_time_s) break;  // a single run takes very long
+    }
+    st.samples = static_cast<int>(xs.size());
+    st.min_s = *std::min_element(xs.begin(), xs.end());
+    return st;
+}
+
+}  // namespace bench

@@ -1,0 +1,41 @@
+// timing.h: the one timing loop. Wall clock only: ABI 1.0 exposes no GPU timer queries, so a
+// sample is `batch` runs queued back to back between two synchronizes, divided by batch.
+#ifndef TGL_BENCH_TIMING_H
+#define TGL_BENCH_TIMING_H
+
+#include <functional>
+
+namespace bench {
+
+struct TimingConfig {
+    double warmup_s = 0.2;         // warm-up after the first (cold) run
+    double target_sample_s = 0.02; // calibrate batch so that one sample takes about this long
+    int max_batch = 1000;
+    int min_samples = 5;
+    int max_samples = 100;
+    double target_rel_mad = 0.02;  // stop once MAD / median is below this (and min_samples)...
+    double max_time_s = 2.0;       // ...or once timed sampling took this long (and min_samples)
+};
+
+struct Stats {
+    double median_s = 0;  // per run
+    double mad_s = 0;     // median absolute deviation of the samples
+    double min_s = 0;
+    double first_s = 0;   // the first run of the process for this case: shader compile etc.
+    int samples = 0;
+    int batch = 0;        // runs per sample
+    double rel_mad() const { return median_s > 0 ? mad_s / median_s : 0; }
+};
+
+// Monotonic clock in seconds.
+double now_s();
+
+// sample(batch) performs `batch` runs and returns the wall time per run in seconds.
+// fixed_batch > 0 uses that batch; 0 calibrates it. warm = false: no warm-up beyond the first run
+// (for samples that are whole processes).
+Stats measure(const std::function<double(int batch)>& sample, const TimingConfig& cfg,
+              int fixed_batch, bool warm = true);
+
+}  // namespace bench
+
+#endif

@@ -1,0 +1,464 @@
+#!/usr/bin/env python3
+"""PyTorch (CUDA) side of the tensorgl benchmark: the same cases, the same JSON schema
+("tensorgl-bench/1", see bench/report.h), and the ratio table ours/torch.
+
+    # run the rows of a tensorgl-bench result file in PyTorch on the same GPU, print the ratios:
+    python3 bench/torch_compare.py --ours=gles.json --json=torch.json --markdown=ratios.md
+    # or the built-in suites (the same table as tensorgl-bench), without a file of ours:
+    python3 bench/torch_compare.py [--suite=matmul,binary] [--quick] --json=torch.json
+    # ratios only, from two files (no GPU needed):
+    python3 bench/torch_compare.py --ours=gles.json --torch=torch.json --markdown=ratios.md
+
+Timing: CUDA events around `batch` runs queued back to back (batch calibrated so that a sample
+takes ~20 ms), median of samples until MAD/median < 2% or the time per case runs out. f32 matmul
+runs with TF32 off (torch.backends.cuda.matmul.allow_tf32 = False, cudnn.allow_tf32 = False).
+Latency rows: "chain" = dependent in-place adds (eager, CUDA events, us/op); "sync" = one add and
+torch.cuda.synchronize() per run (wall clock); first_op = a child `python3` from spawn to the
+first matmul result on the host (import torch and CUDA start-up included).
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SCHEMA = "tensorgl-bench/1"
+
+# The suite table of bench/cases.cpp: (suite, op, variant, full dims, quick dims, batch full,
+# batch quick, label). Keep the two in step (rows are matched by key).
+N, n = 67108864, 262144
+SUITES = [
+    ("copy", "buffer_copy", "", [N], [n], 0, 0, ""),
+    ("fill", "buffer_fill", "", [N], [n], 0, 0, ""),
+    ("unary", "relu", "", [N], [n], 0, 0, ""),
+    ("unary", "exp", "", [N], [n], 0, 0, ""),
+    ("unary", "gelu", "", [N], [n], 0, 0, ""),
+    ("binary", "add", "", [N], [n], 0, 0, ""),
+    ("binary", "add", "broadcast", [8192, 8192], [512, 512], 0, 0, ""),
+    ("binary", "mul", "", [N], [n], 0, 0, ""),
+    ("binary", "mul", "broadcast", [8192, 8192], [512, 512], 0, 0, ""),
+    ("reduce", "sum", "dim1", [8192, 8192], [512, 512], 0, 0, "sum of each row"),
+    ("reduce", "sum", "dim0", [8192, 8192], [512, 512], 0, 0, "sum of each column"),
+    ("norm", "softmax", "dim1", [8192, 8192], [512, 512], 0, 0, "softmax of each row"),
+    ("norm", "layer_norm", "", [8192, 8192], [512, 512], 0, 0, "no affine"),
+    ("matmul", "matmul", "", [1024] * 3, [64] * 3, 0, 0, ""),
+    ("matmul", "matmul", "", [4096] * 3, [96] * 3, 0, 0, ""),
+    ("matmul", "matmul", "", [8192] * 3, [128] * 3, 0, 0, ""),
+    ("matmul", "matmul", "", [64, 512, 512, 512], [4, 32, 32, 32], 0, 0, "batched"),
+    ("matmul", "matmul", "", [8192, 8192, 64], [256, 256, 16], 0, 0, "skinny N"),
+    ("matmul", "matmul", "", [1, 4096, 4096], [1, 256, 256], 0, 0, "decode (GEMV)"),
+    ("latency", "add", "chain", [256], [256], 10000, 500, "dependent in-place adds"),
+    ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
+    ("first_op", "first_op", "", [256] * 3, [64] * 3, 0, 0, "child process"),
+]
+DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
+
+
+def shape_str(dims):
+    return "x".join(str(d) for d in dims)
+
+
+def case_key(op, variant, dims, dtype):
+    return "%s%s %s %s" % (op, "[%s]" % variant if variant else "", shape_str(dims), dtype)
+
+
+def prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def axis_of(variant, rank):
+    if not variant:
+        return rank - 1
+    a = int(variant[3:])
+    return a + rank if a < 0 else a
+
+
+def accounting(op, variant, dims, dtype):
+    """Bytes and FLOPs per run, as tensorgl-bench counts them (each operand once; 2MNK for
+    matmul, one FLOP per element of the largest operand otherwise)."""
+    s = DTYPE_SIZE[dtype]
+    numel = prod(dims)
+    if op == "buffer_copy":
+        return 2 * numel * s, 0
+    if op == "buffer_fill":
+        return numel * s, 0
+    if op == "first_op":
+        return 0, 0
+    if op == "matmul":
+        b, (m, k, nn) = prod(dims[:-3]), dims[-3:]
+        return b * (m * k + k * nn + m * nn) * s, 2 * b * m * nn * k
+    if op in ("sum",):
+        ax = axis_of(variant, len(dims))
+        return (numel + numel // dims[ax]) * s, numel
+    if op in ("add", "mul"):
+        nb = (dims[-1] if len(dims) >= 2 else 1) if variant == "broadcast" else numel
+        return (2 * numel + nb) * s, numel
+    return 2 * numel * s, numel  # unary, softmax, layer_norm
+
+
+def cases_from_table(suites, quick, dtypes):
+    out = []
+    for (suite, op, variant, full, small, bfull, bquick, label) in SUITES:
+        if not any(r == "all" or r == suite or (r == "elementwise" and suite in ("unary", "binary"))
+                   for r in suites):
+            continue
+        for dt in dtypes:
+            dims = small if quick else full
+            out.append(dict(suite=suite, op=op, variant=variant, dims=list(dims), dtype=dt,
+                            label=label, batch=bquick if quick else bfull))
+    return out
+
+
+def cases_from_ours(ours):
+    out = []
+    for r in ours["results"]:
+        batch = 0
+        if r["variant"] == "chain":
+            batch = r.get("batch") or 10000
+        out.append(dict(suite=r["suite"], op=r["op"], variant=r["variant"], dims=list(r["dims"]),
+                        dtype=r["dtype"], label=r.get("label", ""), batch=batch,
+                        bytes=r.get("bytes"), flops=r.get("flops")))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch recipes: case -> a function that queues one run.
+
+def make_runner(torch, case, dev):
+    op, variant, dims, dt = case["op"], case["variant"], case["dims"], case["dtype"]
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}.get(dt)
+    if dtype is None:
+        raise NotImplementedError("dtype %s has no PyTorch recipe here" % dt)
+    full = lambda shape: torch.full(shape, 0.5, dtype=dtype, device=dev)  # noqa: E731
+    F = torch.nn.functional
+    if op == "buffer_copy":
+        src, dst = full(dims), full(dims)
+        return lambda: dst.copy_(src)
+    if op == "buffer_fill":
+        dst = full(dims)
+        return lambda: dst.fill_(0.5)
+    if op == "matmul":
+        batch, (m, k, nn) = dims[:-3], dims[-3:]
+        a, b, c = full(batch + [m, k]), full(batch + [k, nn]), full(batch + [m, nn])
+        return lambda: torch.matmul(a, b, out=c)
+    if op in ("add", "mul"):
+        x = full(dims)
+        if variant == "broadcast":
+            y = full([dims[-1]] if len(dims) >= 2 else [1])
+        else:
+            y = full(dims)
+        fn = torch.add if op == "add" else torch.mul
+        if variant in ("chain", "sync"):
+            inplace = x.add_ if op == "add" else x.mul_
+            return lambda: inplace(y)
+        out = full(dims)
+        return lambda: fn(x, y, out=out)
+    if op == "sum":
+        x = full(dims)
+        ax = axis_of(variant, len(dims))
+        out = torch.empty([d for i, d in enumerate(dims) if i != ax], dtype=dtype, device=dev)
+        return lambda: torch.sum(x, dim=ax, out=out)
+    if op == "softmax":
+        x = full(dims)
+        ax = axis_of(variant, len(dims))
+        return lambda: torch.softmax(x, dim=ax)
+    if op == "layer_norm":
+        x = full(dims)
+        return lambda: F.layer_norm(x, (dims[-1],), eps=1e-5)
+    x, out = full(dims), full(dims)
+    if op == "relu":
+        return lambda: torch.relu(x)
+    if op == "gelu":
+        return lambda: F.gelu(x)
+    fn = getattr(torch, op, None)  # exp, sigmoid, tanh, ... (unary ops of the same name)
+    if fn is None:
+        raise NotImplementedError("op %s has no PyTorch recipe here" % op)
+    return lambda: fn(x, out=out)
+
+
+def median_mad(xs):
+    med = statistics.median(xs)
+    return med, statistics.median([abs(x - med) for x in xs])
+
+
+def measure(sample, cfg, fixed_batch=0, warm=True):
+    """The loop of bench/timing.cpp: first (cold) run, batch calibration, warm-up, samples until
+    MAD/median < target or time runs out. sample(batch) returns seconds per run."""
+    first = sample(fixed_batch or 1)
+    per_run = first
+    batch = fixed_batch
+    if not batch:
+        if warm and per_run < cfg["target_sample_s"]:
+            per_run = min(per_run, sample(1))
+        batch = int(min(max(math.ceil(cfg["target_sample_s"] / max(per_run, 1e-9)), 1),
+                        cfg["max_batch"]))
+    if warm:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < cfg["warmup_s"] and per_run * batch < cfg["warmup_s"]:
+            sample(batch)
+    xs, t0 = [], time.monotonic()
+    while True:
+        xs.append(sample(batch))
+        med, mad = median_mad(xs)
+        elapsed = time.monotonic() - t0
+        if len(xs) >= cfg["max_samples"]:
+            break
+        if len(xs) >= cfg["min_samples"] and (mad / med <= cfg["target_rel_mad"]
+                                              or elapsed >= cfg["max_time_s"]):
+            break
+        if elapsed >= 4 * cfg["max_time_s"]:
+            break
+    med, mad = median_mad(xs)
+    return dict(median_s=med, mad_s=mad, min_s=min(xs), first_s=first, samples=len(xs),
+                batch=batch)
+
+
+FIRST_OP_CHILD = r"""
+import sys, time
+t_main = time.monotonic()
+import torch
+t_import = time.monotonic()
+m, k, n = (int(v) for v in sys.argv[1:4])
+dev = torch.device("cuda", int(sys.argv[4]))
+torch.backends.cuda.matmul.allow_tf32 = False
+a = torch.full((m, k), 0.5, device=dev); b = torch.full((k, n), 0.5, device=dev)
+t_init = time.monotonic()
+c = (a @ b).cpu()
+t_result = time.monotonic()
+ok = abs(float(c[0, 0]) - 0.25 * k) <= 1e-3 * k
+print("TORCH_FIRST_OP %.9f %.9f %.9f %.9f %d" % (t_main, t_import, t_init, t_result, ok))
+"""
+
+
+def run_torch(cases, args):
+    import torch
+    if not torch.cuda.is_available():
+        sys.exit("torch_compare: CUDA is not available to PyTorch")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda", args.device)
+    torch.cuda.set_device(dev)
+    cfg = dict(warmup_s=0.2, target_sample_s=0.02, max_batch=1000, min_samples=5,
+               max_samples=100, target_rel_mad=0.02, max_time_s=args.max_time or 2.0)
+    if args.quick:
+        cfg.update(warmup_s=0, target_sample_s=0.002, max_batch=20, min_samples=3, max_samples=20,
+                   max_time_s=args.max_time or 0.15)
+    props = torch.cuda.get_device_properties(dev)
+    run = dict(schema=SCHEMA, tool="torch_compare", quick=bool(args.quick),
+               timing=dict(method="cuda_events", gpu_timer="CUDA events (sync rows: wall clock)",
+                           **cfg),
+               plugin=dict(name="torch", version=torch.__version__, path=torch.__file__),
+               device=dict(index=args.device, properties={
+                   "name": props.name, "renderer": props.name,
+                   "api.version": "CUDA %s" % torch.version.cuda,
+                   "driver.version": "", "memory.bytes": str(props.total_memory),
+                   "allow_tf32": "False"}),
+               results=[])
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i, c in enumerate(cases):
+        key = case_key(c["op"], c["variant"], c["dims"], c["dtype"])
+        print("[%d/%d] torch: %s" % (i + 1, len(cases), key), file=sys.stderr, flush=True)
+        row = dict(key=key, suite=c["suite"], op=c["op"], variant=c["variant"], label=c["label"],
+                   shape=shape_str(c["dims"]), dims=c["dims"], dtype=c["dtype"], status="ok",
+                   reason="", gpu_ms=None, note="")
+        b, f = accounting(c["op"], c["variant"], c["dims"], c["dtype"])
+        row["bytes"] = c.get("bytes") if c.get("bytes") is not None else b
+        row["flops"] = c.get("flops") if c.get("flops") is not None else f
+        try:
+            if c["op"] == "first_op":
+                st, note = first_op(c, args, cfg)
+                row["note"] = note
+                row["bytes"] = row["flops"] = 0
+            else:
+                fn = make_runner(torch, c, dev)
+                sync_each = c["variant"] == "sync"
+
+                def sample(batch):
+                    if sync_each:  # wall clock around op + synchronize
+                        torch.cuda.synchronize()
+                        t0 = time.perf_counter()
+                        for _ in range(batch):
+                            fn()
+                            torch.cuda.synchronize()
+                        return (time.perf_counter() - t0) / batch
+                    start.record()
+                    for _ in range(batch):
+                        fn()
+                    end.record()
+                    end.synchronize()
+                    return start.elapsed_time(end) / 1e3 / batch
+
+                st = measure(sample, cfg, c.get("batch") or 0)
+                if c["variant"] in ("chain", "sync"):
+                    row["note"] = "%.2f us/op" % (st["median_s"] * 1e6)
+                torch.cuda.synchronize()
+                del fn
+                torch.cuda.empty_cache()
+        except NotImplementedError as e:
+            row.update(status="skipped", reason=str(e))
+        except Exception as e:  # noqa: BLE001 - one failing row must not stop the run
+            row.update(status="error", reason="%s: %s" % (type(e).__name__, e))
+            torch.cuda.empty_cache()
+        if row["status"] == "ok":
+            med = st["median_s"]
+            row.update(median_ms=med * 1e3, mad_ms=st["mad_s"] * 1e3, rel_mad=st["mad_s"] / med,
+                       min_ms=st["min_s"] * 1e3, first_ms=st["first_s"] * 1e3,
+                       samples=st["samples"], batch=st["batch"],
+                       gbps=row["bytes"] / med / 1e9 if row["bytes"] else None,
+                       gflops=row["flops"] / med / 1e9 if row["flops"] else None)
+        else:
+            row.update(median_ms=None, mad_ms=None, rel_mad=None, min_ms=None, first_ms=None,
+                       samples=0, batch=0, gbps=None, gflops=None)
+        run["results"].append(row)
+    copy = next((r["gbps"] for r in run["results"]
+                 if r["op"] == "buffer_copy" and r["status"] == "ok"), None)
+    run["copy_gbps"] = copy
+    for r in run["results"]:
+        r["pct_copy"] = 100 * r["gbps"] / copy if copy and r.get("gbps") else None
+    return run
+
+
+def first_op(c, args, cfg):
+    m, k, nn = c["dims"][-3:]
+    last = {}
+
+    def sample(_batch):
+        t_spawn = time.monotonic()
+        out = subprocess.run([sys.executable, "-c", FIRST_OP_CHILD, str(m), str(k), str(nn),
+                              str(args.device)], capture_output=True, text=True, check=False)
+        line = [l for l in out.stdout.splitlines() if l.startswith("TORCH_FIRST_OP ")]
+        if out.returncode != 0 or not line:
+            raise RuntimeError("first_op child failed: %s" % out.stderr[-2000:])
+        t_main, t_import, t_init, t_result, ok = line[0].split()[1:]
+        if ok != "1" and ok != "True":
+            raise RuntimeError("first_op child: wrong result")
+        last.update(spawn=t_spawn, main=float(t_main), imp=float(t_import), init=float(t_init),
+                    result=float(t_result))
+        return float(t_result) - t_spawn
+
+    fcfg = dict(cfg, min_samples=2 if args.quick else 5, max_samples=2 if args.quick else 10,
+                target_rel_mad=0.05)
+    st = measure(sample, fcfg, 1, warm=False)
+    note = ("cold 1st %.1f ms; last: exec %.1f, import torch %.1f, cuda init+alloc %.1f, "
+            "op+read %.1f ms" % (st["first_s"] * 1e3, (last["main"] - last["spawn"]) * 1e3,
+                                 (last["imp"] - last["main"]) * 1e3,
+                                 (last["init"] - last["imp"]) * 1e3,
+                                 (last["result"] - last["init"]) * 1e3))
+    return st, note
+
+
+# ---------------------------------------------------------------------------------------------
+# Ratios.
+
+def fmt(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 100:
+        return "%.0f" % v
+    if a >= 10:
+        return "%.1f" % v
+    if a >= 1:
+        return "%.2f" % v
+    if a >= 0.01:
+        return "%.4f" % v
+    return "%.3g" % v
+
+
+def ratio_rows(ours, torch_run):
+    """Rows matched by key: ours/torch throughput = torch median / ours median (> 1: ours is
+    faster). Returns a list of dicts (also used by plot.py)."""
+    theirs = {r["key"]: r for r in torch_run["results"]}
+    rows = []
+    for r in ours["results"]:
+        t = theirs.get(r["key"])
+        ok = r.get("status") == "ok" and t is not None and t.get("status") == "ok"
+        ratio = None
+        if ok and r.get("median_ms") and t.get("median_ms"):
+            ratio = t["median_ms"] / r["median_ms"]
+        rows.append(dict(key=r["key"], suite=r["suite"], op=r["op"], variant=r["variant"],
+                         shape=r["shape"], dtype=r["dtype"], label=r.get("label", ""),
+                         ours=r, torch=t, ratio=ratio,
+                         status=("ok" if ok else "ours: %s, torch: %s" % (
+                             r.get("status"), t.get("status") if t else "missing"))))
+    return rows
+
+
+def markdown_table(ours, torch_run):
+    name = lambda run: "%s on %s" % (run["plugin"]["name"],  # noqa: E731
+                                     run["device"]["properties"].get("renderer", "?"))
+    lines = ["Ours: %s. PyTorch: %s (%s). Ratio = ours/torch throughput (> 1: ours is faster)."
+             % (name(ours), name(torch_run), torch_run["plugin"].get("version", "?")),
+             "Ours is timed by wall clock around synchronize; PyTorch by CUDA events.", "",
+             "| op | shape | dtype | ours ms | torch ms | ours/torch | ours GB/s | torch GB/s "
+             "| ours GFLOP/s | torch GFLOP/s | note |",
+             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+    for row in ratio_rows(ours, torch_run):
+        o, t = row["ours"], row["torch"] or {}
+        op = row["op"] + ("[%s]" % row["variant"] if row["variant"] else "")
+        note = row["label"] if row["status"] == "ok" else row["status"]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            op, row["shape"], row["dtype"], fmt(o.get("median_ms")), fmt(t.get("median_ms")),
+            "%.3f" % row["ratio"] if row["ratio"] is not None else "-", fmt(o.get("gbps")),
+            fmt(t.get("gbps")), fmt(o.get("gflops")), fmt(t.get("gflops")), note))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ours", help="tensorgl-bench JSON: run its rows and print ratios")
+    ap.add_argument("--torch", help="PyTorch JSON written before: ratios only, no GPU run")
+    ap.add_argument("--suite", default="all", help="comma-separated suites (without --ours)")
+    ap.add_argument("--dtype", default="f32", help="comma-separated dtypes (without --ours)")
+    ap.add_argument("--quick", action="store_true", help="tiny shapes, short timing")
+    ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--max-time", type=float, default=None, help="seconds of sampling per case")
+    ap.add_argument("--json", help="write PyTorch's results here")
+    ap.add_argument("--markdown", help="write the ratio table here (needs --ours)")
+    args = ap.parse_args()
+
+    ours = None
+    if args.ours:
+        with open(args.ours) as f:
+            ours = json.load(f)
+        if ours.get("schema") != SCHEMA:
+            sys.exit("torch_compare: %s is not a %s file" % (args.ours, SCHEMA))
+        args.quick = args.quick or bool(ours.get("quick"))
+    if args.torch:
+        with open(args.torch) as f:
+            torch_run = json.load(f)
+    else:
+        cases = (cases_from_ours(ours) if ours else
+                 cases_from_table(args.suite.split(","), args.quick, args.dtype.split(",")))
+        torch_run = run_torch(cases, args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(torch_run, f, indent=2)
+                f.write("\n")
+        for r in torch_run["results"]:
+            print("%-40s %-8s %10s ms %10s GB/s %10s GFLOP/s  %s" % (
+                r["key"], r["status"], fmt(r.get("median_ms")), fmt(r.get("gbps")),
+                fmt(r.get("gflops")), r.get("note") or r.get("reason", "")))
+    if ours:
+        table = markdown_table(ours, torch_run)
+        print()
+        print(table, end="")
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(table)
+    elif args.markdown:
+        sys.exit("torch_compare: --markdown needs --ours")
+    bad = [r for r in torch_run["results"] if r["status"] == "error"]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
