@@ -53,9 +53,6 @@ public:
     virtual std::string device_count_note() { return {}; }
     virtual const std::vector<tgl_property>& device_properties(uint32_t index) = 0;
     virtual std::shared_ptr<Device> open_device(uint32_t index) = 0;
-    // Whether run_op implements `op` in every dtype its catalogue rules allow (query_op reports
-    // those rules as the op's dtypes).
-    virtual bool implements(const OpInfo& op) const = 0;
     // TGL_CAP_* flags for an implemented op. Default: any strides, broadcasting, strided outputs.
     virtual uint32_t op_flags(tgl_op) const {
         return TGL_CAP_STRIDED | TGL_CAP_BROADCAST | TGL_CAP_STRIDED_OUTPUT;

@@ -165,7 +165,6 @@ public:
         return std::make_shared<CpuDevice>(max_buffer_bytes_, threads_);
     }
 
-    bool implements(const OpInfo& op) const override { return cpu::implements(op.op); }
     uint8_t handle_tag() const override { return 0x43; }  // 'C'
 
 private:

@@ -312,33 +312,6 @@ void matmul(const OpCall& c, unsigned threads) {
 
 }  // namespace
 
-bool implements(tgl_op op) {
-    switch (op) {
-    // Float ops (f32, f16): dispatched by family to visit_unary / visit_binary (scalar_ops.h).
-    case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
-    case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
-    case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
-    case TGL_OP_MINIMUM: case TGL_OP_POW:
-    case TGL_OP_SIGN: case TGL_OP_LEAKY_RELU: case TGL_OP_ELU: case TGL_OP_SELU: case TGL_OP_CELU:
-    case TGL_OP_HARDSIGMOID: case TGL_OP_HARDSWISH: case TGL_OP_SOFTPLUS: case TGL_OP_MISH:
-    case TGL_OP_EXPM1: case TGL_OP_LOG1P: case TGL_OP_RSQRT: case TGL_OP_RECIPROCAL: case TGL_OP_SQUARE:
-    case TGL_OP_SIN: case TGL_OP_COS: case TGL_OP_ERF: case TGL_OP_FLOOR: case TGL_OP_CEIL:
-    case TGL_OP_ROUND: case TGL_OP_TRUNC: case TGL_OP_CLAMP: case TGL_OP_FMOD: case TGL_OP_REMAINDER:
-    case TGL_OP_ATAN2:
-    // Every dtype of their rules.
-    case TGL_OP_CAST: case TGL_OP_LOGICAL_NOT:
-    case TGL_OP_LOGICAL_AND: case TGL_OP_LOGICAL_OR: case TGL_OP_LOGICAL_XOR:
-    case TGL_OP_EQ: case TGL_OP_NE: case TGL_OP_LT: case TGL_OP_LE: case TGL_OP_GT: case TGL_OP_GE:
-    case TGL_OP_WHERE:
-    // f32 (their rules).
-    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_PROD:
-    case TGL_OP_MATMUL:
-        return true;
-    default:
-        return reduce_more_implements(op);  // argmax..cumprod (reduce_kernels.cpp)
-    }
-}
-
 void run(const OpCall& c, unsigned threads) {
     switch (c.info->family) {
     case OpFamily::Unary:
@@ -374,7 +347,7 @@ void run(const OpCall& c, unsigned threads) {
     case TGL_OP_MATMUL: return matmul(c, threads);
     default: break;
     }
-    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although implements() claims it",
+    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although the catalogue lists it as implemented",
          c.info->name, c.info->op);
 }
 

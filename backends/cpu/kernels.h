@@ -7,11 +7,6 @@
 namespace tgl {
 namespace cpu {
 
-// Whether run has a kernel for `op` in every dtype of its catalogue rules: the float ops that
-// scalar_ops.h defines (f32, f16), cast, compare, logical and where (their dtypes), reductions
-// and matmul (f32).
-bool implements(tgl_op op);
-
 // Runs a validated, non-empty call, using at most `threads` threads. Elementwise ops are
 // dispatched by family (any dtype of their rules, dtype_io.h); reductions and matmul are f32.
 // Every operand's buffer is a CpuBuffer.

@@ -139,16 +139,6 @@ void scan(const OpCall& c, unsigned threads, bool product) {
 
 }  // namespace
 
-bool reduce_more_implements(tgl_op op) {
-    switch (op) {
-    case TGL_OP_ARGMAX: case TGL_OP_ARGMIN: case TGL_OP_LOGSUMEXP: case TGL_OP_VAR: case TGL_OP_STD:
-    case TGL_OP_ANY: case TGL_OP_ALL: case TGL_OP_NORM: case TGL_OP_CUMSUM: case TGL_OP_CUMPROD:
-        return true;
-    default:
-        return false;
-    }
-}
-
 bool run_reduce_more(const OpCall& c, unsigned threads) {
     switch (c.info->op) {
     case TGL_OP_ARGMAX: reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, true); }); return true;

@@ -8,9 +8,7 @@
 namespace tgl {
 namespace cpu {
 
-// Whether run_reduce_more has a kernel for `op` (in every dtype of its catalogue rule).
-bool reduce_more_implements(tgl_op op);
-// Runs a validated, non-empty call of one of those ops; false if `op` is not one of them.
+// Runs a validated, non-empty call of argmax..cumprod; false if `op` is not one of them.
 bool run_reduce_more(const OpCall& call, unsigned threads);
 
 }  // namespace cpu

@@ -42,7 +42,6 @@ public:
         return std::make_shared<GlesDevice>(probe_devices().devices.at(index));  // index checked by the frame
     }
 
-    bool implements(const OpInfo& op) const override { return gles::implements(op.op); }
     uint8_t handle_tag() const override { return 0x47; }
 
 private:

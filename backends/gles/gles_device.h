@@ -130,8 +130,6 @@ private:
 };
 
 // kernels.cpp
-// Whether the kernels below cover `op` in every dtype of its catalogue rules.
-bool implements(tgl_op op);
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);
 void run_matmul(GlesDevice& dev, const OpCall& call);

@@ -2,6 +2,7 @@
 // windows, uniforms and dispatches that stay within the device's limits. Nothing is computed on
 // the CPU.
 #include "gles_device.h"
+#include "dispatch_util.h"
 #include "reduce_kernels.h"
 
 #include "status.h"
@@ -13,38 +14,6 @@
 namespace tgl {
 namespace gles {
 namespace {
-
-// GLSL ES 3.10 has no 64-bit integers: every index, offset and stride a shader sees is 32-bit.
-int32_t to_i32(int64_t v, const char* what) {
-    if (v < INT32_MIN || v > INT32_MAX)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "%s = %lld does not fit the 32-bit index arithmetic of GLSL ES 3.10", what,
-             (long long)v);
-    return int32_t(v);
-}
-
-uint32_t count_u32(int64_t n, const char* what) {
-    if (n < 0 || n > INT32_MAX)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-             "%s has %lld elements; GLSL ES 3.10 indexes with 32-bit integers, so at most 2147483647 are supported",
-             what, (long long)n);
-    return uint32_t(n);
-}
-
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-std::string str(long long v) { return std::to_string(v); }
-
-// One dispatch per grid chunk of a 1-D kernel, each with its u_group_base.
-void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
-    for (const GridChunk& c : dev.split_grid(groups)) {
-        Dispatch d = base;
-        d.uniforms.push_back(uniform_uint("u_group_base", {c.base}));
-        d.groups[0] = c.x;
-        d.groups[1] = c.y;
-        d.groups[2] = 1;
-        out.push_back(std::move(d));
-    }
-}
 
 // The OP_<NAME> define of an elementwise op: "OP_" and the op's name in upper case (gelu picks
 // OP_GELU_ERF or OP_GELU_TANH), so that a new float op needs only its #elif in
@@ -77,29 +46,6 @@ UniformValue uniform_floats(const char* name, const float* values, size_t n) {
 }
 
 }  // namespace
-
-bool implements(tgl_op op) {
-    if (is_bits_op(op)) return true;  // every dtype of their rules
-    switch (op) {
-    // Float ops: f32 and f16 (every dtype of their rules).
-    case TGL_OP_ABS: case TGL_OP_NEG: case TGL_OP_RELU: case TGL_OP_SIGMOID: case TGL_OP_TANH:
-    case TGL_OP_EXP: case TGL_OP_LOG: case TGL_OP_SQRT: case TGL_OP_GELU: case TGL_OP_SILU:
-    case TGL_OP_ADD: case TGL_OP_SUB: case TGL_OP_MUL: case TGL_OP_DIV: case TGL_OP_MAXIMUM:
-    case TGL_OP_MINIMUM: case TGL_OP_POW:
-    case TGL_OP_SIGN: case TGL_OP_LEAKY_RELU: case TGL_OP_ELU: case TGL_OP_SELU: case TGL_OP_CELU:
-    case TGL_OP_HARDSIGMOID: case TGL_OP_HARDSWISH: case TGL_OP_SOFTPLUS: case TGL_OP_MISH:
-    case TGL_OP_EXPM1: case TGL_OP_LOG1P: case TGL_OP_RSQRT: case TGL_OP_RECIPROCAL: case TGL_OP_SQUARE:
-    case TGL_OP_SIN: case TGL_OP_COS: case TGL_OP_ERF: case TGL_OP_FLOOR: case TGL_OP_CEIL:
-    case TGL_OP_ROUND: case TGL_OP_TRUNC: case TGL_OP_CLAMP: case TGL_OP_FMOD: case TGL_OP_REMAINDER:
-    case TGL_OP_ATAN2:
-    // f32 only (their rules).
-    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_PROD:
-    case TGL_OP_MATMUL:
-        return true;
-    default:
-        return reduce_more_implements(op);  // argmax..cumprod (reduce_kernels.cpp)
-    }
-}
 
 void run_elementwise(GlesDevice& dev, const OpCall& call) {
     const ElementwisePlan& p = call.elementwise;

@@ -2,6 +2,8 @@
 // SSBO windows, uniforms and dispatches within the device's limits. Nothing is computed on the CPU.
 #include "reduce_kernels.h"
 
+#include "dispatch_util.h"
+
 #include "status.h"
 
 #include <algorithm>
@@ -9,35 +11,6 @@
 namespace tgl {
 namespace gles {
 namespace {
-
-int32_t to_i32(int64_t v, const char* what) {
-    if (v < INT32_MIN || v > INT32_MAX)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "%s = %lld does not fit the 32-bit index arithmetic of GLSL ES 3.10", what,
-             (long long)v);
-    return int32_t(v);
-}
-
-uint32_t count_u32(int64_t n, const char* what) {
-    if (n < 0 || n > INT32_MAX)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-             "%s has %lld elements; GLSL ES 3.10 indexes with 32-bit integers, so at most 2147483647 are supported",
-             what, (long long)n);
-    return uint32_t(n);
-}
-
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-std::string str(long long v) { return std::to_string(v); }
-
-void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
-    for (const GridChunk& c : dev.split_grid(groups)) {
-        Dispatch d = base;
-        d.uniforms.push_back(uniform_uint("u_group_base", {c.base}));
-        d.groups[0] = c.x;
-        d.groups[1] = c.y;
-        d.groups[2] = 1;
-        out.push_back(std::move(d));
-    }
-}
 
 struct Dim {
     int64_t n, xs, ys;
@@ -213,16 +186,6 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
 }
 
 }  // namespace
-
-bool reduce_more_implements(tgl_op op) {
-    switch (op) {
-    case TGL_OP_ARGMAX: case TGL_OP_ARGMIN: case TGL_OP_LOGSUMEXP: case TGL_OP_VAR: case TGL_OP_STD:
-    case TGL_OP_ANY: case TGL_OP_ALL: case TGL_OP_NORM: case TGL_OP_CUMSUM: case TGL_OP_CUMPROD:
-        return true;
-    default:
-        return false;
-    }
-}
 
 bool run_reduce_more(GlesDevice& dev, const OpCall& call) {
     if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD) {

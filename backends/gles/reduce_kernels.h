@@ -7,9 +7,7 @@
 namespace tgl {
 namespace gles {
 
-// Whether these kernels cover `op` in every dtype of its catalogue rule.
-bool reduce_more_implements(tgl_op op);
-// Queues a validated, non-empty call of one of those ops; false if `op` is not one of them.
+// Queues a validated, non-empty call of argmax..cumprod; false if `op` is not one of them.
 bool run_reduce_more(GlesDevice& dev, const OpCall& call);
 
 }  // namespace gles
