@@ -8,6 +8,9 @@ namespace tgl {
 namespace {
 
 constexpr uint32_t kF32 = TGL_DTYPE_BIT(TGL_DTYPE_F32);
+constexpr uint32_t kI32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
+constexpr uint32_t kBool = TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
+constexpr uint32_t kBf16 = TGL_DTYPE_BIT(TGL_DTYPE_BF16);
 constexpr uint32_t kCompared = kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32) | TGL_DTYPE_BIT(TGL_DTYPE_I8) |
                                TGL_DTYPE_BIT(TGL_DTYPE_U8) | TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
 
@@ -30,7 +33,9 @@ constexpr OperandRule same_as(int slot) { return {0, slot}; }
     {ID, NAME, OpFamily::Reduce, 1, 1, {"x", "y"}, {any_of(kF32), same_as(0)}, sizeof(tgl_reduce_params)}
 #define REDUCE_P(ID, NAME, X, Y, PARAMS) \
     {ID, NAME, OpFamily::Reduce, 1, 1, {"x", "y"}, {any_of(X), Y}, sizeof(PARAMS)}
-#define PLANNED(ID, NAME) {ID, NAME, OpFamily::Planned, 0, 0, {}, {}, 0}
+#define LAYOUT(ID, NAME, PARAMS) \
+    {ID, NAME, OpFamily::Layout, 1, 1, {"x", "y"}, {any_of(kDtypesAll), same_as(0)}, sizeof(PARAMS)}
+#define OPT(SLOT) (1u << (SLOT))
 
 const OpInfo kOps[] = {
     UNARY(TGL_OP_ABS, "abs"),
@@ -109,42 +114,73 @@ const OpInfo kOps[] = {
      sizeof(tgl_matmul_params)},
     {TGL_OP_CAST, "cast", OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesAll), any_of(kDtypesAll)},
      sizeof(tgl_unary_params)},
-    PLANNED(TGL_OP_SOFTMAX, "softmax"),
-    PLANNED(TGL_OP_LOG_SOFTMAX, "log_softmax"),
-    PLANNED(TGL_OP_LAYER_NORM, "layer_norm"),
-    PLANNED(TGL_OP_RMS_NORM, "rms_norm"),
-    PLANNED(TGL_OP_GROUP_NORM, "group_norm"),
-    PLANNED(TGL_OP_BATCH_NORM, "batch_norm"),
-    PLANNED(TGL_OP_ADD_LAYER_NORM, "add_layer_norm"),
-    PLANNED(TGL_OP_ADD_RMS_NORM, "add_rms_norm"),
-    PLANNED(TGL_OP_CONTIGUOUS, "contiguous"),
-    PLANNED(TGL_OP_CONCAT, "concat"),
-    PLANNED(TGL_OP_PAD, "pad"),
-    PLANNED(TGL_OP_TILE, "tile"),
-    PLANNED(TGL_OP_ROLL, "roll"),
-    PLANNED(TGL_OP_PERMUTE, "permute"),
-    PLANNED(TGL_OP_RESHAPE, "reshape"),
-    PLANNED(TGL_OP_SLICE, "slice"),
-    PLANNED(TGL_OP_NARROW, "narrow"),
-    PLANNED(TGL_OP_SPLIT, "split"),
-    PLANNED(TGL_OP_STACK, "stack"),
-    PLANNED(TGL_OP_EXPAND, "expand"),
-    PLANNED(TGL_OP_FLIP, "flip"),
-    PLANNED(TGL_OP_GATHER, "gather"),
-    PLANNED(TGL_OP_INDEX_SELECT, "index_select"),
-    PLANNED(TGL_OP_SCATTER, "scatter"),
-    PLANNED(TGL_OP_SCATTER_ADD, "scatter_add"),
-    PLANNED(TGL_OP_ONE_HOT, "one_hot"),
-    PLANNED(TGL_OP_TOPK, "topk"),
-    PLANNED(TGL_OP_SORT, "sort"),
-    PLANNED(TGL_OP_ARGSORT, "argsort"),
-    PLANNED(TGL_OP_ARANGE, "arange"),
-    PLANNED(TGL_OP_FULL, "full"),
-    PLANNED(TGL_OP_EYE, "eye"),
-    PLANNED(TGL_OP_TRIL, "tril"),
-    PLANNED(TGL_OP_TRIU, "triu"),
-    PLANNED(TGL_OP_RANDOM_UNIFORM, "random_uniform"),
-    PLANNED(TGL_OP_RANDOM_NORMAL, "random_normal"),
+    // Normalization: optional operands marked by OPT(slot mask).
+    {TGL_OP_SOFTMAX, "softmax", OpFamily::Normalize, 2, 1, {"x", "mask", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_softmax_params), OPT(1)},
+    {TGL_OP_LOG_SOFTMAX, "log_softmax", OpFamily::Normalize, 2, 1, {"x", "mask", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_softmax_params), OPT(1)},
+    {TGL_OP_LAYER_NORM, "layer_norm", OpFamily::Normalize, 3, 1, {"x", "gamma", "beta", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_layer_norm_params), OPT(1) | OPT(2)},
+    {TGL_OP_RMS_NORM, "rms_norm", OpFamily::Normalize, 2, 1, {"x", "gamma", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_layer_norm_params), OPT(1)},
+    {TGL_OP_GROUP_NORM, "group_norm", OpFamily::Normalize, 3, 1, {"x", "gamma", "beta", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_group_norm_params), OPT(1) | OPT(2)},
+    {TGL_OP_BATCH_NORM, "batch_norm", OpFamily::Normalize, 5, 1, {"x", "mean", "var", "gamma", "beta", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_batch_norm_params), OPT(3) | OPT(4)},
+    {TGL_OP_ADD_LAYER_NORM, "add_layer_norm", OpFamily::Normalize, 4, 2, {"x", "residual", "gamma", "beta", "y", "sum"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_layer_norm_params), OPT(2) | OPT(3) | OPT(5)},
+    {TGL_OP_ADD_RMS_NORM, "add_rms_norm", OpFamily::Normalize, 3, 2, {"x", "residual", "gamma", "y", "sum"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_layer_norm_params), OPT(2) | OPT(4)},
+    // Layout: bit-exact copies of any dtype.
+    LAYOUT(TGL_OP_CONTIGUOUS, "contiguous", tgl_unary_params),
+    {TGL_OP_CONCAT, "concat", OpFamily::Layout, 8, 1, {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "y"},
+     {any_of(kDtypesAll), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_axis_params), 0, 1, 0},
+    LAYOUT(TGL_OP_PAD, "pad", tgl_pad_params),
+    LAYOUT(TGL_OP_TILE, "tile", tgl_unary_params),
+    LAYOUT(TGL_OP_ROLL, "roll", tgl_roll_params),
+    LAYOUT(TGL_OP_PERMUTE, "permute", tgl_permute_params),
+    LAYOUT(TGL_OP_RESHAPE, "reshape", tgl_unary_params),
+    LAYOUT(TGL_OP_SLICE, "slice", tgl_slice_params),
+    LAYOUT(TGL_OP_NARROW, "narrow", tgl_narrow_params),
+    {TGL_OP_SPLIT, "split", OpFamily::Layout, 1, 4, {"x", "y0", "y1", "y2", "y3"},
+     {any_of(kDtypesAll), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_axis_params), 0, 0, 1},
+    {TGL_OP_STACK, "stack", OpFamily::Layout, 8, 1, {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "y"},
+     {any_of(kDtypesAll), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_axis_params), 0, 1, 0},
+    LAYOUT(TGL_OP_EXPAND, "expand", tgl_unary_params),
+    LAYOUT(TGL_OP_FLIP, "flip", tgl_flip_params),
+    // Indexing: i32 indices.
+    {TGL_OP_GATHER, "gather", OpFamily::Index, 2, 1, {"x", "index", "y"},
+     {any_of(kDtypesAll), any_of(kI32), same_as(0)}, sizeof(tgl_axis_params)},
+    {TGL_OP_INDEX_SELECT, "index_select", OpFamily::Index, 2, 1, {"x", "index", "y"},
+     {any_of(kDtypesAll), any_of(kI32), same_as(0)}, sizeof(tgl_axis_params)},
+    {TGL_OP_SCATTER, "scatter", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
+     {any_of(kDtypesAll), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
+    {TGL_OP_SCATTER_ADD, "scatter_add", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
+     {any_of(kDtypesFloat | kI32), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
+    {TGL_OP_ONE_HOT, "one_hot", OpFamily::Index, 1, 1, {"index", "y"}, {any_of(kI32), any_of(kDtypesAll)},
+     sizeof(tgl_unary_params)},
+    // Selection: float and i32 keys.
+    {TGL_OP_TOPK, "topk", OpFamily::Select, 1, 2, {"x", "values", "indices"},
+     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kI32)}, sizeof(tgl_sort_params)},
+    {TGL_OP_SORT, "sort", OpFamily::Select, 1, 2, {"x", "values", "indices"},
+     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kI32)}, sizeof(tgl_sort_params)},
+    {TGL_OP_ARGSORT, "argsort", OpFamily::Select, 1, 1, {"x", "indices"},
+     {any_of(kDtypesFloat | kI32), any_of(kI32)}, sizeof(tgl_sort_params)},
+    // Generation.
+    {TGL_OP_ARANGE, "arange", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll & ~kBool)}, sizeof(tgl_arange_params)},
+    {TGL_OP_FULL, "full", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll)}, sizeof(tgl_full_params)},
+    {TGL_OP_EYE, "eye", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_TRIL, "tril", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesAll), same_as(0)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_TRIU, "triu", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesAll), same_as(0)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_RANDOM_UNIFORM, "random_uniform", OpFamily::Generate, 0, 1, {"y"},
+     {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
+    {TGL_OP_RANDOM_NORMAL, "random_normal", OpFamily::Generate, 0, 1, {"y"},
+     {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
 };
 
 #undef UNARY_P
@@ -153,7 +189,20 @@ const OpInfo kOps[] = {
 #undef BINARY
 #undef REDUCE
 #undef REDUCE_P
-#undef PLANNED
+#undef LAYOUT
+#undef OPT
+
+// Ops whose kernels have not landed yet (see is_planned).
+const tgl_op kPlanned[] = {
+    TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX, TGL_OP_LAYER_NORM, TGL_OP_RMS_NORM, TGL_OP_GROUP_NORM,
+    TGL_OP_BATCH_NORM, TGL_OP_ADD_LAYER_NORM, TGL_OP_ADD_RMS_NORM,
+    TGL_OP_CONTIGUOUS, TGL_OP_CONCAT, TGL_OP_PAD, TGL_OP_TILE, TGL_OP_ROLL, TGL_OP_PERMUTE,
+    TGL_OP_RESHAPE, TGL_OP_SLICE, TGL_OP_NARROW, TGL_OP_SPLIT, TGL_OP_STACK, TGL_OP_EXPAND, TGL_OP_FLIP,
+    TGL_OP_GATHER, TGL_OP_INDEX_SELECT, TGL_OP_SCATTER, TGL_OP_SCATTER_ADD, TGL_OP_ONE_HOT,
+    TGL_OP_TOPK, TGL_OP_SORT, TGL_OP_ARGSORT,
+    TGL_OP_ARANGE, TGL_OP_FULL, TGL_OP_EYE, TGL_OP_TRIL, TGL_OP_TRIU, TGL_OP_RANDOM_UNIFORM,
+    TGL_OP_RANDOM_NORMAL,
+};
 
 struct SortedOps {
     OpInfo ops[std::size(kOps)];
@@ -176,6 +225,10 @@ const OpInfo* find_op(tgl_op op) {
     auto it = std::lower_bound(std::begin(s.ops), std::end(s.ops), op,
                                [](const OpInfo& info, tgl_op id) { return info.op < id; });
     return (it != std::end(s.ops) && it->op == op) ? it : nullptr;
+}
+
+bool is_planned(tgl_op op) {
+    return std::find(std::begin(kPlanned), std::end(kPlanned), op) != std::end(kPlanned);
 }
 
 const OpInfo* all_ops(uint32_t* count) {

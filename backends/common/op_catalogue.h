@@ -10,7 +10,9 @@ namespace tgl {
 
 // Unary: (x) -> (y) of one shape. Binary: (a, b) -> (y), broadcasting. Ternary: where.
 // Reduce: over a set of axes. ArgReduce: argmax/argmin along one axis. Scan: cumsum/cumprod.
-enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, Planned };
+// Normalize: softmax .. add_rms_norm. Layout: contiguous .. flip (copies, any dtype). Index:
+// gather .. one_hot. Select: topk, sort, argsort. Generate: arange .. random_normal.
+enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, Normalize, Layout, Index, Select, Generate };
 
 constexpr int kMaxOperands = TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS;
 
@@ -37,7 +39,12 @@ struct OpInfo {
     uint32_t n_outputs;
     const char* operand_names[kMaxOperands];  // inputs, then outputs
     OperandRule operands[kMaxOperands];       // inputs, then outputs
-    uint32_t params_size;  // sizeof the params struct (0 for planned ops)
+    uint32_t params_size;  // sizeof the params struct
+    // Bit k set: operand slot k is optional (absent when its buffer handle is 0).
+    uint32_t optional_slots = 0;
+    // Variadic ops (concat, stack: inputs; split: outputs) accept from min_* up to n_* operands;
+    // 0 means exactly n_*.
+    uint32_t min_inputs = 0, min_outputs = 0;
 };
 
 // nullptr if `op` is not in the catalogue.
@@ -45,5 +52,9 @@ const OpInfo* find_op(tgl_op op);
 
 // Every op of the catalogue, in id order.
 const OpInfo* all_ops(uint32_t* count);
+
+// An op of the ABI whose kernels have not landed yet: query_op reports it unsupported and run_op
+// returns TGL_ERROR_UNIMPLEMENTED, on every plugin.
+bool is_planned(tgl_op op);
 
 }  // namespace tgl

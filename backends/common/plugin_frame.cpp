@@ -227,9 +227,9 @@ tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
         caps->n_inputs = info->n_inputs;
         caps->n_outputs = info->n_outputs;
         caps->params_size = info->params_size;
-        // Every plugin implements every op of the catalogue that is not Planned, in every dtype of
+        // Every plugin implements every op of the catalogue that is not planned, in every dtype of
         // its rules (conformance and differential suites hold both plugins to that).
-        if (info->family == OpFamily::Planned) return;
+        if (is_planned(op)) return;
         caps->supported = 1;
         caps->max_rank = TGL_MAX_RANK;
         caps->flags = frame().backend->op_flags(op);
@@ -248,7 +248,7 @@ tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tg
         std::shared_ptr<Device> dev = get_device(device);
         const OpInfo* info = find_op(op);
         if (!info) fail(TGL_ERROR_UNKNOWN_OP, "op id %u is not in the tensorgl ABI 1.%u catalogue", op, TGL_ABI_MINOR);
-        if (info->family == OpFamily::Planned)
+        if (is_planned(op))
             fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' (id %u) is not implemented by plugin '%s' (query_op reports it unsupported)",
                  info->name, op, frame().backend->name());
         OpCall call = validate_op(*info, params, inputs, n_inputs, outputs, n_outputs,

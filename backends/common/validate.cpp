@@ -2,6 +2,7 @@
 
 #include "backend.h"
 #include "status.h"
+#include "validate_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,14 +36,6 @@ std::string shape_string(int rank, const int64_t* shape) {
 namespace {
 
 using i128 = __int128;
-
-// "inputs[1] (b)" / "outputs[0] (y)"
-std::string operand_label(const OpInfo& info, bool output, uint32_t index) {
-    uint32_t slot = output ? info.n_inputs + index : index;
-    const char* name = slot < TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS ? info.operand_names[slot] : nullptr;
-    return format("%s[%u]%s%s%s", output ? "outputs" : "inputs", index, name ? " (" : "",
-                  name ? name : "", name ? ")" : "");
-}
 
 TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
                        const BufferLookup& lookup) {
@@ -117,46 +110,6 @@ TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uin
     arg.byte_lo = int64_t(byte_lo);
     arg.byte_hi = int64_t(byte_hi);
     return arg;
-}
-
-// Reads params of the op's struct type; NULL gives `defaults`. Checks struct_size.
-template <class P>
-P read_params(const OpInfo& info, const void* params, const P& defaults) {
-    if (!params) return defaults;
-    uint32_t size;
-    std::memcpy(&size, params, sizeof size);
-    if (size != sizeof(P))
-        fail(TGL_ERROR_PARAMS_SIZE, "params->struct_size is %u but op '%s' takes a %zu-byte params struct",
-             size, info.name, sizeof(P));
-    P p;
-    std::memcpy(&p, params, sizeof p);
-    return p;
-}
-
-void require_reserved_zero(const OpInfo& info, uint32_t reserved) {
-    if (reserved != 0)
-        fail(TGL_ERROR_INVALID_ARGUMENT, "params->reserved of op '%s' must be 0, got %u", info.name, reserved);
-}
-
-// Right-aligned NumPy broadcasting of an input onto the output shape: strides for every output
-// dim (0 where the input broadcasts). Throws SHAPE_MISMATCH.
-void broadcast_strides(const TensorArg& in, const std::string& in_label, const TensorArg& out,
-                       int64_t* strides) {
-    if (in.rank > out.rank)
-        fail(TGL_ERROR_SHAPE_MISMATCH, "%s of shape %s has more dims than the output shape %s",
-             in_label.c_str(), shape_string(in.rank, in.shape).c_str(),
-             shape_string(out.rank, out.shape).c_str());
-    int lead = out.rank - in.rank;
-    for (int d = 0; d < out.rank; ++d) {
-        if (d < lead) { strides[d] = 0; continue; }
-        int64_t n = in.shape[d - lead];
-        if (n == out.shape[d]) strides[d] = n == 1 ? 0 : in.strides[d - lead];
-        else if (n == 1) strides[d] = 0;
-        else
-            fail(TGL_ERROR_SHAPE_MISMATCH, "%s of shape %s does not broadcast to the output shape %s (dim %d: %lld vs %lld)",
-                 in_label.c_str(), shape_string(in.rank, in.shape).c_str(),
-                 shape_string(out.rank, out.shape).c_str(), d, (long long)n, (long long)out.shape[d]);
-    }
 }
 
 // Drops size-1 dims and merges dims that are contiguous for every operand.
@@ -283,18 +236,6 @@ void plan_reduce(OpCall& call, const void* params) {
         return plan_reduce_axes(call, axes_of(prm));
     }
     }
-}
-
-// One axis (ArgReduce, Scan): `axis` in [-rank, rank) (rank 0: -1 or 0, a single element).
-// Returns the normalised axis, or -1 for rank 0.
-int one_axis(const OpCall& call, int32_t axis) {
-    const TensorArg& x = call.inputs[0];
-    int lo = x.rank == 0 ? -1 : -x.rank, hi = x.rank == 0 ? 0 : x.rank - 1;
-    if (axis < lo || axis > hi)
-        fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->axis = %d is out of range for x of rank %d (valid: %d..%d)", axis,
-             x.rank, lo, hi);
-    if (x.rank == 0) return -1;
-    return axis < 0 ? axis + x.rank : axis;
 }
 
 void plan_arg_reduce(OpCall& call, const void* params) {
@@ -470,20 +411,29 @@ void read_elementwise_params(OpCall& call, const void* params) {
 // operand.
 void check_dtypes(OpCall& call) {
     const OpInfo& info = *call.info;
-    const uint32_t n_in = uint32_t(call.inputs.size());
-    auto operand = [&](uint32_t slot) -> const TensorArg& {
-        return slot < n_in ? call.inputs[slot] : call.outputs[slot - n_in];
+    // Operands by catalogue slot (inputs 0..n_inputs-1, then outputs); variadic ops pass fewer.
+    auto operand = [&](uint32_t slot) -> const TensorArg* {
+        if (slot < info.n_inputs) return slot < call.inputs.size() ? &call.inputs[slot] : nullptr;
+        uint32_t o = slot - info.n_inputs;
+        return o < call.outputs.size() ? &call.outputs[o] : nullptr;
     };
-    auto label = [&](uint32_t slot) { return operand_label(info, slot >= n_in, slot < n_in ? slot : slot - n_in); };
-    for (uint32_t slot = 0; slot < n_in + call.outputs.size(); ++slot) {
+    auto label = [&](uint32_t slot) {
+        return operand_label(info, slot >= info.n_inputs, slot < info.n_inputs ? slot : slot - info.n_inputs);
+    };
+    const TensorArg* first = nullptr;
+    for (uint32_t slot = 0; slot < info.n_inputs + info.n_outputs; ++slot) {
+        const TensorArg* arg = operand(slot);
+        if (!arg || !arg->present()) continue;
+        if (!first) first = arg;
         const OperandRule& rule = info.operands[slot];
-        tgl_dtype dt = operand(slot).dtype;
+        tgl_dtype dt = arg->dtype;
         if (rule.same_as >= 0) {
-            tgl_dtype want = operand(uint32_t(rule.same_as)).dtype;
-            if (dt != want)
+            const TensorArg* ref = operand(uint32_t(rule.same_as));
+            if (!ref || !ref->present()) continue;  // an absent optional operand constrains nothing
+            if (dt != ref->dtype)
                 fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; they must have the same dtype",
                      info.name, label(slot).c_str(), dtype_name(dt), label(uint32_t(rule.same_as)).c_str(),
-                     dtype_name(want));
+                     dtype_name(ref->dtype));
         } else if (!(rule.dtypes & TGL_DTYPE_BIT(dt))) {
             std::string allowed;
             for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_0; ++d)
@@ -492,7 +442,7 @@ void check_dtypes(OpCall& call) {
                  label(slot).c_str(), dtype_name(dt), allowed.c_str());
         }
     }
-    call.dtype = operand(0).dtype;
+    call.dtype = first ? first->dtype : TGL_DTYPE_INVALID;
 }
 
 bool overlaps(const TensorArg& a, const TensorArg& b) {
@@ -599,9 +549,13 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
                    const BufferLookup& lookup) {
     OpCall call;
     call.info = &info;
-    if (n_inputs != info.n_inputs || n_outputs != info.n_outputs)
-        fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' takes %u inputs and %u outputs; got n_inputs = %u, n_outputs = %u",
-             info.name, info.n_inputs, info.n_outputs, n_inputs, n_outputs);
+    const uint32_t min_in = info.min_inputs ? info.min_inputs : info.n_inputs;
+    const uint32_t min_out = info.min_outputs ? info.min_outputs : info.n_outputs;
+    if (n_inputs < min_in || n_inputs > info.n_inputs || n_outputs < min_out || n_outputs > info.n_outputs) {
+        auto range = [](uint32_t lo, uint32_t hi) { return lo == hi ? format("%u", hi) : format("%u to %u", lo, hi); };
+        fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s' takes %s inputs and %s outputs; got n_inputs = %u, n_outputs = %u",
+             info.name, range(min_in, info.n_inputs).c_str(), range(min_out, info.n_outputs).c_str(), n_inputs, n_outputs);
+    }
     if (n_inputs && !inputs) fail(TGL_ERROR_NULL_POINTER, "inputs is NULL but op '%s' takes %u inputs", info.name, n_inputs);
     if (n_outputs && !outputs) fail(TGL_ERROR_NULL_POINTER, "outputs is NULL but op '%s' takes %u outputs", info.name, n_outputs);
 
@@ -609,8 +563,13 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     if (info.family == OpFamily::Unary || info.family == OpFamily::Binary || info.family == OpFamily::Ternary)
         read_elementwise_params(call, params);
 
-    for (uint32_t i = 0; i < n_inputs; ++i) call.inputs.push_back(check_tensor(info, inputs[i], false, i, lookup));
-    for (uint32_t i = 0; i < n_outputs; ++i) call.outputs.push_back(check_tensor(info, outputs[i], true, i, lookup));
+    // An optional operand whose buffer handle is 0 is absent: a TensorArg without a buffer.
+    auto optional = [&](uint32_t slot, const tgl_tensor& t) { return (info.optional_slots >> slot & 1u) && t.buffer == 0; };
+    for (uint32_t i = 0; i < n_inputs; ++i)
+        call.inputs.push_back(optional(i, inputs[i]) ? TensorArg{} : check_tensor(info, inputs[i], false, i, lookup));
+    for (uint32_t i = 0; i < n_outputs; ++i)
+        call.outputs.push_back(optional(info.n_inputs + i, outputs[i]) ? TensorArg{}
+                                                                        : check_tensor(info, outputs[i], true, i, lookup));
 
     check_dtypes(call);
 
@@ -622,9 +581,14 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     case OpFamily::Matmul: plan_matmul(call, params); break;
     case OpFamily::ArgReduce: plan_arg_reduce(call, params); break;
     case OpFamily::Scan: plan_scan(call, params); break;
-    case OpFamily::Planned: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented", info.name);
+    case OpFamily::Normalize: plan_norm(call, params); break;
+    case OpFamily::Layout: plan_layout(call, params); break;
+    case OpFamily::Index: plan_index(call, params); break;
+    case OpFamily::Select: plan_select(call, params); break;
+    case OpFamily::Generate: plan_generate(call, params); break;
     }
     check_aliasing(call);
+    // Nothing to run when every output is empty (absent optional outputs count as empty).
     call.noop = true;
     for (const TensorArg& t : call.outputs) call.noop = call.noop && t.numel == 0;
     return call;

@@ -5,6 +5,13 @@
 
 #include "op_catalogue.h"
 
+// Index plans of the op families beyond elementwise, reduce and matmul, each in its own file.
+#include "generate_rules.h"
+#include "index_rules.h"
+#include "layout_rules.h"
+#include "norm_rules.h"
+#include "select_rules.h"
+
 #include <functional>
 #include <memory>
 #include <vector>
@@ -24,6 +31,8 @@ struct TensorArg {
     int64_t numel = 0;
     // Lowest and highest byte touched (inclusive range [lo, hi)); empty views have lo == hi.
     int64_t byte_lo = 0, byte_hi = 0;
+    // False for an absent optional operand (buffer handle 0): no buffer, rank 0, numel 0.
+    bool present() const { return buffer != nullptr; }
 };
 
 // Elementwise ops: the output iterated in row-major order over `shape`; operand 0 is the output,
@@ -92,6 +101,11 @@ struct OpCall {
     // the axis.
     int64_t scan_y_stride = 0;
     bool scan_exclusive = false, scan_reverse = false;
+    NormPlan norm;          // Normalize
+    LayoutPlan layout;      // Layout
+    IndexPlan index;        // Index
+    SelectPlan select;      // Select
+    GeneratePlan generate;  // Generate
 };
 
 // Resolves a buffer handle of the device the op runs on; throws INVALID_HANDLE / STALE_HANDLE
@@ -99,7 +113,7 @@ struct OpCall {
 using BufferLookup = std::function<std::shared_ptr<DeviceBuffer>(tgl_buffer, const char* what)>;
 
 // Validates everything; throws tgl::Error with the status and a message naming the argument.
-// The op must be in the catalogue and not Planned (the caller checks that first).
+// The op must be in the catalogue and not planned (the caller checks that first).
 OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inputs,
                    uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
                    const BufferLookup& lookup);

@@ -323,6 +323,11 @@ void run(const OpCall& c, unsigned threads) {
         return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
     case OpFamily::Ternary:
         return where(c, threads);
+    case OpFamily::Normalize: return run_norm(c, threads);
+    case OpFamily::Layout: return run_layout(c, threads);
+    case OpFamily::Index: return run_index(c, threads);
+    case OpFamily::Select: return run_select(c, threads);
+    case OpFamily::Generate: return run_generate(c, threads);
     default:
         break;
     }

@@ -12,5 +12,12 @@ namespace cpu {
 // Every operand's buffer is a CpuBuffer.
 void run(const OpCall& call, unsigned threads);
 
+// One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
+void run_norm(const OpCall& call, unsigned threads);
+void run_layout(const OpCall& call, unsigned threads);
+void run_index(const OpCall& call, unsigned threads);
+void run_select(const OpCall& call, unsigned threads);
+void run_generate(const OpCall& call, unsigned threads);
+
 }  // namespace cpu
 }  // namespace tgl

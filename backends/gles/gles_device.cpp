@@ -349,7 +349,11 @@ void GlesDevice::run(const OpCall& call) {
             fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
         break;
     case OpFamily::Matmul: run_matmul(*this, call); break;
-    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'gles'", call.info->name);
+    case OpFamily::Normalize: run_norm(*this, call); break;
+    case OpFamily::Layout: run_layout(*this, call); break;
+    case OpFamily::Index: run_index(*this, call); break;
+    case OpFamily::Select: run_select(*this, call); break;
+    case OpFamily::Generate: run_generate(*this, call); break;
     }
 }
 

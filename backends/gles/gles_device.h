@@ -133,6 +133,12 @@ private:
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);
 void run_matmul(GlesDevice& dev, const OpCall& call);
+// One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
+void run_norm(GlesDevice& dev, const OpCall& call);
+void run_layout(GlesDevice& dev, const OpCall& call);
+void run_index(GlesDevice& dev, const OpCall& call);
+void run_select(GlesDevice& dev, const OpCall& call);
+void run_generate(GlesDevice& dev, const OpCall& call);
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);
 

@@ -619,8 +619,9 @@ typedef struct tgl_op_caps {
     tgl_op op;
     const char* name;         /* e.g. "matmul"; static storage */
     uint32_t supported;       /* 1 if run_op implements this op on this plugin */
-    uint32_t n_inputs;
-    uint32_t n_outputs;
+    uint32_t n_inputs;        /* the most inputs the op takes: concat and stack take 1..8 */
+    uint32_t n_outputs;       /* the most outputs: split takes 1..4. Optional operands (see the
+                                 op's comment) count here and are absent when their buffer is 0 */
     uint32_t max_rank;
     uint32_t flags;           /* TGL_CAP_* */
     uint32_t params_size;     /* sizeof the op's params struct */

@@ -1,0 +1,11 @@
+#include "generate_rules.h"
+
+#include "validate_util.h"
+
+namespace tgl {
+
+void plan_generate(OpCall& call, const void*) {
+    fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented", call.info->name);
+}
+
+}  // namespace tgl

@@ -1,0 +1,1 @@
+// Conformance (known-answer, bad-input) tests of the select ops.

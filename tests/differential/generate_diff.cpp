@@ -1,0 +1,1 @@
+// Differential tests (GLES vs CPU) of the generate ops.
