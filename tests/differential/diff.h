@@ -4,6 +4,7 @@
 // guards, out-of-view bytes and inputs are checked unchanged.
 #pragma once
 
+#include "tgl_test/op_runner.h"
 #include "tgl_test/support.h"
 
 #include <algorithm>
@@ -142,6 +143,55 @@ inline void check(const Spec& spec) {
     EXPECT_TRUE(compare(got, want, spec.out.shape, spec.tolerance, CompareMode::Nmse,
                         "subject '" + plugin(Role::Subject).name() + "' vs reference '" +
                             plugin(Role::Reference).name() + "'"));
+}
+
+// A call with any operands (any dtypes, several outputs, optional operands absent), compared output
+// by output: tolerance and mode per output (integer outputs always compare exactly).
+struct MultiSpec {
+    tgl_op op = TGL_OP_INVALID;
+    std::vector<uint8_t> params;  // the params struct's bytes; empty: NULL
+    std::vector<InputArg> inputs;
+    std::vector<OutputArg> outputs;
+    std::vector<double> tolerance;  // per output (missing entries: 0)
+    std::vector<CompareMode> mode;  // per output (missing entries: Nmse)
+    std::string what;
+};
+
+inline std::string describe(const MultiSpec& spec) {
+    std::string s = spec.what + "\n  inputs:";
+    for (size_t i = 0; i < spec.inputs.size(); ++i)
+        s += "\n    [" + std::to_string(i) + "] " +
+             (spec.inputs[i].absent ? std::string("absent")
+                                    : dtype_name(spec.inputs[i].dtype) + " " + spec.inputs[i].view.describe());
+    s += "\n  outputs:";
+    for (size_t i = 0; i < spec.outputs.size(); ++i)
+        s += "\n    [" + std::to_string(i) + "] " +
+             (spec.outputs[i].absent ? std::string("absent")
+                                     : dtype_name(spec.outputs[i].dtype) + " " + spec.outputs[i].view.describe());
+    return s;
+}
+
+// Reference vs subject; EXPECTs (non-fatal) each present output's comparison.
+inline void check(const MultiSpec& spec) {
+    SCOPED_TRACE(describe(spec));
+    const void* params = spec.params.empty() ? nullptr : spec.params.data();
+    auto run = [&](Role role) {
+        try {
+            return run_op_values(shared_device(role), spec.op, params, spec.inputs, spec.outputs);
+        } catch (const Failure& f) {
+            throw Failure(std::string(role == Role::Reference ? "reference: " : "subject: ") + f.what());
+        }
+    };
+    std::vector<std::vector<double>> want = run(Role::Reference);
+    std::vector<std::vector<double>> got = run(Role::Subject);
+    for (size_t i = 0; i < spec.outputs.size(); ++i) {
+        if (spec.outputs[i].absent) continue;
+        double tol = i < spec.tolerance.size() ? spec.tolerance[i] : 0.0;
+        CompareMode mode = i < spec.mode.size() ? spec.mode[i] : CompareMode::Nmse;
+        EXPECT_TRUE(compare(spec.outputs[i].dtype, got[i], want[i], spec.outputs[i].view.shape, tol, mode,
+                            "output " + std::to_string(i) + ", subject '" + plugin(Role::Subject).name() +
+                                "' vs reference '" + plugin(Role::Reference).name() + "'"));
+    }
 }
 
 // A named case: builds its Spec from the case's random stream.
