@@ -134,12 +134,29 @@ def to_numpy_dtype(dtype):
                          % (dtype, DTYPE_NAMES.get(int(dtype), "unknown"))) from None
 
 
-# Op ids of the implemented catalogue (the planned ones are in plugin_api.h).
-OP_ABS, OP_NEG, OP_RELU, OP_SIGMOID, OP_TANH = 100, 101, 102, 103, 104
-OP_EXP, OP_LOG, OP_SQRT, OP_GELU, OP_SILU = 105, 106, 107, 108, 109
-OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAXIMUM, OP_MINIMUM, OP_POW = 200, 201, 202, 203, 204, 205, 206
-OP_SUM, OP_MEAN, OP_MAX, OP_MIN, OP_PROD = 300, 301, 302, 303, 304
-OP_MATMUL = 400
+# Op ids of the ABI 1.0 catalogue by name (plugin_api.h's TGL_OP_*); each is also a module constant
+# OP_<NAME>. Whether a plugin implements one: Plugin.query_op(id)["supported"].
+OPS = {
+    "abs": 100, "neg": 101, "relu": 102, "sigmoid": 103, "tanh": 104, "exp": 105, "log": 106,
+    "sqrt": 107, "gelu": 108, "silu": 109, "sign": 110, "leaky_relu": 111, "elu": 112,
+    "selu": 113, "celu": 114, "hardsigmoid": 115, "hardswish": 116, "softplus": 117, "mish": 118,
+    "expm1": 119, "log1p": 120, "rsqrt": 121, "reciprocal": 122, "square": 123, "sin": 124,
+    "cos": 125, "erf": 126, "floor": 127, "ceil": 128, "round": 129, "trunc": 130, "clamp": 131,
+    "logical_not": 132, "add": 200, "sub": 201, "mul": 202, "div": 203, "maximum": 204,
+    "minimum": 205, "pow": 206, "fmod": 207, "remainder": 208, "atan2": 209, "logical_and": 210,
+    "logical_or": 211, "logical_xor": 212, "eq": 213, "ne": 214, "lt": 215, "le": 216, "gt": 217,
+    "ge": 218, "where": 250, "sum": 300, "mean": 301, "max": 302, "min": 303, "prod": 304,
+    "argmax": 305, "argmin": 306, "logsumexp": 307, "var": 308, "std": 309, "any": 310,
+    "all": 311, "norm": 312, "cumsum": 313, "cumprod": 314, "matmul": 400, "cast": 500,
+    "softmax": 600, "log_softmax": 601, "layer_norm": 602, "rms_norm": 603, "group_norm": 604,
+    "batch_norm": 605, "add_layer_norm": 606, "add_rms_norm": 607, "contiguous": 700,
+    "concat": 701, "pad": 702, "tile": 703, "roll": 704, "permute": 705, "reshape": 706,
+    "slice": 707, "narrow": 708, "split": 709, "stack": 710, "expand": 711, "flip": 712,
+    "gather": 800, "index_select": 801, "scatter": 802, "scatter_add": 803, "one_hot": 804,
+    "topk": 900, "sort": 901, "argsort": 902, "arange": 1000, "full": 1001, "eye": 1002,
+    "tril": 1003, "triu": 1004, "random_uniform": 1005, "random_normal": 1006,
+}
+globals().update({"OP_" + name.upper(): op for name, op in OPS.items()})
 GELU_ERF, GELU_TANH = 0, 1
 
 CAP_STRIDED = 1 << 0
@@ -227,6 +244,63 @@ class MatmulParams(ctypes.Structure):
     ]
 
 
+
+# The params structs of the other ops (plugin_api.h documents each field). Leave struct_size 0:
+# Device.run_op fills it in.
+def _params(name, fields, doc):
+    cls = type(name, (ctypes.Structure,), {"_fields_": [("struct_size", ctypes.c_uint32)] + fields,
+                                            "__doc__": doc})
+    return cls
+
+
+_i32x8 = ctypes.c_int32 * MAX_RANK
+_i64x8 = ctypes.c_int64 * MAX_RANK
+_u32, _i32, _i64, _u64, _f32, _f64 = (ctypes.c_uint32, ctypes.c_int32, ctypes.c_int64,
+                                       ctypes.c_uint64, ctypes.c_float, ctypes.c_double)
+LeakyReluParams = _params("LeakyReluParams", [("negative_slope", _f32)], "tgl_leaky_relu_params")
+EluParams = _params("EluParams", [("alpha", _f32)], "tgl_elu_params (elu, celu)")
+SoftplusParams = _params("SoftplusParams", [("beta", _f32), ("threshold", _f32), ("reserved", _u32)],
+                         "tgl_softplus_params")
+ClampParams = _params("ClampParams", [("min", _f32), ("max", _f32), ("reserved", _u32)],
+                      "tgl_clamp_params")
+ArgReduceParams = _params("ArgReduceParams", [("axis", _i32), ("keepdims", _u32), ("reserved", _u32)],
+                          "tgl_arg_reduce_params (argmax, argmin)")
+VarParams = _params("VarParams", [("keepdims", _u32), ("n_axes", _u32), ("axes", _i32x8),
+                                  ("correction", _f32)], "tgl_var_params (var, std)")
+VectorNormParams = _params("VectorNormParams", [("keepdims", _u32), ("n_axes", _u32), ("axes", _i32x8),
+                                                ("ord", _f32)], "tgl_vector_norm_params")
+ScanParams = _params("ScanParams", [("axis", _i32), ("exclusive", _u32), ("reverse", _u32)],
+                     "tgl_scan_params (cumsum, cumprod)")
+SoftmaxParams = _params("SoftmaxParams", [("axis", _i32), ("scale", _f32), ("reserved", _u32)],
+                        "tgl_softmax_params")
+LayerNormParams = _params("LayerNormParams", [("n_norm_dims", _u32), ("eps", _f32), ("reserved", _u32)],
+                          "tgl_layer_norm_params (layer_norm, rms_norm, add_layer_norm, add_rms_norm)")
+GroupNormParams = _params("GroupNormParams", [("num_groups", _u32), ("eps", _f32), ("reserved", _u32)],
+                          "tgl_group_norm_params")
+BatchNormParams = _params("BatchNormParams", [("eps", _f32)], "tgl_batch_norm_params")
+PermuteParams = _params("PermuteParams", [("perm", _i32x8), ("reserved", _u32)], "tgl_permute_params")
+SliceParams = _params("SliceParams", [("axis", _i32), ("start", _i64), ("stop", _i64), ("step", _i64)],
+                      "tgl_slice_params")
+NarrowParams = _params("NarrowParams", [("axis", _i32), ("start", _i64), ("length", _i64)],
+                       "tgl_narrow_params")
+AxisParams = _params("AxisParams", [("axis", _i32)],
+                     "tgl_axis_params (concat, split, stack, gather, index_select, scatter, scatter_add)")
+FlipParams = _params("FlipParams", [("n_axes", _u32), ("axes", _i32x8)], "tgl_flip_params")
+PadParams = _params("PadParams", [("mode", _u32), ("value", _f64), ("before", _i64x8), ("after", _i64x8)],
+                    "tgl_pad_params")
+RollParams = _params("RollParams", [("n_axes", _u32), ("axes", _i32x8), ("shifts", _i64x8)],
+                     "tgl_roll_params")
+SortParams = _params("SortParams", [("axis", _i32), ("descending", _u32), ("reserved", _u32)],
+                     "tgl_sort_params (topk, sort, argsort)")
+ArangeParams = _params("ArangeParams", [("reserved", _u32), ("start", _f64), ("step", _f64)],
+                       "tgl_arange_params")
+FullParams = _params("FullParams", [("reserved", _u32), ("value", _f64)], "tgl_full_params")
+DiagonalParams = _params("DiagonalParams", [("diagonal", _i32)], "tgl_diagonal_params (eye, tril, triu)")
+RandomParams = _params("RandomParams", [("reserved", _u32), ("seed", _u64), ("offset", _u64), ("a", _f32),
+                                        ("b", _f32)], "tgl_random_params")
+PAD_CONSTANT, PAD_REFLECT, PAD_REPLICATE = 0, 1, 2
+
+
 class OpCaps(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -310,6 +384,22 @@ def _check_layouts():
         (BinaryParams, None, 8),
         (ReduceParams, None, 48), (ReduceParams, "n_axes", 8), (ReduceParams, "axes", 12),
         (MatmulParams, None, 24), (MatmulParams, "alpha", 12), (MatmulParams, "beta", 16),
+        (LeakyReluParams, None, 8), (LeakyReluParams, "negative_slope", 4),
+        (EluParams, None, 8), (EluParams, "alpha", 4),
+        (SoftplusParams, None, 16), (SoftplusParams, "threshold", 8),
+        (ClampParams, None, 16), (ClampParams, "max", 8),
+        (ArgReduceParams, None, 16), (ArgReduceParams, "keepdims", 8),
+        (VarParams, None, 48), (VarParams, "correction", 44),
+        (VectorNormParams, None, 48), (VectorNormParams, "ord", 44),
+        (ScanParams, None, 16), (ScanParams, "reverse", 12),
+        (SoftmaxParams, None, 16), (LayerNormParams, None, 16), (LayerNormParams, "eps", 8),
+        (GroupNormParams, None, 16), (BatchNormParams, None, 8), (PermuteParams, None, 40),
+        (SliceParams, None, 32), (SliceParams, "start", 8), (NarrowParams, None, 24),
+        (AxisParams, None, 8), (FlipParams, None, 40),
+        (PadParams, None, 144), (PadParams, "value", 8), (PadParams, "after", 80),
+        (RollParams, None, 104), (RollParams, "shifts", 40), (SortParams, None, 16),
+        (ArangeParams, None, 24), (FullParams, None, 16), (DiagonalParams, None, 8),
+        (RandomParams, None, 32), (RandomParams, "a", 24),
         (OpCaps, None, 88), (OpCaps, "name", 8), (OpCaps, "supported", 16),
         (OpCaps, "input_dtypes", 40), (OpCaps, "output_dtypes", 72),
         (PluginInfo, None, 40), (PluginInfo, "name", 16),
@@ -658,8 +748,11 @@ class Device:
 
     # --- ops -------------------------------------------------------------------------------------
     def run_op(self, op, inputs, outputs, params=None):
-        """Queues op `op` (an id) on DeviceTensors or raw Tensor descriptors. params: a ctypes
-        params struct (its struct_size is filled in when 0) or None for the defaults."""
+        """Queues op `op` (an id, or a name of OPS) on DeviceTensors or raw Tensor descriptors; None
+        stands for an absent optional operand. params: a ctypes params struct (its struct_size is
+        filled in when 0) or None for the defaults."""
+        if isinstance(op, str):
+            op = _lookup(OPS, op, "op")
         ins = (Tensor * max(len(inputs), 1))(*[_desc(t) for t in inputs])
         outs = (Tensor * max(len(outputs), 1))(*[_desc(t) for t in outputs])
         pptr = None
@@ -738,6 +831,8 @@ class Device:
 
 
 def _desc(t):
+    if t is None:
+        return Tensor()  # buffer handle 0: an absent optional operand
     if isinstance(t, DeviceTensor):
         return t.desc
     if isinstance(t, Tensor):
@@ -753,8 +848,7 @@ def _lookup(table, name, what):
                          % (what, name, ", ".join(sorted(table)))) from None
 
 
-_OP_NAMES = {v: k for t in (_UNARY_OPS, _BINARY_OPS, _REDUCE_OPS) for k, v in t.items()}
-_OP_NAMES[OP_MATMUL] = "matmul"
+_OP_NAMES = {v: k for k, v in OPS.items()}
 
 
 def _op_name(op):

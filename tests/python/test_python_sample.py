@@ -11,25 +11,17 @@ loaded or has no device fails its tests (it is not skipped).
 
 import ctypes
 import os
-import sys
 
 import numpy as np
 import pytest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SAMPLES = os.path.normpath(os.path.join(_HERE, "..", "..", "samples", "python"))
-sys.path.insert(0, _SAMPLES)
 
-import tensorgl as tg  # noqa: E402
+import tensorgl as tg  # noqa: E402  (on sys.path through conftest.py)
 import sample  # noqa: E402
 
 PLUGINS = [p.strip() for p in os.environ.get("TGL_TEST_PLUGINS", "cpu,gles").split(",")
            if p.strip()]
-
-
-@pytest.fixture(scope="session")
-def lib():
-    return tg.Library()
 
 
 @pytest.fixture(scope="module", params=PLUGINS)
