@@ -197,7 +197,8 @@ def _cast_ref(x, to):
     if to == np.bool_:
         return x != 0
     if to.kind == "f":
-        return x.astype(to)
+        with np.errstate(over="ignore"):  # beyond the largest finite value: inf, as documented
+            return x.astype(to)
     if x.dtype.kind == "f":
         info = np.iinfo(to)
         t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=info.max, neginf=info.min))
