@@ -11,6 +11,15 @@
 namespace tgl {
 namespace {
 
+// Bits of `value` converted to dtype dt as op 'cast' converts a double (in the low bytes).
+uint32_t cast_bits(double value, tgl_dtype dt) {
+    uint8_t bytes[4] = {};
+    cpu::store_from_double(bytes, dt, 0, value, false);
+    uint32_t bits = 0;
+    std::memcpy(&bits, bytes, tgl_dtype_size(dt));
+    return bits;
+}
+
 // A strided view of an operand (or part of one) in elements.
 struct ViewDesc {
     int rank = 0;
@@ -209,9 +218,12 @@ void add_linear_step(LayoutPlan& plan, int input, const ViewDesc& x, int64_t in_
     plan.steps.push_back(s);
 }
 
-void require_params(const OpInfo& info, const void* params, const char* what) {
+// The op's params struct, which has no default.
+template <class P>
+P read_required(const OpInfo& info, const void* params, const char* what) {
     if (!params)
         fail(TGL_ERROR_NULL_POINTER, "params is NULL but op '%s' needs its %s (there is no default)", info.name, what);
+    return read_params(info, params, P{});
 }
 
 void require_same_shape_as_x(const OpCall& call) {
@@ -277,8 +289,7 @@ CopyStep direct_step(const OpCall& call, const int64_t* x_strides) {
 
 void plan_permute(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_permute_params (perm)");
-    tgl_permute_params prm = read_params(info, params, tgl_permute_params{});
+    auto prm = read_required<tgl_permute_params>(info, params, "tgl_permute_params (perm)");
     require_reserved_zero(info, prm.reserved);
     const TensorArg& x = call.inputs[0];
     int perm[TGL_MAX_RANK];
@@ -321,32 +332,34 @@ void slice_indices(int64_t n, int64_t& start, int64_t& stop, int64_t step, int64
     count = span <= 0 ? 0 : int64_t((span + st - 1) / st);
 }
 
+// y is x with `count` elements along axis: y[.., c, ..] = x[.., start + step * c, ..].
+void plan_along_axis(OpCall& call, int axis, int64_t count, int64_t start, int64_t step, const std::string& why) {
+    const TensorArg& x = call.inputs[0];
+    int64_t expect[TGL_MAX_RANK];
+    std::copy(x.shape, x.shape + x.rank, expect);
+    expect[axis] = count;
+    require_shape(*call.info, call.outputs[0], "outputs[0] (y)", x.rank, expect, why.c_str());
+    CopyStep s = direct_step(call, x.strides);
+    // A step only matters between two elements: with one element or none it may be anything.
+    set_dim(s, axis, x.strides[axis], x.shape[axis], start, count > 1 ? step : 1);
+    add_map_step(call.layout, s);
+}
+
 void plan_slice(OpCall& call, const void* params) {
-    const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_slice_params (axis, start, stop, step)");
-    tgl_slice_params prm = read_params(info, params, tgl_slice_params{});
+    auto prm = read_required<tgl_slice_params>(*call.info, params, "tgl_slice_params (axis, start, stop, step)");
     const TensorArg& x = call.inputs[0];
     int axis = normalize_axis(prm.axis, x.rank, "params->axis");
     if (prm.step == 0) fail(TGL_ERROR_INVALID_ARGUMENT, "params->step of op 'slice' must not be 0");
     int64_t start = prm.start, stop = prm.stop, count = 0;
     slice_indices(x.shape[axis], start, stop, prm.step, count);
-    int64_t expect[TGL_MAX_RANK];
-    std::copy(x.shape, x.shape + x.rank, expect);
-    expect[axis] = count;
-    require_shape(info, call.outputs[0], "outputs[0] (y)", x.rank, expect,
-                  format("slicing axis %d of x %s by start %lld, stop %lld, step %lld", axis,
-                         shape_string(x.rank, x.shape).c_str(), (long long)prm.start, (long long)prm.stop,
-                         (long long)prm.step).c_str());
-    CopyStep s = direct_step(call, x.strides);
-    // A step only matters between two elements: with one element or none it may be anything.
-    set_dim(s, axis, x.strides[axis], x.shape[axis], start, count > 1 ? prm.step : 1);
-    add_map_step(call.layout, s);
+    plan_along_axis(call, axis, count, start, prm.step,
+                    format("slicing axis %d of x %s by start %lld, stop %lld, step %lld", axis,
+                           shape_string(x.rank, x.shape).c_str(), (long long)prm.start, (long long)prm.stop,
+                           (long long)prm.step));
 }
 
 void plan_narrow(OpCall& call, const void* params) {
-    const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_narrow_params (axis, start, length)");
-    tgl_narrow_params prm = read_params(info, params, tgl_narrow_params{});
+    auto prm = read_required<tgl_narrow_params>(*call.info, params, "tgl_narrow_params (axis, start, length)");
     const TensorArg& x = call.inputs[0];
     int axis = normalize_axis(prm.axis, x.rank, "params->axis");
     const int64_t n = x.shape[axis];
@@ -357,19 +370,12 @@ void plan_narrow(OpCall& call, const void* params) {
     if (prm.length < 0 || prm.length > n - start)
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->length = %lld of op 'narrow' must be in 0..%lld (axis %d of size %lld from start %lld)",
              (long long)prm.length, (long long)(n - start), axis, (long long)n, (long long)start);
-    int64_t expect[TGL_MAX_RANK];
-    std::copy(x.shape, x.shape + x.rank, expect);
-    expect[axis] = prm.length;
-    require_shape(info, call.outputs[0], "outputs[0] (y)", x.rank, expect, "narrowing x");
-    CopyStep s = direct_step(call, x.strides);
-    set_dim(s, axis, x.strides[axis], n, start);
-    add_map_step(call.layout, s);
+    plan_along_axis(call, axis, prm.length, start, 1, "narrowing x");
 }
 
 void plan_flip(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_flip_params (axes)");
-    tgl_flip_params prm = read_params(info, params, tgl_flip_params{});
+    auto prm = read_required<tgl_flip_params>(info, params, "tgl_flip_params (axes)");
     const TensorArg& x = call.inputs[0];
     std::vector<int> axes = read_axes(prm.n_axes, prm.axes, x.rank, false);
     require_same_shape_as_x(call);
@@ -380,8 +386,7 @@ void plan_flip(OpCall& call, const void* params) {
 
 void plan_roll(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_roll_params (axes, shifts)");
-    tgl_roll_params prm = read_params(info, params, tgl_roll_params{});
+    auto prm = read_required<tgl_roll_params>(info, params, "tgl_roll_params (axes, shifts)");
     const TensorArg& x = call.inputs[0];
     require_same_shape_as_x(call);
     if (prm.n_axes == 0) {
@@ -433,8 +438,7 @@ void plan_tile(OpCall& call) {
 
 void plan_pad(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    require_params(info, params, "tgl_pad_params (mode, value, before, after)");
-    tgl_pad_params prm = read_params(info, params, tgl_pad_params{});
+    auto prm = read_required<tgl_pad_params>(info, params, "tgl_pad_params (mode, value, before, after)");
     if (prm.mode > TGL_PAD_REPLICATE)
         fail(TGL_ERROR_INVALID_ARGUMENT,
              "params->mode of op 'pad' must be TGL_PAD_CONSTANT (0), TGL_PAD_REFLECT (1) or TGL_PAD_REPLICATE (2), got %u",
@@ -463,12 +467,7 @@ void plan_pad(OpCall& call, const void* params) {
                                                          : CoordMode::Clamp;
     CopyStep s = map_step(0, 0, view_of(call.outputs[0]), x.offset);
     for (int d = 0; d < x.rank; ++d) set_dim(s, d, x.strides[d], x.shape[d], -prm.before[d], 1, mode);
-    const tgl_dtype dt = call.outputs[0].dtype;
-    uint8_t bytes[4] = {};
-    cpu::store_from_double(bytes, dt, 0, prm.value, false);
-    uint32_t bits = 0;
-    std::memcpy(&bits, bytes, tgl_dtype_size(dt));
-    call.layout.value_bits = bits;
+    call.layout.value_bits = cast_bits(prm.value, call.outputs[0].dtype);
     add_map_step(call.layout, s);
 }
 
@@ -529,11 +528,9 @@ void plan_split(OpCall& call, const void* params) {
 }
 
 void plan_stack(OpCall& call, const void* params) {
-    const OpInfo& info = *call.info;
-    const int32_t axis_param = read_axis(info, params);
     const TensorArg& x0 = call.inputs[0];
-    const TensorArg& y = call.outputs[0];
     const int r = x0.rank;
+    const int32_t axis_param = read_axis(*call.info, params);
     if (axis_param < -(r + 1) || axis_param > r)
         fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->axis = %d is out of range for stacking inputs of rank %d (valid: %d..%d)",
              axis_param, r, -(r + 1), r);
@@ -543,9 +540,10 @@ void plan_stack(OpCall& call, const void* params) {
     require_same_shapes(call, -1, false);
     int64_t expect[TGL_MAX_RANK];
     for (int d = 0, k = 0; d <= r; ++d) expect[d] = d == axis ? int64_t(call.inputs.size()) : x0.shape[k++];
-    require_shape(info, y, "outputs[0] (y)", r + 1, expect, format("stacking the inputs at axis %d", axis).c_str());
+    require_shape(*call.info, call.outputs[0], "outputs[0] (y)", r + 1, expect, format("stacking the inputs at axis %d", axis).c_str());
     for (size_t i = 0; i < call.inputs.size(); ++i) {
         const TensorArg& x = call.inputs[i];
+        const TensorArg& y = call.outputs[0];
         ViewDesc part;  // y with the new axis fixed at i
         part.rank = r;
         part.offset = y.offset + int64_t(i) * y.strides[axis];

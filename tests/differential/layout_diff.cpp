@@ -183,31 +183,29 @@ TEST_F(LayoutDiff, ConcatSplitStackEveryAxis) {
         auto ap = zeroed<tgl_axis_params>();
         ap.axis = axis;
 
-        int n_in = int(rng_.integer(1, 8));
+        // n parts of shape s with random sizes (some 0) along the axis; returns their total shape.
+        auto random_parts = [&](int n, std::vector<Shape>& parts) {
+            Shape total = s;
+            total[a] = 0;
+            for (int i = 0; i < n; ++i) {
+                parts.push_back(s);
+                parts.back()[a] = rng_.chance(0.15) ? 0 : dim(rng_);
+                total[a] += parts.back()[a];
+            }
+            return total;
+        };
+        std::vector<Shape> in_shapes, out_shapes;
+        Shape ys = random_parts(int(rng_.integer(1, 8)), in_shapes);
         std::vector<InputArg> ins;
-        Shape ys = s;
-        ys[a] = 0;
-        for (int i = 0; i < n_in; ++i) {
-            Shape xs = s;
-            xs[a] = rng_.chance(0.15) ? 0 : dim(rng_);
-            ys[a] += xs[a];
-            ins.push_back(random_input(rng_, dt, xs));
-        }
+        for (const Shape& xs : in_shapes) ins.push_back(random_input(rng_, dt, xs));
         check_op(TGL_OP_CONCAT, &ap, ins, {random_output(rng_, dt, ys)},
-                 label("concat", dt, ys) + " of " + std::to_string(n_in) + " along " + std::to_string(axis));
+                 label("concat", dt, ys) + " of " + std::to_string(ins.size()) + " along " + std::to_string(axis));
 
-        int n_out = int(rng_.integer(1, 4));
+        Shape xs = random_parts(int(rng_.integer(1, 4)), out_shapes);
         std::vector<OutputArg> outs;
-        Shape xs = s;
-        xs[a] = 0;
-        for (int k = 0; k < n_out; ++k) {
-            Shape part = s;
-            part[a] = rng_.chance(0.15) ? 0 : dim(rng_);
-            xs[a] += part[a];
-            outs.push_back(random_output(rng_, dt, part));
-        }
+        for (const Shape& part : out_shapes) outs.push_back(random_output(rng_, dt, part));
         check_op(TGL_OP_SPLIT, &ap, {random_input(rng_, dt, xs)}, outs,
-                 label("split", dt, xs) + " into " + std::to_string(n_out) + " along " + std::to_string(axis));
+                 label("split", dt, xs) + " into " + std::to_string(outs.size()) + " along " + std::to_string(axis));
 
         auto sp = zeroed<tgl_axis_params>();
         sp.axis = int(rng_.integer(-rank - 1, rank));
