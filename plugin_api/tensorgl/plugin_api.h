@@ -290,21 +290,39 @@ enum {
     TGL_OP_ADD_LAYER_NORM = 606,
     TGL_OP_ADD_RMS_NORM = 607,
 
-    /* Layout: (x) -> (y), any dtype, elements copied bit for bit (one strided-copy kernel).
-     * Zero-copy views of the same kinds are made on the host by editing a descriptor (shape,
-     * strides, byte_offset); these ops materialize them.
-     * contiguous: y = x, any strides on both sides. reshape: y takes x's elements in row-major
-     *   order (same count, any shapes). permute: y.shape[d] = x.shape[perm[d]] (tgl_permute_params).
-     * slice: along one axis, Python start:stop:step, negative step too (tgl_slice_params).
-     * narrow: x.narrow(axis, start, length) (tgl_narrow_params). expand: y.shape is x's shape
-     *   broadcast NumPy-style. flip: reverse the listed axes (tgl_flip_params).
-     * concat: (x0, ..., x{n-1}) -> (y) along an axis, 1 <= n <= 8; more inputs: concatenate into
-     *   slices of y (tgl_axis_params). split: (x) -> (y0, ..., y{n-1}), 1 <= n <= 4, sizes along
-     *   the axis from the outputs' shapes (tgl_axis_params). stack: (x0, ..., x{n-1}) -> (y), new
-     *   axis (tgl_axis_params; axis in [-(rank+1), rank]).
-     * pad: constant, reflect or replicate, per side of every dim; negative pads crop
-     *   (tgl_pad_params). tile: y.shape[d] is a multiple of x's (x right-aligned), torch.tile /
-     *   Tensor.repeat. roll: torch.roll (tgl_roll_params). */
+    /* Layout: (x) -> (y), any dtype (inputs and outputs of one dtype), elements copied bit for bit
+     * (NaN payloads and -0 kept). All 13 ops are one strided copy. Zero-copy views of the same
+     * kinds (reshape of a contiguous tensor, permute, slice, narrow, expand) are made on the host by
+     * editing a descriptor (shape, strides, byte_offset); these ops materialize them into y. Inputs
+     * may have any strides (0 and negative too); outputs any strides but 0 and must not overlap
+     * themselves or each other (split's outputs are checked pairwise).
+     * contiguous: y = x (same shape), any strides on both sides.
+     * reshape: y takes x's elements in row-major order; same element count, any shapes and ranks.
+     * permute: y.shape[d] = x.shape[perm[d]] (tgl_permute_params; params required).
+     * slice: along one axis, Python start:stop:step, negative steps too (tgl_slice_params; params
+     *   required); y's size there is Python's len(range(*slice(start, stop, step).indices(n))).
+     * narrow: x.narrow(axis, start, length), start in [-n, n] (negative: from the end),
+     *   0 <= length <= n - start (tgl_narrow_params; params required).
+     * expand: y.shape is x's shape broadcast NumPy-style (right-aligned; dims of 1 stretch, also to
+     *   0; extra leading dims of y repeat x).
+     * flip: reverse the listed axes (tgl_flip_params; params required; no repeats; none: a copy).
+     * concat: (x0, ..., x{n-1}) -> (y), 1 <= n <= 8 inputs of one rank (>= 1) agreeing in every
+     *   dim but the axis, which may be 0 in some (those add nothing); y's axis is their sum. For
+     *   more inputs: concatenate into slices of y (tgl_axis_params; NULL: axis 0).
+     * split: (x) -> (y0, ..., y{n-1}), 1 <= n <= 4; the sizes along the axis come from the
+     *   outputs' shapes (any, 0 included) and must add up to x's (tgl_axis_params; NULL: axis 0).
+     * stack: (x0, ..., x{n-1}) -> (y), 1 <= n <= 8 inputs of one shape, joined along a new axis
+     *   of size n at `axis` in [-(rank+1), rank] (tgl_axis_params; NULL: axis 0).
+     * pad: per side of every dim, y.shape[d] = before[d] + x.shape[d] + after[d] >= 0; negative
+     *   pads crop. constant: the value converted to y's dtype as cast converts a double; reflect
+     *   (torch 'reflect', the edge not repeated): every positive pad < x.shape[d]; replicate: the
+     *   edge element repeated, a dim of size 0 cannot be padded (tgl_pad_params; params required).
+     * tile: y.shape[d] is a multiple of x's (x right-aligned; leading dims of y beyond x's rank are
+     *   repetitions of all of x), torch.tile / Tensor.repeat with y.shape = reps * x.shape. A y dim of
+     *   0 is 0 repetitions; a dim of x of size 0 needs y's to be 0 too (tgl_unary_params).
+     * roll: torch.roll (tgl_roll_params; params required): y[(i + shift) mod n] = x[i] along each
+     *   listed axis, shifts of any sign and size; an axis listed twice gets the sum of its shifts;
+     *   n_axes 0 rolls the flattened tensor (row-major order) by shifts[0] and keeps the shape. */
     TGL_OP_CONTIGUOUS = 700,
     TGL_OP_CONCAT = 701,
     TGL_OP_PAD = 702,
@@ -485,7 +503,9 @@ typedef struct tgl_batch_norm_params {
     float eps;
 } tgl_batch_norm_params;
 
-/* permute: y.shape[d] = x.shape[perm[d]] for d < rank; perm is a permutation of 0..rank-1. */
+/* permute: y.shape[d] = x.shape[perm[d]] for d < rank; perm is a permutation of 0..rank-1 (an
+ * entry may be negative, counted from the end; a repeated or out-of-range entry is
+ * TGL_ERROR_AXIS_OUT_OF_RANGE). Entries at index >= rank are ignored. NULL params: an error. */
 typedef struct tgl_permute_params {
     uint32_t struct_size;
     int32_t perm[TGL_MAX_RANK];
@@ -493,8 +513,9 @@ typedef struct tgl_permute_params {
 } tgl_permute_params;
 
 /* slice: Python's start:stop:step along axis (negative start/stop count from the end and are
- * clamped; INT64_MAX as stop means "to the end", INT64_MIN with a negative step "to the front");
- * step != 0. */
+ * clamped; INT64_MAX as stop means "to the end", INT64_MIN with a negative step "to the front";
+ * INT64_MAX as start with a negative step: from the last element); step != 0, any other value
+ * (INT64_MIN and INT64_MAX too). NULL params: an error. */
 typedef struct tgl_slice_params {
     uint32_t struct_size;
     int32_t axis;
@@ -503,7 +524,8 @@ typedef struct tgl_slice_params {
     int64_t step;
 } tgl_slice_params;
 
-/* narrow: elements [start, start + length) along axis (start may be negative: from the end). */
+/* narrow: elements [start, start + length) along axis (start in [-n, n]; negative: from the end;
+ * 0 <= length <= n - start). NULL params: an error. */
 typedef struct tgl_narrow_params {
     uint32_t struct_size;
     int32_t axis;
@@ -518,7 +540,8 @@ typedef struct tgl_axis_params {
     int32_t axis;
 } tgl_axis_params;
 
-/* flip: reverses axes[0..n_axes). */
+/* flip: reverses axes[0..n_axes) (n_axes <= 8, negative axes from the end, no repeats). NULL
+ * params: an error. */
 typedef struct tgl_flip_params {
     uint32_t struct_size;
     uint32_t n_axes;
@@ -526,7 +549,9 @@ typedef struct tgl_flip_params {
 } tgl_flip_params;
 
 enum { TGL_PAD_CONSTANT = 0, TGL_PAD_REFLECT = 1, TGL_PAD_REPLICATE = 2 };
-/* pad: y.shape[d] = before[d] + x.shape[d] + after[d] for d < rank. Reflect needs pads < size. */
+/* pad: y.shape[d] = before[d] + x.shape[d] + after[d] (>= 0) for d < rank; entries at index >= rank
+ * are ignored. Negative pads crop. Reflect needs every positive pad < x.shape[d]; replicate needs
+ * x.shape[d] > 0 where a pad is positive. NULL params: an error. */
 typedef struct tgl_pad_params {
     uint32_t struct_size;
     uint32_t mode;  /* TGL_PAD_* */
@@ -535,7 +560,8 @@ typedef struct tgl_pad_params {
     int64_t after[TGL_MAX_RANK];
 } tgl_pad_params;
 
-/* roll: shifts[i] along axes[i]; n_axes == 0 rolls the flattened tensor by shifts[0]. */
+/* roll: shifts[i] along axes[i] (any int64; a repeated axis adds its shifts); n_axes == 0 rolls
+ * the flattened tensor by shifts[0]. NULL params: an error. */
 typedef struct tgl_roll_params {
     uint32_t struct_size;
     uint32_t n_axes;
