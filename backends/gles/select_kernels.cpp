@@ -42,8 +42,9 @@ uint32_t log2_ceil(uint64_t n) {
     return l;
 }
 
-// Scratch pairs per batch at most (8 bytes each): 64 MiB.
-constexpr uint64_t kMaxBatchPositions = uint64_t(1) << 23;
+// Scratch pairs per batch at most (8 bytes each): 16 MiB, still 2^20 compare-exchanges per global
+// pass, enough to fill a large GPU.
+constexpr uint64_t kMaxBatchPositions = uint64_t(1) << 21;
 
 }  // namespace
 

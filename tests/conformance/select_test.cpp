@@ -178,7 +178,8 @@ TEST_F(SelectOps, LongRows) {
         }
         auto asc = sort_params(0, false);
         expect_sorted(run_sel(TGL_OP_SORT, &asc, n > 5000 ? I32 : F32, {n}, x, {n}), n > 5000 ? I32 : F32, vals, idx);
-        // topk 4 largest: the first group (indices 0.., the values (n-1)/3) in index order.
+        if (n > 5000) continue;
+        // topk 4 largest: x does not increase, so the first four in index order.
         auto largest = sort_params(0, true);
         Sorted t = run_sel(TGL_OP_TOPK, &largest, F32, {n}, x, {4});
         std::vector<double> tv, ti;

@@ -125,7 +125,7 @@ std::vector<SelCase> cases() {
         Keys::Wide);
     add("argsort_row_1000003", TGL_OP_ARGSORT, TGL_DTYPE_F16, {1000003}, -1, false, Kind::Contiguous,
         Kind::Contiguous, Keys::Dups);
-    // Several batches of long rows (each batch one scratch window).
+    // Two batches of long rows (4 rows of 2^19 positions fill one scratch window of 2^21 pairs).
     add("sort_rows_5x300007", TGL_OP_SORT, TGL_DTYPE_I32, {5, 300007}, 1, false, Kind::Contiguous, Kind::Contiguous,
         Keys::Dups);
     // More than 65,535 workgroups: one workgroup per row of 37 (padded to 64).
