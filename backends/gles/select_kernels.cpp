@@ -13,29 +13,6 @@ namespace tgl {
 namespace gles {
 namespace {
 
-struct OuterDim {
-    int64_t n, xs, vs, is;
-};
-
-// The outer dims without size-1 dims, neighbours merged where contiguous in all three operands.
-std::vector<OuterDim> outer_dims(const SelectPlan& p) {
-    std::vector<OuterDim> out;
-    for (int d = 0; d < p.outer_rank; ++d) {
-        if (p.outer_shape[d] == 1) continue;
-        OuterDim cur{p.outer_shape[d], p.outer_x_strides[d], p.outer_v_strides[d], p.outer_i_strides[d]};
-        if (!out.empty() && out.back().xs == cur.xs * cur.n && out.back().vs == cur.vs * cur.n &&
-            out.back().is == cur.is * cur.n) {
-            out.back().n *= cur.n;
-            out.back().xs = cur.xs;
-            out.back().vs = cur.vs;
-            out.back().is = cur.is;
-        } else {
-            out.push_back(cur);
-        }
-    }
-    return out;
-}
-
 uint32_t log2_ceil(uint64_t n) {
     uint32_t l = 0;
     while ((uint64_t(1) << l) < n) ++l;
@@ -73,7 +50,8 @@ void run_select(GlesDevice& dev, const OpCall& call) {
     Binding vb = ib;
     if (p.has_values) vb = dev.window(call.outputs[0], "outputs[0] (values)", &v_off);
 
-    const std::vector<OuterDim> outer = outer_dims(p);
+    const int64_t* const outer_strides[3] = {p.outer_x_strides, p.outer_v_strides, p.outer_i_strides};
+    const std::vector<MergedDim<3>> outer = merge_dims(p.outer_rank, p.outer_shape, outer_strides);
     Defines common = {{"X_DTYPE", str(x.dtype)},
                       {"OUTER_RANK", str(long(outer.size()))},
                       {"WG_SIZE", str(wg)},
@@ -99,11 +77,11 @@ void run_select(GlesDevice& dev, const OpCall& call) {
                      uniform_int("u_i_stride", {p.k > 1 ? to_i32(p.i_stride, "the stride of indices along the axis") : 0})};
     if (!outer.empty()) {
         std::vector<int32_t> sn, sx, sv, si;
-        for (const OuterDim& d : outer) {
+        for (const MergedDim<3>& d : outer) {
             sn.push_back(to_i32(d.n, "a dimension of x"));
-            sx.push_back(to_i32(d.xs, "a stride of x"));
-            sv.push_back(to_i32(d.vs, "a stride of values"));
-            si.push_back(to_i32(d.is, "a stride of indices"));
+            sx.push_back(to_i32(d.s[0], "a stride of x"));
+            sv.push_back(to_i32(d.s[1], "a stride of values"));
+            si.push_back(to_i32(d.s[2], "a stride of indices"));
         }
         base.uniforms.push_back(uniform_int("u_outer_shape", sn));
         base.uniforms.push_back(uniform_int("u_outer_x_stride", sx));
