@@ -31,6 +31,36 @@ inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 inline std::string str(long long v) { return std::to_string(v); }
 
+// A dim of an index space walked by N operands at once: its size and each operand's stride.
+template <size_t N>
+struct MergedDim {
+    int64_t n;
+    int64_t s[N];
+};
+
+// The dims (shape[d], strides[k][d]) without size-1 dims, neighbours merged where contiguous in
+// every operand, in order: fewer dims for the shader to walk (and fewer variants).
+template <size_t N>
+std::vector<MergedDim<N>> merge_dims(int rank, const int64_t* shape, const int64_t* const (&strides)[N]) {
+    std::vector<MergedDim<N>> out;
+    for (int d = 0; d < rank; ++d) {
+        if (shape[d] == 1) continue;
+        MergedDim<N> cur{shape[d], {}};
+        bool contiguous = !out.empty();
+        for (size_t k = 0; k < N; ++k) {
+            cur.s[k] = strides[k][d];
+            contiguous = contiguous && out.back().s[k] == cur.s[k] * cur.n;
+        }
+        if (contiguous) {
+            out.back().n *= cur.n;
+            for (size_t k = 0; k < N; ++k) out.back().s[k] = cur.s[k];
+        } else {
+            out.push_back(cur);
+        }
+    }
+    return out;
+}
+
 // One dispatch per grid chunk of a 1-D kernel, each with its u_group_base.
 inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
     for (const GridChunk& c : dev.split_grid(groups)) {

@@ -353,10 +353,20 @@ enum {
     TGL_OP_SCATTER_ADD = 803,
     TGL_OP_ONE_HOT = 804,
 
-    /* Selection along one axis (tgl_sort_params), stable: equal keys keep their order; NaN sorts
-     * as larger than any number (last ascending, first descending).
-     * topk: (x) -> (values, indices i32), k = the outputs' size along the axis, sorted.
-     * sort: (x) -> (values, indices i32). argsort: (x) -> (indices i32). */
+    /* Selection along one axis (tgl_sort_params); x of f32, f16 or i32, values of x's dtype,
+     * indices i32 (the element's position along the axis in x). Order: numeric; NaN sorts as
+     * larger than any number, +inf included (last ascending, first descending); -0.0 and +0.0
+     * compare equal (tied: they keep their order, and each keeps its sign: values are x's
+     * elements bit for bit, NaN payloads too). Stable in both directions: equal keys (and NaNs)
+     * keep their original order, lower index first, so descending is NOT the reverse of
+     * ascending where keys tie (torch.sort(stable=True) does the same).
+     * topk: (x) -> (values, indices), k = the outputs' size along the axis, 0 <= k <= n (k = 0:
+     *   empty outputs; k > n: TGL_ERROR_SHAPE_MISMATCH); descending = 1 the k largest, largest
+     *   first (torch.topk(largest=True, sorted=True)), descending = 0 the k smallest, smallest
+     *   first; of tied keys the lower index comes first (torch.topk leaves that unspecified). The
+     *   other dims of values equal x's; indices have values' shape.
+     * sort: (x) -> (values, indices), both of x's shape. argsort: (x) -> (indices), x's shape.
+     * A rank-0 x is one row of one element (axis -1 or 0). */
     TGL_OP_TOPK = 900,
     TGL_OP_SORT = 901,
     TGL_OP_ARGSORT = 902,
@@ -569,8 +579,8 @@ typedef struct tgl_roll_params {
     int64_t shifts[TGL_MAX_RANK];
 } tgl_roll_params;
 
-/* topk, sort, argsort. descending = 1: largest first (topk's "largest"). NULL params: axis -1,
- * ascending (topk: largest). */
+/* topk, sort, argsort. axis: negative counts from the end. descending: 0 or 1; 1 = largest first
+ * (topk's "largest"). reserved: 0. NULL params: axis -1, ascending (topk: descending = 1, largest). */
 typedef struct tgl_sort_params {
     uint32_t struct_size;
     int32_t axis;
