@@ -1,12 +1,164 @@
-// GLES host side of the Normalize family (plan: backends/common/norm_rules.h).
+// GLES host side of the Normalize family (plan: backends/common/norm_rules.h; shader:
+// glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by PASS_PACK dispatches
+// into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
+// row, or one invocation per row for short rows). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <vector>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_norm(GlesDevice&, const OpCall& call) {
-    fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'gles'", call.info->name);
+constexpr int kRoles = NormPlan::kRoles;
+// Rows at most this long get one invocation each instead of a workgroup.
+constexpr int64_t kThreadRowMax = 32;
+
+struct Dim {
+    int64_t n;
+    int64_t s[kRoles];
+};
+
+// Drops size-1 dims and merges neighbours that are contiguous for every role.
+std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t (*strides)[TGL_MAX_RANK]) {
+    std::vector<Dim> out;
+    for (int d = 0; d < rank; ++d) {
+        if (shape[d] == 1) continue;
+        Dim cur{shape[d], {}};
+        for (int k = 0; k < kRoles; ++k) cur.s[k] = strides[k][d];
+        bool merge = !out.empty();
+        for (int k = 0; merge && k < kRoles; ++k) merge = out.back().s[k] == cur.s[k] * cur.n;
+        if (merge) {
+            out.back().n *= cur.n;
+            for (int k = 0; k < kRoles; ++k) out.back().s[k] = cur.s[k];
+        } else {
+            out.push_back(cur);
+        }
+    }
+    return out;
+}
+
+void dim_uniforms(const std::vector<Dim>& dims, const char* shape_name, const char* stride_name, Dispatch& d) {
+    if (dims.empty()) return;
+    std::vector<int32_t> n, s;
+    for (const Dim& dim : dims) {
+        n.push_back(to_i32(dim.n, "a dimension of x"));
+        for (int k = 0; k < kRoles; ++k) s.push_back(to_i32(dim.s[k], "a stride of an operand"));
+    }
+    d.uniforms.push_back(uniform_int(shape_name, n));
+    d.uniforms.push_back(uniform_int(stride_name, s));
+}
+
+const char* stats_define(tgl_op op) {
+    switch (op) {
+    case TGL_OP_SOFTMAX:
+    case TGL_OP_LOG_SOFTMAX: return "STATS_SOFTMAX";
+    case TGL_OP_RMS_NORM:
+    case TGL_OP_ADD_RMS_NORM: return "STATS_MEANSQ";
+    case TGL_OP_BATCH_NORM: return "STATS_NONE";
+    default: return "STATS_MEANVAR";
+    }
+}
+
+}  // namespace
+
+void run_norm(GlesDevice& dev, const OpCall& call) {
+    const NormPlan& p = call.norm;
+    const OpInfo& info = *call.info;
+    const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
+    const uint32_t len = count_u32(p.len, "a row of inputs[0] (x)");
+    const int wg = dev.workgroup_size();
+    const std::string dtype = str(call.dtype);
+    std::vector<Dispatch> dispatches;
+
+    // Params, packed as f32 into one scratch block (one block instead of up to four).
+    bool any_param = false;
+    for (int in : p.param_input) any_param = any_param || in >= 0;
+    Binding pb;
+    int32_t param_off[NormPlan::kParams] = {};
+    if (any_param) {
+        const uint64_t plen = count_u32(p.param_len, "a param operand");
+        BufferRef scratch = dev.scratch(uint64_t(NormPlan::kParams) * plen * 4);
+        pb.keep = scratch;
+        pb.name = static_cast<GlesBuffer&>(*scratch).name();
+        pb.size = int64_t(NormPlan::kParams * plen * 4);
+        for (int k = 0; k < NormPlan::kParams; ++k) {
+            if (p.param_input[k] < 0) continue;
+            const TensorArg& t = call.inputs[size_t(p.param_input[k])];
+            const std::string label = operand_label(info, false, uint32_t(p.param_input[k]));
+            param_off[k] = int32_t(k * plen);
+            int32_t src_off = 0;
+            Dispatch pack;
+            pack.bindings = {dev.window(t, label.c_str(), &src_off), pb};
+            pack.program = dev.program("norm.comp", {{"PASS_PACK", ""},
+                                                     {"DTYPE", dtype},
+                                                     {"PACK_RANK", str(t.rank)},
+                                                     {"WG_SIZE", str(wg)}});
+            pack.uniforms.push_back(uniform_uint("u_count", {uint32_t(plen)}));
+            pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
+            pack.uniforms.push_back(uniform_int("u_dst_offset", {param_off[k]}));
+            if (t.rank > 0) {
+                std::vector<int32_t> n, s;
+                for (int d = 0; d < t.rank; ++d) {
+                    n.push_back(to_i32(t.shape[d], label.c_str()));
+                    s.push_back(to_i32(t.strides[d], label.c_str()));
+                }
+                pack.uniforms.push_back(uniform_int("u_pack_shape", n));
+                pack.uniforms.push_back(uniform_int("u_pack_stride", s));
+            }
+            add_chunks(dev, pack, ceil_div(plen, uint64_t(wg)), dispatches);
+        }
+    }
+
+    // Blocks of the normalize pass, numbered densely (some devices have only 4 binding points).
+    Dispatch base;
+    int32_t offs[kRoles] = {};
+    Defines defines = {{stats_define(info.op), ""}, {"DTYPE", dtype}, {"WG_SIZE", str(wg)}};
+    auto bind = [&](const char* define, Binding b) {
+        defines.emplace_back(define, str(long(base.bindings.size())));
+        base.bindings.push_back(std::move(b));
+    };
+    bind("B_X", dev.window(call.inputs[0], "inputs[0] (x)", &offs[NormPlan::kX]));
+    bind("B_Y", dev.window(call.outputs[0], "outputs[0] (y)", &offs[NormPlan::kY]));
+    if (p.has_r) {
+        bind("B_R", dev.window(call.inputs[1], operand_label(info, false, 1).c_str(), &offs[NormPlan::kR]));
+        defines.emplace_back("HAS_R", "");
+    }
+    if (p.has_s) {
+        bind("B_S", dev.window(call.outputs[1], "outputs[1] (sum)", &offs[NormPlan::kS]));
+        defines.emplace_back("HAS_S", "");
+    }
+    if (any_param) bind("B_P", pb);
+    if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' with these operands needs %d shader storage blocks; this device allows %d",
+             info.name, int(base.bindings.size()), dev.limits().max_compute_ssbo_blocks);
+    if (p.param_input[NormPlan::kGamma] >= 0) defines.emplace_back("HAS_GAMMA", "");
+    if (p.param_input[NormPlan::kBeta] >= 0) defines.emplace_back("HAS_BETA", "");
+    if (info.op == TGL_OP_LOG_SOFTMAX) defines.emplace_back("LOG", "");
+    if (info.op == TGL_OP_ADD_LAYER_NORM || info.op == TGL_OP_ADD_RMS_NORM) defines.emplace_back("ADD", "");
+
+    const std::vector<Dim> outer = collapse(p.outer_rank, p.outer_shape, p.outer_strides);
+    const std::vector<Dim> inner = collapse(p.inner_rank, p.inner_shape, p.inner_strides);
+    const bool group = p.len > kThreadRowMax;
+    defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
+    defines.emplace_back("OUTER_RANK", str(long(outer.size())));
+    defines.emplace_back("INNER_RANK", str(long(inner.size())));
+    base.program = dev.program("norm.comp", defines);
+    base.uniforms.push_back(uniform_uint("u_rows", {rows}));
+    base.uniforms.push_back(uniform_uint("u_len", {len}));
+    base.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1], offs[2], offs[3], offs[4]}));
+    base.uniforms.push_back(uniform_float("u_scale", p.scale));
+    base.uniforms.push_back(uniform_float("u_eps", p.eps));
+    base.uniforms.push_back(uniform_int("u_gamma_off", {param_off[NormPlan::kGamma]}));
+    base.uniforms.push_back(uniform_int("u_beta_off", {param_off[NormPlan::kBeta]}));
+    base.uniforms.push_back(uniform_int("u_mean_off", {param_off[NormPlan::kMean]}));
+    base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
+    dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
+    dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
+    add_chunks(dev, base, group ? uint64_t(rows) : ceil_div(rows, uint64_t(wg)), dispatches);
+    dev.submit(info.name, std::move(dispatches));
 }
 
 }  // namespace gles

@@ -268,19 +268,30 @@ enum {
      *   to bool: x != 0 (NaN is true, -0 is false). bool to anything: 0 or 1. */
     TGL_OP_CAST = 500,
 
-    /* Normalization. Optional operands (marked ?) are absent when their buffer handle is 0.
-     * softmax/log_softmax: (x, mask?) -> (y) along one axis: y = softmax(scale * x + mask), mask
-     *   broadcasting to x (tgl_softmax_params). A row whose every element is -inf after masking
-     *   gives zeros (softmax) and -inf (log_softmax), not NaN.
-     * layer_norm: (x, gamma?, beta?) -> (y), over the last n_norm_dims dims (tgl_layer_norm_params);
-     *   biased variance; gamma/beta have the shape of those dims.
+    /* Normalization. Optional operands (marked ?) are absent when their buffer handle is 0. Every
+     * float operand of one op has one dtype (f32 or f16; f16 is storage, computed in f32 on the GPU).
+     * softmax/log_softmax: (x, mask?) -> (y) along one axis (any axis, any strides): y =
+     *   softmax(scale * x + mask), mask additive and broadcasting NumPy-style to x
+     *   (tgl_softmax_params; scale finite). A row whose every element is -inf after masking gives
+     *   zeros (softmax) and -inf (log_softmax), not NaN. A NaN in a row gives a NaN row; a +inf gives
+     *   a NaN row too (inf - inf, as PyTorch). Rows of any length (statistics in two passes: max,
+     *   then the sum of exp(v - max)).
+     * layer_norm: (x, gamma?, beta?) -> (y), over the last n_norm_dims dims (tgl_layer_norm_params):
+     *   (x - mean) / sqrt(var + eps) * gamma + beta, biased variance (two passes: stable for large
+     *   means); gamma/beta have exactly the shape of those dims; absent gamma is 1, beta 0.
      * rms_norm: (x, gamma?) -> (y) = x / sqrt(mean(x^2) + eps) * gamma (tgl_layer_norm_params).
-     * group_norm: (x (N, C, ...), gamma? (C), beta? (C)) -> (y) (tgl_group_norm_params).
+     * group_norm: (x (N, C, ...), gamma? (C), beta? (C)) -> (y) (tgl_group_norm_params): mean/var
+     *   over each group of C / num_groups channels and all positions; num_groups must divide C.
      * batch_norm: (x (N, C, ...), mean (C), var (C), gamma? (C), beta? (C)) -> (y), inference form
-     *   (tgl_batch_norm_params).
+     *   (tgl_batch_norm_params); C is dim 1, rank >= 2.
      * add_layer_norm / add_rms_norm: (x, residual, gamma?, beta?) -> (y, sum?): sum = x + residual
-     *   (same shape), y = layer_norm(sum) / rms_norm(sum) in one pass; sum is written when given
-     *   (add_rms_norm takes no beta). tgl_layer_norm_params. */
+     *   (same shape) rounded to the dtype, y = layer_norm(sum) / rms_norm(sum) of that rounded sum
+     *   (as the unfused PyTorch ops), in one pass; sum is written when given (add_rms_norm takes no
+     *   beta); y and sum must not overlap. tgl_layer_norm_params.
+     * eps (all norms) must be finite and >= 0 (NaN, inf or negative: TGL_ERROR_INVALID_ARGUMENT);
+     *   eps 0 is allowed as in PyTorch: a constant row then gives 0 / 0 = NaN. A NaN or inf in a row
+     *   gives a NaN row (layer/group norm). Statistics are f32 on the GPU (double on the CPU
+     *   reference): an rms_norm row with |x| beyond ~1e19 overflows there. */
     TGL_OP_SOFTMAX = 600,
     TGL_OP_LOG_SOFTMAX = 601,
     TGL_OP_LAYER_NORM = 602,
@@ -482,7 +493,7 @@ typedef struct tgl_scan_params {
     uint32_t reverse;   /* 1: accumulate from the last element towards the first */
 } tgl_scan_params;
 
-/* softmax, log_softmax. NULL params: axis -1, scale 1. */
+/* softmax, log_softmax. NULL params: axis -1, scale 1. scale must be finite; reserved 0. */
 typedef struct tgl_softmax_params {
     uint32_t struct_size;
     int32_t axis;

@@ -1,1 +1,156 @@
-// Differential tests (GLES vs CPU) of the norm ops.
+// Differential tests (GLES vs CPU) of the norm ops on seeded random inputs: shapes with primes and
+// 1s, every softmax axis, broadcast masks, absent/present gamma, beta and sum, permuted / stepped /
+// negative-stride / padded input views, non-contiguous outputs, misaligned f16 views, empty tensors,
+// a row of 600,000 elements and 70,000 rows (more than 65,535 workgroups); f32 and f16.
+// Tolerance (NMSE): f32 tol::kTranscendental (exp/log on the GPU are not correctly rounded). f16
+// outputs: both plugins round nearly the same value to f16 (unit roundoff u = 2^-11), so two
+// results differ by at most one f16 ulp = 2u relative where the values straddle a rounding
+// boundary; even if every element did, NMSE <= (2u)^2 = 2^-20 (about 9.5e-7).
+#include "diff.h"
+
+namespace diff {
+namespace {
+
+class NormDiff : public SeededTest {};
+
+const double kTolF16 = 1.0 / (1 << 20);
+
+double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kTranscendental; }
+
+Kind pick_kind(Rng& rng) {
+    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
+    return rng.pick(kinds);
+}
+
+// A random view of `shape` (inputs may broadcast); f16 views also start inside a word.
+View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
+    if (dt == TGL_DTYPE_F16 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
+    return view_of(shape, pick_kind(rng), rng, input);
+}
+
+InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool input_layouts = true) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = input_layouts ? random_view(shape, dt, rng, true) : contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
+    return a;
+}
+OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
+    OutputArg o;
+    o.dtype = dt;
+    o.view = random_view(shape, dt, rng, false);
+    return o;
+}
+
+void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
+              tgl_dtype dt, const std::string& what) {
+    MultiSpec s;
+    s.op = op;
+    s.params = params;
+    s.inputs = std::move(ins);
+    s.outputs = std::move(outs);
+    s.tolerance = {tol_of(dt), tol_of(dt) / 8};  // sum: one rounding of x + residual
+    s.what = what;
+    check(s);
+}
+
+const std::vector<Shape>& shapes() {
+    static const std::vector<Shape> v = {{7}, {3, 5}, {2, 1, 13}, {5, 37, 3}, {1, 1}, {2, 3, 1, 41}, {4, 300}};
+    return v;
+}
+
+// A shape that broadcasts to `s`: some dims 1, maybe fewer leading dims.
+Shape broadcastable(const Shape& s, Rng& rng) {
+    Shape m(s.begin() + rng.integer(0, int64_t(s.size()) - 1), s.end());
+    for (int64_t& n : m)
+        if (rng.chance(0.4)) n = 1;
+    return m;
+}
+
+TEST_F(NormDiff, Softmax) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& s : shapes())
+            for (int axis = -1; axis < int(s.size()); ++axis)
+                for (tgl_op op : {TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX}) {
+                    bool masked = rng_.chance(0.5);
+                    tgl_softmax_params p{sizeof(tgl_softmax_params), axis, float(rng_.uniform(-2, 2)), 0};
+                    InputArg mask = masked ? rand_input(dt, broadcastable(s, rng_), rng_, -4, 0) : absent_input();
+                    if (masked && rng_.chance(0.3))  // some masked-out (-inf) entries
+                        for (int64_t i = 0; i < mask.storage.size(); ++i)
+                            if (rng_.chance(0.2)) mask.storage.set_value(i, -std::numeric_limits<double>::infinity());
+                    run_case(op, param_bytes(p), {rand_input(dt, s, rng_, -5, 5), mask}, {rand_output(dt, s, rng_)}, dt,
+                             std::string(op == TGL_OP_SOFTMAX ? "softmax " : "log_softmax ") + dtype_name(dt) + " " +
+                                 shape_name(s) + " axis " + std::to_string(axis) + (masked ? " masked" : ""));
+                }
+}
+
+TEST_F(NormDiff, LayerRmsNorms) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& s : shapes())
+            for (uint32_t nd = 1; nd <= std::min<size_t>(2, s.size()); ++nd)
+                for (tgl_op op : {TGL_OP_LAYER_NORM, TGL_OP_RMS_NORM, TGL_OP_ADD_LAYER_NORM, TGL_OP_ADD_RMS_NORM}) {
+                    tgl_layer_norm_params p{sizeof(tgl_layer_norm_params), nd, float(rng_.uniform(1e-6, 1e-2)), 0};
+                    Shape ps(s.end() - nd, s.end());
+                    bool add = op == TGL_OP_ADD_LAYER_NORM || op == TGL_OP_ADD_RMS_NORM;
+                    bool rms = op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_RMS_NORM;
+                    double mean = rng_.chance(0.5) ? 0 : 100;  // an offset mean checks the stable variance
+                    std::vector<InputArg> ins = {rand_input(dt, s, rng_, mean - 3, mean + 3)};
+                    if (add) ins.push_back(rand_input(dt, s, rng_, -1, 1));
+                    ins.push_back(rng_.chance(0.7) ? rand_input(dt, ps, rng_, -2, 2) : absent_input());
+                    if (!rms) ins.push_back(rng_.chance(0.7) ? rand_input(dt, ps, rng_, -1, 1) : absent_input());
+                    std::vector<OutputArg> outs = {rand_output(dt, s, rng_)};
+                    if (add) outs.push_back(rng_.chance(0.6) ? rand_output(dt, s, rng_) : absent_output());
+                    run_case(op, param_bytes(p), ins, outs, dt,
+                             std::to_string(op) + " " + dtype_name(dt) + " " + shape_name(s) + " n_norm_dims " + std::to_string(nd));
+                }
+}
+
+TEST_F(NormDiff, GroupBatchNorm) {
+    const std::vector<std::pair<Shape, std::vector<uint32_t>>> cases = {
+        {{2, 6, 5}, {1, 2, 3, 6}}, {{3, 4, 3, 3}, {1, 4}}, {{1, 7}, {7, 1}}, {{2, 10, 41}, {5}}, {{1, 3, 1, 2, 3}, {3}}};
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const auto& c : cases) {
+            const Shape& s = c.first;
+            Shape ch = {s[1]};
+            for (uint32_t g : c.second) {
+                tgl_group_norm_params p{sizeof(tgl_group_norm_params), g, 1e-5f, 0};
+                run_case(TGL_OP_GROUP_NORM, param_bytes(p),
+                         {rand_input(dt, s, rng_, -3, 5), rng_.chance(0.7) ? rand_input(dt, ch, rng_, -2, 2) : absent_input(),
+                          rng_.chance(0.7) ? rand_input(dt, ch, rng_, -1, 1) : absent_input()},
+                         {rand_output(dt, s, rng_)}, dt, "group_norm " + dtype_name(dt) + " " + shape_name(s) + " groups " + std::to_string(g));
+            }
+            tgl_batch_norm_params b{sizeof(tgl_batch_norm_params), 1e-3f};
+            run_case(TGL_OP_BATCH_NORM, param_bytes(b),
+                     {rand_input(dt, s, rng_, -3, 3), rand_input(dt, ch, rng_, -1, 1), rand_input(dt, ch, rng_, 0.1, 4),
+                      rng_.chance(0.7) ? rand_input(dt, ch, rng_, -2, 2) : absent_input(),
+                      rng_.chance(0.7) ? rand_input(dt, ch, rng_, -1, 1) : absent_input()},
+                     {rand_output(dt, s, rng_)}, dt, "batch_norm " + dtype_name(dt) + " " + shape_name(s));
+        }
+}
+
+TEST_F(NormDiff, Empty) {
+    tgl_softmax_params sp{sizeof(tgl_softmax_params), 0, 1.0f, 0};
+    run_case(TGL_OP_SOFTMAX, param_bytes(sp), {rand_input(TGL_DTYPE_F32, {0, 5}, rng_, -1, 1), absent_input()},
+             {rand_output(TGL_DTYPE_F32, {0, 5}, rng_)}, TGL_DTYPE_F32, "softmax (0, 5)");
+    run_case(TGL_OP_LAYER_NORM, {}, {rand_input(TGL_DTYPE_F16, {3, 0}, rng_, -1, 1), absent_input(), absent_input()},
+             {rand_output(TGL_DTYPE_F16, {3, 0}, rng_)}, TGL_DTYPE_F16, "layer_norm (3, 0)");
+    tgl_group_norm_params gp{sizeof(tgl_group_norm_params), 2, 1e-5f, 0};
+    run_case(TGL_OP_GROUP_NORM, param_bytes(gp), {rand_input(TGL_DTYPE_F32, {0, 4, 3}, rng_, -1, 1), absent_input(), absent_input()},
+             {rand_output(TGL_DTYPE_F32, {0, 4, 3}, rng_)}, TGL_DTYPE_F32, "group_norm (0, 4, 3)");
+}
+
+// One row of 600,000 (one workgroup strides over it); 70,000 rows of 33 (a workgroup each: more
+// than 65,535 workgroups, split over several dispatches); 70,000 short rows (one invocation each).
+TEST_F(NormDiff, Big) {
+    run_case(TGL_OP_SOFTMAX, {}, {rand_input(TGL_DTYPE_F32, {600000}, rng_, -20, 20, false), absent_input()},
+             {output_of(TGL_DTYPE_F32, {600000})}, TGL_DTYPE_F32, "softmax of 600,000");
+    run_case(TGL_OP_LAYER_NORM, {}, {rand_input(TGL_DTYPE_F32, {600000}, rng_, 1e4 - 1, 1e4 + 1, false), absent_input(), absent_input()},
+             {output_of(TGL_DTYPE_F32, {600000})}, TGL_DTYPE_F32, "layer_norm of 600,000 around 1e4");
+    run_case(TGL_OP_LOG_SOFTMAX, {}, {rand_input(TGL_DTYPE_F32, {70000, 33}, rng_, -5, 5, false), absent_input()},
+             {output_of(TGL_DTYPE_F32, {70000, 33})}, TGL_DTYPE_F32, "log_softmax of 70,000 rows of 33");
+    run_case(TGL_OP_RMS_NORM, {}, {rand_input(TGL_DTYPE_F16, {70000, 3}, rng_, -5, 5, false), absent_input()},
+             {output_of(TGL_DTYPE_F16, {70000, 3})}, TGL_DTYPE_F16, "rms_norm of 70,000 rows of 3");
+}
+
+}  // namespace
+}  // namespace diff

@@ -139,8 +139,9 @@ def test_query_op(plugin):
     assert caps["n_inputs"] == 2 and caps["n_outputs"] == 1
     assert caps["params_size"] == ctypes.sizeof(tg.MatmulParams)
     assert caps["input_dtypes"][0] & tg.dtype_bit(tg.DTYPE_F32)
-    caps = plugin.query_op(600)  # softmax: in the catalogue, planned
-    assert not caps["supported"]
+    caps = plugin.query_op(600)  # softmax: optional mask operand
+    assert caps["name"] == "softmax" and caps["supported"]
+    assert caps["n_inputs"] == 2 and caps["n_outputs"] == 1
 
 
 # --- ops against numpy ------------------------------------------------------------------------

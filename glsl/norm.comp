@@ -1,0 +1,285 @@
+// The Normalize family: softmax, log_softmax, layer_norm, rms_norm, group_norm, batch_norm,
+// add_layer_norm, add_rms_norm, over rows of the NormPlan (backends/common/norm_rules.h): a row is
+// the set of elements one set of statistics covers; its elements are found through per-role
+// strides over the outer dims (which row) and the inner dims (which element of the row).
+// Roles (strides in u_*_stride[d * 5 + role]): 0 x, 1 r (mask or residual), 2 y, 3 s (sum),
+// 4 e (the coordinate of gamma/beta/mean/var in their f32 copies in p_data).
+//
+// Each row is read up to three times, everything in f32:
+//   STATS_SOFTMAX  m = max(v) (NaN propagates), then sum of exp(v - m); y = exp(v - m) / sum or
+//                  (v - m) - log(sum). A NaN or +inf in the row gives NaN, all -inf gives 0 / -inf.
+//   STATS_MEANVAR  mean, then the mean of (v - mean)^2 (two passes: stable for large means);
+//                  y = (v - mean) / sqrt(var + eps) * gamma + beta.
+//   STATS_MEANSQ   mean of v^2; y = v / sqrt(ms + eps) * gamma.
+//   STATS_NONE     batch_norm: y = (v - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
+// v is scale * x + mask (softmax), x + residual rounded to DTYPE and stored to s (ADD), else x.
+// MODE_GROUP: one workgroup per row; each invocation strides over the row, a shared-memory tree
+// combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
+// PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
+//
+// Defines: STATS_*; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
+// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK;
+// OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
+#include "common.glsl"
+#include "grid.glsl"
+#include "dtype.glsl"
+#include "math.glsl"
+
+layout(local_size_x = WG_SIZE) in;
+
+// Sub-word elements (f16) share their word with neighbours that other invocations store.
+#define STORE_BITS(ARR, I, BITS)                                  \
+    if (tgl_dt_log2size(DTYPE) == 2) {                            \
+        ARR[I] = BITS;                                            \
+    } else {                                                      \
+        int w_ = tgl_word_of(I, DTYPE);                           \
+        uint sh_ = tgl_shift_of(I, DTYPE);                        \
+        uint m_ = tgl_dt_mask(DTYPE) << sh_;                      \
+        atomicAnd(ARR[w_], ~m_);                                  \
+        atomicOr(ARR[w_], (BITS << sh_) & m_);                    \
+    }
+
+#if defined(PASS_PACK)
+
+layout(std430, binding = 0) readonly buffer SrcBuffer { uint src_data[]; };
+layout(std430, binding = 1) writeonly buffer PBuffer { float p_data[]; };
+uniform uint u_count;
+uniform int u_src_offset;
+uniform int u_dst_offset;
+#if PACK_RANK > 0
+uniform int u_pack_shape[PACK_RANK];
+uniform int u_pack_stride[PACK_RANK];
+#endif
+
+void main() {
+    uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (i >= u_count) return;
+    int off = u_src_offset;
+#if PACK_RANK > 0
+    uint rest = i;
+    for (int d = PACK_RANK - 1; d > 0; --d) {
+        uint n = uint(u_pack_shape[d]);
+        off += int(rest % n) * u_pack_stride[d];
+        rest /= n;
+    }
+    off += int(rest) * u_pack_stride[0];
+#endif
+    p_data[u_dst_offset + int(i)] = tgl_to_f32(tgl_extract(src_data[tgl_word_of(off, DTYPE)], off, DTYPE), DTYPE);
+}
+
+#else
+
+layout(std430, binding = B_X) readonly buffer XBuffer { uint x_data[]; };
+layout(std430, binding = B_Y) buffer YBuffer { uint y_data[]; };
+#if defined(HAS_R)
+layout(std430, binding = B_R) readonly buffer RBuffer { uint r_data[]; };
+#endif
+#if defined(HAS_S)
+layout(std430, binding = B_S) buffer SBuffer { uint s_data[]; };
+#endif
+#if defined(B_P)
+layout(std430, binding = B_P) readonly buffer PBuffer { float p_data[]; };
+#endif
+
+uniform uint u_rows;
+uniform uint u_len;
+uniform int u_offset[5];
+uniform float u_scale;
+uniform float u_eps;
+uniform int u_gamma_off;
+uniform int u_beta_off;
+uniform int u_mean_off;
+uniform int u_var_off;
+#if OUTER_RANK > 0
+uniform int u_outer_shape[OUTER_RANK];
+uniform int u_outer_stride[OUTER_RANK * 5];
+#endif
+#if INNER_RANK > 0
+uniform int u_inner_shape[INNER_RANK];
+uniform int u_inner_stride[INNER_RANK * 5];
+#endif
+
+float elem(uint word, int i) { return tgl_to_f32(tgl_extract(word, i, DTYPE), DTYPE); }
+
+// Offsets of the roles x, r, y, s (o4) and e (oe) of row `row`'s element (0, ..., 0).
+void row_base(uint row, out ivec4 o4, out int oe) {
+    o4 = ivec4(u_offset[0], u_offset[1], u_offset[2], u_offset[3]);
+    oe = u_offset[4];
+#if OUTER_RANK > 0
+    uint rest = row;
+    for (int d = OUTER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_outer_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        o4 += c * ivec4(u_outer_stride[d * 5], u_outer_stride[d * 5 + 1], u_outer_stride[d * 5 + 2], u_outer_stride[d * 5 + 3]);
+        oe += c * u_outer_stride[d * 5 + 4];
+    }
+#endif
+}
+
+// The same for element k of the row, from the row's base.
+void elem_offsets(uint k, inout ivec4 o4, inout int oe) {
+#if INNER_RANK > 0
+    uint rest = k;
+    for (int d = INNER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_inner_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        o4 += c * ivec4(u_inner_stride[d * 5], u_inner_stride[d * 5 + 1], u_inner_stride[d * 5 + 2], u_inner_stride[d * 5 + 3]);
+        oe += c * u_inner_stride[d * 5 + 4];
+    }
+#endif
+}
+
+// The value the statistics see at element offsets o (x, r, y, s).
+float value_at(ivec4 o, bool store_sum) {
+    float v = elem(x_data[tgl_word_of(o.x, DTYPE)], o.x);
+#if defined(STATS_SOFTMAX)
+    v *= u_scale;
+#endif
+#if defined(HAS_R)
+    v += elem(r_data[tgl_word_of(o.y, DTYPE)], o.y);
+#endif
+#if defined(ADD)
+    uint bits = tgl_from_f32(v, DTYPE);  // the sum as stored: what the norm sees
+    v = tgl_to_f32(bits, DTYPE);
+#if defined(HAS_S)
+    if (store_sum) { STORE_BITS(s_data, o.w, bits) }
+#endif
+#endif
+    return v;
+}
+
+void y_store(int i, float v) {
+    uint bits = tgl_from_f32(v, DTYPE);
+    STORE_BITS(y_data, i, bits)
+}
+
+#if defined(MODE_GROUP)
+// One half per reduction of a row (the first's result is still being read when the second starts).
+shared float s_red[2 * WG_SIZE];
+#endif
+
+// Max (NaN-propagating) or sum of every invocation's v, returned to all of them. `which` (0 or 1)
+// picks the shared half; the two reductions of a row use different halves.
+float combine(float a, float b, bool is_max) { return is_max ? tgl_maximum(a, b) : a + b; }
+float group_reduce(float v, bool is_max, uint which) {
+#if defined(MODE_GROUP)
+    uint lid = gl_LocalInvocationID.x;
+    uint b = which * uint(WG_SIZE);
+    s_red[b + lid] = v;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+        if (lid < h) s_red[b + lid] = combine(s_red[b + lid], s_red[b + lid + h], is_max);
+        memoryBarrierShared();
+        barrier();
+    }
+    return s_red[b];
+#else
+    return v;
+#endif
+}
+
+void main() {
+#if defined(MODE_GROUP)
+    uint row = tgl_group_index();
+    uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
+    // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
+    uint len = row < u_rows ? u_len : 0u;
+#else
+    uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    uint start = 0u, step = 1u;
+    if (row >= u_rows) return;
+    uint len = u_len;
+#endif
+    ivec4 b4;
+    int be;
+    row_base(row, b4, be);
+    float n = float(u_len);
+
+#if defined(STATS_SOFTMAX)
+    float m = tgl_neg_inf();
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        m = tgl_maximum(m, value_at(o, false));
+    }
+    m = group_reduce(m, true, 0u);
+    bool finite = !tgl_isnan(m) && !tgl_isinf(m);
+    float sum = 0.0;
+    if (finite)
+        for (uint k = start; k < len; k += step) {
+            ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+            sum += tgl_exp(value_at(o, false) - m);
+        }
+    sum = group_reduce(sum, false, 1u);
+    float log_sum = tgl_log(sum);
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        float out_v;
+        if (tgl_isnan(m) || m == tgl_inf()) out_v = tgl_nan();
+#if defined(LOG)
+        else if (m == tgl_neg_inf()) out_v = tgl_neg_inf();
+        else out_v = (value_at(o, false) - m) - log_sum;
+#else
+        else if (m == tgl_neg_inf()) out_v = 0.0;
+        else out_v = tgl_exp(value_at(o, false) - m) / sum;
+#endif
+        y_store(o.z, out_v);
+    }
+
+#elif defined(STATS_MEANVAR) || defined(STATS_MEANSQ)
+    float acc = 0.0;
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        float v = value_at(o, false);
+#if defined(STATS_MEANSQ)
+        acc += v * v;
+#else
+        acc += v;
+#endif
+    }
+    float mean = 0.0, var;
+#if defined(STATS_MEANSQ)
+    var = group_reduce(acc, false, 0u) / n;
+#else
+    mean = group_reduce(acc, false, 0u) / n;
+    acc = 0.0;
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        float d = value_at(o, false) - mean;
+        acc += d * d;
+    }
+    var = group_reduce(acc, false, 1u) / n;
+#endif
+    float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        float out_v = (value_at(o, true) - mean) * inv;
+#if defined(HAS_GAMMA)
+        out_v *= p_data[u_gamma_off + oe];
+#endif
+#if defined(HAS_BETA)
+        out_v += p_data[u_beta_off + oe];
+#endif
+        y_store(o.z, out_v);
+    }
+
+#elif defined(STATS_NONE)
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        float out_v = tgl_div(value_at(o, false) - p_data[u_mean_off + oe], tgl_sqrt(p_data[u_var_off + oe] + u_eps));
+#if defined(HAS_GAMMA)
+        out_v *= p_data[u_gamma_off + oe];
+#endif
+#if defined(HAS_BETA)
+        out_v += p_data[u_beta_off + oe];
+#endif
+        y_store(o.z, out_v);
+    }
+#else
+#error "norm.comp: no STATS_* define"
+#endif
+}
+
+#endif
