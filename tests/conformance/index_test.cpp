@@ -252,6 +252,27 @@ TEST_F(IndexOps, OutOfRangeThenCorrectOpThenDownload) {
     EXPECT_TRUE(same(F32, good.read()[0], {3, 2}));
 }
 
+// GLES: an error still recorded when the device is closed is returned by device_close.
+TEST_F(IndexOps, OutOfRangeReportedByDeviceClose) {
+    Device d(plug());
+    tgl_axis_params a0 = axis_p(0);
+    tgl_test::OpCall bad(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {-7, 0})}, {output_of(F32, {2})});
+    tgl_status st = bad.run(TGL_OP_GATHER, &a0);
+    std::string msg = plug().last_error();
+    if (st == TGL_OK) {
+        try {
+            d.close();
+            ADD_FAILURE() << "device_close did not report the deferred error";
+            return;
+        } catch (const Failure& f) {
+            msg = f.what();
+        }
+        st = TGL_ERROR_INDEX_OUT_OF_RANGE;
+        EXPECT_NE(msg.find("TGL_ERROR_INDEX_OUT_OF_RANGE"), std::string::npos) << msg;
+    }
+    EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"gather", "holds -7", "position 0"}));
+}
+
 // ----- other bad input ----------------------------------------------------------------------------
 
 TEST_F(IndexOps, BadInput) {
