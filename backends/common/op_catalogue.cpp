@@ -194,7 +194,6 @@ const OpInfo kOps[] = {
 
 // Ops whose kernels have not landed yet (see is_planned).
 const tgl_op kPlanned[] = {
-    TGL_OP_GATHER, TGL_OP_INDEX_SELECT, TGL_OP_SCATTER, TGL_OP_SCATTER_ADD, TGL_OP_ONE_HOT,
     TGL_OP_ARANGE, TGL_OP_FULL, TGL_OP_EYE, TGL_OP_TRIL, TGL_OP_TRIU, TGL_OP_RANDOM_UNIFORM,
     TGL_OP_RANDOM_NORMAL,
 };

@@ -1,13 +1,101 @@
-// CPU reference kernels of the Index family (plan: backends/common/index_rules.h).
+// CPU reference kernels of the Index family (plan: backends/common/index_rules.h): every index is
+// checked first (the first bad one in row-major order is the error, and nothing is written), then
+// one plain loop over y's elements, "owner computes", exactly as the plan describes. Elements are
+// moved bit for bit; scatter_add sums in double from x's value in increasing index position and
+// rounds once per output element.
 #include "kernels.h"
 
+#include "cpu_buffer.h"
+#include "dtype_io.h"
 #include "status.h"
+
+#include <cstring>
 
 namespace tgl {
 namespace cpu {
 
+namespace {
+
+int32_t load_i32(const TensorArg& t, int64_t off) {
+    int32_t v;
+    std::memcpy(&v, cpu_buffer(t.buffer).bytes() + 4 * off, 4);
+    return v;
+}
+
+// Walks the index tensor in row-major order; fails on the first value outside [0, axis_size).
+void check_indices(const OpCall& call) {
+    const IndexPlan& p = call.index;
+    const TensorArg& t = call.inputs[size_t(p.index_input)];
+    int64_t coord[TGL_MAX_RANK] = {};
+    for (int64_t pos = 0; pos < t.numel; ++pos) {
+        int64_t off = t.offset;
+        for (int d = 0; d < t.rank; ++d) off += coord[d] * t.strides[d];
+        int32_t v = load_i32(t, off);
+        if (v < 0 || v >= p.axis_size)
+            fail(TGL_ERROR_INDEX_OUT_OF_RANGE, "%s",
+                 index_out_of_range_message(*call.info, pos, v, p.axis_size, p.axis).c_str());
+        for (int d = t.rank - 1; d >= 0 && ++coord[d] == t.shape[d]; --d) coord[d] = 0;
+    }
+}
+
+}  // namespace
+
 void run_index(const OpCall& call, unsigned) {
-    fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'cpu'", call.info->name);
+    check_indices(call);
+    const IndexPlan& p = call.index;
+    const TensorArg& yt = call.outputs[0];
+    const TensorArg& it = call.inputs[size_t(p.index_input)];
+    const bool has_x = call.info->op != TGL_OP_ONE_HOT;
+    const bool scatter = call.info->op == TGL_OP_SCATTER || call.info->op == TGL_OP_SCATTER_ADD;
+    const tgl_dtype dt = yt.dtype;
+    const uint32_t es = tgl_dtype_size(dt);
+    uint8_t* y = cpu_buffer(yt.buffer).bytes();
+    const uint8_t* x = has_x ? cpu_buffer(call.inputs[0].buffer).bytes() : nullptr;
+    const uint8_t* src = scatter ? cpu_buffer(call.inputs[2].buffer).bytes() : nullptr;
+    const int last = p.rank - 1;
+    int64_t c[TGL_MAX_RANK] = {};
+    for (int64_t n = 0; n < yt.numel; ++n) {
+        int64_t yo = p.y_offset, xo = p.x_offset, io = p.index_offset, so = p.src_offset;
+        bool in_rows = true;  // scatter: c lies within the index's rows
+        for (int d = 0; d < p.rank; ++d) {
+            yo += c[d] * p.y_strides[d];
+            io += c[d] * p.index_strides[d];
+            if (d == p.axis) continue;
+            xo += c[d] * p.x_strides[d];
+            so += c[d] * p.src_strides[d];
+            in_rows = in_rows && c[d] < p.index_shape[d];
+        }
+        switch (call.info->op) {
+        case TGL_OP_GATHER:
+        case TGL_OP_INDEX_SELECT:
+            std::memcpy(y + es * yo, x + es * (xo + load_i32(it, io) * p.x_strides[p.axis]), es);
+            break;
+        case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_i32(it, io) == c[last] ? 1.0 : 0.0, true); break;
+        case TGL_OP_SCATTER: {
+            const uint8_t* from = x + es * (xo + c[p.axis] * p.x_strides[p.axis]);
+            io = p.index_offset;  // the index row of c: index[c with c[axis] = k]
+            for (int d = 0; d < p.rank; ++d)
+                if (d != p.axis) io += c[d] * p.index_strides[d];
+            for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k)
+                if (load_i32(it, io + k * p.index_strides[p.axis]) == c[p.axis])
+                    from = src + es * (so + k * p.src_strides[p.axis]);  // the last match wins
+            std::memcpy(y + es * yo, from, es);
+            break;
+        }
+        default: {  // scatter_add
+            double acc = load_as_double(x, dt, xo + c[p.axis] * p.x_strides[p.axis]);
+            io = p.index_offset;
+            for (int d = 0; d < p.rank; ++d)
+                if (d != p.axis) io += c[d] * p.index_strides[d];
+            for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k)
+                if (load_i32(it, io + k * p.index_strides[p.axis]) == c[p.axis])
+                    acc += load_as_double(src, dt, so + k * p.src_strides[p.axis]);
+            store_from_double(y, dt, yo, acc, dt == TGL_DTYPE_I32);
+            break;
+        }
+        }
+        for (int d = last; d >= 0 && ++c[d] == p.shape[d]; --d) c[d] = 0;
+    }
 }
 
 }  // namespace cpu

@@ -143,6 +143,10 @@ GlesDevice::~GlesDevice() {
         std::lock_guard<std::mutex> lock(scratch_mutex_);
         scratch_.reset();
     }
+    {
+        std::lock_guard<std::mutex> lock(status_mutex_);
+        status_.reset();
+    }
     gl_->shutdown();
 }
 
@@ -260,6 +264,58 @@ void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
     });
 }
 
+namespace {
+// device_status.glsl's words when no error is recorded.
+const uint32_t kStatusClear[8] = {0, 0, 0xffffffffu, 0, 0, 0, 0, 0};
+}  // namespace
+
+GlesDevice::DeviceCheck GlesDevice::device_check() {
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    if (!status_) {
+        BufferRef b = alloc(sizeof kStatusClear);
+        upload(b, 0, kStatusClear, sizeof kStatusClear);
+        status_ = b;
+    }
+    if (++check_seq_ == 0) check_seq_ = 1;  // 0 means "none"
+    Binding b;
+    b.keep = status_;
+    b.name = gl_buffer(status_).name();
+    b.size = sizeof kStatusClear;
+    return DeviceCheck{b, check_seq_};
+}
+
+void GlesDevice::raise_device_status() {
+    BufferRef status;
+    {
+        std::lock_guard<std::mutex> lock(status_mutex_);
+        status = status_;
+    }
+    if (!status) return;
+    uint32_t w[8];
+    glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(status).name());
+    const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, sizeof w, GL_MAP_READ_BIT);
+    if (!p) {
+        glBindBuffer(GL_COPY_READ_BUFFER, 0);
+        fail(TGL_ERROR_BACKEND_FAILURE, "reading the device status: glMapBufferRange failed (GL error 0x%04x)",
+             unsigned(glGetError()));
+    }
+    std::memcpy(w, p, sizeof w);
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    if (w[1] == 0) return;
+    glBindBuffer(GL_COPY_WRITE_BUFFER, gl_buffer(status).name());
+    glBufferSubData(GL_COPY_WRITE_BUFFER, 0, sizeof kStatusClear, kStatusClear);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    const tgl_status code = tgl_status(w[4]);
+    const OpInfo* info = find_op(tgl_op(w[5]));
+    if (code == TGL_ERROR_INDEX_OUT_OF_RANGE && info)
+        fail(code, "%s (found on the GPU while running an op queued earlier)",
+             index_out_of_range_message(*info, int64_t(w[2]), int64_t(int32_t(w[3])), int64_t(w[6]), int(w[7])).c_str());
+    fail(code != TGL_OK ? code : TGL_ERROR_INTERNAL,
+         "op %s (id %u), queued earlier, raised %s on the GPU (position %u, value %u, details %u, %u)",
+         info ? info->name : "?", w[5], tgl_status_name(code), w[2], w[3], w[6], w[7]);
+}
+
 BufferRef GlesDevice::alloc(uint64_t bytes) {
     const Limits& L = limits();
     if (bytes > L.max_buffer_bytes || bytes > uint64_t(INT64_MAX) - 4)
@@ -314,6 +370,7 @@ void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint
         GLboolean intact = glUnmapBuffer(GL_COPY_READ_BUFFER);
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         if (!intact) fail(TGL_ERROR_BACKEND_FAILURE, "the buffer's contents were lost while mapped (glUnmapBuffer)");
+        raise_device_status();
     });
     gl_->raise_pending();
 }
@@ -358,7 +415,10 @@ void GlesDevice::run(const OpCall& call) {
 }
 
 void GlesDevice::synchronize() {
-    gl_->call("synchronize", [] { wait_idle("synchronize"); });
+    gl_->call("synchronize", [this] {
+        wait_idle("synchronize");
+        raise_device_status();
+    });
     gl_->raise_pending();
 }
 

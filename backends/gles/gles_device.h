@@ -117,6 +117,15 @@ public:
     BufferRef scratch(uint64_t bytes);
     // Queues the dispatches in order, with a memory barrier after each.
     void submit(const char* what, std::vector<Dispatch> dispatches);
+    // Device-side errors (glsl/device_status.glsl): for an op that checks its data on the GPU, the
+    // status buffer's binding and a fresh sequence number (u_check_seq). Every call that waits
+    // (synchronize, download, and so device_close) reads the status after the wait and throws the
+    // first recorded error (then clears it; the device stays usable).
+    struct DeviceCheck {
+        Binding status;
+        uint32_t seq;
+    };
+    DeviceCheck device_check();
 
 private:
     std::shared_ptr<GlThread> gl_;
@@ -127,6 +136,11 @@ private:
     std::mutex scratch_mutex_;
     BufferRef scratch_;
     std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();
+    std::mutex status_mutex_;
+    BufferRef status_;  // device_status.glsl's words; allocated by the first device_check()
+    uint32_t check_seq_ = 0;
+    // On the GL thread after a wait: throws the recorded device-side error, if any, and clears it.
+    void raise_device_status();
 };
 
 // kernels.cpp

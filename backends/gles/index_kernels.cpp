@@ -1,12 +1,127 @@
-// GLES host side of the Index family (plan: backends/common/index_rules.h).
+// GLES host side of the Index family (plan: backends/common/index_rules.h; shader: glsl/index.comp).
+// Every op queues: a check pass over the index tensor plus its report pass (device-side error, see
+// GlesDevice::device_check), then the data passes, which write nothing when the check failed. The
+// host never reads an index.
 #include "gles_device.h"
 #include "dispatch_util.h"
+
+#include <algorithm>
 
 namespace tgl {
 namespace gles {
 
-void run_index(GlesDevice&, const OpCall& call) {
-    fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' is not implemented by plugin 'gles'", call.info->name);
+namespace {
+
+std::vector<int32_t> ints(const int64_t* v, int n, const char* what) {
+    std::vector<int32_t> out;
+    for (int d = 0; d < n; ++d) out.push_back(to_i32(v[d], what));
+    return out;
+}
+
+}  // namespace
+
+void run_index(GlesDevice& dev, const OpCall& call) {
+    const IndexPlan& p = call.index;
+    const tgl_op op = call.info->op;
+    const TensorArg& y = call.outputs[0];
+    const TensorArg& index = call.inputs[size_t(p.index_input)];
+    const bool scatter = op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD;
+    const int wg = dev.workgroup_size();
+    const GlesDevice::DeviceCheck check = dev.device_check();
+    auto program = [&](const char* pass, int rank) {
+        Defines d = {{pass, ""}, {"Y_DTYPE", str(y.dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(wg)}};
+        if (op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
+        return dev.program("index.comp", d);
+    };
+    std::vector<Dispatch> ds;
+
+    int32_t i_off = 0, y_off = 0, x_off = 0, s_off = 0;
+    Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
+    Binding ib = yb;  // an empty index (scatter only) binds a stand-in that is never read
+    if (index.numel > 0) {
+        ib = dev.window(index, "the index tensor", &i_off);
+        // Check, then report: one invocation per index element, row-major over its shape.
+        int64_t one = 1, zero = 0;
+        const int rank = std::max(index.rank, 1);
+        Dispatch d;
+        d.program = program("PASS_CHECK", rank);
+        d.bindings = {ib, ib, ib, check.status};
+        d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
+                      uniform_int("u_shape", index.rank ? ints(index.shape, rank, "the index's shape") : ints(&one, 1, "")),
+                      uniform_int("u_i_str", index.rank ? ints(index.strides, rank, "a stride of the index") : ints(&zero, 1, "")),
+                      uniform_int("u_i_offset", {i_off}),
+                      uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
+                      uniform_uint("u_op", {uint32_t(op)}),
+                      uniform_int("u_axis", {p.axis}),
+                      uniform_uint("u_check_seq", {check.seq})};
+        const uint64_t groups = ceil_div(uint64_t(index.numel), uint64_t(wg));
+        Dispatch report = d;
+        d.uniforms.push_back(uniform_uint("u_report", {0u}));
+        report.uniforms.push_back(uniform_uint("u_report", {1u}));
+        add_chunks(dev, d, groups, ds);
+        add_chunks(dev, report, groups, ds);
+    }
+
+    // The data passes iterate over y's elements.
+    const uint32_t numel = count_u32(y.numel, "outputs[0] (y)");
+    const uint64_t groups = ceil_div(numel, uint64_t(wg));
+    Dispatch base;
+    base.uniforms = {uniform_uint("u_numel", {numel}),
+                     uniform_int("u_shape", ints(p.shape, p.rank, "y's shape")),
+                     uniform_int("u_y_str", ints(p.y_strides, p.rank, "a stride of y")),
+                     uniform_int("u_i_str", ints(p.index_strides, p.rank, "a stride of the index")),
+                     uniform_int("u_y_offset", {y_off}),
+                     uniform_int("u_i_offset", {i_off}),
+                     uniform_int("u_axis", {p.axis}),
+                     uniform_uint("u_check_seq", {check.seq})};
+    Binding xb = yb;
+    if (op != TGL_OP_ONE_HOT) {
+        xb = dev.window(call.inputs[0], "inputs[0] (x)", &x_off);
+        base.uniforms.push_back(uniform_int("u_x_str", ints(p.x_strides, p.rank, "a stride of x")));
+        base.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
+    }
+    if (!scatter) {
+        Dispatch d = base;
+        if (op == TGL_OP_ONE_HOT) {
+            uint32_t bits = 1;  // i32, i8, u8, bool
+            if (y.dtype == TGL_DTYPE_F32) bits = 0x3f800000u;
+            if (y.dtype == TGL_DTYPE_F16) bits = 0x3c00u;
+            if (y.dtype == TGL_DTYPE_BF16) bits = 0x3f80u;
+            d.program = program("PASS_ONE_HOT", p.rank);
+            d.uniforms.push_back(uniform_uint("u_one", {bits}));
+        } else {
+            d.program = program("PASS_GATHER", p.rank);
+        }
+        d.bindings = {yb, xb, ib, check.status};
+        add_chunks(dev, d, groups, ds);
+        dev.submit(call.info->name, std::move(ds));
+        return;
+    }
+
+    // scatter / scatter_add: owner computes into scratch words, then the guarded commit into y.
+    const TensorArg& src = call.inputs[2];
+    Binding sb = xb;
+    if (src.numel > 0) sb = dev.window(src, "inputs[2] (src)", &s_off);
+    const int64_t t_bytes = int64_t(numel) * 4;
+    if (t_bytes > dev.max_window_bytes())
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': y has %u elements; its %lld-byte scratch exceeds one shader storage block (%lld bytes)",
+             call.info->name, numel, (long long)t_bytes, (long long)dev.max_window_bytes());
+    Binding tb;
+    tb.keep = dev.scratch(uint64_t(t_bytes));
+    tb.name = static_cast<GlesBuffer&>(*tb.keep).name();
+    tb.size = t_bytes;
+    Dispatch owner = base;
+    owner.program = program("PASS_SCATTER", p.rank);
+    owner.bindings = {tb, xb, ib, sb};
+    owner.uniforms.push_back(uniform_int("u_s_str", ints(p.src_strides, p.rank, "a stride of src")));
+    owner.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
+    owner.uniforms.push_back(uniform_int("u_index_shape", ints(p.index_shape, p.rank, "the index's shape")));
+    add_chunks(dev, owner, groups, ds);
+    Dispatch commit = base;
+    commit.program = program("PASS_COMMIT", p.rank);
+    commit.bindings = {yb, tb, ib, check.status};
+    add_chunks(dev, commit, groups, ds);
+    dev.submit(call.info->name, std::move(ds));
 }
 
 }  // namespace gles

@@ -348,16 +348,36 @@ enum {
     TGL_OP_EXPAND = 711,
     TGL_OP_FLIP = 712,
 
-    /* Indexing (tgl_axis_params; indices i32; an index outside [0, size) is
-     * TGL_ERROR_INDEX_OUT_OF_RANGE and nothing is written: the CPU plugin returns it from run_op,
-     * the GLES plugin (which sees the indices only on the GPU) from the next call that waits).
-     * gather: (x, index) -> (y), torch.gather: y has index's shape, y[..i..] = x[..index[..i..]..]
-     *   along the axis. index_select: (x, index (1-D)) -> (y), rows of x along the axis
-     *   (embedding lookup: axis 0). scatter: (x, index, src) -> (y): y = x, then
-     *   y[..index[..i..]..] = src[..i..]; of duplicate targets the last in row-major order of index
-     *   wins; y may be the identical view of x (in place). scatter_add: the same, adding.
-     * one_hot: (index) -> (y), y.shape = index.shape + (num_classes,), 1 at the index, any dtype
-     *   of y. */
+    /* Indexing (tgl_axis_params, NULL: axis 0; one_hot: tgl_unary_params). Indices are i32 (any
+     * other dtype is TGL_ERROR_DTYPE_MISMATCH); data operands any dtype (scatter_add: f32, f16, i32).
+     * Out-of-range indices: an index outside [0, size) -- negative ones included, they do NOT wrap
+     * as in Python -- is TGL_ERROR_INDEX_OUT_OF_RANGE and NOTHING is written (y keeps its bytes,
+     * scatter's y = x copy included). The message names the op, the first bad index in row-major
+     * order of the index tensor (flat position and value) and the valid range, on every plugin.
+     * The CPU plugin checks all indices before writing and returns the error from run_op. The GLES
+     * plugin sees indices only on the GPU: run_op returns TGL_OK, a first GPU pass checks them and
+     * the error surfaces at the next call that waits (synchronize, buffer_download -- whose bytes
+     * are still delivered -- or device_close), reported once (the first failure since the last
+     * wait; later ones before that wait are not reported); the device stays usable, and later
+     * ops run normally. An index tensor that is not empty over an axis of size 0 is rejected by
+     * run_op on every plugin (no index can be valid). An op whose y is empty does nothing.
+     * gather: (x, index) -> (y), torch.gather: index has x's rank, y has index's shape,
+     *   index.shape[d] <= x.shape[d] for d != axis (PyTorch's rule), y[..i..] = x[..index[..i..]..]
+     *   along the axis. index_select: (x, index (1-D)) -> (y), rows of x along the axis: y.shape is
+     *   x's with shape[axis] = len(index) (embedding lookup: axis 0). Both copy bits.
+     * scatter: (x, index, src) -> (y): y has x's shape; index and src have x's rank, index.shape[d]
+     *   <= x.shape[d] for d != axis and index.shape[d] <= src.shape[d] for every d (src may be
+     *   larger, as in PyTorch; only its elements at index's coordinates are read); y = x, then
+     *   y[..index[..i..]..] = src[..i..]; of duplicate targets the last in row-major order of
+     *   index wins (deterministic on every plugin). y may be the identical view of x (in place;
+     *   any other overlap is rejected). scatter_add: the same, adding: each y element is x's
+     *   value plus its matching src elements in increasing index position; CPU: accumulated in
+     *   double, rounded once; GLES: an f32 accumulator in the same order (f16 rounded once per
+     *   output element), no float atomics, so the same bits every run; i32 wraps. GLES computes
+     *   scatter/scatter_add "owner computes": each y element scans its index row, O(numel(y) *
+     *   index.shape[axis]) work in all.
+     * one_hot: (index) -> (y), y.shape = index.shape + (num_classes,), num_classes = y's last dim;
+     *   1 at the index, 0 elsewhere, in any dtype of y. */
     TGL_OP_GATHER = 800,
     TGL_OP_INDEX_SELECT = 801,
     TGL_OP_SCATTER = 802,

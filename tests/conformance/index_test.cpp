@@ -1,1 +1,349 @@
-// Conformance (known-answer, bad-input) tests of the index ops.
+// Conformance (known-answer, bad-input) tests of the index ops: gather, index_select, scatter,
+// scatter_add, one_hot. Out-of-range indices: the CPU plugin fails run_op, the GLES plugin the next
+// waiting call (synchronize / download); either way nothing is written and the device stays usable.
+#include "common.h"
+
+#include "tgl_test/op_runner.h"
+
+namespace conf {
+namespace {
+
+using IndexOps = ConformanceTest;
+
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32, U8 = TGL_DTYPE_U8,
+                BOOL = TGL_DTYPE_BOOL;
+
+tgl_axis_params axis_p(int axis) { return tgl_axis_params{sizeof(tgl_axis_params), axis}; }
+
+InputArg idx(const Shape& s, const std::vector<double>& v) { return input_values(I32, s, v); }
+
+// An empty input (its storage as large as the view asks for).
+InputArg empty_input(tgl_dtype dt, const Shape& s) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(s);
+    a.storage = Storage::zeros(dt, a.view.storage);
+    return a;
+}
+
+std::vector<double> run1(tgl_op op, const void* params, const std::vector<InputArg>& in, const OutputArg& out) {
+    return run_op_values(dev(), op, params, in, {out})[0];
+}
+
+::testing::AssertionResult same(tgl_dtype dt, const std::vector<double>& got, const std::vector<double>& want) {
+    return compare(dt, got, want, Shape{int64_t(want.size())}, 0.0, CompareMode::ExactBits);
+}
+
+std::vector<double> iota(int64_t n, double start = 0) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = start + double(i);
+    return v;
+}
+
+// ----- known answers ------------------------------------------------------------------------------
+
+TEST_F(IndexOps, GatherAxes) {
+    const InputArg x = input_values(F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+    tgl_axis_params a0 = axis_p(0), a1 = axis_p(1), am1 = axis_p(-1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a0, {x, idx({2, 3}, {1, 0, 1, 0, 0, 1})}, output_of(F32, {2, 3})),
+                     {4, 2, 6, 1, 2, 6}));
+    // index smaller than x off the axis (2 <= 3), PyTorch's rule.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a0, {x, idx({1, 2}, {1, 1})}, output_of(F32, {1, 2})), {4, 5}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a1, {x, idx({2, 2}, {2, 0, 1, 1})}, output_of(F32, {2, 2})),
+                     {3, 1, 5, 5}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &am1, {x, idx({2, 4}, {0, 0, 2, 1, 2, 2, 2, 0})}, output_of(F32, {2, 4})),
+                     {1, 1, 3, 2, 6, 6, 6, 4}));
+    // rank 3, the middle axis; NULL params is axis 0.
+    const InputArg x3 = input_values(F32, {2, 3, 2}, iota(12));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a1, {x3, idx({2, 1, 2}, {2, 0, 1, 2})}, output_of(F32, {2, 1, 2})),
+                     {4, 1, 8, 11}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, nullptr, {x3, idx({1, 1, 1}, {1})}, output_of(F32, {1, 1, 1})), {6}));
+    // rank 0: the one element.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, nullptr, {input_values(F32, {}, {7.5}), idx({}, {0})}, output_of(F32, {})),
+                     {7.5}));
+    // special values are moved bit for bit.
+    const double inf = std::numeric_limits<double>::infinity();
+    EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a0, {input_values(F32, {4}, {-0.0, inf, -inf, 1e-40}), idx({5}, {3, 2, 1, 0, 0})},
+                               output_of(F32, {5})),
+                     {1e-40, -inf, inf, -0.0, -0.0}));
+}
+
+TEST_F(IndexOps, IndexSelectEmbedding) {
+    std::vector<double> table;
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 3; ++c) table.push_back(r * 10 + c);
+    const InputArg emb = input_values(F32, {4, 3}, table);
+    tgl_axis_params a0 = axis_p(0), a1 = axis_p(1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_INDEX_SELECT, &a0, {emb, idx({3}, {3, 0, 3})}, output_of(F32, {3, 3})),
+                     {30, 31, 32, 0, 1, 2, 30, 31, 32}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_INDEX_SELECT, &a1, {emb, idx({2}, {2, 2})}, output_of(F32, {4, 2})),
+                     {2, 2, 12, 12, 22, 22, 32, 32}));
+    // f16 rows, an embedding in half precision.
+    EXPECT_TRUE(same(F16, run1(TGL_OP_INDEX_SELECT, nullptr, {input_values(F16, {3, 1}, {0.5, 1.5, 65504}), idx({4}, {2, 1, 0, 2})},
+                               output_of(F16, {4, 1})),
+                     {65504, 1.5, 0.5, 65504}));
+}
+
+TEST_F(IndexOps, ScatterDuplicatesLastWins) {
+    tgl_axis_params a0 = axis_p(0), a1 = axis_p(1);
+    const InputArg x = input_values(F32, {2, 4}, iota(8, 1));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SCATTER, &a1, {x, idx({2, 3}, {1, 1, 3, 0, 2, 0}), input_values(F32, {2, 3}, {10, 20, 30, 40, 50, 60})},
+                               output_of(F32, {2, 4})),
+                     {1, 20, 3, 30, 60, 6, 50, 8}));
+    // axis 0, src larger than index (only its leading elements are read)
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SCATTER, &a0, {input_values(F32, {3, 2}, {-1, -1, -1, -1, -1, -1}), idx({2, 2}, {2, 0, 2, 1}),
+                                                      input_values(F32, {2, 3}, {1, 2, 99, 3, 4, 99})},
+                               output_of(F32, {3, 2})),
+                     {-1, 2, -1, 4, 3, -1}));
+    // empty index: y = x
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SCATTER, &a1, {x, empty_input(I32, {2, 0}), empty_input(F32, {2, 0})}, output_of(F32, {2, 4})),
+                     iota(8, 1)));
+}
+
+TEST_F(IndexOps, ScatterAddDuplicatesSum) {
+    tgl_axis_params a1 = axis_p(1);
+    const std::vector<double> want = {1, 32, 3, 34, 105, 6, 57, 8};
+    for (tgl_dtype dt : {F32, F16, I32}) {
+        SCOPED_TRACE(dtype_name(dt));
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER_ADD, &a1, {input_values(dt, {2, 4}, iota(8, 1)), idx({2, 3}, {1, 1, 3, 0, 2, 0}),
+                                                            input_values(dt, {2, 3}, {10, 20, 30, 40, 50, 60})},
+                                  output_of(dt, {2, 4})),
+                         want));
+    }
+    // f16 rounds once per output element: 2048 + 1 + 1 = 2050 exactly (stepwise f16 would give 2048).
+    EXPECT_TRUE(same(F16, run1(TGL_OP_SCATTER_ADD, nullptr, {input_values(F16, {1}, {2048}), idx({2}, {0, 0}), input_values(F16, {2}, {1, 1})},
+                               output_of(F16, {1})),
+                     {2050}));
+    // f16 overflow to inf; i32 wraps
+    EXPECT_TRUE(same(F16, run1(TGL_OP_SCATTER_ADD, nullptr, {input_values(F16, {1}, {65504}), idx({1}, {0}), input_values(F16, {1}, {65504})},
+                               output_of(F16, {1})),
+                     {std::numeric_limits<double>::infinity()}));
+    EXPECT_TRUE(same(I32, run1(TGL_OP_SCATTER_ADD, nullptr, {input_values(I32, {1}, {2147483647}), idx({1}, {0}), input_values(I32, {1}, {1})},
+                               output_of(I32, {1})),
+                     {-2147483648.0}));
+}
+
+TEST_F(IndexOps, ScatterInPlace) {
+    Device& d = dev();
+    tgl_axis_params a1 = axis_p(1);
+    for (tgl_op op : {TGL_OP_SCATTER, TGL_OP_SCATTER_ADD}) {
+        DeviceTensor x(d, contiguous({2, 3}), F32);
+        x.set_logical({1, 2, 3, 4, 5, 6});
+        DeviceTensor index(d, contiguous({2, 2}), I32);
+        index.set_logical({2, 2, 0, 1});
+        DeviceTensor src(d, contiguous({2, 2}), F32);
+        src.set_logical({10, 20, 30, 40});
+        d.run_ok(op, &a1, {x.desc(), index.desc(), src.desc()}, {x.desc()});
+        std::vector<double> want = op == TGL_OP_SCATTER ? std::vector<double>{1, 2, 20, 30, 40, 6}
+                                                        : std::vector<double>{1, 2, 33, 34, 45, 6};
+        EXPECT_TRUE(same(F32, x.read_logical(), want)) << (op == TGL_OP_SCATTER ? "scatter" : "scatter_add");
+        EXPECT_TRUE(index.unchanged());
+        EXPECT_TRUE(src.unchanged());
+    }
+}
+
+TEST_F(IndexOps, OneHot) {
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ONE_HOT, nullptr, {idx({3}, {2, 0, 1})}, output_of(F32, {3, 3})), {0, 0, 1, 1, 0, 0, 0, 1, 0}));
+    EXPECT_TRUE(same(I32, run1(TGL_OP_ONE_HOT, nullptr, {idx({2, 1}, {3, 0})}, output_of(I32, {2, 1, 4})), {0, 0, 0, 1, 1, 0, 0, 0}));
+    EXPECT_TRUE(same(BOOL, run1(TGL_OP_ONE_HOT, nullptr, {idx({3}, {1, 1, 0})}, output_of(BOOL, {3, 2})), {0, 1, 0, 1, 1, 0}));
+    EXPECT_TRUE(same(F16, run1(TGL_OP_ONE_HOT, nullptr, {idx({}, {4})}, output_of(F16, {5})), {0, 0, 0, 0, 1}));
+    EXPECT_TRUE(same(U8, run1(TGL_OP_ONE_HOT, nullptr, {idx({2}, {0, 2})}, output_of(U8, {2, 3})), {1, 0, 0, 0, 0, 1}));
+}
+
+// Every dtype through gather, index_select and scatter with views starting inside a 32-bit word.
+TEST_F(IndexOps, EveryDtypeOddOffsets) {
+    Layout odd;
+    odd.name = "odd offset";
+    odd.pad_front = 1;
+    odd.pad_back = 3;
+    tgl_axis_params a0 = axis_p(0);
+    for (tgl_dtype dt : all_dtypes()) {
+        SCOPED_TRACE(dtype_name(dt));
+        std::vector<double> xv = dt == BOOL ? std::vector<double>{1, 0, 0, 1, 1} : std::vector<double>{1, 2, 3, 4, 5};
+        if (dt == TGL_DTYPE_I8) xv[1] = -2;
+        InputArg x;
+        x.dtype = dt;
+        x.view = make_view({5}, odd);
+        x.storage = scatter(dt, x.view, xv, 0);
+        OutputArg y = output_of(dt, {5});
+        y.view = make_view({5}, odd);
+        const std::vector<double> want = {xv[4], xv[0], xv[1], xv[1], xv[3]};
+        EXPECT_TRUE(same(dt, run1(TGL_OP_GATHER, &a0, {x, idx({5}, {4, 0, 1, 1, 3})}, y), want));
+        EXPECT_TRUE(same(dt, run1(TGL_OP_INDEX_SELECT, &a0, {x, idx({5}, {4, 0, 1, 1, 3})}, y), want));
+        InputArg src = x;
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &a0, {x, idx({2}, {3, 0}), src}, y), {xv[1], xv[1], xv[2], xv[0], xv[4]}));
+    }
+}
+
+// ----- out-of-range indices -----------------------------------------------------------------------
+
+struct BadCase {
+    const char* name;
+    tgl_op op;
+    std::vector<InputArg> in;
+    OutputArg out;
+    tgl_axis_params params;
+    std::string value, position;  // expected in the message
+};
+
+std::vector<BadCase> bad_cases(int bad_low, int bad_high) {
+    const InputArg x = input_values(F32, {2, 3}, iota(6, 1));
+    std::vector<BadCase> c;
+    for (int v : {bad_low, bad_high}) {
+        const std::string vs = std::to_string(v);
+        c.push_back({"gather", TGL_OP_GATHER, {x, idx({2, 2}, {0, 1, v, 2})}, output_of(F32, {2, 2}), axis_p(1), vs, "position 2"});
+        c.push_back({"index_select", TGL_OP_INDEX_SELECT, {x, idx({3}, {1, v, v})}, output_of(F32, {3, 3}), axis_p(0), vs,
+                     "position 1"});
+        c.push_back({"scatter", TGL_OP_SCATTER, {x, idx({1, 2}, {v, 0}), input_values(F32, {1, 2}, {9, 9})}, output_of(F32, {2, 3}),
+                     axis_p(0), vs, "position 0"});
+        c.push_back({"scatter_add", TGL_OP_SCATTER_ADD, {x, idx({2, 1}, {0, v}), input_values(F32, {2, 1}, {9, 9})},
+                     output_of(F32, {2, 3}), axis_p(1), vs, "position 1"});
+        c.push_back({"one_hot", TGL_OP_ONE_HOT, {idx({3}, {0, 1, v})}, output_of(F32, {3, 3}), axis_p(0), vs, "position 2"});
+    }
+    return c;
+}
+
+// CPU: run_op fails. GLES: run_op succeeds and the next waiting call fails. The status of whichever
+// call failed, its message, and then: outputs untouched, the error reported once, device usable.
+TEST_F(IndexOps, OutOfRangeNothingWritten) {
+    Device& d = dev();
+    for (int high : {3, 2}) {
+        // -1 and == size; for index_select (axis 0 of size 2) and scatter (axis 0 of size 2) the
+        // size is 2, elsewhere 3: cases use `high` per op below.
+        for (BadCase& c : bad_cases(-1, high)) {
+            const bool axis_of_two = c.op == TGL_OP_INDEX_SELECT || c.op == TGL_OP_SCATTER;
+            if ((high == 2) != axis_of_two) continue;
+            SCOPED_TRACE(std::string(c.name) + " with " + c.value);
+            tgl_test::OpCall call(d, c.in, {c.out});
+            tgl_status st = call.run(c.op, c.op == TGL_OP_ONE_HOT ? nullptr : &c.params);
+            std::string msg = plug().last_error();
+            if (st == TGL_OK) {
+                st = d.api().synchronize(d.handle());
+                msg = plug().last_error();
+            }
+            EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {c.name, "holds " + c.value, c.position, "index"}));
+            EXPECT_TRUE(call.all_unchanged());
+            // Reported once; the device works.
+            EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << plug().last_error();
+            tgl_axis_params a1 = axis_p(1);
+            EXPECT_TRUE(same(F32, run1(TGL_OP_GATHER, &a1, {input_values(F32, {1, 3}, {7, 8, 9}), idx({1, 2}, {2, 0})}, output_of(F32, {1, 2})),
+                             {9, 7}));
+        }
+    }
+}
+
+// A failing op followed by a correct one before the wait: the correct one is written, the error is
+// still reported (by buffer_download on GLES).
+TEST_F(IndexOps, OutOfRangeThenCorrectOpThenDownload) {
+    Device& d = dev();
+    tgl_axis_params a0 = axis_p(0);
+    tgl_test::OpCall bad(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {0, 3})}, {output_of(F32, {2})});
+    tgl_status st = bad.run(TGL_OP_GATHER, &a0);
+    std::string msg = plug().last_error();
+    tgl_test::OpCall good(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {2, 1})}, {output_of(F32, {2})});
+    EXPECT_EQ(good.run(TGL_OP_GATHER, &a0), TGL_OK);
+    if (st == TGL_OK) {  // deferred: the download of the good result reports the earlier failure
+        uint8_t bytes[8];
+        st = d.api().buffer_download(d.handle(), good.output(0)->buffer(), good.output(0)->storage_byte_offset(), bytes, 8);
+        msg = plug().last_error();
+    }
+    EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"gather", "holds 3", "position 1", "[0, 3)"}));
+    EXPECT_TRUE(bad.all_unchanged());
+    EXPECT_TRUE(same(F32, good.read()[0], {3, 2}));
+}
+
+// GLES: an error still recorded when the device is closed is returned by device_close.
+TEST_F(IndexOps, OutOfRangeReportedByDeviceClose) {
+    Device d(plug());
+    tgl_axis_params a0 = axis_p(0);
+    tgl_test::OpCall bad(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {-7, 0})}, {output_of(F32, {2})});
+    tgl_status st = bad.run(TGL_OP_GATHER, &a0);
+    std::string msg = plug().last_error();
+    if (st == TGL_OK) {
+        try {
+            d.close();
+            ADD_FAILURE() << "device_close did not report the deferred error";
+            return;
+        } catch (const Failure& f) {
+            msg = f.what();
+        }
+        st = TGL_ERROR_INDEX_OUT_OF_RANGE;
+        EXPECT_NE(msg.find("TGL_ERROR_INDEX_OUT_OF_RANGE"), std::string::npos) << msg;
+    }
+    EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"gather", "holds -7", "position 0"}));
+}
+
+// ----- other bad input ----------------------------------------------------------------------------
+
+TEST_F(IndexOps, BadInput) {
+    Device& d = dev();
+    tgl_axis_params a0 = axis_p(0), a5 = axis_p(5);
+    auto expect_error = [&](tgl_op op, const void* params, const std::vector<InputArg>& in, const OutputArg& out, tgl_status want,
+                            const std::vector<std::string>& tokens) {
+        tgl_test::OpCall call(d, in, {out});
+        tgl_status st = call.run(op, params);
+        std::string msg = plug().last_error();
+        EXPECT_TRUE(is_error(st, want, msg, tokens));
+        EXPECT_TRUE(call.all_unchanged());
+    };
+    const InputArg x = input_values(F32, {2, 3}, iota(6));
+    // index not i32
+    expect_error(TGL_OP_GATHER, &a0, {x, input_values(F32, {2, 3}, iota(6, 0))}, output_of(F32, {2, 3}), TGL_ERROR_DTYPE_MISMATCH,
+                 {"index", "f32", "i32"});
+    expect_error(TGL_OP_ONE_HOT, nullptr, {input_values(TGL_DTYPE_I8, {2}, {0, 1})}, output_of(F32, {2, 2}), TGL_ERROR_DTYPE_MISMATCH,
+                 {"index", "i8"});
+    // x and y dtypes differ; scatter_add of u8 is not in its rules
+    expect_error(TGL_OP_GATHER, &a0, {x, idx({1, 1}, {0})}, output_of(F16, {1, 1}), TGL_ERROR_DTYPE_MISMATCH, {"y", "f16"});
+    expect_error(TGL_OP_SCATTER_ADD, &a0, {input_values(U8, {2}, {1, 2}), idx({1}, {0}), input_values(U8, {1}, {1})}, output_of(U8, {2}),
+                 TGL_ERROR_DTYPE_MISMATCH, {"u8"});
+    // rank mismatch, index larger than x, y not index's shape
+    expect_error(TGL_OP_GATHER, &a0, {x, idx({6}, iota(6))}, output_of(F32, {6}), TGL_ERROR_SHAPE_MISMATCH, {"index", "rank"});
+    expect_error(TGL_OP_GATHER, &a0, {x, idx({1, 4}, {0, 0, 0, 0})}, output_of(F32, {1, 4}), TGL_ERROR_SHAPE_MISMATCH,
+                 {"index", "(1, 4)", "dim 1"});
+    expect_error(TGL_OP_GATHER, &a0, {x, idx({1, 2}, {0, 0})}, output_of(F32, {2, 1}), TGL_ERROR_SHAPE_MISMATCH, {"y", "(2, 1)"});
+    expect_error(TGL_OP_INDEX_SELECT, &a0, {x, idx({1, 2}, {0, 0})}, output_of(F32, {2, 3}), TGL_ERROR_SHAPE_MISMATCH, {"1-D"});
+    expect_error(TGL_OP_INDEX_SELECT, &a0, {x, idx({2}, {0, 0})}, output_of(F32, {2, 2}), TGL_ERROR_SHAPE_MISMATCH, {"y", "(2, 3)"});
+    // scatter: src smaller than index, y not x's shape, src rank
+    expect_error(TGL_OP_SCATTER, &a0, {x, idx({1, 3}, {0, 0, 0}), input_values(F32, {1, 2}, {1, 2})}, output_of(F32, {2, 3}),
+                 TGL_ERROR_SHAPE_MISMATCH, {"src", "(1, 2)"});
+    expect_error(TGL_OP_SCATTER, &a0, {x, idx({1, 1}, {0}), input_values(F32, {1, 1}, {1})}, output_of(F32, {3, 2}),
+                 TGL_ERROR_SHAPE_MISMATCH, {"y", "(3, 2)"});
+    expect_error(TGL_OP_SCATTER, &a0, {x, idx({1, 1}, {0}), input_values(F32, {1}, {1})}, output_of(F32, {2, 3}),
+                 TGL_ERROR_SHAPE_MISMATCH, {"src", "rank"});
+    // one_hot: y's shape is not index.shape + (n,)
+    expect_error(TGL_OP_ONE_HOT, nullptr, {idx({3}, {0, 1, 2})}, output_of(F32, {3}), TGL_ERROR_SHAPE_MISMATCH, {"y", "num_classes"});
+    expect_error(TGL_OP_ONE_HOT, nullptr, {idx({3}, {0, 1, 2})}, output_of(F32, {2, 3}), TGL_ERROR_SHAPE_MISMATCH, {"y", "(2, 3)"});
+    // axis, params size
+    expect_error(TGL_OP_GATHER, &a5, {x, idx({1, 1}, {0})}, output_of(F32, {1, 1}), TGL_ERROR_AXIS_OUT_OF_RANGE, {"axis", "5"});
+    tgl_axis_params wrong = a0;
+    wrong.struct_size = 4;
+    expect_error(TGL_OP_SCATTER_ADD, &wrong, {x, idx({1, 1}, {0}), input_values(F32, {1, 1}, {1})}, output_of(F32, {2, 3}),
+                 TGL_ERROR_PARAMS_SIZE, {"struct_size"});
+    // a nonempty index over an empty axis: rejected by run_op on every plugin
+    expect_error(TGL_OP_ONE_HOT, nullptr, {idx({2}, {0, 0})}, output_of(F32, {2, 0}), TGL_ERROR_INDEX_OUT_OF_RANGE, {"size 0"});
+    expect_error(TGL_OP_INDEX_SELECT, &a0, {empty_input(F32, {0, 3}), idx({1}, {0})}, output_of(F32, {1, 3}),
+                 TGL_ERROR_INDEX_OUT_OF_RANGE, {"size 0"});
+}
+
+TEST_F(IndexOps, AliasingOnlyInPlaceScatter) {
+    Device& d = dev();
+    tgl_axis_params a0 = axis_p(0);
+    DeviceTensor x(d, contiguous({4}), F32);
+    x.set_logical({1, 2, 3, 4});
+    DeviceTensor index(d, contiguous({2}), I32);
+    index.set_logical({0, 1});
+    // gather into x itself
+    tgl_status st = d.run(TGL_OP_GATHER, &a0, {x.desc(), index.desc()}, {[&] {
+                              tgl_tensor t = x.desc();
+                              t.shape[0] = 2;
+                              return t;
+                          }()});
+    EXPECT_TRUE(is_error(st, TGL_ERROR_INVALID_ARGUMENT, plug().last_error(), {"overlaps"}));
+    // scatter whose y overlaps src
+    tgl_status st2 = d.run(TGL_OP_SCATTER, &a0, {x.desc(), index.desc(), x.desc()}, {x.desc()});
+    EXPECT_TRUE(is_error(st2, TGL_ERROR_INVALID_ARGUMENT, plug().last_error(), {"overlaps", "src"}));
+    EXPECT_TRUE(x.unchanged());
+}
+
+}  // namespace
+}  // namespace conf

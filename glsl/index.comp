@@ -1,0 +1,158 @@
+// gather, index_select, scatter, scatter_add, one_hot: one invocation per element, "owner
+// computes" (backends/common/index_rules.h has the plan). An op is a sequence of passes:
+//   PASS_CHECK    one invocation per element of the index tensor (row-major over u_shape): a value
+//                 outside [0, u_limit) raises TGL_ERROR_INDEX_OUT_OF_RANGE in the device status
+//                 (device_status.glsl); dispatched again with u_report = 1, the invocation at the
+//                 first bad position stores its value there;
+//   PASS_GATHER   gather and index_select: y[c] = x[c with c[axis] = index[c]];
+//   PASS_ONE_HOT  y[c] = index[c] == c[last] ? u_one : 0 (u_one: the bits of 1 in Y_DTYPE);
+//   PASS_SCATTER  scatter / scatter_add (ADD) into scratch words, t[n] for y's row-major n: x's
+//                 element, then over k = 0, 1, ... of c's index row, where index == c[axis], the
+//                 src element replaces it (the last match wins) or is added (f32 accumulator for
+//                 float dtypes, rounded once by the commit; i32 wraps). Cost: O(row length) per
+//                 element of y, O(numel(y) * index.shape[axis]) in all, in exchange for a
+//                 deterministic result without float atomics;
+//   PASS_COMMIT   y[c] = t[n], converted to Y_DTYPE (scatter_add of f16/bf16).
+// Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
+// stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
+// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE.
+#include "grid.glsl"
+#include "dtype.glsl"
+#define STATUS_BINDING 3
+#if !defined(PASS_SCATTER)
+#include "device_status.glsl"
+#endif
+
+layout(local_size_x = WG_SIZE) in;
+
+layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };  // PASS_SCATTER: the scratch words
+layout(std430, binding = 1) readonly buffer XBuffer { uint x_data[]; };  // PASS_COMMIT: the scratch
+layout(std430, binding = 2) readonly buffer IBuffer { int i_data[]; };
+#if defined(PASS_SCATTER)
+layout(std430, binding = 3) readonly buffer SBuffer { uint s_data[]; };  // src
+#endif
+
+uniform uint u_numel;  // elements of the iteration space
+uniform int u_shape[RANK];
+uniform int u_y_str[RANK];
+uniform int u_x_str[RANK];
+uniform int u_i_str[RANK];
+uniform int u_s_str[RANK];
+uniform int u_index_shape[RANK];
+uniform int u_y_offset;
+uniform int u_x_offset;
+uniform int u_i_offset;
+uniform int u_s_offset;
+uniform int u_axis;
+uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
+uniform uint u_op;     // PASS_CHECK: op id, for the error
+uniform uint u_report; // PASS_CHECK: 1 in the report dispatch
+uniform uint u_one;    // PASS_ONE_HOT
+
+uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, Y_DTYPE)], i, Y_DTYPE); }
+
+void y_store_bits(int i, uint bits) {
+    if (tgl_dt_log2size(Y_DTYPE) == 2) {
+        y_data[i] = bits;
+    } else {
+        // Only this element's bits of the shared word change: other invocations may be writing
+        // its other bytes at the same time.
+        int w = tgl_word_of(i, Y_DTYPE);
+        uint shift = tgl_shift_of(i, Y_DTYPE);
+        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
+        atomicAnd(y_data[w], ~mask);
+        atomicOr(y_data[w], (bits << shift) & mask);
+    }
+}
+
+// Coordinates of the row-major element n of u_shape.
+void unravel(uint n, out int c[RANK]) {
+    for (int d = RANK - 1; d > 0; --d) {
+        uint size = uint(u_shape[d]);
+        c[d] = int(n % size);
+        n /= size;
+    }
+    c[0] = int(n);
+}
+
+void main() {
+    uint n = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (n >= u_numel) return;
+    int c[RANK];
+    unravel(n, c);
+#if defined(PASS_CHECK)
+    int io = u_i_offset;
+    for (int d = 0; d < RANK; ++d) io += c[d] * u_i_str[d];
+    int v = i_data[io];
+    if (v >= 0 && v < u_limit) return;
+    if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, n, uint(u_limit), uint(u_axis));
+    else if (tgl_is_reported(n)) tgl_report_value(uint(v));
+#elif defined(PASS_COMMIT)
+    if (tgl_op_failed()) return;
+    int yo = u_y_offset;
+    for (int d = 0; d < RANK; ++d) yo += c[d] * u_y_str[d];
+    uint t = x_data[n];
+#if defined(ADD) && Y_DTYPE != DT_I32
+    t = tgl_from_f32_bits(t, Y_DTYPE);
+#endif
+    y_store_bits(yo, t);
+#elif defined(PASS_ONE_HOT)
+    if (tgl_op_failed()) return;
+    int yo = u_y_offset, io = u_i_offset;
+    for (int d = 0; d < RANK; ++d) {
+        yo += c[d] * u_y_str[d];
+        io += c[d] * u_i_str[d];
+    }
+    y_store_bits(yo, i_data[io] == c[RANK - 1] ? u_one : 0u);
+#else
+    // Offsets of c in every operand; x and src without the axis term.
+    int yo = u_y_offset, xo = u_x_offset, io = u_i_offset, so = u_s_offset;
+    bool in_rows = true;
+    for (int d = 0; d < RANK; ++d) {
+        yo += c[d] * u_y_str[d];
+        if (d == u_axis) continue;
+        xo += c[d] * u_x_str[d];
+        io += c[d] * u_i_str[d];
+        so += c[d] * u_s_str[d];
+        in_rows = in_rows && c[d] < u_index_shape[d];
+    }
+    int j = c[u_axis];
+#if defined(PASS_GATHER)
+    if (tgl_op_failed()) return;
+    y_store_bits(yo, x_bits(xo + i_data[io + j * u_i_str[u_axis]] * u_x_str[u_axis]));
+#elif defined(PASS_SCATTER)
+    uint bits = x_bits(xo + j * u_x_str[u_axis]);
+    int len = in_rows ? u_index_shape[u_axis] : 0;
+    int istep = u_i_str[u_axis], sstep = u_s_str[u_axis];
+#if defined(ADD) && Y_DTYPE == DT_I32
+    int acc = int(bits);
+    for (int k = 0; k < len; ++k)
+        if (i_data[io + k * istep] == j) acc += int(s_data[so + k * sstep]);
+    bits = uint(acc);
+#elif defined(ADD)
+    // Without a match x's bits pass unchanged (no arithmetic that could flush or quiet them).
+    bits = tgl_to_f32_bits(bits, Y_DTYPE);
+    float acc = uintBitsToFloat(bits);
+    bool hit = false;
+    for (int k = 0; k < len; ++k) {
+        if (i_data[io + k * istep] != j) continue;
+        int s = so + k * sstep;
+        acc += tgl_to_f32(tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE), Y_DTYPE);
+        hit = true;
+    }
+    if (hit) bits = floatBitsToUint(acc);
+#else
+    int last = -1;
+    for (int k = 0; k < len; ++k)
+        if (i_data[io + k * istep] == j) last = k;
+    if (last >= 0) {
+        int s = so + last * sstep;
+        bits = tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE);
+    }
+#endif
+    y_data[n] = bits;
+#else
+#error "index.comp: no PASS_* define"
+#endif
+#endif
+}
