@@ -442,7 +442,7 @@ void check_dtypes(OpCall& call) {
                  label(slot).c_str(), dtype_name(dt), allowed.c_str());
         }
     }
-    call.dtype = first ? first->dtype : TGL_DTYPE_INVALID;
+    call.dtype = first ? first->dtype : tgl_dtype(TGL_DTYPE_INVALID);
 }
 
 bool overlaps(const TensorArg& a, const TensorArg& b) {

@@ -189,8 +189,8 @@ struct BadCase {
 std::vector<BadCase> bad_cases(int bad_low, int bad_high) {
     const InputArg x = input_values(F32, {2, 3}, iota(6, 1));
     std::vector<BadCase> c;
-    for (int v : {bad_low, bad_high}) {
-        const std::string vs = std::to_string(v);
+    for (double v : {double(bad_low), double(bad_high)}) {
+        const std::string vs = std::to_string(int(v));
         c.push_back({"gather", TGL_OP_GATHER, {x, idx({2, 2}, {0, 1, v, 2})}, output_of(F32, {2, 2}), axis_p(1), vs, "position 2"});
         c.push_back({"index_select", TGL_OP_INDEX_SELECT, {x, idx({3}, {1, v, v})}, output_of(F32, {3, 3}), axis_p(0), vs,
                      "position 1"});
