@@ -529,6 +529,8 @@ void check_aliasing(const OpCall& call) {
     const OpInfo& info = *call.info;
     bool elementwise = info.family == OpFamily::Unary || info.family == OpFamily::Binary ||
                        info.family == OpFamily::Ternary;
+    // tril/triu in place: each element is read and written by the same invocation.
+    elementwise = elementwise || info.op == TGL_OP_TRIL || info.op == TGL_OP_TRIU;
     for (size_t o = 0; o < call.outputs.size(); ++o)
         for (size_t i = 0; i < call.inputs.size(); ++i) {
             const TensorArg& out = call.outputs[o];
