@@ -602,8 +602,9 @@ typedef struct tgl_diagonal_params {
  *   normal: u1 = ((w0 >> 8) + 1) * 2^-24 in (0, 1], u2 = (w1 >> 8) * 2^-24;
  *     y = a + b * sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller, one value per counter). The CPU
  *     plugin computes this in double and rounds once; GPU plugins compute in f32 (log, sqrt,
- *     cos are not correctly rounded there) and agree within a few f32 ulp of |a| + |b * z|
- *     (z the standard normal value), not bit for bit. */
+ *     cos are not correctly rounded there) and agree within a few f32 ulp, not bit for bit:
+ *     |y_gpu - y_cpu| <= 2^-20 * (|a| + |b * z|), z the standard normal value (f16/bf16: one
+ *     ulp of the format at that scale, 2^-10 / 2^-7). */
 typedef struct tgl_random_params {
     uint32_t struct_size;
     uint32_t reserved;

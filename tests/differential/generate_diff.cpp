@@ -191,6 +191,7 @@ TEST_F(GenerateDiff, EmptyTensors) {
     tgl_diagonal_params dp{sizeof(tgl_diagonal_params), 1};
     check(spec(TGL_OP_EYE, bytes_of(dp), {}, TGL_DTYPE_U8, contiguous({2, 0, 4}), "empty eye"));
     InputArg x = input_values(TGL_DTYPE_F32, {3, 0}, {});
+    x.storage = Storage::from_values(TGL_DTYPE_F32, std::vector<double>(size_t(x.view.storage), 0.0));
     check(spec(TGL_OP_TRIL, bytes_of(dp), {x}, TGL_DTYPE_F32, contiguous({3, 0}), "empty tril"));
     tgl_random_params rp = random_params(rng_, false);
     check(spec(TGL_OP_RANDOM_UNIFORM, bytes_of(rp), {}, TGL_DTYPE_BF16, contiguous({0}), "empty uniform"));
