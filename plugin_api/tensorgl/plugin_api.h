@@ -570,6 +570,7 @@ typedef struct tgl_sort_params {
     uint32_t reserved;
 } tgl_sort_params;
 
+/* arange (see TGL_OP_ARANGE for the arithmetic). NULL params: start 0, step 1. */
 typedef struct tgl_arange_params {
     uint32_t struct_size;
     uint32_t reserved;
@@ -580,10 +581,10 @@ typedef struct tgl_arange_params {
 typedef struct tgl_full_params {
     uint32_t struct_size;
     uint32_t reserved;
-    double value; /* converted to y's dtype as cast does */
+    double value; /* converted to y's dtype as cast does; NULL params: 0 */
 } tgl_full_params;
 
-/* eye, tril, triu: diagonal 0 is the main one, > 0 above it. */
+/* eye, tril, triu: diagonal 0 is the main one, > 0 above it, < 0 below. NULL params: 0. */
 typedef struct tgl_diagonal_params {
     uint32_t struct_size;
     int32_t diagonal;
