@@ -106,19 +106,7 @@ uint b_bits(int i) { return tgl_extract(b_data[tgl_word_of(i, B_DTYPE)], i, B_DT
 #if N_IN >= 3
 uint c_bits(int i) { return tgl_extract(c_data[tgl_word_of(i, C_DTYPE)], i, C_DTYPE); }
 #endif
-void y_store_bits(int i, uint bits) {
-    if (tgl_dt_log2size(Y_DTYPE) == 2) {
-        y_data[i] = bits;
-    } else {
-        // Only this element's bits of the shared word change: other invocations may be writing
-        // its other bytes at the same time.
-        int w = tgl_word_of(i, Y_DTYPE);
-        uint shift = tgl_shift_of(i, Y_DTYPE);
-        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
-        atomicAnd(y_data[w], ~mask);
-        atomicOr(y_data[w], (bits << shift) & mask);
-    }
-}
+#include "store.glsl"
 
 void main() {
     uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;

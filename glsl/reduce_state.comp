@@ -52,17 +52,7 @@ struct State {
 
 uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE); }
 
-void y_store_bits(int i, uint bits) {
-    if (tgl_dt_log2size(Y_DTYPE) == 2) {
-        y_data[i] = bits;
-    } else {
-        int w = tgl_word_of(i, Y_DTYPE);
-        uint shift = tgl_shift_of(i, Y_DTYPE);
-        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
-        atomicAnd(y_data[w], ~mask);
-        atomicOr(y_data[w], (bits << shift) & mask);
-    }
-}
+#include "store.glsl"
 
 #if defined(OP_ARGMAX) || defined(OP_ARGMIN)
 // a: -1 empty, 0 a number (key k), 1 NaN; i: the index.

@@ -4,21 +4,12 @@
 
 // The double -> dtype conversion of op 'cast' (header-only, no CPU plugin code beyond it): the pad
 // constant is converted once here, so both plugins store the same bits.
-#include "../cpu/dtype_io.h"
+#include "dtype_bits.h"
 
 #include <algorithm>
 
 namespace tgl {
 namespace {
-
-// Bits of `value` converted to dtype dt as op 'cast' converts a double (in the low bytes).
-uint32_t cast_bits(double value, tgl_dtype dt) {
-    uint8_t bytes[4] = {};
-    cpu::store_from_double(bytes, dt, 0, value, false);
-    uint32_t bits = 0;
-    std::memcpy(&bits, bytes, tgl_dtype_size(dt));
-    return bits;
-}
 
 // A strided view of an operand (or part of one) in elements.
 struct ViewDesc {
@@ -229,19 +220,6 @@ P read_required(const OpInfo& info, const void* params, const char* what) {
 void require_same_shape_as_x(const OpCall& call) {
     const TensorArg& x = call.inputs[0];
     require_shape(*call.info, call.outputs[0], "outputs[0] (y)", x.rank, x.shape, "inputs[0] (x)");
-}
-
-// Checks that no two outputs share bytes (split).
-void require_disjoint_outputs(const OpCall& call) {
-    for (size_t a = 0; a < call.outputs.size(); ++a)
-        for (size_t b = a + 1; b < call.outputs.size(); ++b) {
-            const TensorArg& p = call.outputs[a];
-            const TensorArg& q = call.outputs[b];
-            if (p.buffer == q.buffer && p.numel > 0 && q.numel > 0 && p.byte_lo < q.byte_hi && q.byte_lo < p.byte_hi)
-                fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s': %s overlaps %s in the same buffer; outputs must be disjoint",
-                     call.info->name, operand_label(*call.info, true, uint32_t(a)).c_str(),
-                     operand_label(*call.info, true, uint32_t(b)).c_str());
-        }
 }
 
 // Every input has the shape of inputs[0], except along `axis` (-1: no exception).
@@ -467,7 +445,7 @@ void plan_pad(OpCall& call, const void* params) {
                                                          : CoordMode::Clamp;
     CopyStep s = map_step(0, 0, view_of(call.outputs[0]), x.offset);
     for (int d = 0; d < x.rank; ++d) set_dim(s, d, x.strides[d], x.shape[d], -prm.before[d], 1, mode);
-    call.layout.value_bits = cast_bits(prm.value, call.outputs[0].dtype);
+    call.layout.value_bits = double_to_dtype_bits(prm.value, call.outputs[0].dtype);
     add_map_step(call.layout, s);
 }
 
@@ -517,7 +495,6 @@ void plan_split(OpCall& call, const void* params) {
     if (total != x.shape[axis])
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'split': the outputs' sizes along axis %d add up to %lld but x %s has %lld there",
              axis, (long long)total, shape_string(x.rank, x.shape).c_str(), (long long)x.shape[axis]);
-    require_disjoint_outputs(call);
     int64_t pos = 0;
     for (size_t k = 0; k < call.outputs.size(); ++k) {
         CopyStep s = map_step(0, int(k), view_of(call.outputs[k]), x.offset);

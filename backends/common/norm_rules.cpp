@@ -29,11 +29,6 @@ void require_x_shape(const OpCall& call, bool output, uint32_t index) {
     require_shape(*call.info, t, operand_label(*call.info, output, index), x.rank, x.shape, "x's shape");
 }
 
-bool outputs_overlap(const TensorArg& a, const TensorArg& b) {
-    return a.present() && b.present() && a.buffer == b.buffer && a.numel > 0 && b.numel > 0 &&
-           a.byte_lo < b.byte_hi && b.byte_lo < a.byte_hi;
-}
-
 }  // namespace
 
 void plan_norm(OpCall& call, const void* params) {
@@ -92,9 +87,6 @@ void plan_norm(OpCall& call, const void* params) {
     if (add) {
         require_x_shape(call, false, 1);
         if (call.outputs[1].present()) require_x_shape(call, true, 1);
-        if (outputs_overlap(call.outputs[0], call.outputs[1]))
-            fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s': outputs[0] (y) and outputs[1] (sum) overlap in the same buffer",
-                 info.name);
     }
     // Params: their input slots and the shape they must have.
     int64_t pshape[TGL_MAX_RANK];

@@ -194,8 +194,6 @@ const OpInfo kOps[] = {
 
 // Ops whose kernels have not landed yet (see is_planned).
 const tgl_op kPlanned[] = {
-    TGL_OP_ARANGE, TGL_OP_FULL, TGL_OP_EYE, TGL_OP_TRIL, TGL_OP_TRIU, TGL_OP_RANDOM_UNIFORM,
-    TGL_OP_RANDOM_NORMAL,
 };
 
 struct SortedOps {

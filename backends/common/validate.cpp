@@ -523,26 +523,38 @@ bool same_view(const TensorArg& a, const TensorArg& b) {
            std::equal(a.strides, a.strides + a.rank, b.strides);
 }
 
-// An output may share memory with an input only as the identical view of an elementwise op, or
-// as scatter's / scatter_add's y over x (in place); any other overlap of byte ranges would make the
-// result depend on execution order.
+// Outputs never share bytes with each other. An output may share memory with an input only as the
+// identical view, and only where each element is read and written by the same invocation:
+// elementwise ops, tril/triu, and y over x in scatter/scatter_add (in place). Any other overlap
+// would make the result depend on execution order.
+bool may_be_in_place(const OpInfo& info, size_t input) {
+    switch (info.family) {
+    case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary: return true;
+    default: break;
+    }
+    if (info.op == TGL_OP_TRIL || info.op == TGL_OP_TRIU) return true;
+    return (info.op == TGL_OP_SCATTER || info.op == TGL_OP_SCATTER_ADD) && input == 0;
+}
+
 void check_aliasing(const OpCall& call) {
     const OpInfo& info = *call.info;
-    bool elementwise = info.family == OpFamily::Unary || info.family == OpFamily::Binary ||
-                       info.family == OpFamily::Ternary;
-    bool scatter = info.op == TGL_OP_SCATTER || info.op == TGL_OP_SCATTER_ADD;
-    for (size_t o = 0; o < call.outputs.size(); ++o)
+    for (size_t o = 0; o < call.outputs.size(); ++o) {
+        const TensorArg& out = call.outputs[o];
         for (size_t i = 0; i < call.inputs.size(); ++i) {
-            const TensorArg& out = call.outputs[o];
             const TensorArg& in = call.inputs[i];
-            bool in_place_ok = elementwise || (scatter && i == 0);
-            if (!overlaps(out, in) || (in_place_ok && same_view(out, in))) continue;
+            if (!overlaps(out, in) || (may_be_in_place(info, i) && same_view(out, in))) continue;
             fail(TGL_ERROR_INVALID_ARGUMENT,
                  "op '%s': %s overlaps %s in the same buffer; an output may only alias an input as "
-                 "the identical view of an elementwise op (or of x in scatter/scatter_add)",
+                 "the identical view of an elementwise op, tril/triu, or x in scatter/scatter_add",
                  info.name, operand_label(info, true, uint32_t(o)).c_str(),
                  operand_label(info, false, uint32_t(i)).c_str());
         }
+        for (size_t p = 0; p < o; ++p)
+            if (overlaps(call.outputs[p], out))
+                fail(TGL_ERROR_INVALID_ARGUMENT, "op '%s': %s overlaps %s in the same buffer; outputs must be disjoint",
+                     info.name, operand_label(info, true, uint32_t(p)).c_str(),
+                     operand_label(info, true, uint32_t(o)).c_str());
+    }
 }
 
 }  // namespace

@@ -402,14 +402,32 @@ enum {
     TGL_OP_SORT = 901,
     TGL_OP_ARGSORT = 902,
 
-    /* Generation: () -> (y), or (x) -> (y) for tril/triu.
-     * arange: y[i] = start + i * step, computed in double, rounded once (tgl_arange_params).
-     * full: every element = value (tgl_full_params). eye: y[..., i, j] = (j - i == diagonal)
-     *   (tgl_diagonal_params). tril/triu: y = x where j - i <= diagonal (tril) / >= diagonal
-     *   (triu), else 0 (tgl_diagonal_params).
-     * random_uniform / random_normal: Philox4x32-10 keyed by seed, counter = offset + the
-     *   element's row-major index, so that the same seed gives the same numbers on every plugin
-     *   (tgl_random_params; the exact bit recipe is documented with the struct). */
+    /* Generation: () -> (y), or (x) -> (y) for tril/triu. y may be any view (any strides, also
+     * negative); "index" below is the element's row-major (logical) index in y.
+     * arange: y is 1-D, its length n is the count; y[i] = start + i * step (tgl_arange_params;
+     *   start, step finite, step != 0; y any dtype but bool).
+     *   Integer y (i32, i8, u8): start and step must be integers in [-2^63, 2^63) (else
+     *     INVALID_ARGUMENT: use a float y and cast); y[i] is the exact integer start + i * step
+     *     wrapped to y's dtype as cast wraps integers (two's complement, the low bits). Exact on
+     *     every plugin.
+     *   Float y: f32 arithmetic, as torch.arange on CUDA: y[i] = f32(start) + f32(i) * f32(step),
+     *     f32(.) rounding to nearest even, the product and the sum each rounded (never fused into
+     *     an fma), then rounded to f16/bf16 for those y. start and step must be within the f32
+     *     range. The same bits on every plugin (GPUs that flush subnormal results may differ
+     *     there). Unlike a double computation, large i or step lose precision as f32 does.
+     * full: every element = value converted to y's dtype as cast converts a float (NaN/inf kept
+     *   in float y; to integers truncated and saturated, NaN -> 0; to bool value != 0)
+     *   (tgl_full_params). Exact.
+     * eye: y of rank >= 2 (leading dims are a batch), y[..., i, j] = 1 if j - i == diagonal else
+     *   0, in y's dtype (tgl_diagonal_params). Non-square allowed. Exact.
+     * tril/triu: x of rank >= 2 (leading dims are a batch), y of x's shape and dtype (any dtype),
+     *   y[..., i, j] = x[..., i, j] where j - i <= diagonal (tril) / >= diagonal (triu), else 0
+     *   (tgl_diagonal_params). y may be the identical view of x (in place); any other overlap is
+     *   an error. Bits are copied exactly (NaN payloads too).
+     * random_uniform / random_normal: y f32, f16 or bf16; Philox4x32-10 keyed by seed, counter =
+     *   offset + the element's index, so that the same seed gives the same numbers on every
+     *   plugin and offset k continues the stream k elements further (tgl_random_params; the exact
+     *   bit recipe is documented with the struct). */
     TGL_OP_ARANGE = 1000,
     TGL_OP_FULL = 1001,
     TGL_OP_EYE = 1002,
@@ -619,6 +637,7 @@ typedef struct tgl_sort_params {
     uint32_t reserved;
 } tgl_sort_params;
 
+/* arange (see TGL_OP_ARANGE for the arithmetic). NULL params: start 0, step 1. */
 typedef struct tgl_arange_params {
     uint32_t struct_size;
     uint32_t reserved;
@@ -629,22 +648,31 @@ typedef struct tgl_arange_params {
 typedef struct tgl_full_params {
     uint32_t struct_size;
     uint32_t reserved;
-    double value; /* converted to y's dtype as cast does */
+    double value; /* converted to y's dtype as cast does; NULL params: 0 */
 } tgl_full_params;
 
-/* eye, tril, triu: diagonal 0 is the main one, > 0 above it. */
+/* eye, tril, triu: diagonal 0 is the main one, > 0 above it, < 0 below. NULL params: 0. */
 typedef struct tgl_diagonal_params {
     uint32_t struct_size;
     int32_t diagonal;
 } tgl_diagonal_params;
 
 /* random_uniform: [a, b) (default 0, 1); random_normal: mean a, standard deviation b (0, 1).
- * Recipe for the element of row-major index i: Philox4x32-10 with key (seed & 0xffffffff,
- * seed >> 32) and counter (c & 0xffffffff, c >> 32, 0, 0), c = offset + i, gives words w0..w3.
- *   uniform: u = (w0 >> 8) * 2^-24 in [0, 1); y = a + (b - a) * u, in f32 arithmetic (the same
- *     bits on every plugin).
+ * a and b finite; uniform needs a <= b and b - a finite in f32; normal needs b >= 0 (else
+ * INVALID_ARGUMENT). NULL params: seed 0, offset 0 and the defaults above.
+ * Recipe for the element of row-major index i: Philox4x32-10 (Random123's philox4x32, 10 rounds)
+ * with key (seed & 0xffffffff, seed >> 32) and counter (c & 0xffffffff, c >> 32, 0, 0),
+ * c = offset + i modulo 2^64, gives words w0..w3.
+ *   uniform: u = (w0 >> 8) * 2^-24 in [0, 1); y = a + (b - a) * u in f32 arithmetic, each step
+ *     rounded to nearest even (never fused into an fma), then rounded to y's dtype. The same bits
+ *     on every plugin (GPUs that flush subnormal results may differ there). As in PyTorch, the
+ *     rounding of the sum (or to f16/bf16) may give b itself.
  *   normal: u1 = ((w0 >> 8) + 1) * 2^-24 in (0, 1], u2 = (w1 >> 8) * 2^-24;
- *     y = a + b * sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller; plugins agree to f32 rounding). */
+ *     y = a + b * sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller, one value per counter). The CPU
+ *     plugin computes this in double and rounds once; GPU plugins compute in f32 (log, sqrt,
+ *     cos are not correctly rounded there) and agree within a few f32 ulp, not bit for bit:
+ *     |y_gpu - y_cpu| <= 2^-20 * (|a| + |b * z|), z the standard normal value (f16/bf16: one
+ *     ulp of the format at that scale, 2^-10 / 2^-7). */
 typedef struct tgl_random_params {
     uint32_t struct_size;
     uint32_t reserved;

@@ -51,8 +51,7 @@ const std::vector<ImplementedOp>& implemented_ops() {
 // Every id of the catalogue that ABI 1.0 reserves for later.
 const std::vector<tgl_op>& planned_ops() {
     static const std::vector<tgl_op> ops = {
-        TGL_OP_ARANGE, TGL_OP_FULL, TGL_OP_EYE, TGL_OP_TRIL,
-        TGL_OP_TRIU, TGL_OP_RANDOM_UNIFORM, TGL_OP_RANDOM_NORMAL};
+        };
     return ops;
 }
 
