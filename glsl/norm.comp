@@ -161,7 +161,8 @@ shared float s_red[2 * WG_SIZE];
 #endif
 
 // Max (NaN-propagating) or sum of every invocation's v, returned to all of them. `which` (0 or 1)
-// picks the shared half; the two reductions of a row use different halves.
+// picks the shared half; consecutive reductions must alternate halves: after the last barrier an
+// invocation may start writing the next reduction's inputs while others still read this result.
 float combine(float a, float b, bool is_max) { return is_max ? tgl_maximum(a, b) : a + b; }
 float group_reduce(float v, bool is_max, uint which) {
 #if defined(MODE_GROUP)
@@ -244,13 +245,20 @@ void main() {
     var = group_reduce(acc, false, 0u) / n;
 #else
     mean = group_reduce(acc, false, 0u) / n;
+    // Corrected two-pass (Chan, Golub & LeVeque): the f32 sum of a long row with a large mean is
+    // off by many ulps of the mean (600,000 values near 1e4 on NVIDIA: 2e-3 of the spread), so the
+    // second pass also sums the deviations, whose mean is that error, and takes it out of both.
+    float dev = 0.0;
     acc = 0.0;
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
         float d = value_at(o, false) - mean;
+        dev += d;
         acc += d * d;
     }
-    var = group_reduce(acc, false, 1u) / n;
+    float shift = group_reduce(dev, false, 1u) / n;
+    var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
+    mean += shift;
 #endif
     float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
     for (uint k = start; k < len; k += step) {
