@@ -8,16 +8,22 @@
 //                u_splits > 1 the workgroup writes a partial to a scratch buffer (index
 //                o * u_splits + split) and a second pass reduces the partials.
 //
+// x and y are arrays of uint words holding X_DTYPE / Y_DTYPE elements (dtype.glsl): f32 or f16,
+// computed in f32 and rounded once at the final store (sub-word stores via store.glsl's atomics).
+// The partials of a split reduction stay f32 (that pass runs with Y_DTYPE f32, the second pass with
+// X_DTYPE f32). For f32 the dtype helpers fold to plain word loads and stores.
+//
 // Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
-// result by u_count; mean of an empty set is NaN); MODE_THREAD | MODE_GROUP; OUTER_RANK and
-// INNER_RANK (0..8); WG_SIZE (a power of two in MODE_GROUP).
+// result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP;
+// OUTER_RANK and INNER_RANK (0..8); WG_SIZE (a power of two in MODE_GROUP).
 #include "common.glsl"
 #include "grid.glsl"
+#include "dtype.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
-layout(std430, binding = 0) buffer YBuffer { float y_data[]; };
-layout(std430, binding = 1) readonly buffer XBuffer { float x_data[]; };
+layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
+layout(std430, binding = 1) readonly buffer XBuffer { uint x_data[]; };
 
 uniform uint u_out_count;     // outputs
 uniform uint u_reduce_count;  // elements per output
@@ -35,6 +41,11 @@ uniform int u_outer_y_stride[OUTER_RANK];
 uniform int u_inner_shape[INNER_RANK];
 uniform int u_inner_x_stride[INNER_RANK];
 #endif
+
+#include "store.glsl"
+
+float x_at(int i) { return tgl_to_f32(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE); }
+void y_store(int i, float v) { y_store_bits(i, tgl_from_f32(v, Y_DTYPE)); }
 
 float identity() {
 #if defined(REDUCE_SUM)
@@ -100,11 +111,11 @@ void main() {
     outer_offsets(o, xo, yo);
     float acc = identity();
 #if INNER_RANK == 0
-    if (u_reduce_count > 0u) acc = combine(acc, x_data[xo]);
+    if (u_reduce_count > 0u) acc = combine(acc, x_at(xo));
 #elif INNER_RANK == 1
     int s = u_inner_x_stride[0];
     for (uint r = 0u; r < u_reduce_count; ++r) {
-        acc = combine(acc, x_data[xo]);
+        acc = combine(acc, x_at(xo));
         xo += s;
     }
 #else
@@ -112,7 +123,7 @@ void main() {
     int idx[INNER_RANK];
     for (int d = 0; d < INNER_RANK; ++d) idx[d] = 0;
     for (uint r = 0u; r < u_reduce_count; ++r) {
-        acc = combine(acc, x_data[xo]);
+        acc = combine(acc, x_at(xo));
         for (int d = INNER_RANK - 1; d >= 0; --d) {
             xo += u_inner_x_stride[d];
             idx[d] += 1;
@@ -122,7 +133,7 @@ void main() {
         }
     }
 #endif
-    y_data[yo] = finish(acc);
+    y_store(yo, finish(acc));
 }
 
 #elif defined(MODE_GROUP)
@@ -158,7 +169,7 @@ void main() {
         outer_offsets(o, xo, yo);
         uint begin = split * u_chunk;
         uint end = min(begin + u_chunk, u_reduce_count);
-        for (uint r = begin + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_data[xo + inner_offset(r)]);
+        for (uint r = begin + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_at(xo + inner_offset(r)));
     }
     s_partial[lid] = acc;
     memoryBarrierShared();
@@ -170,9 +181,9 @@ void main() {
     }
     if (in_range && lid == 0u) {
         if (u_splits == 1u) {
-            y_data[yo] = finish(s_partial[0]);
+            y_store(yo, finish(s_partial[0]));
         } else {
-            y_data[u_y_offset + int(g)] = s_partial[0];
+            y_data[u_y_offset + int(g)] = floatBitsToUint(s_partial[0]);  // f32 scratch
         }
     }
 }

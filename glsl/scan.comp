@@ -9,8 +9,9 @@
 //   PASS_SCAN    one workgroup per (row, block): each invocation scans ITEMS consecutive positions
 //                in registers, a shared-memory (Hillis-Steele) scan combines the invocations' totals,
 //                and the block's carry (when u_use_carry) is applied.
-// Defines: OP_CUMSUM | OP_CUMPROD; PASS_*; EXCLUSIVE; REVERSE; X_DTYPE, Y_DTYPE (f32 today: the
-// values are computed in f32); OUTER_RANK (0..7); WG_SIZE; ITEMS.
+// Defines: OP_CUMSUM | OP_CUMPROD; PASS_*; EXCLUSIVE; REVERSE; X_DTYPE, Y_DTYPE (f32 or f16, one
+// dtype: values and block totals/carries are f32, each output rounded once at its store; sub-word
+// stores via store.glsl's atomics); OUTER_RANK (0..7); WG_SIZE; ITEMS.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -76,19 +77,9 @@ float x_at(int xo, uint k) {
     return tgl_to_f32(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE);
 }
 
-void y_store(int yo, uint k, float v) {
-    int i = yo + element_of(k) * u_y_stride;
-    uint bits = tgl_from_f32(v, Y_DTYPE);
-    if (tgl_dt_log2size(Y_DTYPE) == 2) {
-        y_data[i] = bits;
-    } else {
-        int w = tgl_word_of(i, Y_DTYPE);
-        uint shift = tgl_shift_of(i, Y_DTYPE);
-        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
-        atomicAnd(y_data[w], ~mask);
-        atomicOr(y_data[w], (bits << shift) & mask);
-    }
-}
+#include "store.glsl"
+
+void y_store(int yo, uint k, float v) { y_store_bits(yo + element_of(k) * u_y_stride, tgl_from_f32(v, Y_DTYPE)); }
 
 #if defined(PASS_ROW)
 

@@ -31,7 +31,7 @@ constexpr OperandRule same_as(int slot) { return {0, slot}; }
     {ID, NAME, OpFamily::Binary, 2, 1, {"a", "b", "y"}, {any_of(IN), same_as(0), any_of(kDtypesMask)}, \
      sizeof(tgl_binary_params)}
 #define REDUCE(ID, NAME) \
-    {ID, NAME, OpFamily::Reduce, 1, 1, {"x", "y"}, {any_of(kF32), same_as(0)}, sizeof(tgl_reduce_params)}
+    {ID, NAME, OpFamily::Reduce, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_reduce_params)}
 #define REDUCE_P(ID, NAME, X, Y, PARAMS) \
     {ID, NAME, OpFamily::Reduce, 1, 1, {"x", "y"}, {any_of(X), Y}, sizeof(PARAMS)}
 #define LAYOUT(ID, NAME, PARAMS) \
@@ -103,14 +103,14 @@ const OpInfo kOps[] = {
      {any_of(kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32)), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I32))}, sizeof(tgl_arg_reduce_params)},
     {TGL_OP_ARGMIN, "argmin", OpFamily::ArgReduce, 1, 1, {"x", "y"},
      {any_of(kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32)), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I32))}, sizeof(tgl_arg_reduce_params)},
-    REDUCE_P(TGL_OP_LOGSUMEXP, "logsumexp", kF32, same_as(0), tgl_reduce_params),
-    REDUCE_P(TGL_OP_VAR, "var", kF32, same_as(0), tgl_var_params),
-    REDUCE_P(TGL_OP_STD, "std", kF32, same_as(0), tgl_var_params),
+    REDUCE_P(TGL_OP_LOGSUMEXP, "logsumexp", kDtypesFloat, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_VAR, "var", kDtypesFloat, same_as(0), tgl_var_params),
+    REDUCE_P(TGL_OP_STD, "std", kDtypesFloat, same_as(0), tgl_var_params),
     REDUCE_P(TGL_OP_ANY, "any", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
     REDUCE_P(TGL_OP_ALL, "all", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
-    REDUCE_P(TGL_OP_NORM, "norm", kF32, same_as(0), tgl_vector_norm_params),
-    {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kF32), same_as(0)}, sizeof(tgl_scan_params)},
-    {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kF32), same_as(0)}, sizeof(tgl_scan_params)},
+    REDUCE_P(TGL_OP_NORM, "norm", kDtypesFloat, same_as(0), tgl_vector_norm_params),
+    {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
+    {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kF32), same_as(0), same_as(0)},
      sizeof(tgl_matmul_params)},
     {TGL_OP_CAST, "cast", OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesAll), any_of(kDtypesAll)},

@@ -1,5 +1,5 @@
-// The CPU reference kernels (f32). Plain loops that follow the plans of validate.h. Every value is
-// widened to double, computed with the C library in double, and rounded to f32 once, at the store;
+// The CPU reference kernels. Plain loops that follow the plans of validate.h. Every value is
+// widened to double, computed with the C library in double, and rounded once, at the store;
 // sums, products and dot products accumulate in double. The scalar functions of the elementwise ops
 // are in scalar_ops.h.
 #include "kernels.h"
@@ -210,12 +210,13 @@ void where(const OpCall& c, unsigned threads) {
 // Each output is computed by one thread, in the row-major order of the reduced dims, so the result
 // does not depend on the number of threads.
 
-template <class Combine, class Finish>
-void reduce(const OpCall& c, unsigned threads, double init, const Combine& combine,
+// x and y are f32 or f16: every element is read exactly as double and the result rounded once at
+// the store (f16 beyond its largest finite value: +-inf).
+template <class Load, class Combine, class Finish>
+void reduce(const OpCall& c, unsigned threads, const Load& load, double init, const Combine& combine,
             const Finish& finish) {
     const ReducePlan& p = c.reduce;
-    float* y = cpu_buffer(c.outputs[0].buffer).f32();
-    const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+    const Operand y = output_operand(c);
     const int64_t min_outputs = std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(1, p.reduce_count));
     parallel_for(p.out_count, threads, min_outputs, [&](int64_t begin, int64_t end) {
         for (int64_t o = begin; o < end; ++o) {
@@ -230,7 +231,7 @@ void reduce(const OpCall& c, unsigned threads, double init, const Combine& combi
             double acc = init;
             if (p.reduce_count > 0) {
                 if (p.inner_rank == 0) {
-                    acc = combine(acc, static_cast<double>(x[x_base]));
+                    acc = combine(acc, load(x_base));
                 } else {
                     // Rows of the last reduced dim, walked by an odometer over the others.
                     const int last = p.inner_rank - 1;
@@ -238,7 +239,7 @@ void reduce(const OpCall& c, unsigned threads, double init, const Combine& combi
                     int64_t index[TGL_MAX_RANK] = {};
                     int64_t off = x_base;
                     for (int64_t done = 0; done < p.reduce_count; done += row) {
-                        for (int64_t j = 0; j < row; ++j) acc = combine(acc, static_cast<double>(x[off + j * step]));
+                        for (int64_t j = 0; j < row; ++j) acc = combine(acc, load(off + j * step));
                         for (int d = last - 1; d >= 0; --d) {
                             if (++index[d] < p.inner_shape[d]) {
                                 off += p.inner_x_strides[d];
@@ -250,9 +251,38 @@ void reduce(const OpCall& c, unsigned threads, double init, const Combine& combi
                     }
                 }
             }
-            y[y_off] = static_cast<float>(finish(acc));
+            y.store(y_off, finish(acc));
         }
     });
+}
+
+// sum, mean, max, min, prod with the element loader of x's dtype (f32 read directly: the common case).
+template <class Load>
+void reduce_op(const OpCall& c, unsigned threads, const Load& load) {
+    switch (c.info->op) {
+    case TGL_OP_SUM:
+        return reduce(c, threads, load, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
+    case TGL_OP_MEAN: {
+        const double count = static_cast<double>(c.reduce.reduce_count);  // 0 / 0 = NaN for an empty set
+        return reduce(c, threads, load, 0.0, [](double acc, double x) { return acc + x; },
+                      [count](double acc) { return acc / count; });
+    }
+    case TGL_OP_MAX: return reduce(c, threads, load, -kInf, maximum, [](double acc) { return acc; });
+    case TGL_OP_MIN: return reduce(c, threads, load, kInf, minimum, [](double acc) { return acc; });
+    case TGL_OP_PROD:
+        return reduce(c, threads, load, 1.0, [](double acc, double x) { return acc * x; }, [](double acc) { return acc; });
+    default:
+        fail(TGL_ERROR_INTERNAL, "cpu kernels: no reduction kernel for op '%s'", c.info->name);
+    }
+}
+
+void reduce_f32_f16(const OpCall& c, unsigned threads) {
+    if (c.inputs[0].dtype == TGL_DTYPE_F32) {
+        const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+        return reduce_op(c, threads, [x](int64_t i) { return static_cast<double>(x[i]); });
+    }
+    const Operand x = input_operand(c, 0);
+    reduce_op(c, threads, [x](int64_t i) { return x.load(i); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -332,23 +362,12 @@ void run(const OpCall& c, unsigned threads) {
         break;
     }
     if (run_reduce_more(c, threads)) return;  // argmax..cumprod (reduce_kernels.cpp)
-    // Reductions and matmul: f32 only (their catalogue rules say so).
+    if (c.info->family == OpFamily::Reduce) return reduce_f32_f16(c, threads);
+    // Matmul: f32 only (its catalogue rule says so).
     if (c.dtype != TGL_DTYPE_F32)
         fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached the f32 kernels with dtype %s", c.info->name,
              dtype_name(c.dtype));
     switch (c.info->op) {
-    case TGL_OP_SUM:
-        return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
-    case TGL_OP_MEAN: {
-        const double count = static_cast<double>(c.reduce.reduce_count);  // 0 / 0 = NaN for an empty set
-        return reduce(c, threads, 0.0, [](double acc, double x) { return acc + x; },
-                      [count](double acc) { return acc / count; });
-    }
-    case TGL_OP_MAX: return reduce(c, threads, -kInf, maximum, [](double acc) { return acc; });
-    case TGL_OP_MIN: return reduce(c, threads, kInf, minimum, [](double acc) { return acc; });
-    case TGL_OP_PROD:
-        return reduce(c, threads, 1.0, [](double acc, double x) { return acc * x; }, [](double acc) { return acc; });
-
     case TGL_OP_MATMUL: return matmul(c, threads);
     default: break;
     }

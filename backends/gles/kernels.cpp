@@ -172,6 +172,7 @@ struct ReducePass {
     std::vector<ReduceDim> outer, inner;
     int32_t x_offset = 0, y_offset = 0;
     Binding x, y;
+    tgl_dtype x_dtype = TGL_DTYPE_F32, y_dtype = TGL_DTYPE_F32;  // f32 or f16; split partials are f32
 };
 
 void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePass& pass, uint32_t out_count,
@@ -181,6 +182,8 @@ void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePas
                        {pass.group ? "MODE_GROUP" : "MODE_THREAD", ""},
                        {"OUTER_RANK", str(long(pass.outer.size()))},
                        {"INNER_RANK", str(long(pass.inner.size()))},
+                       {"X_DTYPE", str(pass.x_dtype)},
+                       {"Y_DTYPE", str(pass.y_dtype)},
                        {"WG_SIZE", str(wg)}};
     if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
     Dispatch base;
@@ -240,6 +243,8 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     first.outer = collapse_dims(p.outer_rank, p.outer_shape, p.outer_x_strides, p.outer_y_strides, true);
     first.inner = collapse_dims(p.inner_rank, p.inner_shape, p.inner_x_strides, nullptr, false);
     first.y = dev.window(y, "outputs[0] (y)", &first.y_offset);
+    first.x_dtype = x.dtype;
+    first.y_dtype = y.dtype;
     if (x.numel > 0) {
         first.x = dev.window(x, "inputs[0] (x)", &first.x_offset);
     } else {
@@ -292,8 +297,11 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
         second.x = sb;
         second.y = first.y;
         second.y_offset = first.y_offset;
+        second.x_dtype = TGL_DTYPE_F32;
+        second.y_dtype = first.y_dtype;
         first.y = sb;
         first.y_offset = 0;
+        first.y_dtype = TGL_DTYPE_F32;
         add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
         add_reduce_pass(dev, reduce_define, second, out_count, first.splits, mean_count, dispatches);
     }

@@ -224,7 +224,12 @@ enum {
     TGL_OP_WHERE = 250,
 
     /* Reductions: (x) -> (y) over a set of axes, see tgl_reduce_params. NaN propagates through
-     * max/min. Over an empty axis: sum = 0, prod = 1, mean = NaN, max/min = error. */
+     * max/min. Over an empty axis: sum = 0, prod = 1, mean = NaN, max/min = error.
+     * dtypes of sum, mean, max, min, prod, logsumexp, var, std and norm: x and y are both f32 or
+     * both f16. f16 is a storage type: elements are widened to f32 exactly, everything (sums,
+     * partial sums across workgroups, the mean's division, var's deviations) is computed in f32
+     * (the CPU reference: in double) and the result is rounded once, to nearest even, at the store;
+     * a result beyond the f16 range is +-inf (the sum of three f16 40000s is inf, their mean 40000). */
     TGL_OP_SUM = 300,
     TGL_OP_MEAN = 301,
     TGL_OP_MAX = 302,
@@ -251,7 +256,8 @@ enum {
     TGL_OP_NORM = 312,
     /* cumsum/cumprod: (x) -> (y) of the same shape, running sum/product along one axis
      * (tgl_scan_params): inclusive (y[i] includes x[i]) or exclusive (starts at 0 / 1), forward or
-     * reverse (from the end). */
+     * reverse (from the end). x and y are both f32 or both f16; the running value is f32 (the CPU
+     * reference: double) and each y element is rounded once at its store (f16 overflow: +-inf). */
     TGL_OP_CUMSUM = 313,
     TGL_OP_CUMPROD = 314,
 

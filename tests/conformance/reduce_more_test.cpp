@@ -1,6 +1,8 @@
 // Known answers and bad input for argmax, argmin, logsumexp, var, std, any, all, norm, cumsum and
 // cumprod: small hand-checked cases with ties, NaN, inf, empty sets, keepdims, negative axes,
-// exclusive and reverse scans, in every dtype of the ops' catalogue rules.
+// exclusive and reverse scans, in every dtype of the ops' catalogue rules; and the f16 storage of
+// every float reduction and scan (sum, mean, max, min, prod too): computed in f32 or wider, rounded
+// once at the store, f16 overflow to inf, odd lengths at odd element offsets.
 #include "common.h"
 
 #include <cmath>
@@ -13,20 +15,25 @@ using ReduceMore = ConformanceTest;
 const double dInf = std::numeric_limits<double>::infinity();
 const double dNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Runs `op` on a contiguous x of dtype xt and a poisoned contiguous y of dtype yt; checks guards,
-// that every output element was written and that x is unchanged; returns y's values.
-std::vector<double> run_dt(tgl_op op, const void* params, tgl_dtype xt, const Shape& xs, const std::vector<double>& x,
-                           tgl_dtype yt, const Shape& ys) {
+// Runs `op` on x (view xv, dtype xt) and a poisoned y (view yv, dtype yt); checks guards, that
+// every output element was written and that x is unchanged; returns y's values.
+std::vector<double> run_views(tgl_op op, const void* params, tgl_dtype xt, const View& xv, const std::vector<double>& x,
+                              tgl_dtype yt, const View& yv) {
     Device& d = dev();
-    DeviceTensor in(d, contiguous(xs), xt);
+    DeviceTensor in(d, xv, xt);
     in.set_logical(x);
-    DeviceTensor out(d, contiguous(ys), yt);
+    DeviceTensor out(d, yv, yt);
     out.poison();
     d.run_ok(op, params, {in.desc()}, {out.desc()});
     std::vector<double> y = out.read_logical();
     ::testing::AssertionResult r = in.unchanged();
     if (!r) throw Failure(std::string("input was modified by the op: ") + r.message());
     return y;
+}
+// The same with contiguous x and y.
+std::vector<double> run_dt(tgl_op op, const void* params, tgl_dtype xt, const Shape& xs, const std::vector<double>& x,
+                           tgl_dtype yt, const Shape& ys) {
+    return run_views(op, params, xt, contiguous(xs), x, yt, contiguous(ys));
 }
 
 ::testing::AssertionResult same(tgl_dtype dt, const std::vector<double>& got, const std::vector<double>& want) {
@@ -248,6 +255,157 @@ TEST_F(ReduceMore, Cumprod) {
     EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {4}, x, F32, {4}), {24, 12, 4, 1}));
     p = scan_params(1, false, false);
     EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {2, 2}, {0, dInf, 2, -1}, F32, {2, 2}), {0, dNaN, 2, -2}));
+}
+
+// ----- f16 storage: every float reduction and scan ------------------------------------------------
+
+const tgl_dtype F16 = TGL_DTYPE_F16;
+// One f16 rounding of a value computed with f32 transcendentals: within one f16 ulp (2^-10 relative).
+::testing::AssertionResult near_f16(const std::vector<double>& got, const std::vector<double>& want) {
+    return compare(F16, got, want, Shape{int64_t(want.size())}, std::ldexp(1.0, -20), CompareMode::PerElement);
+}
+
+TEST_F(ReduceMore, F16SumMeanMaxMinProd) {
+    auto p = reduce_params({1}, false);
+    // Rows: [1, 2, 3], [40000 x 3], [-40000 x 3], [2048, 1, 1], [2048, 1, 0], [2048, 1, 0.5].
+    std::vector<double> x = {1, 2, 3, 40000, 40000, 40000, -40000, -40000, -40000,
+                             2048, 1, 1, 2048, 1, 0, 2048, 1, 0.5};
+    // The sum is computed wide and rounded once: 2048 + 1 + 1 = 2050 (an f16 running sum would stay
+    // at 2048), 2049 rounds to even (2048), 2049.5 to 2050; 120000 is beyond f16: +-inf.
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_SUM, &p, F16, {6, 3}, x, F16, {6}), {6, dInf, -dInf, 2050, 2048, 2050}));
+    // The mean of three 40000s is 40000 (the sum does not overflow on the way).
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MEAN, &p, F16, {6, 3}, x, F16, {6}),
+                     {2, 40000, -40000, round_to_dtype(F16, 2050.0 / 3), 683, round_to_dtype(F16, 2049.5 / 3)}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MAX, &p, F16, {6, 3}, x, F16, {6}), {3, 40000, -40000, 2048, 2048, 2048}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MIN, &p, F16, {6, 3}, x, F16, {6}), {1, 40000, -40000, 1, 0, 0.5}));
+    // 256 * 256 * 2 = 131072 overflows f16; 256 * 256 / 512 = 128 does not (f32 on the way).
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_PROD, &p, F16, {3, 3}, {256, 256, 2, 256, 256, 1.0 / 512, 0.5, 3, 4}, F16, {3}),
+                     {dInf, 128, 6}));
+    // NaN propagates through all five; -inf and the largest f16 (65504) are ordinary values.
+    std::vector<double> n = {1, dNaN, 3, -dInf, 2, 65504};
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_SUM, &p, F16, {2, 3}, n, F16, {2}), {dNaN, -dInf}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MEAN, &p, F16, {2, 3}, n, F16, {2}), {dNaN, -dInf}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MAX, &p, F16, {2, 3}, n, F16, {2}), {dNaN, 65504}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MIN, &p, F16, {2, 3}, n, F16, {2}), {dNaN, -dInf}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_PROD, &p, F16, {2, 3}, n, F16, {2}), {dNaN, -dInf}));
+    // Long rows (split into partial sums across workgroups, partials f32): 20000 x 4 sums to 80000
+    // (inf in f16) while the mean stays 4; 20000 x 3 sums to 60000 (finite).
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_SUM, nullptr, F16, {20000}, std::vector<double>(20000, 4.0), F16, {}), {dInf}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MEAN, nullptr, F16, {20000}, std::vector<double>(20000, 4.0), F16, {}), {4}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_SUM, nullptr, F16, {20000}, std::vector<double>(20000, 3.0), F16, {}), {60000}));
+    // Empty set: sum 0, prod 1, mean NaN.
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_SUM, &p, F16, {2, 0}, {}, F16, {2}), {0, 0}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_PROD, &p, F16, {2, 0}, {}, F16, {2}), {1, 1}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_MEAN, &p, F16, {2, 0}, {}, F16, {2}), {dNaN, dNaN}));
+}
+
+TEST_F(ReduceMore, F16LogsumexpVarStdNorm) {
+    auto p = reduce_params({1}, false);
+    EXPECT_TRUE(near_f16(run_dt(TGL_OP_LOGSUMEXP, &p, F16, {4, 2}, {0, 0, 11, 11, -dInf, -dInf, dNaN, 1}, F16, {4}),
+                         {std::log(2.0), 11 + std::log(2.0), -dInf, dNaN}));
+    // var of [-40000, 40000] is 1.6e9 (inf in f16), its std 40000 (finite: computed in f32).
+    auto v = var_params({1}, false, 0.0f);
+    std::vector<double> x = {-40000, 40000, 1, 2, 3, 4};
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_VAR, &v, F16, {3, 2}, x, F16, {3}), {dInf, 0.25, 0.25}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_STD, &v, F16, {3, 2}, x, F16, {3}), {40000, 0.5, 0.5}));
+    v = var_params({}, false, 1.0f);
+    EXPECT_TRUE(near_f16(run_dt(TGL_OP_VAR, &v, F16, {4}, {1, 2, 3, 4}, F16, {}), {5.0 / 3}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_STD, &v, F16, {3}, {1, dNaN, 2}, F16, {}), {dNaN}));
+    // ord 2 of [300, 400] is 500 although 300^2 overflows f16; ord 1 of [40000, 40000] overflows.
+    auto n1 = norm_params({1}, false, 1.0f), n2 = norm_params({1}, false, 2.0f);
+    std::vector<double> y = {300, -400, 40000, 40000, dInf, 1, dNaN, 1};
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_NORM, &n1, F16, {4, 2}, y, F16, {4}), {700, dInf, dInf, dNaN}));
+    EXPECT_TRUE(near_f16(run_dt(TGL_OP_NORM, &n2, F16, {4, 2}, y, F16, {4}), {500, 40000 * std::sqrt(2.0), dInf, dNaN}));
+}
+
+TEST_F(ReduceMore, F16Scans) {
+    auto p = scan_params(0, false, false);
+    // The running value is f32: 40000 + 40000 is inf in f16 but 40000 again one step later.
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3}, {40000, 40000, -40000}, F16, {3}), {40000, dInf, 40000}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3}, {2048, 1, 1}, F16, {3}), {2048, 2048, 2050}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {4}, {1, dNaN, 1, 1}, F16, {4}), {1, dNaN, dNaN, dNaN}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMPROD, &p, F16, {3}, {256, 256, 1.0 / 256}, F16, {3}), {256, dInf, 256}));
+    p = scan_params(0, true, true);
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {4}, {1, 2, 3, 4}, F16, {4}), {9, 7, 4, 0}));
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMPROD, &p, F16, {4}, {1, 2, 3, 4}, F16, {4}), {24, 12, 4, 1}));
+    // Several blocks per row (carries through f32 scratch): 3000 ones, exact integers up to 2048,
+    // then f16 rounds to even steps of 2.
+    std::vector<double> ones(3000, 1.0), want(3000);
+    for (int i = 0; i < 3000; ++i) want[size_t(i)] = round_to_dtype(F16, i + 1);
+    p = scan_params(0, false, false);
+    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3000}, ones, F16, {3000}), want));
+}
+
+// Odd lengths at odd element offsets: halves share 32-bit words with their neighbours (and with
+// bytes outside the view, which must stay unchanged; run_views checks the guards and gaps).
+TEST_F(ReduceMore, F16OddLengthsAtOddOffsets) {
+    Layout odd;
+    odd.pad_front = 1;
+    odd.pad_back = 3;
+    auto at_odd = [&](const Shape& s) { return make_view(s, odd); };
+    std::vector<double> x7 = {1, 2, 3, 4, 5, 6, 7};
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_SUM, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {28}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_MEAN, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {4}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_MAX, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {7}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_MIN, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {1}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_PROD, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {5040}));
+    EXPECT_TRUE(near_f16(run_views(TGL_OP_VAR, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {28.0 / 6}));
+    EXPECT_TRUE(near_f16(run_views(TGL_OP_STD, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {std::sqrt(28.0 / 6)}));
+    EXPECT_TRUE(near_f16(run_views(TGL_OP_NORM, nullptr, F16, at_odd({7}), x7, F16, at_odd({})), {std::sqrt(140.0)}));
+    EXPECT_TRUE(near_f16(run_views(TGL_OP_LOGSUMEXP, nullptr, F16, at_odd({7}), x7, F16, at_odd({})),
+                         {7 + std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0) + std::exp(-4.0) +
+                                       std::exp(-5.0) + std::exp(-6.0))}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_CUMSUM, nullptr, F16, at_odd({7}), x7, F16, at_odd({7})), {1, 3, 6, 10, 15, 21, 28}));
+    EXPECT_TRUE(same(F16, run_views(TGL_OP_CUMPROD, nullptr, F16, at_odd({7}), x7, F16, at_odd({7})),
+                     {1, 2, 6, 24, 120, 720, 5040}));
+    // Many outputs in neighbouring halves, each from its own workgroup (rows of 301) or invocation
+    // (rows of 5); and scans of rows longer than one block.
+    auto p = reduce_params({1}, false);
+    for (int64_t len : {5, 301}) {
+        SCOPED_TRACE("rows of " + std::to_string(len));
+        std::vector<double> x, sum, mx;
+        for (int r = 0; r < 7; ++r) {
+            for (int64_t i = 0; i < len; ++i) x.push_back(double((r + i) % 4));
+            double s = 0, m = 0;
+            for (int64_t i = 0; i < len; ++i) {
+                s += double((r + i) % 4);
+                m = std::max(m, double((r + i) % 4));
+            }
+            sum.push_back(s);
+            mx.push_back(m);
+        }
+        EXPECT_TRUE(same(F16, run_views(TGL_OP_SUM, &p, F16, at_odd({7, len}), x, F16, at_odd({7})), sum));
+        EXPECT_TRUE(same(F16, run_views(TGL_OP_MAX, &p, F16, at_odd({7, len}), x, F16, at_odd({7})), mx));
+        auto s = scan_params(1, false, false);
+        std::vector<double> cs = run_views(TGL_OP_CUMSUM, &s, F16, at_odd({7, len}), x, F16, at_odd({7, len}));
+        ASSERT_EQ(cs.size(), x.size());
+        for (int r = 0; r < 7; ++r) EXPECT_EQ(cs[size_t(r * len + len - 1)], sum[size_t(r)]) << "row " << r;
+    }
+}
+
+// x and y must have one dtype (f32 or f16); bf16 is not a storage type of these ops.
+TEST_F(ReduceMore, F16MixedDtypesAreRejected) {
+    Device& d = dev();
+    for (tgl_op op : {TGL_OP_SUM, TGL_OP_MEAN, TGL_OP_MAX, TGL_OP_MIN, TGL_OP_PROD, TGL_OP_LOGSUMEXP, TGL_OP_VAR,
+                      TGL_OP_STD, TGL_OP_NORM, TGL_OP_CUMSUM, TGL_OP_CUMPROD}) {
+        SCOPED_TRACE("op " + std::to_string(op));
+        const bool scan = op == TGL_OP_CUMSUM || op == TGL_OP_CUMPROD;
+        const Shape ys = scan ? Shape{2, 3} : Shape{};
+        struct Pair {
+            tgl_dtype x, y;
+            std::vector<std::string> tokens;
+        };
+        for (const Pair& c : {Pair{F16, F32, {"outputs[0] (y)", "f16", "f32"}}, Pair{F32, F16, {"outputs[0] (y)", "f32", "f16"}},
+                              Pair{TGL_DTYPE_BF16, TGL_DTYPE_BF16, {"inputs[0] (x)", "bf16"}}}) {
+            DeviceTensor in(d, contiguous({2, 3}), c.x);
+            in.set_logical({1, 2, 3, 4, 5, 6});
+            DeviceTensor out(d, contiguous(ys), c.y);
+            out.poison();
+            EXPECT_TGL_ERROR(d.run(op, nullptr, {in.desc()}, {out.desc()}), TGL_ERROR_DTYPE_MISMATCH, c.tokens);
+            EXPECT_TRUE(out.unchanged());
+            EXPECT_TRUE(in.unchanged());
+        }
+    }
 }
 
 // ----- bad input ----------------------------------------------------------------------------------

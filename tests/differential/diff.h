@@ -244,5 +244,11 @@ inline Layout make_layout(Kind k, const Shape& shape, Rng& rng, bool input) {
 inline View view_of(const Shape& shape, Kind k, Rng& rng, bool input) {
     return make_view(shape, make_layout(k, shape, rng, input));
 }
+// The same for an operand of dtype dt: a contiguous view of a 1- or 2-byte dtype starts at an odd
+// element offset half of the time (misaligned_layout: its first and last elements share words).
+inline View view_of(const Shape& shape, Kind k, Rng& rng, bool input, tgl_dtype dt) {
+    if (k == Kind::Contiguous && dtype_size(dt) < 4 && rng.chance(0.5)) return make_view(shape, misaligned_layout(rng));
+    return view_of(shape, k, rng, input);
+}
 
 }  // namespace diff

@@ -1,5 +1,14 @@
 // Reductions: every single axis of a rank-4 tensor, every pair, all, keepdims both ways; negative
-// axes; rank 0 and 8; empty axes; non-contiguous inputs and outputs; long rows; special values.
+// axes; rank 0 and 8; empty axes; non-contiguous inputs and outputs; long rows; special values; in
+// f32 and (cases named F16) f16, whose contiguous views start at odd element offsets half the time.
+//
+// Tolerance: NMSE 1e-6 (tol::kReduction) for both. f32: a tree of f32 sums against a double
+// accumulator. f16: the GPU computes in f32 and rounds once to f16, the reference computes in
+// double and rounds once: each result is within one f16 rounding (relative 2^-11, squared 2.4e-7)
+// of the exact value, and the two differ by at most one f16 ulp (2^-10, squared 9.5e-7) where
+// the f32 error moves a value across a rounding boundary, which few elements do; the NMSE stays
+// far below 1e-6 unless the GPU is wrong (a missed rounding, an f16 accumulator, a dropped
+// element: errors of 1e-3 and more).
 #include "diff.h"
 
 #include <algorithm>
@@ -36,7 +45,7 @@ Shape reduced_shape(const Shape& x, const std::vector<int>& axes, bool keepdims)
 }
 
 Spec reduce_spec(const ReduceOp& o, const Shape& xs, const std::vector<int>& axes, bool keepdims, Kind in, Kind out,
-                 const Gen& gen, Rng& rng) {
+                 const Gen& gen, Rng& rng, tgl_dtype dt = TGL_DTYPE_F32) {
     Spec s;
     s.op = o.op;
     tgl_reduce_params p{};
@@ -45,17 +54,47 @@ Spec reduce_spec(const ReduceOp& o, const Shape& xs, const std::vector<int>& axe
     p.n_axes = uint32_t(axes.size());
     for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
     s.params = param_bytes(p);
-    s.inputs.push_back(operand(view_of(xs, in, rng, true), rng, gen));
+    s.inputs.push_back(operand(view_of(xs, in, rng, true, dt), rng, gen));
     Shape ys = reduced_shape(xs, axes, keepdims);
-    s.out = view_of(ys, out, rng, false);
+    s.out = view_of(ys, out, rng, false, dt);
     s.tolerance = tol::kReduction;
     std::string ax;
     for (int a : axes) ax += (ax.empty() ? "" : ", ") + std::to_string(a);
     s.what = std::string(o.name) + " of " + shape_str(xs) + " (" + kind_name(in) + ") over axes {" +
              (axes.empty() ? std::string("all") : ax) + "}" + (keepdims ? " keepdims" : "") + " -> " + shape_str(ys) +
-             " (" + kind_name(out) + ")";
+             " (" + kind_name(out) + ")" + (dt == TGL_DTYPE_F32 ? "" : " " + dtype_name(dt));
     return s;
 }
+
+// The f16 form of an f32 spec: the same views, the input values rounded to f16, y f16.
+MultiSpec as_f16(const Spec& s) {
+    MultiSpec m;
+    m.op = s.op;
+    m.params = s.params;
+    for (const Operand& o : s.inputs) {
+        InputArg a;
+        a.dtype = TGL_DTYPE_F16;
+        a.view = o.view;
+        a.storage = Storage::from_values(TGL_DTYPE_F16, std::vector<double>(o.storage.begin(), o.storage.end()));
+        m.inputs.push_back(a);
+    }
+    OutputArg y;
+    y.dtype = TGL_DTYPE_F16;
+    y.view = s.out;
+    m.outputs = {y};
+    m.tolerance = {s.tolerance};
+    m.what = s.what;
+    return m;
+}
+
+// A case in one dtype (f32 or f16).
+struct ReduceCase {
+    std::string name;
+    tgl_dtype dtype;
+    std::function<Spec(Rng&, tgl_dtype)> build;
+};
+std::string reduce_case_name(const ::testing::TestParamInfo<ReduceCase>& info) { return info.param.name; }
+void PrintTo(const ReduceCase& c, std::ostream* os) { *os << c.name; }
 
 std::string axes_name(const std::vector<int>& axes) {
     if (axes.empty()) return "all";
@@ -64,8 +103,14 @@ std::string axes_name(const std::vector<int>& axes) {
     return n;
 }
 
-std::vector<Case> reduce_cases() {
-    std::vector<Case> cases;
+std::vector<ReduceCase> reduce_cases() {
+    std::vector<ReduceCase> cases;
+    // Every case in f32; in f16 too unless it is one of the few large ones (f16 has its own
+    // long-row and many-output cases of moderate size).
+    auto push = [&cases](const std::string& name, std::function<Spec(Rng&, tgl_dtype)> build, bool f16, bool f32 = true) {
+        if (f32) cases.push_back({name, TGL_DTYPE_F32, build});
+        if (f16) cases.push_back({name.substr(0, name.find('_')) + "_F16" + name.substr(name.find('_')), TGL_DTYPE_F16, build});
+    };
     const Shape x4 = {3, 5, 7, 11};
     std::vector<std::vector<int>> axis_sets = {{0}, {1}, {2}, {3}};
     for (int i = 0; i < 4; ++i)
@@ -73,10 +118,13 @@ std::vector<Case> reduce_cases() {
     axis_sets.push_back({});
     for (const ReduceOp& o : reduce_ops()) {
         const std::string n = o.name;
-        auto add = [&](const std::string& name, Shape xs, std::vector<int> axes, bool keep, Kind in, Kind out) {
-            cases.push_back({n + "_" + name, [&o, xs, axes, keep, in, out](Rng& r) {
-                                 return reduce_spec(o, xs, axes, keep, in, out, o.gen, r);
-                             }});
+        auto add = [&](const std::string& name, Shape xs, std::vector<int> axes, bool keep, Kind in, Kind out,
+                       bool f32 = true) {
+            int64_t elements = 1;
+            for (int64_t d : xs) elements *= d;
+            push(n + "_" + name, [&o, xs, axes, keep, in, out](Rng& r, tgl_dtype dt) {
+                     return reduce_spec(o, xs, axes, keep, in, out, o.gen, r, dt);
+                 }, elements <= 400000, f32);
         };
         for (const auto& axes : axis_sets)
             for (bool keep : {false, true})
@@ -101,34 +149,41 @@ std::vector<Case> reduce_cases() {
         add("long_rows", {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous);
         add("long_columns", {100003, 3}, {0}, false, Kind::Contiguous, Kind::Contiguous);
         add("many_short_rows", {65537, 5}, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        // f16 only (f32 has long_rows): split into partial sums across workgroups, partials f32.
+        add("rows_2x100003", {2, 100003}, {1}, false, Kind::Contiguous, Kind::Contiguous, false);
         add("empty_output", {0, 5}, {1}, false, Kind::Contiguous, Kind::Contiguous);
         if (o.op != TGL_OP_MAX && o.op != TGL_OP_MIN) {
             add("empty_axis", {4, 0, 3}, {1}, false, Kind::Contiguous, Kind::Contiguous);
             add("empty_all", {0}, {}, false, Kind::Contiguous, Kind::Contiguous);
         }
         // NaN/inf among the values: NaN propagates, inf stays, inf - inf is NaN.
-        cases.push_back({n + "_specials", [&o](Rng& r) {
+        push(n + "_specials", [&o](Rng& r, tgl_dtype dt) {
                              Gen g = [&o](Rng& q) {
                                  if (q.chance(0.02)) return kNaN;
                                  if (q.chance(0.03)) return q.chance(0.5) ? kInf : -kInf;
                                  return o.gen(q);
                              };
-                             return reduce_spec(o, {64, 37}, {1}, false, Kind::Contiguous, Kind::Contiguous, g, r);
-                         }});
+                             return reduce_spec(o, {64, 37}, {1}, false, Kind::Contiguous, Kind::Contiguous, g, r, dt);
+                         }, true);
     }
     // Product over a long row stays meaningful with values close to 1.
-    cases.push_back({"prod_long_rows_near_one", [](Rng& r) {
-                         return reduce_spec(reduce_ops()[4], {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous,
-                                            uniform(0.999, 1.001), r);
-                     }});
+    push("prod_long_rows_near_one", [](Rng& r, tgl_dtype dt) {
+             return reduce_spec(reduce_ops()[4], {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous,
+                                uniform(0.999, 1.001), r, dt);
+         }, false);
     return cases;
 }
 
-class Reduce : public SeededTestWithParam<Case> {};
+class Reduce : public SeededTestWithParam<ReduceCase> {};
 
-TEST_P(Reduce, MatchesReference) { check(GetParam().build(rng_)); }
+TEST_P(Reduce, MatchesReference) {
+    const ReduceCase& c = GetParam();
+    Spec s = c.build(rng_, c.dtype);
+    if (c.dtype == TGL_DTYPE_F32) check(s);
+    else check(as_f16(s));
+}
 
-INSTANTIATE_TEST_SUITE_P(Diff, Reduce, ::testing::ValuesIn(reduce_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Diff, Reduce, ::testing::ValuesIn(reduce_cases()), reduce_case_name);
 
 }  // namespace
 }  // namespace diff

@@ -1,8 +1,10 @@
 // argmax, argmin, logsumexp, var, std, any, all, norm, cumsum, cumprod: GLES against the CPU
 // reference on seeded random inputs of every dtype of the ops' rules: sizes of primes and 1s, every
 // axis, negative axes, permuted / strided / broadcast inputs, strided outputs, empty tensors, rows of
-// 600,000 (logsumexp, cumsum) and grids of more than 65,535 workgroups. Tolerance: NMSE 1e-6 for
-// the float results, exact for indices and truth values.
+// 600,000 (logsumexp, cumsum) and grids of more than 65,535 workgroups; the float reductions and
+// scans in f16 too (x and y f16, contiguous views often at odd element offsets). Tolerance: NMSE
+// 1e-6 for the float results (f32 and f16: see reduce_diff.cpp for the f16 bound), exact for
+// indices and truth values.
 #include "diff.h"
 
 namespace diff {
@@ -43,7 +45,7 @@ void check_more(const MoreSpec& s) {
     SCOPED_TRACE(s.what + "\n  x: " + s.xv.describe() + "\n  y: " + s.yv.describe());
     std::vector<double> want = run_more(Role::Reference, s);
     std::vector<double> got = run_more(Role::Subject, s);
-    bool exact = s.yt != TGL_DTYPE_F32;
+    bool exact = !is_float_dtype(s.yt);
     EXPECT_TRUE(compare(s.yt, got, want, s.yv.shape, exact ? 0.0 : tol::kReduction,
                         exact ? CompareMode::Exact : CompareMode::Nmse, "subject vs reference"));
 }
@@ -137,9 +139,9 @@ MoreSpec make(const OpDef& o, tgl_dtype xt, tgl_dtype yt, const Shape& xs, const
         p.correction = o.extra;  // var/std correction, norm ord; tgl_reduce_params.reserved = 0
         s.params = param_bytes(p);
     }
-    s.xv = view_of(xs, in, rng, true);
+    s.xv = view_of(xs, in, rng, true, xt);
     s.yv = view_of(out_shape(o, xs, o.family == Family::Reduce || o.family == Family::Scan ? axes : axes, keep), out, rng,
-                   false);
+                   false, yt);
     s.x = random_storage(xt, s.xv.storage, rng, gen_for(o, xt, specials));
     std::string ax;
     for (int a : axes) ax += (ax.empty() ? "" : ", ") + std::to_string(a);
@@ -159,7 +161,7 @@ std::vector<std::pair<tgl_dtype, tgl_dtype>> dtypes_of(const OpDef& o) {
         for (tgl_dtype x : all_dtypes()) v.push_back({x, x == TGL_DTYPE_F16 || x == TGL_DTYPE_I8 ? TGL_DTYPE_U8 : TGL_DTYPE_BOOL});
         return v;
     }
-    return {{TGL_DTYPE_F32, TGL_DTYPE_F32}};
+    return {{TGL_DTYPE_F32, TGL_DTYPE_F32}, {TGL_DTYPE_F16, TGL_DTYPE_F16}};
 }
 
 struct MoreCase {

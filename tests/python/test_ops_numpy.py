@@ -264,6 +264,19 @@ def test_logsumexp_var_std_norm(dev, r):
         close(run1(dev, "norm", [x], (4, 5), params=np_), np.linalg.norm(xd, ord=int(ord_), axis=1))
 
 
+def test_reductions_scans_f16(dev, r):
+    """f16 storage: computed wide, rounded once to f16 (the float64 reference rounded to float16)."""
+    x = r.uniform(-3, 3, size=(5, 9)).astype(np.float16)
+    xd = x.astype(np.float64)
+    p = tg.ReduceParams(0, 0, 1, (1,))
+    for name, fn in (("sum", np.sum), ("mean", np.mean), ("max", np.max), ("min", np.min), ("prod", np.prod)):
+        same(run1(dev, name, [x], (5,), np.float16, p), fn(xd, axis=1).astype(np.float16))
+    same(run1(dev, "cumsum", [x], x.shape, np.float16, tg.ScanParams(0, 1, 0, 0)), np.cumsum(xd, axis=1).astype(np.float16))
+    big = np.array([[40000, 40000, 40000]], np.float16)  # the sum overflows f16, the mean does not
+    same(run1(dev, "sum", [big], (1,), np.float16, p), np.array([np.inf], np.float16))
+    same(run1(dev, "mean", [big], (1,), np.float16, p), np.array([40000], np.float16))
+
+
 def test_any_all(dev, r):
     x = r.integers(0, 2, size=(6, 7)).astype(np.int32) * r.integers(0, 2, size=(6, 1)).astype(np.int32)
     p = tg.ReduceParams(0, 0, 1, (1,))
