@@ -43,11 +43,6 @@ void random_words(const GeneratePlan& p, int64_t k, uint32_t w[4]) {
     philox4x32_10(w, uint32_t(p.seed), uint32_t(p.seed >> 32));
 }
 
-float f32_of_bits(uint32_t u) {
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
 
 // cos(2 pi u) for u in [0, 1), with the quarter turn split off exactly (4u - n is exact), so that
 // the zeros at u = 1/4, 3/4 are exact and the result keeps its relative accuracy near them.
