@@ -136,9 +136,27 @@ EglContext create_context(const EglTarget& target) {
             fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: no EGL config for OpenGL ES 3%s (%s)", target.description.c_str(),
                  surfaceless ? "" : " with a pbuffer", egl_error().c_str());
     }
-    const EGLint versioned_attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1, EGL_NONE};
-    const EGLint plain_attrs[] = {EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE};
-    c.context = eglCreateContext(c.display, config, EGL_NO_CONTEXT, versioned ? versioned_attrs : plain_attrs);
+    // With EGL_EXT_create_context_robustness, ask to be told of a GPU reset (the context is then
+    // lost and glGetGraphicsResetStatus says so, see GlThread::check_reset); without it, or if the
+    // driver refuses the attribute, a plain context.
+    const EGLint robust[] = {EGL_CONTEXT_OPENGL_RESET_NOTIFICATION_STRATEGY_EXT, EGL_LOSE_CONTEXT_ON_RESET_EXT};
+    EGLint attrs[9];
+    int n_attrs = 0;
+    if (versioned) {
+        for (EGLint a : {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 1}) attrs[n_attrs++] = a;
+    } else {
+        for (EGLint a : {EGL_CONTEXT_CLIENT_VERSION, 3}) attrs[n_attrs++] = a;
+    }
+    if (has_ext(dext, "EGL_EXT_create_context_robustness")) {
+        attrs[n_attrs] = robust[0];
+        attrs[n_attrs + 1] = robust[1];
+        attrs[n_attrs + 2] = EGL_NONE;
+        c.context = eglCreateContext(c.display, config, EGL_NO_CONTEXT, attrs);
+        if (c.context != EGL_NO_CONTEXT) c.lose_on_reset = true;
+        else eglGetError();
+    }
+    attrs[n_attrs] = EGL_NONE;
+    if (c.context == EGL_NO_CONTEXT) c.context = eglCreateContext(c.display, config, EGL_NO_CONTEXT, attrs);
     if (c.context == EGL_NO_CONTEXT)
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglCreateContext for OpenGL ES 3.1 failed: %s", target.description.c_str(),
              egl_error().c_str());

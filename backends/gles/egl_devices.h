@@ -45,6 +45,7 @@ struct EglContext {
     EGLDisplay display = EGL_NO_DISPLAY;
     EGLContext context = EGL_NO_CONTEXT;
     EGLSurface surface = EGL_NO_SURFACE;
+    bool lose_on_reset = false;  // created with EGL_EXT_create_context_robustness's lose-context-on-reset
 };
 
 // Creates a GLES 3.1+ context on the target and makes it current on the calling thread. Throws

@@ -2,6 +2,11 @@
 
 #include "status.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
 #include <exception>
 #include <future>
 #include <new>
@@ -23,6 +28,33 @@ const char* gl_error_name(GLenum e) {
     }
 }
 
+const char* reset_name(GLenum r) {
+    switch (r) {
+    case GL_GUILTY_CONTEXT_RESET: return "GL_GUILTY_CONTEXT_RESET";
+    case GL_INNOCENT_CONTEXT_RESET: return "GL_INNOCENT_CONTEXT_RESET";
+    case GL_UNKNOWN_CONTEXT_RESET: return "GL_UNKNOWN_CONTEXT_RESET";
+    default: return "unknown reset status";
+    }
+}
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// How often a waiting host thread looks at the GL thread's progress.
+std::chrono::milliseconds poll_interval(uint32_t timeout_ms) {
+    return std::chrono::milliseconds(std::max<uint32_t>(1, std::min<uint32_t>(timeout_ms / 4, 100)));
+}
+
+// A detached GL thread runs the plugin's code until the driver returns: keep the plugin mapped
+// (RTLD_NODELETE on the already loaded object; the extra reference is never dropped).
+void pin_plugin() {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void*>(&pin_plugin), &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 }  // namespace
 
 GlThread::GlThread(const EglTarget& target) {
@@ -30,9 +62,12 @@ GlThread::GlThread(const EglTarget& target) {
     std::future<void> ready = started.get_future();
     thread_ = std::thread([this, target, &started] {
         gl_id_ = std::this_thread::get_id();
+        pthread_setname_np(pthread_self(), "tgl-gles-gl");  // tests count these threads
         try {
             context_ = create_context(target);
             limits_ = query_limits();
+            reset_query_ = epoxy_gl_version() >= 32 || epoxy_has_gl_extension("GL_KHR_robustness") ||
+                           epoxy_has_gl_extension("GL_EXT_robustness");
         } catch (...) {
             destroy_context(context_);
             started.set_exception(std::current_exception());
@@ -40,6 +75,13 @@ GlThread::GlThread(const EglTarget& target) {
         }
         started.set_value();
         run(target);
+        std::shared_ptr<GlThread> keep;  // when detached, this object dies with `keep`, last
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            exited_ = true;
+            keep = std::move(self_);
+            exited_cv_.notify_all();
+        }
     });
     try {
         ready.get();
@@ -72,6 +114,9 @@ void GlThread::run(const EglTarget&) {
             queue_.pop_front();
         }
         unflushed = true;
+        if (lost()) continue;  // a lost context runs nothing more; the task is dropped (a caller sees why)
+        task_what_ = task.what;
+        task_start_ns_ = now_ns();
         try {
             task.fn();
             check_gl(task.what);
@@ -84,6 +129,7 @@ void GlThread::run(const EglTarget&) {
         } catch (...) {
             record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
         }
+        task_start_ns_ = 0;
         // The task (and the buffers it captured) is released here, outside the lock: a buffer
         // destructor deletes its GL name directly since this is the GL thread.
     }
@@ -152,18 +198,70 @@ void GlThread::post(const char* what, std::function<void()> fn) {
 
 void GlThread::call(const char* what, const std::function<void()>& fn) {
     if (on_gl_thread()) fail(TGL_ERROR_INTERNAL, "%s: GlThread::call from the GL thread itself", what);
-    std::promise<void> done;
-    std::future<void> result = done.get_future();
-    post(what, [this, what, &fn, &done] {
+    // The task owns the promise (a dropped task breaks it) and shares `phase` with this caller:
+    // 0 queued, 1 running, 2 abandoned by the caller (then `fn`, on the caller's stack, is gone).
+    auto done = std::make_shared<std::promise<void>>();
+    auto phase = std::make_shared<std::atomic<int>>(0);
+    std::future<void> result = done->get_future();
+    post(what, [this, what, &fn, done, phase] {
+        int queued = 0;
+        if (!phase->compare_exchange_strong(queued, 1)) return;
         try {
             fn();
             check_gl(what);
-            done.set_value();
+            done->set_value();
         } catch (...) {
-            done.set_exception(std::current_exception());
+            done->set_exception(std::current_exception());
         }
     });
-    result.get();
+    for (uint32_t limit; (limit = timeout_ms_) != 0;) {
+        if (result.wait_for(poll_interval(limit)) == std::future_status::ready) break;
+        std::string stuck = overdue();
+        int queued = 0;
+        // Once this call's own work runs, wait for it: its waits for the GPU are bounded.
+        if (stuck.empty() || !phase->compare_exchange_strong(queued, 2)) continue;
+        mark_lost(stuck);
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: device lost: %s", what, stuck.c_str());
+    }
+    try {
+        result.get();
+    } catch (const std::future_error&) {  // dropped unrun: lost, or closed meanwhile
+        throw_if_lost();
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the device is closed", what);
+    }
+}
+
+std::string GlThread::overdue() const {
+    uint32_t limit = timeout_ms_;
+    int64_t start = task_start_ns_;
+    const char* what = task_what_;
+    if (!limit || !start) return "";
+    int64_t ms = (now_ns() - start) / 1000000;
+    if (ms <= int64_t(limit)) return "";
+    return format("'%s' has run on the GL thread for %lld ms, past the time limit of %u ms (TGL_GLES_TIMEOUT_MS)",
+                  what ? what : "?", (long long)ms, limit);
+}
+
+void GlThread::mark_lost(const std::string& message) {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (lost_) return;
+    lost_ = true;
+    lost_message_ = message;
+}
+
+bool GlThread::lost() {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    return lost_;
+}
+
+void GlThread::check_reset(const char* what, bool simulated) {
+    GLenum r = reset_query_ ? glGetGraphicsResetStatus() : GLenum(GL_NO_ERROR);
+    if (r == GL_NO_ERROR && !simulated) return;
+    if (r == GL_NO_ERROR) r = GL_UNKNOWN_CONTEXT_RESET;
+    std::string m = format("%s: the driver reports a GPU reset, %s (0x%04x)%s", what, reset_name(r), unsigned(r),
+                           simulated ? " (simulated: TGL_GLES_TEST_FAULT=lose)" : "");
+    mark_lost(m);
+    fail(TGL_ERROR_DEVICE_UNAVAILABLE, "device lost: %s", m.c_str());
 }
 
 void GlThread::shutdown() {
@@ -173,7 +271,30 @@ void GlThread::shutdown() {
         stopping_ = true;
     }
     wake_.notify_one();
-    if (thread_.joinable() && !on_gl_thread()) thread_.join();
+    if (thread_.joinable() && !on_gl_thread()) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (!exited_) {
+            uint32_t limit = timeout_ms_;
+            if (!limit) {
+                exited_cv_.wait(lock, [&] { return exited_; });
+                break;
+            }
+            exited_cv_.wait_for(lock, poll_interval(limit));
+            std::string stuck = exited_ ? std::string() : overdue();
+            std::shared_ptr<GlThread> self = weak_from_this().lock();
+            if (stuck.empty() || !self) continue;
+            // Past the limit: let the thread finish on its own (see gl_thread.h).
+            self_ = std::move(self);
+            thread_.detach();
+            joined_ = true;
+            lock.unlock();
+            pin_plugin();
+            mark_lost(stuck);
+            return;
+        }
+        lock.unlock();
+        thread_.join();
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     joined_ = true;
 }

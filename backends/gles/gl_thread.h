@@ -12,6 +12,7 @@
 
 #include <epoxy/gl.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -22,7 +23,7 @@
 namespace tgl {
 namespace gles {
 
-class GlThread {
+class GlThread : public std::enable_shared_from_this<GlThread> {
 public:
     // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
     explicit GlThread(const EglTarget& target);
@@ -35,7 +36,21 @@ public:
 
     // `what` names the work in messages; it must be a string literal.
     void post(const char* what, std::function<void()> fn);
+    // call() waits while the GL thread makes progress; once one piece of work has run on it for
+    // longer than the time limit (configure()), the device is marked lost and call() throws
+    // DEVICE_UNAVAILABLE naming that work and the limit (the abandoned work never runs).
     void call(const char* what, const std::function<void()>& fn);
+
+    // Time limit in milliseconds for one piece of GL work (0: none); see test_hooks.h.
+    void configure(uint32_t timeout_ms) { timeout_ms_ = timeout_ms; }
+    uint32_t timeout_ms() const { return timeout_ms_; }
+
+    // Marks the device lost (sticky; the first message is kept). Queued work is dropped from then on.
+    void mark_lost(const std::string& message);
+    bool lost();
+    // On the GL thread, after a wait: throws DEVICE_UNAVAILABLE (and marks the device lost) when
+    // glGetGraphicsResetStatus reports a reset, or when `simulated` (TGL_GLES_TEST_FAULT=lose).
+    void check_reset(const char* what, bool simulated);
 
     // Throws the pending error of earlier posted work (and clears it), or DEVICE_UNAVAILABLE once
     // the context was lost (sticky).
@@ -43,6 +58,10 @@ public:
 
     // Runs everything queued, destroys the context and joins the thread. Later posts are refused
     // (DEVICE_UNAVAILABLE) and buffer deletions dropped (the context took its objects with it).
+    // Bounded: when the work the thread runs has gone past the time limit, the thread is detached
+    // (the device is marked lost; the thread keeps this object alive, drops what is queued and
+    // exits when the driver returns; the plugin is pinned in memory so that it cannot be unloaded
+    // under it).
     void shutdown();
 
     // Deletes a GL buffer: at once on the GL thread, queued from any other thread.
@@ -62,12 +81,21 @@ private:
     void run(const EglTarget& target);
     void record_error(tgl_status status, const std::string& message);
     void throw_if_lost();
+    // "" or why the work the GL thread runs now is past the time limit.
+    std::string overdue() const;
 
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;
     bool stopping_ = false;
     bool joined_ = false;
+    bool exited_ = false;                   // the thread function has finished (mutex_)
+    std::condition_variable exited_cv_;
+    std::shared_ptr<GlThread> self_;        // set when detached: the thread keeps itself alive
+    std::atomic<uint32_t> timeout_ms_{0};
+    std::atomic<const char*> task_what_{nullptr};
+    std::atomic<int64_t> task_start_ns_{0};  // steady clock; 0: idle
+    bool reset_query_ = false;               // glGetGraphicsResetStatus is available
     std::thread thread_;
     std::thread::id gl_id_;
     EglContext context_;

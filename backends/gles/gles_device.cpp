@@ -5,6 +5,7 @@
 #include "status.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,23 +63,59 @@ void set_uniform(const Program& p, const UniformValue& u) {
     }
 }
 
-// Waits until all GL work issued so far has completed, with a fence (no glFinish).
-void wait_idle(const char* what) {
-    GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    if (!sync) fail(TGL_ERROR_BACKEND_FAILURE, "%s: glFenceSync failed", what);
-    for (;;) {
-        GLenum r = glClientWaitSync(sync, GL_SYNC_FLUSH_COMMANDS_BIT, 1000000000ull);
-        if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
-        if (r == GL_WAIT_FAILED) {
-            glDeleteSync(sync);
-            fail(TGL_ERROR_BACKEND_FAILURE, "%s: glClientWaitSync failed", what);
-        }
-        // GL_TIMEOUT_EXPIRED: the GPU is still busy; keep waiting.
-    }
-    glDeleteSync(sync);
+// TGL_GLES_TEST_FAULT=slow: `thousands` x 1000 workgroups of a long loop, issued on the GL thread
+// before the op's own dispatches (so that the op is what runs past the time limit).
+void run_slow_dispatch(uint32_t thousands) {
+    ShaderSource src;
+    src.text = kSlowShaderSource;
+    src.legend = "source 0 = the slow test hook";
+    src.label = "slow test hook";
+    Program p = compile_program(src);
+    GLuint buf = 0;
+    const uint32_t seed = 1;
+    glGenBuffers(1, &buf);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, sizeof seed, &seed, GL_DYNAMIC_COPY);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, buf);
+    glUseProgram(p.id);
+    glDispatchCompute(1000, thousands, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+    glDeleteBuffers(1, &buf);  // GL deletes both once the dispatch is done with them
+    glDeleteProgram(p.id);
 }
 
 }  // namespace
+
+// A fence (no glFinish), waited for at most the time limit; then the reset check.
+void GlesDevice::wait_idle(const char* what) {
+    GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    if (!sync) fail(TGL_ERROR_BACKEND_FAILURE, "%s: glFenceSync failed", what);
+    const uint32_t limit = gl_->timeout_ms();
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        GLenum r = glClientWaitSync(sync, GL_SYNC_FLUSH_COMMANDS_BIT, 100000000ull);  // 100 ms slices
+        if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) break;
+        if (r == GL_WAIT_FAILED) {
+            glDeleteSync(sync);
+            gl_->check_reset(what, false);  // a lost context fails its waits
+            fail(TGL_ERROR_BACKEND_FAILURE, "%s: glClientWaitSync failed", what);
+        }
+        // GL_TIMEOUT_EXPIRED: the GPU is still busy.
+        long long ms = (long long)std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - start).count();
+        if (limit && ms > (long long)limit) {
+            glDeleteSync(sync);
+            std::string m = format("%s: the GPU has not finished the queued work after %lld ms, past the time limit of "
+                                   "%u ms (TGL_GLES_TIMEOUT_MS)", what, ms, limit);
+            gl_->mark_lost(m);
+            fail(TGL_ERROR_DEVICE_UNAVAILABLE, "device lost: %s", m.c_str());
+        }
+    }
+    glDeleteSync(sync);
+    gl_->check_reset(what, hooks_ && hooks_->lose.exchange(false));
+}
 
 std::shared_ptr<StagingPool::Block> StagingPool::get(size_t bytes) {
     std::unique_ptr<Block> block;
@@ -123,6 +160,8 @@ void StagingPool::put(Block* b) {
 }
 
 GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(desc.target)) {
+    hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
+    gl_->configure(read_timeout_ms());
     const Limits& L = gl_->limits();
     int wg = 256;
     while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
@@ -231,7 +270,15 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                     return;
                 }
             }
-            auto p = std::make_shared<Program>(compile_program(src));
+            std::shared_ptr<Program> p;
+            if (hooks_ && hooks_->compile.exchange(false)) {
+                ShaderSource bad = src;  // TGL_GLES_TEST_FAULT=compile: the driver rejects this variant
+                bad.text += "#line 1 0\nthis is not GLSL (injected by TGL_GLES_TEST_FAULT=compile);\n";
+                bad.label += " (with a syntax error injected by TGL_GLES_TEST_FAULT=compile)";
+                p = std::make_shared<Program>(compile_program(bad));
+            } else {
+                p = std::make_shared<Program>(compile_program(src));
+            }
             if (std::getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
             std::lock_guard<std::mutex> lock(programs_mutex_);
             programs_.emplace(src.text, p);
@@ -250,7 +297,9 @@ BufferRef GlesDevice::scratch(uint64_t bytes) {
 }
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
-    gl_->post(what, [ds = std::move(dispatches)] {
+    uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
+    gl_->post(what, [ds = std::move(dispatches), slow] {
+        if (slow) run_slow_dispatch(slow);
         for (const Dispatch& d : ds) {
             glUseProgram(d.program->id);
             for (size_t i = 0; i < d.bindings.size(); ++i)
@@ -328,19 +377,25 @@ BufferRef GlesDevice::alloc(uint64_t bytes) {
         glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, GL_DYNAMIC_COPY);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         GLenum e = glGetError();
+        // TGL_GLES_TEST_FAULT=max_bytes=N: refused as the driver would refuse it.
+        bool simulated = e == GL_NO_ERROR && hooks_ && hooks_->refuse_alloc(uint64_t(store_bytes(bytes)));
+        if (simulated) e = GL_OUT_OF_MEMORY;
         if (e != GL_NO_ERROR) {
             glDeleteBuffers(1, &name);
             name = 0;
             while (glGetError() != GL_NO_ERROR) {
             }
             if (e == GL_OUT_OF_MEMORY)
-                fail(TGL_ERROR_RESOURCE_EXHAUSTED, "the driver is out of memory for a %llu-byte buffer (GL_OUT_OF_MEMORY)",
-                     (unsigned long long)bytes);
+                fail(TGL_ERROR_RESOURCE_EXHAUSTED, "the driver is out of memory for a %llu-byte buffer (GL_OUT_OF_MEMORY%s)",
+                     (unsigned long long)bytes,
+                     simulated ? format(", simulated: TGL_GLES_TEST_FAULT=%s with %llu bytes live", hooks_->spec.c_str(),
+                                        (unsigned long long)hooks_->live_bytes.load()).c_str()
+                               : "");
             fail(TGL_ERROR_BACKEND_FAILURE, "glBufferData of %llu bytes failed with GL error 0x%04x",
                  (unsigned long long)bytes, unsigned(e));
         }
     });
-    return std::make_shared<GlesBuffer>(bytes, name, gl_);
+    return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)));
 }
 
 void GlesDevice::upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) {

@@ -6,6 +6,7 @@
 #include "egl_devices.h"
 #include "gl_thread.h"
 #include "shaders.h"
+#include "test_hooks.h"
 
 #include <memory>
 #include <mutex>
@@ -18,14 +19,20 @@ namespace gles {
 
 class GlesBuffer : public DeviceBuffer {
 public:
-    GlesBuffer(uint64_t bytes, GLuint name, std::shared_ptr<GlThread> gl)
-        : DeviceBuffer(bytes), name_(name), gl_(std::move(gl)) {}
-    ~GlesBuffer() override { gl_->delete_buffer(name_); }
+    GlesBuffer(uint64_t bytes, GLuint name, std::shared_ptr<GlThread> gl, std::shared_ptr<FaultHooks> hooks = nullptr,
+               uint64_t store = 0)
+        : DeviceBuffer(bytes), name_(name), gl_(std::move(gl)), hooks_(std::move(hooks)), store_(store) {}
+    ~GlesBuffer() override {
+        gl_->delete_buffer(name_);
+        if (hooks_) hooks_->release(store_);
+    }
     GLuint name() const { return name_; }
 
 private:
     GLuint name_;
     std::shared_ptr<GlThread> gl_;  // outlives the thread itself: deletions after close are dropped
+    std::shared_ptr<FaultHooks> hooks_;  // max_bytes accounting (test hook)
+    uint64_t store_;
 };
 
 // An SSBO binding: bytes [offset, offset + size) of a buffer. `keep` holds the buffer until the
@@ -129,6 +136,7 @@ public:
 
 private:
     std::shared_ptr<GlThread> gl_;
+    std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
     std::mutex programs_mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
@@ -141,6 +149,9 @@ private:
     uint32_t check_seq_ = 0;
     // On the GL thread after a wait: throws the recorded device-side error, if any, and clears it.
     void raise_device_status();
+    // On the GL thread: waits for all GL work issued so far (a fence, bounded by the time limit),
+    // then checks for a GPU reset.
+    void wait_idle(const char* what);
 };
 
 // kernels.cpp

@@ -1,0 +1,100 @@
+#include "test_hooks.h"
+
+#include "status.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace tgl {
+namespace gles {
+
+namespace {
+
+// A decimal number with no sign, no suffix and no overflow.
+bool parse_u64(const std::string& s, uint64_t* out) {
+    if (s.empty() || s.size() > 19) return false;
+    uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + uint64_t(c - '0');
+    }
+    *out = v;
+    return true;
+}
+
+}  // namespace
+
+bool FaultHooks::refuse_alloc(uint64_t bytes) {
+    if (!max_bytes) return false;
+    uint64_t live = live_bytes.load();
+    do {
+        if (bytes > max_bytes || live > max_bytes - bytes) return true;
+    } while (!live_bytes.compare_exchange_weak(live, live + bytes));
+    return false;
+}
+
+void FaultHooks::release(uint64_t bytes) {
+    if (max_bytes) live_bytes.fetch_sub(bytes);
+}
+
+std::shared_ptr<FaultHooks> read_fault_hooks() {
+    const char* v = secure_getenv("TGL_GLES_TEST_FAULT");
+    if (!v || !*v) return nullptr;
+    auto h = std::make_shared<FaultHooks>();
+    h->spec = v;
+    std::stringstream in(h->spec);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        size_t eq = item.find('=');
+        std::string name = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+        uint64_t n = 0;
+        bool has_value = eq != std::string::npos;
+        if (name == "compile" && !has_value) {
+            h->compile = true;
+        } else if (name == "lose" && !has_value) {
+            h->lose = true;
+        } else if (name == "slow" && (!has_value || (parse_u64(value, &n) && n > 0 && n <= 65535))) {
+            h->slow = true;
+            if (has_value) h->slow_thousands = uint32_t(n);
+        } else if (name == "max_bytes" && parse_u64(value, &n) && n > 0) {
+            h->max_bytes = n;
+        } else {
+            fail(TGL_ERROR_INVALID_ARGUMENT,
+                 "TGL_GLES_TEST_FAULT=%s: '%s' is not a test hook (expected a comma-separated list of compile, lose, "
+                 "slow[=<thousands of workgroups, 1..65535>], max_bytes=<bytes > 0>)",
+                 v, item.c_str());
+        }
+    }
+    return h;
+}
+
+uint32_t read_timeout_ms() {
+    const char* v = secure_getenv("TGL_GLES_TIMEOUT_MS");
+    if (!v || !*v) return kDefaultTimeoutMs;
+    uint64_t n = 0;
+    if (!parse_u64(v, &n) || n > 86400000u)
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "TGL_GLES_TIMEOUT_MS=%s: expected milliseconds as a decimal number from 0 (no limit) to 86400000", v);
+    return uint32_t(n);
+}
+
+const char* const kSlowShaderSource = R"(#version 310 es
+// TGL_GLES_TEST_FAULT=slow: a deliberately long dispatch. Each workgroup (one invocation) runs
+// 50,000 steps of a xorshift generator, which has no closed form, and stores the result so that
+// nothing is optimised away. (Loops stay below 65,535 iterations: llvmpipe cuts longer ones short.)
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Word { uint w[]; };
+void main() {
+    uint x = w[0] + gl_WorkGroupID.x + 65536u * gl_WorkGroupID.y;
+    for (uint i = 0u; i < 50000u; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+    }
+    if (x == 0u) w[0] = x;  // never true for a non-zero start; the compiler cannot know it
+}
+)";
+
+}  // namespace gles
+}  // namespace tgl

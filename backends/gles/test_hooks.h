@@ -1,0 +1,51 @@
+// Fault injection for tests (TGL_GLES_TEST_FAULT), and the dispatch time limit (TGL_GLES_TIMEOUT_MS).
+// Both are read with secure_getenv when a device is opened, so a test can open one faulty device
+// beside healthy ones. The hooks are for tests, not for production: each one drives the same code
+// path as the real fault it stands for.
+//   TGL_GLES_TEST_FAULT=<hook>[,<hook>...]
+//     compile        the next shader variant the device compiles gets a syntax error appended
+//                    (the driver's own compile log is reported, the variant is not cached)
+//     lose           the next wait (synchronize, buffer_download, device_close) finds the context
+//                    reset, as glGetGraphicsResetStatus would say after a GPU reset
+//     slow[=K]       the next op that dispatches runs a long dispatch first: K thousand
+//                    workgroups of 50,000 loop steps each (default 200: seconds on llvmpipe)
+//     max_bytes=N    buffer_alloc is refused as GL_OUT_OF_MEMORY once the device's live buffers
+//                    would exceed N bytes
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tgl {
+namespace gles {
+
+struct FaultHooks {
+    std::string spec;  // the variable's value, for messages
+    std::atomic<bool> compile{false};
+    std::atomic<bool> lose{false};
+    std::atomic<bool> slow{false};
+    uint32_t slow_thousands = 200;
+    uint64_t max_bytes = 0;  // 0: no limit
+    std::atomic<uint64_t> live_bytes{0};
+
+    // max_bytes accounting of a buffer store of `bytes`: true if it must be refused.
+    bool refuse_alloc(uint64_t bytes);
+    void release(uint64_t bytes);
+};
+
+// Parses TGL_GLES_TEST_FAULT; nullptr when unset or empty. Throws Error(INVALID_ARGUMENT) naming
+// the variable for a malformed value.
+std::shared_ptr<FaultHooks> read_fault_hooks();
+
+// TGL_GLES_TIMEOUT_MS: milliseconds a wait lets one piece of GL work run before the device is
+// declared lost (0: no limit). Default kDefaultTimeoutMs. Throws Error(INVALID_ARGUMENT).
+constexpr uint32_t kDefaultTimeoutMs = 60000;
+uint32_t read_timeout_ms();
+
+// GLSL of the `slow` hook's shader: binding 0 = one uint; any number of workgroups.
+extern const char* const kSlowShaderSource;
+
+}  // namespace gles
+}  // namespace tgl

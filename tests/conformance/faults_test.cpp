@@ -1,0 +1,342 @@
+// Faults: out of memory (host address space, and the GLES max_bytes hook), a shader that fails to
+// compile, a lost context and a dispatch past the time limit. Each test opens its own device (the
+// GLES hooks, TGL_GLES_TEST_FAULT and TGL_GLES_TIMEOUT_MS, are read when a device is opened), checks
+// what the host sees, that nothing else was affected, and that a device works exactly afterwards.
+#include "common.h"
+
+#include <dirent.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TGL_FAULTS_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TGL_FAULTS_SANITIZED 1
+#endif
+#endif
+
+namespace conf {
+namespace {
+
+using Faults = ConformanceTest;
+using Clock = std::chrono::steady_clock;
+
+bool is_gles() { return plug().name() == "gles"; }
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Sets environment variables for the scope (the hooks are read at device_open), then unsets them.
+class ScopedEnv {
+public:
+    explicit ScopedEnv(std::vector<std::pair<std::string, std::string>> vars) : vars_(std::move(vars)) {
+        for (const auto& kv : vars_) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    }
+    ~ScopedEnv() {
+        for (const auto& kv : vars_) unsetenv(kv.first.c_str());
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> vars_;
+};
+
+// A device opened with the given environment (unset again once it is open).
+std::unique_ptr<Device> open_with(std::vector<std::pair<std::string, std::string>> env) {
+    ScopedEnv scoped(std::move(env));
+    return std::make_unique<Device>(plug());
+}
+
+// Threads of this process named as the GLES plugin names its GL threads.
+int gl_thread_count() {
+    int n = 0;
+    DIR* dir = opendir("/proc/self/task");
+    if (!dir) return -1;
+    while (dirent* e = readdir(dir)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+        std::string name;
+        std::getline(comm, name);
+        if (name == "tgl-gles-gl") ++n;
+    }
+    closedir(dir);
+    return n;
+}
+
+// Waits (at most `limit_s`) until the GL thread count is `want`; returns the last count.
+int wait_gl_threads(int want, double limit_s) {
+    Clock::time_point t0 = Clock::now();
+    int n = gl_thread_count();
+    while (n != want && seconds_since(t0) < limit_s) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        n = gl_thread_count();
+    }
+    return n;
+}
+
+// y = a + b on device `d` with small integers (exact in f32); returns "" or what went wrong.
+std::string exact_add(Device& d, int64_t n) {
+    DeviceTensor a(d, contiguous({n})), b(d, contiguous({n})), y(d, contiguous({n}));
+    std::vector<float> av(static_cast<size_t>(n)), bv(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        av[size_t(i)] = float(i % 1000);
+        bv[size_t(i)] = float(3 * (i % 7));
+    }
+    a.set_values(av);
+    b.set_values(bv);
+    y.poison();
+    d.run_ok(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()});
+    std::vector<float> got = y.read();
+    for (int64_t i = 0; i < n; ++i)
+        if (got[size_t(i)] != av[size_t(i)] + bv[size_t(i)])
+            return "y[" + std::to_string(i) + "] = " + std::to_string(got[size_t(i)]) + ", expected " +
+                   std::to_string(av[size_t(i)] + bv[size_t(i)]);
+    return "";
+}
+
+std::vector<uint8_t> pattern(size_t bytes, uint8_t seed) {
+    std::vector<uint8_t> v(bytes);
+    for (size_t i = 0; i < bytes; ++i) v[i] = uint8_t(seed * 31u + i * 7u + (i >> 12));
+    return v;
+}
+
+long vm_size_kib() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.compare(0, 7, "VmSize:") == 0) return std::strtol(line.c_str() + 7, nullptr, 10);
+    return -1;
+}
+
+// The real out-of-memory path, on any plugin: the process's address space is capped a little above
+// what it uses (RLIMIT_AS), so a 512 MiB buffer cannot be had (llvmpipe: its malloc fails and the
+// driver raises GL_OUT_OF_MEMORY; CPU plugin: operator new fails). The refusal is
+// RESOURCE_EXHAUSTED with a message; a buffer allocated before keeps its bytes; with the limit
+// lifted, the 512 MiB buffer and an op work.
+TEST_F(Faults, OutOfHostMemoryIsResourceExhaustedAndRecoverable) {
+#ifdef TGL_FAULTS_SANITIZED
+    GTEST_SKIP() << "a sanitizer reserves terabytes of address space: RLIMIT_AS cannot cap it";
+#else
+    std::unique_ptr<Device> d = open_with({});
+    const size_t kKeep = 1 << 20;
+    const uint64_t kBig = uint64_t(512) << 20;
+    std::vector<uint8_t> keep_bytes = pattern(kKeep, 1);
+    tgl_buffer keep = d->alloc(kKeep);
+    d->upload(keep, 0, keep_bytes.data(), kKeep);
+    d->synchronize();
+
+    long vm_kib = vm_size_kib();
+    rlimit old{};
+    ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+    ASSERT_GT(vm_kib, 0);
+    rlim_t cap = rlim_t(vm_kib) * 1024 + (rlim_t(128) << 20);
+    if (old.rlim_max != RLIM_INFINITY && old.rlim_max < cap) GTEST_SKIP() << "RLIMIT_AS is already below " << cap;
+    rlimit capped = old;
+    capped.rlim_cur = cap;
+    ASSERT_EQ(setrlimit(RLIMIT_AS, &capped), 0);
+    tgl_buffer big = 0;
+    tgl_status s = d->api().buffer_alloc(d->handle(), kBig, &big);
+    std::string m = plug().last_error();
+    setrlimit(RLIMIT_AS, &old);
+    EXPECT_TRUE(is_error(s, TGL_ERROR_RESOURCE_EXHAUSTED, m, {"buffer_alloc", "memory"}));
+    if (s == TGL_OK) d->free(big);
+    std::printf("[ faults   ] %s plugin, 512 MiB buffer under RLIMIT_AS = VmSize + 128 MiB: %s \"%s\"\n",
+                plug().name().c_str(), tgl_status_name(s), m.c_str());
+
+    std::vector<uint8_t> got(kKeep);
+    d->download(keep, 0, got.data(), kKeep);
+    EXPECT_TRUE(got == keep_bytes) << "a buffer allocated before the refusal changed";
+    big = d->alloc(kBig);  // the limit is lifted: the same request succeeds
+    const uint32_t word = 0x5a5aa5a5u;
+    d->fill(big, kBig - 64, 64, &word, 4);
+    uint32_t tail[16] = {};
+    d->download(big, kBig - 64, tail, sizeof tail);
+    for (uint32_t w : tail) EXPECT_EQ(w, word);
+    d->free(big);
+    d->free(keep);
+    EXPECT_EQ(exact_add(*d, 1000), "");
+    d->close();
+#endif
+}
+
+// TGL_GLES_TEST_FAULT=max_bytes=N: the device refuses buffers past N live bytes through the
+// GL_OUT_OF_MEMORY path. Allocation until refused, then: every earlier buffer intact, frees make
+// room again, ops exact.
+TEST_F(Faults, GlesOutOfMemoryHookRefusesThenRecovers) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    const uint64_t kChunk = 4 << 20, kLimit = 5 * kChunk + kChunk / 2;
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "max_bytes=" + std::to_string(kLimit)}});
+    std::vector<tgl_buffer> bufs;
+    tgl_status s = TGL_OK;
+    std::string m;
+    for (int i = 0; i < 100 && s == TGL_OK; ++i) {
+        tgl_buffer b = 0;
+        s = d->api().buffer_alloc(d->handle(), kChunk, &b);
+        m = plug().last_error();
+        if (s == TGL_OK) {
+            std::vector<uint8_t> p = pattern(kChunk, uint8_t(i));
+            d->upload(b, 0, p.data(), kChunk);
+            bufs.push_back(b);
+        }
+    }
+    EXPECT_EQ(bufs.size(), 5u) << "buffers of 4 MiB accepted under a limit of 22 MiB";
+    EXPECT_TRUE(is_error(s, TGL_ERROR_RESOURCE_EXHAUSTED, m, {"buffer_alloc", "GL_OUT_OF_MEMORY", "max_bytes"}));
+    // A smaller buffer still fits in what is left; a larger one does not.
+    tgl_buffer small = d->alloc(kChunk / 4);
+    tgl_buffer nope = 0;
+    EXPECT_TGL_ERROR(d->api().buffer_alloc(d->handle(), kChunk, &nope), TGL_ERROR_RESOURCE_EXHAUSTED, {"memory"});
+    for (size_t i = 0; i < bufs.size(); ++i) {
+        std::vector<uint8_t> got(kChunk);
+        d->download(bufs[i], 0, got.data(), kChunk);
+        EXPECT_TRUE(got == pattern(kChunk, uint8_t(i))) << "buffer " << i << " changed after the refusal";
+    }
+    d->free(small);
+    for (tgl_buffer b : bufs) d->free(b);
+    // Everything freed: the whole budget is usable again, and ops are exact.
+    tgl_buffer again = d->alloc(5 * kChunk);
+    d->free(again);
+    EXPECT_EQ(exact_add(*d, 100000), "");
+    d->close();
+}
+
+// TGL_GLES_TEST_FAULT=compile: the next variant compiled gets a syntax error. run_op returns
+// BACKEND_FAILURE naming the variant, with the driver's info log; nothing is written; the same op
+// then compiles and runs exactly.
+TEST_F(Faults, GlesShaderCompileErrorGivesDriverLog) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "compile"}});
+    {
+        DeviceTensor a(*d, contiguous({37})), b(*d, contiguous({37})), y(*d, contiguous({37}));
+        a.set_values(iota_values(37));
+        b.set_values(iota_values(37, 5.0f));
+        y.poison();
+        tgl_status s = d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()});
+        std::string m = plug().last_error();
+        EXPECT_TRUE(is_error(s, TGL_ERROR_BACKEND_FAILURE, m,
+                             {"run_op", "compiling compute shader", "elementwise.comp", "OP_ADD",
+                              "TGL_GLES_TEST_FAULT=compile", "error: syntax error"}));  // Mesa's log
+        EXPECT_TRUE(y.unchanged());
+        std::printf("[ faults   ] compile error: %s\n", m.c_str());
+        d->synchronize();
+    }
+    EXPECT_EQ(exact_add(*d, 37), "");
+    d->close();
+}
+
+// TGL_GLES_TEST_FAULT=lose: the next wait finds the context reset (what glGetGraphicsResetStatus
+// reports after a GPU reset). The device is lost for good: every later call that reaches it says
+// DEVICE_UNAVAILABLE; close closes it (and joins its GL thread); a new device works exactly.
+TEST_F(Faults, GlesLostContextIsStickyAndANewDeviceWorks) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    const int threads_before = gl_thread_count();
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "lose"}});
+    EXPECT_EQ(gl_thread_count(), threads_before + 1);
+    const tgl_plugin_api& api = d->api();
+    {
+        DeviceTensor a(*d, contiguous({64})), b(*d, contiguous({64})), y(*d, contiguous({64}));
+        a.set_values(iota_values(64));
+        b.set_values(iota_values(64));
+        y.poison();
+        EXPECT_EQ(d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()}), TGL_OK);
+        EXPECT_TGL_ERROR(api.synchronize(d->handle()), TGL_ERROR_DEVICE_UNAVAILABLE,
+                         {"synchronize", "device lost", "GPU reset", "GL_UNKNOWN_CONTEXT_RESET", "TGL_GLES_TEST_FAULT=lose"});
+        // Sticky, on every call that reaches the device.
+        for (int round = 0; round < 2; ++round) {
+            EXPECT_TGL_ERROR(d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()}), TGL_ERROR_DEVICE_UNAVAILABLE,
+                             {"run_op", "device lost", "GPU reset"});
+            EXPECT_TGL_ERROR(d->run(TGL_OP_EXP, nullptr, {a.desc()}, {y.desc()}), TGL_ERROR_DEVICE_UNAVAILABLE,
+                             {"device lost"});
+            tgl_buffer nb = 0;
+            EXPECT_TGL_ERROR(api.buffer_alloc(d->handle(), 256, &nb), TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost"});
+            float host[4];
+            EXPECT_TGL_ERROR(api.buffer_download(d->handle(), a.buffer(), 0, host, sizeof host),
+                             TGL_ERROR_DEVICE_UNAVAILABLE, {"buffer_download", "device lost"});
+            EXPECT_TGL_ERROR(api.buffer_upload(d->handle(), a.buffer(), 0, host, sizeof host),
+                             TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost"});
+            const uint32_t zero = 0;
+            EXPECT_TGL_ERROR(api.buffer_fill(d->handle(), a.buffer(), 0, 16, &zero, 4), TGL_ERROR_DEVICE_UNAVAILABLE,
+                             {"device lost"});
+            EXPECT_TGL_ERROR(api.synchronize(d->handle()), TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost"});
+        }
+        // Buffers can still be freed (handles only).
+        tgl_buffer bb = b.buffer();
+        EXPECT_EQ(api.buffer_free(d->handle(), bb), TGL_OK);
+    }
+    tgl_device h = d->handle();
+    EXPECT_TGL_ERROR(api.device_close(h), TGL_ERROR_DEVICE_UNAVAILABLE, {"device_close", "device lost"});
+    EXPECT_TGL_ERROR(api.synchronize(h), TGL_ERROR_STALE_HANDLE, {"device"});
+    EXPECT_EQ(gl_thread_count(), threads_before) << "the lost device's GL thread was not joined by device_close";
+    d.reset();  // closes the stale handle again: INVALID_HANDLE, ignored
+
+    std::unique_ptr<Device> fresh = open_with({});
+    EXPECT_EQ(exact_add(*fresh, 4097), "");
+    fresh->close();
+}
+
+// TGL_GLES_TEST_FAULT=slow with TGL_GLES_TIMEOUT_MS=300: the next op runs a loop of seconds. The
+// host's wait gives up once it has run past the limit (DEVICE_UNAVAILABLE naming the op and the
+// limit), the device is lost (sticky), close returns within the limit too (the GL thread, busy in
+// the driver, is detached and exits when the loop ends), and a new device works meanwhile.
+TEST_F(Faults, GlesDispatchPastTimeLimitIsReported) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    const int threads_before = gl_thread_count();
+    std::unique_ptr<Device> d =
+        open_with({{"TGL_GLES_TEST_FAULT", "slow=20"}, {"TGL_GLES_TIMEOUT_MS", "300"}});
+    const tgl_plugin_api& api = d->api();
+    Clock::time_point t_queued;
+    double waited = 0, closed = 0;
+    {
+        DeviceTensor a(*d, contiguous({64})), b(*d, contiguous({64})), y(*d, contiguous({64}));
+        a.set_values(iota_values(64));
+        b.set_values(iota_values(64));
+        y.poison();
+        d->synchronize();  // uploads done: the time limit concerns the op alone
+        t_queued = Clock::now();
+        EXPECT_EQ(d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()}), TGL_OK);
+        Clock::time_point t0 = Clock::now();
+        EXPECT_TGL_ERROR(api.synchronize(d->handle()), TGL_ERROR_DEVICE_UNAVAILABLE,
+                         {"synchronize", "device lost", "'add'", "300 ms", "TGL_GLES_TIMEOUT_MS"});
+        waited = seconds_since(t0);
+        float host[4];
+        EXPECT_TGL_ERROR(api.buffer_download(d->handle(), y.buffer(), 0, host, sizeof host),
+                         TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost", "TGL_GLES_TIMEOUT_MS"});
+        EXPECT_TGL_ERROR(d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()}), TGL_ERROR_DEVICE_UNAVAILABLE,
+                         {"device lost"});
+    }
+    Clock::time_point t1 = Clock::now();
+    EXPECT_TGL_ERROR(api.device_close(d->handle()), TGL_ERROR_DEVICE_UNAVAILABLE, {"device_close", "device lost"});
+    closed = seconds_since(t1);
+    d.reset();
+    EXPECT_LT(waited, 3.0) << "synchronize should give up soon after the 300 ms limit";
+    EXPECT_LT(closed, 3.0) << "device_close should not wait for the runaway dispatch";
+
+    // A new device works while the old GL thread may still be running the loop.
+    std::unique_ptr<Device> fresh = open_with({});
+    EXPECT_EQ(exact_add(*fresh, 1000), "");
+    fresh->close();
+    // The detached thread ends when the driver returns (no thread leaked).
+    EXPECT_EQ(wait_gl_threads(threads_before, 120.0), threads_before) << "the detached GL thread never ended";
+    std::printf("[ faults   ] slow dispatch: synchronize gave up after %.2f s, close took %.2f s, the runaway loop "
+                "ended %.1f s after it was queued\n",
+                waited, closed, seconds_since(t_queued));
+}
+
+// A malformed hook or limit fails device_open with a message naming the variable.
+TEST_F(Faults, GlesMalformedHookFailsOpen) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    const tgl_plugin_api& api = plug().api();
+    for (auto kv : std::vector<std::pair<std::string, std::string>>{{"TGL_GLES_TEST_FAULT", "explode"},
+                                                                     {"TGL_GLES_TEST_FAULT", "max_bytes=-1"},
+                                                                     {"TGL_GLES_TIMEOUT_MS", "soon"}}) {
+        ScopedEnv env({kv});
+        tgl_device h = 0;
+        EXPECT_TGL_ERROR(api.device_open(0, &h), TGL_ERROR_INVALID_ARGUMENT, {"device_open", kv.first, kv.second});
+    }
+}
+
+}  // namespace
+}  // namespace conf
