@@ -277,6 +277,7 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
                                                                       : "default");
     add("egl.device", target.description);
     add("egl.vendor", egl_vendor ? egl_vendor : "");
+    add("egl.context_reset_notification", c.lose_on_reset ? "lose_context_on_reset" : "none");
     add("egl.version", egl_version ? egl_version : "");
     if (L.memory_bytes) num("memory.bytes", (long long)L.memory_bytes);
     num("limit.max_rank", TGL_MAX_RANK);

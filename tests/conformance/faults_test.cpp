@@ -232,6 +232,15 @@ TEST_F(Faults, GlesShaderCompileErrorGivesDriverLog) {
 // DEVICE_UNAVAILABLE; close closes it (and joins its GL thread); a new device works exactly.
 TEST_F(Faults, GlesLostContextIsStickyAndANewDeviceWorks) {
     if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    // Contexts ask for reset notification where EGL_EXT_create_context_robustness is offered.
+    const tgl_property* props = nullptr;
+    uint32_t n_props = 0;
+    ASSERT_EQ(plug().api().device_properties(0, &props, &n_props), TGL_OK);
+    std::string reset;
+    for (uint32_t i = 0; i < n_props; ++i)
+        if (std::string(props[i].name) == "egl.context_reset_notification") reset = props[i].value;
+    EXPECT_TRUE(reset == "lose_context_on_reset" || reset == "none") << "egl.context_reset_notification = " << reset;
+    std::printf("[ faults   ] egl.context_reset_notification = %s\n", reset.c_str());
     const int threads_before = gl_thread_count();
     std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "lose"}});
     EXPECT_EQ(gl_thread_count(), threads_before + 1);
