@@ -33,8 +33,20 @@ void fail(tgl_status status, const char* fmt, ...) {
 }
 
 static thread_local std::string t_last_error;
+// Used instead of t_last_error when the host cannot allocate the message (out of memory).
+static thread_local char t_fallback[512];
+static thread_local bool t_use_fallback = false;
 
-const char* last_error_message() { return t_last_error.c_str(); }
-void set_last_error(const char* message) { t_last_error = message; }
+const char* last_error_message() { return t_use_fallback ? t_fallback : t_last_error.c_str(); }
+
+void set_last_error(const char* function, const char* prefix, const char* message) noexcept {
+    try {
+        t_last_error.assign(function).append(function[0] ? ": " : "").append(prefix).append(message);
+        t_use_fallback = false;
+    } catch (...) {
+        std::snprintf(t_fallback, sizeof t_fallback, "%s%s%s%s", function, function[0] ? ": " : "", prefix, message);
+        t_use_fallback = true;
+    }
+}
 
 }  // namespace tgl

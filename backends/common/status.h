@@ -26,26 +26,29 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // The calling thread's last error message ("" after a successful call).
 const char* last_error_message();
-void set_last_error(const char* message);
+// Sets it to "<function>: <prefix><message>" (just prefix + message when function is ""). Never
+// throws: when the host is out of memory it is cut to a fixed-size buffer.
+void set_last_error(const char* function, const char* prefix, const char* message) noexcept;
 
-// Runs f, mapping any exception to a status and recording its message for this thread.
+// Runs f, mapping any exception to a status and recording its message for this thread. Nothing in
+// the handlers allocates before set_last_error, so even std::bad_alloc cannot escape.
 template <class F>
 tgl_status guard(const char* function, F&& f) noexcept {
     try {
         f();
-        set_last_error("");
+        set_last_error("", "", "");
         return TGL_OK;
     } catch (const Error& e) {
-        set_last_error((std::string(function) + ": " + e.what()).c_str());
+        set_last_error(function, "", e.what());
         return e.status();
     } catch (const std::bad_alloc&) {
-        set_last_error((std::string(function) + ": out of host memory").c_str());
+        set_last_error(function, "", "out of host memory");
         return TGL_ERROR_RESOURCE_EXHAUSTED;
     } catch (const std::exception& e) {
-        set_last_error((std::string(function) + ": internal error: " + e.what()).c_str());
+        set_last_error(function, "internal error: ", e.what());
         return TGL_ERROR_INTERNAL;
     } catch (...) {
-        set_last_error((std::string(function) + ": internal error (unknown exception)").c_str());
+        set_last_error(function, "", "internal error (unknown exception)");
         return TGL_ERROR_INTERNAL;
     }
 }
