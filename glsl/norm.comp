@@ -16,8 +16,10 @@
 // MODE_GROUP: one workgroup per row; each invocation strides over the row, a shared-memory tree
 // combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
 // PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
+// SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
+// fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
-// Defines: STATS_*; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
+// Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
 // B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK;
 // OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
 #include "common.glsl"
@@ -70,7 +72,9 @@ void main() {
 #else
 
 layout(std430, binding = B_X) readonly buffer XBuffer { uint x_data[]; };
+#if defined(B_Y)
 layout(std430, binding = B_Y) buffer YBuffer { uint y_data[]; };
+#endif
 #if defined(HAS_R)
 layout(std430, binding = B_R) readonly buffer RBuffer { uint r_data[]; };
 #endif
@@ -150,10 +154,12 @@ float value_at(ivec4 o, bool store_sum) {
     return v;
 }
 
+#if defined(B_Y)
 void y_store(int i, float v) {
     uint bits = tgl_from_f32(v, DTYPE);
     STORE_BITS(y_data, i, bits)
 }
+#endif
 
 #if defined(MODE_GROUP)
 // One half per reduction of a row (the first's result is still being read when the second starts).
@@ -199,7 +205,13 @@ void main() {
     row_base(row, b4, be);
     float n = float(u_len);
 
-#if defined(STATS_SOFTMAX)
+#if defined(SUM_ONLY)
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
+        value_at(o, true);
+    }
+
+#elif defined(STATS_SOFTMAX)
     float m = tgl_neg_inf();
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);

@@ -109,6 +109,50 @@ uint64_t physical_memory_bytes() {
     return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
 }
 
+// TGL_GLES_LIMITS=minimum: clamps L to the OpenGL ES 3.1 minima (see egl_devices.h) and records
+// what changed. The extensions were already left unused by query_limits.
+void clamp_to_minimum(Limits& L) {
+    namespace m = es31_minimum;
+    L.minimum = true;
+    auto note = [&](const char* name, long long from, long long to) {
+        if (from == to) return;
+        if (!L.clamped.empty()) L.clamped += ", ";
+        L.clamped += format("%s %lld->%lld", name, from, to);
+    };
+    auto lower = [&](const char* name, int& v, int cap) {
+        note(name, v, std::min(v, cap));
+        v = std::min(v, cap);
+    };
+    lower("MAX_COMPUTE_WORK_GROUP_INVOCATIONS", L.max_invocations, m::kInvocations);
+    lower("MAX_COMPUTE_WORK_GROUP_SIZE[0]", L.max_size[0], m::kSize[0]);
+    lower("MAX_COMPUTE_WORK_GROUP_SIZE[1]", L.max_size[1], m::kSize[1]);
+    lower("MAX_COMPUTE_WORK_GROUP_SIZE[2]", L.max_size[2], m::kSize[2]);
+    lower("MAX_COMPUTE_WORK_GROUP_COUNT[0]", L.max_count[0], m::kCount);
+    lower("MAX_COMPUTE_WORK_GROUP_COUNT[1]", L.max_count[1], m::kCount);
+    lower("MAX_COMPUTE_WORK_GROUP_COUNT[2]", L.max_count[2], m::kCount);
+    lower("MAX_COMPUTE_SHARED_MEMORY_SIZE", L.max_shared_bytes, m::kSharedBytes);
+    lower("MAX_SHADER_STORAGE_BUFFER_BINDINGS", L.max_ssbo_bindings, m::kSsboBindings);
+    lower("MAX_COMPUTE_SHADER_STORAGE_BLOCKS", L.max_compute_ssbo_blocks, m::kSsboBlocks);
+    lower("MAX_COMPUTE_UNIFORM_COMPONENTS", L.max_compute_uniform_components, m::kUniformComponents);
+    note("MAX_SHADER_STORAGE_BLOCK_SIZE", L.max_ssbo_block_bytes, std::min(L.max_ssbo_block_bytes, m::kSsboBlockBytes));
+    L.max_ssbo_block_bytes = std::min(L.max_ssbo_block_bytes, m::kSsboBlockBytes);
+    // An alignment is a power of two: the largest allowed one is a multiple of any smaller one.
+    note("SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT", L.ssbo_offset_alignment,
+         std::max(L.ssbo_offset_alignment, m::kSsboOffsetAlignment));
+    L.ssbo_offset_alignment = std::max(L.ssbo_offset_alignment, m::kSsboOffsetAlignment);
+    note("GL_KHR_shader_subgroup", L.subgroup, 0);
+    L.subgroup = false;
+}
+
+// The value of TGL_GLES_LIMITS: true for "minimum", false for unset, "" or "driver".
+bool minimum_limits_requested() {
+    const char* v = secure_getenv("TGL_GLES_LIMITS");
+    if (!v || !*v || !std::strcmp(v, "driver")) return false;
+    if (!std::strcmp(v, "minimum")) return true;
+    fail(TGL_ERROR_DEVICE_UNAVAILABLE, "TGL_GLES_LIMITS=%s: expected 'minimum' (only what OpenGL ES 3.1 guarantees) "
+         "or 'driver' (the driver's limits; the same as unset)", v);
+}
+
 }  // namespace
 
 EglContext create_context(const EglTarget& target) {
@@ -197,6 +241,7 @@ void destroy_context(EglContext& c) {
 
 Limits query_limits() {
     Limits L;
+    const bool minimum = minimum_limits_requested();
     parse_gles_version(gl_string(GL_VERSION), &L.gl_major, &L.gl_minor);
     glGetIntegerv(GL_MAX_COMPUTE_WORK_GROUP_INVOCATIONS, &L.max_invocations);
     for (GLuint i = 0; i < 3; ++i) {
@@ -220,7 +265,7 @@ Limits query_limits() {
         if (!e) continue;
         const char* s = reinterpret_cast<const char*>(e);
         if (!std::strcmp(s, "GL_KHR_shader_subgroup")) L.subgroup = true;
-        if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = true;
+        if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = !minimum;  // minimum: no extension
     }
     if (nvx_memory) {
         GLint kib = 0;
@@ -243,6 +288,12 @@ Limits query_limits() {
         L.max_buffer_reason = "Mesa buffer objects hold less than 4 GiB";
     }
     while (glGetError() != GL_NO_ERROR) {
+    }
+    if (minimum) {
+        clamp_to_minimum(L);
+        if (std::getenv("TGL_GLES_DEBUG"))
+            std::fprintf(stderr, "tensorgl-gles: TGL_GLES_LIMITS=minimum on %s: %s\n", renderer.c_str(),
+                         L.clamped.empty() ? "the driver's limits are already the minimum" : L.clamped.c_str());
     }
     return L;
 }
@@ -295,9 +346,12 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     num("limit.max_ssbo_block_bytes", (long long)L.max_ssbo_block_bytes);
     num("limit.ssbo_offset_alignment", L.ssbo_offset_alignment);
     num("limit.max_compute_uniform_components", L.max_compute_uniform_components);
+    add("limits.mode", L.minimum ? "minimum" : "driver");
+    if (L.minimum) add("limits.clamped", L.clamped);
     add("extensions.subgroup", L.subgroup ? "1" : "0");
     GLint n_ext = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
+    if (L.minimum) n_ext = 0;  // TGL_GLES_LIMITS=minimum: no extension is used
     std::string all;
     for (GLint i = 0; i < n_ext; ++i) {
         const GLubyte* e = glGetStringi(GL_EXTENSIONS, GLuint(i));
@@ -335,6 +389,12 @@ void add_note(std::string& note, const std::string& s) {
 
 DeviceList probe_all() {
     DeviceList out;
+    try {
+        minimum_limits_requested();  // a bad TGL_GLES_LIMITS value leaves no device, said once
+    } catch (const std::exception& e) {
+        out.note = e.what();
+        return out;
+    }
     // libepoxy aborts the process when it cannot load the EGL or GLES library: check first.
     if (!dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
         const char* e = dlerror();

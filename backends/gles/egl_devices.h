@@ -38,6 +38,10 @@ struct Limits {
     uint64_t max_buffer_bytes = 0;   // largest buffer_alloc accepted
     const char* max_buffer_reason = "";  // where that limit comes from, for messages
     bool subgroup = false;           // GL_KHR_shader_subgroup
+    // TGL_GLES_LIMITS=minimum: every limit above clamped to what OpenGL ES 3.1 guarantees and no
+    // extension used (see apply_limits_mode); `clamped` lists what changed ("name driver->used").
+    bool minimum = false;
+    std::string clamped;
 };
 
 // A context made current (with no surface, or a 1x1 pbuffer where surfaceless is unavailable).
@@ -55,8 +59,26 @@ EglContext create_context(const EglTarget& target);
 // may share it, and EGL has no reference count on eglInitialize.
 void destroy_context(EglContext& ctx);
 
-// Limits of the current context.
+// Limits of the current context, clamped by TGL_GLES_LIMITS (read with secure_getenv): unset,
+// empty or "driver" keeps the driver's; "minimum" keeps only what OpenGL ES 3.1 guarantees
+// (128 invocations, 128 x 128 x 64 workgroups, 65535 workgroups per axis, 16 KiB shared memory,
+// 4 SSBO blocks and bindings, 2^27-byte blocks, 256-byte SSBO offset alignment, 512 uniform
+// components, no extension). Another value throws Error(DEVICE_UNAVAILABLE).
 Limits query_limits();
+
+// The OpenGL ES 3.1 minimum of each limit (the maximum for SSBO_OFFSET_ALIGNMENT), from the
+// spec's tables of implementation-dependent values (20.47 and 20.48 of the ES 3.1 spec).
+namespace es31_minimum {
+constexpr int kInvocations = 128;
+constexpr int kSize[3] = {128, 128, 64};
+constexpr int kCount = 65535;
+constexpr int kSharedBytes = 16384;
+constexpr int kSsboBlocks = 4;    // MAX_COMPUTE_SHADER_STORAGE_BLOCKS
+constexpr int kSsboBindings = 4;  // MAX_SHADER_STORAGE_BUFFER_BINDINGS
+constexpr int64_t kSsboBlockBytes = int64_t(1) << 27;
+constexpr int kSsboOffsetAlignment = 256;  // the largest value an implementation may report
+constexpr int kUniformComponents = 512;    // MAX_COMPUTE_UNIFORM_COMPONENTS
+}  // namespace es31_minimum
 
 struct DeviceDesc {
     EglTarget target;

@@ -86,6 +86,48 @@ void run_slow_dispatch(uint32_t thousands) {
     glDeleteProgram(p.id);
 }
 
+int uniform_components(GLenum type) {
+    switch (type) {
+    case GL_INT_VEC2: case GL_UNSIGNED_INT_VEC2: case GL_FLOAT_VEC2: case GL_BOOL_VEC2: return 2;
+    case GL_INT_VEC3: case GL_UNSIGNED_INT_VEC3: case GL_FLOAT_VEC3: case GL_BOOL_VEC3: return 3;
+    case GL_INT_VEC4: case GL_UNSIGNED_INT_VEC4: case GL_FLOAT_VEC4: case GL_BOOL_VEC4: return 4;
+    default: return 1;
+    }
+}
+
+// Every kernel stays within the device's limits (the driver's, or the OpenGL ES 3.1 minima under
+// TGL_GLES_LIMITS=minimum, which a driver with larger limits would not enforce itself): checks a
+// linked program's SSBO blocks and binding points, workgroup size and default-block uniform
+// components. (Shared memory cannot be queried: each kernel sizes its shared arrays from
+// max_shared_bytes or workgroup_size().) A violation is a plugin bug: INTERNAL.
+void check_program_limits(const Program& p, const Limits& L) {
+    GLint blocks = 0;
+    glGetProgramInterfaceiv(p.id, GL_SHADER_STORAGE_BLOCK, GL_ACTIVE_RESOURCES, &blocks);
+    if (blocks > L.max_compute_ssbo_blocks)
+        fail(TGL_ERROR_INTERNAL, "compute program %s uses %d shader storage blocks; this device allows %d%s", p.label.c_str(),
+             blocks, L.max_compute_ssbo_blocks, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    for (GLint i = 0; i < blocks; ++i) {
+        const GLenum prop = GL_BUFFER_BINDING;
+        GLint binding = 0;
+        glGetProgramResourceiv(p.id, GL_SHADER_STORAGE_BLOCK, GLuint(i), 1, &prop, 1, nullptr, &binding);
+        if (binding >= L.max_ssbo_bindings)
+            fail(TGL_ERROR_INTERNAL, "compute program %s uses SSBO binding point %d; this device has %d%s", p.label.c_str(),
+                 binding, L.max_ssbo_bindings, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    }
+    GLint size[3] = {0, 0, 0};
+    glGetProgramiv(p.id, GL_COMPUTE_WORK_GROUP_SIZE, size);
+    if (size[0] > L.max_size[0] || size[1] > L.max_size[1] || size[2] > L.max_size[2] ||
+        int64_t(size[0]) * size[1] * size[2] > L.max_invocations)
+        fail(TGL_ERROR_INTERNAL, "compute program %s has workgroups of %d x %d x %d; this device allows %d x %d x %d and %d "
+             "invocations%s", p.label.c_str(), size[0], size[1], size[2], L.max_size[0], L.max_size[1], L.max_size[2],
+             L.max_invocations, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    int components = 0;
+    for (const auto& u : p.uniforms) components += uniform_components(u.second.type) * u.second.size;
+    if (L.max_compute_uniform_components > 0 && components > L.max_compute_uniform_components)
+        fail(TGL_ERROR_INTERNAL, "compute program %s uses %d uniform components; this device allows %d%s", p.label.c_str(),
+             components, L.max_compute_uniform_components, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+}
+
 }  // namespace
 
 // A fence (no glFinish), waited for at most the time limit; then the reset check.
@@ -278,6 +320,12 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 p = std::make_shared<Program>(compile_program(bad));
             } else {
                 p = std::make_shared<Program>(compile_program(src));
+            }
+            try {
+                check_program_limits(*p, limits());
+            } catch (...) {
+                glDeleteProgram(p->id);
+                throw;
             }
             if (std::getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
             std::lock_guard<std::mutex> lock(programs_mutex_);

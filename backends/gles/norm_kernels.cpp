@@ -1,11 +1,13 @@
 // GLES host side of the Normalize family (plan: backends/common/norm_rules.h; shader:
 // glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by PASS_PACK dispatches
 // into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
-// row, or one invocation per row for short rows). Nothing is computed on the CPU.
+// row, or one invocation per row for short rows); on a device with fewer than 5 SSBO blocks,
+// add_*_norm with the sum output stores the sum first (SUM_ONLY). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "validate_util.h"
 
+#include <cstring>
 #include <vector>
 
 namespace tgl {
@@ -112,52 +114,80 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         }
     }
 
-    // Blocks of the normalize pass, numbered densely (some devices have only 4 binding points).
-    Dispatch base;
-    int32_t offs[kRoles] = {};
-    Defines defines = {{stats_define(info.op), ""}, {"DTYPE", dtype}, {"WG_SIZE", str(wg)}};
-    auto bind = [&](const char* define, Binding b) {
-        defines.emplace_back(define, str(long(base.bindings.size())));
-        base.bindings.push_back(std::move(b));
-    };
-    bind("B_X", dev.window(call.inputs[0], "inputs[0] (x)", &offs[NormPlan::kX]));
-    bind("B_Y", dev.window(call.outputs[0], "outputs[0] (y)", &offs[NormPlan::kY]));
-    if (p.has_r) {
-        bind("B_R", dev.window(call.inputs[1], operand_label(info, false, 1).c_str(), &offs[NormPlan::kR]));
-        defines.emplace_back("HAS_R", "");
-    }
-    if (p.has_s) {
-        bind("B_S", dev.window(call.outputs[1], "outputs[1] (sum)", &offs[NormPlan::kS]));
-        defines.emplace_back("HAS_S", "");
-    }
-    if (any_param) bind("B_P", pb);
-    if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' with these operands needs %d shader storage blocks; this device allows %d",
-             info.name, int(base.bindings.size()), dev.limits().max_compute_ssbo_blocks);
-    if (p.param_input[NormPlan::kGamma] >= 0) defines.emplace_back("HAS_GAMMA", "");
-    if (p.param_input[NormPlan::kBeta] >= 0) defines.emplace_back("HAS_BETA", "");
-    if (info.op == TGL_OP_LOG_SOFTMAX) defines.emplace_back("LOG", "");
-    if (info.op == TGL_OP_ADD_LAYER_NORM || info.op == TGL_OP_ADD_RMS_NORM) defines.emplace_back("ADD", "");
-
-    const std::vector<Dim> outer = collapse(p.outer_rank, p.outer_shape, p.outer_strides);
-    const std::vector<Dim> inner = collapse(p.inner_rank, p.inner_shape, p.inner_strides);
+    // Blocks numbered densely (some devices have only 4 binding points). add_layer_norm and
+    // add_rms_norm with the sum output need x, r, y, s and the params: 5 blocks. Where the device
+    // allows fewer (OpenGL ES 3.1 guarantees 4), they run in two passes: SUM_ONLY stores
+    // s = x + r (x, r, s: 3 blocks), then the normalize pass reads s in place of x (s, y, params:
+    // 3 blocks). s holds the sum rounded to DTYPE, which is what the one-pass kernel normalizes.
+    const int needed = 2 + int(p.has_r) + int(p.has_s) + int(any_param);
+    const bool split = p.has_s && needed > dev.limits().max_compute_ssbo_blocks;
     const bool group = p.len > kThreadRowMax;
-    defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
-    defines.emplace_back("OUTER_RANK", str(long(outer.size())));
-    defines.emplace_back("INNER_RANK", str(long(inner.size())));
-    base.program = dev.program("norm.comp", defines);
-    base.uniforms.push_back(uniform_uint("u_rows", {rows}));
-    base.uniforms.push_back(uniform_uint("u_len", {len}));
-    base.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1], offs[2], offs[3], offs[4]}));
-    base.uniforms.push_back(uniform_float("u_scale", p.scale));
-    base.uniforms.push_back(uniform_float("u_eps", p.eps));
-    base.uniforms.push_back(uniform_int("u_gamma_off", {param_off[NormPlan::kGamma]}));
-    base.uniforms.push_back(uniform_int("u_beta_off", {param_off[NormPlan::kBeta]}));
-    base.uniforms.push_back(uniform_int("u_mean_off", {param_off[NormPlan::kMean]}));
-    base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
-    dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
-    dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
-    add_chunks(dev, base, group ? uint64_t(rows) : ceil_div(rows, uint64_t(wg)), dispatches);
+    auto add_pass = [&](bool sum_only, bool x_is_s) {
+        int64_t outer_s[kRoles][TGL_MAX_RANK], inner_s[kRoles][TGL_MAX_RANK];
+        std::memcpy(outer_s, p.outer_strides, sizeof outer_s);
+        std::memcpy(inner_s, p.inner_strides, sizeof inner_s);
+        if (x_is_s) {
+            std::memcpy(outer_s[NormPlan::kX], outer_s[NormPlan::kS], sizeof outer_s[0]);
+            std::memcpy(inner_s[NormPlan::kX], inner_s[NormPlan::kS], sizeof inner_s[0]);
+        }
+        Dispatch base;
+        int32_t offs[kRoles] = {};
+        Defines defines = {{sum_only ? "SUM_ONLY" : stats_define(info.op), ""}, {"DTYPE", dtype}, {"WG_SIZE", str(wg)}};
+        auto bind = [&](const char* define, Binding b) {
+            defines.emplace_back(define, str(long(base.bindings.size())));
+            base.bindings.push_back(std::move(b));
+        };
+        if (x_is_s)
+            bind("B_X", dev.window(call.outputs[1], "outputs[1] (sum)", &offs[NormPlan::kX]));
+        else
+            bind("B_X", dev.window(call.inputs[0], "inputs[0] (x)", &offs[NormPlan::kX]));
+        if (!sum_only) bind("B_Y", dev.window(call.outputs[0], "outputs[0] (y)", &offs[NormPlan::kY]));
+        if (p.has_r && !x_is_s) {
+            bind("B_R", dev.window(call.inputs[1], operand_label(info, false, 1).c_str(), &offs[NormPlan::kR]));
+            defines.emplace_back("HAS_R", "");
+        }
+        if (p.has_s && !x_is_s) {
+            bind("B_S", dev.window(call.outputs[1], "outputs[1] (sum)", &offs[NormPlan::kS]));
+            defines.emplace_back("HAS_S", "");
+        }
+        if (any_param && !sum_only) bind("B_P", pb);
+        if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                 "op '%s' with these operands needs %d shader storage blocks; this device allows %d", info.name,
+                 int(base.bindings.size()), dev.limits().max_compute_ssbo_blocks);
+        if (!sum_only) {
+            if (p.param_input[NormPlan::kGamma] >= 0) defines.emplace_back("HAS_GAMMA", "");
+            if (p.param_input[NormPlan::kBeta] >= 0) defines.emplace_back("HAS_BETA", "");
+            if (info.op == TGL_OP_LOG_SOFTMAX) defines.emplace_back("LOG", "");
+        }
+        if (!x_is_s && (info.op == TGL_OP_ADD_LAYER_NORM || info.op == TGL_OP_ADD_RMS_NORM))
+            defines.emplace_back("ADD", "");
+
+        const std::vector<Dim> outer = collapse(p.outer_rank, p.outer_shape, outer_s);
+        const std::vector<Dim> inner = collapse(p.inner_rank, p.inner_shape, inner_s);
+        defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
+        defines.emplace_back("OUTER_RANK", str(long(outer.size())));
+        defines.emplace_back("INNER_RANK", str(long(inner.size())));
+        base.program = dev.program("norm.comp", defines);
+        base.uniforms.push_back(uniform_uint("u_rows", {rows}));
+        base.uniforms.push_back(uniform_uint("u_len", {len}));
+        base.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1], offs[2], offs[3], offs[4]}));
+        base.uniforms.push_back(uniform_float("u_scale", p.scale));
+        base.uniforms.push_back(uniform_float("u_eps", p.eps));
+        base.uniforms.push_back(uniform_int("u_gamma_off", {param_off[NormPlan::kGamma]}));
+        base.uniforms.push_back(uniform_int("u_beta_off", {param_off[NormPlan::kBeta]}));
+        base.uniforms.push_back(uniform_int("u_mean_off", {param_off[NormPlan::kMean]}));
+        base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
+        dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
+        dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
+        add_chunks(dev, base, group ? uint64_t(rows) : ceil_div(rows, uint64_t(wg)), dispatches);
+    };
+    if (split) {
+        add_pass(true, false);
+        add_pass(false, true);
+    } else {
+        add_pass(false, false);
+    }
     dev.submit(info.name, std::move(dispatches));
 }
 

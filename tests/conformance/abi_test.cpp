@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <regex>
 #include <set>
@@ -204,6 +205,46 @@ TEST_F(AbiTest, AtLeastOneDeviceWithProperties) {
                      {std::to_string(count + 1000)});
     tgl_device d = 0;
     EXPECT_TGL_ERROR(api.device_open(count + 1000, &d), TGL_ERROR_DEVICE_UNAVAILABLE, {std::to_string(count + 1000)});
+}
+
+// A plugin with a limits mode (GLES: TGL_GLES_LIMITS) reports it; under "minimum" every limit it
+// reports is within what OpenGL ES 3.1 guarantees and no extension is used.
+TEST_F(AbiTest, LimitsModeProperties) {
+    const tgl_plugin_api& api = plug().api();
+    uint32_t count = 0;
+    ASSERT_EQ(api.device_count(&count), TGL_OK) << plug().last_error();
+    const char* env = std::getenv("TGL_GLES_LIMITS");
+    const bool minimum = env && std::string(env) == "minimum";
+    bool any = false;
+    for (uint32_t i = 0; i < count; ++i) {
+        const char* mode = tgl_device_property(plug().raw(), i, "limits.mode");
+        if (!mode) continue;
+        any = true;
+        EXPECT_STREQ(mode, minimum ? "minimum" : "driver") << "device " << i;
+        if (!minimum) continue;
+        auto num = [&](const char* key) {
+            const char* v = tgl_device_property(plug().raw(), i, key);
+            EXPECT_NE(v, nullptr) << "property '" << key << "' is missing";
+            return v ? std::strtoll(v, nullptr, 10) : -1;
+        };
+        EXPECT_LE(num("limit.max_workgroup_invocations"), 128);
+        EXPECT_LE(num("limit.max_workgroup_size_x"), 128);
+        EXPECT_LE(num("limit.max_workgroup_size_y"), 128);
+        EXPECT_LE(num("limit.max_workgroup_size_z"), 64);
+        EXPECT_LE(num("limit.max_workgroup_count_x"), 65535);
+        EXPECT_LE(num("limit.max_workgroup_count_y"), 65535);
+        EXPECT_LE(num("limit.max_workgroup_count_z"), 65535);
+        EXPECT_LE(num("limit.max_shared_memory_bytes"), 16384);
+        EXPECT_LE(num("limit.max_ssbo_bindings"), 4);
+        EXPECT_LE(num("limit.max_compute_ssbo_blocks"), 4);
+        EXPECT_LE(num("limit.max_ssbo_block_bytes"), int64_t(1) << 27);
+        EXPECT_GE(num("limit.ssbo_offset_alignment"), 256);
+        EXPECT_LE(num("limit.max_compute_uniform_components"), 512);
+        EXPECT_EQ(num("extensions.count"), 0);
+        EXPECT_EQ(num("extensions.subgroup"), 0);
+        EXPECT_NE(tgl_device_property(plug().raw(), i, "limits.clamped"), nullptr);
+    }
+    if (!any) GTEST_SKIP() << "plugin '" << plug().name() << "' reports no limits.mode";
 }
 
 std::string mask_names(uint32_t mask) {
