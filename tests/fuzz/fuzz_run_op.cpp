@@ -194,6 +194,7 @@ bool too_heavy(const tgl_tensor& t, const Buffers& b) {
     __int128 lo = 0, hi = 0;
     for (uint32_t d = 0; d < t.rank; ++d) {
         __int128 reach = __int128(t.strides[d]) * (t.shape[d] - 1);
+        if (reach > (__int128(1) << 64) || reach < -(__int128(1) << 64)) return false;  // reaches past any buffer
         (reach < 0 ? lo : hi) += reach;
     }
     __int128 first = __int128(t.byte_offset) + lo * esize;
