@@ -112,6 +112,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         else expect = kLive;
         return b.h;
     };
+    // The model of one of this input's buffers (the last one issued with that handle), or NULL.
+    auto find_buf = [&](tgl_buffer h) -> Buf* {
+        Buf* found = nullptr;
+        for (Buf& x : bufs)
+            if (x.h == h) found = &x;
+        return found;
+    };
     // Expected status of a call whose device and buffer handles were picked: the device is checked
     // first, then the buffer.
     auto expect_of = [](int dev_expect, int buf_expect) { return dev_expect ? dev_expect : buf_expect; };
@@ -222,9 +229,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             size_t di = pick_dev(de);
             tgl_device d = dev_handle(di, r);
             tgl_buffer h = pick_buf(di, be);
-            Buf* b = nullptr;
-            for (Buf& x : bufs)
-                if (x.h == h) b = &x;
+            Buf* b = find_buf(h);
             uint64_t bsize = b ? b->model.size() : 0;
             uint64_t off = pick_offset(r, bsize);
             uint64_t n = r.one_in(8) ? pick_offset(r, bsize) : (off < bsize ? r.u16() % (bsize - off + 1) : 0);
@@ -262,11 +267,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             tgl_buffer src = pick_buf(di, se);
             tgl_buffer dst = r.one_in(3) ? src : pick_buf(di, te);
             if (dst == src) te = se;
-            Buf *sb = nullptr, *db = nullptr;
-            for (Buf& x : bufs) {
-                if (x.h == src) sb = &x;
-                if (x.h == dst) db = &x;
-            }
+            Buf *sb = find_buf(src), *db = find_buf(dst);
             uint64_t ssize = sb ? sb->model.size() : 0, dsize = db ? db->model.size() : 0;
             uint64_t so = pick_offset(r, ssize), doff = pick_offset(r, dsize);
             uint64_t n = r.one_in(8) ? pick_offset(r, ssize)
@@ -292,9 +293,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             size_t di = pick_dev(de);
             tgl_device d = dev_handle(di, r);
             tgl_buffer h = pick_buf(di, be);
-            Buf* b = nullptr;
-            for (Buf& x : bufs)
-                if (x.h == h) b = &x;
+            Buf* b = find_buf(h);
             uint64_t bsize = b ? b->model.size() : 0;
             static const uint32_t kPatterns[] = {1, 2, 4, 8, 16, 0, 3, 32};
             uint32_t ps = kPatterns[r.below(8)];
