@@ -36,8 +36,11 @@ struct Buf {
 
 const tgl_plugin_api& api() { return *fuzz::plugin().api; }
 
-// What the plugin must answer for a handle: kLive, else the expected error status.
+// What the plugin must answer for a handle: kLive, else the expected error status; kMadeUp for a
+// made-up handle, which may be INVALID or, where it looks like one of an earlier generation of a
+// slot, STALE (a plugin cannot tell it from a freed one).
 constexpr int kLive = 0;
+constexpr int kMadeUp = -1;
 
 uint64_t pick_size(Reader& r) {
     switch (r.below(10)) {
@@ -81,7 +84,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // A device handle and what the plugin must say about it (kLive or an error status).
     auto pick_dev = [&](int& expect) -> size_t {
         uint32_t c = r.below(16);
-        if (c == 15 || devs.empty()) { expect = TGL_ERROR_INVALID_HANDLE; return SIZE_MAX; }
+        if (c == 15 || devs.empty()) { expect = kMadeUp; return SIZE_MAX; }
         size_t i = r.below(uint32_t(devs.size()));
         expect = devs[i].live ? kLive : TGL_ERROR_STALE_HANDLE;
         return i;
@@ -98,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // A buffer handle on device di: live, stale, foreign (another device's) or made-up.
     auto pick_buf = [&](size_t di, int& expect) -> tgl_buffer {
         if (bufs.empty() || r.one_in(10)) {
-            expect = TGL_ERROR_INVALID_HANDLE;
+            expect = kMadeUp;
             switch (r.below(3)) {
             case 0: return 0;
             case 1: return r.u64() | 1;
@@ -125,6 +128,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto verify = [&](tgl_status s, int expect, const char* call) {
         check(s, call);
         if (expect == kLive) return true;  // the caller checks the success case (ranges may still fail)
+        if (expect == kMadeUp) {
+            if (s != TGL_ERROR_INVALID_HANDLE && s != TGL_ERROR_STALE_HANDLE)
+                die("%s with a made-up handle returned %s (%s)", call, tgl_status_name(s), a.last_error_message());
+            return false;
+        }
         if (s != expect)
             die("%s returned %s, expected %s (%s)", call, tgl_status_name(s), tgl_status_name(expect),
                 a.last_error_message());
