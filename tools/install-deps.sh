@@ -5,7 +5,8 @@ pkgs=(build-essential cmake pkg-config binutils
       libegl-dev libgles-dev libglm-dev libepoxy-dev   # EGL/GLES headers, glm, libepoxy
       libegl-mesa0 libgl1-mesa-dri                      # Mesa EGL + llvmpipe (software GLES)
       googletest libgtest-dev                           # GoogleTest
-      python3-numpy python3-pytest)                     # Python tests (in /usr/bin/python3)
+      python3-numpy python3-pytest                      # Python tests (in /usr/bin/python3)
+      clang libclang-rt-14-dev)                         # libFuzzer + ASan/UBSan (tools/fuzz.sh)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

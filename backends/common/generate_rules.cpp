@@ -18,6 +18,8 @@ void index_space(GeneratePlan& p, const TensorArg& y, const TensorArg* x, int ke
     p.numel = y.numel;
     p.y_offset = y.offset;
     p.x_offset = x ? x->offset : 0;
+    // An empty y is a no-op: its strides may be anything (huge ones overflowed stride * size below).
+    if (y.numel == 0) return;
     for (int d = 0; d < y.rank; ++d) {
         const int64_t n = y.shape[d], ys = y.strides[d], xs = x ? x->strides[d] : 0;
         const bool kept = d >= y.rank - keep;

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of tests/fuzz against the CPU plugin and the GLES plugin (Mesa's
+# llvmpipe without a GPU), each for the given time, starting from the corpus in tests/fuzz/corpus.
+#   tools/fuzz.sh <seconds per target and plugin> [target...]   (targets: fuzz_run_op fuzz_handles)
+# Builds build-fuzz (clang, -DTGL_FUZZ=ON: ASan + UBSan everywhere) if needed. Fails (exit 1) on
+# any crash, hang (-timeout=10 per input), leak (LeakSanitizer; what Mesa itself leaks is
+# suppressed in tools/sanitizers/lsan-fuzz.supp) or sanitizer report; the input that did it is
+# written to build-fuzz/crashes/. New interesting inputs go to build-fuzz/corpus/<target>/ (merge
+# the best into tests/fuzz/corpus/<target>/ with -merge=1, see README.md).
+# Environment: TGL_FUZZ_PLUGINS (default "cpu gles"), TGL_FUZZ_BUILD (default <repo>/build-fuzz),
+# TGL_FUZZ_ARGS (extra libFuzzer flags, e.g. -seed=1).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:?usage: tools/fuzz.sh <seconds per target and plugin> [target...]}
+shift
+targets=("$@")
+((${#targets[@]})) || targets=(fuzz_run_op fuzz_handles)
+plugins=(${TGL_FUZZ_PLUGINS:-cpu gles})
+build=${TGL_FUZZ_BUILD:-$root/build-fuzz}
+
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGL_FUZZ=ON \
+    -DTGL_BUILD_TESTS=OFF -DTGL_BUILD_SAMPLES=OFF -DTGL_BUILD_BENCH=OFF >/dev/null || exit 1
+fi
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null || {
+  echo "fuzz.sh: build failed (cmake --build $build)" >&2; exit 1; }
+
+mkdir -p "$build/crashes"
+export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:handle_abort=1:${ASAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$root/tools/sanitizers/lsan-fuzz.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
+export TGL_CPU_THREADS=${TGL_CPU_THREADS:-2}
+
+status=0
+summary=()
+for target in "${targets[@]}"; do
+  for plugin in "${plugins[@]}"; do
+    work="$build/corpus/$target"  # shared by the plugins: an input interesting on one is tried on the other
+    seeds="$root/tests/fuzz/corpus/$target"
+    mkdir -p "$work" "$seeds"
+    log="$build/fuzz-$target-$plugin.log"
+    echo "== $target on $plugin for ${secs}s (log: $log)"
+    TGL_FUZZ_PLUGIN=$plugin TGL_FUZZ_STATS=1 "$build/bin/$target" "$work" "$seeds" \
+      -max_total_time="$secs" -timeout=10 -max_len=2048 -len_control=20 -rss_limit_mb=4096 \
+      -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$build/crashes/$target-$plugin-" \
+      ${TGL_FUZZ_ARGS:-} >"$log" 2>&1
+    rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    outcomes=$(grep -m1 '^fuzz_run_op outcomes' "$log" | sed 's/^[^:]*: *//')
+    line="$target $plugin: ${execs:-?} executions, ${rate:-?} exec/s, rc $rc"
+    if ((rc != 0)); then
+      status=1
+      line+=" FAILED"
+      grep -E -m5 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE|SUMMARY' "$log" | sed 's/^/   /'
+      grep -E 'Test unit written to' "$log" | sed 's/^/   /'
+    fi
+    echo "$line"
+    [[ -n $outcomes ]] && echo "   run_op statuses: $outcomes"
+    summary+=("$line")
+  done
+done
+echo "== fuzz summary (${secs}s per target and plugin)"
+printf '%s\n' "${summary[@]}"
+exit $status
