@@ -24,6 +24,9 @@ namespace gles {
 
 class GlThread {
 public:
+    // The thread's name (/proc/<pid>/task/<tid>/comm), one per open device.
+    static constexpr const char* kThreadName = "tgl-gles-gl";
+
     // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
     explicit GlThread(const EglTarget& target);
     ~GlThread();
@@ -43,6 +46,7 @@ public:
 
     // Runs everything queued, destroys the context and joins the thread. Later posts are refused
     // (DEVICE_UNAVAILABLE) and buffer deletions dropped (the context took its objects with it).
+    // Safe to call from several threads; also called for every live GL thread at process exit.
     void shutdown();
 
     // Deletes a GL buffer: at once on the GL thread, queued from any other thread.
@@ -63,6 +67,7 @@ private:
     void record_error(tgl_status status, const std::string& message);
     void throw_if_lost();
 
+    std::mutex shutdown_mutex_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;
