@@ -6,6 +6,7 @@
 #include "status.h"
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -16,8 +17,10 @@ template <class T>
 class HandleTable {
 public:
     // `kind` names the handle in messages ("buffer", "device"); `tag` makes handles of different
-    // tables and plugins distinguishable.
-    HandleTable(const char* kind, uint8_t tag) : kind_(kind), tag_(tag) {}
+    // tables and plugins distinguishable; `released` is how a removed handle is described
+    // ("freed" for buffers, "closed" for devices).
+    HandleTable(const char* kind, uint8_t tag, const char* released = "freed")
+        : kind_(kind), tag_(tag), released_(released) {}
 
     uint64_t insert(std::shared_ptr<T> object) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -88,11 +91,12 @@ private:
         if (generation == s.generation && s.object) return low - 1;
         // Generations only grow; a handle from a later generation was never issued.
         if (generation < s.generation || (generation == s.generation && !s.object)) {
+            const bool closed = std::strcmp(released_, "closed") == 0;
             if (freeing)
-                fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was already freed (double free)",
-                     what, h, kind_);
-            fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was freed (use after free)", what, h,
-                 kind_);
+                fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was already %s (double %s)",
+                     what, h, kind_, released_, closed ? "close" : "free");
+            fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was %s (use after %s)", what, h,
+                 kind_, released_, closed ? "close" : "free");
         }
         fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx is not a %s handle issued by this plugin",
              what, h, kind_);
@@ -100,6 +104,7 @@ private:
 
     const char* kind_;
     uint8_t tag_;
+    const char* released_;
     mutable std::mutex mutex_;
     std::vector<Slot> slots_;
     std::vector<uint32_t> free_slots_;

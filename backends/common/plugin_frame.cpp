@@ -28,9 +28,12 @@ struct Frame {
     std::unique_ptr<HandleTable<BufferRecord>> buffers;
 };
 
+// Never destroyed: at process exit other host threads may still be inside a call (a destroyed
+// handle table under them crashed the process), and a device's GL teardown must not run while the
+// driver's own exit handlers run. Open devices end with the process.
 Frame& frame() {
-    static Frame f;
-    return f;
+    static Frame* f = new Frame;
+    return *f;
 }
 
 void require(const void* p, const char* what) {
@@ -43,7 +46,25 @@ std::shared_ptr<Device> get_device(tgl_device handle) {
 
 std::shared_ptr<BufferRecord> get_buffer_record(tgl_device device, tgl_buffer handle, const char* what,
                                                 bool freeing = false) {
-    std::shared_ptr<BufferRecord> rec = frame().buffers->get(handle, what, freeing);
+    std::shared_ptr<BufferRecord> rec;
+    try {
+        rec = frame().buffers->get(handle, what, freeing);
+    } catch (const Error& e) {
+        // Another thread closed the device after this call checked it: say so, rather than only
+        // "buffer was freed", which the caller never did.
+        if (e.status() == TGL_ERROR_STALE_HANDLE) {
+            bool device_closed = false;
+            try {
+                frame().devices->get(device, "device");
+            } catch (const Error& d) {
+                device_closed = d.status() == TGL_ERROR_STALE_HANDLE;
+            }
+            if (device_closed)
+                fail(TGL_ERROR_STALE_HANDLE, "%s; device 0x%016llx was closed during this call, and its buffers with it",
+                     e.what(), (unsigned long long)device);
+        }
+        throw;
+    }
     if (rec->device_handle != device)
         fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx belongs to another device (0x%016llx), not device 0x%016llx",
              what, (unsigned long long)handle, (unsigned long long)rec->device_handle,
@@ -278,7 +299,8 @@ tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plug
         static std::once_flag once;
         std::call_once(once, [&] {
             f.backend = &backend;
-            f.devices = std::make_unique<HandleTable<DeviceRecord>>("device", uint8_t(backend.handle_tag() ^ 0x80));
+            f.devices = std::make_unique<HandleTable<DeviceRecord>>("device", uint8_t(backend.handle_tag() ^ 0x80),
+                                                                     "closed");
             f.buffers = std::make_unique<HandleTable<BufferRecord>>("buffer", backend.handle_tag());
         });
         f.negotiated_minor = std::min<uint32_t>(host_abi_minor, TGL_ABI_MINOR);

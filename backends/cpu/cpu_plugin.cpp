@@ -62,7 +62,7 @@ std::string cpuinfo_value(const char* key) {
 
 // Threads per op: TGL_CPU_THREADS (1..1024) if set, else the hardware concurrency.
 unsigned thread_count() {
-    if (const char* env = std::getenv("TGL_CPU_THREADS")) {
+    if (const char* env = ::secure_getenv("TGL_CPU_THREADS")) {
         char* end = nullptr;
         long v = std::strtol(env, &end, 10);
         if (end != env && *end == '\0' && v >= 1 && v <= 1024) return unsigned(v);
@@ -176,8 +176,8 @@ private:
 };
 
 CpuBackend& backend_singleton() {
-    static CpuBackend backend;
-    return backend;
+    static CpuBackend* backend = new CpuBackend;  // never destroyed: calls may run during exit
+    return *backend;
 }
 
 }  // namespace

@@ -487,7 +487,7 @@ DeviceList probe_all() {
     // TGL_DEVICE=<n> restricts enumeration to the n-th usable device (counting from 0 in the order
     // above), which then becomes device 0 and the only device; a value that is not a decimal number
     // or is past the last device leaves no device. Unset or empty: every usable device.
-    const char* sel = std::getenv("TGL_DEVICE");
+    const char* sel = ::secure_getenv("TGL_DEVICE");
     if (sel && *sel) {
         char* end = nullptr;
         unsigned long k = std::strtoul(sel, &end, 10);
@@ -528,7 +528,7 @@ const DeviceList& probe_devices() {
             result->devices.clear();
             result->note = std::string("device probe thread could not run: ") + e.what();
         }
-        if (std::getenv("TGL_GLES_DEBUG"))
+        if (::secure_getenv("TGL_GLES_DEBUG"))
             std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s\n", result->devices.size(),
                          result->devices.size() == 1 ? "" : "s", result->note.empty() ? "" : "; ",
                          result->note.c_str());

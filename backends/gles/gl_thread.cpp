@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <future>
 #include <new>
+#include <vector>
+
 
 namespace tgl {
 namespace gles {
@@ -55,14 +58,61 @@ void pin_plugin() {
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
+// Every live GL thread, for the exit hook. Never destroyed (used during exit).
+std::mutex& live_mutex() {
+    static std::mutex* m = new std::mutex;
+    return *m;
+}
+std::vector<GlThread*>& live_threads() {
+    static std::vector<GlThread*>* v = new std::vector<GlThread*>;
+    return *v;
+}
+bool g_exiting = false;  // guarded by live_mutex()
+
+// At process exit, before the driver's own exit handlers and destructors (registered earlier, so
+// run later) take Mesa apart: every GL thread finishes what is queued, destroys its context and is
+// joined. Without this, a dispatch still running on a GL thread crashed inside the driver during
+// exit (tests/loader/plugins_test.cpp, ProcessExitsWithDevicesOpenAndThreadsBusy). Host threads
+// that call in afterwards get TGL_ERROR_DEVICE_UNAVAILABLE.
+void stop_all_at_exit() {
+    std::lock_guard<std::mutex> lock(live_mutex());  // held: no GlThread is destroyed meanwhile
+    g_exiting = true;
+    for (GlThread* t : live_threads()) t->shutdown();
+}
+
+bool process_exiting() {
+    std::lock_guard<std::mutex> lock(live_mutex());
+    return g_exiting;
+}
+
+// Registers a started thread; false if the process is already exiting.
+bool track(GlThread* t) {
+    static std::once_flag once;
+    // Registered after the first context exists, so after the handlers the driver registers while
+    // it loads and creates a context: at exit this one runs before them.
+    std::call_once(once, [] { std::atexit(stop_all_at_exit); });
+    std::lock_guard<std::mutex> lock(live_mutex());
+    if (g_exiting) return false;
+    live_threads().push_back(t);
+    return true;
+}
+
+void untrack(GlThread* t) {
+    std::lock_guard<std::mutex> lock(live_mutex());
+    auto& v = live_threads();
+    v.erase(std::remove(v.begin(), v.end(), t), v.end());
+}
+
 }  // namespace
 
 GlThread::GlThread(const EglTarget& target) {
+    if (process_exiting()) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "the process is exiting: no new device can be opened");
     std::promise<void> started;
     std::future<void> ready = started.get_future();
     thread_ = std::thread([this, target, &started] {
         gl_id_ = std::this_thread::get_id();
-        pthread_setname_np(pthread_self(), "tgl-gles-gl");  // tests count these threads
+        // Named so that a person (top -H, gdb) and the thread tests can tell it from Mesa's threads.
+        pthread_setname_np(pthread_self(), kThreadName);
         try {
             context_ = create_context(target);
             limits_ = query_limits();
@@ -90,9 +140,16 @@ GlThread::GlThread(const EglTarget& target) {
         joined_ = true;
         throw;
     }
+    if (!track(this)) {
+        shutdown();
+        fail(TGL_ERROR_DEVICE_UNAVAILABLE, "the process is exiting: no new device can be opened");
+    }
 }
 
-GlThread::~GlThread() { shutdown(); }
+GlThread::~GlThread() {
+    untrack(this);  // first: waits for an exit hook that may be shutting this thread down
+    shutdown();
+}
 
 void GlThread::run(const EglTarget&) {
     bool unflushed = false;
@@ -265,6 +322,8 @@ void GlThread::check_reset(const char* what, bool simulated) {
 }
 
 void GlThread::shutdown() {
+    // Serialised: device_close and the exit hook may both get here; only one joins.
+    std::lock_guard<std::mutex> shutting(shutdown_mutex_);
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (joined_) return;

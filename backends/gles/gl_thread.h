@@ -25,6 +25,9 @@ namespace gles {
 
 class GlThread : public std::enable_shared_from_this<GlThread> {
 public:
+    // The thread's name (/proc/<pid>/task/<tid>/comm), one per open device.
+    static constexpr const char* kThreadName = "tgl-gles-gl";
+
     // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
     explicit GlThread(const EglTarget& target);
     ~GlThread();
@@ -62,6 +65,7 @@ public:
     // (the device is marked lost; the thread keeps this object alive, drops what is queued and
     // exits when the driver returns; the plugin is pinned in memory so that it cannot be unloaded
     // under it).
+    // Safe to call from several threads; also called for every live GL thread at process exit.
     void shutdown();
 
     // Deletes a GL buffer: at once on the GL thread, queued from any other thread.
@@ -84,6 +88,7 @@ private:
     // "" or why the work the GL thread runs now is past the time limit.
     std::string overdue() const;
 
+    std::mutex shutdown_mutex_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;

@@ -327,7 +327,7 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 glDeleteProgram(p->id);
                 throw;
             }
-            if (std::getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
+            if (::secure_getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
             std::lock_guard<std::mutex> lock(programs_mutex_);
             programs_.emplace(src.text, p);
             result = p;

@@ -229,6 +229,24 @@ tgl_status check_dir(const std::string& file, const std::string& dir) {
     return TGL_OK;
 }
 
+// Every directory above `dir` (a resolved path) up to the root: whoever may write one of them
+// (without the sticky bit) can rename the directory below it and put another plugin in its place.
+tgl_status check_ancestors(const std::string& file, const std::string& dir) {
+    std::string d = dir;
+    while (d != "/" && !d.empty()) {
+        d = dirname_of(d);
+        struct stat st;
+        if (::stat(d.c_str(), &st) != 0) continue;
+        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+            return fail(TGL_ERROR_PLUGIN_INSECURE,
+                        "%s: refusing to load: its parent directory %s is world-writable (mode %04o) "
+                        "and not sticky, so anybody could rename the directories below it and "
+                        "replace the plugin",
+                        file.c_str(), d.c_str(), static_cast<unsigned>(st.st_mode & 07777));
+    }
+    return TGL_OK;
+}
+
 #if defined(__x86_64__)
 #define TGL_NATIVE_MACHINE EM_X86_64
 #elif defined(__aarch64__)
@@ -416,11 +434,18 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
                     file, static_cast<unsigned>(st.st_mode & 07777));
     tgl_status s = check_dir(file, dirname_of(path));
     if (s != TGL_OK) return s;
+    s = check_ancestors(file, dirname_of(path));
+    if (s != TGL_OK) return s;
     struct stat lst;
     if (::lstat(given.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
         // The symlink can be replaced by whoever may write its directory.
         s = check_dir(given + " (a symlink to " + path + ")", dirname_of(given));
         if (s != TGL_OK) return s;
+        std::string link_dir;
+        if (realpath_of(dirname_of(given), &link_dir)) {
+            s = check_ancestors(given + " (a symlink to " + path + ")", link_dir);
+            if (s != TGL_OK) return s;
+        }
     }
 
     if (tgl_plugin* p = find_loaded(st.st_dev, st.st_ino)) {

@@ -775,9 +775,16 @@ typedef struct tgl_plugin_api {
     tgl_status (*device_count)(uint32_t* count);
     /* Named properties of device `index`; *props points at plugin-owned storage. */
     tgl_status (*device_properties)(uint32_t index, const tgl_property** props, uint32_t* count);
+    /* Every call opens a new, independent device, also for an index that is already open: its own
+       buffers (a buffer of one is TGL_ERROR_INVALID_HANDLE on another), queue and errors (on a GPU
+       plugin its own context and thread). */
     tgl_status (*device_open)(uint32_t index, tgl_device* out);
     /* Waits for queued work, frees the device's buffers and makes its handles stale. The device is
-       closed whatever the status; a failure of queued work not yet reported is returned here. */
+       closed whatever the status; a failure of queued work not yet reported is returned here.
+       Threads the plugin runs for the device are joined before it returns (or, if another host
+       thread is inside a call on the device at that moment, when that call returns). Calls that
+       other threads make afterwards with the device or its buffers fail with
+       TGL_ERROR_STALE_HANDLE, saying the device was closed. */
     tgl_status (*device_close)(tgl_device device);
 
     /* Buffers are untyped byte ranges on one device. Contents after alloc are unspecified. */

@@ -314,6 +314,35 @@ TEST(LoaderFailure, SymlinkInWorldWritableDirectoryIsRefused) {
                     "directory " + dir + " is world-writable"});
 }
 
+TEST(LoaderFailure, WorldWritableParentDirectoryIsRefusedUnlessSticky) {
+    // open/ (0777) holds safe/ (0755) which holds the plugin: anybody may rename safe/ and put
+    // another directory with another plugin in its place.
+    TempDir tmp;
+    const std::string open = tmp / "open", safe = open + "/safe";
+    ASSERT_EQ(::mkdir(open.c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(open.c_str(), 0777), 0);
+    ASSERT_EQ(::mkdir(safe.c_str(), 0755), 0);
+    const std::string f = safe + "/libtensorgl-" + unique("wwparent") + ".so";
+    copy_file(fixture("libtensorgl-fixture.so"), f, 0755);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {f, "parent directory " + open + " is world-writable", "not sticky"});
+    // By name through TGL_PLUGIN_PATH too.
+    {
+        EnvVar path("TGL_PLUGIN_PATH", safe.c_str());
+        const std::string name = f.substr(f.rfind("libtensorgl-") + 12, f.size() - f.rfind("libtensorgl-") - 15);
+        expect_failure(name, TGL_ERROR_PLUGIN_INSECURE, {"parent directory " + open + " is world-writable"});
+    }
+    // A symlink kept below the open directory is refused as well, even to a safe file.
+    const std::string link = safe + "/libtensorgl-" + unique("wwparentlink") + ".so";
+    ASSERT_EQ(::symlink(fixture("libtensorgl-fixture.so").c_str(), link.c_str()), 0);
+    expect_failure(link, TGL_ERROR_PLUGIN_INSECURE, {link + " (a symlink to", "parent directory " + open});
+    // Sticky (like /tmp): nobody but the owner may rename safe/.
+    ASSERT_EQ(::chmod(open.c_str(), 01777), 0);
+    LoadResult r = load(f);
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
 TEST(LoaderFailure, DirectoryIsNotARegularFile) {
     TempDir tmp;
     const std::string d = tmp / "libtensorgl-dir.so";

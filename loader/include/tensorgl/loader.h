@@ -16,17 +16,24 @@
  * rejection (stderr). Environment variables are read with secure_getenv, on every call.
  *
  * Before a plugin is trusted: the file exists and is a regular file that is not world-writable,
- * in a directory that is not world-writable (unless sticky, like /tmp); it is an ELF shared
+ * in a directory that is not world-writable (unless sticky, like /tmp), under parent directories
+ * none of which is world-writable unless sticky (the same for a symlink's own directory and its
+ * parents); it is an ELF shared
  * object of this process's class and machine; dlopen(RTLD_NOW | RTLD_LOCAL) succeeds;
  * tgl_plugin_init_v1 exists and returns TGL_OK with a table; the table's ABI major is 1, it is at
  * least the v1.0 size and every v1.0 function is set; get_plugin_info gives a name that no plugin
  * loaded from another file already has. Each failure has its own status (TGL_ERROR_PLUGIN_*) and
  * a message naming the file and the reason.
  *
- * Loaded plugins are never dlclose'd (a plugin may own threads); tgl_plugin_release only drops
- * the host's reference, and a tgl_plugin pointer stays valid for the life of the process. Loading
- * the same file twice (same device and inode, e.g. through a symlink) returns the same tgl_plugin.
- * Only a library rejected before its entry point ran is dlclose'd again.
+ * Lifetime: a plugin is never unloaded while it may still run threads. Loaded plugins are never
+ * dlclose'd; tgl_plugin_release only drops the host's reference (devices left open stay open and
+ * usable, with their threads, until device_close), and a tgl_plugin pointer stays valid for the
+ * life of the process. The plugins of this project are also linked with -z nodelete, so a host
+ * that dlcloses one itself cannot unmap it either. Their threads end with their devices
+ * (device_close joins them); at process exit the GLES plugin finishes and joins the GL threads of
+ * devices still open before the driver's exit handlers run. Loading the same file twice (same
+ * device and inode, e.g. through a symlink) returns the same tgl_plugin. Only a library rejected
+ * before its entry point ran is dlclose'd again.
  * All functions are thread-safe. Error messages are per calling thread.
  */
 #ifndef TENSORGL_LOADER_H

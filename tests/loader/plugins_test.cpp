@@ -1,0 +1,345 @@
+// The real plugins through libtensorgl, in one process: the CPU and GLES plugins (and Mesa, which
+// the GLES plugin brings in) side by side without symbol clashes, the lifetime of a loaded plugin
+// (never unmapped while it may run threads: not by tgl_plugin_release, not by a host's own
+// dlclose), and a process that exits with devices open and busy threads.
+#include <tensorgl/loader.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+const std::string kCpu = TGL_CPU_PLUGIN_FILE;
+const std::string kGles = TGL_GLES_PLUGIN_FILE;
+const char kGlThreadName[] = "tgl-gles-gl";  // backends/gles/gl_thread.h
+
+std::string real(const std::string& path) {
+    char* r = ::realpath(path.c_str(), nullptr);
+    std::string s = r ? r : path;
+    std::free(r);
+    return s;
+}
+
+// Threads of this process with this name (/proc/self/task/<tid>/comm).
+int named_threads(const char* name) {
+    DIR* d = ::opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    while (struct dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+        std::string s;
+        std::getline(comm, s);
+        n += s == name;
+    }
+    ::closedir(d);
+    return n;
+}
+
+tgl_plugin* load(const std::string& path) {
+    tgl_plugin* p = nullptr;
+    tgl_status s = tgl_plugin_load(path.c_str(), &p);
+    EXPECT_EQ(s, TGL_OK) << tgl_loader_last_error();
+    return s == TGL_OK ? p : nullptr;
+}
+
+std::string plugin_error(const tgl_plugin_api* api, tgl_status s) {
+    return std::string(tgl_status_name(s)) + " \"" + api->last_error_message() + "\"";
+}
+
+// C = A @ B on a device, with small integers (exact in f32 on every plugin); empty on error.
+std::vector<float> matmul_on(const tgl_plugin_api* api, tgl_device dev, int64_t m, int64_t k, int64_t n,
+                             const std::vector<float>& a, const std::vector<float>& b, std::string* error) {
+    tgl_buffer ba = 0, bb = 0, bc = 0;
+    std::vector<float> c(size_t(m * n));
+    tgl_status s = api->buffer_alloc(dev, a.size() * 4, &ba);
+    if (s == TGL_OK) s = api->buffer_alloc(dev, b.size() * 4, &bb);
+    if (s == TGL_OK) s = api->buffer_alloc(dev, c.size() * 4, &bc);
+    if (s == TGL_OK) s = api->buffer_upload(dev, ba, 0, a.data(), a.size() * 4);
+    if (s == TGL_OK) s = api->buffer_upload(dev, bb, 0, b.data(), b.size() * 4);
+    if (s == TGL_OK) {
+        int64_t sa[2] = {m, k}, sb[2] = {k, n}, sc[2] = {m, n};
+        tgl_tensor in[2] = {tgl_tensor_contiguous(ba, 0, TGL_DTYPE_F32, 2, sa),
+                            tgl_tensor_contiguous(bb, 0, TGL_DTYPE_F32, 2, sb)};
+        tgl_tensor out = tgl_tensor_contiguous(bc, 0, TGL_DTYPE_F32, 2, sc);
+        s = api->run_op(dev, TGL_OP_MATMUL, nullptr, in, 2, &out, 1);
+    }
+    if (s == TGL_OK) s = api->buffer_download(dev, bc, 0, c.data(), c.size() * 4);
+    if (s != TGL_OK) {
+        *error = plugin_error(api, s);
+        c.clear();
+    }
+    for (tgl_buffer x : {ba, bb, bc})
+        if (x) api->buffer_free(dev, x);
+    return c;
+}
+
+std::vector<float> small_ints(size_t n, unsigned seed) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = float(int((i * 2654435761u + seed * 40503u) >> 7) % 9 - 4);
+    return v;
+}
+
+// Mangled C++ symbols of tensorgl's own code (namespace tgl) in a library's full symbol table
+// (nm without -D: what the linker saw, not what the library exports).
+std::set<std::string> internal_symbols(const std::string& lib) {
+    std::set<std::string> out;
+    std::string cmd = "nm --defined-only '" + lib + "' 2>/dev/null";
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (!f) return out;
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) {
+        std::string s = line;
+        size_t sp = s.find_last_of(' ');
+        if (sp == std::string::npos) continue;
+        std::string name = s.substr(sp + 1);
+        while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+        if (name.rfind("_ZN3tgl", 0) == 0) out.insert(name);
+    }
+    ::pclose(f);
+    return out;
+}
+
+}  // namespace
+
+// Both plugins and Mesa in one process: a device of each runs the same matmul with equal results.
+TEST(TwoPlugins, CpuAndGlesInOneProcessGiveEqualResults) {
+    tgl_plugin* cpu = load(kCpu);
+    tgl_plugin* gles = load(kGles);
+    ASSERT_TRUE(cpu && gles);
+    const tgl_plugin_api* capi = tgl_plugin_get_api(cpu);
+    const tgl_plugin_api* gapi = tgl_plugin_get_api(gles);
+    uint32_t n = 0;
+    ASSERT_EQ(gapi->device_count(&n), TGL_OK);
+    if (n == 0) GTEST_SKIP() << "the GLES plugin sees no device here";
+    tgl_device cd = 0, gd = 0;
+    ASSERT_EQ(capi->device_open(0, &cd), TGL_OK) << capi->last_error_message();
+    ASSERT_EQ(gapi->device_open(0, &gd), TGL_OK) << gapi->last_error_message();
+    const int64_t m = 37, k = 29, nn = 41;
+    std::vector<float> a = small_ints(size_t(m * k), 1), b = small_ints(size_t(k * nn), 2);
+    std::string e1, e2;
+    std::vector<float> c1 = matmul_on(capi, cd, m, k, nn, a, b, &e1);
+    std::vector<float> c2 = matmul_on(gapi, gd, m, k, nn, a, b, &e2);
+    EXPECT_EQ(e1, "");
+    EXPECT_EQ(e2, "");
+    ASSERT_EQ(c1.size(), size_t(m * nn));
+    EXPECT_EQ(c1, c2) << "the CPU and GLES plugins disagree on an exact matmul in one process";
+    // Spot check against the definition.
+    float c00 = 0;
+    for (int64_t i = 0; i < k; ++i) c00 += a[size_t(i)] * b[size_t(i * nn)];
+    EXPECT_EQ(c1[0], c00);
+    // Mesa is in the process (the GLES plugin opened a context through it).
+    std::ifstream maps("/proc/self/maps");
+    std::string line, mesa;
+    while (std::getline(maps, line))
+        if (line.find("libEGL") != std::string::npos || line.find("libgallium") != std::string::npos ||
+            line.find("_dri.so") != std::string::npos || line.find("libGLESv2") != std::string::npos) {
+            mesa = line.substr(line.find('/'));
+            break;
+        }
+    EXPECT_NE(mesa, "") << "no EGL/GLES driver library is mapped after opening a GLES device";
+    std::printf("[ PLUGINS  ] cpu + gles + %s in one process: %lldx%lldx%lld matmul equal on both\n", mesa.c_str(),
+                (long long)m, (long long)k, (long long)nn);
+    EXPECT_EQ(capi->device_close(cd), TGL_OK);
+    EXPECT_EQ(gapi->device_close(gd), TGL_OK);
+    tgl_plugin_release(cpu);
+    tgl_plugin_release(gles);
+}
+
+// Each plugin's private C++ symbols (tgl::fail, tgl::plugin_init, the kernels, ...) exist in both
+// plugins under the same names, but neither exports them and both are loaded RTLD_LOCAL: dlsym finds
+// none of them, neither in the plugin's own handle nor in the global scope, and the one exported
+// entry point of each plugin is its own.
+TEST(TwoPlugins, PrivateSymbolsAreNotVisible) {
+    tgl_plugin* cpu = load(kCpu);
+    tgl_plugin* gles = load(kGles);
+    ASSERT_TRUE(cpu && gles);
+    void* hc = ::dlopen(real(kCpu).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    void* hg = ::dlopen(real(kGles).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_TRUE(hc && hg) << "the loaded plugins are not mapped";
+    void* ec = ::dlsym(hc, TGL_PLUGIN_ENTRY_NAME);
+    void* eg = ::dlsym(hg, TGL_PLUGIN_ENTRY_NAME);
+    EXPECT_TRUE(ec && eg);
+    EXPECT_NE(ec, eg);
+    EXPECT_EQ(::dlsym(RTLD_DEFAULT, TGL_PLUGIN_ENTRY_NAME), nullptr)
+        << "a plugin's entry point is in the global scope: it was not loaded RTLD_LOCAL";
+    std::set<std::string> sc = internal_symbols(kCpu), sg = internal_symbols(kGles);
+    if (sc.size() < 10 || sg.size() < 10) GTEST_SKIP() << "the plugins are stripped (no symbol table to compare)";
+    size_t shared = 0, checked = 0;
+    for (const std::string& name : sc) shared += sg.count(name);
+    EXPECT_GT(shared, 10u) << "expected the plugins to share private helpers (tgl_common)";
+    for (const auto& lib : {std::make_pair(hc, &sc), std::make_pair(hg, &sg)})
+        for (const std::string& name : *lib.second) {
+            ++checked;
+            EXPECT_EQ(::dlsym(lib.first, name.c_str()), nullptr) << name << " is exported";
+            EXPECT_EQ(::dlsym(RTLD_DEFAULT, name.c_str()), nullptr) << name << " is in the global scope";
+        }
+    std::printf("[ PLUGINS  ] %zu private tgl:: symbols (%zu of them in both plugins), none visible to dlsym\n",
+                checked, shared);
+    ::dlclose(hc);
+    ::dlclose(hg);
+    tgl_plugin_release(cpu);
+    tgl_plugin_release(gles);
+}
+
+// tgl_plugin_release with a device still open: the library stays mapped and the device keeps
+// working (its GL thread too) until it is closed, which joins that thread.
+TEST(PluginLifetime, ReleaseWithAnOpenDeviceKeepsItWorking) {
+    tgl_plugin* gles = load(kGles);
+    ASSERT_TRUE(gles);
+    const tgl_plugin_api* api = tgl_plugin_get_api(gles);
+    uint32_t n = 0;
+    ASSERT_EQ(api->device_count(&n), TGL_OK);
+    if (n == 0) GTEST_SKIP() << "the GLES plugin sees no device here";
+    const int before = named_threads(kGlThreadName);
+    tgl_device d = 0;
+    ASSERT_EQ(api->device_open(0, &d), TGL_OK) << api->last_error_message();
+    EXPECT_EQ(named_threads(kGlThreadName), before + 1);
+    tgl_plugin_release(gles);
+    void* h = ::dlopen(real(kGles).c_str(), RTLD_NOW | RTLD_NOLOAD);
+    EXPECT_NE(h, nullptr) << "released plugin was unmapped while its device was open";
+    if (h) ::dlclose(h);
+    std::string err;
+    std::vector<float> a = small_ints(12, 3), b = small_ints(12, 4);
+    std::vector<float> c = matmul_on(api, d, 3, 4, 3, a, b, &err);
+    EXPECT_EQ(err, "");
+    EXPECT_EQ(c.size(), 9u);
+    EXPECT_EQ(named_threads(kGlThreadName), before + 1);
+    EXPECT_EQ(api->device_close(d), TGL_OK) << api->last_error_message();
+    EXPECT_EQ(named_threads(kGlThreadName), before) << "the GL thread outlived device_close";
+    // Loading it again gives the same plugin record.
+    tgl_plugin* again = load(kGles);
+    EXPECT_EQ(again, gles);
+    tgl_plugin_release(again);
+}
+
+// A host that bypasses the loader and dlcloses a plugin itself: plugins are linked with
+// -z nodelete, so the code of a device's thread is never unmapped under it. A private copy of each
+// plugin (another inode, so a separate load) is opened, used with a device left open, dlclose'd,
+// and must still be mapped and working.
+TEST(PluginLifetime, HostDlcloseNeverUnmapsAPlugin) {
+    char tmpl[] = "/tmp/tgl_plugins_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    for (const std::string& src : {kCpu, kGles}) {
+        const std::string copy = dir + "/copy-" + std::filesystem::path(src).filename().string();
+        std::filesystem::copy_file(src, copy);
+        void* h = ::dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+        ASSERT_NE(h, nullptr) << ::dlerror();
+        auto init = reinterpret_cast<tgl_plugin_init_v1_fn>(::dlsym(h, TGL_PLUGIN_ENTRY_NAME));
+        ASSERT_NE(init, nullptr);
+        const tgl_plugin_api* api = nullptr;
+        ASSERT_EQ(init(TGL_ABI_MINOR, &api), TGL_OK);
+        uint32_t n = 0;
+        ASSERT_EQ(api->device_count(&n), TGL_OK);
+        tgl_device d = 0;
+        if (n > 0) {
+            ASSERT_EQ(api->device_open(0, &d), TGL_OK) << api->last_error_message();
+        }
+        EXPECT_EQ(::dlclose(h), 0);
+        void* still = ::dlopen(copy.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        EXPECT_NE(still, nullptr) << copy << " was unmapped by dlclose (not linked with -z nodelete)";
+        if (!still) continue;  // calling into it now would crash
+        ::dlclose(still);
+        if (n > 0) {
+            std::string err;
+            std::vector<float> c = matmul_on(api, d, 2, 2, 2, {1, 2, 3, 4}, {5, 6, 7, 8}, &err);
+            EXPECT_EQ(c, (std::vector<float>{19, 22, 43, 50})) << err;
+            EXPECT_EQ(api->device_close(d), TGL_OK) << api->last_error_message();
+        }
+    }
+    std::filesystem::remove_all(dir);
+}
+
+// Exit with devices open and threads busy in both plugins: the child process must end by itself,
+// with status 0, quickly (no hang in a GL thread at exit, no crash in a destructor).
+TEST(PluginLifetime, ProcessExitsWithDevicesOpenAndThreadsBusy) {
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e) env_strings.push_back(*e);
+    env_strings.push_back("TGL_PLUGINS_TEST_EXIT_CHILD=1");
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(&s[0]);
+    envp.push_back(nullptr);
+    std::string self = real("/proc/self/exe");
+    char* argv[] = {&self[0], nullptr};
+    for (int round = 0; round < 10; ++round) {
+        auto start = std::chrono::steady_clock::now();
+        pid_t pid = 0;
+        ASSERT_EQ(::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+        int status = 0;
+        pid_t w = 0;
+        while ((w = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (w == 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            FAIL() << "round " << round << ": the process hung at exit with devices open (killed after 60 s)";
+        }
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_TRUE(WIFEXITED(status)) << "round " << round << ": killed by signal "
+                                       << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        if (WIFEXITED(status)) {
+            EXPECT_EQ(WEXITSTATUS(status), 0) << "round " << round;
+        }
+        if (round == 0) std::printf("[ PLUGINS  ] exit with 2 devices open and 4 busy threads: %.2f s, status %d\n", secs, status);
+    }
+}
+
+namespace {
+
+// The child of ProcessExitsWithDevicesOpenAndThreadsBusy: devices of both plugins open, threads
+// running ops on them, and exit() from main while they run. Exit status 3 when setup fails.
+int exit_child() {
+    tgl_plugin *cpu = nullptr, *gles = nullptr;
+    if (tgl_plugin_load(kCpu.c_str(), &cpu) != TGL_OK || tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return 3;
+    std::vector<std::pair<const tgl_plugin_api*, tgl_device>> devs;
+    for (tgl_plugin* p : {cpu, gles}) {
+        const tgl_plugin_api* api = tgl_plugin_get_api(p);
+        uint32_t n = 0;
+        tgl_device d = 0;
+        if (api->device_count(&n) == TGL_OK && n > 0 && api->device_open(0, &d) == TGL_OK) devs.push_back({api, d});
+    }
+    if (devs.empty()) return 3;
+    static std::atomic<int> rounds{0};
+    for (int t = 0; t < 4; ++t) {
+        auto dev = devs[size_t(t) % devs.size()];
+        std::thread([dev] {
+            std::vector<float> a = small_ints(64 * 64, 5);
+            for (;;) {
+                std::string err;
+                matmul_on(dev.first, dev.second, 64, 64, 64, a, a, &err);
+                rounds.fetch_add(1);
+            }
+        }).detach();
+    }
+    while (rounds.load() < 8) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (std::getenv("TGL_PLUGINS_TEST_EXIT_CHILD")) return exit_child();
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
