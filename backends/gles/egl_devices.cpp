@@ -291,7 +291,7 @@ Limits query_limits() {
     }
     if (minimum) {
         clamp_to_minimum(L);
-        if (std::getenv("TGL_GLES_DEBUG"))
+        if (::secure_getenv("TGL_GLES_DEBUG"))
             std::fprintf(stderr, "tensorgl-gles: TGL_GLES_LIMITS=minimum on %s: %s\n", renderer.c_str(),
                          L.clamped.empty() ? "the driver's limits are already the minimum" : L.clamped.c_str());
     }
