@@ -190,7 +190,12 @@ void GlThread::run(const EglTarget&) {
         // The task (and the buffers it captured) is released here, outside the lock: a buffer
         // destructor deletes its GL name directly since this is the GL thread.
     }
+    // Timed like a task: on a GPU that runs dispatches asynchronously, destroying the context waits
+    // for a runaway dispatch, and shutdown() must be able to give up on it after the limit too.
+    task_what_ = "destroying the GL context";
+    task_start_ns_ = now_ns();
     destroy_context(context_);
+    task_start_ns_ = 0;
 }
 
 void GlThread::check_gl(const char* what) {
