@@ -262,19 +262,33 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
     if (on_gl_thread()) fail(TGL_ERROR_INTERNAL, "%s: GlThread::call from the GL thread itself", what);
     // The task owns the promise (a dropped task breaks it) and shares `phase` with this caller:
     // 0 queued, 1 running, 2 abandoned by the caller (then `fn`, on the caller's stack, is gone).
-    auto done = std::make_shared<std::promise<void>>();
+    // The outcome travels as a status and a copied message, not as an exception_ptr: the exception
+    // object would be shared by both threads, and the GL thread's last release of it would race
+    // (for TSan, whose view of libstdc++'s reference counts is blind) with this thread's handler.
+    struct Outcome {
+        tgl_status status = TGL_OK;
+        std::string message;
+    };
+    auto done = std::make_shared<std::promise<Outcome>>();
     auto phase = std::make_shared<std::atomic<int>>(0);
-    std::future<void> result = done->get_future();
+    std::future<Outcome> result = done->get_future();
     post(what, [this, what, &fn, done, phase] {
         int queued = 0;
         if (!phase->compare_exchange_strong(queued, 1)) return;
+        Outcome out;
         try {
             fn();
             check_gl(what);
-            done->set_value();
+        } catch (const Error& e) {
+            out = {e.status(), e.what()};
+        } catch (const std::bad_alloc&) {
+            out = {TGL_ERROR_RESOURCE_EXHAUSTED, std::string(what) + ": out of host memory"};
+        } catch (const std::exception& e) {
+            out = {TGL_ERROR_INTERNAL, std::string(what) + ": internal error: " + e.what()};
         } catch (...) {
-            done->set_exception(std::current_exception());
+            out = {TGL_ERROR_INTERNAL, std::string(what) + ": internal error (unknown exception)"};
         }
+        done->set_value(std::move(out));
     });
     for (uint32_t limit; (limit = timeout_ms_) != 0;) {
         if (result.wait_for(poll_interval(limit)) == std::future_status::ready) break;
@@ -285,12 +299,14 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
         mark_lost(stuck);
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: device lost: %s", what, stuck.c_str());
     }
+    Outcome out;
     try {
-        result.get();
+        out = result.get();
     } catch (const std::future_error&) {  // dropped unrun: lost, or closed meanwhile
         throw_if_lost();
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the device is closed", what);
     }
+    if (out.status != TGL_OK) throw Error(out.status, std::move(out.message));
 }
 
 std::string GlThread::overdue() const {
