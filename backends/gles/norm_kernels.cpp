@@ -18,28 +18,13 @@ constexpr int kRoles = NormPlan::kRoles;
 // Rows at most this long get one invocation each instead of a workgroup.
 constexpr int64_t kThreadRowMax = 32;
 
-struct Dim {
-    int64_t n;
-    int64_t s[kRoles];
-};
+using Dim = MergedDim<kRoles>;
 
-// Drops size-1 dims and merges neighbours that are contiguous for every role.
+// Drops size-1 dims and merges neighbours that are contiguous for every role (merge_dims).
 std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t (*strides)[TGL_MAX_RANK]) {
-    std::vector<Dim> out;
-    for (int d = 0; d < rank; ++d) {
-        if (shape[d] == 1) continue;
-        Dim cur{shape[d], {}};
-        for (int k = 0; k < kRoles; ++k) cur.s[k] = strides[k][d];
-        bool merge = !out.empty();
-        for (int k = 0; merge && k < kRoles; ++k) merge = out.back().s[k] == cur.s[k] * cur.n;
-        if (merge) {
-            out.back().n *= cur.n;
-            for (int k = 0; k < kRoles; ++k) out.back().s[k] = cur.s[k];
-        } else {
-            out.push_back(cur);
-        }
-    }
-    return out;
+    const int64_t* per_role[kRoles];
+    for (int k = 0; k < kRoles; ++k) per_role[k] = strides[k];
+    return merge_dims<kRoles>(rank, shape, per_role);
 }
 
 void dim_uniforms(const std::vector<Dim>& dims, const char* shape_name, const char* stride_name, Dispatch& d) {
