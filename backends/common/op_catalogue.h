@@ -12,7 +12,13 @@ namespace tgl {
 // Reduce: over a set of axes. ArgReduce: argmax/argmin along one axis. Scan: cumsum/cumprod.
 // Normalize: softmax .. add_rms_norm. Layout: contiguous .. flip (copies, any dtype). Index:
 // gather .. one_hot. Select: topk, sort, argsort. Generate: arange .. random_normal.
-enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, Normalize, Layout, Index, Select, Generate };
+// Conv: convolution 1d/2d/3d, transposed convolution, conv2d backward.
+// Pool: pooling 1d/2d/3d, global and adaptive pooling, upsampling, pooling backward.
+// Attention: scaled dot-product attention forward and backward.
+// Sequence: rotary embedding (and its backward), FFT, selective scan, token sampling.
+// Grad: training: backward of softmax/log_softmax/layer_norm/rms_norm/cumsum/embedding, cross-entropy.
+enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, Normalize, Layout, Index, Select, Generate,
+                      Conv, Pool, Attention, Sequence, Grad };
 
 constexpr int kMaxOperands = TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS;
 

@@ -601,6 +601,11 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     case OpFamily::Index: plan_index(call, params); break;
     case OpFamily::Select: plan_select(call, params); break;
     case OpFamily::Generate: plan_generate(call, params); break;
+    case OpFamily::Conv: plan_conv(call, params); break;
+    case OpFamily::Pool: plan_pool(call, params); break;
+    case OpFamily::Attention: plan_attention(call, params); break;
+    case OpFamily::Sequence: plan_sequence(call, params); break;
+    case OpFamily::Grad: plan_grad(call, params); break;
     }
     check_aliasing(call);
     // Nothing to run when every output is empty (absent optional outputs count as empty).

@@ -6,11 +6,16 @@
 #include "op_catalogue.h"
 
 // Index plans of the op families beyond elementwise, reduce and matmul, each in its own file.
+#include "attention_rules.h"
+#include "conv_rules.h"
 #include "generate_rules.h"
+#include "grad_rules.h"
 #include "index_rules.h"
 #include "layout_rules.h"
 #include "norm_rules.h"
+#include "pool_rules.h"
 #include "select_rules.h"
+#include "sequence_rules.h"
 
 #include <functional>
 #include <memory>
@@ -106,6 +111,11 @@ struct OpCall {
     IndexPlan index;        // Index
     SelectPlan select;      // Select
     GeneratePlan generate;  // Generate
+    ConvPlan conv;  // Conv
+    PoolPlan pool;  // Pool
+    AttentionPlan attention;  // Attention
+    SequencePlan sequence;  // Sequence
+    GradPlan grad;  // Grad
 };
 
 // Resolves a buffer handle of the device the op runs on; throws INVALID_HANDLE / STALE_HANDLE

@@ -358,6 +358,11 @@ void run(const OpCall& c, unsigned threads) {
     case OpFamily::Index: return run_index(c, threads);
     case OpFamily::Select: return run_select(c, threads);
     case OpFamily::Generate: return run_generate(c, threads);
+    case OpFamily::Conv: return run_conv(c, threads);
+    case OpFamily::Pool: return run_pool(c, threads);
+    case OpFamily::Attention: return run_attention(c, threads);
+    case OpFamily::Sequence: return run_sequence(c, threads);
+    case OpFamily::Grad: return run_grad(c, threads);
     default:
         break;
     }

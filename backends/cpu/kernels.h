@@ -18,6 +18,11 @@ void run_layout(const OpCall& call, unsigned threads);
 void run_index(const OpCall& call, unsigned threads);
 void run_select(const OpCall& call, unsigned threads);
 void run_generate(const OpCall& call, unsigned threads);
+void run_conv(const OpCall& call, unsigned threads);
+void run_pool(const OpCall& call, unsigned threads);
+void run_attention(const OpCall& call, unsigned threads);
+void run_sequence(const OpCall& call, unsigned threads);
+void run_grad(const OpCall& call, unsigned threads);
 
 }  // namespace cpu
 }  // namespace tgl

@@ -514,6 +514,11 @@ void GlesDevice::run(const OpCall& call) {
     case OpFamily::Index: run_index(*this, call); break;
     case OpFamily::Select: run_select(*this, call); break;
     case OpFamily::Generate: run_generate(*this, call); break;
+    case OpFamily::Conv: run_conv(*this, call); break;
+    case OpFamily::Pool: run_pool(*this, call); break;
+    case OpFamily::Attention: run_attention(*this, call); break;
+    case OpFamily::Sequence: run_sequence(*this, call); break;
+    case OpFamily::Grad: run_grad(*this, call); break;
     }
 }
 

@@ -164,6 +164,11 @@ void run_layout(GlesDevice& dev, const OpCall& call);
 void run_index(GlesDevice& dev, const OpCall& call);
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
+void run_conv(GlesDevice& dev, const OpCall& call);
+void run_pool(GlesDevice& dev, const OpCall& call);
+void run_attention(GlesDevice& dev, const OpCall& call);
+void run_sequence(GlesDevice& dev, const OpCall& call);
+void run_grad(GlesDevice& dev, const OpCall& call);
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);
 

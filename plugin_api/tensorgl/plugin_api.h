@@ -263,6 +263,7 @@ enum {
 
     /* Matmul: (A, B) -> (C), C = alpha * op(A) @ op(B) + beta * C, see tgl_matmul_params. */
     TGL_OP_MATMUL = 400,
+    /* [matmul family: ops 401..] */
 
     /* cast: (x) -> (y), same shape, any dtype to any dtype (tgl_unary_params). Exact where the value
      * fits; otherwise:
@@ -440,7 +441,17 @@ enum {
     TGL_OP_TRIL = 1003,
     TGL_OP_TRIU = 1004,
     TGL_OP_RANDOM_UNIFORM = 1005,
-    TGL_OP_RANDOM_NORMAL = 1006
+    TGL_OP_RANDOM_NORMAL = 1006,
+
+    /* [conv family: ops 1100..1199] */
+
+    /* [pool family: ops 1200..1299] */
+
+    /* [attention family: ops 1300..1399] */
+
+    /* [sequence family: ops 1400..1499] */
+
+    /* [grad family: ops 1500..1599] */
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -703,6 +714,18 @@ typedef struct tgl_matmul_params {
     uint32_t reserved;
 } tgl_matmul_params;
 
+/* [matmul family: params] */
+
+/* [conv family: params] */
+
+/* [pool family: params] */
+
+/* [attention family: params] */
+
+/* [sequence family: params] */
+
+/* [grad family: params] */
+
 /* ---------------------------------------------------------------------------------------------
  * Capability query.
  * ------------------------------------------------------------------------------------------- */
@@ -927,6 +950,12 @@ TGL_STATIC_ASSERT(offsetof(tgl_random_params, a) == 24, "tgl_random_params layou
 TGL_STATIC_ASSERT(sizeof(tgl_matmul_params) == 24, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, alpha) == 12, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, beta) == 16, "tgl_matmul_params layout");
+/* [matmul family: layout pins] */
+/* [conv family: layout pins] */
+/* [pool family: layout pins] */
+/* [attention family: layout pins] */
+/* [sequence family: layout pins] */
+/* [grad family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_op_caps) == 88, "tgl_op_caps layout");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, name) == 8, "tgl_op_caps layout");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, supported) == 16, "tgl_op_caps layout");

@@ -105,6 +105,12 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_TRIU, "triu", sizeof(tgl_diagonal_params), {ALL}, {ALL}},
         {TGL_OP_RANDOM_UNIFORM, "random_uniform", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
         {TGL_OP_RANDOM_NORMAL, "random_normal", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
+        // [matmul family]
+        // [conv family]
+        // [pool family]
+        // [attention family]
+        // [sequence family]
+        // [grad family]
     };
     return ops;
 }

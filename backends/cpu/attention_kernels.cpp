@@ -1,0 +1,13 @@
+// CPU reference kernels of the Attention family (plan: backends/common/attention_rules.h).
+#include "kernels.h"
+#include "status.h"
+
+namespace tgl {
+namespace cpu {
+
+void run_attention(const OpCall& call, unsigned /*threads*/) {
+    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s'", call.info->name);
+}
+
+}  // namespace cpu
+}  // namespace tgl

@@ -1,0 +1,2 @@
+// Differential tests of the Sequence family (GLES vs the CPU reference).
+#include "diff.h"
