@@ -34,6 +34,14 @@ P read_params(const OpInfo& info, const void* params, const P& defaults) {
     return p;
 }
 
+// A tgl_activation params field (fused epilogues): one of TGL_ACTIVATION_*.
+inline void require_activation(const OpInfo& info, uint32_t activation) {
+    if (activation >= TGL_ACTIVATION_COUNT_V1_0)
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "params->activation of op '%s' must be a TGL_ACTIVATION_* value (0..%d), got %u", info.name,
+             TGL_ACTIVATION_COUNT_V1_0 - 1, activation);
+}
+
 inline void require_reserved_zero(const OpInfo& info, uint32_t reserved) {
     if (reserved != 0)
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->reserved of op '%s' must be 0, got %u", info.name, reserved);

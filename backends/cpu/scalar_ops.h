@@ -69,6 +69,17 @@ inline double sign(double x) {
 }
 
 // x >= 0 ? x : slope * x (so -0 stays -0, as in PyTorch).
+// A fused epilogue activation (tgl_activation, validated), same semantics as the unary ops.
+inline double apply_activation(uint32_t activation, double x) {
+    switch (activation) {
+    case TGL_ACTIVATION_RELU: return relu(x);
+    case TGL_ACTIVATION_GELU: return gelu_erf(x);
+    case TGL_ACTIVATION_GELU_TANH: return gelu_tanh(x);
+    case TGL_ACTIVATION_SILU: return silu(x);
+    default: return x;
+    }
+}
+
 inline double leaky_relu(double x, double slope) { return x >= 0.0 ? x : slope * x; }
 
 // x > 0 ? x : alpha * (exp(x) - 1); NaN falls through expm1.

@@ -714,6 +714,18 @@ typedef struct tgl_matmul_params {
     uint32_t reserved;
 } tgl_matmul_params;
 
+/* Activation fused into an op's epilogue (conv, linear): applied in f32 to the biased result
+ * before the one rounding to the output dtype, with the semantics of the unary op of that name. */
+typedef uint32_t tgl_activation;
+enum {
+    TGL_ACTIVATION_NONE = 0,
+    TGL_ACTIVATION_RELU = 1,
+    TGL_ACTIVATION_GELU = 2,      /* erf form (TGL_OP_GELU with TGL_GELU_ERF) */
+    TGL_ACTIVATION_GELU_TANH = 3, /* tanh approximation (TGL_GELU_TANH) */
+    TGL_ACTIVATION_SILU = 4,
+    TGL_ACTIVATION_COUNT_V1_0 = 5
+};
+
 /* [matmul family: params] */
 
 /* [conv family: params] */
