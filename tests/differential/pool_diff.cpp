@@ -34,9 +34,8 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, bool specials = 
     return a;
 }
 OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o;
-    o.dtype = dt;
-    o.view = random_view(shape, dt, rng, false);
+    OutputArg o = output_of(dt, shape);
+    o.view = random_view(shape, dt, rng, false);  // non-contiguous outputs too
     return o;
 }
 
@@ -184,6 +183,11 @@ TEST_F(PoolDiff, Upsampling) {
         for (int rep = 0; rep < 8; ++rep) {
             Shape x = random_nc_shape(2, rng_, 9), y = {x[0], x[1], rng_.integer(1, 19), rng_.integer(1, 19)};
             tgl_upsample_params p{sizeof(tgl_upsample_params), uint32_t(rep % 2), {0, 0, 0}, 0};
+            if (rep % 4 == 2)  // PyTorch's scale_factor: the step is 1 / scale, not in / out
+                for (int d = 0; d < 2; ++d) {
+                    p.scales[d] = float(rng_.integer(11, 40)) / 10.0f;
+                    y[2 + d] = int64_t(std::floor(double(x[2 + d]) * double(p.scales[d])));
+                }
             run_case(TGL_OP_UPSAMPLE_BILINEAR, &p, sizeof p, {rand_input(dt, x, rng_)}, {rand_output(dt, y, rng_)}, tol_of(dt),
                      CompareMode::Nmse,
                      "upsample_bilinear " + dtype_name(dt) + " " + shape_name(x) + " -> " + shape_name(y) + (rep % 2 ? " align_corners" : ""));
