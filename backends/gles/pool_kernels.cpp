@@ -71,7 +71,11 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
     const int64_t written = planes * (bwd ? plane_in : global ? 1 : p.out[0] * p.out[1] * p.out[2]);
     const bool group = global && plane_in > kThreadPlaneMax;
 
-    Defines defines = {{op_define(p.kind), ""}, {"DTYPE", str(call.dtype)}, {"WG_SIZE", str(wg)}};
+    // A workgroup per plane: about 4 elements per invocation (at least 32 invocations, at most the
+    // device's 1-D size), so that small planes (7x7 in a classifier head) do not idle most of it.
+    int group_wg = 32;
+    while (group_wg < wg && int64_t(group_wg) * 4 < plane_in) group_wg *= 2;
+    Defines defines = {{op_define(p.kind), ""}, {"DTYPE", str(call.dtype)}, {"WG_SIZE", str(group ? group_wg : wg)}};
     if (p.has_indices && !bwd) defines.emplace_back("HAS_IDX", "");
     if (p.count_include_pad) defines.emplace_back("CIP", "");
     if (p.align_corners) defines.emplace_back("ALIGN", "");
