@@ -8,11 +8,13 @@
 // One invocation per written element (memory-bound): a window's max/sum for the forward ops, and
 // for the backward ops a gather over the windows that contain the dx element, in row-major order
 // of the outputs (deterministic, no float atomics). Global pooling: MODE_THREAD, one invocation
-// per (n, c) plane (small planes), or MODE_GROUP, one workgroup per plane with a shared-memory tree.
+// per (n, c) plane (small planes), or MODE_GROUP, one workgroup per plane with a shared-memory tree;
+// few large planes are split into chunks (one workgroup each) whose partials a second pass combines.
 //
 // Defines: OP_MAX | OP_AVG | OP_GLOBAL_MAX | OP_GLOBAL_AVG | OP_ADAPTIVE | OP_NEAREST | OP_BILINEAR |
 // OP_MAX_BWD | OP_AVG_BWD | OP_ADAPTIVE_BWD; HAS_IDX (max_pool's indices output); CIP
-// (count_include_pad); ALIGN (align_corners); MODE_THREAD | MODE_GROUP (global); DTYPE; WG_SIZE.
+// (count_include_pad); ALIGN (align_corners); MODE_THREAD | MODE_GROUP (global), PASS_PARTIAL |
+// PASS_FINAL (global pooling of few large planes in two passes); DTYPE; WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -44,6 +46,8 @@ uniform int u_off[3];
 uniform int u_sn[3];
 uniform int u_sc[3];
 uniform int u_sp[9];  // block * 3 + dim
+uniform uint u_chunks;  // global pooling in two passes: chunks per plane
+uniform uint u_chunk;   // elements per chunk
 
 #if defined(OP_MAX_BWD) || defined(OP_AVG_BWD) || defined(OP_ADAPTIVE_BWD)
 #define BACKWARD
@@ -89,18 +93,29 @@ float combine(float a, float b) { return tgl_maximum(a, b); }
 float combine(float a, float b) { return a + b; }
 #endif
 
+// PASS_PARTIAL (few large planes): workgroup g reduces chunk g % u_chunks of plane g / u_chunks
+// (elements [part * u_chunk, +u_chunk)) into the f32 word g of block 1 (scratch); PASS_FINAL
+// then reduces each plane's u_chunks partials (block 0) and stores y.
 void main() {
 #if defined(MODE_GROUP)
-    uint plane = tgl_group_index();
+    uint g = tgl_group_index();
     uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
 #else
-    uint plane = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    uint g = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     uint start = 0u, step = 1u;
-    if (plane >= u_count) return;
+    if (g >= u_count) return;
 #endif
     uint len = uint(u_in[0] * u_in[1] * u_in[2]);
+#if defined(PASS_PARTIAL)
+    uint plane = g / u_chunks, part = g % u_chunks;
+    uint lo = part * u_chunk, hi = min(len, lo + u_chunk);
+#elif defined(PASS_FINAL)
+    uint plane = g, lo = 0u, hi = u_chunks;
+#else
+    uint plane = g, lo = 0u, hi = len;
+#endif
     // No early return in MODE_GROUP: every invocation reaches the barriers.
-    uint end = plane < u_count ? len : 0u;
+    if (g >= u_count) hi = 0u;
     int n = int(plane) / u_C, c = int(plane) % u_C;
     int base = plane_base(0, n, c);
 #if defined(OP_GLOBAL_MAX)
@@ -108,10 +123,14 @@ void main() {
 #else
     float acc = 0.0;
 #endif
-    for (uint k = start; k < end; k += step) {
+    for (uint k = lo + start; k < hi; k += step) {
+#if defined(PASS_FINAL)
+        acc = combine(acc, uintBitsToFloat(r_data[plane * u_chunks + k]));
+#else
         int kk = int(k);
         ivec3 i = ivec3(kk / (u_in[1] * u_in[2]), (kk / u_in[2]) % u_in[1], kk % u_in[2]);
         acc = combine(acc, r_val(base + sp_off(0, i)));
+#endif
     }
 #if defined(MODE_GROUP)
     uint lid = gl_LocalInvocationID.x;
@@ -124,12 +143,16 @@ void main() {
         barrier();
     }
     acc = s_red[0];
-    if (lid != 0u || plane >= u_count) return;
+    if (lid != 0u || g >= u_count) return;
 #endif
+#if defined(PASS_PARTIAL)
+    y_data[g] = floatBitsToUint(acc);
+#else
 #if defined(OP_GLOBAL_AVG)
     acc = acc / float(len);
 #endif
     y_store_bits(plane_base(1, n, c), tgl_from_f32(acc, DTYPE));
+#endif
 }
 
 #else

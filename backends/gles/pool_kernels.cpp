@@ -17,6 +17,10 @@ using P = PoolPlan;
 
 // Planes of at most this many elements get one invocation each in global pooling.
 constexpr int64_t kThreadPlaneMax = 32;
+// Global pooling of fewer planes than this, each of 4 or more chunks, runs in two passes; a plane
+// has at most kMaxChunks chunks.
+constexpr int64_t kSplitPlanes = 256;
+constexpr uint64_t kMaxChunks = 1024;
 
 const char* op_define(P::Kind k) {
     switch (k) {
@@ -109,7 +113,43 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
                      uniform_int("u_sp", sp)};
     count_u32(plane_in, "a spatial plane of x");
     std::vector<Dispatch> dispatches;
-    add_chunks(dev, base, group ? uint64_t(count) : ceil_div(count, uint64_t(wg)), dispatches);
+
+    // Few large planes (3 planes of a megapixel would keep 3 workgroups busy): each plane is cut
+    // into chunks of at least 16 elements per invocation, one workgroup each (PASS_PARTIAL, f32
+    // partials in scratch), then PASS_FINAL combines each plane's partials and stores y.
+    uint64_t chunk = uint64_t(group_wg) * 16;
+    uint64_t chunks = ceil_div(uint64_t(plane_in), chunk);
+    if (chunks > kMaxChunks) {
+        chunk = ceil_div(uint64_t(plane_in), kMaxChunks);
+        chunks = ceil_div(uint64_t(plane_in), chunk);
+    }
+    if (group && planes < kSplitPlanes && chunks >= 4) {
+        const uint64_t parts = uint64_t(planes) * chunks;
+        BufferRef scratch = dev.scratch(parts * 4);
+        Binding sb;
+        sb.keep = scratch;
+        sb.name = static_cast<GlesBuffer&>(*scratch).name();
+        sb.size = int64_t(parts * 4);
+        auto pass = [&](const char* define, Binding in, Binding out, uint64_t count_, int wg_) {
+            Dispatch d = base;
+            d.bindings = {std::move(in), std::move(out)};
+            Defines defs = defines;
+            defs.emplace_back(define, "");
+            for (auto& def : defs)
+                if (def.first == "WG_SIZE") def.second = str(wg_);
+            d.program = dev.program("pool.comp", defs);
+            d.uniforms[0] = uniform_uint("u_count", {uint32_t(count_)});
+            d.uniforms.push_back(uniform_uint("u_chunks", {uint32_t(chunks)}));
+            d.uniforms.push_back(uniform_uint("u_chunk", {uint32_t(chunk)}));
+            add_chunks(dev, d, count_, dispatches);
+        };
+        int final_wg = 32;
+        while (final_wg < wg && uint64_t(final_wg) * 4 < chunks) final_wg *= 2;
+        pass("PASS_PARTIAL", base.bindings[0], sb, parts, group_wg);
+        pass("PASS_FINAL", sb, base.bindings[1], uint64_t(planes), final_wg);
+    } else {
+        add_chunks(dev, base, group ? uint64_t(count) : ceil_div(count, uint64_t(wg)), dispatches);
+    }
     dev.submit(info.name, std::move(dispatches));
 }
 

@@ -189,6 +189,14 @@ TEST_F(PoolOps, GlobalPooling) {
         for (int i = 0; i < 100; ++i) big.push_back(-(i + 1));
         EXPECT_TRUE(same(dt, run1(TGL_OP_GLOBAL_AVG_POOL, nullptr, {in(dt, {2, 1, 100}, big)}, {2, 1, 1}, dt), {50.5, -50.5}, 1e-9));
         EXPECT_TRUE(same(dt, run1(TGL_OP_GLOBAL_MAX_POOL, nullptr, {in(dt, {2, 1, 100}, big)}, {2, 1}, dt), {100, -1}));
+        if (dt == F32) {  // a plane of 20,000 (split into chunks on the GPU): 1..20000
+            const Vals v = iota(20000, 1);
+            EXPECT_TRUE(same(dt, run1(TGL_OP_GLOBAL_AVG_POOL, nullptr, {in(dt, {1, 1, 100, 200}, v)}, {1, 1}, dt), {10000.5}, 1e-12));
+            EXPECT_TRUE(same(dt, run1(TGL_OP_GLOBAL_MAX_POOL, nullptr, {in(dt, {1, 1, 100, 200}, v)}, {1, 1}, dt), {20000}));
+            Vals w = v;
+            w[12345] = dNaN;
+            EXPECT_TRUE(std::isnan(run1(TGL_OP_GLOBAL_MAX_POOL, nullptr, {in(dt, {1, 1, 100, 200}, w)}, {1, 1}, dt)[0]));
+        }
         big[57] = dNaN;
         y = run1(TGL_OP_GLOBAL_MAX_POOL, nullptr, {in(dt, {2, 1, 100}, big)}, {2, 1}, dt);
         EXPECT_TRUE(std::isnan(y[0]));

@@ -1,8 +1,9 @@
 // Differential tests (GLES vs CPU) of the Pool family on seeded random inputs: 1d/2d/3d, odd and
 // prime sizes, random kernels/strides/paddings/dilations, ceil_mode and count_include_pad both
 // ways, permuted / stepped / negative-stride / padded input views, non-contiguous outputs,
-// misaligned f16 views, NaN/inf in windows, empty batches, and a global pooling over 70,000 planes
-// (70,000 workgroups, past the 65,535 per-axis limit); f32 and f16.
+// misaligned f16 views, NaN/inf in windows, empty batches, global pooling of few large planes (two
+// passes on the GPU) and over 70,000 planes (70,000 workgroups, past the 65,535 per-axis limit); f32
+// and f16.
 // Comparison: max pooling values and indices, global max and nearest upsampling are exact (the
 // same element is selected, its bits copied). Averages, bilinear and the backward ops are f32
 // sums on the GPU against double sums on the CPU: NMSE tol::kReduction (f32), and for f16 two
@@ -206,6 +207,14 @@ TEST_F(PoolDiff, EmptyAndLarge) {
              "max_pool empty batch");
     run_case(TGL_OP_UPSAMPLE_BILINEAR, nullptr, 0, {rand_input(TGL_DTYPE_F16, {2, 0, 3, 3}, rng_)},
              {rand_output(TGL_DTYPE_F16, {2, 0, 5, 5}, rng_)}, kTolF16, CompareMode::Nmse, "upsample_bilinear empty channels");
+    // Few large planes: chunks reduced by separate workgroups, then combined (two passes on the GPU).
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (bool max : {true, false}) {
+            const Shape xs = {1, 3, 257, 301};
+            run_case(max ? TGL_OP_GLOBAL_MAX_POOL : TGL_OP_GLOBAL_AVG_POOL, nullptr, 0, {rand_input(dt, xs, rng_, max && rng_.chance(0.5))},
+                     {rand_output(dt, {1, 3}, rng_)}, max ? 0 : tol_of(dt), max ? CompareMode::ExactBits : CompareMode::Nmse,
+                     std::string(max ? "global_max_pool " : "global_avg_pool ") + dtype_name(dt) + " 1x3x257x301");
+        }
     // 70,000 planes of 40: one workgroup each (more than 65,535 workgroups in one grid axis).
     InputArg x = input_values(TGL_DTYPE_F16, {1, 70000, 40}, random_values(70000 * 40, rng_, float_values(TGL_DTYPE_F16, -2, 2)));
     run_case(TGL_OP_GLOBAL_AVG_POOL, nullptr, 0, {x}, {output_of(TGL_DTYPE_F16, {1, 70000})}, kTolF16, CompareMode::Nmse,
