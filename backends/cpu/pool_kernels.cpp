@@ -66,10 +66,9 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
     const P& p = c.pool;
     const tgl_dtype dt = c.dtype;
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
-    const uint8_t* x = cpu_buffer((bwd ? c.outputs[0] : c.inputs[0]).buffer).bytes();
-    const uint8_t* y = cpu_buffer((bwd ? c.inputs[0] : c.outputs[0]).buffer).bytes();
-    uint8_t* xw = const_cast<uint8_t*>(x);
-    uint8_t* yw = const_cast<uint8_t*>(y);
+    // x and y as the plan names them (dx is written by the backward ops, y by the others).
+    uint8_t* x = cpu_buffer((bwd ? c.outputs[0] : c.inputs[0]).buffer).bytes();
+    uint8_t* y = cpu_buffer((bwd ? c.inputs[0] : c.outputs[0]).buffer).bytes();
     const TensorArg* idx_t = p.has_indices ? (bwd ? &c.inputs[1] : &c.outputs[1]) : nullptr;
     uint8_t* idx = idx_t ? cpu_buffer(idx_t->buffer).bytes() : nullptr;
     auto X = [&](int64_t i0, int64_t i1, int64_t i2) { return load_as_double(x, dt, pl.at(P::kX, i0, i1, i2)); };
@@ -84,7 +83,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                     m = std::isnan(v) || std::isnan(m) ? kNaN : std::max(m, v);
                     sum += v;
                 }
-        store_from_double(yw, dt, pl.at(P::kY, 0, 0, 0), p.kind == P::kGlobalMax ? m : sum / double(plane_in), false);
+        store_from_double(y, dt, pl.at(P::kY, 0, 0, 0), p.kind == P::kGlobalMax ? m : sum / double(plane_in), false);
         return;
     }
     if (bwd) std::fill(acc.begin(), acc.end(), 0.0);
@@ -115,7 +114,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                                     best_i = flat;
                                 }
                             }
-                    store_from_double(yw, dt, yo, best, false);
+                    store_from_double(y, dt, yo, best, false);
                     if (idx)
                         store_from_double(idx, TGL_DTYPE_I32, pl.at(P::kI, o[0], o[1], o[2]), double(best_i), true);
                     break;
@@ -137,7 +136,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                     for (int64_t i0 = sp[0].lo; i0 < sp[0].hi; ++i0)
                         for (int64_t i1 = sp[1].lo; i1 < sp[1].hi; ++i1)
                             for (int64_t i2 = sp[2].lo; i2 < sp[2].hi; ++i2) sum += X(i0, i1, i2);
-                    store_from_double(yw, dt, yo, div > 0 ? sum / div : 0.0, false);
+                    store_from_double(y, dt, yo, div > 0 ? sum / div : 0.0, false);
                     break;
                 }
                 case P::kNearest: {
@@ -146,7 +145,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                         const float f = float(o[d]) * p.scale[d];  // f32, as PyTorch computes it
                         s[d] = std::min<int64_t>(int64_t(std::floor(f)), p.in[d] - 1);
                     }
-                    std::memcpy(yw + yo * esize, x + pl.at(P::kX, s[0], s[1], s[2]) * esize, size_t(esize));
+                    std::memcpy(y + yo * esize, x + pl.at(P::kX, s[0], s[1], s[2]) * esize, size_t(esize));
                     break;
                 }
                 case P::kBilinear: {
@@ -161,7 +160,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                     }
                     const double top = (1 - l1[2]) * X(0, i0[1], i0[2]) + l1[2] * X(0, i0[1], i1[2]);
                     const double bot = (1 - l1[2]) * X(0, i1[1], i0[2]) + l1[2] * X(0, i1[1], i1[2]);
-                    store_from_double(yw, dt, yo, (1 - l1[1]) * top + l1[1] * bot, false);
+                    store_from_double(y, dt, yo, (1 - l1[1]) * top + l1[1] * bot, false);
                     break;
                 }
                 case P::kMaxPoolBwd: {
@@ -202,7 +201,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
         for (int64_t i0 = 0; i0 < p.in[0]; ++i0)
             for (int64_t i1 = 0; i1 < p.in[1]; ++i1)
                 for (int64_t i2 = 0; i2 < p.in[2]; ++i2)
-                    store_from_double(xw, dt, pl.at(P::kX, i0, i1, i2), acc[size_t((i0 * p.in[1] + i1) * p.in[2] + i2)], false);
+                    store_from_double(x, dt, pl.at(P::kX, i0, i1, i2), acc[size_t((i0 * p.in[1] + i1) * p.in[2] + i2)], false);
 }
 
 }  // namespace
