@@ -185,6 +185,25 @@ const OpInfo kOps[] = {
     // [matmul family]
     // [conv family]
     // [pool family]
+    {TGL_OP_MAX_POOL, "max_pool", OpFamily::Pool, 1, 2, {"x", "y", "indices"},
+     {any_of(kDtypesFloat), same_as(0), any_of(kI32)}, sizeof(tgl_pool_params), OPT(2)},
+    {TGL_OP_AVG_POOL, "avg_pool", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_pool_params)},
+    {TGL_OP_GLOBAL_MAX_POOL, "global_max_pool", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_unary_params)},
+    {TGL_OP_GLOBAL_AVG_POOL, "global_avg_pool", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_unary_params)},
+    {TGL_OP_ADAPTIVE_AVG_POOL, "adaptive_avg_pool", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_unary_params)},
+    {TGL_OP_UPSAMPLE_NEAREST, "upsample_nearest", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_upsample_params)},
+    {TGL_OP_UPSAMPLE_BILINEAR, "upsample_bilinear", OpFamily::Pool, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_upsample_params)},
+    {TGL_OP_MAX_POOL_BACKWARD, "max_pool_backward", OpFamily::Pool, 2, 1, {"dy", "indices", "dx"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_pool_params)},
+    {TGL_OP_AVG_POOL_BACKWARD, "avg_pool_backward", OpFamily::Pool, 1, 1, {"dy", "dx"}, {any_of(kDtypesFloat), same_as(0)},
+     sizeof(tgl_pool_params)},
+    {TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, "adaptive_avg_pool_backward", OpFamily::Pool, 1, 1, {"dy", "dx"},
+     {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
     // [attention family]
     // [sequence family]
     // [grad family]

@@ -446,6 +446,64 @@ enum {
     /* [conv family: ops 1100..1199] */
 
     /* [pool family: ops 1200..1299] */
+    /* Pooling and upsampling over the spatial dims of x (N, C, *spatial), NCHW-style: dim 0 is the
+     * batch, dim 1 the channels, dims 2.. the 1, 2 or 3 spatial dims; the rank of x (3, 4 or 5)
+     * picks 1d, 2d or 3d (unbatched (C, *spatial) tensors: add a batch dim of 1). Every float
+     * operand of one op has one dtype, f32 or f16 (f16 is storage: computed in f32 on the GPU, in
+     * double on the CPU reference, rounded once at the store); indices are i32. N and C may be 0
+     * (nothing is written); every spatial dim of every operand must be >= 1. Any strides.
+     * max_pool: (x) -> (y, indices?) (tgl_pool_params; params required): y[n, c, o] = the max of
+     *   x over the window o: positions o * stride - pad_begin + j * dilation, j in [0, kernel),
+     *   per spatial dim; positions in the padding are skipped (as if -inf, never selected).
+     *   Output size per dim (PyTorch): floor or, with ceil_mode, ceil of
+     *   (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride, plus 1; with ceil_mode
+     *   the last window must start inside the input or the left padding (else one fewer). y must
+     *   have shape (N, C, out...) (every out >= 1). Ties: the first (in window order, row-major)
+     *   largest element wins; a NaN in the window is the max (y is NaN; its index is that of the
+     *   LAST NaN in window order, as PyTorch's `val > max || isnan(val)` rule gives). A window of
+     *   -inf only gives -inf with the index of its first element inside the input. indices
+     *   (optional, y's shape): the flat index into x's spatial dims of the max, (i0 * in1 + i1) *
+     *   in2 + i2 (PyTorch's return_indices).
+     * avg_pool: (x) -> (y) (tgl_pool_params, dilation must be 1): the sum over the window clipped
+     *   to the input, divided by the number of window elements inside the input
+     *   (count_include_pad = 0) or inside the padded input (count_include_pad = 1: the window
+     *   clipped to [-pad_begin, in + pad_end) per dim, which is PyTorch's divisor with ceil_mode).
+     * Padding limits (PyTorch's): pad_begin and pad_end <= (dilation * (kernel - 1) + 1) / 2
+     *   (max_pool) or kernel / 2 (avg_pool), so every window holds an input element.
+     * global_max_pool / global_avg_pool: (x) -> (y): the max (NaN propagates) / the mean over all
+     *   spatial dims of each (n, c); y is (N, C) or (N, C, 1, ..., 1) of x's rank
+     *   (tgl_unary_params).
+     * adaptive_avg_pool: (x) -> (y), y (N, C, out...) of x's rank, out from y's shape: per dim the
+     *   window [floor(o * in / out), ceil((o + 1) * in / out)) (PyTorch), the mean over it
+     *   (tgl_unary_params).
+     * upsample_nearest: (x) -> (y) of x's rank (1d/2d/3d), out from y's shape
+     *   (tgl_upsample_params): src = min(floor(dst * s), in - 1), computed in f32 as PyTorch does,
+     *   with s = f32(in) / f32(out) (rounded once) or, where params->scales[d] > 0 (PyTorch's
+     *   scale_factor), s = 1 / scales[d] in f32; then out must be floor(in * scales[d]).
+     *   align_corners must be 0. Copies bits (exact).
+     * upsample_bilinear: (x (N, C, H, W)) -> (y (N, C, OH, OW)) (tgl_upsample_params): PyTorch's
+     *   bilinear: align_corners = 1: src = dst * (in - 1) / (out - 1) (0 when out = 1);
+     *   align_corners = 0: src = max((dst + 0.5) * s - 0.5, 0), s = in / out or 1 / scales[d];
+     *   i0 = floor(src), i1 = min(i0 + 1, in - 1), l = src - i0; y = the lerp of the 4 neighbours.
+     * max_pool_backward: (dy (N, C, out...), indices (i32, dy's shape)) -> (dx (N, C, in...)): the
+     *   same tgl_pool_params as the forward call; in comes from dx's shape and dy must have the
+     *   forward's output shape. dx[p] = the sum of dy[o] over the outputs o whose window contains
+     *   p and whose index is p (an index outside its own window contributes nothing). Gathered per
+     *   dx element in row-major order of o (deterministic; no atomics).
+     * avg_pool_backward: (dy) -> (dx) (tgl_pool_params of the forward): dx[p] = sum over the
+     *   windows o containing p of dy[o] / divisor(o).
+     * adaptive_avg_pool_backward: (dy (N, C, out...)) -> (dx (N, C, in...)): dx[p] = sum over the
+     *   windows o containing p of dy[o] / (the window's element count) (tgl_unary_params). */
+    TGL_OP_MAX_POOL = 1200,
+    TGL_OP_AVG_POOL = 1201,
+    TGL_OP_GLOBAL_MAX_POOL = 1202,
+    TGL_OP_GLOBAL_AVG_POOL = 1203,
+    TGL_OP_ADAPTIVE_AVG_POOL = 1204,
+    TGL_OP_UPSAMPLE_NEAREST = 1205,
+    TGL_OP_UPSAMPLE_BILINEAR = 1206,
+    TGL_OP_MAX_POOL_BACKWARD = 1207,
+    TGL_OP_AVG_POOL_BACKWARD = 1208,
+    TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD = 1209,
 
     /* [attention family: ops 1300..1399] */
 
@@ -731,6 +789,36 @@ enum {
 /* [conv family: params] */
 
 /* [pool family: params] */
+/* max_pool, avg_pool and their backward ops. Entry d of each array is spatial dim d (dim 2 + d of
+ * x); entries at d >= the number of spatial dims are ignored. kernel >= 1; stride 0 means the
+ * kernel size (PyTorch's default), else >= 1; dilation 0 means 1, else >= 1 (avg_pool: 1 only);
+ * pads >= 0 within PyTorch's limits (see TGL_OP_MAX_POOL), pad_begin / pad_end per side (PyTorch's
+ * symmetric padding p: both p). ceil_mode, count_include_pad: 0 or 1 (count_include_pad:
+ * avg_pool only; PyTorch's default is 1). reserved: 0. NULL params: an error (the kernel size has
+ * no default). */
+typedef struct tgl_pool_params {
+    uint32_t struct_size;
+    uint32_t ceil_mode;
+    uint32_t count_include_pad;
+    uint32_t reserved0;
+    int32_t kernel[3];
+    int32_t stride[3];
+    int32_t pad_begin[3];
+    int32_t pad_end[3];
+    int32_t dilation[3];
+    uint32_t reserved1;
+} tgl_pool_params;
+
+/* upsample_nearest, upsample_bilinear. align_corners: 0 or 1 (bilinear only). scales[d] (spatial
+ * dim d): 0 = derive the source step from the sizes (in / out), > 0 (finite) = PyTorch's
+ * scale_factor (the step is 1 / scale; y's size must be floor(in * scale); ignored by bilinear
+ * with align_corners). reserved: 0. NULL params: align_corners 0, scales from the sizes. */
+typedef struct tgl_upsample_params {
+    uint32_t struct_size;
+    uint32_t align_corners;
+    float scales[3];
+    uint32_t reserved;
+} tgl_upsample_params;
 
 /* [attention family: params] */
 
@@ -965,6 +1053,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, beta) == 16, "tgl_matmul_params la
 /* [matmul family: layout pins] */
 /* [conv family: layout pins] */
 /* [pool family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_pool_params) == 80, "tgl_pool_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_pool_params, kernel) == 16, "tgl_pool_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_pool_params, dilation) == 64, "tgl_pool_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == 24, "tgl_upsample_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_params layout");
 /* [attention family: layout pins] */
 /* [sequence family: layout pins] */
 /* [grad family: layout pins] */

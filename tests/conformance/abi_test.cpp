@@ -108,6 +108,16 @@ const std::vector<AbiOp>& abi_ops() {
         // [matmul family]
         // [conv family]
         // [pool family]
+        {TGL_OP_MAX_POOL, "max_pool", sizeof(tgl_pool_params), {F}, {F, I32}},
+        {TGL_OP_AVG_POOL, "avg_pool", sizeof(tgl_pool_params), {F}, {F}},
+        {TGL_OP_GLOBAL_MAX_POOL, "global_max_pool", un, {F}, {F}},
+        {TGL_OP_GLOBAL_AVG_POOL, "global_avg_pool", un, {F}, {F}},
+        {TGL_OP_ADAPTIVE_AVG_POOL, "adaptive_avg_pool", un, {F}, {F}},
+        {TGL_OP_UPSAMPLE_NEAREST, "upsample_nearest", sizeof(tgl_upsample_params), {F}, {F}},
+        {TGL_OP_UPSAMPLE_BILINEAR, "upsample_bilinear", sizeof(tgl_upsample_params), {F}, {F}},
+        {TGL_OP_MAX_POOL_BACKWARD, "max_pool_backward", sizeof(tgl_pool_params), {F, I32}, {F}},
+        {TGL_OP_AVG_POOL_BACKWARD, "avg_pool_backward", sizeof(tgl_pool_params), {F}, {F}},
+        {TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, "adaptive_avg_pool_backward", un, {F}, {F}},
         // [attention family]
         // [sequence family]
         // [grad family]
