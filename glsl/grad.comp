@@ -283,9 +283,11 @@ void main() {
 #endif
         m += vec2(g, g * (a_at(o.x) - mean) * rstd);
     }
-    m = group_reduce(m, false, 0u) / n;
 #if defined(OP_RMS_BW)
+    m = group_reduce(m, false, 1u) / n;  // halves alternate: the previous reduction used 0
     m.x = 0.0;
+#else
+    m = group_reduce(m, false, 0u) / n;
 #endif
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4 + elem_offsets(k);

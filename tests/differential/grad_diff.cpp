@@ -89,7 +89,9 @@ TEST_F(GradDiff, NormBackward) {
                     const bool rms = op == TGL_OP_RMS_NORM_BACKWARD;
                     tgl_layer_norm_params p{sizeof(tgl_layer_norm_params), nd, float(rng_.uniform(1e-6, 1e-2)), 0};
                     Shape ps(s.end() - nd, s.end());
-                    const double mean = rng_.chance(0.5) ? 0 : 50;
+                    // A row of one element around 50: dx = rstd * g * (1 - xhat^2) cancels to ~eps / x^2,
+                    // below f32 resolution; offset means only on longer rows.
+                    const double mean = rng_.chance(0.5) || s.back() == 1 ? 0 : 50;
                     std::vector<InputArg> ins = {rand_input(dt, s, rng_, mean - 3, mean + 3), rand_input(dt, s, rng_, -1, 1),
                                                  rng_.chance(0.7) ? rand_input(dt, ps, rng_, -2, 2) : absent_input()};
                     std::vector<OutputArg> outs = {rand_output(dt, s, rng_), rng_.chance(0.7) ? rand_output(dt, ps, rng_) : absent_output()};
