@@ -32,23 +32,6 @@ using R = GradPlan::Role;
 constexpr int64_t kThreadRowMax = 32;
 using Dim = MergedDim<kRoles>;
 
-std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t (*strides)[TGL_MAX_RANK]) {
-    const int64_t* per_role[kRoles];
-    for (int k = 0; k < kRoles; ++k) per_role[k] = strides[k];
-    return merge_dims<kRoles>(rank, shape, per_role);
-}
-
-void dim_uniforms(const std::vector<Dim>& dims, const char* shape_name, const char* stride_name, Dispatch& d) {
-    if (dims.empty()) return;
-    std::vector<int32_t> n, s;
-    for (const Dim& dim : dims) {
-        n.push_back(to_i32(dim.n, "a dimension of an operand"));
-        for (int k = 0; k < kRoles; ++k) s.push_back(to_i32(dim.s[k], "a stride of an operand"));
-    }
-    d.uniforms.push_back(uniform_int(shape_name, n));
-    d.uniforms.push_back(uniform_int(stride_name, s));
-}
-
 Binding whole(const BufferRef& b, uint64_t bytes) {
     Binding r;
     r.keep = b;
@@ -70,8 +53,8 @@ struct Passes {
     bool has_check = false;
 
     Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad), wg(d.workgroup_size()) {
-        outer = collapse(p.outer_rank, p.outer_shape, p.outer_strides);
-        inner = collapse(p.inner_rank, p.inner_shape, p.inner_strides);
+        outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, p.outer_strides);
+        inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, p.inner_strides);
     }
     // Binds a view of an operand for role `role` (its window-relative offset goes to u_offset).
     Binding view(const TensorArg& t, const std::string& label, int role) {
@@ -102,8 +85,8 @@ struct Passes {
         d.uniforms.push_back(uniform_float("u_smoothing", p.label_smoothing));
         d.uniforms.push_back(uniform_int("u_ignore", {p.ignore_index}));
         if (has_check) d.uniforms.push_back(uniform_uint("u_check_seq", {check.seq}));
-        dim_uniforms(outer, "u_outer_shape", "u_outer_stride", d);
-        dim_uniforms(inner, "u_inner_shape", "u_inner_stride", d);
+        role_dim_uniforms(outer, "u_outer_shape", "u_outer_stride", d);
+        role_dim_uniforms(inner, "u_inner_shape", "u_inner_stride", d);
         return d;
     }
     void add(const Dispatch& d, uint64_t groups) { add_chunks(dev, d, groups, ds); }
