@@ -141,24 +141,7 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     const bool use_s = p.has_gamma || cols;
 
     if (p.has_gamma) {
-        const TensorArg& t = call.inputs[2];
-        const std::string label = operand_label(info, false, 2);
-        int32_t src_off = 0;
-        Dispatch pack;
-        pack.bindings = {dev.window(t, label.c_str(), &src_off), sb};
-        pack.program = dev.program("norm.comp", {{"PASS_PACK", ""}, {"DTYPE", str(call.dtype)}, {"PACK_RANK", str(t.rank)},
-                                                 {"WG_SIZE", str(ps.wg)}});
-        pack.uniforms.push_back(uniform_uint("u_count", {uint32_t(len)}));
-        pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-        pack.uniforms.push_back(uniform_int("u_dst_offset", {int32_t(gamma_off)}));
-        std::vector<int32_t> n, s;
-        for (int d = 0; d < t.rank; ++d) {
-            n.push_back(to_i32(t.shape[d], label.c_str()));
-            s.push_back(to_i32(t.strides[d], label.c_str()));
-        }
-        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
-        ps.add(pack, ceil_div(len, uint64_t(ps.wg)));
+        add_param_pack(dev, call.inputs[2], operand_label(info, false, 2), sb, int32_t(gamma_off), ps.ds);
     }
     if (rows == 0) {
         // No rows: dgamma and dbeta are sums of nothing (the column pass writes zeros).
