@@ -278,7 +278,8 @@ void embedding_backward(GlesDevice& dev, const OpCall& call) {
     Binding s2 = whole(dev.alloc(words * 4), words * 4);  // sorted positions, run starts, run ends
     const int32_t pos_off = 0, start_off = int32_t(T);
     ps.status();
-    Binding d = ps.view(call.outputs[0], operand_label(info, true, 0), -1);
+    int32_t dw_off = 0;
+    Binding d = dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
     if (T > 0) {
         BufferRef keys = dev.alloc(T * 4);
         Binding kb = whole(keys, T * 4);
@@ -322,11 +323,7 @@ void embedding_backward(GlesDevice& dev, const OpCall& call) {
     set(gather, "u_padding", p.has_padding ? p.padding_idx : -1);
     gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
                                                           to_i32(p.dw_strides[1], "a stride of dW")}));
-    set(gather, "u_dw_offset", [&] {
-        int32_t off = 0;
-        dev.window(call.outputs[0], "outputs[0] (dW)", &off);
-        return off;
-    }());
+    set(gather, "u_dw_offset", dw_off);
     ps.add(gather, ceil_div(V * D, uint64_t(ps.wg)));
     ps.submit();
 }
