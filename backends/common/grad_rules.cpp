@@ -212,6 +212,7 @@ void plan_grad(OpCall& call, const void* params) {
     case TGL_OP_EMBEDDING_BACKWARD: plan_embedding(call, params); break;
     case TGL_OP_CUMSUM_BACKWARD:
         // dx[j] = sum of dy[i] over the i whose y[i] included x[j]: the same scan, other direction.
+        require_like(call, true, 0, call.inputs[0], "dy's shape");  // before the Scan plan, whose message says x / y
         plan_scan_for(call, params);
         call.scan_reverse = !call.scan_reverse;
         break;

@@ -126,8 +126,9 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     const bool cols = p.has_dgamma || p.has_dbeta;
     const uint64_t len = count_u32(p.len, "the normalized elements"), rows = count_u32(p.rows, "the rows of x");
     if (len == 0) return;  // every output is empty
-    // Column chunks: enough (chunk, element) invocations to fill a GPU, rows per chunk >= 8.
-    uint64_t chunks = std::min<uint64_t>(ceil_div(rows, 8), std::max<uint64_t>(1, ceil_div(65536, len)));
+    // Column chunks: about 2^18 (chunk, element) invocations to fill a large GPU, at least 8 rows
+    // per chunk, and at most 1024 chunks for the final pass to add up per element.
+    uint64_t chunks = std::min<uint64_t>({ceil_div(rows, 8), ceil_div(uint64_t(1) << 18, len), 1024});
     chunks = std::max<uint64_t>(chunks, 1);
     const uint64_t chunk_rows = std::max<uint64_t>(1, ceil_div(rows, chunks));
     chunks = std::max<uint64_t>(1, ceil_div(rows, chunk_rows));

@@ -317,6 +317,7 @@ TEST_F(GradOps, BadInput) {
                  TGL_ERROR_SHAPE_MISMATCH, {"dgamma"});
     tgl_scan_params bad_scan{sizeof(tgl_scan_params), 0, 2, 0};
     expect_error(TGL_OP_CUMSUM_BACKWARD, &bad_scan, {a}, {output_of(F32, {2, 3})}, TGL_ERROR_INVALID_ARGUMENT, {"exclusive"});
+    expect_error(TGL_OP_CUMSUM_BACKWARD, nullptr, {a}, {output_of(F32, {3, 2})}, TGL_ERROR_SHAPE_MISMATCH, {"dx", "dy's shape"});
     // embedding: dW not 2-D, dy not index + (D,), padding_idx out of [0, V), index not i32
     expect_error(TGL_OP_EMBEDDING_BACKWARD, nullptr, {a, idx({2}, {0, 1})}, {output_of(F32, {4})}, TGL_ERROR_SHAPE_MISMATCH, {"dW", "(V, D)"});
     expect_error(TGL_OP_EMBEDDING_BACKWARD, nullptr, {a, idx({3}, {0, 1, 0})}, {output_of(F32, {4, 3})}, TGL_ERROR_SHAPE_MISMATCH, {"dy"});
