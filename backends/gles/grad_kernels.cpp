@@ -19,7 +19,6 @@
 #include "validate_util.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 namespace tgl {
