@@ -207,6 +207,24 @@ const OpInfo kOps[] = {
     // [attention family]
     // [sequence family]
     // [grad family]
+    {TGL_OP_SOFTMAX_BACKWARD, "softmax_backward", OpFamily::Grad, 2, 1, {"y", "dy", "dx"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_softmax_params)},
+    {TGL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", OpFamily::Grad, 2, 1, {"y", "dy", "dx"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_softmax_params)},
+    {TGL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", OpFamily::Grad, 3, 3, {"x", "dy", "gamma", "dx", "dgamma", "dbeta"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_layer_norm_params),
+     OPT(2) | OPT(4) | OPT(5)},
+    {TGL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", OpFamily::Grad, 3, 2, {"x", "dy", "gamma", "dx", "dgamma"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_layer_norm_params),
+     OPT(2) | OPT(4)},
+    {TGL_OP_CUMSUM_BACKWARD, "cumsum_backward", OpFamily::Grad, 1, 1, {"dy", "dx"},
+     {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
+    {TGL_OP_EMBEDDING_BACKWARD, "embedding_backward", OpFamily::Grad, 2, 1, {"dy", "index", "dW"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_embedding_backward_params)},
+    {TGL_OP_CROSS_ENTROPY, "cross_entropy", OpFamily::Grad, 2, 1, {"logits", "target", "loss"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_cross_entropy_params)},
+    {TGL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", OpFamily::Grad, 3, 1, {"logits", "target", "dloss", "dlogits"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_cross_entropy_params)},
 };
 
 #undef UNARY_P

@@ -559,6 +559,8 @@ void check_aliasing(const OpCall& call) {
 
 }  // namespace
 
+void plan_scan_for(OpCall& call, const void* params) { plan_scan(call, params); }
+
 OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inputs,
                    uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
                    const BufferLookup& lookup) {

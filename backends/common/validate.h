@@ -128,6 +128,10 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
                    uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
                    const BufferLookup& lookup);
 
+// The Scan plan (call.reduce, scan_*) of a (dy) -> (dx) call with tgl_scan_params; for the Grad
+// family's cumsum_backward, which is a scan.
+void plan_scan_for(OpCall& call, const void* params);
+
 // "(2, 3, 5)"
 std::string shape_string(int rank, const int64_t* shape);
 const char* dtype_name(tgl_dtype dtype);

@@ -61,6 +61,27 @@ std::vector<MergedDim<N>> merge_dims(int rank, const int64_t* shape, const int64
     return out;
 }
 
+// merge_dims over a row plan's per-role stride table (strides[role][d]), e.g. NormPlan, GradPlan.
+template <size_t N>
+std::vector<MergedDim<N>> merge_role_dims(int rank, const int64_t* shape, const int64_t (*strides)[TGL_MAX_RANK]) {
+    const int64_t* per_role[N];
+    for (size_t k = 0; k < N; ++k) per_role[k] = strides[k];
+    return merge_dims<N>(rank, shape, per_role);
+}
+
+// The uniforms of merged dims: shape_name[d] and stride_name[d * N + role] (none for no dims).
+template <size_t N>
+void role_dim_uniforms(const std::vector<MergedDim<N>>& dims, const char* shape_name, const char* stride_name, Dispatch& d) {
+    if (dims.empty()) return;
+    std::vector<int32_t> n, s;
+    for (const MergedDim<N>& dim : dims) {
+        n.push_back(to_i32(dim.n, "a dimension of an operand"));
+        for (size_t k = 0; k < N; ++k) s.push_back(to_i32(dim.s[k], "a stride of an operand"));
+    }
+    d.uniforms.push_back(uniform_int(shape_name, n));
+    d.uniforms.push_back(uniform_int(stride_name, s));
+}
+
 // One dispatch per grid chunk of a 1-D kernel, each with its u_group_base.
 inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
     for (const GridChunk& c : dev.split_grid(groups)) {

@@ -1,12 +1,349 @@
-// GLES host side of the Grad family (plan: backends/common/grad_rules.h).
+// GLES host side of the Grad family (plan: backends/common/grad_rules.h; shader: glsl/grad.comp).
+// Row ops are one PASS_ROW dispatch (a workgroup per row, or an invocation per short row), with
+// the passes around it that the op needs:
+//   layer/rms_norm_backward  gamma packed to f32 in a scratch block (norm.comp's PASS_PACK), the
+//     row pass (also storing each row's mean and rstd when dgamma/dbeta are asked for), then the
+//     deterministic two-stage column sums: PASS_COLUMN (partials per chunk of rows), and
+//     PASS_COLUMN_FINAL (the chunks in order). At most 4 SSBO blocks per dispatch.
+//   cross_entropy(_backward) PASS_TARGETS (range check, device-side error), PASS_COUNT (count of
+//     non-ignored targets and the failed flag), the row pass, PASS_CE_SUM (mean / sum).
+//   embedding_backward  PASS_TARGETS (the index, checked, into a key block), a stable argsort of
+//     the keys (the Select family's bitonic sort), PASS_EMB_BOUNDS (each value's run of sorted
+//     positions), PASS_EMB_GATHER (each dW element sums its run in position order): O(T log^2 T +
+//     T * D + V * D) work, deterministic, no float atomics.
+//   cumsum_backward  the Scan kernels (scan.comp), with the direction flipped by the plan.
+// Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "reduce_kernels.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_grad(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+constexpr int kRoles = GradPlan::kRoles;
+using R = GradPlan::Role;
+// Rows at most this long get one invocation each instead of a workgroup.
+constexpr int64_t kThreadRowMax = 32;
+using Dim = MergedDim<kRoles>;
+
+Binding whole(const BufferRef& b, uint64_t bytes) {
+    Binding r;
+    r.keep = b;
+    r.name = static_cast<GlesBuffer&>(*b).name();
+    r.size = int64_t(bytes);
+    return r;
+}
+
+// The dispatches of one op, built pass by pass: dense binding points, shared uniforms.
+struct Passes {
+    GlesDevice& dev;
+    const OpCall& call;
+    const GradPlan& p;
+    int wg;
+    std::vector<Dim> outer, inner;
+    int32_t offs[kRoles] = {};
+    std::vector<Dispatch> ds;
+    GlesDevice::DeviceCheck check{};
+    bool has_check = false;
+
+    Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad), wg(d.workgroup_size()) {
+        outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, p.outer_strides);
+        inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, p.inner_strides);
+    }
+    // Binds a view of an operand for role `role` (its window-relative offset goes to u_offset).
+    Binding view(const TensorArg& t, const std::string& label, int role) {
+        int32_t off = 0;
+        Binding b = dev.window(t, label.c_str(), &off);
+        if (role >= 0) offs[role] = off;
+        return b;
+    }
+    // A dispatch of `pass` with the bindings given as (define, binding) pairs.
+    Dispatch make(const char* pass, std::vector<std::pair<const char*, Binding>> binds, Defines extra = {}) {
+        Dispatch d;
+        Defines defs = {{pass, ""}, {"DTYPE", str(call.dtype)}, {"WG_SIZE", str(wg)},
+                        {"OUTER_RANK", str(long(outer.size()))}, {"INNER_RANK", str(long(inner.size()))}};
+        for (auto& b : binds) {
+            defs.emplace_back(b.first, str(long(d.bindings.size())));
+            d.bindings.push_back(b.second);
+        }
+        if (int(d.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks in one pass; this device allows %d",
+                 call.info->name, int(d.bindings.size()), dev.limits().max_compute_ssbo_blocks);
+        for (auto& e : extra) defs.push_back(e);
+        d.program = dev.program("grad.comp", defs);
+        d.uniforms.push_back(uniform_uint("u_rows", {count_u32(p.rows, "the rows of the op")}));
+        d.uniforms.push_back(uniform_uint("u_len", {count_u32(p.len, "a row of the op")}));
+        d.uniforms.push_back(uniform_int("u_offset", std::vector<int32_t>(offs, offs + kRoles)));
+        d.uniforms.push_back(uniform_float("u_scale", p.scale));
+        d.uniforms.push_back(uniform_float("u_eps", p.eps));
+        d.uniforms.push_back(uniform_float("u_smoothing", p.label_smoothing));
+        d.uniforms.push_back(uniform_int("u_ignore", {p.ignore_index}));
+        if (has_check) d.uniforms.push_back(uniform_uint("u_check_seq", {check.seq}));
+        role_dim_uniforms(outer, "u_outer_shape", "u_outer_stride", d);
+        role_dim_uniforms(inner, "u_inner_shape", "u_inner_stride", d);
+        return d;
+    }
+    void add(const Dispatch& d, uint64_t groups) { add_chunks(dev, d, groups, ds); }
+    void status() {
+        if (!has_check) check = dev.device_check();
+        has_check = true;
+    }
+    Defines row_mode() const {
+        return {{p.len > kThreadRowMax ? "MODE_GROUP" : "MODE_THREAD", ""}};
+    }
+    uint64_t row_groups() const { return p.len > kThreadRowMax ? uint64_t(p.rows) : ceil_div(uint64_t(p.rows), uint64_t(wg)); }
+    void submit() {
+        if (!ds.empty()) dev.submit(call.info->name, std::move(ds));
+        ds.clear();
+    }
+};
+
+void set(Dispatch& d, const char* name, int32_t v) { d.uniforms.push_back(uniform_int(name, {v})); }
+void setu(Dispatch& d, const char* name, uint32_t v) { d.uniforms.push_back(uniform_uint(name, {v})); }
+
+void softmax_backward(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const OpInfo& info = *call.info;
+    Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
+    Binding g = ps.view(call.inputs[1], operand_label(info, false, 1), R::kG);
+    Binding d = ps.view(call.outputs[0], operand_label(info, true, 0), R::kD);
+    Defines ex = ps.row_mode();
+    ex.emplace_back(info.op == TGL_OP_LOG_SOFTMAX_BACKWARD ? "OP_LOG_SOFTMAX_BW" : "OP_SOFTMAX_BW", "");
+    ps.add(ps.make("PASS_ROW", {{"B_A", a}, {"B_G", g}, {"B_D", d}}, ex), ps.row_groups());
+    ps.submit();
+}
+
+void norm_backward(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const GradPlan& p = call.grad;
+    const OpInfo& info = *call.info;
+    const bool cols = p.has_dgamma || p.has_dbeta;
+    const uint64_t len = count_u32(p.len, "the normalized elements"), rows = count_u32(p.rows, "the rows of x");
+    if (len == 0) return;  // every output is empty
+    // Column chunks: about 2^18 (chunk, element) invocations to fill a large GPU, at least 8 rows
+    // per chunk, and at most 1024 chunks for the final pass to add up per element.
+    uint64_t chunks = std::min<uint64_t>({ceil_div(rows, 8), ceil_div(uint64_t(1) << 18, len), 1024});
+    chunks = std::max<uint64_t>(chunks, 1);
+    const uint64_t chunk_rows = std::max<uint64_t>(1, ceil_div(rows, chunks));
+    chunks = std::max<uint64_t>(1, ceil_div(rows, chunk_rows));
+    const uint64_t gamma_off = 2, stats_off = gamma_off + (p.has_gamma ? len : 0);
+    const uint64_t part_off = stats_off + (cols ? 2 * rows : 0);
+    const uint64_t words = part_off + (cols ? 2 * chunks * len : 0);
+    if (words * 4 > uint64_t(dev.max_window_bytes()))
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': its %llu-byte scratch exceeds one shader storage block", info.name,
+             (unsigned long long)(words * 4));
+    Binding sb = whole(dev.alloc(words * 4), words * 4);
+    const bool use_s = p.has_gamma || cols;
+
+    if (p.has_gamma) {
+        add_param_pack(dev, call.inputs[2], operand_label(info, false, 2), sb, int32_t(gamma_off), ps.ds);
+    }
+    if (rows == 0) {
+        // No rows: dgamma and dbeta are sums of nothing (the column pass writes zeros).
+    } else {
+        Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
+        Binding g = ps.view(call.inputs[1], operand_label(info, false, 1), R::kG);
+        Binding d = ps.view(call.outputs[0], operand_label(info, true, 0), R::kD);
+        Defines ex = ps.row_mode();
+        ex.emplace_back(info.op == TGL_OP_RMS_NORM_BACKWARD ? "OP_RMS_BW" : "OP_LN_BW", "");
+        if (p.has_gamma) ex.emplace_back("HAS_GAMMA", "");
+        if (cols) ex.emplace_back("STATS_OUT", "");
+        std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_G", g}, {"B_D", d}};
+        if (use_s) binds.emplace_back("B_S", sb);
+        Dispatch row = ps.make("PASS_ROW", binds, ex);
+        set(row, "u_gamma_off", int32_t(gamma_off));
+        set(row, "u_stats_off", int32_t(stats_off));
+        ps.add(row, ps.row_groups());
+    }
+    if (cols) {
+        Binding a = sb, g = sb;  // no rows: never read
+        if (rows > 0) {
+            a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
+            g = ps.view(call.inputs[1], operand_label(info, false, 1), R::kG);
+        }
+        Dispatch col = ps.make("PASS_COLUMN", {{"B_A", a}, {"B_G", g}, {"B_S", sb}});
+        set(col, "u_stats_off", int32_t(stats_off));
+        set(col, "u_part_off", int32_t(part_off));
+        setu(col, "u_chunks", uint32_t(chunks));
+        setu(col, "u_chunk_rows", uint32_t(chunk_rows));
+        ps.add(col, ceil_div(chunks * len, uint64_t(ps.wg)));
+
+        std::vector<std::pair<const char*, Binding>> binds = {{"B_S", sb}};
+        int32_t dg_off = 0, db_off = 0;
+        Defines ex = {{"P_RANK", str(p.inner_rank)}};
+        if (p.has_dgamma) {
+            binds.emplace_back("B_DG", dev.window(call.outputs[1], operand_label(info, true, 1).c_str(), &dg_off));
+            ex.emplace_back("HAS_DG", "");
+        }
+        if (p.has_dbeta) {
+            binds.emplace_back("B_DB", dev.window(call.outputs[2], operand_label(info, true, 2).c_str(), &db_off));
+            ex.emplace_back("HAS_DB", "");
+        }
+        Dispatch fin = ps.make("PASS_COLUMN_FINAL", binds, ex);
+        set(fin, "u_part_off", int32_t(part_off));
+        setu(fin, "u_chunks", uint32_t(chunks));
+        std::vector<int32_t> n, sg, sd;
+        for (int d = 0; d < p.inner_rank; ++d) {
+            n.push_back(to_i32(p.inner_shape[d], "a normalized dim"));
+            sg.push_back(p.has_dgamma ? to_i32(call.outputs[1].strides[d], "a stride of dgamma") : 0);
+            sd.push_back(p.has_dbeta ? to_i32(call.outputs[2].strides[d], "a stride of dbeta") : 0);
+        }
+        fin.uniforms.push_back(uniform_int("u_p_shape", n));
+        fin.uniforms.push_back(uniform_int("u_dg_stride", sg));
+        fin.uniforms.push_back(uniform_int("u_db_stride", sd));
+        set(fin, "u_dg_offset", dg_off);
+        set(fin, "u_db_offset", db_off);
+        ps.add(fin, ceil_div(len, uint64_t(ps.wg)));
+    }
+    ps.submit();
+}
+
+// PASS_TARGETS and its report dispatch: the row's target / index into scratch word u_tgt_off + row.
+void targets_pass(Passes& ps, const Binding& sb, int32_t tgt_off, int64_t limit, int axis, bool ignore) {
+    const OpInfo& info = *ps.call.info;
+    Binding t = ps.view(ps.call.inputs[1], operand_label(info, false, 1), R::kT);
+    ps.status();
+    Defines ex = {{"STATUS_BINDING", "2"}};
+    if (ignore) ex.emplace_back("IGNORE", "");
+    Dispatch d = ps.make("PASS_TARGETS", {{"B_T", t}, {"B_S", sb}}, ex);
+    d.bindings.push_back(ps.check.status);
+    set(d, "u_tgt_off", tgt_off);
+    set(d, "u_limit", to_i32(limit, "the valid range of the index"));
+    set(d, "u_axis", axis);
+    setu(d, "u_op", uint32_t(info.op));
+    Dispatch report = d;
+    setu(d, "u_report", 0u);
+    setu(report, "u_report", 1u);
+    const uint64_t groups = ceil_div(uint64_t(ps.p.rows), uint64_t(ps.wg));
+    ps.add(d, groups);
+    ps.add(report, groups);
+}
+
+void cross_entropy(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const GradPlan& p = call.grad;
+    const OpInfo& info = *call.info;
+    const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
+    const uint64_t rows = count_u32(p.rows, "the rows of logits");
+    const uint64_t words = 2 + 2 * rows;
+    Binding sb = whole(dev.alloc(words * 4), words * 4);
+    const int32_t tgt_off = 2, loss_off = int32_t(2 + rows);
+    Defines red;
+    if (p.reduction == TGL_REDUCTION_NONE) red.emplace_back("LOSS_NONE", "");
+    if (p.reduction == TGL_REDUCTION_MEAN) red.emplace_back("MEAN", "");
+
+    if (rows > 0) targets_pass(ps, sb, tgt_off, p.len, call.inputs[0].rank == 1 ? 0 : 1, true);
+    ps.status();
+    Dispatch count = ps.make("PASS_COUNT", {{"B_S", sb}}, {{"STATUS_BINDING", "1"}});
+    count.bindings.push_back(ps.check.status);
+    set(count, "u_tgt_off", tgt_off);
+    ps.add(count, 1);
+
+    const TensorArg& l = backward ? call.inputs[2] : call.outputs[0];
+    const std::string l_label = backward ? operand_label(info, false, 2) : operand_label(info, true, 0);
+    Binding lb = ps.view(l, l_label, R::kL);
+    if (rows > 0) {
+        Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
+        Defines ex = ps.row_mode();
+        for (auto& e : red) ex.push_back(e);
+        ex.emplace_back(backward ? "OP_CE_BW" : "OP_CE", "");
+        std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_S", sb}};
+        if (backward || p.reduction == TGL_REDUCTION_NONE) binds.emplace_back("B_L", lb);
+        if (backward) binds.emplace_back("B_D", ps.view(call.outputs[0], operand_label(info, true, 0), R::kD));
+        Dispatch row = ps.make("PASS_ROW", binds, ex);
+        set(row, "u_tgt_off", tgt_off);
+        set(row, "u_loss_off", loss_off);
+        ps.add(row, ps.row_groups());
+    }
+    if (!backward && p.reduction != TGL_REDUCTION_NONE) {
+        Dispatch sum = ps.make("PASS_CE_SUM", {{"B_S", sb}, {"B_L", lb}}, red);
+        set(sum, "u_loss_off", loss_off);
+        ps.add(sum, 1);
+    }
+    ps.submit();
+}
+
+void embedding_backward(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const GradPlan& p = call.grad;
+    const OpInfo& info = *call.info;
+    const uint64_t T = count_u32(p.rows, "the tokens of index"), V = count_u32(p.vocab, "V (dW's dim 0)");
+    const uint64_t D = count_u32(p.len, "D (dW's dim 1)");
+    const uint64_t words = T + 2 * V;
+    Binding s2 = whole(dev.alloc(words * 4), words * 4);  // sorted positions, run starts, run ends
+    const int32_t pos_off = 0, start_off = int32_t(T);
+    ps.status();
+    int32_t dw_off = 0;
+    Binding d = dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
+    if (T > 0) {
+        BufferRef keys = dev.alloc(T * 4);
+        Binding kb = whole(keys, T * 4);
+        targets_pass(ps, kb, 0, p.vocab, 0, false);
+        ps.submit();
+        // Positions sorted by index value, stably (equal values keep position order).
+        OpCall sort;
+        sort.info = find_op(TGL_OP_ARGSORT);
+        sort.dtype = TGL_DTYPE_I32;
+        TensorArg k;
+        k.buffer = keys;
+        k.dtype = TGL_DTYPE_I32;
+        k.rank = 1;
+        k.shape[0] = int64_t(T);
+        k.strides[0] = 1;
+        k.numel = int64_t(T);
+        k.byte_hi = int64_t(T * 4);
+        TensorArg pos = k;
+        pos.buffer = s2.keep;
+        sort.inputs.push_back(k);
+        sort.outputs.push_back(pos);
+        plan_select(sort, nullptr);
+        run_select(dev, sort);
+        uint32_t zero = 0;
+        dev.fill(s2.keep, uint64_t(start_off) * 4, 2 * V * 4, &zero, 4);
+        Dispatch bounds = ps.make("PASS_EMB_BOUNDS", {{"B_K", kb}, {"B_S", s2}});
+        set(bounds, "u_pos_off", pos_off);
+        set(bounds, "u_start_off", start_off);
+        setu(bounds, "u_vocab", uint32_t(V));
+        ps.add(bounds, ceil_div(T, uint64_t(ps.wg)));
+    } else {
+        uint32_t zero = 0;
+        dev.fill(s2.keep, uint64_t(start_off) * 4, 2 * V * 4, &zero, 4);
+    }
+    Binding a = T > 0 && D > 0 ? ps.view(call.inputs[0], operand_label(info, false, 0), R::kA) : s2;
+    Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, {{"STATUS_BINDING", "3"}});
+    gather.bindings.push_back(ps.check.status);
+    set(gather, "u_pos_off", pos_off);
+    set(gather, "u_start_off", start_off);
+    setu(gather, "u_vocab", uint32_t(V));
+    set(gather, "u_padding", p.has_padding ? p.padding_idx : -1);
+    gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
+                                                          to_i32(p.dw_strides[1], "a stride of dW")}));
+    set(gather, "u_dw_offset", dw_off);
+    ps.add(gather, ceil_div(V * D, uint64_t(ps.wg)));
+    ps.submit();
+}
+
+}  // namespace
+
+void run_grad(GlesDevice& dev, const OpCall& call) {
+    switch (call.info->op) {
+    case TGL_OP_SOFTMAX_BACKWARD:
+    case TGL_OP_LOG_SOFTMAX_BACKWARD: softmax_backward(dev, call); break;
+    case TGL_OP_LAYER_NORM_BACKWARD:
+    case TGL_OP_RMS_NORM_BACKWARD: norm_backward(dev, call); break;
+    case TGL_OP_CROSS_ENTROPY:
+    case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(dev, call); break;
+    case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(dev, call); break;
+    case TGL_OP_CUMSUM_BACKWARD:
+        if (!run_reduce_more(dev, call)) fail(TGL_ERROR_INTERNAL, "cumsum_backward: the scan kernel refused it");
+        break;
+    default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+    }
 }
 
 }  // namespace gles

@@ -20,24 +20,6 @@ constexpr int64_t kThreadRowMax = 32;
 
 using Dim = MergedDim<kRoles>;
 
-// Drops size-1 dims and merges neighbours that are contiguous for every role (merge_dims).
-std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t (*strides)[TGL_MAX_RANK]) {
-    const int64_t* per_role[kRoles];
-    for (int k = 0; k < kRoles; ++k) per_role[k] = strides[k];
-    return merge_dims<kRoles>(rank, shape, per_role);
-}
-
-void dim_uniforms(const std::vector<Dim>& dims, const char* shape_name, const char* stride_name, Dispatch& d) {
-    if (dims.empty()) return;
-    std::vector<int32_t> n, s;
-    for (const Dim& dim : dims) {
-        n.push_back(to_i32(dim.n, "a dimension of x"));
-        for (int k = 0; k < kRoles; ++k) s.push_back(to_i32(dim.s[k], "a stride of an operand"));
-    }
-    d.uniforms.push_back(uniform_int(shape_name, n));
-    d.uniforms.push_back(uniform_int(stride_name, s));
-}
-
 const char* stats_define(tgl_op op) {
     switch (op) {
     case TGL_OP_SOFTMAX:
@@ -50,6 +32,30 @@ const char* stats_define(tgl_op op) {
 }
 
 }  // namespace
+
+// Queues norm.comp's PASS_PACK: the param operand t (any strides) as contiguous f32 at word
+// dst_off of the block `dst`.
+void add_param_pack(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst, int32_t dst_off,
+                    std::vector<Dispatch>& out) {
+    const int wg = dev.workgroup_size();
+    int32_t src_off = 0;
+    Dispatch pack;
+    pack.bindings = {dev.window(t, label.c_str(), &src_off), dst};
+    pack.program = dev.program("norm.comp", {{"PASS_PACK", ""}, {"DTYPE", str(t.dtype)}, {"PACK_RANK", str(t.rank)}, {"WG_SIZE", str(wg)}});
+    pack.uniforms.push_back(uniform_uint("u_count", {count_u32(t.numel, label.c_str())}));
+    pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
+    pack.uniforms.push_back(uniform_int("u_dst_offset", {dst_off}));
+    if (t.rank > 0) {
+        std::vector<int32_t> n, s;
+        for (int d = 0; d < t.rank; ++d) {
+            n.push_back(to_i32(t.shape[d], label.c_str()));
+            s.push_back(to_i32(t.strides[d], label.c_str()));
+        }
+        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
+        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
+    }
+    add_chunks(dev, pack, ceil_div(uint64_t(t.numel), uint64_t(wg)), out);
+}
 
 void run_norm(GlesDevice& dev, const OpCall& call) {
     const NormPlan& p = call.norm;
@@ -76,26 +82,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
             const TensorArg& t = call.inputs[size_t(p.param_input[k])];
             const std::string label = operand_label(info, false, uint32_t(p.param_input[k]));
             param_off[k] = int32_t(k * plen);
-            int32_t src_off = 0;
-            Dispatch pack;
-            pack.bindings = {dev.window(t, label.c_str(), &src_off), pb};
-            pack.program = dev.program("norm.comp", {{"PASS_PACK", ""},
-                                                     {"DTYPE", dtype},
-                                                     {"PACK_RANK", str(t.rank)},
-                                                     {"WG_SIZE", str(wg)}});
-            pack.uniforms.push_back(uniform_uint("u_count", {uint32_t(plen)}));
-            pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-            pack.uniforms.push_back(uniform_int("u_dst_offset", {param_off[k]}));
-            if (t.rank > 0) {
-                std::vector<int32_t> n, s;
-                for (int d = 0; d < t.rank; ++d) {
-                    n.push_back(to_i32(t.shape[d], label.c_str()));
-                    s.push_back(to_i32(t.strides[d], label.c_str()));
-                }
-                pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-                pack.uniforms.push_back(uniform_int("u_pack_stride", s));
-            }
-            add_chunks(dev, pack, ceil_div(plen, uint64_t(wg)), dispatches);
+            add_param_pack(dev, t, label, pb, param_off[k], dispatches);
         }
     }
 
@@ -148,8 +135,8 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         if (!x_is_s && (info.op == TGL_OP_ADD_LAYER_NORM || info.op == TGL_OP_ADD_RMS_NORM))
             defines.emplace_back("ADD", "");
 
-        const std::vector<Dim> outer = collapse(p.outer_rank, p.outer_shape, outer_s);
-        const std::vector<Dim> inner = collapse(p.inner_rank, p.inner_shape, inner_s);
+        const std::vector<Dim> outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, outer_s);
+        const std::vector<Dim> inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, inner_s);
         defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
         defines.emplace_back("OUTER_RANK", str(long(outer.size())));
         defines.emplace_back("INNER_RANK", str(long(inner.size())));
@@ -163,8 +150,8 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_int("u_beta_off", {param_off[NormPlan::kBeta]}));
         base.uniforms.push_back(uniform_int("u_mean_off", {param_off[NormPlan::kMean]}));
         base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
-        dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
-        dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
+        role_dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
+        role_dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
         add_chunks(dev, base, group ? uint64_t(rows) : ceil_div(rows, uint64_t(wg)), dispatches);
     };
     if (split) {

@@ -125,7 +125,8 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
     int wg = dev.workgroup_size();
     const uint64_t block = uint64_t(wg) * kScanItems;
     const uint64_t blocks = ceil_div(len, block);
-    Defines common = {{call.info->op == TGL_OP_CUMSUM ? "OP_CUMSUM" : "OP_CUMPROD", ""},
+    const bool sum = call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMSUM_BACKWARD;  // the latter: Grad family
+    Defines common = {{sum ? "OP_CUMSUM" : "OP_CUMPROD", ""},
                       {"X_DTYPE", str(x.dtype)},
                       {"Y_DTYPE", str(y.dtype)},
                       {"OUTER_RANK", str(long(outer.size()))},
@@ -188,7 +189,7 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
 }  // namespace
 
 bool run_reduce_more(GlesDevice& dev, const OpCall& call) {
-    if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD) {
+    if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD || call.info->op == TGL_OP_CUMSUM_BACKWARD) {
         run_scan(dev, call);
         return true;
     }

@@ -510,6 +510,53 @@ enum {
     /* [sequence family: ops 1400..1499] */
 
     /* [grad family: ops 1500..1599] */
+    /* Training gradients and losses. Float operands f32 or f16 (one dtype per op; f16 is storage,
+     * computed in f32 on the GPU, double on the CPU reference), indices/targets i32. Every
+     * gradient has the shape of the forward input it belongs to; inputs and outputs may have any
+     * strides (outputs not 0). dx overwrites (it is not accumulated into).
+     * softmax_backward: (y, dy) -> (dx), y = softmax(scale * x) along params->axis
+     *   (tgl_softmax_params as the forward, NULL: axis -1, scale 1): dx = scale * y * (dy - sum(dy * y)).
+     * log_softmax_backward: (y, dy) -> (dx), y = log_softmax(scale * x):
+     *   dx = scale * (dy - exp(y) * sum(dy)).
+     * layer_norm_backward: (x, dy, gamma?) -> (dx, dgamma?, dbeta?) (tgl_layer_norm_params as the
+     *   forward): mean and rstd = 1 / sqrt(var + eps) are recomputed from x (nothing saved from
+     *   the forward); xhat = (x - mean) * rstd, g = dy * gamma (gamma absent: 1),
+     *   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) over each row; dgamma = sum over rows of
+     *   dy * xhat, dbeta = sum over rows of dy (shape of the normalized dims; each optional output
+     *   written when present; deterministic: fixed-order two-stage sums, no float atomics).
+     * rms_norm_backward: (x, dy, gamma?) -> (dx, dgamma?): rstd = 1 / sqrt(mean(x^2) + eps),
+     *   xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat)), dgamma = sum over rows dy * xhat.
+     * cumsum_backward: (dy) -> (dx) for y = cumsum(x) with the same tgl_scan_params: the scan of dy
+     *   in the other direction (exclusive stays exclusive, reverse flips).
+     * embedding_backward: (dy (..., D), index (...) i32) -> (dW (V, D)), V from dW's shape:
+     *   dW[v] = sum of dy rows whose index is v, in increasing position order (deterministic; an
+     *   f32 accumulator per element on the GPU, double on the CPU), 0 for unused rows
+     *   (tgl_embedding_backward_params: padding_idx's row stays 0). index rank 0..7, dy's shape =
+     *   index's shape + (D,). An index outside [0, V) is TGL_ERROR_INDEX_OUT_OF_RANGE as the
+     *   Indexing ops report it (GLES: at the next wait) and nothing is written. Gather's gradient is
+     *   scatter_add (TGL_OP_SCATTER_ADD into zeros); index_select's is embedding_backward along
+     *   axis 0 (or scatter_add).
+     * cross_entropy: (logits (N, C, d...), target (N, d...) i32) -> (loss)
+     *   (tgl_cross_entropy_params; NULL: reduction mean, ignore_index -100, label_smoothing 0), as
+     *   torch.nn.functional.cross_entropy with class-index targets: per position
+     *   l = (1 - ls) * (lse - z[t]) + ls * (lse - mean_c(z[c])), lse the stable log-sum-exp over the
+     *   C classes (dim 1; logits of rank 1 are one row (C) with a rank-0 target), 0 at positions
+     *   whose target is ignore_index. loss: reduction none: the target's shape; sum: rank 0, the
+     *   sum; mean: rank 0, the sum divided by the number of non-ignored positions (all ignored:
+     *   0 / 0 = NaN, as PyTorch). A target outside [0, C) that is not ignore_index is
+     *   TGL_ERROR_INDEX_OUT_OF_RANGE (as the Indexing ops: the CPU at run_op, GLES at the next wait)
+     *   and nothing is written.
+     * cross_entropy_backward: (logits, target, dloss (loss's shape)) -> (dlogits (logits' shape)):
+     *   dlogits[c] = w * (softmax(z)[c] - (1 - ls) * [c == t] - ls / C), w = dloss at the position
+     *   (none), dloss (sum), dloss / count (mean); 0 at ignored positions. */
+    TGL_OP_SOFTMAX_BACKWARD = 1500,
+    TGL_OP_LOG_SOFTMAX_BACKWARD = 1501,
+    TGL_OP_LAYER_NORM_BACKWARD = 1502,
+    TGL_OP_RMS_NORM_BACKWARD = 1503,
+    TGL_OP_CUMSUM_BACKWARD = 1504,
+    TGL_OP_EMBEDDING_BACKWARD = 1505,
+    TGL_OP_CROSS_ENTROPY = 1506,
+    TGL_OP_CROSS_ENTROPY_BACKWARD = 1507,
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -825,6 +872,24 @@ typedef struct tgl_upsample_params {
 /* [sequence family: params] */
 
 /* [grad family: params] */
+/* embedding_backward. NULL params: no padding index. has_padding_idx 0 or 1; with 1, padding_idx
+ * (in [0, V)) names the row of dW that stays 0. reserved 0. */
+typedef struct tgl_embedding_backward_params {
+    uint32_t struct_size;
+    uint32_t has_padding_idx;
+    int32_t padding_idx;
+    uint32_t reserved;
+} tgl_embedding_backward_params;
+
+/* cross_entropy, cross_entropy_backward. NULL params: mean, ignore_index -100, label_smoothing 0.
+ * label_smoothing in [0, 1]. */
+enum { TGL_REDUCTION_NONE = 0, TGL_REDUCTION_MEAN = 1, TGL_REDUCTION_SUM = 2 };
+typedef struct tgl_cross_entropy_params {
+    uint32_t struct_size;
+    uint32_t reduction; /* TGL_REDUCTION_* */
+    int32_t ignore_index;
+    float label_smoothing;
+} tgl_cross_entropy_params;
 
 /* ---------------------------------------------------------------------------------------------
  * Capability query.
@@ -1061,6 +1126,10 @@ TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_para
 /* [attention family: layout pins] */
 /* [sequence family: layout pins] */
 /* [grad family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == 16, "tgl_embedding_backward_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_embedding_backward_params, padding_idx) == 8, "tgl_embedding_backward_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_cross_entropy_params) == 16, "tgl_cross_entropy_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_cross_entropy_params, label_smoothing) == 12, "tgl_cross_entropy_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_op_caps) == 88, "tgl_op_caps layout");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, name) == 8, "tgl_op_caps layout");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, supported) == 16, "tgl_op_caps layout");

@@ -121,6 +121,14 @@ const std::vector<AbiOp>& abi_ops() {
         // [attention family]
         // [sequence family]
         // [grad family]
+        {TGL_OP_SOFTMAX_BACKWARD, "softmax_backward", sizeof(tgl_softmax_params), {F, F}, {F}},
+        {TGL_OP_LOG_SOFTMAX_BACKWARD, "log_softmax_backward", sizeof(tgl_softmax_params), {F, F}, {F}},
+        {TGL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", sizeof(tgl_layer_norm_params), {F, F, F}, {F, F, F}},
+        {TGL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", sizeof(tgl_layer_norm_params), {F, F, F}, {F, F}},
+        {TGL_OP_CUMSUM_BACKWARD, "cumsum_backward", sizeof(tgl_scan_params), {F}, {F}},
+        {TGL_OP_EMBEDDING_BACKWARD, "embedding_backward", sizeof(tgl_embedding_backward_params), {F, I32}, {F}},
+        {TGL_OP_CROSS_ENTROPY, "cross_entropy", sizeof(tgl_cross_entropy_params), {F, I32}, {F}},
+        {TGL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", sizeof(tgl_cross_entropy_params), {F, I32, F}, {F}},
     };
     return ops;
 }

@@ -1,0 +1,482 @@
+// The Grad family (training): softmax/log_softmax/layer_norm/rms_norm backward, cross_entropy
+// forward/backward and embedding_backward, over the rows of the GradPlan
+// (backends/common/grad_rules.h): per-role strides over the outer dims (which row) and the inner
+// dims (which element of the row). Roles (u_*_stride[d * 6 + role]): 0 a (y, x, logits, dy of
+// embedding_backward), 1 g (dy), 2 d (dx, dlogits), 3 p (gamma's f32 copy coordinate), 4 t
+// (target / index), 5 l (loss or dloss with reduction none). Everything in f32.
+//
+// One scratch block of words (s_data) carries what passes hand on, at uniform word offsets:
+//   [0] failed flag (cross-entropy: the device check failed), [1] count of non-ignored targets,
+//   u_gamma_off: gamma as f32 (norm.comp's PASS_PACK), u_stats_off: (mean, rstd) per row,
+//   u_tgt_off: target / index per row (-1 ignored), u_loss_off: loss per row,
+//   u_part_off: dgamma/dbeta partial sums per (chunk, element).
+// Passes:
+//   PASS_ROW     per row (MODE_GROUP: a workgroup and a shared-memory tree; MODE_THREAD: one
+//                invocation per short row), by OP_*:
+//     OP_SOFTMAX_BW  dx = scale * y * (dy - sum(dy * y));  OP_LOG_SOFTMAX_BW dx = scale * (dy - exp(y) * sum(dy))
+//     OP_LN_BW / OP_RMS_BW  mean (LN), rstd, then mean(g), mean(g * xhat), g = dy * gamma; dx; with
+//                    STATS_OUT also stores (mean, rstd) for the column pass
+//     OP_CE      max, then sum exp(z - max) and sum z: the row's loss, stored to loss (LOSS_NONE) or
+//                to the scratch per row; OP_CE_BW: dlogits = w * (softmax - (1 - ls) onehot - ls / C)
+//   PASS_COLUMN  per (element e, chunk of u_chunk_rows rows): partial sums of dy * xhat and dy
+//   PASS_COLUMN_FINAL  per element: the chunks' partials in order -> dgamma (HAS_DG), dbeta (HAS_DB)
+//   PASS_TARGETS per row: the target / index, range-checked (device_status.glsl; IGNORE: the
+//                ignore_index value is kept as -1), stored to the scratch
+//   PASS_COUNT   one workgroup: count of non-ignored targets and the failed flag
+//   PASS_CE_SUM  one workgroup: the sum (or mean) of the per-row losses -> loss (unless failed)
+//   PASS_EMB_BOUNDS  per sorted position s (positions sorted by index, stably): start[k] / end[k]
+//                of each index value's run
+//   PASS_EMB_GATHER  per (v, j) of dW: the sum over the run of v of dy[token, j], in position order
+// Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
+// OUTER_RANK, INNER_RANK (0..8), P_RANK (PASS_COLUMN_FINAL), STATUS_BINDING, WG_SIZE.
+#include "common.glsl"
+#include "grid.glsl"
+#include "dtype.glsl"
+#include "math.glsl"
+#if defined(STATUS_BINDING)
+#include "device_status.glsl"
+#endif
+
+layout(local_size_x = WG_SIZE) in;
+
+// Sub-word elements (f16) share their word with neighbours that other invocations store.
+#define STORE_AT(ARR, I, V)                                       \
+    {                                                             \
+        uint bits_ = tgl_from_f32(V, DTYPE);                      \
+        if (tgl_dt_log2size(DTYPE) == 2) {                        \
+            ARR[I] = bits_;                                       \
+        } else {                                                  \
+            int w_ = tgl_word_of(I, DTYPE);                       \
+            uint sh_ = tgl_shift_of(I, DTYPE);                    \
+            uint m_ = tgl_dt_mask(DTYPE) << sh_;                  \
+            atomicAnd(ARR[w_], ~m_);                              \
+            atomicOr(ARR[w_], (bits_ << sh_) & m_);               \
+        }                                                         \
+    }
+
+#if defined(B_A)
+layout(std430, binding = B_A) readonly buffer ABuffer { uint a_data[]; };
+#endif
+#if defined(B_G)
+layout(std430, binding = B_G) readonly buffer GBuffer { uint g_data[]; };
+#endif
+#if defined(B_D)
+layout(std430, binding = B_D) buffer DBuffer { uint d_data[]; };
+#endif
+#if defined(B_T)
+layout(std430, binding = B_T) readonly buffer TBuffer { int t_data[]; };
+#endif
+#if defined(B_L)
+layout(std430, binding = B_L) buffer LBuffer { uint l_data[]; };
+#endif
+#if defined(B_S)
+layout(std430, binding = B_S) buffer SBuffer { uint s_data[]; };
+#endif
+#if defined(B_K)
+layout(std430, binding = B_K) readonly buffer KBuffer { int k_data[]; };  // embedding: index per token
+#endif
+#if defined(B_DG)
+layout(std430, binding = B_DG) buffer DGBuffer { uint dg_data[]; };
+#endif
+#if defined(B_DB)
+layout(std430, binding = B_DB) buffer DBBuffer { uint db_data[]; };
+#endif
+
+uniform uint u_rows;
+uniform uint u_len;
+uniform int u_offset[6];
+uniform float u_scale;
+uniform float u_eps;
+uniform float u_smoothing;
+uniform int u_ignore;
+uniform int u_limit;    // PASS_TARGETS: valid values are [0, u_limit)
+uniform uint u_op;      // PASS_TARGETS: op id, for the error
+uniform int u_axis;     // PASS_TARGETS: the axis the error names
+uniform uint u_report;  // PASS_TARGETS: 1 in the report dispatch
+uniform int u_gamma_off;
+uniform int u_stats_off;
+uniform int u_tgt_off;
+uniform int u_loss_off;
+uniform int u_part_off;
+uniform int u_pos_off;     // embedding: sorted positions
+uniform int u_start_off;   // embedding: start of each value's run (end: + u_vocab)
+uniform uint u_vocab;
+uniform int u_padding;     // embedding: the row that stays 0, or -1
+uniform uint u_chunks;
+uniform uint u_chunk_rows;
+uniform int u_dw_stride[2];
+uniform int u_dw_offset;
+#if OUTER_RANK > 0
+uniform int u_outer_shape[OUTER_RANK];
+uniform int u_outer_stride[OUTER_RANK * 6];
+#endif
+#if INNER_RANK > 0
+uniform int u_inner_shape[INNER_RANK];
+uniform int u_inner_stride[INNER_RANK * 6];
+#endif
+#if defined(P_RANK)
+uniform int u_p_shape[P_RANK];
+uniform int u_dg_stride[P_RANK];
+uniform int u_db_stride[P_RANK];
+uniform int u_dg_offset;
+uniform int u_db_offset;
+#endif
+
+// Offsets of roles a, g, d, p (o4) and t, l (o2) of row `row`'s element (0, ..., 0).
+void row_base(uint row, out ivec4 o4, out ivec2 o2) {
+    o4 = ivec4(u_offset[0], u_offset[1], u_offset[2], u_offset[3]);
+    o2 = ivec2(u_offset[4], u_offset[5]);
+#if OUTER_RANK > 0
+    uint rest = row;
+    for (int d = OUTER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_outer_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        int b = d * 6;
+        o4 += c * ivec4(u_outer_stride[b], u_outer_stride[b + 1], u_outer_stride[b + 2], u_outer_stride[b + 3]);
+        o2 += c * ivec2(u_outer_stride[b + 4], u_outer_stride[b + 5]);
+    }
+#endif
+}
+
+// Offsets of roles a, g, d, p of element k of a row, relative to the row's base.
+ivec4 elem_offsets(uint k) {
+    ivec4 o = ivec4(0);
+#if INNER_RANK > 0
+    uint rest = k;
+    for (int d = INNER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_inner_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        int b = d * 6;
+        o += c * ivec4(u_inner_stride[b], u_inner_stride[b + 1], u_inner_stride[b + 2], u_inner_stride[b + 3]);
+    }
+#endif
+    return o;
+}
+
+#if defined(B_A)
+float a_at(int i) { return tgl_to_f32(tgl_extract(a_data[tgl_word_of(i, DTYPE)], i, DTYPE), DTYPE); }
+#endif
+#if defined(B_G)
+float g_at(int i) { return tgl_to_f32(tgl_extract(g_data[tgl_word_of(i, DTYPE)], i, DTYPE), DTYPE); }
+#endif
+#if defined(B_L)
+float l_at(int i) { return tgl_to_f32(tgl_extract(l_data[tgl_word_of(i, DTYPE)], i, DTYPE), DTYPE); }
+#endif
+#if defined(B_S)
+float s_f(int i) { return uintBitsToFloat(s_data[i]); }
+#endif
+
+#if defined(MODE_GROUP) || defined(PASS_COUNT) || defined(PASS_CE_SUM)
+#define HAS_TREE
+// One half per reduction (the first's result may still be read when the next one starts).
+shared vec2 s_red[2 * WG_SIZE];
+#endif
+
+// Sum (or max, is_max) of every invocation's v over the workgroup, returned to all of them;
+// consecutive reductions alternate `which` (see norm.comp's group_reduce).
+vec2 group_reduce(vec2 v, bool is_max, uint which) {
+#if defined(HAS_TREE)
+    uint lid = gl_LocalInvocationID.x;
+    uint b = which * uint(WG_SIZE);
+    s_red[b + lid] = v;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+        if (lid < h) {
+            vec2 o = s_red[b + lid + h], m = s_red[b + lid];
+            s_red[b + lid] = is_max ? vec2(tgl_maximum(m.x, o.x), tgl_maximum(m.y, o.y)) : m + o;
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    return s_red[b];
+#else
+    return v;
+#endif
+}
+
+#if defined(PASS_ROW)
+void main() {
+#if defined(MODE_GROUP)
+    uint row = tgl_group_index();
+    uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
+    bool lead = gl_LocalInvocationID.x == 0u;
+    // No early return: every invocation must reach the barriers.
+    bool live = row < u_rows;
+#else
+    uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    uint start = 0u, step = 1u;
+    bool lead = true;
+    if (row >= u_rows) return;
+    bool live = true;
+#endif
+#if defined(OP_CE) || defined(OP_CE_BW)
+    live = live && s_data[0] == 0u;  // the target check failed: nothing is written
+#endif
+    uint len = live ? u_len : 0u;
+    ivec4 b4;
+    ivec2 b2;
+    row_base(live ? row : 0u, b4, b2);
+
+#if defined(OP_SOFTMAX_BW) || defined(OP_LOG_SOFTMAX_BW)
+    float acc = 0.0;
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4 + elem_offsets(k);
+#if defined(OP_LOG_SOFTMAX_BW)
+        acc += g_at(o.y);
+#else
+        acc += g_at(o.y) * a_at(o.x);
+#endif
+    }
+    float s = group_reduce(vec2(acc, 0.0), false, 0u).x;
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4 + elem_offsets(k);
+#if defined(OP_LOG_SOFTMAX_BW)
+        float v = g_at(o.y) - tgl_exp(a_at(o.x)) * s;
+#else
+        float v = a_at(o.x) * (g_at(o.y) - s);
+#endif
+        STORE_AT(d_data, o.z, u_scale * v)
+    }
+
+#elif defined(OP_LN_BW) || defined(OP_RMS_BW)
+    float n = float(u_len);
+    float mean = 0.0, var;
+    float acc = 0.0;
+    for (uint k = start; k < len; k += step) {
+        float v = a_at(b4.x + elem_offsets(k).x);
+#if defined(OP_RMS_BW)
+        acc += v * v;
+#else
+        acc += v;
+#endif
+    }
+#if defined(OP_RMS_BW)
+    var = group_reduce(vec2(acc, 0.0), false, 0u).x / n;
+#else
+    mean = group_reduce(vec2(acc, 0.0), false, 0u).x / n;
+    // Two passes with the deviations' mean taken out (as norm.comp): stable for large means.
+    vec2 dv = vec2(0.0);
+    for (uint k = start; k < len; k += step) {
+        float d = a_at(b4.x + elem_offsets(k).x) - mean;
+        dv += vec2(d, d * d);
+    }
+    dv = group_reduce(dv, false, 1u) / n;
+    var = max(dv.y - dv.x * dv.x, 0.0);
+    mean += dv.x;
+#endif
+    float rstd = tgl_div(1.0, tgl_sqrt(var + u_eps));
+#if defined(STATS_OUT)
+    if (live && lead) {
+        s_data[u_stats_off + 2 * int(row)] = floatBitsToUint(mean);
+        s_data[u_stats_off + 2 * int(row) + 1] = floatBitsToUint(rstd);
+    }
+#endif
+    vec2 m = vec2(0.0);  // sum g, sum g * xhat
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4 + elem_offsets(k);
+        float g = g_at(o.y);
+#if defined(HAS_GAMMA)
+        g *= s_f(u_gamma_off + o.w);
+#endif
+        m += vec2(g, g * (a_at(o.x) - mean) * rstd);
+    }
+#if defined(OP_RMS_BW)
+    m = group_reduce(m, false, 1u) / n;  // halves alternate: the previous reduction used 0
+    m.x = 0.0;
+#else
+    m = group_reduce(m, false, 0u) / n;
+#endif
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4 + elem_offsets(k);
+        float g = g_at(o.y);
+#if defined(HAS_GAMMA)
+        g *= s_f(u_gamma_off + o.w);
+#endif
+        float xhat = (a_at(o.x) - mean) * rstd;
+        STORE_AT(d_data, o.z, rstd * (g - m.x - xhat * m.y))
+    }
+
+#elif defined(OP_CE) || defined(OP_CE_BW)
+    int t = live ? int(s_data[u_tgt_off + int(row)]) : -1;
+    float mx = tgl_neg_inf();
+    for (uint k = start; k < len; k += step) mx = tgl_maximum(mx, a_at(b4.x + elem_offsets(k).x));
+    mx = group_reduce(vec2(mx, 0.0), true, 0u).x;
+    vec2 se = vec2(0.0);  // sum exp(z - max), sum z
+    bool finite = !tgl_isinf(mx) && !tgl_isnan(mx);
+    for (uint k = start; k < len; k += step) {
+        float z = a_at(b4.x + elem_offsets(k).x);
+        se += vec2(finite ? tgl_exp(z - mx) : 0.0, z);
+    }
+    se = group_reduce(se, false, 1u);
+    // Not finite (inf or NaN logits): the max itself carries it (NaN, or inf - inf = NaN).
+    float lse = finite ? mx + tgl_log(se.x) : mx - mx;
+    float C = float(u_len);
+#if defined(OP_CE)
+    if (live && lead) {
+        float l = 0.0;
+        if (t >= 0) {
+            float zt = a_at(b4.x + elem_offsets(uint(t)).x);
+            l = (1.0 - u_smoothing) * (lse - zt);
+            if (u_smoothing > 0.0) l += u_smoothing * (lse - se.y / C);
+        }
+#if defined(LOSS_NONE)
+        STORE_AT(l_data, b2.y, l)
+#else
+        s_data[u_loss_off + int(row)] = floatBitsToUint(l);
+#endif
+    }
+#else
+    float w = 0.0;
+    if (t >= 0) {
+#if defined(LOSS_NONE)
+        w = l_at(b2.y);
+#else
+        w = l_at(u_offset[5]);
+#if defined(MEAN)
+        w = w / float(s_data[1]);
+#endif
+#endif
+    }
+    for (uint k = start; k < len; k += step) {
+        ivec4 o = b4 + elem_offsets(k);
+        float v = 0.0;
+        if (t >= 0) {
+            float p = tgl_exp(a_at(o.x) - lse);
+            v = w * (p - (int(k) == t ? 1.0 - u_smoothing : 0.0) - u_smoothing / C);
+        }
+        STORE_AT(d_data, o.z, v)
+    }
+#endif
+#else
+#error "grad.comp: PASS_ROW needs an OP_* define"
+#endif
+}
+
+#elif defined(PASS_COLUMN)
+void main() {
+    uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (i >= u_len * u_chunks) return;
+    uint e = i % u_len, chunk = i / u_len;
+    ivec4 eo = elem_offsets(e);
+    uint r0 = chunk * u_chunk_rows, r1 = min(u_rows, r0 + u_chunk_rows);
+    vec2 acc = vec2(0.0);  // sum dy * xhat, sum dy
+    for (uint r = r0; r < r1; ++r) {
+        ivec4 b4;
+        ivec2 b2;
+        row_base(r, b4, b2);
+        float dy = g_at(b4.y + eo.y);
+        float xhat = (a_at(b4.x + eo.x) - s_f(u_stats_off + 2 * int(r))) * s_f(u_stats_off + 2 * int(r) + 1);
+        acc += vec2(dy * xhat, dy);
+    }
+    int w = u_part_off + 2 * int(chunk * u_len + e);
+    s_data[w] = floatBitsToUint(acc.x);
+    s_data[w + 1] = floatBitsToUint(acc.y);
+}
+
+#elif defined(PASS_COLUMN_FINAL)
+void main() {
+    uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (e >= u_len) return;
+    vec2 acc = vec2(0.0);
+    for (uint c = 0u; c < u_chunks; ++c) {
+        int w = u_part_off + 2 * int(c * u_len + e);
+        acc += vec2(s_f(w), s_f(w + 1));
+    }
+    int og = u_dg_offset, ob = u_db_offset;
+    uint rest = e;
+    for (int d = P_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_p_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        og += c * u_dg_stride[d];
+        ob += c * u_db_stride[d];
+    }
+#if defined(HAS_DG)
+    STORE_AT(dg_data, og, acc.x)
+#endif
+#if defined(HAS_DB)
+    STORE_AT(db_data, ob, acc.y)
+#endif
+}
+
+#elif defined(PASS_TARGETS)
+void main() {
+    uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (row >= u_rows) return;
+    ivec4 b4;
+    ivec2 b2;
+    row_base(row, b4, b2);
+    int v = t_data[b2.x];
+#if defined(IGNORE)
+    if (v == u_ignore) v = -1;
+    else
+#endif
+    if (v < 0 || v >= u_limit) {
+        if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, row, uint(u_limit), uint(u_axis));
+        else if (tgl_is_reported(row)) tgl_report_value(uint(v));
+    }
+    if (u_report == 0u) s_data[u_tgt_off + int(row)] = uint(v);
+}
+
+#elif defined(PASS_COUNT)
+void main() {
+    uint c = 0u;
+    for (uint r = gl_LocalInvocationID.x; r < u_rows; r += uint(WG_SIZE))
+        c += int(s_data[u_tgt_off + int(r)]) >= 0 ? 1u : 0u;
+    // Counts stay exact in f32 up to 2^24 per invocation's share and in the tree (f32 sums of
+    // integers below 2^24).
+    float total = group_reduce(vec2(float(c), 0.0), false, 0u).x;
+    if (gl_LocalInvocationID.x == 0u) {
+        s_data[0] = tgl_op_failed() ? 1u : 0u;
+        s_data[1] = uint(total);
+    }
+}
+
+#elif defined(PASS_CE_SUM)
+void main() {
+    float acc = 0.0;
+    for (uint r = gl_LocalInvocationID.x; r < u_rows; r += uint(WG_SIZE)) acc += s_f(u_loss_off + int(r));
+    float total = group_reduce(vec2(acc, 0.0), false, 0u).x;
+    if (gl_LocalInvocationID.x == 0u && s_data[0] == 0u) {
+#if defined(MEAN)
+        total = total / float(s_data[1]);  // all ignored: 0 / 0 = NaN, as PyTorch
+#endif
+        STORE_AT(l_data, u_offset[5], total)
+    }
+}
+
+#elif defined(PASS_EMB_BOUNDS)
+void main() {
+    uint s = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (s >= u_rows) return;
+    int k = k_data[s_data[u_pos_off + int(s)]];
+    if (k < 0 || k >= int(u_vocab)) return;  // the check failed; the gather pass writes nothing
+    if (s == 0u || k_data[s_data[u_pos_off + int(s) - 1]] != k) s_data[u_start_off + k] = s;
+    if (s + 1u == u_rows || k_data[s_data[u_pos_off + int(s) + 1]] != k) s_data[u_start_off + int(u_vocab) + k] = s + 1u;
+}
+
+#elif defined(PASS_EMB_GATHER)
+void main() {
+    uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    if (i >= u_vocab * u_len || tgl_op_failed()) return;
+    uint j = i % u_len, v = i / u_len;
+    int aj = elem_offsets(j).x;
+    float acc = 0.0;
+    if (int(v) != u_padding) {
+        uint s1 = s_data[u_start_off + int(u_vocab + v)];
+        for (uint s = s_data[u_start_off + int(v)]; s < s1; ++s) {
+            ivec4 b4;
+            ivec2 b2;
+            row_base(s_data[u_pos_off + int(s)], b4, b2);
+            acc += a_at(b4.x + aj);
+        }
+    }
+    STORE_AT(d_data, u_dw_offset + int(v) * u_dw_stride[0] + int(j) * u_dw_stride[1], acc)
+}
+
+#else
+#error "grad.comp: no PASS_* define"
+#endif
