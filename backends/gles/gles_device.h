@@ -157,8 +157,8 @@ private:
 // kernels.cpp
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);
-void run_matmul(GlesDevice& dev, const OpCall& call);
 // One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
+void run_matmul(GlesDevice& dev, const OpCall& call);  // matmul_kernels.cpp
 void run_norm(GlesDevice& dev, const OpCall& call);
 void run_layout(GlesDevice& dev, const OpCall& call);
 void run_index(GlesDevice& dev, const OpCall& call);
