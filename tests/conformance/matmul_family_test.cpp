@@ -265,6 +265,9 @@ TEST_F(MatmulFamily, BadInput) {
                  {"index", "i32"});
     expect_error(TGL_OP_GROUPED_LINEAR, &p, {x, w3, in(I32, {3}, {0, 0, 0}), absent_input()}, {output_of(F32, {2, 2})},
                  TGL_ERROR_SHAPE_MISMATCH, {"index"});
+    // grouped with no experts (E = 0) and rows: no index can be valid.
+    expect_error(TGL_OP_GROUPED_LINEAR, &p, {x, empty_in(F32, {0, 2, 3}), in(I32, {2}, {0, 0}), absent_input()}, {output_of(F32, {2, 2})},
+                 TGL_ERROR_INDEX_OUT_OF_RANGE, {"E = 0", "size 0"});
     // int8: Wq not i8, scale of the wrong length.
     expect_error(TGL_OP_LINEAR_INT8, &p, {x, in(U8, {2, 3}, Vals(6, 0)), in(F32, {2}, {1, 1}), absent_input()}, {output_of(F32, {2, 2})},
                  TGL_ERROR_DTYPE_MISMATCH, {"Wq", "i8"});
