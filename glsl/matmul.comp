@@ -245,7 +245,10 @@ void main() {
         int b_base = b_base0;
 #endif
         for (int k0 = 0; k0 < u_K; k0 += BK) {
-            for (int l = tid; l < BM * BK; l += NT) {
+            // Constant trip counts (unrollable); the guard folds away when NT divides the tile.
+            for (int l0 = 0; l0 < BM * BK; l0 += NT) {
+                int l = l0 + tid;
+                if ((BM * BK) % NT != 0 && l >= BM * BK) break;
 #if defined(A_K_FAST)
                 int kk = l % BK, mm = l / BK;
 #else
@@ -260,7 +263,9 @@ void main() {
                 if (row_in) v = load_a(a_base + gm * u_a_m_stride + gk * u_a_k_stride);
                 s_a[kk * SA + mm] = v;
             }
-            for (int l = tid; l < BN * BK; l += NT) {
+            for (int l0 = 0; l0 < BN * BK; l0 += NT) {
+                int l = l0 + tid;
+                if ((BN * BK) % NT != 0 && l >= BN * BK) break;
 #if defined(B_N_FAST)
                 int nn = l % BN, kk = l / BN;
 #else
