@@ -1,18 +1,85 @@
-// Batched matmul C = alpha * op(A) @ op(B) + beta * C (MatmulPlan: transposes and batch
-// broadcasting are already folded into the strides, which may be anything, including 0).
+// The Matmul family (backends/common/matmul_rules.h): matmul, linear, linear_qkv, grouped_linear,
+// linear_int8, linear_int4, all one tiled kernel:
+//   out[b, m, n] = act(alpha * sum_k A[b, m, k] W(e, k, n) + beta * out[b, m, n] + bias[e, n])
+// with variants by define for the A loader (f32/f16), the B loader (f32/f16, int8 or packed int4
+// dequantized on the fly), the epilogue (bias, activation, beta * C), the routing of the output
+// columns to one or three tensors and the per-row expert (grouped_linear).
 //
 // Shared-memory tiled and register-blocked: a workgroup of (BN/TN) x (BM/TM) invocations computes
-// a BM x BN tile of C; each invocation accumulates TM x TN outputs in registers, at rows
-// ty + i*(BM/TM) and columns tx + j*(BN/TN) (so stores to C and reads of the B tile are
-// consecutive across tx). K advances in steps of BK through tiles of A and B staged in shared
-// memory. Edges (M, N, K not multiples of the tile) load zeros and skip stores.
+// a BM x BN tile; each invocation accumulates TM x TN outputs in registers, at rows
+// ty + i*(BM/TM) and columns tx + j*(BN/TN) (so stores and reads of the B tile are consecutive
+// across tx). K advances in steps of BK through tiles of A and B staged in shared memory as f32
+// (dequantized once per tile element, then reused by all BM rows). Edges load zeros and skip stores.
 //
-// Defines: BM, BN, BK, TM, TN, WG_X, WG_Y (BM*BK and BK*BN multiples of the invocation count);
-//   A_K_FAST / B_N_FAST: consecutive invocations load consecutive k of A / n of B (chosen when
-//   that stride is 1, for coalescing); BATCH_RANK (0..6).
+// Experts (grouped_linear): rows of one tile may use different experts. The tile loops over the
+// distinct experts of its rows in increasing order; in the pass for expert e, A rows of other
+// experts load as zeros, so every row sums only its own expert's products (sort-free; a tile whose
+// rows share one expert, e.g. tokens sorted by expert, does one pass).
+//
+// Side operands (index, bias, scales, zero points) come packed as f32 words (index: i32) in one
+// scratch block by PASS_PACK dispatches of this file (so the main pass needs at most A, B, side and
+// the outputs: 4 SSBOs with one output). Word 0 of the block is the fail flag of grouped_linear:
+// u_check_seq when an index was out of range, and then nothing is stored.
+//
+// Defines (main pass): BM, BN, BK, TM, TN, WG_X, WG_Y; A_K_FAST / B_N_FAST (which index consecutive
+//   invocations load: chosen when that stride is 1, for coalescing); BATCH_RANK (0..6);
+//   A_DTYPE, C_DTYPE (DT_F32 / DT_F16); B_KIND 0 float (B_DTYPE f32/f16), 1 int8, 2 int4 (u8
+//   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
+//   N_OUT (1 or 3); ACTIVATION.
 // Grid: x = N tiles, y = M tiles, z = batch, each offset by u_tile_base (dispatches are split
 // to stay within the workgroup-count limits).
-#include "common.glsl"
+// PASS_PACK (WG_SIZE, SRC_DTYPE, PACK_INDEX): dst[u_dst_base + r * u_cols + c] = src[u_src_offset
+//   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
+//   dispatched again with u_report = 1 to store the first bad value and set the fail flag).
+#include "dtype.glsl"
+
+#if defined(PASS_PACK)
+#include "grid.glsl"
+#if defined(PACK_INDEX)
+#define STATUS_BINDING 2
+#include "device_status.glsl"
+#endif
+layout(local_size_x = WG_SIZE) in;
+layout(std430, binding = 0) readonly buffer SrcBuffer { uint src_data[]; };
+layout(std430, binding = 1) buffer DstBuffer { uint dst_data[]; };
+uniform uint u_numel;
+uniform int u_cols;
+uniform int u_src_offset;
+uniform int u_src_str[2];
+uniform int u_dst_base;
+uniform int u_limit;   // PACK_INDEX: valid values are [0, u_limit)
+uniform uint u_op;     // PACK_INDEX: op id, for the error
+uniform uint u_report; // PACK_INDEX: 1 in the report dispatch
+
+void main() {
+    uint n = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+#if defined(PACK_INDEX)
+    // The report dispatch's first invocation publishes the verdict of the check dispatch (finished:
+    // a barrier separates them) as the fail flag the main pass reads.
+    if (u_report == 1u && n == 0u) dst_data[0] = tgl_op_failed() ? u_check_seq : 0u;
+#endif
+    if (n >= u_numel) return;
+    int r = int(n) / u_cols, c = int(n) % u_cols;
+    int i = u_src_offset + r * u_src_str[0] + c * u_src_str[1];
+    uint bits = tgl_extract(src_data[tgl_word_of(i, SRC_DTYPE)], i, SRC_DTYPE);
+#if defined(PACK_INDEX)
+    int v = int(bits);
+    if (v >= 0 && v < u_limit) {
+        if (u_report == 0u) dst_data[u_dst_base + int(n)] = uint(v);
+    } else if (u_report == 0u) {
+        tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, n, uint(u_limit), 0u);
+    } else if (tgl_is_reported(n)) {
+        tgl_report_value(uint(v));
+    }
+#else
+    float v = tgl_dt_is_float(SRC_DTYPE) ? tgl_to_f32(bits, SRC_DTYPE) : float(tgl_to_int(bits, SRC_DTYPE));
+    dst_data[u_dst_base + int(n)] = floatBitsToUint(v);
+#endif
+}
+
+#else  // the main pass
+
+#include "activation.glsl"
 
 // WG_X = BN / TN and WG_Y = BM / TM come as literals (layout qualifiers take no expressions).
 #if WG_X * TN != BN || WG_Y * TM != BM
@@ -22,38 +89,108 @@
 
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
-layout(std430, binding = 0) readonly buffer ABuffer { float a_data[]; };
-layout(std430, binding = 1) readonly buffer BBuffer { float b_data[]; };
-layout(std430, binding = 2) buffer CBuffer { float c_data[]; };
+layout(std430, binding = 0) readonly buffer ABuffer { uint a_data[]; };
+layout(std430, binding = 1) readonly buffer BBuffer { uint b_data[]; };
+layout(std430, binding = 2) buffer C0Buffer { uint c0_data[]; };
+#if N_OUT == 3
+layout(std430, binding = 3) buffer C1Buffer { uint c1_data[]; };
+layout(std430, binding = 4) buffer C2Buffer { uint c2_data[]; };
+#endif
+#if defined(HAS_SIDE)
+#if N_OUT == 3
+#define SIDE_BINDING 5
+#else
+#define SIDE_BINDING 3
+#endif
+layout(std430, binding = SIDE_BINDING) readonly buffer SideBuffer { uint side_data[]; };
+#endif
 
 uniform int u_M;
 uniform int u_N;
 uniform int u_K;
 uniform int u_a_offset;
 uniform int u_b_offset;
-uniform int u_c_offset;
 uniform int u_a_m_stride;
 uniform int u_a_k_stride;
 uniform int u_b_k_stride;
 uniform int u_b_n_stride;
-uniform int u_c_m_stride;
-uniform int u_c_n_stride;
+uniform int u_b_e_stride;   // EXPERTS: W's stride between experts
+uniform int u_c_offset[N_OUT];
+uniform int u_c_m_stride[N_OUT];
+uniform int u_c_n_stride[N_OUT];
+uniform int u_n_split[2];   // N_OUT 3: columns [0, s0) go to c0, [s0, s1) to c1, the rest to c2
 uniform float u_alpha;
 uniform float u_beta;
-uniform uint u_read_c;    // 0 when beta == 0: C is then never read
+uniform int u_idx_base;     // side words: expert index per row
+uniform int u_bias_base;    // side words: bias[e * u_bias_e + n]
+uniform int u_bias_e;
+uniform int u_scale_base;   // side words: scale[n * u_groups + g] (int8: u_groups 1, g 0)
+uniform int u_zero_base;    // side words: zero point, as scale
+uniform int u_groups;
+uniform int u_group_size;
+uniform uint u_check_seq;   // EXPERTS: this op's sequence number (the fail flag's value)
 uniform uvec3 u_tile_base;
 #if BATCH_RANK > 0
 uniform int u_batch_shape[BATCH_RANK];
 uniform int u_a_batch_stride[BATCH_RANK];
 uniform int u_b_batch_stride[BATCH_RANK];
-uniform int u_c_batch_stride[BATCH_RANK];
+uniform int u_c_batch_stride[BATCH_RANK * N_OUT];  // [d * N_OUT + o]
 #endif
+
+float half_or_float(uint word, int i, int dt) {
+    return dt == DT_F32 ? uintBitsToFloat(word) : tgl_to_f32(tgl_extract(word, i, dt), dt);
+}
+float load_a(int i) { return half_or_float(a_data[tgl_word_of(i, A_DTYPE)], i, A_DTYPE); }
+#if defined(HAS_SIDE)
+float side_f(int i) { return uintBitsToFloat(side_data[i]); }
+#endif
+
+// W(k, n), dequantized; b_base already includes the batch and expert offsets.
+float load_b(int b_base, int gk, int gn) {
+#if B_KIND == 0
+    int i = b_base + gk * u_b_k_stride + gn * u_b_n_stride;
+    return half_or_float(b_data[tgl_word_of(i, B_DTYPE)], i, B_DTYPE);
+#elif B_KIND == 1
+    int i = b_base + gk * u_b_k_stride + gn * u_b_n_stride;
+    return float(tgl_to_int(tgl_extract(b_data[i >> 2], i, DT_I8), DT_I8)) * side_f(u_scale_base + gn);
+#else
+    int i = b_base + (gk >> 1) * u_b_k_stride + gn * u_b_n_stride;
+    uint byte = tgl_extract(b_data[i >> 2], i, DT_U8);
+    float q = float((gk & 1) == 0 ? (byte & 15u) : (byte >> 4));
+    int g = gn * u_groups + gk / u_group_size;
+#if defined(HAS_ZERO)
+    float z = side_f(u_zero_base + g);
+#else
+    float z = 8.0;
+#endif
+    return (q - z) * side_f(u_scale_base + g);
+#endif
+}
+
+// Stores v into element i of an output of C_DTYPE; an f16 changes only its half of the word
+// (atomicAnd/atomicOr: a neighbouring column, another invocation's, may be stored concurrently).
+#define STORE_C(buf, i, v)                                                        \
+    {                                                                             \
+        uint bits_ = tgl_from_f32(v, C_DTYPE);                                    \
+        if (C_DTYPE == DT_F32) {                                                  \
+            buf[i] = bits_;                                                       \
+        } else {                                                                  \
+            uint shift_ = tgl_shift_of(i, C_DTYPE);                               \
+            atomicAnd(buf[i >> 1], ~(0xffffu << shift_));                         \
+            atomicOr(buf[i >> 1], bits_ << shift_);                               \
+        }                                                                         \
+    }
 
 // Rows padded by one float: the k-fast loads then store to different banks.
 #define SA (BM + 1)
 #define SB (BN + 1)
 shared float s_a[BK * SA];  // [k][m]
 shared float s_b[BK * SB];  // [k][n]
+#if defined(EXPERTS)
+#define NO_EXPERT 0x7fffffff
+shared int s_e[BM];  // each row's expert (NO_EXPERT past the last row)
+shared int s_next;
+#endif
 
 void main() {
     int tx = int(gl_LocalInvocationID.x);
@@ -63,82 +200,137 @@ void main() {
     int n0 = int(u_tile_base.x + gl_WorkGroupID.x) * BN;
 
     int a_base = u_a_offset;
-    int b_base = u_b_offset;
-    int c_base = u_c_offset;
+    int b_base0 = u_b_offset;
+    int c_base[N_OUT];
+    for (int o = 0; o < N_OUT; ++o) c_base[o] = u_c_offset[o];
 #if BATCH_RANK > 0
     uint rest = u_tile_base.z + gl_WorkGroupID.z;
-    for (int d = BATCH_RANK - 1; d > 0; --d) {
+    for (int d = BATCH_RANK - 1; d >= 0; --d) {
         uint n = uint(u_batch_shape[d]);
-        int c = int(rest % n);
+        int c = d > 0 ? int(rest % n) : int(rest);
         rest /= n;
         a_base += c * u_a_batch_stride[d];
-        b_base += c * u_b_batch_stride[d];
-        c_base += c * u_c_batch_stride[d];
+        b_base0 += c * u_b_batch_stride[d];
+        for (int o = 0; o < N_OUT; ++o) c_base[o] += c * u_c_batch_stride[d * N_OUT + o];
     }
-    a_base += int(rest) * u_a_batch_stride[0];
-    b_base += int(rest) * u_b_batch_stride[0];
-    c_base += int(rest) * u_c_batch_stride[0];
 #endif
 
     float acc[TM * TN];
     for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
 
-    for (int k0 = 0; k0 < u_K; k0 += BK) {
-        for (int l = 0; l < (BM * BK) / NT; ++l) {
-            int e = tid + l * NT;
+#if defined(EXPERTS)
+    // A failed index check (the fail flag) leaves every row without an expert: nothing is computed
+    // or stored. No early return: barriers follow.
+    bool failed = side_data[0] == u_check_seq;
+    for (int i = tid; i < BM; i += NT)
+        s_e[i] = (!failed && m0 + i < u_M) ? int(side_data[u_idx_base + m0 + i]) : NO_EXPERT;
+    int cur = -1;
+    for (;;) {
+        memoryBarrierShared();
+        barrier();
+        if (tid == 0) {
+            int next = NO_EXPERT;
+            for (int i = 0; i < BM; ++i)
+                if (s_e[i] > cur) next = min(next, s_e[i]);
+            s_next = next;
+        }
+        memoryBarrierShared();
+        barrier();
+        int e = s_next;  // the same in every invocation: the loop stays uniform
+        if (e == NO_EXPERT) break;
+        cur = e;
+        int b_base = b_base0 + e * u_b_e_stride;
+#else
+    {
+        int b_base = b_base0;
+#endif
+        for (int k0 = 0; k0 < u_K; k0 += BK) {
+            // Constant trip counts (unrollable); the guard folds away when NT divides the tile.
+            for (int l0 = 0; l0 < BM * BK; l0 += NT) {
+                int l = l0 + tid;
+                if ((BM * BK) % NT != 0 && l >= BM * BK) break;
 #if defined(A_K_FAST)
-            int kk = e % BK;
-            int mm = e / BK;
+                int kk = l % BK, mm = l / BK;
 #else
-            int mm = e % BM;
-            int kk = e / BM;
+                int mm = l % BM, kk = l / BM;
 #endif
-            int gm = m0 + mm;
-            int gk = k0 + kk;
-            float v = 0.0;
-            if (gm < u_M && gk < u_K) v = a_data[a_base + gm * u_a_m_stride + gk * u_a_k_stride];
-            s_a[kk * SA + mm] = v;
-        }
-        for (int l = 0; l < (BN * BK) / NT; ++l) {
-            int e = tid + l * NT;
+                int gm = m0 + mm, gk = k0 + kk;
+                float v = 0.0;
+                bool row_in = gm < u_M && gk < u_K;
+#if defined(EXPERTS)
+                row_in = row_in && s_e[mm] == e;
+#endif
+                if (row_in) v = load_a(a_base + gm * u_a_m_stride + gk * u_a_k_stride);
+                s_a[kk * SA + mm] = v;
+            }
+            for (int l0 = 0; l0 < BN * BK; l0 += NT) {
+                int l = l0 + tid;
+                if ((BN * BK) % NT != 0 && l >= BN * BK) break;
 #if defined(B_N_FAST)
-            int nn = e % BN;
-            int kk = e / BN;
+                int nn = l % BN, kk = l / BN;
 #else
-            int kk = e % BK;
-            int nn = e / BK;
+                int kk = l % BK, nn = l / BK;
 #endif
-            int gn = n0 + nn;
-            int gk = k0 + kk;
-            float v = 0.0;
-            if (gn < u_N && gk < u_K) v = b_data[b_base + gk * u_b_k_stride + gn * u_b_n_stride];
-            s_b[kk * SB + nn] = v;
+                int gn = n0 + nn, gk = k0 + kk;
+                s_b[kk * SB + nn] = (gn < u_N && gk < u_K) ? load_b(b_base, gk, gn) : 0.0;
+            }
+            memoryBarrierShared();
+            barrier();
+            for (int kk = 0; kk < BK; ++kk) {
+                float ar[TM];
+                float br[TN];
+                for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ty + i * WG_Y];
+                for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + tx + j * WG_X];
+                for (int i = 0; i < TM; ++i)
+                    for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
+            }
+            memoryBarrierShared();
+            barrier();
         }
-        memoryBarrierShared();
-        barrier();
-        for (int kk = 0; kk < BK; ++kk) {
-            float ar[TM];
-            float br[TN];
-            for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ty + i * WG_Y];
-            for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + tx + j * WG_X];
-            for (int i = 0; i < TM; ++i)
-                for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
-        }
-        memoryBarrierShared();
-        barrier();
     }
 
     for (int i = 0; i < TM; ++i) {
-        int gm = m0 + ty + i * WG_Y;
+        int mm = ty + i * WG_Y;
+        int gm = m0 + mm;
         if (gm >= u_M) continue;
+#if defined(EXPERTS)
+        int e = s_e[mm];
+        if (e == NO_EXPERT) continue;  // failed check
+#else
+        int e = 0;
+#endif
         for (int j = 0; j < TN; ++j) {
             int gn = n0 + tx + j * WG_X;
             if (gn >= u_N) continue;
-            int ci = c_base + gm * u_c_m_stride + gn * u_c_n_stride;
             // K == 0: the product is empty, so alpha does not enter (alpha = inf must not give NaN).
             float r = u_K > 0 ? u_alpha * acc[i * TN + j] : 0.0;
-            if (u_read_c != 0u) r += u_beta * c_data[ci];
-            c_data[ci] = r;
+#if defined(READ_C)
+            {
+                int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+                r += u_beta * half_or_float(c0_data[tgl_word_of(ci, C_DTYPE)], ci, C_DTYPE);
+            }
+#endif
+#if defined(HAS_BIAS)
+            r += side_f(u_bias_base + e * u_bias_e + gn);
+#endif
+            r = apply_activation(r);
+#if N_OUT == 3
+            if (gn < u_n_split[0]) {
+                int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+                STORE_C(c0_data, ci, r);
+            } else if (gn < u_n_split[1]) {
+                int ci = c_base[1] + gm * u_c_m_stride[1] + (gn - u_n_split[0]) * u_c_n_stride[1];
+                STORE_C(c1_data, ci, r);
+            } else {
+                int ci = c_base[2] + gm * u_c_m_stride[2] + (gn - u_n_split[1]) * u_c_n_stride[2];
+                STORE_C(c2_data, ci, r);
+            }
+#else
+            int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+            STORE_C(c0_data, ci, r);
+#endif
         }
     }
 }
+
+#endif

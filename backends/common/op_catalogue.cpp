@@ -111,7 +111,7 @@ const OpInfo kOps[] = {
     REDUCE_P(TGL_OP_NORM, "norm", kDtypesFloat, same_as(0), tgl_vector_norm_params),
     {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
-    {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kF32), same_as(0), same_as(0)},
+    {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kDtypesFloat), same_as(0), same_as(0)},
      sizeof(tgl_matmul_params)},
     {TGL_OP_CAST, "cast", OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesAll), any_of(kDtypesAll)},
      sizeof(tgl_unary_params)},
@@ -183,6 +183,19 @@ const OpInfo kOps[] = {
     {TGL_OP_RANDOM_NORMAL, "random_normal", OpFamily::Generate, 0, 1, {"y"},
      {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
     // [matmul family]
+    {TGL_OP_LINEAR, "linear", OpFamily::Matmul, 3, 1, {"x", "W", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
+    {TGL_OP_LINEAR_QKV, "linear_qkv", OpFamily::Matmul, 3, 3, {"x", "W", "bias", "q", "k", "v"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
+    {TGL_OP_GROUPED_LINEAR, "grouped_linear", OpFamily::Matmul, 4, 1, {"x", "W", "index", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(3)},
+    {TGL_OP_LINEAR_INT8, "linear_int8", OpFamily::Matmul, 4, 1, {"x", "Wq", "scale", "bias", "y"},
+     {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I8)), any_of(kDtypesFloat), same_as(0), same_as(0)},
+     sizeof(tgl_linear_params), OPT(3)},
+    {TGL_OP_LINEAR_INT4, "linear_int4", OpFamily::Matmul, 5, 1, {"x", "Wq", "scales", "zeros", "bias", "y"},
+     {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_U8)), any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_U8)),
+      same_as(0), same_as(0)},
+     sizeof(tgl_linear_int4_params), OPT(3) | OPT(4)},
     // [conv family]
     // [pool family]
     {TGL_OP_MAX_POOL, "max_pool", OpFamily::Pool, 1, 2, {"x", "y", "indices"},

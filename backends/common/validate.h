@@ -5,13 +5,14 @@
 
 #include "op_catalogue.h"
 
-// Index plans of the op families beyond elementwise, reduce and matmul, each in its own file.
+// Index plans of the op families beyond elementwise and reduce, each in its own file.
 #include "attention_rules.h"
 #include "conv_rules.h"
 #include "generate_rules.h"
 #include "grad_rules.h"
 #include "index_rules.h"
 #include "layout_rules.h"
+#include "matmul_rules.h"
 #include "norm_rules.h"
 #include "pool_rules.h"
 #include "select_rules.h"
@@ -65,24 +66,6 @@ struct ReducePlan {
     int64_t inner_shape[TGL_MAX_RANK] = {};
     int64_t inner_x_strides[TGL_MAX_RANK] = {};
     int64_t x_offset = 0, y_offset = 0;
-};
-
-// Matmul: for each batch index b, C_b[m, n] = alpha * sum_k A_b[m, k] B_b[k, n] + beta * C_b[m, n]
-// where the strides below already include transposition and batch broadcasting (stride 0).
-struct MatmulPlan {
-    static constexpr int kMaxBatchRank = TGL_MAX_RANK - 2;
-    int64_t M = 0, N = 0, K = 0;
-    int batch_rank = 0;
-    int64_t batch_count = 1;
-    int64_t batch_shape[kMaxBatchRank] = {};
-    int64_t a_batch_strides[kMaxBatchRank] = {};
-    int64_t b_batch_strides[kMaxBatchRank] = {};
-    int64_t c_batch_strides[kMaxBatchRank] = {};
-    int64_t a_m_stride = 0, a_k_stride = 0;
-    int64_t b_k_stride = 0, b_n_stride = 0;
-    int64_t c_m_stride = 0, c_n_stride = 0;
-    int64_t a_offset = 0, b_offset = 0, c_offset = 0;
-    float alpha = 1.0f, beta = 0.0f;
 };
 
 struct OpCall {

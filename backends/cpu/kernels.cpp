@@ -22,7 +22,6 @@ namespace {
 
 // Below these amounts of work a kernel runs on the calling thread only.
 constexpr int64_t kMinElementsPerThread = 1 << 16;
-constexpr int64_t kMinMacsPerThread = 1 << 16;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -285,61 +284,6 @@ void reduce_f32_f16(const OpCall& c, unsigned threads) {
     reduce_op(c, threads, [x](int64_t i) { return x.load(i); });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Matmul: C[b, m, n] = alpha * sum_k A[b, m, k] * B[b, k, n] + beta * C[b, m, n]. One output row
-// (b, m) at a time, in tiles of columns: acc[n] += A[m, k] * B[k, n] for k = 0, 1, ... (so every
-// dot product still sums over k in order). Products of two f32 are exact in double. C is read only
-// when beta != 0; with K == 0 the product term is exactly 0 (even for an infinite alpha).
-
-constexpr int64_t kMatmulTileN = 256;
-
-void matmul(const OpCall& c, unsigned threads) {
-    const MatmulPlan& p = c.matmul;
-    const float* A = cpu_buffer(c.inputs[0].buffer).f32();
-    const float* B = cpu_buffer(c.inputs[1].buffer).f32();
-    float* C = cpu_buffer(c.outputs[0].buffer).f32();
-    const double alpha = p.alpha, beta = p.beta;
-    const int64_t rows = p.batch_count * p.M;
-    const int64_t macs_per_row = std::max<int64_t>(1, p.N * std::max<int64_t>(1, p.K));
-    const int64_t min_rows = std::max<int64_t>(1, kMinMacsPerThread / macs_per_row);
-    parallel_for(rows, threads, min_rows, [&](int64_t begin, int64_t end) {
-        double acc[kMatmulTileN];
-        for (int64_t r = begin; r < end; ++r) {
-            const int64_t m = r % p.M;
-            int64_t a_off = p.a_offset + m * p.a_m_stride, b_off = p.b_offset;
-            int64_t c_off = p.c_offset + m * p.c_m_stride;
-            int64_t rem = r / p.M;  // batch index, row-major over batch_shape
-            for (int d = p.batch_rank - 1; d >= 0; --d) {
-                const int64_t i = rem % p.batch_shape[d];
-                rem /= p.batch_shape[d];
-                a_off += i * p.a_batch_strides[d];
-                b_off += i * p.b_batch_strides[d];
-                c_off += i * p.c_batch_strides[d];
-            }
-            for (int64_t n0 = 0; n0 < p.N; n0 += kMatmulTileN) {
-                const int64_t tile = std::min(kMatmulTileN, p.N - n0);
-                std::fill(acc, acc + tile, 0.0);
-                const int64_t bn = p.b_n_stride;
-                for (int64_t k = 0; k < p.K; ++k) {
-                    const double a = A[a_off + k * p.a_k_stride];
-                    const float* b_row = B + b_off + k * p.b_k_stride + n0 * bn;
-                    if (bn == 1) {  // the common case, written out so that it vectorises
-                        for (int64_t j = 0; j < tile; ++j) acc[j] += a * static_cast<double>(b_row[j]);
-                    } else {
-                        for (int64_t j = 0; j < tile; ++j) acc[j] += a * static_cast<double>(b_row[j * bn]);
-                    }
-                }
-                for (int64_t j = 0; j < tile; ++j) {
-                    float& out = C[c_off + (n0 + j) * p.c_n_stride];
-                    double v = p.K > 0 ? alpha * acc[j] : 0.0;
-                    if (beta != 0.0) v += beta * static_cast<double>(out);
-                    out = static_cast<float>(v);
-                }
-            }
-        }
-    });
-}
-
 }  // namespace
 
 void run(const OpCall& c, unsigned threads) {
@@ -353,6 +297,7 @@ void run(const OpCall& c, unsigned threads) {
         return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
     case OpFamily::Ternary:
         return where(c, threads);
+    case OpFamily::Matmul: return run_matmul(c, threads);
     case OpFamily::Normalize: return run_norm(c, threads);
     case OpFamily::Layout: return run_layout(c, threads);
     case OpFamily::Index: return run_index(c, threads);
@@ -368,14 +313,6 @@ void run(const OpCall& c, unsigned threads) {
     }
     if (run_reduce_more(c, threads)) return;  // argmax..cumprod (reduce_kernels.cpp)
     if (c.info->family == OpFamily::Reduce) return reduce_f32_f16(c, threads);
-    // Matmul: f32 only (its catalogue rule says so).
-    if (c.dtype != TGL_DTYPE_F32)
-        fail(TGL_ERROR_INTERNAL, "cpu kernels: op '%s' reached the f32 kernels with dtype %s", c.info->name,
-             dtype_name(c.dtype));
-    switch (c.info->op) {
-    case TGL_OP_MATMUL: return matmul(c, threads);
-    default: break;
-    }
     fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although the catalogue lists it as implemented",
          c.info->name, c.info->op);
 }

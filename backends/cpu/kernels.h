@@ -8,11 +8,12 @@ namespace tgl {
 namespace cpu {
 
 // Runs a validated, non-empty call, using at most `threads` threads. Elementwise ops are
-// dispatched by family (any dtype of their rules, dtype_io.h); reductions and matmul are f32.
+// dispatched by family (any dtype of their rules, dtype_io.h).
 // Every operand's buffer is a CpuBuffer.
 void run(const OpCall& call, unsigned threads);
 
 // One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
+void run_matmul(const OpCall& call, unsigned threads);  // matmul_kernels.cpp
 void run_norm(const OpCall& call, unsigned threads);
 void run_layout(const OpCall& call, unsigned threads);
 void run_index(const OpCall& call, unsigned threads);

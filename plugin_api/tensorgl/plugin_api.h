@@ -261,9 +261,43 @@ enum {
     TGL_OP_CUMSUM = 313,
     TGL_OP_CUMPROD = 314,
 
-    /* Matmul: (A, B) -> (C), C = alpha * op(A) @ op(B) + beta * C, see tgl_matmul_params. */
+    /* Matmul: (A, B) -> (C), C = alpha * op(A) @ op(B) + beta * C, see tgl_matmul_params. A, B
+     * and C share one dtype, f32 or f16 (f16 is storage: products summed in f32 on the GPU, in
+     * double on the CPU reference, rounded once at the store). */
     TGL_OP_MATMUL = 400,
     /* [matmul family: ops 401..] */
+    /* The linear family: y = act(x @ W^T + bias), W in PyTorch's nn.Linear layout (N, K). x is
+     * (..., K) of rank >= 1 with any leading dims (a batch), y is (..., N) with the same leading
+     * dims; bias? (N) is absent when its buffer handle is 0. Every float operand but the scales
+     * has x's dtype (f32 or f16; f16 is storage: summed in f32 on the GPU, double on the CPU,
+     * bias added and the activation (tgl_activation, params->activation) applied before the one
+     * rounding at the store). Any strides on every operand; outputs may be non-contiguous. K == 0
+     * gives y = act(bias) (or act(0)). Outputs must not overlap the inputs or each other.
+     * linear: (x, W (N, K), bias?) -> (y); tgl_linear_params.
+     * linear_qkv: (x, W (Nq + Nk + Nv, K), bias? (Nq + Nk + Nv)) -> (q (..., Nq), k (..., Nk),
+     *   v (..., Nv)): one fused projection whose output columns are routed to three tensors, each
+     *   with its own strides (Nq, Nk, Nv come from the outputs' last dims, any of them may be 0);
+     *   tgl_linear_params (the activation applies to all three).
+     * grouped_linear (mixture of experts): (x (T, K), W (E, N, K), index (T) i32, bias? (E, N))
+     *   -> (y (T, N)): y[t] = act(x[t] @ W[index[t]]^T + bias[index[t]]). An index outside
+     *   [0, E) is TGL_ERROR_INDEX_OUT_OF_RANGE and nothing is written, with the rules and the
+     *   message of the indexing ops (CPU: from run_op; GLES: at the next call that waits).
+     *   E == 0 with T > 0 is rejected by run_op. tgl_linear_params.
+     * linear_int8 (weight-only int8): (x, Wq (N, K) i8, scale (N) f32 or f16, bias?) -> (y):
+     *   W[n, k] = Wq[n, k] * scale[n] (dequantized in f32 on the GPU, exactly in double on the
+     *   CPU), then as linear. tgl_linear_params.
+     * linear_int4 (weight-only 4-bit, GPTQ/AWQ-style groups): (x, Wq (N, K/2) u8, scales (N, K/G)
+     *   f32 or f16, zeros? (N, K/G) u8, bias?) -> (y), G = params->group_size (32 or 64; K must be
+     *   a multiple of G: anything else is TGL_ERROR_SHAPE_MISMATCH, no padding). Byte Wq[n, j]
+     *   holds k = 2j in its LOW nibble and k = 2j + 1 in its HIGH nibble, each an unsigned 4-bit
+     *   q in 0..15. W[n, k] = (q - z) * scales[n, k / G] with z = zeros[n, k / G] (the byte's
+     *   integer value, conventionally 0..15) when zeros is given, else z = 8 (so q - 8 in
+     *   -8..7). tgl_linear_int4_params. */
+    TGL_OP_LINEAR = 401,
+    TGL_OP_LINEAR_QKV = 402,
+    TGL_OP_GROUPED_LINEAR = 403,
+    TGL_OP_LINEAR_INT8 = 404,
+    TGL_OP_LINEAR_INT4 = 405,
 
     /* cast: (x) -> (y), same shape, any dtype to any dtype (tgl_unary_params). Exact where the value
      * fits; otherwise:
@@ -832,6 +866,19 @@ enum {
 };
 
 /* [matmul family: params] */
+/* linear, linear_qkv, grouped_linear, linear_int8. NULL params: no activation. */
+typedef struct tgl_linear_params {
+    uint32_t struct_size;
+    tgl_activation activation; /* TGL_ACTIVATION_*, applied after the bias */
+} tgl_linear_params;
+
+/* linear_int4. NULL params: no activation, group_size 32. */
+typedef struct tgl_linear_int4_params {
+    uint32_t struct_size;
+    tgl_activation activation;
+    uint32_t group_size; /* 32 or 64: elements of K sharing one scale (and zero point) */
+    uint32_t reserved;   /* 0 */
+} tgl_linear_int4_params;
 
 /* [conv family: params] */
 
@@ -1116,6 +1163,10 @@ TGL_STATIC_ASSERT(sizeof(tgl_matmul_params) == 24, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, alpha) == 12, "tgl_matmul_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_matmul_params, beta) == 16, "tgl_matmul_params layout");
 /* [matmul family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_linear_params) == 8, "tgl_linear_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_linear_params, activation) == 4, "tgl_linear_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_linear_int4_params) == 16, "tgl_linear_int4_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_linear_int4_params, group_size) == 8, "tgl_linear_int4_params layout");
 /* [conv family: layout pins] */
 /* [pool family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_pool_params) == 80, "tgl_pool_params layout");

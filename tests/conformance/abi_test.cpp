@@ -69,8 +69,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_ALL, "all", red, {ALL}, {MASK}}, {TGL_OP_NORM, "norm", sizeof(tgl_vector_norm_params), {F}, {F}},
         {TGL_OP_CUMSUM, "cumsum", sizeof(tgl_scan_params), {F}, {F}},
         {TGL_OP_CUMPROD, "cumprod", sizeof(tgl_scan_params), {F}, {F}},
-        {TGL_OP_MATMUL, "matmul", sizeof(tgl_matmul_params), {TGL_DTYPE_BIT(TGL_DTYPE_F32), TGL_DTYPE_BIT(TGL_DTYPE_F32)},
-         {TGL_DTYPE_BIT(TGL_DTYPE_F32)}},
+        {TGL_OP_MATMUL, "matmul", sizeof(tgl_matmul_params), {F, F}, {F}},
         {TGL_OP_CAST, "cast", un, {ALL}, {ALL}},
         {TGL_OP_SOFTMAX, "softmax", sizeof(tgl_softmax_params), {F, F}, {F}},
         {TGL_OP_LOG_SOFTMAX, "log_softmax", sizeof(tgl_softmax_params), {F, F}, {F}},
@@ -106,6 +105,12 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_RANDOM_UNIFORM, "random_uniform", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
         {TGL_OP_RANDOM_NORMAL, "random_normal", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
         // [matmul family]
+        {TGL_OP_LINEAR, "linear", sizeof(tgl_linear_params), {F, F, F}, {F}},
+        {TGL_OP_LINEAR_QKV, "linear_qkv", sizeof(tgl_linear_params), {F, F, F}, {F, F, F}},
+        {TGL_OP_GROUPED_LINEAR, "grouped_linear", sizeof(tgl_linear_params), {F, F, I32, F}, {F}},
+        {TGL_OP_LINEAR_INT8, "linear_int8", sizeof(tgl_linear_params), {F, TGL_DTYPE_BIT(TGL_DTYPE_I8), F, F}, {F}},
+        {TGL_OP_LINEAR_INT4, "linear_int4", sizeof(tgl_linear_int4_params),
+         {F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F}, {F}},
         // [conv family]
         // [pool family]
         {TGL_OP_MAX_POOL, "max_pool", sizeof(tgl_pool_params), {F}, {F, I32}},
