@@ -184,6 +184,20 @@ const OpInfo kOps[] = {
      {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
     // [matmul family]
     // [conv family]
+    {TGL_OP_CONV1D, "conv1d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+    {TGL_OP_CONV2D, "conv2d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+    {TGL_OP_CONV3D, "conv3d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+    {TGL_OP_CONV_TRANSPOSE1D, "conv_transpose1d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+    {TGL_OP_CONV_TRANSPOSE2D, "conv_transpose2d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+    {TGL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", OpFamily::Conv, 2, 1, {"dy", "w", "dx"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_conv_params)},
+    {TGL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", OpFamily::Conv, 2, 2, {"x", "dy", "dw", "db"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(3)},
     // [pool family]
     // [attention family]
     // [sequence family]

@@ -1,12 +1,139 @@
-// GLES host side of the Conv family (plan: backends/common/conv_rules.h).
+// GLES host side of the Conv family (plan: backends/common/conv_rules.h; shader: glsl/conv.comp):
+// one dispatch per op. The implicit GEMM serves every mode (forward, transposed, conv2d backward
+// input as a transposed relation, backward weight with the bias gradient in its first column
+// tile); forward/transposed with at most 4 output channels per group (depthwise) use the direct
+// variant instead, since a GEMM tile of BM rows would be mostly idle. Tiles are chosen within the
+// device's invocation, workgroup-size and shared-memory limits; the grid (tiles x groups) is a
+// linear index split into dispatches within the workgroup-count limits.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <algorithm>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_conv(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+struct Tile {
+    int bm, bn, tm, tn;
+};
+constexpr int kBK = 16;
+// At most this many output channels per group take the direct variant.
+constexpr int64_t kDirectMaxChannels = 4;
+
+bool fits(const Limits& L, const Tile& t) {
+    const int wx = t.bn / t.tn, wy = t.bm / t.tm;
+    const int shared = (kBK * (t.bm + 1) + kBK * (t.bn + 1)) * 4 + kBK * 20;
+    return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
+}
+
+std::vector<int32_t> i32s(const int64_t* v, int n, const char* what) {
+    std::vector<int32_t> out;
+    for (int i = 0; i < n; ++i) out.push_back(to_i32(v[i], what));
+    return out;
+}
+
+}  // namespace
+
+void run_conv(GlesDevice& dev, const OpCall& call) {
+    const ConvPlan& p = call.conv;
+    const OpInfo& info = *call.info;
+    const Limits& L = dev.limits();
+    const bool wgrad = p.mode == ConvPlan::WeightGrad;
+    const TensorArg& X = call.inputs[size_t(p.x_slot)];
+    const TensorArg& Yr = (p.y_is_out ? call.outputs : call.inputs)[size_t(p.y_slot)];
+    const TensorArg& Wr = (p.w_is_out ? call.outputs : call.inputs)[size_t(p.w_slot)];
+    const TensorArg* B = p.b_slot >= 0 ? &(wgrad ? call.outputs : call.inputs)[size_t(p.b_slot)] : nullptr;
+    const TensorArg& Out = wgrad ? Wr : Yr;  // binding 2
+    const TensorArg& A = wgrad ? Yr : Wr;    // binding 1
+    const std::string x_label = operand_label(info, false, uint32_t(p.x_slot));
+    const std::string a_label = wgrad ? operand_label(info, false, uint32_t(p.y_slot)) : operand_label(info, false, uint32_t(p.w_slot));
+    const std::string o_label = wgrad ? operand_label(info, true, 0) : operand_label(info, true, uint32_t(p.y_slot));
+
+    const int64_t ovol = p.out[0] * p.out[1] * p.out[2], kvol = p.k[0] * p.k[1] * p.k[2];
+    const int32_t M = int32_t(count_u32(p.cy, "the output channels of a group"));
+    const int32_t N = int32_t(count_u32(wgrad ? p.cx * kvol : p.batch * ovol, "the GEMM columns of the convolution"));
+    const int32_t K = int32_t(count_u32(wgrad ? p.batch * ovol : p.cx * kvol, "the reduction length of the convolution"));
+    count_u32(Out.numel, o_label.c_str());
+
+    // Bindings: empty operands (never read) are stood in for by a bound one.
+    int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;
+    Dispatch base;
+    Binding ob = Out.numel > 0 ? dev.window(Out, o_label.c_str(), &o_off) : Binding{};
+    Binding bb = B && B->numel > 0 ? dev.window(*B, operand_label(info, wgrad, uint32_t(p.b_slot)).c_str(), &b_off) : Binding{};
+    const Binding& any = Out.numel > 0 ? ob : bb;
+    base.bindings.push_back(X.numel > 0 ? dev.window(X, x_label.c_str(), &x_off) : any);
+    base.bindings.push_back(A.numel > 0 ? dev.window(A, a_label.c_str(), &a_off) : any);
+    base.bindings.push_back(Out.numel > 0 ? ob : any);
+    if (B) base.bindings.push_back(bb);
+
+    auto& U = base.uniforms;
+    U.push_back(uniform_int("u_in3", i32s(p.in, 3, "a spatial size")));
+    U.push_back(uniform_int("u_out3", i32s(p.out, 3, "a spatial size")));
+    U.push_back(uniform_int("u_k3", i32s(p.k, 3, "a kernel size")));
+    U.push_back(uniform_int("u_stride3", i32s(p.stride, 3, "a stride")));
+    U.push_back(uniform_int("u_dil3", i32s(p.dil, 3, "a dilation")));
+    U.push_back(uniform_int("u_pad3", i32s(p.pad, 3, "a pad")));
+    U.push_back(uniform_int("u_ws3", i32s(p.ws, 3, "a stride of the weight")));
+    U.push_back(uniform_int("u_xs", i32s(p.xs, 5, "a stride of x")));
+    U.push_back(uniform_int("u_ys", i32s(p.ys, 5, "a stride of y")));
+    U.push_back(uniform_int("u_w_m", {to_i32(p.w_m, "a stride of the weight")}));
+    U.push_back(uniform_int("u_w_c", {to_i32(p.w_c, "a stride of the weight")}));
+    U.push_back(uniform_int("u_w_g", {to_i32(p.w_g, "a stride of the weight")}));
+    U.push_back(uniform_int("u_bs", {to_i32(p.bs, "a stride of the bias")}));
+    U.push_back(uniform_int("u_x_off", {x_off}));
+    U.push_back(uniform_int("u_y_off", {wgrad ? a_off : o_off}));
+    U.push_back(uniform_int("u_w_off", {wgrad ? o_off : a_off}));
+    U.push_back(uniform_int("u_b_off", {b_off}));
+    U.push_back(uniform_int("u_batch", {to_i32(p.batch, "the batch")}));
+    U.push_back(uniform_int("u_cx", {to_i32(p.cx, "channels per group")}));
+    U.push_back(uniform_int("u_cy", {M}));
+    U.push_back(uniform_int("u_groups", {to_i32(p.groups, "groups")}));
+    U.push_back(uniform_int("u_M", {M}));
+    U.push_back(uniform_int("u_N", {N}));
+    U.push_back(uniform_int("u_K", {K}));
+
+    Defines defines = {{p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD", ""},
+                       {"DTYPE", str(call.dtype)},
+                       {"ACTIVATION", str(p.activation)}};
+    if (B) defines.emplace_back("HAS_BIAS", "");
+    std::vector<Dispatch> dispatches;
+    if (!wgrad && p.cy <= kDirectMaxChannels) {
+        const int wg = dev.workgroup_size();
+        defines.emplace_back("DIRECT", "");
+        defines.emplace_back("WG_SIZE", str(wg));
+        base.program = dev.program("conv.comp", defines);
+        const uint64_t total = uint64_t(count_u32(Out.numel, o_label.c_str()));
+        add_chunks(dev, base, ceil_div(total, uint64_t(wg)), dispatches);
+    } else {
+        // Large tiles for large products, a wide one when a group has few output channels, the
+        // smallest where the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
+        const Tile big{128, 128, 8, 8}, wide{32, 128, 4, 4}, mid{64, 64, 4, 4}, small{32, 32, 4, 4};
+        Tile t = small;
+        if (fits(L, big) && M >= 128 && N >= 4096) t = big;
+        else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
+        else if (fits(L, mid) && M > 32) t = mid;
+        if (!fits(L, t))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                 "op '%s': the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot hold a %dx%d tile",
+                 info.name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
+        defines.emplace_back("BM", str(t.bm));
+        defines.emplace_back("BN", str(t.bn));
+        defines.emplace_back("BK", str(kBK));
+        defines.emplace_back("TM", str(t.tm));
+        defines.emplace_back("TN", str(t.tn));
+        defines.emplace_back("WG_X", str(t.bn / t.tn));
+        defines.emplace_back("WG_Y", str(t.bm / t.tm));
+        base.program = dev.program("conv.comp", defines);
+        // db needs its column tile even where dw is empty (C_in = 0).
+        const uint64_t tiles_n = std::max<uint64_t>(ceil_div(uint64_t(N), uint64_t(t.bn)), B && wgrad ? 1 : 0);
+        const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
+        U.push_back(uniform_int("u_tiles_n", {to_i32(int64_t(tiles_n), "the column tiles")}));
+        U.push_back(uniform_int("u_tiles_m", {to_i32(int64_t(tiles_m), "the row tiles")}));
+        add_chunks(dev, base, tiles_n * tiles_m * uint64_t(p.groups), dispatches);
+    }
+    dev.submit(info.name, std::move(dispatches));
 }
 
 }  // namespace gles

@@ -1,0 +1,314 @@
+// The Conv family (ConvPlan, backends/common/conv_rules.h): convolution 1d/2d/3d, transposed
+// convolution, conv2d backward input (a transposed relation) and backward weight, all in 3 spatial
+// dims (1d/2d have leading dims of size 1) over any element strides (channels-last is strides).
+//
+// Implicit GEMM per group g (one workgroup: a BM x BN tile of C in registers, TM x TN per
+// invocation at rows ty + i*WG_Y and columns tx + j*WG_X as in matmul.comp; K in steps of BK staged
+// through shared memory; the im2col element is computed by the loader, never materialised):
+//   MODE_FORWARD / MODE_TRANSPOSED  C[m][col] = y[n, g*cy + m, o], col = (n, o), K = (c, j):
+//                                   A[m][k] = w(m, c, j), B[k][col] = x at the position that tap j
+//                                   of o reads (forward: o*stride - pad + j*dil; transposed: the i
+//                                   with i*stride - pad + j*dil = o), 0 outside.
+//   MODE_WGRAD                      C[m][col] = dw(m, c, j), col = (c, j), K = (n, o):
+//                                   A[m][k] = dy[n, g*cy + m, o], B[k][col] = the x tap as forward;
+//                                   HAS_BIAS: the workgroups of column tile 0 also sum A's rows: db.
+// Each K step first decodes its BK values of k once into shared memory (s_kj, s_koff), so the
+// loads do no divisions; each invocation's load column is fixed (NT is a multiple of BN) and
+// decoded once. Epilogue: bias, apply_activation, then one rounding to DTYPE at the store.
+// DIRECT (forward/transposed, few output channels per group, e.g. depthwise): one invocation per
+// output element, a plain loop over (c, j).
+//
+// Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT + WG_SIZE, or BM, BN, BK, TM, TN,
+// WG_X, WG_Y; DTYPE (= Y_DTYPE); HAS_BIAS; ACTIVATION.
+// Bindings: 0 x, 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD: dw), 3 bias (WGRAD: db).
+#include "common.glsl"
+#include "grid.glsl"
+#include "dtype.glsl"
+#include "activation.glsl"
+
+#define Y_DTYPE DTYPE
+
+layout(std430, binding = 0) readonly buffer XBuffer { uint x_data[]; };
+layout(std430, binding = 1) readonly buffer ABuffer { uint a_data[]; };
+layout(std430, binding = 2) buffer YBuffer { uint y_data[]; };
+#if defined(HAS_BIAS) && defined(MODE_WGRAD)
+layout(std430, binding = 3) buffer BBuffer { uint b_data[]; };
+#elif defined(HAS_BIAS)
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };
+#endif
+
+#include "store.glsl"
+
+// Per spatial dim (d, h, w); int arrays (the plugin sets no ivec uniforms), read as ivec3.
+uniform int u_in3[3];
+uniform int u_out3[3];
+uniform int u_k3[3];
+uniform int u_stride3[3];
+uniform int u_dil3[3];
+uniform int u_pad3[3];
+uniform int u_ws3[3];  // w (WGRAD: dw) per kernel dim
+#define IV3(A) ivec3(A[0], A[1], A[2])
+#define u_in IV3(u_in3)
+#define u_out IV3(u_out3)
+#define u_k IV3(u_k3)
+#define u_stride IV3(u_stride3)
+#define u_dil IV3(u_dil3)
+#define u_pad IV3(u_pad3)
+#define u_ws IV3(u_ws3)
+uniform int u_xs[5];   // x: n, c, d, h, w
+uniform int u_ys[5];   // y (WGRAD: dy)
+uniform int u_w_m;     // w per local y channel, local x channel, group
+uniform int u_w_c;
+uniform int u_w_g;
+uniform int u_bs;
+uniform int u_x_off;
+uniform int u_y_off;
+uniform int u_w_off;
+uniform int u_b_off;
+uniform int u_batch;
+uniform int u_cx;      // channels per group of x and y
+uniform int u_cy;
+uniform int u_groups;
+uniform int u_M;       // GEMM sizes of one group
+uniform int u_N;
+uniform int u_K;
+uniform int u_tiles_n;
+uniform int u_tiles_m;
+
+#define LOAD(ARR, I) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DTYPE)], I, DTYPE), DTYPE)
+
+// r = (d, h, w) of a row-major index over extent n.
+ivec3 unflatten3(int r, ivec3 n) {
+    int w = r % n.z;
+    r /= n.z;
+    return ivec3(r / n.y, r % n.y, w);
+}
+
+int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s2; }
+
+bool inside3(ivec3 i) { return all(greaterThanEqual(i, ivec3(0))) && all(lessThan(i, u_in)); }
+
+// The output element (n, channel co, position o) of y: bias, activation, one rounding.
+void store_y(int n, int co, ivec3 o, float v) {
+#if defined(HAS_BIAS)
+    v += LOAD(b_data, u_b_off + co * u_bs);
+#endif
+    v = apply_activation(v);
+    y_store_bits(u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]), tgl_from_f32(v, DTYPE));
+}
+
+#if defined(DIRECT)
+
+layout(local_size_x = WG_SIZE) in;
+
+void main() {
+    uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    int ovol = u_out.x * u_out.y * u_out.z;
+    int ctot = u_groups * u_cy;
+    if (e >= uint(u_batch) * uint(ctot) * uint(ovol)) return;
+    int oe = int(e % uint(ovol));
+    int rest = int(e / uint(ovol));
+    int co = rest % ctot;
+    int n = rest / ctot;
+    int g = co / u_cy;
+    ivec3 o = unflatten3(oe, u_out);
+    int kvol = u_k.x * u_k.y * u_k.z;
+    int xb = u_x_off + n * u_xs[0] + g * u_cx * u_xs[1];
+    int wb = u_w_off + g * u_w_g + (co - g * u_cy) * u_w_m;
+    float acc = 0.0;
+    for (int c = 0; c < u_cx; ++c) {
+        for (int je = 0; je < kvol; ++je) {
+            ivec3 j = unflatten3(je, u_k);
+#if defined(MODE_TRANSPOSED)
+            ivec3 num = o + u_pad - j * u_dil;
+            if (any(lessThan(num, ivec3(0))) || any(notEqual(num % u_stride, ivec3(0)))) continue;
+            ivec3 i = num / u_stride;
+#else
+            ivec3 i = o * u_stride - u_pad + j * u_dil;
+#endif
+            if (!inside3(i)) continue;
+            acc += LOAD(x_data, xb + c * u_xs[1] + dot3(i, u_xs[2], u_xs[3], u_xs[4])) *
+                   LOAD(a_data, wb + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
+        }
+    }
+    store_y(n, co, o, acc);
+}
+
+#else  // the implicit GEMM
+
+#if WG_X * TN != BN || WG_Y * TM != BM
+#error "conv.comp: WG_X * TN must be BN and WG_Y * TM must be BM"
+#endif
+#define NT (WG_X * WG_Y)
+#if (NT % BN) != 0 || ((BM * BK) % NT) != 0 || ((BN * BK) % NT) != 0
+#error "conv.comp: the invocation count must divide BN, BM * BK and BN * BK"
+#endif
+
+layout(local_size_x = WG_X, local_size_y = WG_Y) in;
+
+#define SA (BM + 1)
+#define SB (BN + 1)
+shared float s_a[BK * SA];  // [k][m]
+shared float s_b[BK * SB];  // [k][n]
+// Per k of the step. FORWARD/TRANSPOSED: s_kj = j * dil, s_koff = (c * x channel stride, w offset
+// of (c, j)). WGRAD: s_kj = o * stride - pad, s_koff = (n * x batch stride, dy offset of (n, o)).
+shared ivec3 s_kj[BK];
+shared ivec2 s_koff[BK];
+
+void main() {
+    int tx = int(gl_LocalInvocationID.x);
+    int ty = int(gl_LocalInvocationID.y);
+    int tid = ty * WG_X + tx;
+    uint wg = tgl_group_index();
+    int tn = int(wg % uint(u_tiles_n));
+    uint rest = wg / uint(u_tiles_n);
+    int tm = int(rest % uint(u_tiles_m));
+    int g = int(rest / uint(u_tiles_m));
+    if (g >= u_groups) return;  // past the end of a split grid: uniform per workgroup
+    int m0 = tm * BM;
+    int n0 = tn * BN;
+    int ovol = u_out.x * u_out.y * u_out.z;
+    int kvol = u_k.x * u_k.y * u_k.z;
+    int xg = u_x_off + g * u_cx * u_xs[1];  // x of this group's first channel
+#if defined(MODE_WGRAD)
+    int ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
+#else
+    int ab = u_w_off + g * u_w_g;
+#endif
+
+    // This invocation's load column (fixed: NT is a multiple of BN).
+    int ln = tid % BN;
+    int gcol = n0 + ln;
+    bool col_ok = gcol < u_N;
+#if defined(MODE_WGRAD)
+    int cc = col_ok ? gcol / kvol : 0;
+    ivec3 cj = unflatten3(col_ok ? gcol % kvol : 0, u_k) * u_dil;  // j * dil
+    int col_x = xg + cc * u_xs[1];
+#else
+    int cn = col_ok ? gcol / ovol : 0;
+    ivec3 co3 = unflatten3(col_ok ? gcol % ovol : 0, u_out);
+    int col_x = xg + cn * u_xs[0];
+#if defined(MODE_TRANSPOSED)
+    ivec3 cbase = co3 + u_pad;                // i * stride = o + pad - j * dil
+#else
+    ivec3 cbase = co3 * u_stride - u_pad;     // i = o * stride - pad + j * dil
+#endif
+#endif
+
+    float acc[TM * TN];
+    for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+    float db = 0.0;
+    bool do_db = tn == 0 && tid < BM;
+#endif
+
+    for (int k0 = 0; k0 < u_K; k0 += BK) {
+        if (tid < BK) {
+            int gk = min(k0 + tid, u_K - 1);
+#if defined(MODE_WGRAD)
+            int n = gk / ovol;
+            ivec3 o = unflatten3(gk % ovol, u_out);
+            s_kj[tid] = o * u_stride - u_pad;
+            s_koff[tid] = ivec2(n * u_xs[0], n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
+#else
+            int c = gk / kvol;
+            ivec3 j = unflatten3(gk % kvol, u_k);
+            s_kj[tid] = j * u_dil;
+            s_koff[tid] = ivec2(c * u_xs[1], c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
+#endif
+        }
+        memoryBarrierShared();
+        barrier();
+        for (int l = 0; l < (BM * BK) / NT; ++l) {
+            int e = tid + l * NT;
+            int kk = e % BK;
+            int mm = e / BK;
+            float v = 0.0;
+            if (m0 + mm < u_M && k0 + kk < u_K) {
+#if defined(MODE_WGRAD)
+                int ai = ab + (m0 + mm) * u_ys[1] + s_koff[kk].y;
+#else
+                int ai = ab + (m0 + mm) * u_w_m + s_koff[kk].y;
+#endif
+                v = LOAD(a_data, ai);
+            }
+            s_a[kk * SA + mm] = v;
+        }
+        for (int l = 0; l < (BN * BK) / NT; ++l) {
+            int kk = (tid + l * NT) / BN;
+            float v = 0.0;
+            if (col_ok && k0 + kk < u_K) {
+#if defined(MODE_WGRAD)
+                ivec3 i = s_kj[kk] + cj;
+                if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+#elif defined(MODE_TRANSPOSED)
+                ivec3 num = cbase - s_kj[kk];
+                if (all(greaterThanEqual(num, ivec3(0))) && all(equal(num % u_stride, ivec3(0)))) {
+                    ivec3 i = num / u_stride;
+                    if (all(lessThan(i, u_in))) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+                }
+#else
+                ivec3 i = cbase + s_kj[kk];
+                if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+#endif
+            }
+            s_b[kk * SB + ln] = v;
+        }
+        memoryBarrierShared();
+        barrier();
+#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+        if (do_db)
+            for (int kk = 0; kk < BK; ++kk) db += s_a[kk * SA + tid];
+#endif
+        for (int kk = 0; kk < BK; ++kk) {
+            float ar[TM];
+            float br[TN];
+            for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ty + i * WG_Y];
+            for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + tx + j * WG_X];
+            for (int i = 0; i < TM; ++i)
+                for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+
+#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+    if (do_db && m0 + tid < u_M) {
+        // db may share words with neighbours that other workgroups store (f16).
+        int bi = u_b_off + (g * u_cy + m0 + tid) * u_bs;
+        uint bits = tgl_from_f32(db, DTYPE);
+        if (tgl_dt_log2size(DTYPE) == 2) {
+            b_data[bi] = bits;
+        } else {
+            int w = tgl_word_of(bi, DTYPE);
+            uint sh = tgl_shift_of(bi, DTYPE);
+            atomicAnd(b_data[w], ~(0xffffu << sh));
+            atomicOr(b_data[w], bits << sh);
+        }
+    }
+#endif
+
+    for (int j = 0; j < TN; ++j) {
+        int gn = n0 + tx + j * WG_X;
+        if (gn >= u_N) continue;
+#if defined(MODE_WGRAD)
+        int c = gn / kvol;
+        ivec3 jj = unflatten3(gn % kvol, u_k);
+        int wb = u_w_off + g * u_w_g + c * u_w_c + dot3(jj, u_ws.x, u_ws.y, u_ws.z);
+#else
+        int n = gn / ovol;
+        ivec3 o = unflatten3(gn % ovol, u_out);
+#endif
+        for (int i = 0; i < TM; ++i) {
+            int gm = m0 + ty + i * WG_Y;
+            if (gm >= u_M) continue;
+#if defined(MODE_WGRAD)
+            y_store_bits(wb + gm * u_w_m, tgl_from_f32(acc[i * TN + j], DTYPE));
+#else
+            store_y(n, g * u_cy + gm, o, acc[i * TN + j]);
+#endif
+        }
+    }
+}
+
+#endif
