@@ -74,6 +74,9 @@ uniform int u_N;
 uniform int u_K;
 uniform int u_tiles_n;
 uniform int u_tiles_m;
+uniform int u_splits;    // K ranges (1: no split)
+uniform int u_k_chunk;   // K elements per range
+uniform int u_db_part;   // DB_PARTIAL / PASS_REDUCE: where the db partials start in the scratch
 
 #define LOAD(ARR, I) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DTYPE)], I, DTYPE), DTYPE)
 
@@ -96,6 +99,35 @@ void store_y(int n, int co, ivec3 o, float v) {
     v = apply_activation(v);
     y_store_bits(u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]), tgl_from_f32(v, DTYPE));
 }
+
+// Element (m, col) of group g's C: y (bias, activation) or dw.
+void store_c(int g, int m, int col, float v) {
+#if defined(MODE_WGRAD)
+    int kvol = u_k.x * u_k.y * u_k.z;
+    int c = col / kvol;
+    ivec3 j = unflatten3(col % kvol, u_k);
+    y_store_bits(u_w_off + g * u_w_g + m * u_w_m + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z), tgl_from_f32(v, DTYPE));
+#else
+    int ovol = u_out.x * u_out.y * u_out.z;
+    store_y(col / ovol, g * u_cy + m, unflatten3(col % ovol, u_out), v);
+#endif
+}
+
+#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+// db[co]; it may share words with neighbours that other invocations store (f16).
+void store_db(int co, float v) {
+    int bi = u_b_off + co * u_bs;
+    uint bits = tgl_from_f32(v, DTYPE);
+    if (tgl_dt_log2size(DTYPE) == 2) {
+        b_data[bi] = bits;
+    } else {
+        int w = tgl_word_of(bi, DTYPE);
+        uint sh = tgl_shift_of(bi, DTYPE);
+        atomicAnd(b_data[w], ~(0xffffu << sh));
+        atomicOr(b_data[w], bits << sh);
+    }
+}
+#endif
 
 #if defined(DIRECT)
 
@@ -134,6 +166,31 @@ void main() {
     store_y(n, co, o, acc);
 }
 
+#elif defined(PASS_REDUCE)
+
+layout(local_size_x = WG_SIZE) in;
+
+void main() {
+    uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    int mn = u_M * u_N;
+    uint nc = uint(u_groups) * uint(mn);
+    if (e < nc) {
+        int g = int(e / uint(mn));
+        int r = int(e % uint(mn));
+        float v = 0.0;
+        for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[(sp * u_groups + g) * mn + r]);
+        store_c(g, r / u_N, r % u_N, v);
+    }
+#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+    else if (e < nc + uint(u_groups * u_M)) {
+        int gm = int(e - nc);
+        float v = 0.0;
+        for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[u_db_part + sp * u_groups * u_M + gm]);
+        store_db(gm, v);
+    }
+#endif
+}
+
 #else  // the implicit GEMM
 
 #if WG_X * TN != BN || WG_Y * TM != BM
@@ -164,7 +221,11 @@ void main() {
     uint rest = wg / uint(u_tiles_n);
     int tm = int(rest % uint(u_tiles_m));
     int g = int(rest / uint(u_tiles_m));
-    if (g >= u_groups) return;  // past the end of a split grid: uniform per workgroup
+    int split = g / u_groups;
+    g -= split * u_groups;
+    if (split >= u_splits) return;  // past the end of a split grid: uniform per workgroup
+    int kbeg = split * u_k_chunk;
+    int kend = min(u_K, kbeg + u_k_chunk);
     int m0 = tm * BM;
     int n0 = tn * BN;
     int ovol = u_out.x * u_out.y * u_out.z;
@@ -197,14 +258,15 @@ void main() {
 
     float acc[TM * TN];
     for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
-#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+#if defined(MODE_WGRAD) && (defined(HAS_BIAS) || defined(DB_PARTIAL))
+#define DO_DB
     float db = 0.0;
     bool do_db = tn == 0 && tid < BM;
 #endif
 
-    for (int k0 = 0; k0 < u_K; k0 += BK) {
+    for (int k0 = kbeg; k0 < kend; k0 += BK) {
         if (tid < BK) {
-            int gk = min(k0 + tid, u_K - 1);
+            int gk = min(k0 + tid, kend - 1);
 #if defined(MODE_WGRAD)
             int n = gk / ovol;
             ivec3 o = unflatten3(gk % ovol, u_out);
@@ -224,7 +286,7 @@ void main() {
             int kk = e % BK;
             int mm = e / BK;
             float v = 0.0;
-            if (m0 + mm < u_M && k0 + kk < u_K) {
+            if (m0 + mm < u_M && k0 + kk < kend) {
 #if defined(MODE_WGRAD)
                 int ai = ab + (m0 + mm) * u_ys[1] + s_koff[kk].y;
 #else
@@ -237,7 +299,7 @@ void main() {
         for (int l = 0; l < (BN * BK) / NT; ++l) {
             int kk = (tid + l * NT) / BN;
             float v = 0.0;
-            if (col_ok && k0 + kk < u_K) {
+            if (col_ok && k0 + kk < kend) {
 #if defined(MODE_WGRAD)
                 ivec3 i = s_kj[kk] + cj;
                 if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
@@ -256,7 +318,7 @@ void main() {
         }
         memoryBarrierShared();
         barrier();
-#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+#if defined(DO_DB)
         if (do_db)
             for (int kk = 0; kk < BK; ++kk) db += s_a[kk * SA + tid];
 #endif
@@ -272,40 +334,26 @@ void main() {
         barrier();
     }
 
-#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+#if defined(DO_DB)
     if (do_db && m0 + tid < u_M) {
-        // db may share words with neighbours that other workgroups store (f16).
-        int bi = u_b_off + (g * u_cy + m0 + tid) * u_bs;
-        uint bits = tgl_from_f32(db, DTYPE);
-        if (tgl_dt_log2size(DTYPE) == 2) {
-            b_data[bi] = bits;
-        } else {
-            int w = tgl_word_of(bi, DTYPE);
-            uint sh = tgl_shift_of(bi, DTYPE);
-            atomicAnd(b_data[w], ~(0xffffu << sh));
-            atomicOr(b_data[w], bits << sh);
-        }
+#if defined(DB_PARTIAL)
+        y_data[u_db_part + (split * u_groups + g) * u_M + m0 + tid] = floatBitsToUint(db);
+#else
+        store_db(g * u_cy + m0 + tid, db);
+#endif
     }
 #endif
 
-    for (int j = 0; j < TN; ++j) {
-        int gn = n0 + tx + j * WG_X;
-        if (gn >= u_N) continue;
-#if defined(MODE_WGRAD)
-        int c = gn / kvol;
-        ivec3 jj = unflatten3(gn % kvol, u_k);
-        int wb = u_w_off + g * u_w_g + c * u_w_c + dot3(jj, u_ws.x, u_ws.y, u_ws.z);
+    for (int i = 0; i < TM; ++i) {
+        int gm = m0 + ty + i * WG_Y;
+        if (gm >= u_M) continue;
+        for (int j = 0; j < TN; ++j) {
+            int gn = n0 + tx + j * WG_X;
+            if (gn >= u_N) continue;
+#if defined(SPLIT_K)
+            y_data[(split * u_groups + g) * u_M * u_N + gm * u_N + gn] = floatBitsToUint(acc[i * TN + j]);
 #else
-        int n = gn / ovol;
-        ivec3 o = unflatten3(gn % ovol, u_out);
-#endif
-        for (int i = 0; i < TM; ++i) {
-            int gm = m0 + ty + i * WG_Y;
-            if (gm >= u_M) continue;
-#if defined(MODE_WGRAD)
-            y_store_bits(wb + gm * u_w_m, tgl_from_f32(acc[i * TN + j], DTYPE));
-#else
-            store_y(n, g * u_cy + gm, o, acc[i * TN + j]);
+            store_c(g, gm, gn, acc[i * TN + j]);
 #endif
         }
     }

@@ -21,6 +21,7 @@ struct Tile {
 constexpr int kBK = 16;
 // At most this many output channels per group take the direct variant.
 constexpr int64_t kDirectMaxChannels = 4;
+constexpr uint64_t kSplitTarget = 256, kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 
 bool fits(const Limits& L, const Tile& t) {
     const int wx = t.bn / t.tn, wy = t.bm / t.tm;
@@ -94,13 +95,17 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     U.push_back(uniform_int("u_N", {N}));
     U.push_back(uniform_int("u_K", {K}));
 
-    Defines defines = {{p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD", ""},
-                       {"DTYPE", str(call.dtype)},
-                       {"ACTIVATION", str(p.activation)}};
-    if (B) defines.emplace_back("HAS_BIAS", "");
+    const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
+    // A variant: the mode and dtype, the bias binding and activation where the pass stores the result.
+    auto variant = [&](bool epilogue) {
+        Defines d = {{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        if (epilogue && B) d.emplace_back("HAS_BIAS", "");
+        return d;
+    };
+    const int wg = dev.workgroup_size();
     std::vector<Dispatch> dispatches;
     if (!wgrad && p.cy <= kDirectMaxChannels) {
-        const int wg = dev.workgroup_size();
+        Defines defines = variant(true);
         defines.emplace_back("DIRECT", "");
         defines.emplace_back("WG_SIZE", str(wg));
         base.program = dev.program("conv.comp", defines);
@@ -118,20 +123,54 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             fail(TGL_ERROR_RESOURCE_EXHAUSTED,
                  "op '%s': the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot hold a %dx%d tile",
                  info.name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
-        defines.emplace_back("BM", str(t.bm));
-        defines.emplace_back("BN", str(t.bn));
-        defines.emplace_back("BK", str(kBK));
-        defines.emplace_back("TM", str(t.tm));
-        defines.emplace_back("TN", str(t.tn));
-        defines.emplace_back("WG_X", str(t.bn / t.tn));
-        defines.emplace_back("WG_Y", str(t.bm / t.tm));
-        base.program = dev.program("conv.comp", defines);
         // db needs its column tile even where dw is empty (C_in = 0).
         const uint64_t tiles_n = std::max<uint64_t>(ceil_div(uint64_t(N), uint64_t(t.bn)), B && wgrad ? 1 : 0);
         const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
+        const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
+        // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo;
+        // deep layers with small images): up to kSplitTarget workgroups, K ranges of at least
+        // kSplitMinK, partials within kSplitMaxBytes of scratch.
+        const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
+        uint64_t splits = 1;
+        if (tiles < kSplitTarget && uint64_t(K) >= 2 * kSplitMinK)
+            splits = std::min<uint64_t>({ceil_div(kSplitTarget, tiles), uint64_t(K) / kSplitMinK,
+                                         kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
+        const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), kBK) * kBK : uint64_t(std::max(K, 1));
+        splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
+        Defines defines = variant(splits == 1);
+        for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", kBK}, {"TM", t.tm}, {"TN", t.tn},
+                               {"WG_X", t.bn / t.tn}, {"WG_Y", t.bm / t.tm}})
+            defines.emplace_back(name, str(v));
         U.push_back(uniform_int("u_tiles_n", {to_i32(int64_t(tiles_n), "the column tiles")}));
         U.push_back(uniform_int("u_tiles_m", {to_i32(int64_t(tiles_m), "the row tiles")}));
-        add_chunks(dev, base, tiles_n * tiles_m * uint64_t(p.groups), dispatches);
+        U.push_back(uniform_int("u_splits", {int32_t(splits)}));
+        U.push_back(uniform_int("u_k_chunk", {int32_t(k_chunk)}));
+        U.push_back(uniform_int("u_db_part", {int32_t(splits * c_elems)}));
+        if (splits == 1) {
+            base.program = dev.program("conv.comp", defines);
+            add_chunks(dev, base, tiles, dispatches);
+        } else {
+            const uint64_t bytes = 4 * splits * (c_elems + db_elems);
+            BufferRef scratch = dev.scratch(bytes);
+            Binding sb;
+            sb.keep = scratch;
+            sb.name = static_cast<GlesBuffer&>(*scratch).name();
+            sb.size = int64_t(bytes);
+            defines.emplace_back("SPLIT_K", "");
+            if (db_elems) defines.emplace_back("DB_PARTIAL", "");
+            Dispatch partial = base;
+            partial.bindings.resize(3);
+            partial.bindings[2] = sb;
+            partial.program = dev.program("conv.comp", defines);
+            add_chunks(dev, partial, tiles * splits, dispatches);
+            Defines rd = variant(true);
+            rd.emplace_back("PASS_REDUCE", "");
+            rd.emplace_back("WG_SIZE", str(wg));
+            Dispatch reduce = base;
+            reduce.bindings[0] = reduce.bindings[1] = sb;
+            reduce.program = dev.program("conv.comp", rd);
+            add_chunks(dev, reduce, ceil_div(c_elems + db_elems, uint64_t(wg)), dispatches);
+        }
     }
     dev.submit(info.name, std::move(dispatches));
 }

@@ -174,10 +174,13 @@ TEST_F(ConvDiff, Forward) {
     c = c2(1, 5, 7, {11, 6, 5}, {1, 3, 3});
     c.last = true, c.same = true;
     cases.push_back({"ndhwc same", c});
+    c = c2(1, 64, 64, {7, 7}, {3, 3});
+    c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true, c.activation = TGL_ACTIVATION_RELU;
+    cases.push_back({"64 channels 7x7 (split K on GLES)", c});
     for (const auto& [name, cc] : cases)
         for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, name);
     // Large enough for the 128x128 tile (GLES, where the limits allow it).
-    c = c2(1, 32, 128, {64, 64}, {3, 3});
+    c = c2(1, 8, 128, {64, 64}, {3, 3});
     c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
     forward(c, F32, rng_, "128 channels 64x64");
 }
@@ -207,7 +210,10 @@ TEST_F(ConvDiff, Backward) {
     e.groups = 4, e.dil = {2, 2}, e.same = true, e.bias = true, e.last = true;
     Conv f = c2(1, 3, 40, {13, 12}, {5, 5});
     f.stride = {2, 3}, f.pb = {6, 2}, f.pe = {2, 2}, f.bias = true;
+    Conv g = c2(2, 8, 16, {24, 24}, {3, 3});
+    g.pb = {1, 1}, g.pe = {1, 1}, g.bias = true;
     for (tgl_dtype dt : {F32, F16}) {
+        backward(g, dt, rng_, "3x3 24x24 (split K on GLES)");
         backward(c, dt, rng_, "3x3 stride 2 groups 2");
         backward(d, dt, rng_, "1x1");
         backward(e, dt, rng_, "depthwise dilation 2 same nhwc");
@@ -222,10 +228,10 @@ TEST_F(ConvDiff, EmptyBatch) {
     backward(c, F32, rng_, "empty batch");  // dw = 0, db = 0
 }
 
-// 66,000 groups of 5 output channels (a GEMM tile each): more than 65,535 workgroups.
+// 65,600 groups of 5 output channels (a GEMM tile each): more than 65,535 workgroups.
 TEST_F(ConvDiff, ManyWorkgroups) {
-    Conv c = c2(1, 2 * 66000, 5 * 66000, {1}, {1});
-    c.groups = 66000;
+    Conv c = c2(1, 2 * 65600, 5 * 65600, {1}, {1});
+    c.groups = 65600;
     MultiSpec s;
     s.op = TGL_OP_CONV1D;
     s.params = param_bytes(c.params());
@@ -238,7 +244,7 @@ TEST_F(ConvDiff, ManyWorkgroups) {
     s.inputs = {contiguous_random(c.act(c.cin, c.in)), contiguous_random(c.weight(c.cout, 2)), absent_input()};
     s.outputs = {output_of(F32, c.act(c.cout, c.out(false)))};
     s.tolerance = {tol::kMatmul};
-    s.what = "conv1d groups 66000";
+    s.what = "conv1d groups 65600";
     check(s);
 }
 
