@@ -11,16 +11,22 @@
 //                                   with i*stride - pad + j*dil = o), 0 outside.
 //   MODE_WGRAD                      C[m][col] = dw(m, c, j), col = (c, j), K = (n, o):
 //                                   A[m][k] = dy[n, g*cy + m, o], B[k][col] = the x tap as forward;
-//                                   HAS_BIAS: the workgroups of column tile 0 also sum A's rows: db.
+//                                   with db: the workgroups of column tile 0 also sum A's rows.
 // Each K step first decodes its BK values of k once into shared memory (s_kj, s_koff), so the
 // loads do no divisions; each invocation's load column is fixed (NT is a multiple of BN) and
 // decoded once. Epilogue: bias, apply_activation, then one rounding to DTYPE at the store.
+// SPLIT_K (few tiles, a long K): workgroup (tile, split s) sums only K range s and stores f32
+// partials to a scratch block (binding 2: [s][g][m][col], then the db partials [s][g][m] from
+// u_db_part); PASS_REDUCE then sums the splits of each C element (and db) and runs the epilogue.
 // DIRECT (forward/transposed, few output channels per group, e.g. depthwise): one invocation per
 // output element, a plain loop over (c, j).
+// The bias (db) is a uniform switch, not a variant: binding 3 is always bound (a stand-in when
+// absent), which halves the variants to compile.
 //
-// Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT + WG_SIZE, or BM, BN, BK, TM, TN,
-// WG_X, WG_Y; DTYPE (= Y_DTYPE); HAS_BIAS; ACTIVATION.
-// Bindings: 0 x, 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD: dw), 3 bias (WGRAD: db).
+// Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
+// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K); DTYPE (= Y_DTYPE); ACTIVATION.
+// Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
+// dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -31,9 +37,9 @@
 layout(std430, binding = 0) readonly buffer XBuffer { uint x_data[]; };
 layout(std430, binding = 1) readonly buffer ABuffer { uint a_data[]; };
 layout(std430, binding = 2) buffer YBuffer { uint y_data[]; };
-#if defined(HAS_BIAS) && defined(MODE_WGRAD)
+#if defined(MODE_WGRAD)
 layout(std430, binding = 3) buffer BBuffer { uint b_data[]; };
-#elif defined(HAS_BIAS)
+#else
 layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };
 #endif
 
@@ -76,7 +82,8 @@ uniform int u_tiles_n;
 uniform int u_tiles_m;
 uniform int u_splits;    // K ranges (1: no split)
 uniform int u_k_chunk;   // K elements per range
-uniform int u_db_part;   // DB_PARTIAL / PASS_REDUCE: where the db partials start in the scratch
+uniform int u_db_part;   // SPLIT_K / PASS_REDUCE: where the db partials start in the scratch
+uniform int u_has_bias;  // bias (WGRAD: db) given
 
 #define LOAD(ARR, I) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DTYPE)], I, DTYPE), DTYPE)
 
@@ -93,9 +100,7 @@ bool inside3(ivec3 i) { return all(greaterThanEqual(i, ivec3(0))) && all(lessTha
 
 // The output element (n, channel co, position o) of y: bias, activation, one rounding.
 void store_y(int n, int co, ivec3 o, float v) {
-#if defined(HAS_BIAS)
-    v += LOAD(b_data, u_b_off + co * u_bs);
-#endif
+    if (u_has_bias != 0) v += LOAD(b_data, u_b_off + co * u_bs);
     v = apply_activation(v);
     y_store_bits(u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]), tgl_from_f32(v, DTYPE));
 }
@@ -113,7 +118,7 @@ void store_c(int g, int m, int col, float v) {
 #endif
 }
 
-#if defined(MODE_WGRAD) && defined(HAS_BIAS)
+#if defined(MODE_WGRAD)
 // db[co]; it may share words with neighbours that other invocations store (f16).
 void store_db(int co, float v) {
     int bi = u_b_off + co * u_bs;
@@ -181,8 +186,8 @@ void main() {
         for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[(sp * u_groups + g) * mn + r]);
         store_c(g, r / u_N, r % u_N, v);
     }
-#if defined(MODE_WGRAD) && defined(HAS_BIAS)
-    else if (e < nc + uint(u_groups * u_M)) {
+#if defined(MODE_WGRAD)
+    else if (u_has_bias != 0 && e < nc + uint(u_groups * u_M)) {
         int gm = int(e - nc);
         float v = 0.0;
         for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[u_db_part + sp * u_groups * u_M + gm]);
@@ -258,10 +263,10 @@ void main() {
 
     float acc[TM * TN];
     for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
-#if defined(MODE_WGRAD) && (defined(HAS_BIAS) || defined(DB_PARTIAL))
+#if defined(MODE_WGRAD)
 #define DO_DB
     float db = 0.0;
-    bool do_db = tn == 0 && tid < BM;
+    bool do_db = u_has_bias != 0 && tn == 0 && tid < BM;
 #endif
 
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
@@ -336,7 +341,7 @@ void main() {
 
 #if defined(DO_DB)
     if (do_db && m0 + tid < u_M) {
-#if defined(DB_PARTIAL)
+#if defined(SPLIT_K)
         y_data[u_db_part + (split * u_groups + g) * u_M + m0 + tid] = floatBitsToUint(db);
 #else
         store_db(g * u_cy + m0 + tid, db);

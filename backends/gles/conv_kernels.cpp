@@ -29,12 +29,6 @@ bool fits(const Limits& L, const Tile& t) {
     return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
 }
 
-std::vector<int32_t> i32s(const int64_t* v, int n, const char* what) {
-    std::vector<int32_t> out;
-    for (int i = 0; i < n; ++i) out.push_back(to_i32(v[i], what));
-    return out;
-}
-
 }  // namespace
 
 void run_conv(GlesDevice& dev, const OpCall& call) {
@@ -67,18 +61,20 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     base.bindings.push_back(X.numel > 0 ? dev.window(X, x_label.c_str(), &x_off) : any);
     base.bindings.push_back(A.numel > 0 ? dev.window(A, a_label.c_str(), &a_off) : any);
     base.bindings.push_back(Out.numel > 0 ? ob : any);
-    if (B) base.bindings.push_back(bb);
+    const Binding out_binding = base.bindings[2];
+    base.bindings.push_back(B ? bb : out_binding);  // never read or written when absent
 
     auto& U = base.uniforms;
-    U.push_back(uniform_int("u_in3", i32s(p.in, 3, "a spatial size")));
-    U.push_back(uniform_int("u_out3", i32s(p.out, 3, "a spatial size")));
-    U.push_back(uniform_int("u_k3", i32s(p.k, 3, "a kernel size")));
-    U.push_back(uniform_int("u_stride3", i32s(p.stride, 3, "a stride")));
-    U.push_back(uniform_int("u_dil3", i32s(p.dil, 3, "a dilation")));
-    U.push_back(uniform_int("u_pad3", i32s(p.pad, 3, "a pad")));
-    U.push_back(uniform_int("u_ws3", i32s(p.ws, 3, "a stride of the weight")));
-    U.push_back(uniform_int("u_xs", i32s(p.xs, 5, "a stride of x")));
-    U.push_back(uniform_int("u_ys", i32s(p.ys, 5, "a stride of y")));
+    U.push_back(uniform_int("u_has_bias", {B ? 1 : 0}));
+    U.push_back(uniform_int("u_in3", to_i32s(p.in, 3, "a spatial size")));
+    U.push_back(uniform_int("u_out3", to_i32s(p.out, 3, "a spatial size")));
+    U.push_back(uniform_int("u_k3", to_i32s(p.k, 3, "a kernel size")));
+    U.push_back(uniform_int("u_stride3", to_i32s(p.stride, 3, "a stride")));
+    U.push_back(uniform_int("u_dil3", to_i32s(p.dil, 3, "a dilation")));
+    U.push_back(uniform_int("u_pad3", to_i32s(p.pad, 3, "a pad")));
+    U.push_back(uniform_int("u_ws3", to_i32s(p.ws, 3, "a stride of the weight")));
+    U.push_back(uniform_int("u_xs", to_i32s(p.xs, 5, "a stride of x")));
+    U.push_back(uniform_int("u_ys", to_i32s(p.ys, 5, "a stride of y")));
     U.push_back(uniform_int("u_w_m", {to_i32(p.w_m, "a stride of the weight")}));
     U.push_back(uniform_int("u_w_c", {to_i32(p.w_c, "a stride of the weight")}));
     U.push_back(uniform_int("u_w_g", {to_i32(p.w_g, "a stride of the weight")}));
@@ -96,11 +92,9 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     U.push_back(uniform_int("u_K", {K}));
 
     const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
-    // A variant: the mode and dtype, the bias binding and activation where the pass stores the result.
+    // A variant: the mode and dtype, and the activation where the pass stores the result.
     auto variant = [&](bool epilogue) {
-        Defines d = {{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
-        if (epilogue && B) d.emplace_back("HAS_BIAS", "");
-        return d;
+        return Defines{{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
     };
     const int wg = dev.workgroup_size();
     std::vector<Dispatch> dispatches;
@@ -157,9 +151,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             sb.name = static_cast<GlesBuffer&>(*scratch).name();
             sb.size = int64_t(bytes);
             defines.emplace_back("SPLIT_K", "");
-            if (db_elems) defines.emplace_back("DB_PARTIAL", "");
             Dispatch partial = base;
-            partial.bindings.resize(3);
             partial.bindings[2] = sb;
             partial.program = dev.program("conv.comp", defines);
             add_chunks(dev, partial, tiles * splits, dispatches);

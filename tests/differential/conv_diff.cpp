@@ -16,14 +16,10 @@ class ConvDiff : public SeededTest {};
 
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 
-Kind pick_kind(Rng& rng) {
-    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
-    return rng.pick(kinds);
-}
-
+// Any layout kind but broadcasting; f16 contiguous views start inside a word half of the time.
 View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
-    if (dt == F16 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
-    return view_of(shape, pick_kind(rng), rng, input);
+    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
+    return view_of(shape, rng.pick(kinds), rng, input, dt);
 }
 
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng) {
