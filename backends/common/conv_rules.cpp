@@ -111,6 +111,9 @@ void plan_conv(OpCall& call, const void* params) {
              shape_string(W.rank, W.shape).c_str());
     int64_t k3[3] = {1, 1, 1}, wk[3] = {0, 0, 0};
     for (int i = 0; i < S; ++i) {
+        if (W.shape[2 + i] < 1 || W.shape[2 + i] > INT32_MAX)
+            fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': %s has shape %s; its kernel dims must be in 1..2147483647", info.name, w_label.c_str(),
+                 shape_string(W.rank, W.shape).c_str());
         k3[3 - S + i] = W.shape[2 + i];
         wk[3 - S + i] = W.strides[2 + i];
     }
@@ -145,14 +148,15 @@ void plan_conv(OpCall& call, const void* params) {
     auto conv_out = [&](const int64_t* in, int64_t* out) {
         for (int i = 0; i < S; ++i) {
             const int j = 3 - S + i;
-            const int64_t padded = in[j] + pad_b[j] + pad_e[j], reach = p.dil[j] * (k3[j] - 1) + 1;
+            // In 128 bits: an empty weight or x may have dims up to 2^62.
+            const __int128 padded = __int128(in[j]) + pad_b[j] + pad_e[j], reach = __int128(p.dil[j]) * (k3[j] - 1) + 1;
             if (padded < reach)
                 fail(TGL_ERROR_SHAPE_MISMATCH,
                      "op '%s': the kernel reaches %lld elements in spatial dim %d (size %lld, dilation %lld) but the padded input has only %lld "
                      "(size %lld + pads %lld + %lld)",
                      info.name, (long long)reach, i, (long long)k3[j], (long long)p.dil[j], (long long)padded, (long long)in[j],
                      (long long)pad_b[j], (long long)pad_e[j]);
-            out[j] = (padded - reach) / p.stride[j] + 1;
+            out[j] = int64_t((padded - reach) / p.stride[j] + 1);
         }
     };
 
@@ -166,8 +170,10 @@ void plan_conv(OpCall& call, const void* params) {
         int64_t out3[3] = {1, 1, 1};
         for (int i = 0; i < S; ++i) {
             const int j = 3 - S + i;
-            out3[j] = (X.sp[j] - 1) * p.stride[j] - pad_b[j] - pad_e[j] + p.dil[j] * (k3[j] - 1) + prm.output_padding[i] + 1;
-            if (out3[j] < 0)
+            const __int128 o = __int128(X.sp[j] - 1) * p.stride[j] - pad_b[j] - pad_e[j] + __int128(p.dil[j]) * (k3[j] - 1) +
+                               prm.output_padding[i] + 1;
+            out3[j] = int64_t(std::min<__int128>(o, INT64_MAX));
+            if (o < 0)
                 fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': spatial dim %d of the output would have negative size %lld (pads too large)", info.name,
                      i, (long long)out3[j]);
         }
