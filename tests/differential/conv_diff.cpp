@@ -30,8 +30,7 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng) {
     return a;
 }
 OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o;
-    o.dtype = dt;
+    OutputArg o = output_of(dt, shape);
     o.view = random_view(shape, dt, rng, false);
     return o;
 }
