@@ -45,6 +45,13 @@ layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };
 
 #include "store.glsl"
 
+// r = (d, h, w) of a row-major index over extent n.
+ivec3 unflatten3(int r, ivec3 n) {
+    int w = r % n.z;
+    r /= n.z;
+    return ivec3(r / n.y, r % n.y, w);
+}
+
 // Per spatial dim (d, h, w); int arrays (the plugin sets no ivec uniforms), read as ivec3.
 uniform int u_in3[3];
 uniform int u_out3[3];
@@ -61,6 +68,20 @@ uniform int u_ws3[3];  // w (WGRAD: dw) per kernel dim
 #define u_dil IV3(u_dil3)
 #define u_pad IV3(u_pad3)
 #define u_ws IV3(u_ws3)
+// The forward/transposed GEMM's columns and taps, one phase at a time: output positions
+// o = phase + q * ostep for q in qout, taps j = j0 + t * jstep for t in jcnt. Forward: phase 0,
+// step 1, all taps. Transposed with stride s: one dispatch per phase o mod s, whose taps are only
+// those with (o + pad - j * dil) divisible by s (the others would multiply zeros).
+uniform int u_qout3[3];
+uniform int u_phase3[3];
+uniform int u_ostep3[3];
+uniform int u_jcnt3[3];
+uniform int u_j03[3];
+uniform int u_jstep3[3];
+#define u_qout IV3(u_qout3)
+#define u_jcnt IV3(u_jcnt3)
+ivec3 phase_o(int q) { return IV3(u_phase3) + unflatten3(q, u_qout) * IV3(u_ostep3); }
+ivec3 phase_j(int t) { return IV3(u_j03) + unflatten3(t, u_jcnt) * IV3(u_jstep3); }
 uniform int u_xs[5];   // x: n, c, d, h, w
 uniform int u_ys[5];   // y (WGRAD: dy)
 uniform int u_w_m;     // w per local y channel, local x channel, group
@@ -87,13 +108,6 @@ uniform int u_has_bias;  // bias (WGRAD: db) given
 
 #define LOAD(ARR, I) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DTYPE)], I, DTYPE), DTYPE)
 
-// r = (d, h, w) of a row-major index over extent n.
-ivec3 unflatten3(int r, ivec3 n) {
-    int w = r % n.z;
-    r /= n.z;
-    return ivec3(r / n.y, r % n.y, w);
-}
-
 int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s2; }
 
 bool inside3(ivec3 i) { return all(greaterThanEqual(i, ivec3(0))) && all(lessThan(i, u_in)); }
@@ -113,8 +127,8 @@ void store_c(int g, int m, int col, float v) {
     ivec3 j = unflatten3(col % kvol, u_k);
     y_store_bits(u_w_off + g * u_w_g + m * u_w_m + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z), tgl_from_f32(v, DTYPE));
 #else
-    int ovol = u_out.x * u_out.y * u_out.z;
-    store_y(col / ovol, g * u_cy + m, unflatten3(col % ovol, u_out), v);
+    int cvol = u_qout.x * u_qout.y * u_qout.z;
+    store_y(col / cvol, g * u_cy + m, phase_o(col % cvol), v);
 #endif
 }
 
@@ -251,8 +265,9 @@ void main() {
     ivec3 cj = unflatten3(col_ok ? gcol % kvol : 0, u_k) * u_dil;  // j * dil
     int col_x = xg + cc * u_xs[1];
 #else
-    int cn = col_ok ? gcol / ovol : 0;
-    ivec3 co3 = unflatten3(col_ok ? gcol % ovol : 0, u_out);
+    int cvol = u_qout.x * u_qout.y * u_qout.z;
+    int cn = col_ok ? gcol / cvol : 0;
+    ivec3 co3 = phase_o(col_ok ? gcol % cvol : 0);
     int col_x = xg + cn * u_xs[0];
 #if defined(MODE_TRANSPOSED)
     ivec3 cbase = co3 + u_pad;                // i * stride = o + pad - j * dil
@@ -278,8 +293,9 @@ void main() {
             s_kj[tid] = o * u_stride - u_pad;
             s_koff[tid] = ivec2(n * u_xs[0], n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
 #else
-            int c = gk / kvol;
-            ivec3 j = unflatten3(gk % kvol, u_k);
+            int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
+            int c = gk / tvol;
+            ivec3 j = phase_j(gk % tvol);
             s_kj[tid] = j * u_dil;
             s_koff[tid] = ivec2(c * u_xs[1], c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
 #endif
@@ -309,8 +325,8 @@ void main() {
                 ivec3 i = s_kj[kk] + cj;
                 if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
 #elif defined(MODE_TRANSPOSED)
-                ivec3 num = cbase - s_kj[kk];
-                if (all(greaterThanEqual(num, ivec3(0))) && all(equal(num % u_stride, ivec3(0)))) {
+                ivec3 num = cbase - s_kj[kk];  // a multiple of stride: the phase has only such taps
+                if (all(greaterThanEqual(num, ivec3(0)))) {
                     ivec3 i = num / u_stride;
                     if (all(lessThan(i, u_in))) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
                 }

@@ -189,11 +189,14 @@ TEST_F(ConvDiff, Transposed) {
     e.dil = {2, 2}, e.stride = {1, 2}, e.op = {1, 1}, e.last = true, e.bias = true;
     Conv f = c2(2, 5, 5, {6, 7}, {3, 3});
     f.groups = 5, f.stride = {2, 2}, f.pb = {1, 1}, f.pe = {1, 1};
+    Conv g = c2(2, 6, 12, {5, 6}, {3, 4});
+    g.stride = {2, 3}, g.pb = {1, 2}, g.pe = {0, 1}, g.op = {1, 2}, g.bias = true, g.activation = TGL_ACTIVATION_SILU;
     for (tgl_dtype dt : {F32, F16}) {
         transposed(c, dt, rng_, "1d stride 3 output_padding 1");
         transposed(d, dt, rng_, "2d stride 2 groups 2");
         transposed(e, dt, rng_, "2d dilation 2 nhwc");
         transposed(f, dt, rng_, "2d depthwise");
+        transposed(g, dt, rng_, "2d stride (2, 3) 12 channels (phases on GLES)");
     }
 }
 
@@ -207,8 +210,11 @@ TEST_F(ConvDiff, Backward) {
     f.stride = {2, 3}, f.pb = {6, 2}, f.pe = {2, 2}, f.bias = true;
     Conv g = c2(2, 8, 16, {24, 24}, {3, 3});
     g.pb = {1, 1}, g.pe = {1, 1}, g.bias = true;
+    Conv h = c2(1, 12, 8, {11, 10}, {3, 3});
+    h.stride = {2, 2}, h.pb = {1, 1}, h.pe = {1, 1};
     for (tgl_dtype dt : {F32, F16}) {
         backward(g, dt, rng_, "3x3 24x24 (split K on GLES)");
+        backward(h, dt, rng_, "3x3 stride 2, 12 input channels (phases on GLES)");
         backward(c, dt, rng_, "3x3 stride 2 groups 2");
         backward(d, dt, rng_, "1x1");
         backward(e, dt, rng_, "depthwise dilation 2 same nhwc");
