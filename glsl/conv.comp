@@ -18,13 +18,15 @@
 // SPLIT_K (few tiles, a long K): workgroup (tile, split s) sums only K range s and stores f32
 // partials to a scratch block (binding 2: [s][g][m][col], then the db partials [s][g][m] from
 // u_db_part); PASS_REDUCE then sums the splits of each C element (and db) and runs the epilogue.
+// X_C_FAST (forward/transposed, x channels-last): K ordered (tap, channel) with the channel fastest
+// and the B tile loaded k-fast, so that its loads are consecutive in memory.
 // DIRECT (forward/transposed, few output channels per group, e.g. depthwise): one invocation per
 // output element, a plain loop over (c, j).
 // The bias (db) is a uniform switch, not a variant: binding 3 is always bound (a stand-in when
 // absent), which halves the variants to compile.
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
-// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K); DTYPE (= Y_DTYPE); ACTIVATION.
+// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K, X_C_FAST); DTYPE (= Y_DTYPE); ACTIVATION.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -231,6 +233,37 @@ shared float s_b[BK * SB];  // [k][n]
 shared ivec3 s_kj[BK];
 shared ivec2 s_koff[BK];
 
+// Load column gcol of the B tile: its x offset and the position part that each k's s_kj completes.
+void decode_col(int gcol, int xg, out int col_x, out ivec3 cpos) {
+#if defined(MODE_WGRAD)
+    int kvol = u_k.x * u_k.y * u_k.z;
+    col_x = xg + (gcol / kvol) * u_xs[1];
+    cpos = unflatten3(gcol % kvol, u_k) * u_dil;  // j * dil
+#else
+    int cvol = u_qout.x * u_qout.y * u_qout.z;
+    col_x = xg + (gcol / cvol) * u_xs[0];
+    ivec3 o = phase_o(gcol % cvol);
+#if defined(MODE_TRANSPOSED)
+    cpos = o + u_pad;  // i * stride = o + pad - j * dil
+#else
+    cpos = o * u_stride - u_pad;  // i = o * stride - pad + j * dil
+#endif
+#endif
+}
+
+// B[kk][the column of (col_x, cpos)]: the x element, 0 outside x.
+float load_b(int kk, int col_x, ivec3 cpos) {
+#if defined(MODE_TRANSPOSED)
+    ivec3 num = cpos - s_kj[kk];  // a multiple of stride: the phase has only such taps
+    if (any(lessThan(num, ivec3(0)))) return 0.0;
+    ivec3 i = num / u_stride;
+#else
+    ivec3 i = cpos + s_kj[kk];
+#endif
+    if (!inside3(i)) return 0.0;
+    return LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+}
+
 void main() {
     int tx = int(gl_LocalInvocationID.x);
     int ty = int(gl_LocalInvocationID.y);
@@ -248,7 +281,6 @@ void main() {
     int m0 = tm * BM;
     int n0 = tn * BN;
     int ovol = u_out.x * u_out.y * u_out.z;
-    int kvol = u_k.x * u_k.y * u_k.z;
     int xg = u_x_off + g * u_cx * u_xs[1];  // x of this group's first channel
 #if defined(MODE_WGRAD)
     int ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
@@ -256,24 +288,25 @@ void main() {
     int ab = u_w_off + g * u_w_g;
 #endif
 
+#if defined(X_C_FAST)
+    // Channels-last x: K runs channel-fastest and the B loads k-fast (consecutive invocations read
+    // consecutive channels); each invocation loads LB fixed columns, decoded once.
+#define LB ((BN * BK) / NT)
+    int lcol_x[LB];
+    ivec3 lcpos[LB];
+    bool lok[LB];
+    for (int l = 0; l < LB; ++l) {
+        int gcol = n0 + (tid + l * NT) / BK;
+        lok[l] = gcol < u_N;
+        decode_col(lok[l] ? gcol : 0, xg, lcol_x[l], lcpos[l]);
+    }
+#else
     // This invocation's load column (fixed: NT is a multiple of BN).
-    int ln = tid % BN;
-    int gcol = n0 + ln;
+    int gcol = n0 + tid % BN;
     bool col_ok = gcol < u_N;
-#if defined(MODE_WGRAD)
-    int cc = col_ok ? gcol / kvol : 0;
-    ivec3 cj = unflatten3(col_ok ? gcol % kvol : 0, u_k) * u_dil;  // j * dil
-    int col_x = xg + cc * u_xs[1];
-#else
-    int cvol = u_qout.x * u_qout.y * u_qout.z;
-    int cn = col_ok ? gcol / cvol : 0;
-    ivec3 co3 = phase_o(col_ok ? gcol % cvol : 0);
-    int col_x = xg + cn * u_xs[0];
-#if defined(MODE_TRANSPOSED)
-    ivec3 cbase = co3 + u_pad;                // i * stride = o + pad - j * dil
-#else
-    ivec3 cbase = co3 * u_stride - u_pad;     // i = o * stride - pad + j * dil
-#endif
+    int col_x;
+    ivec3 cpos;
+    decode_col(col_ok ? gcol : 0, xg, col_x, cpos);
 #endif
 
     float acc[TM * TN];
@@ -293,9 +326,14 @@ void main() {
             s_kj[tid] = o * u_stride - u_pad;
             s_koff[tid] = ivec2(n * u_xs[0], n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
 #else
+#if defined(X_C_FAST)
+            int c = gk % u_cx;
+            ivec3 j = phase_j(gk / u_cx);
+#else
             int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
             int c = gk / tvol;
             ivec3 j = phase_j(gk % tvol);
+#endif
             s_kj[tid] = j * u_dil;
             s_koff[tid] = ivec2(c * u_xs[1], c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
 #endif
@@ -318,24 +356,16 @@ void main() {
             s_a[kk * SA + mm] = v;
         }
         for (int l = 0; l < (BN * BK) / NT; ++l) {
-            int kk = (tid + l * NT) / BN;
-            float v = 0.0;
-            if (col_ok && k0 + kk < kend) {
-#if defined(MODE_WGRAD)
-                ivec3 i = s_kj[kk] + cj;
-                if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
-#elif defined(MODE_TRANSPOSED)
-                ivec3 num = cbase - s_kj[kk];  // a multiple of stride: the phase has only such taps
-                if (all(greaterThanEqual(num, ivec3(0)))) {
-                    ivec3 i = num / u_stride;
-                    if (all(lessThan(i, u_in))) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
-                }
+#if defined(X_C_FAST)
+            int e = tid + l * NT;
+            int kk = e % BK;
+            float v = lok[l] && k0 + kk < kend ? load_b(kk, lcol_x[l], lcpos[l]) : 0.0;
+            s_b[kk * SB + e / BK] = v;
 #else
-                ivec3 i = cbase + s_kj[kk];
-                if (inside3(i)) v = LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+            int kk = (tid + l * NT) / BN;
+            float v = col_ok && k0 + kk < kend ? load_b(kk, col_x, cpos) : 0.0;
+            s_b[kk * SB + tid % BN] = v;
 #endif
-            }
-            s_b[kk * SB + ln] = v;
         }
         memoryBarrierShared();
         barrier();

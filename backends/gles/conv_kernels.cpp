@@ -138,6 +138,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", kBK}, {"TM", t.tm}, {"TN", t.tn},
                                    {"WG_X", t.bn / t.tn}, {"WG_Y", t.bm / t.tm}})
                 defines.emplace_back(name, str(v));
+            if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
             auto& BU = b.uniforms;
             BU.push_back(uniform_int("u_N", {N}));
             BU.push_back(uniform_int("u_K", {K}));
