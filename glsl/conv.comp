@@ -26,7 +26,7 @@
 // absent), which halves the variants to compile.
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
-// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K, X_C_FAST); DTYPE (= Y_DTYPE); ACTIVATION.
+// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST); DTYPE (= Y_DTYPE); ACTIVATION.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -214,8 +214,22 @@ void main() {
 
 #else  // the implicit GEMM
 
-#if WG_X * TN != BN || WG_Y * TM != BM
-#error "conv.comp: WG_X * TN must be BN and WG_Y * TM must be BM"
+// The register tile's rows (m) and columns (n) run along the invocation index RX (rows) and CX
+// (columns): rows along y, columns along x as in matmul.comp, or, for a channels-last y (Y_C_FAST),
+// rows (channels) along x, so that consecutive invocations store consecutive channels.
+#if defined(Y_C_FAST)
+#define ROW_ID tx
+#define COL_ID ty
+#define ROW_STEP WG_X
+#define COL_STEP WG_Y
+#else
+#define ROW_ID ty
+#define COL_ID tx
+#define ROW_STEP WG_Y
+#define COL_STEP WG_X
+#endif
+#if COL_STEP * TN != BN || ROW_STEP * TM != BM
+#error "conv.comp: the invocations along the columns times TN must be BN, along the rows times TM must be BM"
 #endif
 #define NT (WG_X * WG_Y)
 #if (NT % BN) != 0 || ((BM * BK) % NT) != 0 || ((BN * BK) % NT) != 0
@@ -376,8 +390,8 @@ void main() {
         for (int kk = 0; kk < BK; ++kk) {
             float ar[TM];
             float br[TN];
-            for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ty + i * WG_Y];
-            for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + tx + j * WG_X];
+            for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ROW_ID + i * ROW_STEP];
+            for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + COL_ID + j * COL_STEP];
             for (int i = 0; i < TM; ++i)
                 for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
         }
@@ -396,10 +410,10 @@ void main() {
 #endif
 
     for (int i = 0; i < TM; ++i) {
-        int gm = m0 + ty + i * WG_Y;
+        int gm = m0 + ROW_ID + i * ROW_STEP;
         if (gm >= u_M) continue;
         for (int j = 0; j < TN; ++j) {
-            int gn = n0 + tx + j * WG_X;
+            int gn = n0 + COL_ID + j * COL_STEP;
             if (gn >= u_N) continue;
 #if defined(SPLIT_K)
             y_data[(split * u_groups + g) * u_M * u_N + gm * u_N + gn] = floatBitsToUint(acc[i * TN + j]);

@@ -29,7 +29,8 @@ constexpr uint64_t kSplitTarget = 256, kSplitMinK = 256, kSplitMaxBytes = uint64
 bool fits(const Limits& L, const Tile& t) {
     const int wx = t.bn / t.tn, wy = t.bm / t.tm;
     const int shared = (kBK * (t.bm + 1) + kBK * (t.bn + 1)) * 4 + kBK * 20;
-    return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
+    // Either orientation (Y_C_FAST swaps the workgroup's x and y).
+    return wx * wy <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
 }
 
 }  // namespace
@@ -135,9 +136,12 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), kBK) * kBK : uint64_t(std::max(K, 1));
             splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
             Defines defines = variant(splits == 1);
+            // Channels-last y: the rows (channels) along the invocations' x, for consecutive stores.
+            const bool y_c_fast = !wgrad && (p.ys[1] == 1 || p.ys[1] == -1) && M > 1;
             for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", kBK}, {"TM", t.tm}, {"TN", t.tn},
-                                   {"WG_X", t.bn / t.tn}, {"WG_Y", t.bm / t.tm}})
+                                   {"WG_X", y_c_fast ? t.bm / t.tm : t.bn / t.tn}, {"WG_Y", y_c_fast ? t.bn / t.tn : t.bm / t.tm}})
                 defines.emplace_back(name, str(v));
+            if (y_c_fast) defines.emplace_back("Y_C_FAST", "");
             if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
             auto& BU = b.uniforms;
             BU.push_back(uniform_int("u_N", {N}));

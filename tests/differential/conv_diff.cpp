@@ -97,6 +97,11 @@ InputArg x_input(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
     return a;
 }
 
+// The output of a channels-last case: dense for f32 (the GLES plugin's channel-fastest stores).
+OutputArg y_output(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
+    return c.last && dt == F32 ? output_of(dt, shape) : rand_output(dt, shape, rng);
+}
+
 tgl_op forward_op(int S) { return S == 1 ? TGL_OP_CONV1D : S == 2 ? TGL_OP_CONV2D : TGL_OP_CONV3D; }
 
 void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<OutputArg> outs, const std::string& what) {
@@ -113,19 +118,19 @@ void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<Output
 void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
     run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cout, c.cin / c.groups), rng), b},
-        {rand_output(dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtype_name(dt));
+        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtype_name(dt));
 }
 
 void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
     run(c.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, c,
         {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cin, c.cout / c.groups), rng), b},
-        {rand_output(dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtype_name(dt));
+        {y_output(c, dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtype_name(dt));
 }
 
 void backward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     const Shape xs = c.act(c.cin, c.in), ys = c.act(c.cout, c.out(false)), ws = c.weight(c.cout, c.cin / c.groups);
-    run(TGL_OP_CONV2D_BACKWARD_INPUT, c, {x_input(c, dt, ys, rng), rand_input(dt, ws, rng)}, {rand_output(dt, xs, rng)},
+    run(TGL_OP_CONV2D_BACKWARD_INPUT, c, {x_input(c, dt, ys, rng), rand_input(dt, ws, rng)}, {y_output(c, dt, xs, rng)},
         what + " backward_input " + dtype_name(dt));
     run(TGL_OP_CONV2D_BACKWARD_WEIGHT, c, {rand_input(dt, xs, rng), rand_input(dt, ys, rng)},
         {rand_output(dt, ws, rng), c.bias ? rand_output(dt, {c.cout}, rng) : absent_output()}, what + " backward_weight " + dtype_name(dt));
