@@ -1,12 +1,222 @@
-// GLES host side of the Conv family (plan: backends/common/conv_rules.h).
+// GLES host side of the Conv family (plan: backends/common/conv_rules.h; shader: glsl/conv.comp).
+// The implicit GEMM serves every mode (forward; transposed, which conv2d backward input is too;
+// backward weight with the bias gradient in its first column tile). Forward/transposed with at most
+// 4 output channels per group (depthwise) use the direct variant instead, since a GEMM tile of BM
+// rows would be mostly idle. A strided transposed relation runs one GEMM per output phase
+// (o mod stride) over only the taps that reach it. Few tiles with a long K split K (partials in
+// scratch, then a reduce pass with the epilogue). Tiles are chosen within the device's invocation,
+// workgroup-size and shared-memory limits; each grid (tiles x groups x splits) is a linear index
+// split into dispatches within the workgroup-count limits.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <numeric>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_conv(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+struct Tile {
+    int bm, bn, tm, tn;
+};
+constexpr int kBK = 16;
+// At most this many output channels per group take the direct variant.
+constexpr int64_t kDirectMaxChannels = 4;
+constexpr uint64_t kSplitTarget = 256, kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
+
+bool fits(const Limits& L, const Tile& t) {
+    const int wx = t.bn / t.tn, wy = t.bm / t.tm;
+    const int shared = (kBK * (t.bm + 1) + kBK * (t.bn + 1)) * 4 + kBK * 20;
+    // Either orientation (Y_C_FAST swaps the workgroup's x and y).
+    return wx * wy <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
+}
+
+}  // namespace
+
+void run_conv(GlesDevice& dev, const OpCall& call) {
+    const ConvPlan& p = call.conv;
+    const OpInfo& info = *call.info;
+    const Limits& L = dev.limits();
+    const bool wgrad = p.mode == ConvPlan::WeightGrad;
+    const TensorArg& X = call.inputs[size_t(p.x_slot)];
+    const TensorArg& Yr = (p.y_is_out ? call.outputs : call.inputs)[size_t(p.y_slot)];
+    const TensorArg& Wr = (p.w_is_out ? call.outputs : call.inputs)[size_t(p.w_slot)];
+    const TensorArg* B = p.b_slot >= 0 ? &(wgrad ? call.outputs : call.inputs)[size_t(p.b_slot)] : nullptr;
+    const TensorArg& Out = wgrad ? Wr : Yr;  // binding 2
+    const TensorArg& A = wgrad ? Yr : Wr;    // binding 1
+    const std::string x_label = operand_label(info, false, uint32_t(p.x_slot));
+    const std::string a_label = wgrad ? operand_label(info, false, uint32_t(p.y_slot)) : operand_label(info, false, uint32_t(p.w_slot));
+    const std::string o_label = wgrad ? operand_label(info, true, 0) : operand_label(info, true, uint32_t(p.y_slot));
+
+    const int64_t ovol = p.out[0] * p.out[1] * p.out[2], kvol = p.k[0] * p.k[1] * p.k[2];
+    const int32_t M = int32_t(count_u32(p.cy, "the output channels of a group"));
+    const int32_t N = int32_t(count_u32(wgrad ? p.cx * kvol : p.batch * ovol, "the GEMM columns of the convolution"));
+    const int32_t K = int32_t(count_u32(wgrad ? p.batch * ovol : p.cx * kvol, "the reduction length of the convolution"));
+    count_u32(Out.numel, o_label.c_str());
+
+    // Bindings: empty operands (never read) are stood in for by a bound one.
+    int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;
+    Dispatch base;
+    Binding ob = Out.numel > 0 ? dev.window(Out, o_label.c_str(), &o_off) : Binding{};
+    Binding bb = B && B->numel > 0 ? dev.window(*B, operand_label(info, wgrad, uint32_t(p.b_slot)).c_str(), &b_off) : Binding{};
+    const Binding& any = Out.numel > 0 ? ob : bb;
+    base.bindings.push_back(X.numel > 0 ? dev.window(X, x_label.c_str(), &x_off) : any);
+    base.bindings.push_back(A.numel > 0 ? dev.window(A, a_label.c_str(), &a_off) : any);
+    base.bindings.push_back(Out.numel > 0 ? ob : any);
+    const Binding out_binding = base.bindings[2];
+    base.bindings.push_back(B ? bb : out_binding);  // never read or written when absent
+
+    auto& U = base.uniforms;
+    U.push_back(uniform_int("u_has_bias", {B ? 1 : 0}));
+    U.push_back(uniform_int("u_in3", to_i32s(p.in, 3, "a spatial size")));
+    U.push_back(uniform_int("u_out3", to_i32s(p.out, 3, "a spatial size")));
+    U.push_back(uniform_int("u_k3", to_i32s(p.k, 3, "a kernel size")));
+    U.push_back(uniform_int("u_stride3", to_i32s(p.stride, 3, "a stride")));
+    U.push_back(uniform_int("u_dil3", to_i32s(p.dil, 3, "a dilation")));
+    U.push_back(uniform_int("u_pad3", to_i32s(p.pad, 3, "a pad")));
+    U.push_back(uniform_int("u_ws3", to_i32s(p.ws, 3, "a stride of the weight")));
+    U.push_back(uniform_int("u_xs", to_i32s(p.xs, 5, "a stride of x")));
+    U.push_back(uniform_int("u_ys", to_i32s(p.ys, 5, "a stride of y")));
+    U.push_back(uniform_int("u_w_m", {to_i32(p.w_m, "a stride of the weight")}));
+    U.push_back(uniform_int("u_w_c", {to_i32(p.w_c, "a stride of the weight")}));
+    U.push_back(uniform_int("u_w_g", {to_i32(p.w_g, "a stride of the weight")}));
+    U.push_back(uniform_int("u_bs", {to_i32(p.bs, "a stride of the bias")}));
+    U.push_back(uniform_int("u_x_off", {x_off}));
+    U.push_back(uniform_int("u_y_off", {wgrad ? a_off : o_off}));
+    U.push_back(uniform_int("u_w_off", {wgrad ? o_off : a_off}));
+    U.push_back(uniform_int("u_b_off", {b_off}));
+    U.push_back(uniform_int("u_batch", {to_i32(p.batch, "the batch")}));
+    U.push_back(uniform_int("u_cx", {to_i32(p.cx, "channels per group")}));
+    U.push_back(uniform_int("u_cy", {M}));
+    U.push_back(uniform_int("u_groups", {to_i32(p.groups, "groups")}));
+    U.push_back(uniform_int("u_M", {M}));
+
+    const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
+    // A variant: the mode and dtype, and the activation where the pass stores the result.
+    auto variant = [&](bool epilogue) {
+        return Defines{{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+    };
+    const int wg = dev.workgroup_size();
+    std::vector<Dispatch> dispatches;
+    if (!wgrad && p.cy <= kDirectMaxChannels) {
+        Defines defines = variant(true);
+        defines.emplace_back("DIRECT", "");
+        defines.emplace_back("WG_SIZE", str(wg));
+        base.program = dev.program("conv.comp", defines);
+        const uint64_t total = uint64_t(count_u32(Out.numel, o_label.c_str()));
+        add_chunks(dev, base, ceil_div(total, uint64_t(wg)), dispatches);
+    } else {
+        // One GEMM of N columns and reduction length K over `b` (which carries the phase uniforms).
+        auto gemm = [&](Dispatch b, int32_t N, int32_t K) {
+            // Large tiles for large products, a wide one when a group has few output channels, the
+            // smallest where the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
+            const Tile big{128, 128, 8, 8}, wide{32, 128, 4, 4}, mid{64, 64, 4, 4}, small{32, 32, 4, 4};
+            Tile t = small;
+            if (fits(L, big) && M >= 128 && N >= 4096) t = big;
+            else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
+            else if (fits(L, mid) && M > 32) t = mid;
+            if (!fits(L, t))
+                fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                     "op '%s': the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot hold a %dx%d tile",
+                     info.name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
+            // db needs its column tile even where dw is empty (C_in = 0).
+            const uint64_t tiles_n = std::max<uint64_t>(ceil_div(uint64_t(N), uint64_t(t.bn)), B && wgrad ? 1 : 0);
+            const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
+            const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
+            // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo;
+            // deep layers with small images): up to kSplitTarget workgroups, K ranges of at least
+            // kSplitMinK, partials within kSplitMaxBytes of scratch.
+            const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
+            uint64_t splits = 1;
+            if (tiles < kSplitTarget && uint64_t(K) >= 2 * kSplitMinK)
+                splits = std::min<uint64_t>({ceil_div(kSplitTarget, tiles), uint64_t(K) / kSplitMinK,
+                                             kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
+            const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), kBK) * kBK : uint64_t(std::max(K, 1));
+            splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
+            Defines defines = variant(splits == 1);
+            // Channels-last y: the rows (channels) along the invocations' x, for consecutive stores.
+            const bool y_c_fast = !wgrad && (p.ys[1] == 1 || p.ys[1] == -1) && M > 1;
+            for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", kBK}, {"TM", t.tm}, {"TN", t.tn},
+                                   {"WG_X", y_c_fast ? t.bm / t.tm : t.bn / t.tn}, {"WG_Y", y_c_fast ? t.bn / t.tn : t.bm / t.tm}})
+                defines.emplace_back(name, str(v));
+            if (y_c_fast) defines.emplace_back("Y_C_FAST", "");
+            if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
+            auto& BU = b.uniforms;
+            BU.push_back(uniform_int("u_N", {N}));
+            BU.push_back(uniform_int("u_K", {K}));
+            BU.push_back(uniform_int("u_tiles_n", {to_i32(int64_t(tiles_n), "the column tiles")}));
+            BU.push_back(uniform_int("u_tiles_m", {to_i32(int64_t(tiles_m), "the row tiles")}));
+            BU.push_back(uniform_int("u_splits", {int32_t(splits)}));
+            BU.push_back(uniform_int("u_k_chunk", {int32_t(k_chunk)}));
+            BU.push_back(uniform_int("u_db_part", {int32_t(splits * c_elems)}));
+            if (splits == 1) {
+                b.program = dev.program("conv.comp", defines);
+                add_chunks(dev, b, tiles, dispatches);
+                return;
+            }
+            const uint64_t bytes = 4 * splits * (c_elems + db_elems);
+            BufferRef scratch = dev.scratch(bytes);
+            Binding sb;
+            sb.keep = scratch;
+            sb.name = static_cast<GlesBuffer&>(*scratch).name();
+            sb.size = int64_t(bytes);
+            defines.emplace_back("SPLIT_K", "");
+            Dispatch partial = b;
+            partial.bindings[2] = sb;
+            partial.program = dev.program("conv.comp", defines);
+            add_chunks(dev, partial, tiles * splits, dispatches);
+            Defines rd = variant(true);
+            rd.emplace_back("PASS_REDUCE", "");
+            rd.emplace_back("WG_SIZE", str(wg));
+            Dispatch reduce = b;
+            reduce.bindings[0] = reduce.bindings[1] = sb;
+            reduce.program = dev.program("conv.comp", rd);
+            add_chunks(dev, reduce, ceil_div(c_elems + db_elems, uint64_t(wg)), dispatches);
+        };
+        auto phase_uniforms = [](Dispatch& b, const int64_t* qout, const int64_t* phase, const int64_t* ostep, const int64_t* jcnt,
+                                 const int64_t* j0, const int64_t* jstep) {
+            b.uniforms.push_back(uniform_int("u_qout3", to_i32s(qout, 3, "a spatial size")));
+            b.uniforms.push_back(uniform_int("u_phase3", to_i32s(phase, 3, "a phase")));
+            b.uniforms.push_back(uniform_int("u_ostep3", to_i32s(ostep, 3, "a stride")));
+            b.uniforms.push_back(uniform_int("u_jcnt3", to_i32s(jcnt, 3, "a kernel size")));
+            b.uniforms.push_back(uniform_int("u_j03", to_i32s(j0, 3, "a tap")));
+            b.uniforms.push_back(uniform_int("u_jstep3", to_i32s(jstep, 3, "a tap step")));
+        };
+        const int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+        if (p.mode != ConvPlan::Transposed || (p.stride[0] == 1 && p.stride[1] == 1 && p.stride[2] == 1)) {
+            // Every output position, every tap (the stride-1 transposed relation divides by 1).
+            Dispatch b = base;
+            phase_uniforms(b, p.out, zero, one, p.k, zero, one);
+            gemm(std::move(b), N, K);
+        } else {
+            // One GEMM per output phase r = o mod stride: o + pad - j * dil is a multiple of the
+            // stride only for taps j = j0 + t * (stride / gcd(stride, dil)), so the others (3 of 4
+            // for stride 2 in 2d) are never visited. A phase without taps still stores its bias.
+            for (int64_t e = 0; e < p.stride[0] * p.stride[1] * p.stride[2]; ++e) {
+                int64_t r[3], qout[3], jcnt[3], j0[3], jstep[3];
+                int64_t rest = e;
+                for (int d = 2; d >= 0; --d) {
+                    r[d] = rest % p.stride[d];
+                    rest /= p.stride[d];
+                    qout[d] = r[d] < p.out[d] ? (p.out[d] - r[d] + p.stride[d] - 1) / p.stride[d] : 0;
+                    jstep[d] = p.stride[d] / std::gcd(p.stride[d], p.dil[d]);
+                    j0[d] = -1;
+                    for (int64_t j = 0; j < std::min(p.k[d], jstep[d]) && j0[d] < 0; ++j)
+                        if ((r[d] + p.pad[d] - j * p.dil[d]) % p.stride[d] == 0) j0[d] = j;
+                    jcnt[d] = j0[d] < 0 ? 0 : (p.k[d] - j0[d] + jstep[d] - 1) / jstep[d];
+                    if (j0[d] < 0) j0[d] = 0;
+                }
+                const int64_t cols = p.batch * qout[0] * qout[1] * qout[2];
+                if (cols == 0) continue;
+                Dispatch b = base;
+                phase_uniforms(b, qout, r, p.stride, jcnt, j0, jstep);
+                gemm(std::move(b), int32_t(cols), int32_t(p.cx * jcnt[0] * jcnt[1] * jcnt[2]));
+            }
+        }
+    }
+    dev.submit(info.name, std::move(dispatches));
 }
 
 }  // namespace gles

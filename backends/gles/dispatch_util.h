@@ -19,6 +19,13 @@ inline int32_t to_i32(int64_t v, const char* what) {
     return int32_t(v);
 }
 
+// The same for n values (array uniforms).
+inline std::vector<int32_t> to_i32s(const int64_t* v, int n, const char* what) {
+    std::vector<int32_t> out;
+    for (int d = 0; d < n; ++d) out.push_back(to_i32(v[d], what));
+    return out;
+}
+
 inline uint32_t count_u32(int64_t n, const char* what) {
     if (n < 0 || n > INT32_MAX)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED,

@@ -10,16 +10,6 @@
 namespace tgl {
 namespace gles {
 
-namespace {
-
-std::vector<int32_t> ints(const int64_t* v, int n, const char* what) {
-    std::vector<int32_t> out;
-    for (int d = 0; d < n; ++d) out.push_back(to_i32(v[d], what));
-    return out;
-}
-
-}  // namespace
-
 void run_index(GlesDevice& dev, const OpCall& call) {
     const IndexPlan& p = call.index;
     const tgl_op op = call.info->op;
@@ -47,8 +37,8 @@ void run_index(GlesDevice& dev, const OpCall& call) {
         d.program = program("PASS_CHECK", rank);
         d.bindings = {ib, ib, ib, check.status};
         d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
-                      uniform_int("u_shape", index.rank ? ints(index.shape, rank, "the index's shape") : ints(&one, 1, "")),
-                      uniform_int("u_i_str", index.rank ? ints(index.strides, rank, "a stride of the index") : ints(&zero, 1, "")),
+                      uniform_int("u_shape", index.rank ? to_i32s(index.shape, rank, "the index's shape") : to_i32s(&one, 1, "")),
+                      uniform_int("u_i_str", index.rank ? to_i32s(index.strides, rank, "a stride of the index") : to_i32s(&zero, 1, "")),
                       uniform_int("u_i_offset", {i_off}),
                       uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
                       uniform_uint("u_op", {uint32_t(op)}),
@@ -67,9 +57,9 @@ void run_index(GlesDevice& dev, const OpCall& call) {
     const uint64_t groups = ceil_div(numel, uint64_t(wg));
     Dispatch base;
     base.uniforms = {uniform_uint("u_numel", {numel}),
-                     uniform_int("u_shape", ints(p.shape, p.rank, "y's shape")),
-                     uniform_int("u_y_str", ints(p.y_strides, p.rank, "a stride of y")),
-                     uniform_int("u_i_str", ints(p.index_strides, p.rank, "a stride of the index")),
+                     uniform_int("u_shape", to_i32s(p.shape, p.rank, "y's shape")),
+                     uniform_int("u_y_str", to_i32s(p.y_strides, p.rank, "a stride of y")),
+                     uniform_int("u_i_str", to_i32s(p.index_strides, p.rank, "a stride of the index")),
                      uniform_int("u_y_offset", {y_off}),
                      uniform_int("u_i_offset", {i_off}),
                      uniform_int("u_axis", {p.axis}),
@@ -77,7 +67,7 @@ void run_index(GlesDevice& dev, const OpCall& call) {
     Binding xb = yb;
     if (op != TGL_OP_ONE_HOT) {
         xb = dev.window(call.inputs[0], "inputs[0] (x)", &x_off);
-        base.uniforms.push_back(uniform_int("u_x_str", ints(p.x_strides, p.rank, "a stride of x")));
+        base.uniforms.push_back(uniform_int("u_x_str", to_i32s(p.x_strides, p.rank, "a stride of x")));
         base.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
     }
     if (!scatter) {
@@ -113,9 +103,9 @@ void run_index(GlesDevice& dev, const OpCall& call) {
     Dispatch owner = base;
     owner.program = program("PASS_SCATTER", p.rank);
     owner.bindings = {tb, xb, ib, sb};
-    owner.uniforms.push_back(uniform_int("u_s_str", ints(p.src_strides, p.rank, "a stride of src")));
+    owner.uniforms.push_back(uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")));
     owner.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
-    owner.uniforms.push_back(uniform_int("u_index_shape", ints(p.index_shape, p.rank, "the index's shape")));
+    owner.uniforms.push_back(uniform_int("u_index_shape", to_i32s(p.index_shape, p.rank, "the index's shape")));
     add_chunks(dev, owner, groups, ds);
     Dispatch commit = base;
     commit.program = program("PASS_COMMIT", p.rank);

@@ -478,6 +478,40 @@ enum {
     TGL_OP_RANDOM_NORMAL = 1006,
 
     /* [conv family: ops 1100..1199] */
+    /* Convolution (tgl_conv_params; every float operand one dtype, f32 or f16 storage with f32
+     * accumulation; the CPU reference accumulates in double). Optional operands (?) are absent when
+     * their buffer handle is 0. S = 1, 2, 3 spatial dims; g = params->groups.
+     * convNd: (x (N, C_in, *in), w (C_out, C_in/g, *k), bias? (C_out)) -> (y (N, C_out, *out)),
+     *   y[n, co, o] = act(bias[co] + sum_{ci in co's group, j} x[n, ci, o*stride - pad_begin +
+     *   j*dilation] * w[co, ci - group start, j]); x outside [0, in) is 0 (zero padding).
+     *   out = floor((in + pad_begin + pad_end - dilation*(k-1) - 1) / stride) + 1, which must be
+     *   >= 1 when in + pads > 0 (else SHAPE_MISMATCH: the kernel is larger than the padded input).
+     * conv_transposeNd: (x (N, C_in, *in), w (C_in, C_out/g, *k), bias? (C_out)) -> (y (N, C_out,
+     *   *out)), the adjoint of convNd (PyTorch ConvTranspose): every x[n, ci, i] adds
+     *   x * w[ci, co - group start, j] to y[n, co, i*stride - pad_begin + j*dilation] (positions
+     *   outside [0, out) dropped); out = (in - 1)*stride - pad_begin - pad_end + dilation*(k-1) +
+     *   output_padding + 1 (output_padding < max(stride, dilation), as PyTorch); padding_mode same
+     *   is not accepted.
+     * conv2d_backward_input: (dy (N, C_out, Ho, Wo), w (C_out, C_in/g, kH, kW)) -> (dx (N, C_in, H,
+     *   W)): the gradient of conv2d with respect to x, for the conv2d params (stride, dilation,
+     *   pads or same, groups, layout); dx's shape gives H, W (several input sizes give one output
+     *   size) and conv2d of that shape must give dy's shape. No bias, activation none,
+     *   output_padding 0.
+     * conv2d_backward_weight: (x (N, C_in, H, W), dy (N, C_out, Ho, Wo)) -> (dw (C_out, C_in/g,
+     *   kH, kW), db? (C_out)): dw = sum over n and positions of dy * the x element it multiplied;
+     *   db[co] = sum of dy[:, co]; dw's shape gives the kernel size. Activation none.
+     * layout TGL_CONV_LAYOUT_CHANNELS_LAST: x, y, dy and dx are (N, *spatial, C) (NLC, NHWC,
+     *   NDHWC); the weight keeps the shape above (C_out, C_in/g, *k) in every layout (OHWI memory
+     *   is that shape with strides (k*C_in/g, 1, ...), any strides being accepted).
+     * The activation (conv, conv_transpose) applies to the biased f32 sum before the one rounding.
+     * Outputs must not overlap inputs. */
+    TGL_OP_CONV1D = 1100,
+    TGL_OP_CONV2D = 1101,
+    TGL_OP_CONV3D = 1102,
+    TGL_OP_CONV_TRANSPOSE1D = 1103,
+    TGL_OP_CONV_TRANSPOSE2D = 1104,
+    TGL_OP_CONV2D_BACKWARD_INPUT = 1105,
+    TGL_OP_CONV2D_BACKWARD_WEIGHT = 1106,
 
     /* [pool family: ops 1200..1299] */
     /* Pooling and upsampling over the spatial dims of x (N, C, *spatial), NCHW-style: dim 0 is the
@@ -881,6 +915,31 @@ typedef struct tgl_linear_int4_params {
 } tgl_linear_int4_params;
 
 /* [conv family: params] */
+enum { TGL_CONV_LAYOUT_CHANNELS_FIRST = 0, TGL_CONV_LAYOUT_CHANNELS_LAST = 1 };
+enum { TGL_CONV_PADDING_EXPLICIT = 0, TGL_CONV_PADDING_SAME = 1 };
+/* Every op of the conv family. Per-dim arrays hold the op's S spatial dims in order (D, H, W /
+ * H, W / L), entries past S are ignored. stride >= 1, dilation >= 1, pads >= 0 (they may exceed
+ * the kernel's reach: the outputs there see only zeros and the bias), output_padding >= 0 (conv
+ * transpose only; 0 elsewhere). groups >= 1 divides C_in and C_out. padding_mode
+ * TGL_CONV_PADDING_SAME (PyTorch padding='same'): stride must be 1, pad_begin/pad_end must be 0;
+ * the total pad dilation*(k-1) is split with the smaller half at the begin side. activation: a
+ * tgl_activation (conv and conv_transpose; the backward ops take none). reserved: 0.
+ * NULL params: channels first, groups 1, no activation, explicit padding, stride 1, dilation 1,
+ * pads 0, output_padding 0. */
+typedef struct tgl_conv_params {
+    uint32_t struct_size;
+    uint32_t layout;       /* TGL_CONV_LAYOUT_* */
+    uint32_t groups;
+    tgl_activation activation;
+    uint32_t padding_mode; /* TGL_CONV_PADDING_* */
+    uint32_t reserved;
+    int32_t stride[3];
+    int32_t dilation[3];
+    int32_t pad_begin[3];
+    int32_t pad_end[3];
+    int32_t output_padding[3];
+    uint32_t reserved2;
+} tgl_conv_params;
 
 /* [pool family: params] */
 /* max_pool, avg_pool and their backward ops. Entry d of each array is spatial dim d (dim 2 + d of
@@ -1168,6 +1227,9 @@ TGL_STATIC_ASSERT(offsetof(tgl_linear_params, activation) == 4, "tgl_linear_para
 TGL_STATIC_ASSERT(sizeof(tgl_linear_int4_params) == 16, "tgl_linear_int4_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_linear_int4_params, group_size) == 8, "tgl_linear_int4_params layout");
 /* [conv family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_conv_params) == 88, "tgl_conv_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_conv_params, stride) == 24, "tgl_conv_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_conv_params, output_padding) == 72, "tgl_conv_params layout");
 /* [pool family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_pool_params) == 80, "tgl_pool_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_pool_params, kernel) == 16, "tgl_pool_params layout");

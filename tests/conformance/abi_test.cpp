@@ -112,6 +112,13 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_LINEAR_INT4, "linear_int4", sizeof(tgl_linear_int4_params),
          {F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F}, {F}},
         // [conv family]
+        {TGL_OP_CONV1D, "conv1d", sizeof(tgl_conv_params), {F, F, F}, {F}},
+        {TGL_OP_CONV2D, "conv2d", sizeof(tgl_conv_params), {F, F, F}, {F}},
+        {TGL_OP_CONV3D, "conv3d", sizeof(tgl_conv_params), {F, F, F}, {F}},
+        {TGL_OP_CONV_TRANSPOSE1D, "conv_transpose1d", sizeof(tgl_conv_params), {F, F, F}, {F}},
+        {TGL_OP_CONV_TRANSPOSE2D, "conv_transpose2d", sizeof(tgl_conv_params), {F, F, F}, {F}},
+        {TGL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", sizeof(tgl_conv_params), {F, F}, {F}},
+        {TGL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", sizeof(tgl_conv_params), {F, F}, {F, F}},
         // [pool family]
         {TGL_OP_MAX_POOL, "max_pool", sizeof(tgl_pool_params), {F}, {F, I32}},
         {TGL_OP_AVG_POOL, "avg_pool", sizeof(tgl_pool_params), {F}, {F}},

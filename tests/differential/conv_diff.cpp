@@ -1,2 +1,270 @@
-// Differential tests of the Conv family (GLES vs the CPU reference).
+// Differential tests (GLES vs CPU) of the Conv family on seeded random inputs: 1x1 and 7x7 kernels,
+// stride 2 with odd sizes and asymmetric pads, dilation 2, groups and depthwise (groups = channels),
+// pads beyond the kernel's reach, 'same', 1d/2d/3d, channels-last, transposed 1d/2d with
+// output_padding, both conv2d backward ops (with and without db), every activation, permuted /
+// stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
+// an empty batch, one tile large enough for the 128x128 GEMM tile and one grid of more than 65,535
+// workgroups; f32 and f16.
+// Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
+// double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
+
+namespace diff {
+namespace {
+
+class ConvDiff : public SeededTest {};
+
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
+
+// Any layout kind but broadcasting; f16 contiguous views start inside a word half of the time.
+View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
+    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
+    return view_of(shape, rng.pick(kinds), rng, input, dt);
+}
+
+InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = random_view(shape, dt, rng, true);
+    a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
+    return a;
+}
+OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
+    OutputArg o = output_of(dt, shape);
+    o.view = random_view(shape, dt, rng, false);
+    return o;
+}
+
+struct Conv {
+    int S = 2;
+    int64_t n = 1, cin = 1, cout = 1;
+    std::vector<int64_t> in, k;  // S each
+    std::vector<int> stride, dil, pb, pe, op;  // empty: 1 / 0
+    uint32_t groups = 1, activation = 0;
+    bool last = false, same = false, bias = false;
+
+    tgl_conv_params params() const {
+        tgl_conv_params p{};
+        p.struct_size = sizeof p;
+        p.groups = groups;
+        p.activation = activation;
+        p.layout = last ? TGL_CONV_LAYOUT_CHANNELS_LAST : TGL_CONV_LAYOUT_CHANNELS_FIRST;
+        p.padding_mode = same ? TGL_CONV_PADDING_SAME : TGL_CONV_PADDING_EXPLICIT;
+        for (int i = 0; i < 3; ++i) {
+            p.stride[i] = i < int(stride.size()) ? stride[size_t(i)] : 1;
+            p.dilation[i] = i < int(dil.size()) ? dil[size_t(i)] : 1;
+            p.pad_begin[i] = i < int(pb.size()) ? pb[size_t(i)] : 0;
+            p.pad_end[i] = i < int(pe.size()) ? pe[size_t(i)] : 0;
+            p.output_padding[i] = i < int(op.size()) ? op[size_t(i)] : 0;
+        }
+        return p;
+    }
+    // Spatial output sizes of the forward (or transposed) relation.
+    std::vector<int64_t> out(bool transposed) const {
+        tgl_conv_params p = params();
+        std::vector<int64_t> o;
+        for (int i = 0; i < S; ++i) {
+            int64_t b = p.pad_begin[i], e = p.pad_end[i];
+            if (same) b = e = 0;
+            int64_t reach = p.dilation[i] * (k[size_t(i)] - 1);
+            if (transposed) o.push_back((in[size_t(i)] - 1) * p.stride[i] - b - e + reach + p.output_padding[i] + 1);
+            else o.push_back(same ? in[size_t(i)] : (in[size_t(i)] + b + e - reach - 1) / p.stride[i] + 1);
+        }
+        return o;
+    }
+    Shape act(int64_t c, const std::vector<int64_t>& sp) const {
+        Shape s = {n};
+        if (!last) s.push_back(c);
+        s.insert(s.end(), sp.begin(), sp.end());
+        if (last) s.push_back(c);
+        return s;
+    }
+    Shape weight(int64_t d0, int64_t d1) const {
+        Shape s = {d0, d1};
+        s.insert(s.end(), k.begin(), k.end());
+        return s;
+    }
+};
+
+// The spatial input of a channels-last case: dense (channel stride 1, the GLES plugin's
+// channel-fastest loads) for f32, any layout for f16.
+InputArg x_input(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
+    InputArg a = rand_input(dt, shape, rng);
+    if (c.last && dt == F32) {
+        a.view = contiguous(shape);
+        a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
+    }
+    return a;
+}
+
+// The output of a channels-last case: dense for f32 (the GLES plugin's channel-fastest stores).
+OutputArg y_output(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
+    return c.last && dt == F32 ? output_of(dt, shape) : rand_output(dt, shape, rng);
+}
+
+tgl_op forward_op(int S) { return S == 1 ? TGL_OP_CONV1D : S == 2 ? TGL_OP_CONV2D : TGL_OP_CONV3D; }
+
+void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<OutputArg> outs, const std::string& what) {
+    MultiSpec s;
+    s.op = op;
+    s.params = param_bytes(c.params());
+    s.inputs = std::move(ins);
+    s.outputs = std::move(outs);
+    s.tolerance = {tol::kMatmul, tol::kMatmul};
+    s.what = what;
+    check(s);
+}
+
+void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
+    InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
+    run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cout, c.cin / c.groups), rng), b},
+        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtype_name(dt));
+}
+
+void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
+    InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
+    run(c.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, c,
+        {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cin, c.cout / c.groups), rng), b},
+        {y_output(c, dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtype_name(dt));
+}
+
+void backward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
+    const Shape xs = c.act(c.cin, c.in), ys = c.act(c.cout, c.out(false)), ws = c.weight(c.cout, c.cin / c.groups);
+    run(TGL_OP_CONV2D_BACKWARD_INPUT, c, {x_input(c, dt, ys, rng), rand_input(dt, ws, rng)}, {y_output(c, dt, xs, rng)},
+        what + " backward_input " + dtype_name(dt));
+    run(TGL_OP_CONV2D_BACKWARD_WEIGHT, c, {rand_input(dt, xs, rng), rand_input(dt, ys, rng)},
+        {rand_output(dt, ws, rng), c.bias ? rand_output(dt, {c.cout}, rng) : absent_output()}, what + " backward_weight " + dtype_name(dt));
+}
+
+Conv c2(int64_t n, int64_t cin, int64_t cout, std::vector<int64_t> in, std::vector<int64_t> k) {
+    Conv c;
+    c.S = int(in.size());
+    c.n = n;
+    c.cin = cin;
+    c.cout = cout;
+    c.in = std::move(in);
+    c.k = std::move(k);
+    return c;
+}
+
+TEST_F(ConvDiff, Forward) {
+    std::vector<std::pair<std::string, Conv>> cases;
+    Conv c = c2(2, 16, 24, {7, 9}, {1, 1});
+    c.bias = true;
+    cases.push_back({"1x1", c});
+    c = c2(1, 3, 8, {23, 19}, {7, 7});
+    c.stride = {2, 2}, c.pb = {3, 3}, c.pe = {3, 3}, c.bias = true, c.activation = TGL_ACTIVATION_RELU;
+    cases.push_back({"7x7 stride 2 relu", c});
+    c = c2(2, 5, 7, {11, 13}, {3, 3});
+    c.stride = {2, 2}, c.pb = {1, 2}, c.pe = {0, 1};
+    cases.push_back({"stride 2 odd sizes asymmetric pads", c});
+    c = c2(1, 6, 10, {13, 12}, {3, 3});
+    c.dil = {2, 2}, c.pb = {2, 1}, c.pe = {2, 1}, c.activation = TGL_ACTIVATION_GELU;
+    cases.push_back({"dilation 2 gelu", c});
+    c = c2(2, 12, 12, {9, 10}, {3, 3});
+    c.groups = 12, c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
+    cases.push_back({"depthwise", c});
+    c = c2(1, 6, 12, {8, 7}, {5, 3});
+    c.groups = 6, c.same = true, c.dil = {1, 2};
+    cases.push_back({"depthwise x2 same", c});
+    c = c2(1, 9, 30, {8, 8}, {3, 3});
+    c.groups = 3, c.stride = {1, 2}, c.activation = TGL_ACTIVATION_SILU;
+    cases.push_back({"groups 3 silu", c});
+    c = c2(1, 4, 6, {5, 5}, {2, 2});
+    c.pb = {4, 5}, c.pe = {6, 4}, c.bias = true;
+    cases.push_back({"pads beyond the kernel", c});
+    c = c2(3, 7, 9, {50}, {5});
+    c.stride = {3}, c.bias = true, c.activation = TGL_ACTIVATION_GELU_TANH;
+    cases.push_back({"1d", c});
+    c = c2(1, 4, 6, {6, 7, 5}, {3, 2, 3});
+    c.stride = {1, 2, 1}, c.pb = {1, 0, 1}, c.pe = {1, 0, 1}, c.bias = true;
+    cases.push_back({"3d", c});
+    c = c2(2, 6, 40, {9, 8}, {3, 3});
+    c.last = true, c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
+    cases.push_back({"nhwc", c});
+    c = c2(1, 5, 7, {11, 6, 5}, {1, 3, 3});
+    c.last = true, c.same = true;
+    cases.push_back({"ndhwc same", c});
+    c = c2(1, 64, 64, {7, 7}, {3, 3});
+    c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true, c.activation = TGL_ACTIVATION_RELU;
+    cases.push_back({"64 channels 7x7 (split K on GLES)", c});
+    for (const auto& [name, cc] : cases)
+        for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, name);
+    // Large enough for the 128x128 tile (GLES, where the limits allow it).
+    c = c2(1, 8, 128, {64, 64}, {3, 3});
+    c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
+    forward(c, F32, rng_, "128 channels 64x64");
+}
+
+TEST_F(ConvDiff, Transposed) {
+    Conv c = c2(2, 6, 4, {17}, {4});
+    c.stride = {3}, c.pb = {2}, c.pe = {1}, c.op = {1}, c.bias = true;
+    Conv d = c2(1, 8, 6, {7, 6}, {3, 3});
+    d.stride = {2, 2}, d.pb = {1, 1}, d.pe = {1, 0}, d.op = {1, 0}, d.groups = 2, d.activation = TGL_ACTIVATION_RELU;
+    Conv e = c2(1, 4, 40, {5, 4}, {3, 2});
+    e.dil = {2, 2}, e.stride = {1, 2}, e.op = {1, 1}, e.last = true, e.bias = true;
+    Conv f = c2(2, 5, 5, {6, 7}, {3, 3});
+    f.groups = 5, f.stride = {2, 2}, f.pb = {1, 1}, f.pe = {1, 1};
+    Conv g = c2(2, 6, 12, {5, 6}, {3, 4});
+    g.stride = {2, 3}, g.pb = {1, 2}, g.pe = {0, 1}, g.op = {1, 2}, g.bias = true, g.activation = TGL_ACTIVATION_SILU;
+    for (tgl_dtype dt : {F32, F16}) {
+        transposed(c, dt, rng_, "1d stride 3 output_padding 1");
+        transposed(d, dt, rng_, "2d stride 2 groups 2");
+        transposed(e, dt, rng_, "2d dilation 2 nhwc");
+        transposed(f, dt, rng_, "2d depthwise");
+        transposed(g, dt, rng_, "2d stride (2, 3) 12 channels (phases on GLES)");
+    }
+}
+
+TEST_F(ConvDiff, Backward) {
+    Conv c = c2(2, 6, 8, {11, 9}, {3, 3});
+    c.groups = 2, c.stride = {2, 2}, c.pb = {1, 1}, c.pe = {1, 0}, c.bias = true;
+    Conv d = c2(3, 5, 36, {7, 6}, {1, 1});
+    Conv e = c2(1, 4, 4, {9, 9}, {3, 3});
+    e.groups = 4, e.dil = {2, 2}, e.same = true, e.bias = true, e.last = true;
+    Conv f = c2(1, 3, 40, {13, 12}, {5, 5});
+    f.stride = {2, 3}, f.pb = {6, 2}, f.pe = {2, 2}, f.bias = true;
+    Conv g = c2(2, 8, 16, {24, 24}, {3, 3});
+    g.pb = {1, 1}, g.pe = {1, 1}, g.bias = true;
+    Conv h = c2(1, 12, 8, {11, 10}, {3, 3});
+    h.stride = {2, 2}, h.pb = {1, 1}, h.pe = {1, 1};
+    for (tgl_dtype dt : {F32, F16}) {
+        backward(g, dt, rng_, "3x3 24x24 (split K on GLES)");
+        backward(h, dt, rng_, h.last ? "3x3 stride 2 nhwc, 12 input channels (phases on GLES)" : "3x3 stride 2, 12 input channels (phases on GLES)");
+        h.last = !h.last;
+        backward(c, dt, rng_, "3x3 stride 2 groups 2");
+        backward(d, dt, rng_, "1x1");
+        backward(e, dt, rng_, "depthwise dilation 2 same nhwc");
+        backward(f, dt, rng_, "5x5 pads beyond the kernel");
+    }
+}
+
+TEST_F(ConvDiff, EmptyBatch) {
+    Conv c = c2(0, 3, 4, {5, 5}, {3, 3});
+    c.bias = true;
+    forward(c, F32, rng_, "empty batch");
+    backward(c, F32, rng_, "empty batch");  // dw = 0, db = 0
+}
+
+// 65,600 groups of 5 output channels (a GEMM tile each): more than 65,535 workgroups.
+TEST_F(ConvDiff, ManyWorkgroups) {
+    Conv c = c2(1, 2 * 65600, 5 * 65600, {1}, {1});
+    c.groups = 65600;
+    MultiSpec s;
+    s.op = TGL_OP_CONV1D;
+    s.params = param_bytes(c.params());
+    auto contiguous_random = [&](const Shape& shape) {
+        InputArg a;
+        a.view = contiguous(shape);
+        a.storage = random_storage(F32, a.view.storage, rng_, float_values(F32, -1, 1));
+        return a;
+    };
+    s.inputs = {contiguous_random(c.act(c.cin, c.in)), contiguous_random(c.weight(c.cout, 2)), absent_input()};
+    s.outputs = {output_of(F32, c.act(c.cout, c.out(false)))};
+    s.tolerance = {tol::kMatmul};
+    s.what = "conv1d groups 65600";
+    check(s);
+}
+
+}  // namespace
+}  // namespace diff
