@@ -201,7 +201,8 @@ void StagingPool::put(Block* b) {
     idle_.push_back(std::move(block));
 }
 
-GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(desc.target)) {
+GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stats)
+    : gl_(std::make_shared<GlThread>(desc.target)), stats_(std::move(stats)) {
     hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
     gl_->configure(read_timeout_ms());
     const Limits& L = gl_->limits();
@@ -216,6 +217,14 @@ GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(
              "%d SSBO blocks per compute shader, %lld-byte SSBO blocks)",
              desc.target.description.c_str(), L.max_count[0], L.max_count[1], L.max_count[2], L.max_invocations,
              L.max_compute_ssbo_blocks, (long long)L.max_ssbo_block_bytes);
+    }
+    if (cache_.enabled()) {
+        try {
+            gl_->call("opening the program cache", [this] { cache_.bind_driver(); });
+        } catch (...) {
+            gl_->shutdown();
+            throw;
+        }
     }
 }
 
@@ -313,13 +322,17 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 }
             }
             std::shared_ptr<Program> p;
+            bool fresh = true;  // compiled here (not from the disk cache)
             if (hooks_ && hooks_->compile.exchange(false)) {
                 ShaderSource bad = src;  // TGL_GLES_TEST_FAULT=compile: the driver rejects this variant
                 bad.text += "#line 1 0\nthis is not GLSL (injected by TGL_GLES_TEST_FAULT=compile);\n";
                 bad.label += " (with a syntax error injected by TGL_GLES_TEST_FAULT=compile)";
                 p = std::make_shared<Program>(compile_program(bad));
             } else {
-                p = std::make_shared<Program>(compile_program(src));
+                Program cached = cache_.load(src, stats_->cache);
+                fresh = cached.id == 0;
+                if (fresh) stats_->cache.misses.fetch_add(1, std::memory_order_relaxed);
+                p = std::make_shared<Program>(fresh ? compile_program(src) : std::move(cached));
             }
             try {
                 check_program_limits(*p, limits());
@@ -327,7 +340,10 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 glDeleteProgram(p->id);
                 throw;
             }
-            if (::secure_getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
+            if (fresh) cache_.store(src, *p, stats_->cache);
+            if (::secure_getenv("TGL_GLES_DEBUG"))
+                std::fprintf(stderr, "tensorgl-gles: %s %s\n", fresh ? "compiled" : "loaded from the program cache",
+                             src.label.c_str());
             std::lock_guard<std::mutex> lock(programs_mutex_);
             programs_.emplace(src.text, p);
             result = p;
@@ -340,7 +356,10 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
 
 BufferRef GlesDevice::scratch(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(scratch_mutex_);
-    if (!scratch_ || scratch_->size() < bytes) scratch_ = alloc(std::max<uint64_t>(bytes, 1u << 16));
+    if (!scratch_ || scratch_->size() < bytes) {
+        scratch_.reset();  // the old one goes once the work queued with it is done
+        scratch_ = alloc_buffer(std::max<uint64_t>(bytes, 1u << 16), false);
+    }
     return scratch_;
 }
 
@@ -369,7 +388,7 @@ const uint32_t kStatusClear[8] = {0, 0, 0xffffffffu, 0, 0, 0, 0, 0};
 GlesDevice::DeviceCheck GlesDevice::device_check() {
     std::lock_guard<std::mutex> lock(status_mutex_);
     if (!status_) {
-        BufferRef b = alloc(sizeof kStatusClear);
+        BufferRef b = alloc_buffer(sizeof kStatusClear, false);
         upload(b, 0, kStatusClear, sizeof kStatusClear);
         status_ = b;
     }
@@ -413,7 +432,9 @@ void GlesDevice::raise_device_status() {
          info ? info->name : "?", w[5], tgl_status_name(code), w[2], w[3], w[6], w[7]);
 }
 
-BufferRef GlesDevice::alloc(uint64_t bytes) {
+BufferRef GlesDevice::alloc(uint64_t bytes) { return alloc_buffer(bytes, true); }
+
+BufferRef GlesDevice::alloc_buffer(uint64_t bytes, bool user) {
     const Limits& L = limits();
     if (bytes > L.max_buffer_bytes || bytes > uint64_t(INT64_MAX) - 4)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "bytes = %llu, but this device allocates at most %llu bytes per buffer (%s)",
@@ -443,7 +464,7 @@ BufferRef GlesDevice::alloc(uint64_t bytes) {
                  (unsigned long long)bytes, unsigned(e));
         }
     });
-    return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)));
+    return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)), stats_, user);
 }
 
 void GlesDevice::upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) {
@@ -527,6 +548,11 @@ void GlesDevice::synchronize() {
         wait_idle("synchronize");
         raise_device_status();
     });
+    {
+        // Idle now: a large scratch buffer is not kept held (see scratch()).
+        std::lock_guard<std::mutex> lock(scratch_mutex_);
+        if (scratch_ && scratch_->size() > kScratchKeepBytes) scratch_.reset();
+    }
     gl_->raise_pending();
 }
 

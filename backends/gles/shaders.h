@@ -53,6 +53,8 @@ struct Program {
 // Compiles and links on the calling (GL) thread. Throws Error(BACKEND_FAILURE) with the driver's
 // info log when compiling or linking fails.
 Program compile_program(const ShaderSource& source);
+// The Program record (active uniforms) of a linked program object.
+Program introspect_program(GLuint program, const std::string& label);
 
 }  // namespace gles
 }  // namespace tgl
