@@ -218,14 +218,41 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
              desc.target.description.c_str(), L.max_count[0], L.max_count[1], L.max_count[2], L.max_invocations,
              L.max_compute_ssbo_blocks, (long long)L.max_ssbo_block_bytes);
     }
-    if (cache_.enabled()) {
-        try {
-            gl_->call("opening the program cache", [this] { cache_.bind_driver(); });
-        } catch (...) {
-            gl_->shutdown();
-            throw;
-        }
+    try {
+        gl_->call("opening the device", [this] {
+            timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
+            cache_.bind_driver();
+        });
+    } catch (...) {
+        gl_->shutdown();
+        throw;
     }
+}
+
+void GlesDevice::timer_begin() {
+    if (!timer_available_)
+        fail(TGL_ERROR_UNIMPLEMENTED, "this device has no GPU timer: the driver does not offer GL_EXT_disjoint_timer_query");
+    gl_->post("timer_begin", [this] {
+        if (!timer_query_) glGenQueriesEXT(1, &timer_query_);
+        GLint disjoint = 0;
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // reading it clears it
+        glBeginQueryEXT(GL_TIME_ELAPSED_EXT, timer_query_);
+    });
+}
+
+uint64_t GlesDevice::timer_end(uint32_t* flags) {
+    GLuint64 ns = 0;
+    GLint disjoint = 0;
+    gl_->call("timer_end", [&] {
+        glEndQueryEXT(GL_TIME_ELAPSED_EXT);
+        wait_idle("timer_end");
+        glGetQueryObjectui64vEXT(timer_query_, GL_QUERY_RESULT_EXT, &ns);
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+        raise_device_status();
+    });
+    gl_->raise_pending();
+    *flags = disjoint ? TGL_TIMER_DISJOINT : 0;
+    return uint64_t(ns);
 }
 
 GlesDevice::~GlesDevice() {

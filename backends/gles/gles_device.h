@@ -122,6 +122,9 @@ public:
               uint32_t pattern_size) override;
     void run(const OpCall& call) override;
     void synchronize() override;
+    // GL_EXT_disjoint_timer_query (GL_TIME_ELAPSED_EXT); UNIMPLEMENTED where the driver lacks it.
+    void timer_begin() override;
+    uint64_t timer_end(uint32_t* flags) override;
 
     // --- for the kernels ---
     const Limits& limits() const { return gl_->limits(); }
@@ -165,6 +168,8 @@ private:
     std::shared_ptr<GlThread> gl_;
     std::shared_ptr<DeviceStats> stats_;
     ProgramCache cache_;
+    bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
+    GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
     std::mutex programs_mutex_;
