@@ -505,6 +505,13 @@ GpuTimer probe_timer(const tgl::Plugin& plugin, const tgl::Device& dev) {
     return t;
 }
 
+// CPU time of the calling thread in seconds.
+double thread_cpu_s() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 // Median of the finite values (NaN marks a dropped sample); 0 if none.
 double median_finite(std::vector<double> v) {
     v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -576,15 +583,20 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
         std::unique_ptr<Prepared> p = prepare(dev, w);
         const bool sync_each = w.sync_each;
         const tgl_plugin_api& api = dev.api();
-        std::vector<double> gpu;  // per run, one per sample (NaN: none or disjoint)
+        std::vector<double> gpu;   // per run, one per sample (NaN: none or disjoint)
+        std::vector<double> host;  // per run: the host's time to queue it (no wait), one per sample
+        std::vector<double> host_cpu;  // the same in CPU time of this thread (not waiting for a core)
         r.st = measure(
             [&](int batch) {
                 double t0 = now_s();
+                const double c0 = thread_cpu_s();
                 const bool timed = timer.available && api.timer_begin(dev.handle()) == TGL_OK;
                 for (int i = 0; i < batch; ++i) {
                     p->run();
                     if (sync_each) dev.synchronize();
                 }
+                host.push_back((now_s() - t0) / batch);
+                host_cpu.push_back((thread_cpu_s() - c0) / batch);
                 if (timed) {
                     uint64_t ns = 0;
                     uint32_t flags = 0;
@@ -605,10 +617,21 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             for (double g : timed) r.gpu_discarded += std::isfinite(g) ? 0 : 1;
             if (!timer.available) r.gpu_discarded = 0;
         }
+        if (host.size() >= size_t(r.st.samples) && !sync_each) {
+            r.extra.push_back({"host_cpu_us_per_run",
+                               1e6 * median_finite(std::vector<double>(host_cpu.end() - r.st.samples, host_cpu.end()))});
+            r.extra.push_back({"host_queue_us_per_run",
+                               1e6 * median_finite(std::vector<double>(host.end() - r.st.samples, host.end()))});
+        }
         if (c.variant == "chain" || c.variant == "sync") {
-            char note[64];
+            char note[96];
             std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
             r.note = note;
+            if (c.variant == "chain" && r.extra.size() >= 2) {
+                std::snprintf(note, sizeof note, " (host: queueing %.2f us/op wall, %.2f us/op CPU)",
+                              r.extra[1].second, r.extra[0].second);
+                r.note += note;
+            }
         }
     } catch (const tgl::Error& e) {
         r.status = e.status() == TGL_ERROR_UNIMPLEMENTED ? Result::Skipped : Result::Error;

@@ -220,7 +220,13 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     }
     try {
         gl_->call("opening the device", [this] {
-            timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query");
+            // Mesa's software drivers offer the extension, but run compute dispatches outside what
+            // their GL_TIME_ELAPSED queries measure (they read ~0 ns): no timer there.
+            const GLubyte* r = glGetString(GL_RENDERER);
+            const std::string renderer = r ? reinterpret_cast<const char*>(r) : "";
+            software_timer_ = renderer.find("llvmpipe") != std::string::npos ||
+                              renderer.find("softpipe") != std::string::npos;
+            timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
             cache_.bind_driver();
         });
     } catch (...) {
@@ -231,7 +237,9 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
 
 void GlesDevice::timer_begin() {
     if (!timer_available_)
-        fail(TGL_ERROR_UNIMPLEMENTED, "this device has no GPU timer: the driver does not offer GL_EXT_disjoint_timer_query");
+        fail(TGL_ERROR_UNIMPLEMENTED, "this device has no GPU timer: %s",
+             software_timer_ ? "Mesa's software driver's GL_TIME_ELAPSED queries do not cover compute dispatches"
+                             : "the driver does not offer GL_EXT_disjoint_timer_query");
     gl_->post("timer_begin", [this] {
         if (!timer_query_) glGenQueriesEXT(1, &timer_query_);
         GLint disjoint = 0;

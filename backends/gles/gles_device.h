@@ -169,6 +169,7 @@ private:
     std::shared_ptr<DeviceStats> stats_;
     ProgramCache cache_;
     bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
+    bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
