@@ -165,7 +165,9 @@ void GlThread::run(const EglTarget&) {
                 unflushed = false;
                 lock.lock();
             }
+            sleeping_ = true;
             wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            sleeping_ = false;
             if (queue_.empty()) break;  // stopping, and everything queued has run
             task = std::move(queue_.front());
             queue_.pop_front();
@@ -250,12 +252,16 @@ void GlThread::post(const char* what, std::function<void()> fn) {
     // Built outside the lock: should it be destroyed here (closed device, push_back failing), the
     // buffers it holds are released without the lock (their destructors queue deletions).
     Task task{what, std::move(fn)};
+    bool sleeping;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the device is closed", what);
         queue_.push_back(std::move(task));
+        sleeping = sleeping_;
     }
-    wake_.notify_one();
+    // A GL thread that is not asleep finds the task when it next looks at the queue (under the
+    // lock): no wake-up system call per op while it is busy.
+    if (sleeping) wake_.notify_one();
 }
 
 void GlThread::call(const char* what, const std::function<void()>& fn) {

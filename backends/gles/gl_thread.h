@@ -93,6 +93,7 @@ private:
     std::condition_variable wake_;
     std::deque<Task> queue_;
     bool stopping_ = false;
+    bool sleeping_ = false;                 // the GL thread waits on wake_ (mutex_)
     bool joined_ = false;
     bool exited_ = false;                   // the thread function has finished (mutex_)
     std::condition_variable exited_cv_;

@@ -51,6 +51,9 @@ void set_uniform(const Program& p, const UniformValue& u) {
                  u.name.c_str(), p.label.c_str(), unsigned(d.type));
         return std::min<GLsizei>(n / comps, d.size);
     };
+    if (d.set && d.last == u.bits) return;  // a program keeps its uniform values
+    d.last = u.bits;
+    d.set = true;
     switch (d.type) {
     case GL_INT: glUniform1iv(d.location, expect(UniformValue::Int, 1), static_cast<const GLint*>(v)); break;
     case GL_UNSIGNED_INT: glUniform1uiv(d.location, expect(UniformValue::Uint, 1), static_cast<const GLuint*>(v)); break;
@@ -324,19 +327,24 @@ std::vector<GridChunk> GlesDevice::split_grid(uint64_t groups) const {
 }
 
 std::shared_ptr<const Program> GlesDevice::program(const std::string& file, const Defines& defines) {
-    // Fast path: the variant (file + defines) was seen before. The programs themselves are keyed by
+    // Fast path (every op): the variant (file + defines) was seen before; found by a hash of its
+    // parts and compared part by part, with no string built. The programs themselves are keyed by
     // their full source text, so two variants that expand to the same source share one program.
-    std::string key = file;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the parts, each followed by a separator
+    auto mix = [&h](const std::string& s) {
+        for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull;
+    };
+    mix(file);
     for (const auto& d : defines) {
-        key += '\n';
-        key += d.first;
-        key += '=';
-        key += d.second;
+        mix(d.first);
+        mix(d.second);
     }
     {
         std::lock_guard<std::mutex> lock(programs_mutex_);
-        auto it = variants_.find(key);
-        if (it != variants_.end()) return it->second;
+        auto range = variants_.equal_range(h);
+        for (auto it = range.first; it != range.second; ++it)
+            if (it->second.file == file && it->second.defines == defines) return it->second.program;
     }
     ShaderSource src = build_shader_source(file, defines);
     std::shared_ptr<const Program> result;
@@ -385,7 +393,10 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
         });
     }
     std::lock_guard<std::mutex> lock(programs_mutex_);
-    variants_.emplace(key, result);
+    auto range = variants_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+        if (it->second.file == file && it->second.defines == defines) return it->second.program;
+    variants_.emplace(h, Variant{file, defines, result});
     return result;
 }
 

@@ -175,7 +175,12 @@ private:
     int wg_size_ = 64;
     std::mutex programs_mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
-    std::unordered_map<std::string, std::shared_ptr<const Program>> variants_;  // by file + defines
+    struct Variant {
+        std::string file;
+        Defines defines;
+        std::shared_ptr<const Program> program;
+    };
+    std::unordered_multimap<uint64_t, Variant> variants_;  // by a hash of file + defines
     std::mutex scratch_mutex_;
     BufferRef scratch_;
     std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();

@@ -46,6 +46,9 @@ struct Program {
         GLint location;
         GLenum type;
         GLint size;
+        // The value last set (GL thread only): glUniform is skipped when it would not change it.
+        mutable std::vector<uint32_t> last = {};
+        mutable bool set = false;
     };
     std::unordered_map<std::string, Uniform> uniforms;
 };
