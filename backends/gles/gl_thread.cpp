@@ -389,12 +389,16 @@ void GlThread::delete_buffer(GLuint name) {
     if (!name) return;
     if (on_gl_thread()) {
         glDeleteBuffers(1, &name);
+        ++deletions_;
         return;
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) return;
-        queue_.push_back(Task{"glDeleteBuffers", [name] { glDeleteBuffers(1, &name); }});
+        queue_.push_back(Task{"glDeleteBuffers", [this, name] {
+                                  glDeleteBuffers(1, &name);
+                                  ++deletions_;
+                              }});
     }
     wake_.notify_one();
 }

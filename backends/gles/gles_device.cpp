@@ -411,13 +411,33 @@ BufferRef GlesDevice::scratch(uint64_t bytes) {
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
     uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
-    gl_->post(what, [ds = std::move(dispatches), slow] {
-        if (slow) run_slow_dispatch(slow);
+    gl_->post(what, [ds = std::move(dispatches), slow, bound = bound_, gl = gl_.get()] {
+        BoundState& b = *bound;
+        if (slow) {
+            run_slow_dispatch(slow);
+            b = BoundState{};  // it bound its own program and buffer
+        }
+        if (b.deletions != gl->deletions()) {  // a name may have been reused: bind everything again
+            b.ssbo.clear();
+            b.deletions = gl->deletions();
+        }
         for (const Dispatch& d : ds) {
-            glUseProgram(d.program->id);
-            for (size_t i = 0; i < d.bindings.size(); ++i)
-                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), d.bindings[i].name, GLintptr(d.bindings[i].offset),
-                                  GLsizeiptr(d.bindings[i].size));
+            if (b.program != d.program->id) {
+                glUseProgram(d.program->id);
+                b.program = d.program->id;
+            }
+            if (b.ssbo.size() < d.bindings.size()) b.ssbo.resize(d.bindings.size());
+            for (size_t i = 0; i < d.bindings.size(); ++i) {
+                const Binding& want = d.bindings[i];
+                Binding& have = b.ssbo[i];
+                if (have.name == want.name && have.offset == want.offset && have.size == want.size && want.name)
+                    continue;
+                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), want.name, GLintptr(want.offset),
+                                  GLsizeiptr(want.size));
+                have.name = want.name;
+                have.offset = want.offset;
+                have.size = want.size;
+            }
             for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
             glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
             // Later dispatches read what this one wrote; copies and maps too.

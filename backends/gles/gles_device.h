@@ -166,6 +166,14 @@ private:
     // A buffer of `bytes`; `user`: counted as live (buffer_alloc), else plugin-internal.
     BufferRef alloc_buffer(uint64_t bytes, bool user);
     std::shared_ptr<GlThread> gl_;
+    // What submit() last bound on the GL thread (GL thread only), so that a dispatch repeating
+    // the program or an SSBO range of the previous one skips those GL calls.
+    struct BoundState {
+        GLuint program = 0;
+        std::vector<Binding> ssbo;  // name/offset/size per binding point (keep unused)
+        uint64_t deletions = ~uint64_t(0);
+    };
+    std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();
     std::shared_ptr<DeviceStats> stats_;
     ProgramCache cache_;
     bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
