@@ -153,8 +153,8 @@ GlThread::~GlThread() {
 
 void GlThread::run(const EglTarget&) {
     bool unflushed = false;
+    std::deque<Task> batch;  // taken from the queue all at once: one lock per batch, not per task
     for (;;) {
-        Task task;
         {
             std::unique_lock<std::mutex> lock(mutex_);
             if (queue_.empty() && unflushed && !stopping_) {
@@ -169,28 +169,30 @@ void GlThread::run(const EglTarget&) {
             wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
             sleeping_ = false;
             if (queue_.empty()) break;  // stopping, and everything queued has run
-            task = std::move(queue_.front());
-            queue_.pop_front();
+            batch.swap(queue_);
         }
         unflushed = true;
-        if (lost()) continue;  // a lost context runs nothing more; the task is dropped (a caller sees why)
-        task_what_ = task.what;
-        task_start_ns_ = now_ns();
-        try {
-            task.fn();
-            check_gl(task.what);
-        } catch (const Error& e) {
-            record_error(e.status(), std::string(task.what) + ": " + e.what());
-        } catch (const std::bad_alloc&) {
-            record_error(TGL_ERROR_RESOURCE_EXHAUSTED, std::string(task.what) + ": out of host memory");
-        } catch (const std::exception& e) {
-            record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error: " + e.what());
-        } catch (...) {
-            record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
+        for (; !batch.empty(); batch.pop_front()) {
+            Task& task = batch.front();
+            if (lost()) continue;  // a lost context runs nothing more; the task is dropped (a caller sees why)
+            task_what_ = task.what;
+            task_start_ns_ = now_ns();
+            try {
+                task.fn();
+                check_gl(task.what);
+            } catch (const Error& e) {
+                record_error(e.status(), std::string(task.what) + ": " + e.what());
+            } catch (const std::bad_alloc&) {
+                record_error(TGL_ERROR_RESOURCE_EXHAUSTED, std::string(task.what) + ": out of host memory");
+            } catch (const std::exception& e) {
+                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error: " + e.what());
+            } catch (...) {
+                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
+            }
+            task_start_ns_ = 0;
+            // The task (and the buffers it captured) is released by pop_front, outside the lock: a
+            // buffer destructor deletes its GL name directly since this is the GL thread.
         }
-        task_start_ns_ = 0;
-        // The task (and the buffers it captured) is released here, outside the lock: a buffer
-        // destructor deletes its GL name directly since this is the GL thread.
     }
     // Timed like a task: on a GPU that runs dispatches asynchronously, destroying the context waits
     // for a runaway dispatch, and shutdown() must be able to give up on it after the limit too.
