@@ -305,6 +305,7 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
 
 struct FirstOpPhases {
     double spawn = 0, main = 0, loaded = 0, opened = 0, result = 0;
+    long long cache_hits = -1, cache_misses = -1;  // the child's program_cache.* (-1: none)
 };
 
 int child_first_op(const Options& o) {
@@ -326,8 +327,13 @@ int child_first_op(const Options& o) {
         const double t_result = now_s();
         const bool ok = std::fabs(out.front() - 0.25f * K) <= 1e-3f * K &&
                         std::fabs(out.back() - 0.25f * K) <= 1e-3f * K;
-        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d\n", t_main, t_loaded, t_opened, t_result,
-                    ok ? 1 : 0);
+        long long hits = -1, misses = -1;  // after the result: not part of the time
+        for (const auto& kv : plugin.properties(o.device)) {
+            if (kv.first == "program_cache.hits") hits = std::atoll(kv.second.c_str());
+            if (kv.first == "program_cache.misses") misses = std::atoll(kv.second.c_str());
+        }
+        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d %lld %lld\n", t_main, t_loaded, t_opened, t_result,
+                    ok ? 1 : 0, hits, misses);
         std::fflush(stdout);
         return ok ? 0 : 3;
     } catch (const std::exception& e) {
@@ -377,8 +383,8 @@ FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const 
     int ok = 0;
     size_t at = out.find("TGL_FIRST_OP ");
     if (at == std::string::npos ||
-        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d", &ph.main, &ph.loaded,
-                    &ph.opened, &ph.result, &ok) != 5 || !ok ||
+        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d %lld %lld", &ph.main, &ph.loaded,
+                    &ph.opened, &ph.result, &ok, &ph.cache_hits, &ph.cache_misses) != 7 || !ok ||
         !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         throw std::runtime_error("first_op child failed (exit status " + std::to_string(status) +
                                  "; its stderr is above)" + (ok ? "" : ", wrong or no result"));
@@ -577,6 +583,11 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
                           (last.loaded - last.main) * 1e3, (last.opened - last.loaded) * 1e3,
                           (last.result - last.opened) * 1e3);
             r.note = note;
+            if (last.cache_hits >= 0) {  // whether the child compiled or loaded its programs
+                std::snprintf(note, sizeof note, "; program cache: %lld hits, %lld compiled", last.cache_hits,
+                              last.cache_misses);
+                r.note += note;
+            }
             r.bytes = r.flops = 0;  // a latency, not a throughput
             return r;
         }
