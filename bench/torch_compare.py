@@ -313,8 +313,8 @@ def run_torch(cases, args):
                    shape=shape_str(c["dims"]), dims=c["dims"], dtype=c["dtype"], status="ok",
                    reason="", gpu_ms=None, note="")
         b, f = accounting(c["op"], c["variant"], c["dims"], c["dtype"])
-        row["bytes"] = c.get("bytes") if c.get("bytes") is not None else b
-        row["flops"] = c.get("flops") if c.get("flops") is not None else f
+        row["bytes"] = c.get("bytes") or b  # ours has 0 for a row it skipped
+        row["flops"] = c.get("flops") or f
         try:
             if c["op"] == "first_op" and c["variant"] == "warm":
                 raise NotImplementedError("PyTorch keeps no program cache of ours: see first_op[cold]")
@@ -391,6 +391,7 @@ def memory_case(torch, c, dev):
         for _ in range(3):
             keep.append(fn())
         keep.append(fn)
+        del fn
     torch.cuda.synchronize()
     wall = time.monotonic() - t0
     live, held = torch.cuda.memory_allocated(dev) - live0, torch.cuda.memory_reserved(dev) - held0
