@@ -17,13 +17,18 @@ namespace bench {
 inline const char* const kBufferCopy = "buffer_copy";
 inline const char* const kBufferFill = "buffer_fill";
 inline const char* const kFirstOp = "first_op";  // process start -> first matmul result (child)
+inline const char* const kMemory = "memory";     // held/live bytes after a mixed workload
 
 // One row of the suite table: the op at full size and at --quick size.
 //   dims: elementwise/copy/fill: the shape (elements of dtype); reduce/softmax: the input shape;
-//         matmul and first_op: M x K x N, or B x M x K x N (batched).
+//         matmul and first_op: M x K x N, or B x M x K x N (batched);
+//         conv2d: N, C, H, W, K, R, S, stride, pad (NCHW x, KCRS weight, square stride/padding);
+//         scaled_dot_product_attention: B, H, Sq, Skv, D (q: BxHxSqxD, k/v: BxHxSkvxD);
+//         memory: MiB of tensors kept live by the mixed workload.
 //   variant: "" | "broadcast" (b is the last dim of a, or a scalar for 1-D) | "dimK" (reduce
 //            along axis K) | "chain" (runs are dependent in-place ops: y = y + x) | "sync" (one op
-//            and a synchronize per run).
+//            and a synchronize per run) | "causal" (attention) | "cold" / "warm" (first_op: fresh
+//            or filled program cache directory for each child).
 //   batch: runs per timed sample when fixed (0: calibrated from the run time).
 struct SuiteEntry {
     const char* suite;
@@ -32,6 +37,7 @@ struct SuiteEntry {
     std::vector<int64_t> full, quick;
     int batch_full = 0, batch_quick = 0;
     const char* label = "";  // what the row is, for people ("decode (GEMV)")
+    const char* dtype = nullptr;  // a fixed dtype ("f16"): the row runs once, in it; else --dtype's
 };
 
 const std::vector<SuiteEntry>& suite_table();

@@ -10,6 +10,7 @@
 
 #include <tensorgl/tensorgl.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +18,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <dirent.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
@@ -86,7 +89,7 @@ std::vector<int64_t> parse_shape(const std::string& s) {
     for (const auto& part : split(s, 'x')) {
         char* end = nullptr;
         long long v = std::strtoll(part.c_str(), &end, 10);
-        if (part.empty() || *end || v <= 0) throw std::invalid_argument("bad shape \"" + s + "\"");
+        if (part.empty() || *end || v < 0) throw std::invalid_argument("bad shape \"" + s + "\"");
         dims.push_back(v);
     }
     return dims;
@@ -162,7 +165,9 @@ std::vector<Case> build_cases(const Options& o) {
     std::vector<Case> cases;
     auto add = [&](const SuiteEntry* e, const std::string& suite, const std::string& op,
                    const std::string& variant, const std::vector<int64_t>& dims) {
-        for (tgl_dtype dt : o.dtypes) {
+        std::vector<tgl_dtype> dts = o.dtypes;
+        if (e && e->dtype) dts = {parse_dtype(e->dtype)};  // a row of a fixed dtype
+        for (tgl_dtype dt : dts) {
             Case c;
             c.suite = suite;
             c.op = op;
@@ -174,7 +179,9 @@ std::vector<Case> build_cases(const Options& o) {
                 c.batch = o.quick ? e->batch_quick : e->batch_full;
             }
             if (c.variant == "chain" && c.batch == 0) c.batch = o.quick ? 500 : 10000;
-            cases.push_back(c);
+            bool dup = false;  // --dtype=f16 on a table that also has the f16 row
+            for (const auto& other : cases) dup = dup || other.key() == c.key();
+            if (!dup) cases.push_back(c);
         }
     };
     if (!o.op.empty()) {
@@ -298,6 +305,7 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
 
 struct FirstOpPhases {
     double spawn = 0, main = 0, loaded = 0, opened = 0, result = 0;
+    long long cache_hits = -1, cache_misses = -1;  // the child's program_cache.* (-1: none)
 };
 
 int child_first_op(const Options& o) {
@@ -319,8 +327,13 @@ int child_first_op(const Options& o) {
         const double t_result = now_s();
         const bool ok = std::fabs(out.front() - 0.25f * K) <= 1e-3f * K &&
                         std::fabs(out.back() - 0.25f * K) <= 1e-3f * K;
-        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d\n", t_main, t_loaded, t_opened, t_result,
-                    ok ? 1 : 0);
+        long long hits = -1, misses = -1;  // after the result: not part of the time
+        for (const auto& kv : plugin.properties(o.device)) {
+            if (kv.first == "program_cache.hits") hits = std::atoll(kv.second.c_str());
+            if (kv.first == "program_cache.misses") misses = std::atoll(kv.second.c_str());
+        }
+        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d %lld %lld\n", t_main, t_loaded, t_opened, t_result,
+                    ok ? 1 : 0, hits, misses);
         std::fflush(stdout);
         return ok ? 0 : 3;
     } catch (const std::exception& e) {
@@ -329,7 +342,8 @@ int child_first_op(const Options& o) {
     }
 }
 
-FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const Case& c) {
+FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const Case& c,
+                             const std::string& cache_dir) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
     std::vector<std::string> args = {"/proc/self/exe", "--child-first-op", "--plugin=" + plugin,
@@ -343,8 +357,16 @@ FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const 
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     FirstOpPhases ph;
     pid_t pid = 0;
+    // The child's program cache: TGL_CACHE_DIR = cache_dir (the rest of the environment as is).
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "TGL_CACHE_DIR=", 14) != 0) env_strings.push_back(*e);
+    env_strings.push_back("TGL_CACHE_DIR=" + cache_dir);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
     ph.spawn = now_s();
-    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
     if (rc != 0) {
@@ -361,21 +383,155 @@ FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const 
     int ok = 0;
     size_t at = out.find("TGL_FIRST_OP ");
     if (at == std::string::npos ||
-        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d", &ph.main, &ph.loaded,
-                    &ph.opened, &ph.result, &ok) != 5 || !ok ||
+        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d %lld %lld", &ph.main, &ph.loaded,
+                    &ph.opened, &ph.result, &ok, &ph.cache_hits, &ph.cache_misses) != 7 || !ok ||
         !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         throw std::runtime_error("first_op child failed (exit status " + std::to_string(status) +
                                  "; its stderr is above)" + (ok ? "" : ", wrong or no result"));
     return ph;
 }
 
+// rm -r of a directory of directories of files (the first_op cache directories).
+void remove_tree(const std::string& dir) {
+    if (DIR* d = opendir(dir.c_str())) {
+        while (dirent* e = readdir(d)) {
+            if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, "..")) continue;
+            const std::string p = dir + "/" + e->d_name;
+            struct stat st;
+            if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) remove_tree(p);
+            else unlink(p.c_str());
+        }
+        closedir(d);
+    }
+    rmdir(dir.c_str());
+}
+
 // ---------------------------------------------------------------------------------------------
 // One case, one plugin run.
 
-Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Device& dev,
-                const Catalogue& cat, const Case& c) {
+// ---------------------------------------------------------------------------------------------
+// memory: the plugin's memory.live_bytes / memory.held_bytes after a warm-up of a mixed workload
+// (elementwise, reductions with scratch, norms, matmul; about dims[0] MiB of tensors, kept live),
+// and again after every buffer is freed.
+
+bool read_memory(const tgl::Device& dev, uint32_t index, double& live, double& held) {
+    const tgl_property* props = nullptr;
+    uint32_t n = 0;
+    if (dev.api().device_properties(index, &props, &n) != TGL_OK) return false;
+    int found = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (std::strcmp(props[i].name, "memory.live_bytes") == 0) live = std::atof(props[i].value), ++found;
+        if (std::strcmp(props[i].name, "memory.held_bytes") == 0) held = std::atof(props[i].value), ++found;
+    }
+    return found == 2;
+}
+
+Result run_memory_case(const tgl::Device& dev, uint32_t index, const Catalogue& cat, const Case& c) {
     Result r;
     r.c = c;
+    double live0 = 0, held0 = 0;
+    if (!read_memory(dev, index, live0, held0)) {
+        r.status = Result::Skipped;
+        r.reason = "the plugin has no memory.live_bytes / memory.held_bytes properties";
+        return r;
+    }
+    const int64_t mib = c.dims.at(0);
+    const int64_t side = std::max<int64_t>(64, int64_t(std::sqrt(double(mib) * (1 << 20) / 4 / 8)));
+    // Each workload below holds about 1/8 of the total in its largest operand.
+    const std::vector<Case> mix = {
+        {"memory", "add", "", "", {side * side}, c.dtype},
+        {"memory", "mul", "broadcast", "", {side, side}, c.dtype},
+        {"memory", "sum", "dim1", "", {side, side}, c.dtype},
+        {"memory", "sum", "dim0", "", {side, side}, c.dtype},
+        {"memory", "softmax", "dim1", "", {side, side}, c.dtype},
+        {"memory", "layer_norm", "", "", {side, side}, c.dtype},
+        {"memory", "matmul", "", "", {side / 2, side / 2, side / 2}, c.dtype},
+    };
+    std::vector<std::unique_ptr<Prepared>> live;
+    const double t0 = now_s();
+    for (const Case& m : mix) {
+        Workload w;
+        std::string why;
+        if (plan_case(m, cat, w, why) != Plan::Run) continue;  // an op the plugin lacks
+        live.push_back(prepare(dev, w));
+        for (int i = 0; i < 3; ++i) live.back()->run();
+    }
+    dev.synchronize();
+    const double wall = now_s() - t0;
+    double live1 = 0, held1 = 0;
+    read_memory(dev, index, live1, held1);
+    live.clear();  // every buffer freed
+    dev.synchronize();
+    double live2 = 0, held2 = 0;
+    read_memory(dev, index, live2, held2);
+    const double l = live1 - live0, h = held1 - held0;
+    r.st.median_s = r.st.min_s = r.st.first_s = wall;
+    r.st.samples = r.st.batch = 1;
+    r.extra = {{"live_bytes", l},
+               {"held_bytes", h},
+               {"held_over_live", l > 0 ? h / l : 0},
+               {"held_after_free_bytes", held2 - held0},
+               {"live_after_free_bytes", live2 - live0}};
+    char note[200];
+    std::snprintf(note, sizeof note, "warm: live %.1f MiB, held %.1f MiB (%.3fx); after free: held %.2f MiB",
+                  l / 1048576, h / 1048576, l > 0 ? h / l : 0.0, (held2 - held0) / 1048576);
+    r.note = note;
+    if (!(l > 0)) {
+        r.status = Result::Error;
+        r.reason = "memory.live_bytes did not grow while buffers were live";
+    }
+    return r;
+}
+
+// The ABI 1.1 device timer, when the plugin and the driver have one.
+struct GpuTimer {
+    bool available = false;
+    std::string description;  // for the table header and the JSON
+};
+
+GpuTimer probe_timer(const tgl::Plugin& plugin, const tgl::Device& dev) {
+    GpuTimer t;
+    const tgl_plugin_api& api = dev.api();
+    if (plugin.abi_minor() < 1 || !api.timer_begin || !api.timer_end) {
+        t.description = "n/a: the plugin is ABI 1.0 (no timer)";
+        return t;
+    }
+    tgl_status s = api.timer_begin(dev.handle());
+    if (s != TGL_OK) {
+        t.description = std::string("n/a: ") + api.last_error_message();
+        return t;
+    }
+    uint64_t ns = 0;
+    uint32_t flags = 0;
+    s = api.timer_end(dev.handle(), &ns, &flags);
+    t.available = s == TGL_OK;
+    t.description = t.available ? "device time from timer_begin/timer_end (ABI 1.1) around each sample; "
+                                  "disjoint samples dropped"
+                                : std::string("n/a: timer_end failed: ") + api.last_error_message();
+    return t;
+}
+
+// CPU time of the calling thread in seconds.
+double thread_cpu_s() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Median of the finite values (NaN marks a dropped sample); 0 if none.
+double median_finite(std::vector<double> v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Device& dev,
+                const Catalogue& cat, const Case& c, const GpuTimer& timer) {
+    Result r;
+    r.c = c;
+    if (c.op == kMemory) return run_memory_case(dev, o.device, cat, c);
     Workload w;
     Plan plan = plan_case(c, cat, w, r.reason);
     if (plan != Plan::Run) {
@@ -393,13 +549,33 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             cfg.min_samples = o.quick ? 2 : 5;
             cfg.max_samples = o.quick ? 2 : 10;
             cfg.target_rel_mad = 0.05;
+            // cold: every child gets a fresh, empty program cache directory; warm: one untimed
+            // child fills a directory that the timed children then load from.
+            const bool warm = c.variant == "warm";
+            char tmpl[] = "/tmp/tgl-bench-cache-XXXXXX";
+            if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+            const std::string root = tmpl;
+            int n_dirs = 0;
+            auto fresh_dir = [&] {
+                std::string d = root + "/" + std::to_string(n_dirs++);
+                if (mkdir(d.c_str(), 0700) != 0) throw std::runtime_error("mkdir " + d + " failed");
+                return d;
+            };
+            const std::string warm_dir = warm ? fresh_dir() : std::string();
+            if (warm) spawn_first_op(o, plugin_spec, c, warm_dir);
             FirstOpPhases last;
-            r.st = measure(
-                [&](int) {
-                    last = spawn_first_op(o, plugin_spec, c);
-                    return last.result - last.spawn;
-                },
-                cfg, 1, false);
+            try {
+                r.st = measure(
+                    [&](int) {
+                        last = spawn_first_op(o, plugin_spec, c, warm ? warm_dir : fresh_dir());
+                        return last.result - last.spawn;
+                    },
+                    cfg, 1, false);
+            } catch (...) {
+                remove_tree(root);
+                throw;
+            }
+            remove_tree(root);
             char note[200];
             std::snprintf(note, sizeof note,
                           "cold 1st %.1f ms; last: exec %.1f, load %.1f, open %.1f, op+read %.1f ms",
@@ -407,26 +583,66 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
                           (last.loaded - last.main) * 1e3, (last.opened - last.loaded) * 1e3,
                           (last.result - last.opened) * 1e3);
             r.note = note;
+            if (last.cache_hits >= 0) {  // whether the child compiled or loaded its programs
+                std::snprintf(note, sizeof note, "; program cache: %lld hits, %lld compiled", last.cache_hits,
+                              last.cache_misses);
+                r.note += note;
+            }
             r.bytes = r.flops = 0;  // a latency, not a throughput
             return r;
         }
         std::unique_ptr<Prepared> p = prepare(dev, w);
         const bool sync_each = w.sync_each;
+        const tgl_plugin_api& api = dev.api();
+        std::vector<double> gpu;   // per run, one per sample (NaN: none or disjoint)
+        std::vector<double> host;  // per run: the host's time to queue it (no wait), one per sample
+        std::vector<double> host_cpu;  // the same in CPU time of this thread (not waiting for a core)
         r.st = measure(
             [&](int batch) {
                 double t0 = now_s();
+                const double c0 = thread_cpu_s();
+                const bool timed = timer.available && api.timer_begin(dev.handle()) == TGL_OK;
                 for (int i = 0; i < batch; ++i) {
                     p->run();
                     if (sync_each) dev.synchronize();
+                }
+                host.push_back((now_s() - t0) / batch);
+                host_cpu.push_back((thread_cpu_s() - c0) / batch);
+                if (timed) {
+                    uint64_t ns = 0;
+                    uint32_t flags = 0;
+                    tgl_status s = api.timer_end(dev.handle(), &ns, &flags);
+                    const bool good = s == TGL_OK && !(flags & TGL_TIMER_DISJOINT);
+                    gpu.push_back(good ? 1e-9 * double(ns) / batch : std::nan(""));
+                } else {
+                    gpu.push_back(std::nan(""));
                 }
                 dev.synchronize();
                 return (now_s() - t0) / batch;
             },
             o.timing, c.batch);
+        // The timed samples are the last ones measure() took.
+        if (gpu.size() >= size_t(r.st.samples)) {
+            std::vector<double> timed(gpu.end() - r.st.samples, gpu.end());
+            r.gpu_s = median_finite(timed);
+            for (double g : timed) r.gpu_discarded += std::isfinite(g) ? 0 : 1;
+            if (!timer.available) r.gpu_discarded = 0;
+        }
+        if (host.size() >= size_t(r.st.samples) && !sync_each) {
+            r.extra.push_back({"host_cpu_us_per_run",
+                               1e6 * median_finite(std::vector<double>(host_cpu.end() - r.st.samples, host_cpu.end()))});
+            r.extra.push_back({"host_queue_us_per_run",
+                               1e6 * median_finite(std::vector<double>(host.end() - r.st.samples, host.end()))});
+        }
         if (c.variant == "chain" || c.variant == "sync") {
-            char note[64];
+            char note[96];
             std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
             r.note = note;
+            if (c.variant == "chain" && r.extra.size() >= 2) {
+                std::snprintf(note, sizeof note, " (host: queueing %.2f us/op wall, %.2f us/op CPU)",
+                              r.extra[1].second, r.extra[0].second);
+                r.note += note;
+            }
         }
     } catch (const tgl::Error& e) {
         r.status = e.status() == TGL_ERROR_UNIMPLEMENTED ? Result::Skipped : Result::Error;
@@ -461,13 +677,15 @@ Run run_plugin(const Options& o, const std::string& spec, const std::vector<Case
     std::fflush(stdout);
 
     tgl::Device dev(plugin, o.device);
+    const GpuTimer timer = probe_timer(plugin, dev);
+    run.gpu_timer = timer.description;
     const Catalogue cat = load_catalogue(plugin);
     const bool tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < cases.size(); ++i) {
         std::fprintf(stderr, "%s[%zu/%zu] %s: %s%s", tty ? "\r\033[K" : "", i + 1, cases.size(),
                      run.plugin_name.c_str(), cases[i].key().c_str(), tty ? "" : "\n");
         std::fflush(stderr);
-        run.results.push_back(run_case(o, spec, dev, cat, cases[i]));
+        run.results.push_back(run_case(o, spec, dev, cat, cases[i], timer));
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
     dev.close();

@@ -38,9 +38,14 @@ def plot_ratios(plt, ours, torch_run, path):
         return
     labels = [r["key"] for r in rows]
     ratios = [r["ratio"] for r in rows]
-    colors = ["tab:green" if x >= 1 else "tab:red" for x in ratios]
+    # Green: the target for the row is met; red: missed; grey: no ratio target.
+    colors = [{True: "tab:green", False: "tab:red"}.get(r.get("met"), "tab:gray") for r in rows]
     fig, ax = plt.subplots(figsize=(max(8, 0.45 * len(rows) + 2), 6))
     ax.bar(range(len(rows)), ratios, color=colors)
+    for i, r in enumerate(rows):  # the target ratio as a tick across the bar
+        t = r.get("target") or ""
+        if t.startswith(">= "):
+            ax.plot([i - 0.4, i + 0.4], [float(t[3:])] * 2, color="black", linewidth=1.5)
     ax.axhline(1.0, color="black", linewidth=1)
     ax.set_yscale("log")
     ax.set_xticks(range(len(rows)))

@@ -59,9 +59,8 @@ void print_table(const Run& run) {
                 run.property("renderer").c_str(), run.property("api.version").c_str(),
                 run.property("driver.version").c_str());
     std::printf("# timing: wall clock between synchronizes, median over samples of `batch` queued "
-                "runs\n#   (stop at MAD/median < %.0f%% or %.3g s); GPU timer queries are not in "
-                "ABI 1.0, so gpu ms = n/a\n",
-                100 * run.timing.target_rel_mad, run.timing.max_time_s);
+                "runs\n#   (stop at MAD/median < %.0f%% or %.3g s); gpu ms: %s\n",
+                100 * run.timing.target_rel_mad, run.timing.max_time_s, run.gpu_timer.c_str());
     std::printf("# GB/s: each operand read or written once, 1e9 B/s; GFLOP/s: 2MNK for matmul, one "
                 "per element otherwise;\n#   %% copy: of buffer_copy's %s GB/s in this run\n",
                 num(run.copy_gbps()).c_str());
@@ -80,7 +79,8 @@ void print_table(const Run& run) {
                        {num(r.st.median_s * 1e3), fmt("%.1f", 100 * r.st.rel_mad()),
                         std::to_string(r.st.samples) + "x" + std::to_string(r.st.batch),
                         r.bytes > 0 ? num(r.gbps()) : "-", r.flops > 0 ? num(r.gflops()) : "-",
-                        pct_copy(run, r) > 0 ? fmt("%.1f", pct_copy(run, r)) : "-", "n/a", note});
+                        pct_copy(run, r) > 0 ? fmt("%.1f", pct_copy(run, r)) : "-",
+                        r.gpu_s > 0 ? num(r.gpu_s * 1e3) : "n/a", note});
         }
         rows.push_back(row);
     }
@@ -115,7 +115,7 @@ json::Value to_json(const Run& run) {
     root.set("quick", run.quick);
     Value timing = Value::object();
     timing.set("method", "wall");
-    timing.set("gpu_timer", "n/a: GPU timer queries are not exposed by the ABI 1.0");
+    timing.set("gpu_timer", run.gpu_timer);
     timing.set("target_rel_mad", run.timing.target_rel_mad);
     timing.set("max_time_s", run.timing.max_time_s);
     timing.set("min_samples", run.timing.min_samples);
@@ -164,8 +164,13 @@ json::Value to_json(const Run& run) {
         row.set("gbps", ok && r.bytes > 0 ? Value(r.gbps()) : Value());
         row.set("gflops", ok && r.flops > 0 ? Value(r.gflops()) : Value());
         row.set("pct_copy", pct_copy(run, r) > 0 ? Value(pct_copy(run, r)) : Value());
-        row.set("gpu_ms", Value());
+        row.set("gpu_ms", ok && r.gpu_s > 0 ? Value(r.gpu_s * 1e3) : Value());
         row.set("note", r.note);
+        if (!r.extra.empty()) {
+            Value extra = Value::object();
+            for (const auto& kv : r.extra) extra.set(kv.first, kv.second);
+            row.set("extra", extra);
+        }
         results.push(row);
     }
     root.set("results", results);
@@ -192,7 +197,8 @@ std::string to_csv(const Run& run) {
           << r.st.samples << ',' << r.st.batch << ',' << fmt("%.0f", r.bytes) << ','
           << fmt("%.0f", r.flops) << ',' << n(r.gbps(), ok && r.bytes > 0) << ','
           << n(r.gflops(), ok && r.flops > 0) << ',' << n(pct_copy(run, r), pct_copy(run, r) > 0)
-          << ",n/a," << csv_cell(r.status == Result::Ok ? r.note : r.reason) << '\n';
+          << ',' << (ok && r.gpu_s > 0 ? fmt("%.6g", r.gpu_s * 1e3) : std::string("n/a")) << ','
+          << csv_cell(r.status == Result::Ok ? r.note : r.reason) << '\n';
     }
     return o.str();
 }

@@ -8,7 +8,10 @@
 //     "results": [ { "key", "suite", "op", "variant", "label", "shape", "dims": [..], "dtype",
 //                    "status": "ok" | "skipped" | "error", "reason",
 //                    "median_ms", "mad_ms", "rel_mad", "min_ms", "first_ms", "samples", "batch",
-//                    "bytes", "flops", "gbps", "gflops", "pct_copy", "gpu_ms": null, "note" } ],
+//                    "bytes", "flops", "gbps", "gflops", "pct_copy", "gpu_ms": number | null,
+//                    "note" } ],
+//   gpu_ms: median device time per run from the ABI 1.1 timer (timer_begin/timer_end around each
+//   sample; GL_EXT_disjoint_timer_query on GLES), null where the plugin/driver has none.
 //     "baseline": { the same object for --baseline's plugin } (optional) }
 // Rows are matched across files by "key" ("op[variant] shape dtype").
 #ifndef TGL_BENCH_REPORT_H
@@ -30,7 +33,10 @@ struct Result {
     std::string reason;  // why skipped / what failed
     std::string note;    // extra for people (us/op, first-op phases)
     Stats st;
+    double gpu_s = 0;       // median device time per run from the ABI 1.1 timer (0: none)
+    int gpu_discarded = 0;  // samples dropped for TGL_TIMER_DISJOINT
     double bytes = 0, flops = 0;
+    std::vector<std::pair<std::string, double>> extra;  // suite-specific numbers (JSON "extra")
     double gbps() const { return status == Ok && bytes > 0 ? bytes / st.median_s / 1e9 : 0; }
     double gflops() const { return status == Ok && flops > 0 ? flops / st.median_s / 1e9 : 0; }
 };
@@ -40,6 +46,7 @@ struct Run {
     uint32_t device_index = 0;
     std::vector<std::pair<std::string, std::string>> properties;
     bool quick = false;
+    std::string gpu_timer;  // how gpu ms was measured, or why it is n/a
     TimingConfig timing;
     std::vector<Result> results;
     double copy_gbps() const;  // of the first buffer_copy row that ran, 0 if none

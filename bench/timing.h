@@ -1,5 +1,5 @@
-// timing.h: the one timing loop. Wall clock only: ABI 1.0 exposes no GPU timer queries, so a
-// sample is `batch` runs queued back to back between two synchronizes, divided by batch.
+// timing.h: the one timing loop. A sample is `batch` runs queued back to back between two
+// synchronizes, wall clock, divided by batch (main.cpp adds the ABI 1.1 device timer around it).
 #ifndef TGL_BENCH_TIMING_H
 #define TGL_BENCH_TIMING_H
 

@@ -28,7 +28,8 @@ import time
 SCHEMA = "tensorgl-bench/1"
 
 # The suite table of bench/cases.cpp: (suite, op, variant, full dims, quick dims, batch full,
-# batch quick, label). Keep the two in step (rows are matched by key).
+# batch quick, label[, fixed dtype]). Keep the two in step (rows are matched by key).
+SDPA = "scaled_dot_product_attention"
 N, n = 67108864, 262144
 SUITES = [
     ("copy", "buffer_copy", "", [N], [n], 0, 0, ""),
@@ -44,15 +45,31 @@ SUITES = [
     ("reduce", "sum", "dim0", [8192, 8192], [512, 512], 0, 0, "sum of each column"),
     ("norm", "softmax", "dim1", [8192, 8192], [512, 512], 0, 0, "softmax of each row"),
     ("norm", "layer_norm", "", [8192, 8192], [512, 512], 0, 0, "no affine"),
+    ("norm", "rms_norm", "", [8192, 8192], [512, 512], 0, 0, "no affine"),
     ("matmul", "matmul", "", [1024] * 3, [64] * 3, 0, 0, ""),
     ("matmul", "matmul", "", [4096] * 3, [96] * 3, 0, 0, ""),
     ("matmul", "matmul", "", [8192] * 3, [128] * 3, 0, 0, ""),
     ("matmul", "matmul", "", [64, 512, 512, 512], [4, 32, 32, 32], 0, 0, "batched"),
     ("matmul", "matmul", "", [8192, 8192, 64], [256, 256, 16], 0, 0, "skinny N"),
     ("matmul", "matmul", "", [1, 4096, 4096], [1, 256, 256], 0, 0, "decode (GEMV)"),
+    ("matmul", "matmul", "", [4096] * 3, [96] * 3, 0, 0, "f16 storage", "f16"),
+    ("matmul", "matmul", "", [1, 4096, 4096], [1, 256, 256], 0, 0, "f16 storage, decode", "f16"),
+    ("conv", "conv2d", "", [32, 3, 224, 224, 64, 7, 7, 2, 3], [1, 3, 16, 16, 4, 7, 7, 2, 3], 0, 0, "conv1 7x7/2"),
+    ("conv", "conv2d", "", [32, 64, 56, 56, 64, 3, 3, 1, 1], [1, 4, 8, 8, 4, 3, 3, 1, 1], 0, 0, "conv2_x 3x3"),
+    ("conv", "conv2d", "", [32, 64, 56, 56, 256, 1, 1, 1, 0], [1, 4, 8, 8, 8, 1, 1, 1, 0], 0, 0, "conv2_x 1x1 expand"),
+    ("conv", "conv2d", "", [32, 256, 56, 56, 64, 1, 1, 1, 0], [1, 8, 8, 8, 4, 1, 1, 1, 0], 0, 0, "conv2_x 1x1 reduce"),
+    ("conv", "conv2d", "", [32, 128, 28, 28, 128, 3, 3, 1, 1], [1, 4, 8, 8, 4, 3, 3, 1, 1], 0, 0, "conv3_x 3x3"),
+    ("conv", "conv2d", "", [32, 256, 14, 14, 256, 3, 3, 1, 1], [1, 4, 6, 6, 4, 3, 3, 1, 1], 0, 0, "conv4_x 3x3"),
+    ("conv", "conv2d", "", [32, 512, 7, 7, 512, 3, 3, 1, 1], [1, 4, 5, 5, 4, 3, 3, 1, 1], 0, 0, "conv5_x 3x3"),
+    ("attention", SDPA, "causal", [8, 16, 2048, 2048, 64], [1, 2, 64, 64, 16], 0, 0, "causal prefill"),
+    ("attention", SDPA, "", [1, 16, 1, 8192, 64], [1, 2, 1, 128, 16], 0, 0, "decode, 8k KV"),
+    ("attention", SDPA, "causal", [8, 16, 2048, 2048, 64], [1, 2, 64, 64, 16], 0, 0,
+     "causal prefill, f16 storage", "f16"),
     ("latency", "add", "chain", [256], [256], 10000, 500, "dependent in-place adds"),
     ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
-    ("first_op", "first_op", "", [256] * 3, [64] * 3, 0, 0, "child process"),
+    ("first_op", "first_op", "cold", [256] * 3, [64] * 3, 0, 0, "child process, empty program cache"),
+    ("first_op", "first_op", "warm", [256] * 3, [64] * 3, 0, 0, "child process, warm program cache"),
+    ("memory", "memory", "", [1024], [8], 0, 0, "mixed workload, then all freed"),
 ]
 DTYPE_SIZE = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i8": 1, "u8": 1, "bool": 1}
 
@@ -88,8 +105,16 @@ def accounting(op, variant, dims, dtype):
         return 2 * numel * s, 0
     if op == "buffer_fill":
         return numel * s, 0
-    if op == "first_op":
+    if op in ("first_op", "memory"):
         return 0, 0
+    if op == "conv2d":
+        nb, c, h, w, k, r, ss, st, pad = dims
+        p, q = (h + 2 * pad - r) // st + 1, (w + 2 * pad - ss) // st + 1
+        return (nb * c * h * w + k * c * r * ss + nb * k * p * q) * s, 2 * nb * k * p * q * c * r * ss
+    if op == SDPA:
+        b, hh, sq, skv, d = dims
+        return (2 * b * hh * sq * d + 2 * b * hh * skv * d) * s, \
+            4 * b * hh * sq * skv * d * (0.5 if variant == "causal" else 1.0)
     if op == "matmul":
         b, (m, k, nn) = prod(dims[:-3]), dims[-3:]
         return b * (m * k + k * nn + m * nn) * s, 2 * b * m * nn * k
@@ -104,11 +129,17 @@ def accounting(op, variant, dims, dtype):
 
 def cases_from_table(suites, quick, dtypes):
     out = []
-    for (suite, op, variant, full, small, bfull, bquick, label) in SUITES:
+    seen = set()
+    for entry in SUITES:
+        (suite, op, variant, full, small, bfull, bquick, label) = entry[:8]
         if not any(r == "all" or r == suite or (r == "elementwise" and suite in ("unary", "binary"))
                    for r in suites):
             continue
-        for dt in dtypes:
+        for dt in ([entry[8]] if len(entry) > 8 else dtypes):
+            key = case_key(op, variant, small if quick else full, dt)
+            if key in seen:
+                continue
+            seen.add(key)
             dims = small if quick else full
             out.append(dict(suite=suite, op=op, variant=variant, dims=list(dims), dtype=dt,
                             label=label, batch=bquick if quick else bfull))
@@ -171,6 +202,20 @@ def make_runner(torch, case, dev):
     if op == "layer_norm":
         x = full(dims)
         return lambda: F.layer_norm(x, (dims[-1],), eps=1e-5)
+    if op == "rms_norm":
+        x = full(dims)
+        if hasattr(F, "rms_norm"):
+            return lambda: F.rms_norm(x, (dims[-1],), eps=1e-5)
+        return lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5)
+    if op == "conv2d":
+        nb, c, h, w, k, r, ss, st, pad = dims
+        x, wt = full([nb, c, h, w]), full([k, c, r, ss])
+        return lambda: F.conv2d(x, wt, stride=st, padding=pad)
+    if op == SDPA:
+        b, hh, sq, skv, d = dims
+        q, k_, v = full([b, hh, sq, d]), full([b, hh, skv, d]), full([b, hh, skv, d])
+        causal = variant == "causal"
+        return lambda: F.scaled_dot_product_attention(q, k_, v, is_causal=causal)
     x, out = full(dims), full(dims)
     if op == "relu":
         return lambda: torch.relu(x)
@@ -268,13 +313,18 @@ def run_torch(cases, args):
                    shape=shape_str(c["dims"]), dims=c["dims"], dtype=c["dtype"], status="ok",
                    reason="", gpu_ms=None, note="")
         b, f = accounting(c["op"], c["variant"], c["dims"], c["dtype"])
-        row["bytes"] = c.get("bytes") if c.get("bytes") is not None else b
-        row["flops"] = c.get("flops") if c.get("flops") is not None else f
+        row["bytes"] = c.get("bytes") or b  # ours has 0 for a row it skipped
+        row["flops"] = c.get("flops") or f
         try:
+            if c["op"] == "first_op" and c["variant"] == "warm":
+                raise NotImplementedError("PyTorch keeps no program cache of ours: see first_op[cold]")
             if c["op"] == "first_op":
                 st, note = first_op(c, args, cfg)
                 row["note"] = note
                 row["bytes"] = row["flops"] = 0
+            elif c["op"] == "memory":
+                st, extra, note = memory_case(torch, c, dev)
+                row["note"], row["extra"] = note, extra
             else:
                 fn = make_runner(torch, c, dev)
                 sync_each = c["variant"] == "sync"
@@ -324,6 +374,38 @@ def run_torch(cases, args):
     return run
 
 
+def memory_case(torch, c, dev):
+    """PyTorch's caching allocator after the same mixed workload: allocated (live) and reserved
+    (held) bytes, then after every tensor is dropped (reserved stays until empty_cache)."""
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    live0, held0 = torch.cuda.memory_allocated(dev), torch.cuda.memory_reserved(dev)
+    side = max(64, int(math.sqrt(c["dims"][0] * (1 << 20) / 4 / 8)))
+    t0 = time.monotonic()
+    keep = []
+    for (op, variant, dims) in [("add", "", [side * side]), ("mul", "broadcast", [side, side]),
+                                ("sum", "dim1", [side, side]), ("sum", "dim0", [side, side]),
+                                ("softmax", "dim1", [side, side]), ("layer_norm", "", [side, side]),
+                                ("matmul", "", [side // 2] * 3)]:
+        fn = make_runner(torch, dict(op=op, variant=variant, dims=dims, dtype=c["dtype"]), dev)
+        for _ in range(3):
+            keep.append(fn())
+        keep.append(fn)
+        del fn
+    torch.cuda.synchronize()
+    wall = time.monotonic() - t0
+    live, held = torch.cuda.memory_allocated(dev) - live0, torch.cuda.memory_reserved(dev) - held0
+    del keep
+    torch.cuda.synchronize()
+    held_after = torch.cuda.memory_reserved(dev) - held0
+    st = dict(median_s=wall, mad_s=0, min_s=wall, first_s=wall, samples=1, batch=1)
+    extra = dict(live_bytes=live, held_bytes=held, held_over_live=held / live if live else 0,
+                 held_after_free_bytes=held_after)
+    note = "warm: live %.1f MiB, held %.1f MiB (%.3fx); after free: held %.2f MiB (caching allocator)" % (
+        live / 1048576, held / 1048576, held / live if live else 0, held_after / 1048576)
+    return st, extra, note
+
+
 def first_op(c, args, cfg):
     m, k, nn = c["dims"][-3:]
     last = {}
@@ -342,7 +424,7 @@ def first_op(c, args, cfg):
                     result=float(t_result))
         return float(t_result) - t_spawn
 
-    fcfg = dict(cfg, min_samples=2 if args.quick else 5, max_samples=2 if args.quick else 10,
+    fcfg = dict(cfg, min_samples=2 if args.quick else 3, max_samples=2 if args.quick else 5,
                 target_rel_mad=0.05)
     st = measure(sample, fcfg, 1, warm=False)
     note = ("cold 1st %.1f ms; last: exec %.1f, import torch %.1f, cuda init+alloc %.1f, "
@@ -373,10 +455,54 @@ def fmt(v):
     return "%.3g" % v
 
 
+def target_of(row):
+    """The issue's target for a row: (text, check) where check(ours_row, torch_row, ratio,
+    ours_by_key) gives True/False, or None when the row has no target."""
+    op, variant, dims, dt = row["op"], row["variant"], row["dims"], row["dtype"]
+    ratio_at_least = lambda x: ((">= %.2f" % x), lambda o, t, r, by: None if r is None else r >= x)  # noqa: E731
+    if dt == "f16" and op in ("matmul", SDPA):
+        def faster(o, t, r, by):
+            f32 = by.get(row["key"][:-len("f16")] + "f32")
+            if not f32 or f32.get("status") != "ok" or o.get("status") != "ok":
+                return None
+            return o["median_ms"] < f32["median_ms"]
+        return ("faster than f32", faster)
+    if variant in ("chain", "sync"):
+        return None  # chain: chain_target; sync: no target (a round trip, for information)
+    if op in ("buffer_copy", "add", "mul") or row["suite"] == "unary":
+        return ratio_at_least(0.95)
+    if op in ("sum", "softmax", "layer_norm", "rms_norm"):
+        return ratio_at_least(0.90)
+    if op == "matmul":
+        big = len(dims) == 3 and dims[0] == dims[1] == dims[2] and dims[0] >= 4096
+        return ratio_at_least(0.70 if big else 0.60)
+    if op in ("conv2d", SDPA):
+        return ratio_at_least(0.50)
+    if op == "first_op":
+        limit = 150.0 if variant == "cold" else 50.0
+        return ("<= %.0f ms" % limit,
+                lambda o, t, r, by: None if o.get("status") != "ok" else o["median_ms"] <= limit)
+    if op == "memory":
+        def held(o, t, r, by):
+            e = o.get("extra") or {}
+            if o.get("status") != "ok" or not e.get("live_bytes"):
+                return None
+            return e["held_over_live"] <= 1.1 and e["held_after_free_bytes"] <= 0.01 * e["live_bytes"]
+        return ("held <= 1.1 x live, returned on free", held)
+    return None
+
+
+def chain_target(row):
+    if row["op"] == "add" and row["variant"] == "chain":
+        return ("<= 3 us/op", lambda o, t, r, by: None if o.get("status") != "ok" else o["median_ms"] * 1e3 <= 3.0)
+    return None
+
+
 def ratio_rows(ours, torch_run):
     """Rows matched by key: ours/torch throughput = torch median / ours median (> 1: ours is
     faster). Returns a list of dicts (also used by plot.py)."""
     theirs = {r["key"]: r for r in torch_run["results"]}
+    by_key = {r["key"]: r for r in ours["results"]}
     rows = []
     for r in ours["results"]:
         t = theirs.get(r["key"])
@@ -384,9 +510,12 @@ def ratio_rows(ours, torch_run):
         ratio = None
         if ok and r.get("median_ms") and t.get("median_ms"):
             ratio = t["median_ms"] / r["median_ms"]
+        tg = chain_target(r) or target_of(r)
+        met = tg[1](r, t or {}, ratio, by_key) if tg else None
         rows.append(dict(key=r["key"], suite=r["suite"], op=r["op"], variant=r["variant"],
                          shape=r["shape"], dtype=r["dtype"], label=r.get("label", ""),
                          ours=r, torch=t, ratio=ratio,
+                         target=tg[0] if tg else "", met=met,
                          status=("ok" if ok else "ours: %s, torch: %s" % (
                              r.get("status"), t.get("status") if t else "missing"))))
     return rows
@@ -397,18 +526,28 @@ def markdown_table(ours, torch_run):
                                      run["device"]["properties"].get("renderer", "?"))
     lines = ["Ours: %s. PyTorch: %s (%s). Ratio = ours/torch throughput (> 1: ours is faster)."
              % (name(ours), name(torch_run), torch_run["plugin"].get("version", "?")),
-             "Ours is timed by wall clock around synchronize; PyTorch by CUDA events.", "",
-             "| op | shape | dtype | ours ms | torch ms | ours/torch | ours GB/s | torch GB/s "
-             "| ours GFLOP/s | torch GFLOP/s | note |",
-             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|"]
+             "Ours is timed by wall clock around synchronize (gpu ms: the ABI 1.1 device timer where "
+             "the driver has one); PyTorch by CUDA events. met: the issue's target for the row "
+             "(ratios: ours/torch; latency, first_op, memory: ours alone; f16: ours f16 vs ours f32).",
+             "",
+             "| op | shape | dtype | ours ms | ours gpu ms | torch ms | ours/torch | target | met "
+             "| ours GB/s | torch GB/s | ours GFLOP/s | torch GFLOP/s | note |",
+             "|---|---|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|---|"]
     for row in ratio_rows(ours, torch_run):
         o, t = row["ours"], row["torch"] or {}
         op = row["op"] + ("[%s]" % row["variant"] if row["variant"] else "")
         note = row["label"] if row["status"] == "ok" else row["status"]
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            op, row["shape"], row["dtype"], fmt(o.get("median_ms")), fmt(t.get("median_ms")),
-            "%.3f" % row["ratio"] if row["ratio"] is not None else "-", fmt(o.get("gbps")),
-            fmt(t.get("gbps")), fmt(o.get("gflops")), fmt(t.get("gflops")), note))
+        if o.get("status") != "ok" and o.get("reason"):
+            note += " (%s)" % o["reason"]
+        elif o.get("note") and (row["variant"] == "chain" or row["op"] in ("first_op", "memory")):
+            note += "; " + o["note"]
+        met = {True: "yes", False: "**no**", None: "-"}[row["met"]]
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            op, row["shape"], row["dtype"], fmt(o.get("median_ms")), fmt(o.get("gpu_ms")),
+            fmt(t.get("median_ms")),
+            "%.3f" % row["ratio"] if row["ratio"] is not None else "-", row["target"] or "-", met,
+            fmt(o.get("gbps")), fmt(t.get("gbps")), fmt(o.get("gflops")), fmt(t.get("gflops")),
+            note.replace("|", "/")))
     return "\n".join(lines) + "\n"
 
 

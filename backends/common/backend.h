@@ -40,6 +40,11 @@ public:
     // call is validated, not a no-op, and its dtype is one the backend declared for the op.
     virtual void run(const OpCall& call) = 0;
     virtual void synchronize() = 0;
+    // ABI 1.1 timer (plugin_api.h, timer_begin/timer_end); the frame checks that regions pair up.
+    // Default: no timer (TGL_ERROR_UNIMPLEMENTED).
+    virtual void timer_begin();
+    // Elapsed nanoseconds of the region; *flags gets TGL_TIMER_* bits.
+    virtual uint64_t timer_end(uint32_t* flags);
 };
 
 class Backend {

@@ -14,6 +14,8 @@ namespace {
 
 struct DeviceRecord {
     std::shared_ptr<Device> device;
+    std::mutex timer_mutex;
+    bool timer_open = false;  // between a successful timer_begin and its timer_end
 };
 
 struct BufferRecord {
@@ -282,15 +284,49 @@ tgl_status api_synchronize(tgl_device device) {
     return guard("synchronize", [&] { get_device(device)->synchronize(); });
 }
 
+tgl_status api_timer_begin(tgl_device device) {
+    return guard("timer_begin", [&] {
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        std::lock_guard<std::mutex> lock(rec->timer_mutex);
+        if (rec->timer_open)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "a timer region is already open on this device (call timer_end first)");
+        rec->device->timer_begin();
+        rec->timer_open = true;
+    });
+}
+
+tgl_status api_timer_end(tgl_device device, uint64_t* elapsed_ns, uint32_t* flags) {
+    return guard("timer_end", [&] {
+        require(elapsed_ns, "elapsed_ns");
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        std::lock_guard<std::mutex> lock(rec->timer_mutex);
+        if (!rec->timer_open) fail(TGL_ERROR_INVALID_ARGUMENT, "no timer region is open on this device (call timer_begin first)");
+        rec->timer_open = false;  // closed whatever happens next
+        uint32_t f = 0;
+        *elapsed_ns = rec->device->timer_end(&f);
+        if (flags) *flags = f;
+    });
+}
+
 const tgl_plugin_api kApi = {
     sizeof(tgl_plugin_api), TGL_ABI_MAJOR, TGL_ABI_MINOR,
     api_last_error_message, api_get_plugin_info, api_device_count, api_device_properties,
     api_device_open, api_device_close, api_buffer_alloc, api_buffer_free, api_buffer_size,
     api_buffer_upload, api_buffer_download, api_buffer_copy, api_buffer_fill, api_query_op,
     api_run_op, api_synchronize,
+    // since 1.1
+    api_timer_begin, api_timer_end,
 };
 
 }  // namespace
+
+void Device::timer_begin() {
+    fail(TGL_ERROR_UNIMPLEMENTED, "this device has no timer");
+}
+
+uint64_t Device::timer_end(uint32_t*) {
+    fail(TGL_ERROR_UNIMPLEMENTED, "this device has no timer");
+}
 
 tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plugin_api** out) {
     return guard("tgl_plugin_init_v1", [&] {

@@ -39,8 +39,8 @@ using i128 = __int128;
 
 TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
                        const BufferLookup& lookup) {
-    std::string label = operand_label(info, output, index);
-    const char* what = label.c_str();
+    char what[96], buffer_what[104];
+    operand_label_into(what, sizeof what, info, output, index);
     TensorArg arg;
     if (t.rank > TGL_MAX_RANK)
         fail(TGL_ERROR_RANK_TOO_LARGE, "%s has rank %u; the limit is %d", what, t.rank, TGL_MAX_RANK);
@@ -71,7 +71,7 @@ TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uin
     for (int d = 0; d < arg.rank; ++d) numel *= arg.shape[d];
     arg.numel = numel;
 
-    arg.buffer = lookup(t.buffer, format("%s.buffer", what).c_str());
+    arg.buffer = lookup(t.buffer, operand_label_into(buffer_what, sizeof buffer_what, info, output, index, ".buffer"));
 
     if (t.byte_offset % es != 0)
         fail(TGL_ERROR_INVALID_ARGUMENT, "%s.byte_offset %llu is not a multiple of the %s element size %u",
@@ -169,15 +169,18 @@ void plan_elementwise(OpCall& call) {
                 expect[d] = n;
             }
         }
-        std::string names;
-        for (size_t k = 0; k < call.inputs.size(); ++k)
-            names += format("%s%s", k ? (k + 1 == call.inputs.size() ? " and " : ", ") : "", info.operand_names[k]);
-        if (rank != y.rank || !std::equal(expect, expect + rank, y.shape))
+        if (rank != y.rank || !std::equal(expect, expect + rank, y.shape)) {
+            std::string names;  // built only for the message
+            for (size_t k = 0; k < call.inputs.size(); ++k)
+                names += format("%s%s", k ? (k + 1 == call.inputs.size() ? " and " : ", ") : "", info.operand_names[k]);
             fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but %s broadcast to %s",
                  info.name, shape_string(y.rank, y.shape).c_str(), names.c_str(), shape_string(rank, expect).c_str());
+        }
     }
     for (size_t i = 0; i < call.inputs.size(); ++i) {
-        broadcast_strides(call.inputs[i], operand_label(info, false, uint32_t(i)), y, p.strides[i + 1]);
+        char label[96];  // short enough for std::string's inline storage: no allocation
+        broadcast_strides(call.inputs[i], operand_label_into(label, sizeof label, info, false, uint32_t(i)), y,
+                          p.strides[i + 1]);
         p.offset[i + 1] = call.inputs[i].offset;
     }
     collapse(p);

@@ -12,6 +12,31 @@
 
 namespace tgl {
 
+// operand_label(...) + suffix into buf[n] without formatting or allocation (run_op's hot path).
+inline const char* operand_label_into(char* buf, size_t n, const OpInfo& info, bool output, uint32_t index,
+                                      const char* suffix = "") {
+    uint32_t slot = output ? info.n_inputs + index : index;
+    const char* name = slot < uint32_t(kMaxOperands) ? info.operand_names[slot] : nullptr;
+    char num[12];
+    int k = 0;
+    do num[k++] = char('0' + index % 10); while ((index /= 10) && k < 11);
+    size_t at = 0;
+    auto put = [&](const char* s) {
+        while (*s && at + 1 < n) buf[at++] = *s++;
+    };
+    put(output ? "outputs[" : "inputs[");
+    while (k > 0 && at + 1 < n) buf[at++] = num[--k];
+    put("]");
+    if (name) {
+        put(" (");
+        put(name);
+        put(")");
+    }
+    put(suffix);
+    buf[at] = '\0';
+    return buf;
+}
+
 // "inputs[1] (b)" / "outputs[0] (y)"
 inline std::string operand_label(const OpInfo& info, bool output, uint32_t index) {
     uint32_t slot = output ? info.n_inputs + index : index;

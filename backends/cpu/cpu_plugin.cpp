@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <chrono>
 #include <thread>
 
 #ifndef TGL_CPU_VERSION
@@ -120,7 +121,16 @@ public:
 
     void synchronize() override {}  // every call has finished when it returns
 
+    // Ops run inside run_op: the region's time is the wall time between the two calls.
+    void timer_begin() override { timer_start_ = std::chrono::steady_clock::now(); }
+    uint64_t timer_end(uint32_t* flags) override {
+        *flags = 0;
+        return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                              timer_start_).count());
+    }
+
 private:
+    std::chrono::steady_clock::time_point timer_start_;  // guarded by the frame's per-device timer lock
     const uint64_t max_buffer_bytes_;
     const unsigned threads_;
     std::mutex mutex_;

@@ -153,8 +153,8 @@ GlThread::~GlThread() {
 
 void GlThread::run(const EglTarget&) {
     bool unflushed = false;
+    std::deque<Task> batch;  // taken from the queue all at once: one lock per batch, not per task
     for (;;) {
-        Task task;
         {
             std::unique_lock<std::mutex> lock(mutex_);
             if (queue_.empty() && unflushed && !stopping_) {
@@ -165,30 +165,34 @@ void GlThread::run(const EglTarget&) {
                 unflushed = false;
                 lock.lock();
             }
+            sleeping_ = true;
             wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            sleeping_ = false;
             if (queue_.empty()) break;  // stopping, and everything queued has run
-            task = std::move(queue_.front());
-            queue_.pop_front();
+            batch.swap(queue_);
         }
         unflushed = true;
-        if (lost()) continue;  // a lost context runs nothing more; the task is dropped (a caller sees why)
-        task_what_ = task.what;
-        task_start_ns_ = now_ns();
-        try {
-            task.fn();
-            check_gl(task.what);
-        } catch (const Error& e) {
-            record_error(e.status(), std::string(task.what) + ": " + e.what());
-        } catch (const std::bad_alloc&) {
-            record_error(TGL_ERROR_RESOURCE_EXHAUSTED, std::string(task.what) + ": out of host memory");
-        } catch (const std::exception& e) {
-            record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error: " + e.what());
-        } catch (...) {
-            record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
+        for (; !batch.empty(); batch.pop_front()) {
+            Task& task = batch.front();
+            if (lost()) continue;  // a lost context runs nothing more; the task is dropped (a caller sees why)
+            task_what_ = task.what;
+            task_start_ns_ = now_ns();
+            try {
+                task.fn();
+                check_gl(task.what);
+            } catch (const Error& e) {
+                record_error(e.status(), std::string(task.what) + ": " + e.what());
+            } catch (const std::bad_alloc&) {
+                record_error(TGL_ERROR_RESOURCE_EXHAUSTED, std::string(task.what) + ": out of host memory");
+            } catch (const std::exception& e) {
+                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error: " + e.what());
+            } catch (...) {
+                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
+            }
+            task_start_ns_ = 0;
+            // The task (and the buffers it captured) is released by pop_front, outside the lock: a
+            // buffer destructor deletes its GL name directly since this is the GL thread.
         }
-        task_start_ns_ = 0;
-        // The task (and the buffers it captured) is released here, outside the lock: a buffer
-        // destructor deletes its GL name directly since this is the GL thread.
     }
     // Timed like a task: on a GPU that runs dispatches asynchronously, destroying the context waits
     // for a runaway dispatch, and shutdown() must be able to give up on it after the limit too.
@@ -250,12 +254,16 @@ void GlThread::post(const char* what, std::function<void()> fn) {
     // Built outside the lock: should it be destroyed here (closed device, push_back failing), the
     // buffers it holds are released without the lock (their destructors queue deletions).
     Task task{what, std::move(fn)};
+    bool sleeping;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the device is closed", what);
         queue_.push_back(std::move(task));
+        sleeping = sleeping_;
     }
-    wake_.notify_one();
+    // A GL thread that is not asleep finds the task when it next looks at the queue (under the
+    // lock): no wake-up system call per op while it is busy.
+    if (sleeping) wake_.notify_one();
 }
 
 void GlThread::call(const char* what, const std::function<void()>& fn) {
@@ -383,12 +391,16 @@ void GlThread::delete_buffer(GLuint name) {
     if (!name) return;
     if (on_gl_thread()) {
         glDeleteBuffers(1, &name);
+        ++deletions_;
         return;
     }
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) return;
-        queue_.push_back(Task{"glDeleteBuffers", [name] { glDeleteBuffers(1, &name); }});
+        queue_.push_back(Task{"glDeleteBuffers", [this, name] {
+                                  glDeleteBuffers(1, &name);
+                                  ++deletions_;
+                              }});
     }
     wake_.notify_one();
 }

@@ -72,6 +72,9 @@ public:
     void delete_buffer(GLuint name);
 
     bool on_gl_thread() const { return std::this_thread::get_id() == gl_id_; }
+    // Buffers deleted so far (GL thread only): a deleted name may be reused by a new buffer, so
+    // cached bindings are valid only while this stays the same.
+    uint64_t deletions() const { return deletions_; }
 
     // Checks glGetError on the GL thread; throws naming `what` (GL_OUT_OF_MEMORY ->
     // RESOURCE_EXHAUSTED, GL_CONTEXT_LOST -> DEVICE_UNAVAILABLE, others -> BACKEND_FAILURE).
@@ -93,6 +96,8 @@ private:
     std::condition_variable wake_;
     std::deque<Task> queue_;
     bool stopping_ = false;
+    bool sleeping_ = false;                 // the GL thread waits on wake_ (mutex_)
+    uint64_t deletions_ = 0;                // GL thread only
     bool joined_ = false;
     bool exited_ = false;                   // the thread function has finished (mutex_)
     std::condition_variable exited_cv_;

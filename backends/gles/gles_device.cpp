@@ -51,6 +51,9 @@ void set_uniform(const Program& p, const UniformValue& u) {
                  u.name.c_str(), p.label.c_str(), unsigned(d.type));
         return std::min<GLsizei>(n / comps, d.size);
     };
+    if (d.set && d.last == u.bits) return;  // a program keeps its uniform values
+    d.last = u.bits;
+    d.set = true;
     switch (d.type) {
     case GL_INT: glUniform1iv(d.location, expect(UniformValue::Int, 1), static_cast<const GLint*>(v)); break;
     case GL_UNSIGNED_INT: glUniform1uiv(d.location, expect(UniformValue::Uint, 1), static_cast<const GLuint*>(v)); break;
@@ -201,7 +204,8 @@ void StagingPool::put(Block* b) {
     idle_.push_back(std::move(block));
 }
 
-GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(desc.target)) {
+GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stats)
+    : gl_(std::make_shared<GlThread>(desc.target)), stats_(std::move(stats)) {
     hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
     gl_->configure(read_timeout_ms());
     const Limits& L = gl_->limits();
@@ -217,6 +221,49 @@ GlesDevice::GlesDevice(const DeviceDesc& desc) : gl_(std::make_shared<GlThread>(
              desc.target.description.c_str(), L.max_count[0], L.max_count[1], L.max_count[2], L.max_invocations,
              L.max_compute_ssbo_blocks, (long long)L.max_ssbo_block_bytes);
     }
+    try {
+        gl_->call("opening the device", [this] {
+            // Mesa's software drivers offer the extension, but run compute dispatches outside what
+            // their GL_TIME_ELAPSED queries measure (they read ~0 ns): no timer there.
+            const GLubyte* r = glGetString(GL_RENDERER);
+            const std::string renderer = r ? reinterpret_cast<const char*>(r) : "";
+            software_timer_ = renderer.find("llvmpipe") != std::string::npos ||
+                              renderer.find("softpipe") != std::string::npos;
+            timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
+            cache_.bind_driver();
+        });
+    } catch (...) {
+        gl_->shutdown();
+        throw;
+    }
+}
+
+void GlesDevice::timer_begin() {
+    if (!timer_available_)
+        fail(TGL_ERROR_UNIMPLEMENTED, "this device has no GPU timer: %s",
+             software_timer_ ? "Mesa's software driver's GL_TIME_ELAPSED queries do not cover compute dispatches"
+                             : "the driver does not offer GL_EXT_disjoint_timer_query");
+    gl_->post("timer_begin", [this] {
+        if (!timer_query_) glGenQueriesEXT(1, &timer_query_);
+        GLint disjoint = 0;
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // reading it clears it
+        glBeginQueryEXT(GL_TIME_ELAPSED_EXT, timer_query_);
+    });
+}
+
+uint64_t GlesDevice::timer_end(uint32_t* flags) {
+    GLuint64 ns = 0;
+    GLint disjoint = 0;
+    gl_->call("timer_end", [&] {
+        glEndQueryEXT(GL_TIME_ELAPSED_EXT);
+        wait_idle("timer_end");
+        glGetQueryObjectui64vEXT(timer_query_, GL_QUERY_RESULT_EXT, &ns);
+        glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+        raise_device_status();
+    });
+    gl_->raise_pending();
+    *flags = disjoint ? TGL_TIMER_DISJOINT : 0;
+    return uint64_t(ns);
 }
 
 GlesDevice::~GlesDevice() {
@@ -280,19 +327,24 @@ std::vector<GridChunk> GlesDevice::split_grid(uint64_t groups) const {
 }
 
 std::shared_ptr<const Program> GlesDevice::program(const std::string& file, const Defines& defines) {
-    // Fast path: the variant (file + defines) was seen before. The programs themselves are keyed by
+    // Fast path (every op): the variant (file + defines) was seen before; found by a hash of its
+    // parts and compared part by part, with no string built. The programs themselves are keyed by
     // their full source text, so two variants that expand to the same source share one program.
-    std::string key = file;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the parts, each followed by a separator
+    auto mix = [&h](const std::string& s) {
+        for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull;
+    };
+    mix(file);
     for (const auto& d : defines) {
-        key += '\n';
-        key += d.first;
-        key += '=';
-        key += d.second;
+        mix(d.first);
+        mix(d.second);
     }
     {
         std::lock_guard<std::mutex> lock(programs_mutex_);
-        auto it = variants_.find(key);
-        if (it != variants_.end()) return it->second;
+        auto range = variants_.equal_range(h);
+        for (auto it = range.first; it != range.second; ++it)
+            if (it->second.file == file && it->second.defines == defines) return it->second.program;
     }
     ShaderSource src = build_shader_source(file, defines);
     std::shared_ptr<const Program> result;
@@ -313,13 +365,17 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 }
             }
             std::shared_ptr<Program> p;
+            bool fresh = true;  // compiled here (not from the disk cache)
             if (hooks_ && hooks_->compile.exchange(false)) {
                 ShaderSource bad = src;  // TGL_GLES_TEST_FAULT=compile: the driver rejects this variant
                 bad.text += "#line 1 0\nthis is not GLSL (injected by TGL_GLES_TEST_FAULT=compile);\n";
                 bad.label += " (with a syntax error injected by TGL_GLES_TEST_FAULT=compile)";
                 p = std::make_shared<Program>(compile_program(bad));
             } else {
-                p = std::make_shared<Program>(compile_program(src));
+                Program cached = cache_.load(src, stats_->cache);
+                fresh = cached.id == 0;
+                if (fresh) stats_->cache.misses.fetch_add(1, std::memory_order_relaxed);
+                p = std::make_shared<Program>(fresh ? compile_program(src) : std::move(cached));
             }
             try {
                 check_program_limits(*p, limits());
@@ -327,32 +383,61 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
                 glDeleteProgram(p->id);
                 throw;
             }
-            if (::secure_getenv("TGL_GLES_DEBUG")) std::fprintf(stderr, "tensorgl-gles: compiled %s\n", src.label.c_str());
+            if (fresh) cache_.store(src, *p, stats_->cache);
+            if (::secure_getenv("TGL_GLES_DEBUG"))
+                std::fprintf(stderr, "tensorgl-gles: %s %s\n", fresh ? "compiled" : "loaded from the program cache",
+                             src.label.c_str());
             std::lock_guard<std::mutex> lock(programs_mutex_);
             programs_.emplace(src.text, p);
             result = p;
         });
     }
     std::lock_guard<std::mutex> lock(programs_mutex_);
-    variants_.emplace(key, result);
+    auto range = variants_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+        if (it->second.file == file && it->second.defines == defines) return it->second.program;
+    variants_.emplace(h, Variant{file, defines, result});
     return result;
 }
 
 BufferRef GlesDevice::scratch(uint64_t bytes) {
     std::lock_guard<std::mutex> lock(scratch_mutex_);
-    if (!scratch_ || scratch_->size() < bytes) scratch_ = alloc(std::max<uint64_t>(bytes, 1u << 16));
+    if (!scratch_ || scratch_->size() < bytes) {
+        scratch_.reset();  // the old one goes once the work queued with it is done
+        scratch_ = alloc_buffer(std::max<uint64_t>(bytes, 1u << 16), false);
+    }
     return scratch_;
 }
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
     uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
-    gl_->post(what, [ds = std::move(dispatches), slow] {
-        if (slow) run_slow_dispatch(slow);
+    gl_->post(what, [ds = std::move(dispatches), slow, bound = bound_, gl = gl_.get()] {
+        BoundState& b = *bound;
+        if (slow) {
+            run_slow_dispatch(slow);
+            b = BoundState{};  // it bound its own program and buffer
+        }
+        if (b.deletions != gl->deletions()) {  // a name may have been reused: bind everything again
+            b.ssbo.clear();
+            b.deletions = gl->deletions();
+        }
         for (const Dispatch& d : ds) {
-            glUseProgram(d.program->id);
-            for (size_t i = 0; i < d.bindings.size(); ++i)
-                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), d.bindings[i].name, GLintptr(d.bindings[i].offset),
-                                  GLsizeiptr(d.bindings[i].size));
+            if (b.program != d.program->id) {
+                glUseProgram(d.program->id);
+                b.program = d.program->id;
+            }
+            if (b.ssbo.size() < d.bindings.size()) b.ssbo.resize(d.bindings.size());
+            for (size_t i = 0; i < d.bindings.size(); ++i) {
+                const Binding& want = d.bindings[i];
+                Binding& have = b.ssbo[i];
+                if (have.name == want.name && have.offset == want.offset && have.size == want.size && want.name)
+                    continue;
+                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), want.name, GLintptr(want.offset),
+                                  GLsizeiptr(want.size));
+                have.name = want.name;
+                have.offset = want.offset;
+                have.size = want.size;
+            }
             for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
             glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
             // Later dispatches read what this one wrote; copies and maps too.
@@ -369,7 +454,7 @@ const uint32_t kStatusClear[8] = {0, 0, 0xffffffffu, 0, 0, 0, 0, 0};
 GlesDevice::DeviceCheck GlesDevice::device_check() {
     std::lock_guard<std::mutex> lock(status_mutex_);
     if (!status_) {
-        BufferRef b = alloc(sizeof kStatusClear);
+        BufferRef b = alloc_buffer(sizeof kStatusClear, false);
         upload(b, 0, kStatusClear, sizeof kStatusClear);
         status_ = b;
     }
@@ -413,7 +498,9 @@ void GlesDevice::raise_device_status() {
          info ? info->name : "?", w[5], tgl_status_name(code), w[2], w[3], w[6], w[7]);
 }
 
-BufferRef GlesDevice::alloc(uint64_t bytes) {
+BufferRef GlesDevice::alloc(uint64_t bytes) { return alloc_buffer(bytes, true); }
+
+BufferRef GlesDevice::alloc_buffer(uint64_t bytes, bool user) {
     const Limits& L = limits();
     if (bytes > L.max_buffer_bytes || bytes > uint64_t(INT64_MAX) - 4)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "bytes = %llu, but this device allocates at most %llu bytes per buffer (%s)",
@@ -443,7 +530,7 @@ BufferRef GlesDevice::alloc(uint64_t bytes) {
                  (unsigned long long)bytes, unsigned(e));
         }
     });
-    return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)));
+    return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)), stats_, user);
 }
 
 void GlesDevice::upload(const BufferRef& dst, uint64_t offset, const void* src, uint64_t bytes) {
@@ -527,6 +614,11 @@ void GlesDevice::synchronize() {
         wait_idle("synchronize");
         raise_device_status();
     });
+    {
+        // Idle now: a large scratch buffer is not kept held (see scratch()).
+        std::lock_guard<std::mutex> lock(scratch_mutex_);
+        if (scratch_ && scratch_->size() > kScratchKeepBytes) scratch_.reset();
+    }
     gl_->raise_pending();
 }
 

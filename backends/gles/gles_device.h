@@ -5,9 +5,11 @@
 #include "backend.h"
 #include "egl_devices.h"
 #include "gl_thread.h"
+#include "program_cache.h"
 #include "shaders.h"
 #include "test_hooks.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,14 +19,32 @@
 namespace tgl {
 namespace gles {
 
+// Counters of one device index, shared by its open devices and their buffers (which may outlive
+// the device); exposed as device properties (gles_backend.cpp).
+struct DeviceStats {
+    ProgramCacheStats cache;
+    std::atomic<int64_t> live_bytes{0};  // bytes of live user buffers (buffer_alloc)
+    std::atomic<int64_t> held_bytes{0};  // GL buffer store bytes held: user buffers, scratch, status
+};
+
 class GlesBuffer : public DeviceBuffer {
 public:
     GlesBuffer(uint64_t bytes, GLuint name, std::shared_ptr<GlThread> gl, std::shared_ptr<FaultHooks> hooks = nullptr,
-               uint64_t store = 0)
-        : DeviceBuffer(bytes), name_(name), gl_(std::move(gl)), hooks_(std::move(hooks)), store_(store) {}
+               uint64_t store = 0, std::shared_ptr<DeviceStats> stats = nullptr, bool user = false)
+        : DeviceBuffer(bytes), name_(name), gl_(std::move(gl)), hooks_(std::move(hooks)), store_(store),
+          stats_(std::move(stats)), user_(user) {
+        if (stats_) {
+            stats_->held_bytes += int64_t(store_);
+            if (user_) stats_->live_bytes += int64_t(bytes);
+        }
+    }
     ~GlesBuffer() override {
         gl_->delete_buffer(name_);
         if (hooks_) hooks_->release(store_);
+        if (stats_) {
+            stats_->held_bytes -= int64_t(store_);
+            if (user_) stats_->live_bytes -= int64_t(size());
+        }
     }
     GLuint name() const { return name_; }
 
@@ -33,6 +53,8 @@ private:
     std::shared_ptr<GlThread> gl_;  // outlives the thread itself: deletions after close are dropped
     std::shared_ptr<FaultHooks> hooks_;  // max_bytes accounting (test hook)
     uint64_t store_;
+    std::shared_ptr<DeviceStats> stats_;
+    bool user_;  // a buffer_alloc buffer (counts as live), not plugin-internal
 };
 
 // An SSBO binding: bytes [offset, offset + size) of a buffer. `keep` holds the buffer until the
@@ -88,7 +110,7 @@ private:
 
 class GlesDevice : public Device {
 public:
-    explicit GlesDevice(const DeviceDesc& desc);
+    GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stats);
     ~GlesDevice() override;
 
     BufferRef alloc(uint64_t bytes) override;
@@ -100,6 +122,9 @@ public:
               uint32_t pattern_size) override;
     void run(const OpCall& call) override;
     void synchronize() override;
+    // GL_EXT_disjoint_timer_query (GL_TIME_ELAPSED_EXT); UNIMPLEMENTED where the driver lacks it.
+    void timer_begin() override;
+    uint64_t timer_end(uint32_t* flags) override;
 
     // --- for the kernels ---
     const Limits& limits() const { return gl_->limits(); }
@@ -120,8 +145,11 @@ public:
     int workgroup_size() const { return wg_size_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
     std::vector<GridChunk> split_grid(uint64_t groups) const;
-    // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered).
+    // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered). One per
+    // device, grown to the largest request; one above kScratchKeepBytes is released at the next
+    // synchronize (queued work holds its own reference), so that it does not stay held.
     BufferRef scratch(uint64_t bytes);
+    static constexpr uint64_t kScratchKeepBytes = uint64_t(4) << 20;
     // Queues the dispatches in order, with a memory barrier after each.
     void submit(const char* what, std::vector<Dispatch> dispatches);
     // Device-side errors (glsl/device_status.glsl): for an op that checks its data on the GPU, the
@@ -135,12 +163,32 @@ public:
     DeviceCheck device_check();
 
 private:
+    // A buffer of `bytes`; `user`: counted as live (buffer_alloc), else plugin-internal.
+    BufferRef alloc_buffer(uint64_t bytes, bool user);
     std::shared_ptr<GlThread> gl_;
+    // What submit() last bound on the GL thread (GL thread only), so that a dispatch repeating
+    // the program or an SSBO range of the previous one skips those GL calls.
+    struct BoundState {
+        GLuint program = 0;
+        std::vector<Binding> ssbo;  // name/offset/size per binding point (keep unused)
+        uint64_t deletions = ~uint64_t(0);
+    };
+    std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();
+    std::shared_ptr<DeviceStats> stats_;
+    ProgramCache cache_;
+    bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
+    bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
+    GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
     std::mutex programs_mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
-    std::unordered_map<std::string, std::shared_ptr<const Program>> variants_;  // by file + defines
+    struct Variant {
+        std::string file;
+        Defines defines;
+        std::shared_ptr<const Program> program;
+    };
+    std::unordered_multimap<uint64_t, Variant> variants_;  // by a hash of file + defines
     std::mutex scratch_mutex_;
     BufferRef scratch_;
     std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();

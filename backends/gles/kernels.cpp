@@ -6,6 +6,7 @@
 #include "reduce_kernels.h"
 
 #include "status.h"
+#include "validate_util.h"
 
 #include <algorithm>
 #include <cctype>
@@ -55,9 +56,9 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
              call.info->name, n_in + 1, dev.limits().max_compute_ssbo_blocks);
     const TensorArg* args[4] = {&call.outputs[0], &call.inputs[0], n_in >= 2 ? &call.inputs[1] : nullptr,
                                 n_in >= 3 ? &call.inputs[2] : nullptr};
-    std::string labels[4] = {"outputs[0] (y)"};
-    for (int k = 0; k < n_in; ++k)
-        labels[k + 1] = format("inputs[%d] (%s)", k, call.info->operand_names[k]);
+    char labels[4][96];  // for messages only: built without formatting or allocation
+    operand_label_into(labels[0], sizeof labels[0], *call.info, true, 0);
+    for (int k = 0; k < n_in; ++k) operand_label_into(labels[k + 1], sizeof labels[k + 1], *call.info, false, uint32_t(k));
     uint32_t numel = count_u32(p.numel, "outputs[0] (y)");
     int wg = dev.workgroup_size();
     const std::string op = elementwise_define(call);
@@ -67,7 +68,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
 
     std::vector<Binding> bindings;
     std::vector<int32_t> offsets(4, 0);
-    for (int k = 0; k <= n_in; ++k) bindings.push_back(dev.window(*args[k], labels[k].c_str(), &offsets[k]));
+    for (int k = 0; k <= n_in; ++k) bindings.push_back(dev.window(*args[k], labels[k], &offsets[k]));
     std::vector<int32_t> shape, strides[4];
     for (int d = 0; d < p.rank; ++d) {
         shape.push_back(to_i32(p.shape[d], "a dimension"));

@@ -134,6 +134,8 @@ Program compile_program(const ShaderSource& source) {
         fail(TGL_ERROR_BACKEND_FAILURE, "glCreateProgram failed for %s", source.label.c_str());
     }
     glAttachShader(program, shader);
+    // The on-disk cache (program_cache.h) asks for the binary afterwards.
+    glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
     glLinkProgram(program);
     glDetachShader(program, shader);
     glDeleteShader(shader);
@@ -143,9 +145,13 @@ Program compile_program(const ShaderSource& source) {
         glDeleteProgram(program);
         fail(TGL_ERROR_BACKEND_FAILURE, "linking compute program %s failed:\n%s", source.label.c_str(), log.c_str());
     }
+    return introspect_program(program, source.label);
+}
+
+Program introspect_program(GLuint program, const std::string& label) {
     Program p;
     p.id = program;
-    p.label = source.label;
+    p.label = label;
     GLint count = 0, max_len = 0;
     glGetProgramiv(program, GL_ACTIVE_UNIFORMS, &count);
     glGetProgramiv(program, GL_ACTIVE_UNIFORM_MAX_LENGTH, &max_len);

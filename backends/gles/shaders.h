@@ -46,6 +46,9 @@ struct Program {
         GLint location;
         GLenum type;
         GLint size;
+        // The value last set (GL thread only): glUniform is skipped when it would not change it.
+        mutable std::vector<uint32_t> last = {};
+        mutable bool set = false;
     };
     std::unordered_map<std::string, Uniform> uniforms;
 };
@@ -53,6 +56,8 @@ struct Program {
 // Compiles and links on the calling (GL) thread. Throws Error(BACKEND_FAILURE) with the driver's
 // info log when compiling or linking fails.
 Program compile_program(const ShaderSource& source);
+// The Program record (active uniforms) of a linked program object.
+Program introspect_program(GLuint program, const std::string& label);
 
 }  // namespace gles
 }  // namespace tgl

@@ -38,7 +38,10 @@ struct tgl_plugin {
     dev_t dev = 0;
     ino_t ino = 0;
     void* handle = nullptr;
-    const tgl_plugin_api* api = nullptr;
+    const tgl_plugin_api* api = nullptr;  // = &table
+    // The host's view of the plugin's table: the plugin's members up to the negotiated minor,
+    // NULL beyond (a 1.0 plugin's table ends before the 1.1 members; never read past it).
+    tgl_plugin_api table{};
     uint32_t negotiated_minor = 0;
     long refs = 0;  // host references; guarded by the registry mutex
 };
@@ -373,7 +376,12 @@ const RequiredMember kRequiredV1_0[] = {
     TGL_MEMBER(buffer_fill),        TGL_MEMBER(query_op),         TGL_MEMBER(run_op),
     TGL_MEMBER(synchronize),
 };
+// Required in a table whose abi_minor is 1 or more.
+const RequiredMember kRequiredV1_1[] = {TGL_MEMBER(timer_begin), TGL_MEMBER(timer_end)};
 #undef TGL_MEMBER
+static_assert(sizeof(kRequiredV1_1) / sizeof(kRequiredV1_1[0]) ==
+                  (TGL_PLUGIN_API_SIZE_V1_1 - TGL_PLUGIN_API_SIZE_V1_0) / sizeof(void*),
+              "every v1.1 member of tgl_plugin_api must be listed as required");
 static_assert(sizeof(kRequiredV1_0) / sizeof(kRequiredV1_0[0]) ==
                   (TGL_PLUGIN_API_SIZE_V1_0 - 16) / sizeof(void*),
               "every v1.0 member of tgl_plugin_api must be listed as required");
@@ -502,6 +510,18 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
             return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
                         "%s: function table member %s (required since ABI 1.0) is NULL", file,
                         m.name);
+    if (api->abi_minor >= 1) {
+        if (api->struct_size < TGL_PLUGIN_API_SIZE_V1_1)
+            return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
+                        "%s: function table of ABI 1.%u is %llu bytes, smaller than the %u bytes of ABI 1.1",
+                        file, api->abi_minor, static_cast<unsigned long long>(api->struct_size),
+                        static_cast<unsigned>(TGL_PLUGIN_API_SIZE_V1_1));
+        for (const RequiredMember& m : kRequiredV1_1)
+            if (member_is_null(api, m.offset))
+                return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
+                            "%s: function table member %s (required since ABI 1.1) is NULL", file,
+                            m.name);
+    }
 
     tgl_plugin_info info;
     std::memset(&info, 0, sizeof info);
@@ -531,8 +551,12 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
     p->dev = st.st_dev;
     p->ino = st.st_ino;
     p->handle = handle;
-    p->api = api;
     p->negotiated_minor = std::min<uint32_t>(TGL_ABI_MINOR, api->abi_minor);
+    const size_t copied = std::min<size_t>(
+        sizeof p->table, p->negotiated_minor >= 1 ? TGL_PLUGIN_API_SIZE_V1_1 : TGL_PLUGIN_API_SIZE_V1_0);
+    std::memcpy(&p->table, api, copied);  // the rest stays zero: absent members are NULL
+    p->table.struct_size = copied;
+    p->api = &p->table;
     p->refs = 1;
     debug("  loaded %s: plugin '%s' version %s, ABI %u.%u, negotiated minor %u", file,
           p->name.c_str(), p->version.empty() ? "(none)" : p->version.c_str(), api->abi_major,

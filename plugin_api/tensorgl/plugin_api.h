@@ -1,5 +1,6 @@
 /*
- * tensorgl plugin ABI, version 1.0.
+ * tensorgl plugin ABI, version 1.1 (1.1 appended the timer functions to the table; everything of
+ * 1.0 is unchanged).
  *
  * This header is the whole contract between a host (usually through libtensorgl, the loader) and a
  * tensorgl backend plugin. Nothing else defines the ABI. It is C99 and C++ compatible.
@@ -27,7 +28,7 @@ extern "C" {
 #endif
 
 #define TGL_ABI_MAJOR 1
-#define TGL_ABI_MINOR 0
+#define TGL_ABI_MINOR 1
 
 /* Name of the single exported entry point (as a string, for dlsym). */
 #define TGL_PLUGIN_ENTRY_NAME "tgl_plugin_init_v1"
@@ -1042,15 +1043,28 @@ typedef struct tgl_plugin_info {
  *   "name", "renderer", "vendor", "api.version" (e.g. "OpenGL ES 3.2 ..."), "driver.version",
  *   "memory.bytes" (total memory the device can use, if known), "limit.max_rank",
  *   "limit.max_buffer_bytes", "limit.max_workgroup_invocations", "limit.max_workgroup_count_x",
- *   "limit.max_shared_memory_bytes", "limit.max_ssbo_bindings", "limit.max_ssbo_block_bytes". */
+ *   "limit.max_shared_memory_bytes", "limit.max_ssbo_bindings", "limit.max_ssbo_block_bytes".
+ * Counters of the GLES plugin, over all open devices of the index (a snapshot taken by each
+ * device_properties call; the value strings are rewritten in place by later calls):
+ *   "memory.live_bytes" (bytes of live buffers allocated with buffer_alloc),
+ *   "memory.held_bytes" (bytes of every GL buffer store the plugin holds: user buffers, padded to
+ *   whole words, plus internal scratch and status buffers; returned when buffers are freed and
+ *   devices closed), "program_cache.hits" / ".misses" / ".writes" / ".rejected" (programs loaded
+ *   from the on-disk program cache / compiled / written to it / entries found but unusable:
+ *   corrupt, truncated, stale or refused by the driver; cumulative since the plugin was loaded). */
 typedef struct tgl_property {
     const char* name;
     const char* value;
 } tgl_property;
 
+/* timer_end's flags. */
+#define TGL_TIMER_DISJOINT 1u /* the GPU's timing was disturbed (GL_GPU_DISJOINT_EXT): discard it */
+
 /* ---------------------------------------------------------------------------------------------
- * The function table. All members since 1.0 are REQUIRED (non-NULL). Later minors append
- * members; a host must check struct_size and the negotiated minor before calling them.
+ * The function table. All members since 1.0 are REQUIRED (non-NULL), and so are the members of
+ * 1.1 in a table whose abi_minor is 1 or more. Later minors append members; a host must check
+ * the negotiated minor (tgl_plugin_abi_minor) before calling them. The loader hands the host a
+ * copy of the table in which members newer than the negotiated minor are NULL.
  * ------------------------------------------------------------------------------------------- */
 typedef struct tgl_plugin_api {
     uint64_t struct_size; /* sizeof(tgl_plugin_api) of the plugin's build */
@@ -1112,6 +1126,21 @@ typedef struct tgl_plugin_api {
 
     /* Waits until all queued work of the device has finished. */
     tgl_status (*synchronize)(tgl_device device);
+
+    /* --- since 1.1 --- */
+
+    /* Device timing of queued work. timer_begin marks the start of a timed region in the device's
+     * queue (it returns at once); timer_end marks its end, waits until the work queued between the
+     * two has finished and sets *elapsed_ns to the time the device spent from the first mark to
+     * the second, and *flags (may be NULL) to TGL_TIMER_* bits. One region per device at a time:
+     * timer_begin while one is open, or timer_end without one, is TGL_ERROR_INVALID_ARGUMENT.
+     * A device without a timer returns TGL_ERROR_UNIMPLEMENTED from timer_begin (the GLES plugin
+     * where the driver lacks GL_EXT_disjoint_timer_query, e.g. Mesa llvmpipe; it then measures
+     * GPU time with GL_TIME_ELAPSED_EXT queries). The CPU plugin runs ops inside run_op, so its
+     * timer is the wall time between the two calls. An error of queued work, or a failed
+     * timer_end, closes the region. */
+    tgl_status (*timer_begin)(tgl_device device);
+    tgl_status (*timer_end)(tgl_device device, uint64_t* elapsed_ns, uint32_t* flags);
 } tgl_plugin_api;
 
 /* The one exported symbol of every plugin. The host passes the highest ABI minor it understands;
@@ -1157,6 +1186,8 @@ static inline const char* tgl_status_name(tgl_status s) {
 
 /* Size of the v1.0 function table: a loader rejects smaller tables. */
 #define TGL_PLUGIN_API_SIZE_V1_0 (16u + 16u * sizeof(void*))
+/* Size of the v1.1 function table (timer_begin, timer_end appended). */
+#define TGL_PLUGIN_API_SIZE_V1_1 (16u + 18u * sizeof(void*))
 
 /* ---------------------------------------------------------------------------------------------
  * Layout pins (LP64). A change here is an ABI break.
@@ -1251,9 +1282,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_op_caps, output_dtypes) == 72, "tgl_op_caps layou
 TGL_STATIC_ASSERT(sizeof(tgl_plugin_info) == 40, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_info, name) == 16, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(sizeof(tgl_property) == 16, "tgl_property layout");
-TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_0, "tgl_plugin_api v1.0 size");
+TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_1, "tgl_plugin_api v1.1 size");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, last_error_message) == 16, "tgl_plugin_api layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, synchronize) == 16 + 15 * 8, "tgl_plugin_api layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_begin) == TGL_PLUGIN_API_SIZE_V1_0, "tgl_plugin_api v1.1 layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_end) == 16 + 17 * 8, "tgl_plugin_api v1.1 layout");
 #endif
 
 #ifdef __cplusplus

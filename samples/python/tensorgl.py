@@ -36,7 +36,7 @@ __all__ = [
 # Constants of plugin_api.h (values are fixed by the ABI).
 # ------------------------------------------------------------------------------------------------
 ABI_MAJOR = 1
-ABI_MINOR = 0
+ABI_MINOR = 1
 MAX_RANK = 8
 MAX_OP_INPUTS = 8
 MAX_OP_OUTPUTS = 4
@@ -338,7 +338,8 @@ _FN = ctypes.CFUNCTYPE
 
 
 class PluginApi(ctypes.Structure):
-    """tgl_plugin_api, the v1.0 function table. Members are CFUNCTYPE callables."""
+    """tgl_plugin_api, the v1.1 function table (the loader's copy: members newer than the
+    negotiated minor are NULL). Members are CFUNCTYPE callables."""
     _fields_ = [
         ("struct_size", ctypes.c_uint64),
         ("abi_major", ctypes.c_uint32),
@@ -366,10 +367,14 @@ class PluginApi(ctypes.Structure):
         ("run_op", _FN(_c_status, _c_device, _c_op, ctypes.c_void_p, _P(Tensor), ctypes.c_uint32,
                        _P(Tensor), ctypes.c_uint32)),
         ("synchronize", _FN(_c_status, _c_device)),
+        # --- since 1.1 ---
+        ("timer_begin", _FN(_c_status, _c_device)),
+        ("timer_end", _FN(_c_status, _c_device, _P(ctypes.c_uint64), _P(ctypes.c_uint32))),
     ]
 
 
 PLUGIN_API_SIZE_V1_0 = 16 + 16 * ctypes.sizeof(ctypes.c_void_p)
+PLUGIN_API_SIZE_V1_1 = 16 + 18 * ctypes.sizeof(ctypes.c_void_p)
 
 
 def _check_layouts():
@@ -404,8 +409,9 @@ def _check_layouts():
         (OpCaps, "input_dtypes", 40), (OpCaps, "output_dtypes", 72),
         (PluginInfo, None, 40), (PluginInfo, "name", 16),
         (Property, None, 16),
-        (PluginApi, None, PLUGIN_API_SIZE_V1_0),
+        (PluginApi, None, PLUGIN_API_SIZE_V1_1),
         (PluginApi, "last_error_message", 16), (PluginApi, "synchronize", 16 + 15 * 8),
+        (PluginApi, "timer_begin", PLUGIN_API_SIZE_V1_0), (PluginApi, "timer_end", 16 + 17 * 8),
     ]
     for struct, field, expected in pins:
         if field is None:

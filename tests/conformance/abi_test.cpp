@@ -169,6 +169,45 @@ TEST_F(AbiTest, FunctionTableHasV10SizeVersionAndEveryFunction) {
     EXPECT_EQ(tgl_plugin_get_api(plug().raw()), &api);
 }
 
+// ABI 1.1: this project's plugins are 1.1 plugins, so the loader (a 1.1 host) shows the timer.
+TEST_F(AbiTest, FunctionTableHasV11Timer) {
+    const tgl_plugin_api& api = plug().api();
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 1u);
+    EXPECT_GE(api.struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_1));
+    EXPECT_NE(api.timer_begin, nullptr);
+    EXPECT_NE(api.timer_end, nullptr);
+}
+
+// timer_begin/timer_end around queued work: a positive time, or UNIMPLEMENTED from timer_begin
+// (GLES without GL_EXT_disjoint_timer_query); regions must pair up.
+TEST_F(AbiTest, TimerMeasuresQueuedWorkOrIsUnimplemented) {
+    const tgl_plugin_api& api = plug().api();
+    ASSERT_NE(api.timer_begin, nullptr);
+    Device& d = dev();
+    uint64_t ns = 12345;
+    uint32_t flags = 77;
+    EXPECT_TGL_ERROR(api.timer_end(d.handle(), &ns, &flags), TGL_ERROR_INVALID_ARGUMENT, {"no timer region"});
+    EXPECT_EQ(ns, 12345u);
+    EXPECT_TGL_ERROR(api.timer_begin(0), TGL_ERROR_INVALID_HANDLE, {"device"});
+    tgl_status st = api.timer_begin(d.handle());
+    if (st == TGL_ERROR_UNIMPLEMENTED) {
+        EXPECT_NE(plug().last_error().find("timer"), std::string::npos) << plug().last_error();
+        EXPECT_TGL_ERROR(api.timer_end(d.handle(), &ns, &flags), TGL_ERROR_INVALID_ARGUMENT, {"no timer region"});
+        return;
+    }
+    ASSERT_EQ(st, TGL_OK) << plug().last_error();
+    EXPECT_TGL_ERROR(api.timer_begin(d.handle()), TGL_ERROR_INVALID_ARGUMENT, {"already open"});
+    std::vector<float> y = binary1(TGL_OP_ADD, iota_values(4096), iota_values(4096));  // queued work
+    EXPECT_EQ(y[4095], 8192.0f);
+    EXPECT_TGL_ERROR(api.timer_end(d.handle(), nullptr, &flags), TGL_ERROR_NULL_POINTER, {"elapsed_ns"});
+    // The NULL pointer did not close the region: the checks come first.
+    ASSERT_EQ(api.timer_end(d.handle(), &ns, &flags), TGL_OK) << plug().last_error();
+    EXPECT_GT(ns, 0u);
+    EXPECT_LT(ns, 60000000000ull);
+    EXPECT_EQ(flags & ~TGL_TIMER_DISJOINT, 0u);
+    EXPECT_TGL_ERROR(api.timer_end(d.handle(), &ns, &flags), TGL_ERROR_INVALID_ARGUMENT, {"no timer region"});
+}
+
 TEST_F(AbiTest, PluginInfoNamesTheVersionsAndNegotiatedMinor) {
     const tgl_plugin_api& api = plug().api();
     tgl_plugin_info info;

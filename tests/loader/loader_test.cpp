@@ -269,6 +269,41 @@ TEST(LoaderFailure, NullRequiredMember) {
                    {real(fixture("fixture_null_member.so")), "buffer_fill", "is NULL"});
 }
 
+// ABI 1.1 negotiation: a 1.1 host (this loader) with a 1.0 plugin sees the 1.1 members as absent
+// (NULL), never the bytes after the plugin's 1.0 table; with a newer plugin it sees them.
+TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
+    LoadResult r = load(fixture("fixture_v1_0.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), 0u);
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    ASSERT_NE(api, nullptr);
+    EXPECT_EQ(api->abi_minor, 0u);
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_0));
+    EXPECT_EQ(api->timer_begin, nullptr);
+    EXPECT_EQ(api->timer_end, nullptr);
+    uint32_t count = 0;  // the 1.0 members work
+    EXPECT_EQ(api->device_count(&count), TGL_OK);
+    EXPECT_EQ(count, 1u);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderLoad, NewerPluginHasTheTimerMembers) {
+    LoadResult r = load(fixture("libtensorgl-fixture.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    ASSERT_GE(tgl_plugin_abi_minor(r.plugin), 1u);
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_1));
+    ASSERT_NE(api->timer_begin, nullptr);
+    ASSERT_NE(api->timer_end, nullptr);
+    EXPECT_EQ(api->timer_begin(0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderFailure, NullMemberOfMinor1) {
+    expect_failure(fixture("fixture_v1_1_no_timer.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_v1_1_no_timer.so")), "timer_end", "required since ABI 1.1"});
+}
+
 TEST(LoaderFailure, BadPluginName) {
     expect_failure(fixture("fixture_bad_name.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
                    {real(fixture("fixture_bad_name.so")), "'not a name!'"});

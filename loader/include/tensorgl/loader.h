@@ -56,8 +56,9 @@ tgl_status tgl_plugin_load(const char* name_or_path, tgl_plugin** out);
 /* Drops a reference obtained from tgl_plugin_load (the library stays mapped). NULL is ignored. */
 void tgl_plugin_release(tgl_plugin* plugin);
 
-/* The plugin's verified function table (NULL for a NULL plugin). Members newer than the
- * negotiated minor must not be called. */
+/* The plugin's verified function table (NULL for a NULL plugin), as the host sees it: a copy
+ * (struct_size = the bytes copied, abi_major/abi_minor the plugin's own) whose members newer
+ * than the negotiated minor are NULL (e.g. timer_begin/timer_end of ABI 1.1 for a 1.0 plugin). */
 const tgl_plugin_api* tgl_plugin_get_api(const tgl_plugin* plugin);
 
 /* The negotiated ABI minor: min(loader's TGL_ABI_MINOR, plugin's minor). */
