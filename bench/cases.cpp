@@ -46,9 +46,9 @@ const std::vector<SuiteEntry>& suite_table() {
         {"conv",     "conv2d",     "",          {32, 256, 14, 14, 256, 3, 3, 1, 1}, {1, 4, 6, 6, 4, 3, 3, 1, 1}, 0, 0, "conv4_x 3x3"},
         {"conv",     "conv2d",     "",          {32, 512, 7, 7, 512, 3, 3, 1, 1},   {1, 4, 5, 5, 4, 3, 3, 1, 1}, 0, 0, "conv5_x 3x3"},
         // Attention: B, H, Sq, Skv, D.
-        {"attention", "scaled_dot_product_attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill"},
-        {"attention", "scaled_dot_product_attention", "",       {1, 16, 1, 8192, 64},    {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV"},
-        {"attention", "scaled_dot_product_attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill, f16 storage", "f16"},
+        {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill"},
+        {"attention", "attention", "",       {1, 16, 1, 8192, 64},    {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV"},
+        {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill, f16 storage", "f16"},
         {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
         {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
         {"first_op", kFirstOp,     "cold",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, empty program cache"},
@@ -178,24 +178,24 @@ void account(Workload& w) {
 // ---- params of the part-2 families, for the lead to finish once their structs are in the ABI ----
 // conv2d with a square stride and padding (dilation 1, one group). Without params the op's
 // defaults (stride 1, no padding) apply, so only such rows run until this builds the struct.
-// TODO(lead): once tgl_conv_params is in plugin_api.h, fill it here and return true, e.g.
-//   auto p = tgl::make_params<tgl_conv_params>(); p.stride[0] = p.stride[1] = stride;
-//   p.padding[0] = p.padding[1] = pad; out = params_bytes(p); return true;
-bool conv_params(int64_t stride, int64_t pad, std::vector<uint8_t>& out, std::string& why) {
-    out.clear();
-    if (stride == 1 && pad == 0) return true;  // NULL params: the defaults
-    why = "tensorgl-bench builds no tgl_conv_params yet (stride " + std::to_string(stride) + ", pad " +
-          std::to_string(pad) + "): fill conv_params() in bench/cases.cpp";
-    return false;
+// conv2d: symmetric padding and stride in both spatial dims, NCHW, no bias, no activation.
+bool conv_params(int64_t stride, int64_t pad, std::vector<uint8_t>& out, std::string& /*why*/) {
+    auto p = tgl::make_params<tgl_conv_params>();
+    for (int d = 0; d < 2; ++d) {
+        p.stride[d] = static_cast<int32_t>(stride);
+        p.dilation[d] = 1;
+        p.pad_begin[d] = p.pad_end[d] = static_cast<int32_t>(pad);
+    }
+    out = params_bytes(p);
+    return true;
 }
 
-// scaled_dot_product_attention: causal or not, default scale 1/sqrt(D), no dropout.
-// TODO(lead): once the attention params struct is in plugin_api.h, set its causal flag here.
-bool attention_params(bool causal, std::vector<uint8_t>& out, std::string& why) {
-    out.clear();
-    if (!causal) return true;  // NULL params: not causal, default scale
-    why = "tensorgl-bench builds no attention params yet (causal): fill attention_params() in bench/cases.cpp";
-    return false;
+// attention: causal or not, default scale 1/sqrt(D), no mask, no lse output.
+bool attention_params(bool causal, std::vector<uint8_t>& out, std::string& /*why*/) {
+    auto p = tgl::make_params<tgl_attention_params>();
+    p.causal = causal ? 1u : 0u;
+    out = params_bytes(p);
+    return true;
 }
 
 }  // namespace
@@ -278,7 +278,7 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.inputs = {{{N, C, H, W}, c.dtype}, {{K, C, R, S}, c.dtype}};
         w.outputs = {{{N, K, P, Q}, od}};
         w.flops = 2.0 * N * K * P * Q * C * R * S;
-    } else if (op_name == "scaled_dot_product_attention") {
+    } else if (op_name == "attention") {
         if (c.dims.size() != 5) return malformed("attention shape is B,H,Sq,Skv,D");
         const int64_t B = c.dims[0], Hh = c.dims[1], Sq = c.dims[2], Skv = c.dims[3], D = c.dims[4];
         const bool causal = c.variant == "causal";

@@ -23,7 +23,7 @@ inline const char* const kMemory = "memory";     // held/live bytes after a mixe
 //   dims: elementwise/copy/fill: the shape (elements of dtype); reduce/softmax: the input shape;
 //         matmul and first_op: M x K x N, or B x M x K x N (batched);
 //         conv2d: N, C, H, W, K, R, S, stride, pad (NCHW x, KCRS weight, square stride/padding);
-//         scaled_dot_product_attention: B, H, Sq, Skv, D (q: BxHxSqxD, k/v: BxHxSkvxD);
+//         attention: B, H, Sq, Skv, D (q: BxHxSqxD, k/v: BxHxSkvxD);
 //         memory: MiB of tensors kept live by the mixed workload.
 //   variant: "" | "broadcast" (b is the last dim of a, or a scalar for 1-D) | "dimK" (reduce
 //            along axis K) | "chain" (runs are dependent in-place ops: y = y + x) | "sync" (one op

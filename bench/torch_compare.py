@@ -29,7 +29,7 @@ SCHEMA = "tensorgl-bench/1"
 
 # The suite table of bench/cases.cpp: (suite, op, variant, full dims, quick dims, batch full,
 # batch quick, label[, fixed dtype]). Keep the two in step (rows are matched by key).
-SDPA = "scaled_dot_product_attention"
+SDPA = "attention"
 N, n = 67108864, 262144
 SUITES = [
     ("copy", "buffer_copy", "", [N], [n], 0, 0, ""),
