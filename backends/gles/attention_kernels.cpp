@@ -1,12 +1,344 @@
-// GLES host side of the Attention family (plan: backends/common/attention_rules.h).
+// GLES host side of the Attention family (plan: backends/common/attention_rules.h; shader:
+// glsl/attention.comp). Tile sizes come from the queried limits (shared memory, invocations), so
+// head dims up to 256 run within OpenGL ES 3.1's minimum of 16 KiB and 128 invocations.
+// Forward: one PASS_FWD dispatch (q, k, v, mask?, o, lse?), or, when the grid of query tiles is
+// small against a long key sequence (decoding) or the device has too few storage blocks, a split
+// PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks with a mask, k and v are
+// first packed into the scratch block too (PASS_PACK). Backward: q, k, v, do and lse packed to f32
+// in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV and PASS_DQ (no atomics).
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_attention(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+using R = AttentionPlan::Role;
+
+// Workgroups a dispatch should have at least before the key sequence is split (flash-decoding).
+constexpr int64_t kTargetGroups = 512;
+
+int64_t pow2_floor(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+int64_t pow2_ceil(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+const TensorArg& arg_of(const OpCall& call, int role) {
+    const AttentionPlan& p = call.attention;
+    return p.is_input[role] ? call.inputs[size_t(p.slot[role])] : call.outputs[size_t(p.slot[role])];
+}
+
+// Storage blocks of one dispatch: operands are given block indices in order; the scratch block
+// is bound once however many operands live in it.
+struct Blocks {
+    Dispatch& d;
+    Defines& defines;
+    int scratch = -1;
+    int add(const std::string& buf, Binding b) {
+        const int n = int(d.bindings.size());
+        d.bindings.push_back(std::move(b));
+        defines.emplace_back("BLK" + std::to_string(n), "");
+        defines.emplace_back(buf, "blk" + std::to_string(n));
+        return n;
+    }
+    void add_scratch(const std::string& buf, const Binding& b) {
+        if (scratch < 0) scratch = add(buf, b);
+        else defines.emplace_back(buf, "blk" + std::to_string(scratch));
+    }
+};
+
+struct Ctx {
+    GlesDevice& dev;
+    const OpCall& call;
+    const AttentionPlan& p;
+    int wg_cap;
+    int64_t budget;  // floats of shared memory
+    Binding scratch;
+    std::vector<Dispatch> out;
+
+    // {element offset within its window, 4 strides} of a role, and its window.
+    Binding window(int role, std::vector<int32_t>& u) const {
+        const TensorArg& t = arg_of(call, role);
+        const std::string label = operand_label(*call.info, !p.is_input[role], uint32_t(p.slot[role]));
+        int32_t off = 0;
+        Binding b = dev.window(t, label.c_str(), &off);
+        u = {off};
+        for (int d = 0; d < 4; ++d) u.push_back(to_i32(p.strides[role][d], (label + " stride").c_str()));
+        return b;
+    }
+    void common_uniforms(Dispatch& d) const {
+        d.uniforms.push_back(uniform_int("u_Sq", {to_i32(p.Sq, "Sq")}));
+        d.uniforms.push_back(uniform_int("u_Skv", {to_i32(p.Skv, "Skv")}));
+        d.uniforms.push_back(uniform_int("u_G", {to_i32(p.G, "Hq / Hkv")}));
+        d.uniforms.push_back(uniform_int("u_Hq", {to_i32(p.Hq, "Hq")}));
+        d.uniforms.push_back(uniform_int("u_Hkv", {to_i32(p.Hkv, "Hkv")}));
+        d.uniforms.push_back(uniform_float("u_scale", p.scale));
+    }
+    Defines base_defines(const char* pass, int wg) const {
+        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {"WG", str(wg)}};
+    }
+    // A 1-D pass of `count` invocations.
+    void add_1d(Dispatch d, uint64_t count) {
+        if (count == 0) return;
+        d.uniforms.push_back(uniform_uint("u_count", {count_u32(int64_t(count), "an attention pass")}));
+        add_chunks(dev, d, ceil_div(count, uint64_t(wg_cap)), out);
+    }
+    // PASS_PACK: role (4-D, or lse as (B, H, S, 1)) to contiguous f32 at scratch element `dst`.
+    void pack(int role, int64_t dst) {
+        const TensorArg& t = arg_of(call, role);
+        if (t.numel == 0) return;
+        Dispatch d;
+        Defines defs = base_defines("PASS_PACK", wg_cap);
+        Blocks blk{d, defs};
+        std::vector<int32_t> u;
+        blk.add("X_BUF", window(role, u));
+        blk.add_scratch("S_BUF", scratch);
+        defs.emplace_back("X_DT", str(t.dtype));
+        std::vector<int32_t> shape(4, 1);
+        for (int k = 0; k < t.rank; ++k) shape[size_t(k)] = to_i32(t.shape[k], "a dim");
+        d.program = dev.program("attention.comp", defs);
+        d.uniforms.push_back(uniform_int("u_src", u));
+        d.uniforms.push_back(uniform_int("u_shape", shape));
+        d.uniforms.push_back(uniform_int("u_dst", {to_i32(dst, "a scratch offset")}));
+        add_1d(std::move(d), uint64_t(t.numel));
+    }
+    void need_blocks(const Dispatch& d) const {
+        if (int(d.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks in one pass; this device allows %d",
+                 call.info->name, int(d.bindings.size()), dev.limits().max_compute_ssbo_blocks);
+    }
+    // A mask with no elements contributes nothing (its broadcast has no rows or no keys).
+    bool has_mask() const { return p.has_mask && arg_of(call, R::kMask).numel > 0; }
+
+    void forward();
+    void backward();
+};
+
+void Ctx::forward() {
+    const bool mask = has_mask();
+    const bool lse = p.has_lse;
+    const int64_t rows = p.G * p.Sq;
+    const int64_t kv_w = std::max(p.D, p.Dv);
+    // Query tile: 16 rows of 16 invocations (fewer rows when the group has fewer: decoding);
+    // invocations per row at most the channels (rounded up to a power of two).
+    int64_t bq = std::max<int64_t>(1, std::min<int64_t>(wg_cap / 16, pow2_ceil(std::max<int64_t>(rows, 1))));
+    int64_t tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
+    int64_t bk = 0;
+    for (;;) {
+        bk = std::min<int64_t>(64, (budget - bq * p.D) / (kv_w + bq));
+        if (bk >= 1 || bq == 1) break;
+        bq /= 2;
+        tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
+    }
+    if (bk < 1)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
+             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
+    const int64_t wg = bq * tpr;
+    const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(bq));
+    const int64_t base_groups = p.B * p.Hkv * tiles;
+
+    // Splits of the key sequence (flash-decoding) when the tiles alone leave the GPU idle.
+    int64_t splits = 1;
+    if (base_groups < kTargetGroups && p.Skv > 4 * bk)
+        splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(kTargetGroups, base_groups), ceil_div(p.Skv, 4 * bk)));
+    int64_t chunk = std::max<int64_t>(bk, int64_t(ceil_div(ceil_div(p.Skv, splits), bk)) * bk);
+    splits = std::max<int64_t>(1, ceil_div(p.Skv, chunk));
+    const int max_blocks = dev.limits().max_compute_ssbo_blocks;
+    const bool split = splits > 1 || 4 + int(mask) + int(lse) > max_blocks;
+    const bool packed = split && 4 + int(mask) > max_blocks;
+    const bool no_kv = p.Skv == 0;  // nothing to read: k and v are bound to scratch as placeholders
+
+    // Scratch: [k, v as f32 if packed][partials (m, l, acc[Dv]) per row and split].
+    const int64_t kn = p.B * p.Hkv * p.Skv * p.D, vn = p.B * p.Hkv * p.Skv * p.Dv;
+    const int64_t part = packed ? kn + vn : 0;
+    const int64_t total = split ? part + p.B * p.Hq * p.Sq * splits * (p.Dv + 2) : 1;
+    count_u32(total, "the scratch of attention (packed k, v and the splits' partials)");
+    BufferRef sbuf = dev.scratch(uint64_t(total) * 4);
+    scratch.keep = sbuf;
+    scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
+    scratch.size = total * 4;
+    if (packed) {
+        pack(R::kK, 0);
+        pack(R::kV, kn);
+    }
+
+    Dispatch d;
+    Defines defs = base_defines("PASS_FWD", int(wg));
+    Blocks blk{d, defs};
+    std::vector<int32_t> uq, uk, uv, um, uo, ul;
+    blk.add("Q_BUF", window(R::kQ, uq));
+    if (packed || no_kv) {
+        blk.add_scratch("K_BUF", scratch);
+        blk.add_scratch("V_BUF", scratch);
+        uk = {0, to_i32(p.Hkv * p.Skv * p.D, "k"), to_i32(p.Skv * p.D, "k"), to_i32(p.D, "k"), 1};
+        uv = {to_i32(kn, "v"), to_i32(p.Hkv * p.Skv * p.Dv, "v"), to_i32(p.Skv * p.Dv, "v"), to_i32(p.Dv, "v"), 1};
+        defs.emplace_back("K_DT", str(TGL_DTYPE_F32));
+        defs.emplace_back("V_DT", str(TGL_DTYPE_F32));
+    } else {
+        blk.add("K_BUF", window(R::kK, uk));
+        blk.add("V_BUF", window(R::kV, uv));
+        defs.emplace_back("K_DT", str(call.dtype));
+        defs.emplace_back("V_DT", str(call.dtype));
+    }
+    if (mask) {
+        blk.add("M_BUF", window(R::kMask, um));
+        defs.emplace_back("HAS_MASK", "");
+        d.uniforms.push_back(uniform_int("u_m", um));
+    }
+    if (split) {
+        blk.add_scratch("P_BUF", scratch);
+        defs.emplace_back("SPLIT", "");
+    } else {
+        blk.add("O_BUF", window(R::kO, uo));
+        d.uniforms.push_back(uniform_int("u_o", uo));
+        if (lse) {
+            blk.add("L_BUF", window(R::kLse, ul));
+            defs.emplace_back("HAS_LSE", "");
+            d.uniforms.push_back(uniform_int("u_l", ul));
+        }
+    }
+    need_blocks(d);
+    if (p.causal) defs.emplace_back("CAUSAL", "");
+    defs.emplace_back("BQ", str(bq));
+    defs.emplace_back("BK", str(bk));
+    defs.emplace_back("TPR", str(tpr));
+    d.program = dev.program("attention.comp", defs);
+    common_uniforms(d);
+    const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
+    d.uniforms.push_back(uniform_uint("u_groups", {count_u32(int64_t(groups), "the workgroups of attention")}));
+    d.uniforms.push_back(uniform_int("u_q", uq));
+    d.uniforms.push_back(uniform_int("u_k", uk));
+    d.uniforms.push_back(uniform_int("u_v", uv));
+    d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "query tiles")}));
+    d.uniforms.push_back(uniform_int("u_splits", {to_i32(splits, "splits")}));
+    d.uniforms.push_back(uniform_int("u_chunk", {to_i32(chunk, "keys per split")}));
+    d.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));
+    add_chunks(dev, d, groups, out);
+
+    if (split) {
+        Dispatch c;
+        Defines cdefs = base_defines("PASS_COMBINE", wg_cap);
+        Blocks cblk{c, cdefs};
+        cblk.add_scratch("P_BUF", scratch);
+        cblk.add("O_BUF", window(R::kO, uo));
+        c.uniforms.push_back(uniform_int("u_o", uo));
+        if (lse) {
+            cblk.add("L_BUF", window(R::kLse, ul));
+            cdefs.emplace_back("HAS_LSE", "");
+            c.uniforms.push_back(uniform_int("u_l", ul));
+        }
+        c.program = dev.program("attention.comp", cdefs);
+        common_uniforms(c);
+        c.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));
+        c.uniforms.push_back(uniform_int("u_splits", {to_i32(splits, "splits")}));
+        add_1d(std::move(c), uint64_t(p.B * p.Hq * p.Sq * p.Dv));
+    }
+}
+
+void Ctx::backward() {
+    const bool mask = has_mask();
+    // f32 copies in scratch: q, k, v, do, lse, delta.
+    const int64_t nq = p.B * p.Hq * p.Sq;
+    const int64_t sq = 0, sk = sq + nq * p.D, sv = sk + p.B * p.Hkv * p.Skv * p.D;
+    const int64_t sdo = sv + p.B * p.Hkv * p.Skv * p.Dv, slse = sdo + nq * p.Dv, sdelta = slse + nq;
+    const int64_t total = std::max<int64_t>(1, sdelta + nq);
+    count_u32(total, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta)");
+    BufferRef sbuf = dev.scratch(uint64_t(total) * 4);
+    scratch.keep = sbuf;
+    scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
+    scratch.size = total * 4;
+    pack(R::kQ, sq);
+    pack(R::kK, sk);
+    pack(R::kV, sv);
+    pack(R::kDo, sdo);
+    pack(R::kLse, slse);
+    if (nq > 0) {
+        Dispatch d;
+        Defines defs = base_defines("PASS_DELTA", wg_cap);
+        Blocks blk{d, defs};
+        std::vector<int32_t> uo, udo;
+        blk.add("O_BUF", window(R::kO, uo));
+        blk.add("DO_BUF", window(R::kDo, udo));
+        blk.add_scratch("S_BUF", scratch);
+        d.program = dev.program("attention.comp", defs);
+        common_uniforms(d);
+        d.uniforms.push_back(uniform_int("u_o", uo));
+        d.uniforms.push_back(uniform_int("u_do", udo));
+        d.uniforms.push_back(uniform_int("u_dst", {to_i32(sdelta, "a scratch offset")}));
+        add_1d(std::move(d), uint64_t(nq));
+    }
+
+    // One tile size T for rows and keys: 2T(D + Dv) + 2T^2 floats of shared memory.
+    int64_t t = 32;
+    while (t > 1 && (2 * t * (p.D + p.Dv) + 2 * t * t > budget || t > wg_cap)) t /= 2;
+    if (2 * t * (p.D + p.Dv) + 2 * t * t > budget)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
+             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
+    const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
+    const int64_t wg = t * tpr;
+    const int64_t rows = p.G * p.Sq;
+    std::vector<int32_t> um;
+    auto pass = [&](const char* name, int64_t tiles, std::initializer_list<int> outs) {
+        const int64_t groups = p.B * p.Hkv * tiles;
+        if (groups == 0) return;
+        Dispatch d;
+        Defines defs = base_defines(name, int(wg));
+        Blocks blk{d, defs};
+        blk.add_scratch("S_BUF", scratch);
+        if (mask) {
+            blk.add("M_BUF", window(R::kMask, um));
+            defs.emplace_back("HAS_MASK", "");
+            d.uniforms.push_back(uniform_int("u_m", um));
+        }
+        for (int role : outs) {
+            std::vector<int32_t> u;
+            const char* buf = role == R::kDq ? "DQ_BUF" : role == R::kDk ? "DK_BUF" : "DV_BUF";
+            const char* uname = role == R::kDq ? "u_dq" : role == R::kDk ? "u_dk" : "u_dv";
+            blk.add(buf, window(role, u));
+            d.uniforms.push_back(uniform_int(uname, u));
+        }
+        need_blocks(d);
+        if (p.causal) defs.emplace_back("CAUSAL", "");
+        defs.emplace_back("BQ", str(t));
+        defs.emplace_back("BK", str(t));
+        defs.emplace_back("TPR", str(tpr));
+        d.program = dev.program("attention.comp", defs);
+        common_uniforms(d);
+        d.uniforms.push_back(uniform_uint("u_groups", {count_u32(groups, "the workgroups of attention_backward")}));
+        d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "tiles")}));
+        d.uniforms.push_back(uniform_int("u_ktiles", {to_i32(tiles, "tiles")}));
+        d.uniforms.push_back(uniform_int("u_sq", {to_i32(sq, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sk", {to_i32(sk, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sv", {to_i32(sv, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sdo", {to_i32(sdo, "offset")}));
+        d.uniforms.push_back(uniform_int("u_slse", {to_i32(slse, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sdelta", {to_i32(sdelta, "offset")}));
+        add_chunks(dev, d, uint64_t(groups), out);
+    };
+    if (arg_of(call, R::kDk).numel > 0) pass("PASS_DKDV", int64_t(ceil_div(uint64_t(p.Skv), uint64_t(t))), {R::kDk, R::kDv});
+    if (arg_of(call, R::kDq).numel > 0) pass("PASS_DQ", int64_t(ceil_div(uint64_t(rows), uint64_t(t))), {R::kDq});
+}
+
+}  // namespace
+
+void run_attention(GlesDevice& dev, const OpCall& call) {
+    const Limits& lim = dev.limits();
+    Ctx c{dev, call, call.attention,
+          int(pow2_floor(std::min<int64_t>({256, lim.max_invocations, lim.max_size[0]}))),
+          int64_t(lim.max_shared_bytes) / 4, Binding{}, {}};
+    if (call.attention.backward) c.backward();
+    else c.forward();
+    dev.submit(call.info->name, std::move(c.out));
 }
 
 }  // namespace gles
