@@ -135,7 +135,7 @@ void Ctx::forward() {
     int64_t tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
     int64_t bk = 0;
     for (;;) {
-        bk = std::min<int64_t>(64, (budget - bq * p.D) / (kv_w + bq));
+        bk = std::min<int64_t>({64, std::max<int64_t>(p.Skv, 1), (budget - bq * p.D) / (kv_w + bq)});
         if (bk >= 1 || bq == 1) break;
         bq /= 2;
         tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
@@ -279,7 +279,8 @@ void Ctx::backward() {
     }
 
     // One tile size T for rows and keys: 2T(D + Dv) + 2T^2 floats of shared memory.
-    int64_t t = 32;
+    // (no larger than the longer of the two sequences: small problems get small workgroups)
+    int64_t t = std::min<int64_t>(32, pow2_ceil(std::max<int64_t>({p.G * p.Sq, p.Skv, 1})));
     while (t > 1 && (2 * t * (p.D + p.Dv) + 2 * t * t > budget || t > wg_cap)) t /= 2;
     if (2 * t * (p.D + p.Dv) + 2 * t * t > budget)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
