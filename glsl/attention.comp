@@ -193,10 +193,14 @@ float mask_at(int b, int h, int i, int j) {
 
 #if defined(PASS_FWD)
 #define NACC ((HDV + TPR - 1) / TPR)
-#define KV_W (HD > HDV ? HD : HDV)
-shared float s_q[BQ * HD];
+// Shared rows padded by one float: the score dots of consecutive invocations walk different rows
+// of s_kv, which would otherwise fall into one memory bank.
+#define Q_W (HD + 1)
+#define KV_W ((HD > HDV ? HD : HDV) + 1)
+shared float s_q[BQ * Q_W];
 shared float s_kv[BK * KV_W];
-shared float s_p[BQ * BK];
+shared float s_p[BQ * BK];  // scores
+shared float s_e[BQ * BK];  // exp(score - the row's new max)
 
 uniform int u_q[5];
 uniform int u_k[5];
@@ -225,7 +229,7 @@ void main() {
         int r = e / HD, c = e % HD, rho = r0 + r;
         float x = 0.0;
         if (rho < rows) x = LD(Q_BUF, AT(u_q, b, head_of(kvh, rho), pos_of(rho), c), DTYPE) * u_scale;
-        s_q[e] = x;
+        s_q[r * Q_W + c] = x;
     }
 
     // This workgroup's keys: its split's chunk, up to the last key a row of the tile sees.
@@ -236,7 +240,7 @@ void main() {
     int kv_lo = split * u_chunk;
     int kv_hi = min(kv_lo + u_chunk, kv_end);
 
-    int r = tid / TPR, lane = tid % TPR;
+    int r = tid / TPR, lane = tid % TPR;  // WG = BQ * TPR: r < BQ
     int rho = r0 + r;
     int h = head_of(kvh, rho), i = pos_of(rho);
     float m = tgl_neg_inf(), l = 0.0;
@@ -244,7 +248,7 @@ void main() {
     for (int u = 0; u < NACC; ++u) acc[u] = 0.0;
 
     for (int j0 = kv_lo; j0 < kv_hi; j0 += BK) {
-        barrier();  // the previous tile's readers of s_kv and s_p are done
+        barrier();  // the previous tile's readers of s_kv and s_e are done
         for (int e = tid; e < BK * HD; e += WG) {
             int kk = e / HD, c = e % HD, j = j0 + kk;
             s_kv[kk * KV_W + c] = j < kv_hi ? LD(K_BUF, AT(u_k, b, kvh, j, c), K_DT) : 0.0;
@@ -256,7 +260,7 @@ void main() {
             float s = tgl_neg_inf();
             if (erho < rows && j < kv_hi && visible(pos_of(erho), j)) {
                 float dot = 0.0;
-                for (int c = 0; c < HD; ++c) dot += s_q[er * HD + c] * s_kv[kk * KV_W + c];
+                for (int c = 0; c < HD; ++c) dot += s_q[er * Q_W + c] * s_kv[kk * KV_W + c];
                 s = dot + mask_at(b, head_of(kvh, erho), pos_of(erho), j);
             }
             s_p[e] = s;
@@ -267,30 +271,33 @@ void main() {
             int kk = e / HDV, c = e % HDV, j = j0 + kk;
             s_kv[kk * KV_W + c] = j < kv_hi ? LD(V_BUF, AT(u_v, b, kvh, j, c), V_DT) : 0.0;
         }
+        // The row's new running max (every invocation of the row alike), then each invocation
+        // exponentiates its share of the row's scores once.
+        float mt = tgl_neg_inf();
+        for (int kk = 0; kk < BK; ++kk) mt = tgl_maximum(mt, s_p[r * BK + kk]);
+        float m_new = tgl_maximum(m, mt);
+        for (int kk = lane; kk < BK; kk += TPR) {
+            float s = s_p[r * BK + kk];
+            s_e[r * BK + kk] = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - m_new);
+        }
         memoryBarrierShared();
         barrier();
-        if (r < BQ) {
-            float mt = tgl_neg_inf();
-            for (int kk = 0; kk < BK; ++kk) mt = tgl_maximum(mt, s_p[r * BK + kk]);
-            float m_new = tgl_maximum(m, mt);
-            if (m_new != tgl_neg_inf()) {  // else nothing seen yet: acc and l stay 0
-                float alpha = m == tgl_neg_inf() ? 0.0 : tgl_exp(m - m_new);
-                l *= alpha;
-                for (int u = 0; u < NACC; ++u) acc[u] *= alpha;
-                for (int kk = 0; kk < BK; ++kk) {
-                    float s = s_p[r * BK + kk];
-                    float pk = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - m_new);
-                    l += pk;
-                    for (int u = 0; u < NACC; ++u) {
-                        int c = lane + u * TPR;
-                        if (c < HDV) acc[u] += pk * s_kv[kk * KV_W + c];
-                    }
+        if (m_new != tgl_neg_inf()) {  // else nothing seen yet: acc and l stay 0
+            float alpha = m == tgl_neg_inf() ? 0.0 : tgl_exp(m - m_new);
+            l *= alpha;
+            for (int u = 0; u < NACC; ++u) acc[u] *= alpha;
+            for (int kk = 0; kk < BK; ++kk) {
+                float pk = s_e[r * BK + kk];
+                l += pk;
+                for (int u = 0; u < NACC; ++u) {
+                    int c = lane + u * TPR;
+                    if (c < HDV) acc[u] += pk * s_kv[kk * KV_W + c];
                 }
-                m = m_new;
             }
+            m = m_new;
         }
     }
-    if (r >= BQ || rho >= rows) return;
+    if (rho >= rows) return;
 #if defined(SPLIT)
     int p = u_part + ((b * u_Hq + h) * u_Sq + i) * u_splits * (HDV + 2) + split * (HDV + 2);
     if (lane == 0) {
@@ -326,10 +333,13 @@ uniform int u_dq[5];
 uniform int u_dk[5];
 uniform int u_dv[5];
 
-shared float s_q[BQ * HD];
-shared float s_do[BQ * HDV];
-shared float s_k[BK * HD];
-shared float s_v[BK * HDV];
+// Rows padded by one float (no bank conflicts where consecutive invocations walk different rows).
+#define Q_W (HD + 1)
+#define V_W (HDV + 1)
+shared float s_q[BQ * Q_W];
+shared float s_do[BQ * V_W];
+shared float s_k[BK * Q_W];
+shared float s_v[BK * V_W];
 shared float s_ds[BQ * BK];
 #if defined(PASS_DKDV)
 shared float s_pp[BQ * BK];
@@ -341,11 +351,11 @@ int row_index(int b, int h, int i) { return (b * u_Hq + h) * u_Sq + i; }
 void load_rows(int tid, int b, int kvh, int r0, int rows) {
     for (int e = tid; e < BQ * HD; e += WG) {
         int r = e / HD, rho = r0 + r;
-        s_q[e] = rho < rows ? LDF(S_BUF, u_sq + row_index(b, head_of(kvh, rho), pos_of(rho)) * HD + e % HD) : 0.0;
+        s_q[r * Q_W + e % HD] = rho < rows ? LDF(S_BUF, u_sq + row_index(b, head_of(kvh, rho), pos_of(rho)) * HD + e % HD) : 0.0;
     }
     for (int e = tid; e < BQ * HDV; e += WG) {
         int r = e / HDV, rho = r0 + r;
-        s_do[e] = rho < rows ? LDF(S_BUF, u_sdo + row_index(b, head_of(kvh, rho), pos_of(rho)) * HDV + e % HDV) : 0.0;
+        s_do[r * V_W + e % HDV] = rho < rows ? LDF(S_BUF, u_sdo + row_index(b, head_of(kvh, rho), pos_of(rho)) * HDV + e % HDV) : 0.0;
     }
 }
 // Loads keys [j0, j0 + BK) of k and v into s_k / s_v (0 past the end).
@@ -353,11 +363,11 @@ void load_keys(int tid, int b, int kvh, int j0) {
     int base = (b * u_Hkv + kvh) * u_Skv;
     for (int e = tid; e < BK * HD; e += WG) {
         int j = j0 + e / HD;
-        s_k[e] = j < u_Skv ? LDF(S_BUF, u_sk + (base + j) * HD + e % HD) : 0.0;
+        s_k[(e / HD) * Q_W + e % HD] = j < u_Skv ? LDF(S_BUF, u_sk + (base + j) * HD + e % HD) : 0.0;
     }
     for (int e = tid; e < BK * HDV; e += WG) {
         int j = j0 + e / HDV;
-        s_v[e] = j < u_Skv ? LDF(S_BUF, u_sv + (base + j) * HDV + e % HDV) : 0.0;
+        s_v[(e / HDV) * V_W + e % HDV] = j < u_Skv ? LDF(S_BUF, u_sv + (base + j) * HDV + e % HDV) : 0.0;
     }
 }
 // p and ds of (row r of s_q / s_do, key kk of s_k / s_v): 0 where the pair is out of range or hidden.
@@ -369,11 +379,11 @@ vec2 p_ds(int b, int kvh, int r, int rho, int rows, int kk, int j) {
     float lse = LDF(S_BUF, u_slse + ri);
     if (lse == tgl_neg_inf()) return vec2(0.0);  // a fully masked row: no gradient
     float dot = 0.0;
-    for (int c = 0; c < HD; ++c) dot += s_q[r * HD + c] * s_k[kk * HD + c];
+    for (int c = 0; c < HD; ++c) dot += s_q[r * Q_W + c] * s_k[kk * Q_W + c];
     float s = u_scale * dot + mask_at(b, h, i, j);
     float p = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - lse);
     float dp = 0.0;
-    for (int c = 0; c < HDV; ++c) dp += s_do[r * HDV + c] * s_v[kk * HDV + c];
+    for (int c = 0; c < HDV; ++c) dp += s_do[r * V_W + c] * s_v[kk * V_W + c];
     return vec2(p, p * (dp - LDF(S_BUF, u_sdelta + ri)));
 }
 
@@ -418,11 +428,11 @@ void main() {
                 float p = s_pp[kr * BQ + r], ds = s_ds[kr * BQ + r];
                 for (int u = 0; u < NACC_V; ++u) {
                     int c = lane + u * TPR;
-                    if (c < HDV) dv[u] += p * s_do[r * HDV + c];
+                    if (c < HDV) dv[u] += p * s_do[r * V_W + c];
                 }
                 for (int u = 0; u < NACC_D; ++u) {
                     int c = lane + u * TPR;
-                    if (c < HD) dk[u] += ds * s_q[r * HD + c];
+                    if (c < HD) dk[u] += ds * s_q[r * Q_W + c];
                 }
             }
         }
@@ -475,7 +485,7 @@ void main() {
                 float ds = s_ds[r * BK + kk];
                 for (int u = 0; u < NACC_D; ++u) {
                     int c = lane + u * TPR;
-                    if (c < HD) dq[u] += ds * s_k[kk * HD + c];
+                    if (c < HD) dq[u] += ds * s_k[kk * Q_W + c];
                 }
             }
         }

@@ -128,14 +128,14 @@ void Ctx::forward() {
     const bool mask = has_mask();
     const bool lse = p.has_lse;
     const int64_t rows = p.G * p.Sq;
-    const int64_t kv_w = std::max(p.D, p.Dv);
+    const int64_t kv_w = std::max(p.D, p.Dv) + 1;  // shared rows are padded by one float
     // Query tile: 16 rows of 16 invocations (fewer rows when the group has fewer: decoding);
     // invocations per row at most the channels (rounded up to a power of two).
     int64_t bq = std::max<int64_t>(1, std::min<int64_t>(wg_cap / 16, pow2_ceil(std::max<int64_t>(rows, 1))));
     int64_t tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
     int64_t bk = 0;
     for (;;) {
-        bk = std::min<int64_t>({64, std::max<int64_t>(p.Skv, 1), (budget - bq * p.D) / (kv_w + bq)});
+        bk = std::min<int64_t>({64, std::max<int64_t>(p.Skv, 1), (budget - bq * (p.D + 1)) / (kv_w + 2 * bq)});
         if (bk >= 1 || bq == 1) break;
         bq /= 2;
         tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
@@ -278,11 +278,11 @@ void Ctx::backward() {
         add_1d(std::move(d), uint64_t(nq));
     }
 
-    // One tile size T for rows and keys: 2T(D + Dv) + 2T^2 floats of shared memory.
+    // One tile size T for rows and keys: 2T(D + Dv + 2) + 2T^2 floats of shared memory.
     // (no larger than the longer of the two sequences: small problems get small workgroups)
     int64_t t = std::min<int64_t>(32, pow2_ceil(std::max<int64_t>({p.G * p.Sq, p.Skv, 1})));
-    while (t > 1 && (2 * t * (p.D + p.Dv) + 2 * t * t > budget || t > wg_cap)) t /= 2;
-    if (2 * t * (p.D + p.Dv) + 2 * t * t > budget)
+    while (t > 1 && (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget || t > wg_cap)) t /= 2;
+    if (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
              call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
     const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
