@@ -112,6 +112,24 @@ struct Ctx {
         d.uniforms.push_back(uniform_int("u_dst", {to_i32(dst, "a scratch offset")}));
         add_1d(std::move(d), uint64_t(t.numel));
     }
+    // Binds a role's window as block `buf`, sets its {offset, strides} uniform, adds `flag`.
+    void bind_role(Blocks& blk, int role, const char* buf, const char* uname, const char* flag = nullptr) const {
+        std::vector<int32_t> u;
+        blk.add(buf, window(role, u));
+        blk.d.uniforms.push_back(uniform_int(uname, u));
+        if (flag) blk.defines.emplace_back(flag, "");
+    }
+    // The tail of a tiled pass (PASS_FWD, PASS_DKDV, PASS_DQ): tile defines, program, uniforms.
+    void finish_tiled(Dispatch& d, Defines& defs, int64_t bq, int64_t bk, int64_t tpr, int64_t groups) const {
+        need_blocks(d);
+        if (p.causal) defs.emplace_back("CAUSAL", "");
+        defs.emplace_back("BQ", str(bq));
+        defs.emplace_back("BK", str(bk));
+        defs.emplace_back("TPR", str(tpr));
+        d.program = dev.program("attention.comp", defs);
+        common_uniforms(d);
+        d.uniforms.push_back(uniform_uint("u_groups", {count_u32(groups, "the workgroups of an attention pass")}));
+    }
     void need_blocks(const Dispatch& d) const {
         if (int(d.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
             fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks in one pass; this device allows %d",
@@ -175,7 +193,7 @@ void Ctx::forward() {
     Dispatch d;
     Defines defs = base_defines("PASS_FWD", int(wg));
     Blocks blk{d, defs};
-    std::vector<int32_t> uq, uk, uv, um, uo, ul;
+    std::vector<int32_t> uq, uk, uv;
     blk.add("Q_BUF", window(R::kQ, uq));
     if (packed || no_kv) {
         blk.add_scratch("K_BUF", scratch);
@@ -190,32 +208,16 @@ void Ctx::forward() {
         defs.emplace_back("K_DT", str(call.dtype));
         defs.emplace_back("V_DT", str(call.dtype));
     }
-    if (mask) {
-        blk.add("M_BUF", window(R::kMask, um));
-        defs.emplace_back("HAS_MASK", "");
-        d.uniforms.push_back(uniform_int("u_m", um));
-    }
+    if (mask) bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
     if (split) {
         blk.add_scratch("P_BUF", scratch);
         defs.emplace_back("SPLIT", "");
     } else {
-        blk.add("O_BUF", window(R::kO, uo));
-        d.uniforms.push_back(uniform_int("u_o", uo));
-        if (lse) {
-            blk.add("L_BUF", window(R::kLse, ul));
-            defs.emplace_back("HAS_LSE", "");
-            d.uniforms.push_back(uniform_int("u_l", ul));
-        }
+        bind_role(blk, R::kO, "O_BUF", "u_o");
+        if (lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
     }
-    need_blocks(d);
-    if (p.causal) defs.emplace_back("CAUSAL", "");
-    defs.emplace_back("BQ", str(bq));
-    defs.emplace_back("BK", str(bk));
-    defs.emplace_back("TPR", str(tpr));
-    d.program = dev.program("attention.comp", defs);
-    common_uniforms(d);
     const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
-    d.uniforms.push_back(uniform_uint("u_groups", {count_u32(int64_t(groups), "the workgroups of attention")}));
+    finish_tiled(d, defs, bq, bk, tpr, int64_t(groups));
     d.uniforms.push_back(uniform_int("u_q", uq));
     d.uniforms.push_back(uniform_int("u_k", uk));
     d.uniforms.push_back(uniform_int("u_v", uv));
@@ -230,13 +232,8 @@ void Ctx::forward() {
         Defines cdefs = base_defines("PASS_COMBINE", wg_cap);
         Blocks cblk{c, cdefs};
         cblk.add_scratch("P_BUF", scratch);
-        cblk.add("O_BUF", window(R::kO, uo));
-        c.uniforms.push_back(uniform_int("u_o", uo));
-        if (lse) {
-            cblk.add("L_BUF", window(R::kLse, ul));
-            cdefs.emplace_back("HAS_LSE", "");
-            c.uniforms.push_back(uniform_int("u_l", ul));
-        }
+        bind_role(cblk, R::kO, "O_BUF", "u_o");
+        if (lse) bind_role(cblk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
         c.program = dev.program("attention.comp", cdefs);
         common_uniforms(c);
         c.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));
@@ -266,14 +263,11 @@ void Ctx::backward() {
         Dispatch d;
         Defines defs = base_defines("PASS_DELTA", wg_cap);
         Blocks blk{d, defs};
-        std::vector<int32_t> uo, udo;
-        blk.add("O_BUF", window(R::kO, uo));
-        blk.add("DO_BUF", window(R::kDo, udo));
+        bind_role(blk, R::kO, "O_BUF", "u_o");
+        bind_role(blk, R::kDo, "DO_BUF", "u_do");
         blk.add_scratch("S_BUF", scratch);
         d.program = dev.program("attention.comp", defs);
         common_uniforms(d);
-        d.uniforms.push_back(uniform_int("u_o", uo));
-        d.uniforms.push_back(uniform_int("u_do", udo));
         d.uniforms.push_back(uniform_int("u_dst", {to_i32(sdelta, "a scratch offset")}));
         add_1d(std::move(d), uint64_t(nq));
     }
@@ -288,7 +282,6 @@ void Ctx::backward() {
     const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
     const int64_t wg = t * tpr;
     const int64_t rows = p.G * p.Sq;
-    std::vector<int32_t> um;
     auto pass = [&](const char* name, int64_t tiles, std::initializer_list<int> outs) {
         const int64_t groups = p.B * p.Hkv * tiles;
         if (groups == 0) return;
@@ -296,26 +289,13 @@ void Ctx::backward() {
         Defines defs = base_defines(name, int(wg));
         Blocks blk{d, defs};
         blk.add_scratch("S_BUF", scratch);
-        if (mask) {
-            blk.add("M_BUF", window(R::kMask, um));
-            defs.emplace_back("HAS_MASK", "");
-            d.uniforms.push_back(uniform_int("u_m", um));
-        }
+        if (mask) bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
         for (int role : outs) {
-            std::vector<int32_t> u;
-            const char* buf = role == R::kDq ? "DQ_BUF" : role == R::kDk ? "DK_BUF" : "DV_BUF";
-            const char* uname = role == R::kDq ? "u_dq" : role == R::kDk ? "u_dk" : "u_dv";
-            blk.add(buf, window(role, u));
-            d.uniforms.push_back(uniform_int(uname, u));
+            if (role == R::kDq) bind_role(blk, role, "DQ_BUF", "u_dq");
+            else if (role == R::kDk) bind_role(blk, role, "DK_BUF", "u_dk");
+            else bind_role(blk, role, "DV_BUF", "u_dv");
         }
-        need_blocks(d);
-        if (p.causal) defs.emplace_back("CAUSAL", "");
-        defs.emplace_back("BQ", str(t));
-        defs.emplace_back("BK", str(t));
-        defs.emplace_back("TPR", str(tpr));
-        d.program = dev.program("attention.comp", defs);
-        common_uniforms(d);
-        d.uniforms.push_back(uniform_uint("u_groups", {count_u32(groups, "the workgroups of attention_backward")}));
+        finish_tiled(d, defs, t, t, tpr, groups);
         d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "tiles")}));
         d.uniforms.push_back(uniform_int("u_ktiles", {to_i32(tiles, "tiles")}));
         d.uniforms.push_back(uniform_int("u_sq", {to_i32(sq, "offset")}));

@@ -145,10 +145,11 @@ void check_backward(const FwdCase& c, Rng& rng) {
     check(s);
 }
 
-FwdCase plain(tgl_dtype dt, Dims d) {
+FwdCase plain(tgl_dtype dt, Dims d, bool causal = false) {
     FwdCase c;
     c.dt = dt;
     c.d = d;
+    c.causal = causal;
     return c;
 }
 
@@ -167,8 +168,7 @@ TEST_F(AttentionDiff, Basic) {
 TEST_F(AttentionDiff, CausalUnequalLengths) {
     for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
         for (auto sq_skv : {std::make_pair(13, 37), std::make_pair(37, 13), std::make_pair(29, 29), std::make_pair(1, 9)}) {
-            FwdCase c = plain(dt, {1, 2, 1, sq_skv.first, sq_skv.second, 64, 64});
-            c.causal = true;
+            FwdCase c = plain(dt, {1, 2, 1, sq_skv.first, sq_skv.second, 64, 64}, true);
             check_forward(c, rng_);
         }
 }
@@ -176,8 +176,7 @@ TEST_F(AttentionDiff, CausalUnequalLengths) {
 TEST_F(AttentionDiff, GroupedQuery) {
     FwdCase c = plain(TGL_DTYPE_F32, {1, 8, 1, 9, 33, 32, 32});
     check_forward(c, rng_);
-    c = plain(TGL_DTYPE_F16, {2, 8, 2, 5, 19, 24, 24});
-    c.causal = true;
+    c = plain(TGL_DTYPE_F16, {2, 8, 2, 5, 19, 24, 24}, true);
     check_forward(c, rng_);
 }
 
@@ -220,8 +219,7 @@ TEST_F(AttentionDiff, DecodeLongKv) {
 }
 
 TEST_F(AttentionDiff, LongSequence) {
-    FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 1031, 1031, 64, 64});
-    c.causal = true;
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 1031, 1031, 64, 64}, true);
     check_forward(c, rng_);
 }
 
@@ -258,11 +256,9 @@ TEST_F(AttentionDiff, ManyWorkgroupsBackward) {
 
 TEST_F(AttentionDiff, Backward) {
     check_backward(plain(TGL_DTYPE_F32, {2, 2, 2, 5, 7, 16, 16}), rng_);
-    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 13, 37, 64, 64});
-    c.causal = true;
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 13, 37, 64, 64}, true);
     check_backward(c, rng_);
-    c = plain(TGL_DTYPE_F32, {1, 2, 1, 37, 13, 32, 32});
-    c.causal = true;
+    c = plain(TGL_DTYPE_F32, {1, 2, 1, 37, 13, 32, 32}, true);
     check_backward(c, rng_);
     c = plain(TGL_DTYPE_F32, {1, 8, 2, 6, 21, 16, 16});  // GQA 4:1 with a mask and dead rows
     c.has_mask = true;
@@ -274,8 +270,7 @@ TEST_F(AttentionDiff, Backward) {
     c.in_lay = Lay::Bshd;
     c.out_lay = Lay::Random;
     check_backward(c, rng_);
-    c = plain(TGL_DTYPE_F32, {1, 1, 1, 70, 90, 128, 128});
-    c.causal = true;
+    c = plain(TGL_DTYPE_F32, {1, 1, 1, 70, 90, 128, 128}, true);
     c.scale = 0.2f;
     check_backward(c, rng_);
 }
