@@ -135,6 +135,17 @@ struct Ctx {
             fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks in one pass; this device allows %d",
                  call.info->name, int(d.bindings.size()), dev.limits().max_compute_ssbo_blocks);
     }
+    // The scratch block of `floats` f32 values, bound whole (one storage block).
+    void make_scratch(int64_t floats, const char* what) {
+        count_u32(floats, what);
+        if (floats * 4 > dev.max_window_bytes())
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %s needs %lld bytes in one shader storage block; this device allows %lld",
+                 call.info->name, what, (long long)(floats * 4), (long long)dev.max_window_bytes());
+        BufferRef sbuf = dev.scratch(uint64_t(floats) * 4);
+        scratch.keep = sbuf;
+        scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
+        scratch.size = floats * 4;
+    }
     // A mask with no elements contributes nothing (its broadcast has no rows or no keys).
     bool has_mask() const { return p.has_mask && arg_of(call, R::kMask).numel > 0; }
 
@@ -180,11 +191,7 @@ void Ctx::forward() {
     const int64_t kn = p.B * p.Hkv * p.Skv * p.D, vn = p.B * p.Hkv * p.Skv * p.Dv;
     const int64_t part = packed ? kn + vn : 0;
     const int64_t total = split ? part + p.B * p.Hq * p.Sq * splits * (p.Dv + 2) : 1;
-    count_u32(total, "the scratch of attention (packed k, v and the splits' partials)");
-    BufferRef sbuf = dev.scratch(uint64_t(total) * 4);
-    scratch.keep = sbuf;
-    scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
-    scratch.size = total * 4;
+    make_scratch(total, "the scratch of attention (packed k, v and the splits' partials)");
     if (packed) {
         pack(R::kK, 0);
         pack(R::kV, kn);
@@ -249,11 +256,7 @@ void Ctx::backward() {
     const int64_t sq = 0, sk = sq + nq * p.D, sv = sk + p.B * p.Hkv * p.Skv * p.D;
     const int64_t sdo = sv + p.B * p.Hkv * p.Skv * p.Dv, slse = sdo + nq * p.Dv, sdelta = slse + nq;
     const int64_t total = std::max<int64_t>(1, sdelta + nq);
-    count_u32(total, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta)");
-    BufferRef sbuf = dev.scratch(uint64_t(total) * 4);
-    scratch.keep = sbuf;
-    scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
-    scratch.size = total * 4;
+    make_scratch(total, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta)");
     pack(R::kQ, sq);
     pack(R::kK, sk);
     pack(R::kV, sv);
