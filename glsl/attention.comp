@@ -33,7 +33,7 @@
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
-// CAUSAL, HAS_MASK, HAS_LSE, SPLIT.
+// SK (PASS_FWD: keys per score invocation, dividing BK), CAUSAL, HAS_MASK, HAS_LSE, SPLIT.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -255,15 +255,21 @@ void main() {
         }
         memoryBarrierShared();
         barrier();
-        for (int e = tid; e < BQ * BK; e += WG) {
-            int er = e / BK, kk = e % BK, erho = r0 + er, j = j0 + kk;
-            float s = tgl_neg_inf();
-            if (erho < rows && j < kv_hi && visible(pos_of(erho), j)) {
-                float dot = 0.0;
-                for (int c = 0; c < HD; ++c) dot += s_q[er * Q_W + c] * s_kv[kk * KV_W + c];
-                s = dot + mask_at(b, head_of(kvh, erho), pos_of(erho), j);
+        // Scores: each invocation takes SK keys of one row (keys kk + n * BK / SK: neighbouring
+        // invocations read neighbouring rows of s_kv, different banks), reading q once for all.
+        for (int e = tid; e < BQ * (BK / SK); e += WG) {
+            int er = e / (BK / SK), kk = e % (BK / SK), erho = r0 + er;
+            float dot[SK];
+            for (int n = 0; n < SK; ++n) dot[n] = 0.0;
+            for (int c = 0; c < HD; ++c) {
+                float qc = s_q[er * Q_W + c];
+                for (int n = 0; n < SK; ++n) dot[n] += qc * s_kv[(kk + n * (BK / SK)) * KV_W + c];
             }
-            s_p[e] = s;
+            for (int n = 0; n < SK; ++n) {
+                int key = kk + n * (BK / SK), j = j0 + key;
+                bool seen = erho < rows && j < kv_hi && visible(pos_of(erho), j);
+                s_p[er * BK + key] = seen ? dot[n] + mask_at(b, head_of(kvh, erho), pos_of(erho), j) : tgl_neg_inf();
+            }
         }
         memoryBarrierShared();
         barrier();

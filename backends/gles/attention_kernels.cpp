@@ -169,6 +169,8 @@ void Ctx::forward() {
         bq /= 2;
         tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
     }
+    const int64_t sk = bk >= 8 ? 4 : 1;  // keys per score invocation (register blocking)
+    bk -= bk % sk;
     if (bk < 1)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
              call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
@@ -224,6 +226,7 @@ void Ctx::forward() {
         if (lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
     }
     const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
+    defs.emplace_back("SK", str(sk));
     finish_tiled(d, defs, bq, bk, tpr, int64_t(groups));
     d.uniforms.push_back(uniform_int("u_q", uq));
     d.uniforms.push_back(uniform_int("u_k", uk));
