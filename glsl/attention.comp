@@ -33,7 +33,7 @@
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
-// SK (PASS_FWD: keys per score invocation, dividing BK), CAUSAL, HAS_MASK, HAS_LSE, SPLIT.
+// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK, HAS_LSE, SPLIT.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -196,7 +196,7 @@ float mask_at(int b, int h, int i, int j) {
 // Shared rows padded by one float: the score dots of consecutive invocations walk different rows
 // of s_kv, which would otherwise fall into one memory bank.
 #define Q_W (HD + 1)
-#define KV_W ((HD > HDV ? HD : HDV) + 1)
+// KV_W (a define: max(HD, HDV) + 1): the row length of s_kv, which holds K and then V.
 shared float s_q[BQ * Q_W];
 shared float s_kv[BK * KV_W];
 shared float s_p[BQ * BK];  // scores

@@ -227,6 +227,7 @@ void Ctx::forward() {
     }
     const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
     defs.emplace_back("SK", str(sk));
+    defs.emplace_back("KV_W", str(kv_w));
     finish_tiled(d, defs, bq, bk, tpr, int64_t(groups));
     d.uniforms.push_back(uniform_int("u_q", uq));
     d.uniforms.push_back(uniform_int("u_k", uk));
