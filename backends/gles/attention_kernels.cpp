@@ -169,7 +169,9 @@ void Ctx::forward() {
         bq /= 2;
         tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
     }
-    const int64_t sk = bk >= 8 ? 4 : 1;  // keys per score invocation (register blocking)
+    // Keys per score invocation: 4 (register blocking) where the tile still gives every
+    // invocation about one group of keys; decoding tiles (few rows) keep all invocations busy with 1.
+    const int64_t sk = bk >= 8 && bq * (bk / 4) * 2 >= bq * tpr ? 4 : 1;
     bk -= bk % sk;
     if (bk < 1)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
