@@ -270,6 +270,13 @@ TEST_F(AttentionDiff, Backward) {
     c.in_lay = Lay::Bshd;
     c.out_lay = Lay::Random;
     check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 2, 1, 5, 7, 256, 256}, true);  // the largest head dim
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {2, 2, 2, 7, 12, 16, 16});  // a mask broadcast over batch and heads
+    c.has_mask = true;
+    c.mask_shape = {7, 12};
+    c.p_inf = 0.3;
+    check_backward(c, rng_);
     c = plain(TGL_DTYPE_F32, {1, 1, 1, 70, 90, 128, 128}, true);
     c.scale = 0.2f;
     check_backward(c, rng_);
