@@ -14,7 +14,8 @@
 //                 accumulators by exp(m_old - m_new). Without SPLIT it stores o = acc / l and
 //                 lse = m + log(l); with SPLIT (flash-decoding: the keys of a row cut into u_splits
 //                 chunks of u_chunk keys) it stores the partial (m, l, acc) of its chunk to P_BUF.
-//   PASS_COMBINE  one invocation per output element: merges the splits' partials into o and lse.
+//   PASS_COMBINE  one invocation per output element: merges the splits' partials into o and lse
+//                 (Dv as the uniform u_Dv here and in PASS_DELTA: fewer variants).
 //   PASS_PACK     a 4-D strided float operand copied to contiguous f32 in the scratch block (K and
 //                 V of the forward where the device has too few storage blocks; q, k, v, do, lse
 //                 of the backward).
@@ -33,7 +34,8 @@
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
-// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK, HAS_LSE, SPLIT.
+// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DT
+// (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -89,6 +91,7 @@ uniform int u_G;
 uniform int u_Hq;
 uniform int u_Hkv;
 uniform float u_scale;
+uniform int u_Dv;  // PASS_DELTA, PASS_COMBINE (the tiled passes have HDV)
 
 #if defined(PASS_PACK)
 // ---------------------------------------------------------------------------------------------
@@ -123,7 +126,7 @@ void main() {
     int h = int(row / uint(u_Sq) % uint(u_Hq));
     int b = int(row / uint(u_Sq) / uint(u_Hq));
     float d = 0.0;
-    for (int c = 0; c < HDV; ++c) d += LD(O_BUF, AT(u_o, b, h, i, c), DTYPE) * LD(DO_BUF, AT(u_do, b, h, i, c), DTYPE);
+    for (int c = 0; c < u_Dv; ++c) d += LD(O_BUF, AT(u_o, b, h, i, c), DTYPE) * LD(DO_BUF, AT(u_do, b, h, i, c), DTYPE);
     STF(S_BUF, u_dst + int(row), d);
 }
 
@@ -138,18 +141,18 @@ uniform uint u_count;
 void main() {
     uint e = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
     if (e >= u_count) return;
-    int c = int(e % uint(HDV));
-    int row = int(e / uint(HDV));
+    int c = int(e % uint(u_Dv));
+    int row = int(e / uint(u_Dv));
     int i = row % u_Sq;
     int h = row / u_Sq % u_Hq;
     int b = row / u_Sq / u_Hq;
-    int base = u_part + row * u_splits * (HDV + 2);
+    int base = u_part + row * u_splits * (u_Dv + 2);
     float m = tgl_neg_inf();
-    for (int s = 0; s < u_splits; ++s) m = tgl_maximum(m, LDF(P_BUF, base + s * (HDV + 2)));
+    for (int s = 0; s < u_splits; ++s) m = tgl_maximum(m, LDF(P_BUF, base + s * (u_Dv + 2)));
     float l = 0.0, acc = 0.0;
     if (m != tgl_neg_inf()) {
         for (int s = 0; s < u_splits; ++s) {
-            int p = base + s * (HDV + 2);
+            int p = base + s * (u_Dv + 2);
             float ms = LDF(P_BUF, p);
             float w = ms == tgl_neg_inf() ? 0.0 : tgl_exp(ms - m);
             l += LDF(P_BUF, p + 1) * w;
@@ -184,8 +187,11 @@ bool visible(int i, int j) {
 #endif
 }
 float mask_at(int b, int h, int i, int j) {
-#if defined(HAS_MASK)
-    return LD(M_BUF, AT(u_m, b, h, i, j), DTYPE);
+#if defined(HAS_MASK) && M_DT == DT_BOOL
+    int o = AT(u_m, b, h, i, j);
+    return tgl_extract(M_BUF[tgl_word_of(o, DT_BOOL)], o, DT_BOOL) != 0u ? 0.0 : tgl_neg_inf();
+#elif defined(HAS_MASK)
+    return LD(M_BUF, AT(u_m, b, h, i, j), M_DT);
 #else
     return 0.0;
 #endif

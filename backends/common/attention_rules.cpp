@@ -142,6 +142,10 @@ void plan_attention(OpCall& call, const void* params) {
             p.strides[R::kMask][d] = n == 1 ? 0 : m.strides[d - lead];
         }
         p.offset[R::kMask] = m.offset;
+        p.bool_mask = m.dtype == TGL_DTYPE_BOOL;
+        if (!p.bool_mask && m.dtype != q.dtype)
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but q is %s; an additive mask has q's dtype (or use a bool mask)",
+                 info.name, label_of(call, p, R::kMask).c_str(), dtype_name(m.dtype), dtype_name(q.dtype));
     }
 }
 

@@ -20,6 +20,7 @@ struct AttentionPlan {
     bool backward = false;
     bool causal = false;
     bool has_mask = false, has_lse = false;
+    bool bool_mask = false;  // a bool mask: 1 = attend (additive 0), 0 = hidden (-inf)
     float scale = 1.0f;  // resolved (0 in params: 1 / sqrt(D))
     int64_t B = 0, Hq = 0, Hkv = 0, G = 1, Sq = 0, Skv = 0, D = 0, Dv = 0;
     int64_t offset[kRoles] = {};

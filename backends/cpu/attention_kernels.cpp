@@ -59,7 +59,12 @@ void scores(const AttentionPlan& p, const Operand& q, const Operand& k, const Op
         }
         double dot = 0.0;
         for (int64_t c = 0; c < p.D; ++c) dot += q.load(b, h, i, c) * k.load(b, hk, j, c);
-        s[size_t(j)] = double(p.scale) * dot + (mask.base ? mask.load(b, h, i, j) : 0.0);
+        double add = 0.0;
+        if (mask.base) {
+            add = mask.load(b, h, i, j);
+            if (p.bool_mask) add = add != 0.0 ? 0.0 : -kInf;
+        }
+        s[size_t(j)] = double(p.scale) * dot + add;
     }
 }
 

@@ -82,10 +82,16 @@ struct Ctx {
         d.uniforms.push_back(uniform_int("u_G", {to_i32(p.G, "Hq / Hkv")}));
         d.uniforms.push_back(uniform_int("u_Hq", {to_i32(p.Hq, "Hq")}));
         d.uniforms.push_back(uniform_int("u_Hkv", {to_i32(p.Hkv, "Hkv")}));
+        d.uniforms.push_back(uniform_int("u_Dv", {to_i32(p.Dv, "Dv")}));
         d.uniforms.push_back(uniform_float("u_scale", p.scale));
     }
     Defines base_defines(const char* pass, int wg) const {
         return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {"WG", str(wg)}};
+    }
+    // The 1-D passes over rows or output elements (PASS_DELTA, PASS_COMBINE) take Dv as a
+    // uniform: one variant per dtype.
+    Defines row_defines(const char* pass) const {
+        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"WG", str(wg_cap)}};
     }
     // A 1-D pass of `count` invocations.
     void add_1d(Dispatch d, uint64_t count) {
@@ -98,7 +104,7 @@ struct Ctx {
         const TensorArg& t = arg_of(call, role);
         if (t.numel == 0) return;
         Dispatch d;
-        Defines defs = base_defines("PASS_PACK", wg_cap);
+        Defines defs = {{"PASS_PACK", ""}, {"WG", str(wg_cap)}};  // one variant per dtype of x
         Blocks blk{d, defs};
         std::vector<int32_t> u;
         blk.add("X_BUF", window(role, u));
@@ -118,6 +124,10 @@ struct Ctx {
         blk.add(buf, window(role, u));
         blk.d.uniforms.push_back(uniform_int(uname, u));
         if (flag) blk.defines.emplace_back(flag, "");
+    }
+    void bind_mask(Blocks& blk) const {
+        bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
+        blk.defines.emplace_back("M_DT", str(arg_of(call, R::kMask).dtype));
     }
     // The tail of a tiled pass (PASS_FWD, PASS_DKDV, PASS_DQ): tile defines, program, uniforms.
     void finish_tiled(Dispatch& d, Defines& defs, int64_t bq, int64_t bk, int64_t tpr, int64_t groups) const {
@@ -164,7 +174,7 @@ void Ctx::forward() {
     int64_t tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
     int64_t bk = 0;
     for (;;) {
-        bk = std::min<int64_t>({64, std::max<int64_t>(p.Skv, 1), (budget - bq * (p.D + 1)) / (kv_w + 2 * bq)});
+        bk = std::min<int64_t>({64, pow2_ceil(std::max<int64_t>(p.Skv, 1)), (budget - bq * (p.D + 1)) / (kv_w + 2 * bq)});
         if (bk >= 1 || bq == 1) break;
         bq /= 2;
         tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
@@ -219,7 +229,7 @@ void Ctx::forward() {
         defs.emplace_back("K_DT", str(call.dtype));
         defs.emplace_back("V_DT", str(call.dtype));
     }
-    if (mask) bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
+    if (mask) bind_mask(blk);
     if (split) {
         blk.add_scratch("P_BUF", scratch);
         defs.emplace_back("SPLIT", "");
@@ -242,7 +252,7 @@ void Ctx::forward() {
 
     if (split) {
         Dispatch c;
-        Defines cdefs = base_defines("PASS_COMBINE", wg_cap);
+        Defines cdefs = row_defines("PASS_COMBINE");
         Blocks cblk{c, cdefs};
         cblk.add_scratch("P_BUF", scratch);
         bind_role(cblk, R::kO, "O_BUF", "u_o");
@@ -270,7 +280,7 @@ void Ctx::backward() {
     pack(R::kLse, slse);
     if (nq > 0) {
         Dispatch d;
-        Defines defs = base_defines("PASS_DELTA", wg_cap);
+        Defines defs = row_defines("PASS_DELTA");
         Blocks blk{d, defs};
         bind_role(blk, R::kO, "O_BUF", "u_o");
         bind_role(blk, R::kDo, "DO_BUF", "u_do");
@@ -298,7 +308,7 @@ void Ctx::backward() {
         Defines defs = base_defines(name, int(wg));
         Blocks blk{d, defs};
         blk.add_scratch("S_BUF", scratch);
-        if (mask) bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
+        if (mask) bind_mask(blk);
         for (int role : outs) {
             if (role == R::kDq) bind_role(blk, role, "DQ_BUF", "u_dq");
             else if (role == R::kDk) bind_role(blk, role, "DK_BUF", "u_dk");

@@ -457,7 +457,9 @@ enum {
      * attention: (q, k, v, mask?) -> (o (B, Hq, Sq, Dv), lse? (B, Hq, Sq) f32), with
      *   s[i, j] = scale * (q_i . k_j) + mask[b, h, i, j], and -inf where causal hides key j;
      *   o_i = sum_j softmax_j(s[i, :]) v_j; lse_i = log(sum_j exp(s[i, j])) (natural log).
-     *   mask: additive, q's dtype, broadcasting NumPy-style to (B, Hq, Sq, Skv) (-inf hides a key).
+     *   mask: broadcasting NumPy-style to (B, Hq, Sq, Skv); either additive, of q's dtype (-inf
+     *   hides a key), or bool (PyTorch's boolean attn_mask: 1 = the key takes part, 0 = hidden,
+     *   i.e. additive 0 / -inf).
      *   causal (tgl_attention_params): BOTTOM-RIGHT aligned (flash-attn's convention, what KV-cache
      *   decoding needs): query i sees key j iff j <= i + (Skv - Sq). With Sq == Skv that is the
      *   usual lower triangle; with Sq > Skv the first Sq - Skv rows see no key. PyTorch's

@@ -109,9 +109,10 @@ const std::vector<AbiOp>& abi_ops() {
         // [conv family]
         // [pool family]
         // [attention family]
-        {TGL_OP_ATTENTION, "attention", sizeof(tgl_attention_params), {F, F, F, F}, {F, TGL_DTYPE_BIT(TGL_DTYPE_F32)}},
+        {TGL_OP_ATTENTION, "attention", sizeof(tgl_attention_params), {F, F, F, F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL)},
+         {F, TGL_DTYPE_BIT(TGL_DTYPE_F32)}},
         {TGL_OP_ATTENTION_BACKWARD, "attention_backward", sizeof(tgl_attention_params),
-         {F, F, F, F, F, TGL_DTYPE_BIT(TGL_DTYPE_F32), F}, {F, F, F}},
+         {F, F, F, F, F, TGL_DTYPE_BIT(TGL_DTYPE_F32), F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL)}, {F, F, F}},
         // [sequence family]
         // [grad family]
     };

@@ -105,6 +105,19 @@ TEST_F(AttentionOps, MaskAndFullyMaskedRow) {
     }
 }
 
+TEST_F(AttentionOps, BoolMask) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // A bool mask (1 attends, 0 hides) = the additive 0 / -inf mask: row 0 sees keys 0 and 2
+        // (mean of v0, v2), row 1 none (o = 0, lse = -inf).
+        auto r = run_op_values(dev(), TGL_OP_ATTENTION, nullptr,
+                               {in(dt, {1, 1, 2, 1}, {0, 0}), in(dt, {1, 1, 3, 1}, {1, 1, 1}), in(dt, {1, 1, 3, 1}, {1, 10, 3}),
+                                in(TGL_DTYPE_BOOL, {2, 3}, {1, 0, 1, 0, 0, 0})},
+                               {output_of(dt, {1, 1, 2, 1}), output_of(F32, {1, 1, 2})});
+        EXPECT_TRUE(near(dt, r[0], {2, 0}));
+        EXPECT_TRUE(near(F32, r[1], {std::log(2.0), -dInf}));  // q = 0: both seen scores are 0
+    }
+}
+
 TEST_F(AttentionOps, GroupedQueryHeads) {
     // Hq = 4, Hkv = 2: q heads 0, 1 read kv head 0, heads 2, 3 kv head 1. One key each: o = v.
     auto r = fwd(F32, ap(), {1, 4, 1, 1}, {1, 2, 3, 4}, {1, 2, 1, 1}, {5, 6}, {1, 2, 1, 1}, {10, 20});

@@ -58,6 +58,13 @@ tgl_attention_params prm(bool causal, float scale = 0.0f) {
 // A mask of `shape` (broadcasting to (B, Hq, Sq, Skv)): values in [-3, 1], with a fraction
 // `p_inf` of -inf entries and, when full_rows, some rows (along the last dim) entirely -inf.
 InputArg make_mask(tgl_dtype dt, const Shape& shape, Rng& rng, double p_inf, bool full_rows) {
+    if (dt == TGL_DTYPE_BOOL) {  // 1 attends, 0 hides (a fraction p_inf)
+        InputArg m;
+        m.dtype = dt;
+        m.view = rng.chance(0.5) ? view4(shape, Lay::Random, dt, rng, true) : contiguous(shape);
+        m.storage = random_storage(dt, m.view.storage, rng, bool_values(1.0 - p_inf));
+        return m;
+    }
     InputArg m = rand_in(dt, rng.chance(0.3) ? view4(shape, Lay::Random, dt, rng, true) : contiguous(shape), rng, -3, 1);
     const View& v = m.view;
     const int64_t last = shape.empty() ? 1 : shape.back();
@@ -76,6 +83,7 @@ struct FwdCase {
     float scale = 0.0f;
     bool has_mask = false;
     Shape mask_shape;
+    bool bool_mask = false;
     double p_inf = 0.0;
     bool full_rows = false;
     bool lse = true;
@@ -86,7 +94,7 @@ std::string describe(const FwdCase& c, const char* what) {
     return std::string(what) + " " + dtype_name(c.dt) + " B" + std::to_string(c.d.B) + " Hq" + std::to_string(c.d.Hq) +
            " Hkv" + std::to_string(c.d.Hkv) + " Sq" + std::to_string(c.d.Sq) + " Skv" + std::to_string(c.d.Skv) + " D" +
            std::to_string(c.d.D) + " Dv" + std::to_string(c.d.Dv) + (c.causal ? " causal" : "") +
-           (c.has_mask ? " mask " + shape_name(c.mask_shape) : "");
+           (c.has_mask ? std::string(c.bool_mask ? " bool" : "") + " mask " + shape_name(c.mask_shape) : "");
 }
 
 // q, k, v (and the mask) of a case.
@@ -96,7 +104,8 @@ std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
         rand_in(c.dt, view4({d.B, d.Hq, d.Sq, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
         rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
         rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.in_lay, c.dt, rng, true), rng, -2, 2)};
-    ins.push_back(c.has_mask ? make_mask(c.dt, c.mask_shape, rng, c.p_inf, c.full_rows) : absent_input());
+    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? TGL_DTYPE_BOOL : c.dt, c.mask_shape, rng, c.p_inf, c.full_rows)
+                             : absent_input());
     return ins;
 }
 
@@ -192,6 +201,19 @@ TEST_F(AttentionDiff, Masks) {
             c.full_rows = ms.back() == 11;  // rows of keys entirely -inf
             c.causal = rng_.chance(0.3);
             check_forward(c, rng_);
+        }
+}
+
+TEST_F(AttentionDiff, BoolMasks) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& ms : std::vector<Shape>{{5, 9}, {2, 1, 1, 9}, {2, 4, 5, 9}}) {
+            FwdCase c = plain(dt, {2, 4, 2, 5, 9, 16, 16});
+            c.has_mask = true;
+            c.bool_mask = true;
+            c.mask_shape = ms;
+            c.p_inf = 0.4;
+            check_forward(c, rng_);
+            if (dt == TGL_DTYPE_F32) check_backward(c, rng_);
         }
 }
 
