@@ -105,6 +105,15 @@ TEST_F(AttentionOps, MaskAndFullyMaskedRow) {
     }
 }
 
+TEST_F(AttentionOps, NanAndInfScoresGiveNanRows) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Row 0: q = NaN, every score NaN -> o and lse NaN. Row 1: q = 1, k = (+inf, 0): a +inf score
+    // gives inf - inf = NaN (as softmax). Row 2: q = 0, scores 0 and NaN (0 * inf): NaN.
+    auto r = fwd(F32, ap(false, 1.0f), {1, 1, 3, 1}, {nan, 1, 0}, {1, 1, 2, 1}, {dInf, 0}, {1, 1, 2, 1}, {1, 2});
+    EXPECT_TRUE(near(F32, r[0], {nan, nan, nan}));
+    EXPECT_TRUE(near(F32, r[1], {nan, nan, nan}));
+}
+
 TEST_F(AttentionOps, BoolMask) {
     for (tgl_dtype dt : {F32, F16}) {
         // A bool mask (1 attends, 0 hides) = the additive 0 / -inf mask: row 0 sees keys 0 and 2
