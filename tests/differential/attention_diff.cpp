@@ -1,6 +1,6 @@
 // Differential tests (GLES vs CPU) of attention and attention_backward on seeded random inputs:
 // causal with Sq != Skv (both ways), GQA up to 8:1, masks broadcasting over batch/heads/rows with
-// -inf entries and fully masked rows, head dims 64, 80 (with Dv 48), 128 and 256, decoding (Sq = 1)
+// -inf entries and fully masked rows, bool masks, head dims 64, 80 (with Dv 48), 128 and 256, decoding (Sq = 1)
 // against a long KV (the split + combine path), a 1031 x 1031 causal case, permuted (B, S, H, D)
 // views of inputs and outputs, random strided / misaligned f16 views, empty batch and Skv = 0, one
 // grid past 65,535 workgroups; f32 and f16. Backward inputs o and lse come from the reference's
