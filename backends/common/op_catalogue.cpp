@@ -232,6 +232,15 @@ const OpInfo kOps[] = {
     {TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, "adaptive_avg_pool_backward", OpFamily::Pool, 1, 1, {"dy", "dx"},
      {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
     // [attention family]
+    // The mask: q's dtype or bool (plan_attention checks which).
+    {TGL_OP_ATTENTION, "attention", OpFamily::Attention, 4, 2, {"q", "k", "v", "mask", "o", "lse"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), any_of(kDtypesFloat | kBool), same_as(0), any_of(kF32)},
+     sizeof(tgl_attention_params), OPT(3) | OPT(5)},
+    {TGL_OP_ATTENTION_BACKWARD, "attention_backward", OpFamily::Attention, 7, 3,
+     {"q", "k", "v", "o", "do", "lse", "mask", "dq", "dk", "dv"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), any_of(kF32), any_of(kDtypesFloat | kBool),
+      same_as(0), same_as(0), same_as(0)},
+     sizeof(tgl_attention_params), OPT(6)},
     // [sequence family]
     // [grad family]
     {TGL_OP_SOFTMAX_BACKWARD, "softmax_backward", OpFamily::Grad, 2, 1, {"y", "dy", "dx"},

@@ -1,12 +1,344 @@
-// GLES host side of the Attention family (plan: backends/common/attention_rules.h).
+// GLES host side of the Attention family (plan: backends/common/attention_rules.h; shader:
+// glsl/attention.comp). Tile sizes come from the queried limits (shared memory, invocations), so
+// head dims up to 256 run within OpenGL ES 3.1's minimum of 16 KiB and 128 invocations.
+// Forward: one PASS_FWD dispatch (q, k, v, mask?, o, lse?), or, when the grid of query tiles is
+// small against a long key sequence (decoding) or the device has too few storage blocks, a split
+// PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks with a mask, k and v are
+// first packed into the scratch block too (PASS_PACK). Backward: q, k, v, do and lse packed to f32
+// in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV and PASS_DQ (no atomics).
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_attention(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+using R = AttentionPlan::Role;
+
+// Workgroups a dispatch should have at least before the key sequence is split (flash-decoding).
+constexpr int64_t kTargetGroups = 512;
+
+int64_t pow2_floor(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+int64_t pow2_ceil(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+const TensorArg& arg_of(const OpCall& call, int role) {
+    const AttentionPlan& p = call.attention;
+    return p.is_input[role] ? call.inputs[size_t(p.slot[role])] : call.outputs[size_t(p.slot[role])];
+}
+
+// Storage blocks of one dispatch: operands are given block indices in order; the scratch block
+// is bound once however many operands live in it.
+struct Blocks {
+    Dispatch& d;
+    Defines& defines;
+    int scratch = -1;
+    int add(const std::string& buf, Binding b) {
+        const int n = int(d.bindings.size());
+        d.bindings.push_back(std::move(b));
+        defines.emplace_back("BLK" + std::to_string(n), "");
+        defines.emplace_back(buf, "blk" + std::to_string(n));
+        return n;
+    }
+    void add_scratch(const std::string& buf, const Binding& b) {
+        if (scratch < 0) scratch = add(buf, b);
+        else defines.emplace_back(buf, "blk" + std::to_string(scratch));
+    }
+};
+
+struct Ctx {
+    GlesDevice& dev;
+    const OpCall& call;
+    const AttentionPlan& p;
+    int wg_cap;
+    int64_t budget;  // floats of shared memory
+    Binding scratch;
+    std::vector<Dispatch> out;
+
+    // {element offset within its window, 4 strides} of a role, and its window.
+    Binding window(int role, std::vector<int32_t>& u) const {
+        const TensorArg& t = arg_of(call, role);
+        const std::string label = operand_label(*call.info, !p.is_input[role], uint32_t(p.slot[role]));
+        int32_t off = 0;
+        Binding b = dev.window(t, label.c_str(), &off);
+        u = {off};
+        for (int d = 0; d < 4; ++d) u.push_back(to_i32(p.strides[role][d], (label + " stride").c_str()));
+        return b;
+    }
+    void common_uniforms(Dispatch& d) const {
+        d.uniforms.push_back(uniform_int("u_Sq", {to_i32(p.Sq, "Sq")}));
+        d.uniforms.push_back(uniform_int("u_Skv", {to_i32(p.Skv, "Skv")}));
+        d.uniforms.push_back(uniform_int("u_G", {to_i32(p.G, "Hq / Hkv")}));
+        d.uniforms.push_back(uniform_int("u_Hq", {to_i32(p.Hq, "Hq")}));
+        d.uniforms.push_back(uniform_int("u_Hkv", {to_i32(p.Hkv, "Hkv")}));
+        d.uniforms.push_back(uniform_int("u_Dv", {to_i32(p.Dv, "Dv")}));
+        d.uniforms.push_back(uniform_float("u_scale", p.scale));
+    }
+    Defines base_defines(const char* pass, int wg) const {
+        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {"WG", str(wg)}};
+    }
+    // The 1-D passes over rows or output elements (PASS_DELTA, PASS_COMBINE) take Dv as a
+    // uniform: one variant per dtype.
+    Defines row_defines(const char* pass) const {
+        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"WG", str(wg_cap)}};
+    }
+    // A 1-D pass of `count` invocations.
+    void add_1d(Dispatch d, uint64_t count) {
+        if (count == 0) return;
+        d.uniforms.push_back(uniform_uint("u_count", {count_u32(int64_t(count), "an attention pass")}));
+        add_chunks(dev, d, ceil_div(count, uint64_t(wg_cap)), out);
+    }
+    // PASS_PACK: role (4-D, or lse as (B, H, S, 1)) to contiguous f32 at scratch element `dst`.
+    void pack(int role, int64_t dst) {
+        const TensorArg& t = arg_of(call, role);
+        if (t.numel == 0) return;
+        Dispatch d;
+        Defines defs = {{"PASS_PACK", ""}, {"WG", str(wg_cap)}};  // one variant per dtype of x
+        Blocks blk{d, defs};
+        std::vector<int32_t> u;
+        blk.add("X_BUF", window(role, u));
+        blk.add_scratch("S_BUF", scratch);
+        defs.emplace_back("X_DT", str(t.dtype));
+        std::vector<int32_t> shape(4, 1);
+        for (int k = 0; k < t.rank; ++k) shape[size_t(k)] = to_i32(t.shape[k], "a dim");
+        d.program = dev.program("attention.comp", defs);
+        d.uniforms.push_back(uniform_int("u_src", u));
+        d.uniforms.push_back(uniform_int("u_shape", shape));
+        d.uniforms.push_back(uniform_int("u_dst", {to_i32(dst, "a scratch offset")}));
+        add_1d(std::move(d), uint64_t(t.numel));
+    }
+    // Binds a role's window as block `buf`, sets its {offset, strides} uniform, adds `flag`.
+    void bind_role(Blocks& blk, int role, const char* buf, const char* uname, const char* flag = nullptr) const {
+        std::vector<int32_t> u;
+        blk.add(buf, window(role, u));
+        blk.d.uniforms.push_back(uniform_int(uname, u));
+        if (flag) blk.defines.emplace_back(flag, "");
+    }
+    void bind_mask(Blocks& blk) const {
+        bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
+        blk.defines.emplace_back("M_DT", str(arg_of(call, R::kMask).dtype));
+    }
+    // The tail of a tiled pass (PASS_FWD, PASS_DKDV, PASS_DQ): tile defines, program, uniforms.
+    void finish_tiled(Dispatch& d, Defines& defs, int64_t bq, int64_t bk, int64_t tpr, int64_t groups) const {
+        need_blocks(d);
+        if (p.causal) defs.emplace_back("CAUSAL", "");
+        defs.emplace_back("BQ", str(bq));
+        defs.emplace_back("BK", str(bk));
+        defs.emplace_back("TPR", str(tpr));
+        d.program = dev.program("attention.comp", defs);
+        common_uniforms(d);
+        d.uniforms.push_back(uniform_uint("u_groups", {count_u32(groups, "the workgroups of an attention pass")}));
+    }
+    void need_blocks(const Dispatch& d) const {
+        if (int(d.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks in one pass; this device allows %d",
+                 call.info->name, int(d.bindings.size()), dev.limits().max_compute_ssbo_blocks);
+    }
+    // The scratch block of `floats` f32 values, bound whole (one storage block).
+    void make_scratch(int64_t floats, const char* what) {
+        count_u32(floats, what);
+        if (floats * 4 > dev.max_window_bytes())
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %s needs %lld bytes in one shader storage block; this device allows %lld",
+                 call.info->name, what, (long long)(floats * 4), (long long)dev.max_window_bytes());
+        BufferRef sbuf = dev.scratch(uint64_t(floats) * 4);
+        scratch.keep = sbuf;
+        scratch.name = static_cast<GlesBuffer&>(*sbuf).name();
+        scratch.size = floats * 4;
+    }
+    // A mask with no elements contributes nothing (its broadcast has no rows or no keys).
+    bool has_mask() const { return p.has_mask && arg_of(call, R::kMask).numel > 0; }
+
+    void forward();
+    void backward();
+};
+
+void Ctx::forward() {
+    const bool mask = has_mask();
+    const bool lse = p.has_lse;
+    const int64_t rows = p.G * p.Sq;
+    const int64_t kv_w = std::max(p.D, p.Dv) + 1;  // shared rows are padded by one float
+    // Query tile: 16 rows of 16 invocations (fewer rows when the group has fewer: decoding);
+    // invocations per row at most the channels (rounded up to a power of two).
+    int64_t bq = std::max<int64_t>(1, std::min<int64_t>(wg_cap / 16, pow2_ceil(std::max<int64_t>(rows, 1))));
+    int64_t tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
+    int64_t bk = 0;
+    for (;;) {
+        bk = std::min<int64_t>({64, pow2_ceil(std::max<int64_t>(p.Skv, 1)), (budget - bq * (p.D + 1)) / (kv_w + 2 * bq)});
+        if (bk >= 1 || bq == 1) break;
+        bq /= 2;
+        tpr = std::min<int64_t>(wg_cap / bq, pow2_ceil(p.Dv));
+    }
+    // Keys per score invocation: 4 (register blocking) where the tile still gives every
+    // invocation about one group of keys; decoding tiles (few rows) keep all invocations busy with 1.
+    const int64_t sk = bk >= 8 && bq * (bk / 4) * 2 >= bq * tpr ? 4 : 1;
+    bk -= bk % sk;
+    if (bk < 1)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
+             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
+    const int64_t wg = bq * tpr;
+    const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(bq));
+    const int64_t base_groups = p.B * p.Hkv * tiles;
+
+    // Splits of the key sequence (flash-decoding) when the tiles alone leave the GPU idle.
+    int64_t splits = 1;
+    if (base_groups < kTargetGroups && p.Skv > 4 * bk)
+        splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(kTargetGroups, base_groups), ceil_div(p.Skv, 4 * bk)));
+    int64_t chunk = std::max<int64_t>(bk, int64_t(ceil_div(ceil_div(p.Skv, splits), bk)) * bk);
+    splits = std::max<int64_t>(1, ceil_div(p.Skv, chunk));
+    const int max_blocks = dev.limits().max_compute_ssbo_blocks;
+    const bool split = splits > 1 || 4 + int(mask) + int(lse) > max_blocks;
+    const bool packed = split && 4 + int(mask) > max_blocks;
+    const bool no_kv = p.Skv == 0;  // nothing to read: k and v are bound to scratch as placeholders
+
+    // Scratch: [k, v as f32 if packed][partials (m, l, acc[Dv]) per row and split].
+    const int64_t kn = p.B * p.Hkv * p.Skv * p.D, vn = p.B * p.Hkv * p.Skv * p.Dv;
+    const int64_t part = packed ? kn + vn : 0;
+    const int64_t total = split ? part + p.B * p.Hq * p.Sq * splits * (p.Dv + 2) : 1;
+    make_scratch(total, "the scratch of attention (packed k, v and the splits' partials)");
+    if (packed) {
+        pack(R::kK, 0);
+        pack(R::kV, kn);
+    }
+
+    Dispatch d;
+    Defines defs = base_defines("PASS_FWD", int(wg));
+    Blocks blk{d, defs};
+    std::vector<int32_t> uq, uk, uv;
+    blk.add("Q_BUF", window(R::kQ, uq));
+    if (packed || no_kv) {
+        blk.add_scratch("K_BUF", scratch);
+        blk.add_scratch("V_BUF", scratch);
+        uk = {0, to_i32(p.Hkv * p.Skv * p.D, "k"), to_i32(p.Skv * p.D, "k"), to_i32(p.D, "k"), 1};
+        uv = {to_i32(kn, "v"), to_i32(p.Hkv * p.Skv * p.Dv, "v"), to_i32(p.Skv * p.Dv, "v"), to_i32(p.Dv, "v"), 1};
+        defs.emplace_back("K_DT", str(TGL_DTYPE_F32));
+        defs.emplace_back("V_DT", str(TGL_DTYPE_F32));
+    } else {
+        blk.add("K_BUF", window(R::kK, uk));
+        blk.add("V_BUF", window(R::kV, uv));
+        defs.emplace_back("K_DT", str(call.dtype));
+        defs.emplace_back("V_DT", str(call.dtype));
+    }
+    if (mask) bind_mask(blk);
+    if (split) {
+        blk.add_scratch("P_BUF", scratch);
+        defs.emplace_back("SPLIT", "");
+    } else {
+        bind_role(blk, R::kO, "O_BUF", "u_o");
+        if (lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+    }
+    const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
+    defs.emplace_back("SK", str(sk));
+    defs.emplace_back("KV_W", str(kv_w));
+    finish_tiled(d, defs, bq, bk, tpr, int64_t(groups));
+    d.uniforms.push_back(uniform_int("u_q", uq));
+    d.uniforms.push_back(uniform_int("u_k", uk));
+    d.uniforms.push_back(uniform_int("u_v", uv));
+    d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "query tiles")}));
+    d.uniforms.push_back(uniform_int("u_splits", {to_i32(splits, "splits")}));
+    d.uniforms.push_back(uniform_int("u_chunk", {to_i32(chunk, "keys per split")}));
+    d.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));
+    add_chunks(dev, d, groups, out);
+
+    if (split) {
+        Dispatch c;
+        Defines cdefs = row_defines("PASS_COMBINE");
+        Blocks cblk{c, cdefs};
+        cblk.add_scratch("P_BUF", scratch);
+        bind_role(cblk, R::kO, "O_BUF", "u_o");
+        if (lse) bind_role(cblk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+        c.program = dev.program("attention.comp", cdefs);
+        common_uniforms(c);
+        c.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));
+        c.uniforms.push_back(uniform_int("u_splits", {to_i32(splits, "splits")}));
+        add_1d(std::move(c), uint64_t(p.B * p.Hq * p.Sq * p.Dv));
+    }
+}
+
+void Ctx::backward() {
+    const bool mask = has_mask();
+    // f32 copies in scratch: q, k, v, do, lse, delta.
+    const int64_t nq = p.B * p.Hq * p.Sq;
+    const int64_t sq = 0, sk = sq + nq * p.D, sv = sk + p.B * p.Hkv * p.Skv * p.D;
+    const int64_t sdo = sv + p.B * p.Hkv * p.Skv * p.Dv, slse = sdo + nq * p.Dv, sdelta = slse + nq;
+    const int64_t total = std::max<int64_t>(1, sdelta + nq);
+    make_scratch(total, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta)");
+    pack(R::kQ, sq);
+    pack(R::kK, sk);
+    pack(R::kV, sv);
+    pack(R::kDo, sdo);
+    pack(R::kLse, slse);
+    if (nq > 0) {
+        Dispatch d;
+        Defines defs = row_defines("PASS_DELTA");
+        Blocks blk{d, defs};
+        bind_role(blk, R::kO, "O_BUF", "u_o");
+        bind_role(blk, R::kDo, "DO_BUF", "u_do");
+        blk.add_scratch("S_BUF", scratch);
+        d.program = dev.program("attention.comp", defs);
+        common_uniforms(d);
+        d.uniforms.push_back(uniform_int("u_dst", {to_i32(sdelta, "a scratch offset")}));
+        add_1d(std::move(d), uint64_t(nq));
+    }
+
+    // One tile size T for rows and keys: 2T(D + Dv + 2) + 2T^2 floats of shared memory.
+    // (no larger than the longer of the two sequences: small problems get small workgroups)
+    int64_t t = std::min<int64_t>(32, pow2_ceil(std::max<int64_t>({p.G * p.Sq, p.Skv, 1})));
+    while (t > 1 && (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget || t > wg_cap)) t /= 2;
+    if (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
+             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
+    const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
+    const int64_t wg = t * tpr;
+    const int64_t rows = p.G * p.Sq;
+    auto pass = [&](const char* name, int64_t tiles, std::initializer_list<int> outs) {
+        const int64_t groups = p.B * p.Hkv * tiles;
+        if (groups == 0) return;
+        Dispatch d;
+        Defines defs = base_defines(name, int(wg));
+        Blocks blk{d, defs};
+        blk.add_scratch("S_BUF", scratch);
+        if (mask) bind_mask(blk);
+        for (int role : outs) {
+            if (role == R::kDq) bind_role(blk, role, "DQ_BUF", "u_dq");
+            else if (role == R::kDk) bind_role(blk, role, "DK_BUF", "u_dk");
+            else bind_role(blk, role, "DV_BUF", "u_dv");
+        }
+        finish_tiled(d, defs, t, t, tpr, groups);
+        d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "tiles")}));
+        d.uniforms.push_back(uniform_int("u_ktiles", {to_i32(tiles, "tiles")}));
+        d.uniforms.push_back(uniform_int("u_sq", {to_i32(sq, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sk", {to_i32(sk, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sv", {to_i32(sv, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sdo", {to_i32(sdo, "offset")}));
+        d.uniforms.push_back(uniform_int("u_slse", {to_i32(slse, "offset")}));
+        d.uniforms.push_back(uniform_int("u_sdelta", {to_i32(sdelta, "offset")}));
+        add_chunks(dev, d, uint64_t(groups), out);
+    };
+    if (arg_of(call, R::kDk).numel > 0) pass("PASS_DKDV", int64_t(ceil_div(uint64_t(p.Skv), uint64_t(t))), {R::kDk, R::kDv});
+    if (arg_of(call, R::kDq).numel > 0) pass("PASS_DQ", int64_t(ceil_div(uint64_t(rows), uint64_t(t))), {R::kDq});
+}
+
+}  // namespace
+
+void run_attention(GlesDevice& dev, const OpCall& call) {
+    const Limits& lim = dev.limits();
+    Ctx c{dev, call, call.attention,
+          int(pow2_floor(std::min<int64_t>({256, lim.max_invocations, lim.max_size[0]}))),
+          int64_t(lim.max_shared_bytes) / 4, Binding{}, {}};
+    if (call.attention.backward) c.backward();
+    else c.forward();
+    dev.submit(call.info->name, std::move(c.out));
 }
 
 }  // namespace gles

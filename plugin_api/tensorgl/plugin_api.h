@@ -575,6 +575,38 @@ enum {
     TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD = 1209,
 
     /* [attention family: ops 1300..1399] */
+    /* Scaled dot-product attention. Every float operand of one op has q's dtype (f32 or f16;
+     * f16 is storage, computed in f32 on the GPU, in double on the CPU reference), except lse,
+     * which is f32. Shapes: q (B, Hq, Sq, D), k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv), D and Dv in
+     * 1..256 (Dv may differ from D), Hkv >= 1 dividing Hq (grouped-query attention: q head h reads
+     * kv head h / (Hq / Hkv)); every dim may be 0 where the result stays defined (B, Hq, Sq: empty
+     * outputs; Skv = 0: every row is fully masked). Any strides on every operand.
+     * attention: (q, k, v, mask?) -> (o (B, Hq, Sq, Dv), lse? (B, Hq, Sq) f32), with
+     *   s[i, j] = scale * (q_i . k_j) + mask[b, h, i, j], and -inf where causal hides key j;
+     *   o_i = sum_j softmax_j(s[i, :]) v_j; lse_i = log(sum_j exp(s[i, j])) (natural log).
+     *   mask: broadcasting NumPy-style to (B, Hq, Sq, Skv); either additive, of q's dtype (-inf
+     *   hides a key), or bool (PyTorch's boolean attn_mask: 1 = the key takes part, 0 = hidden,
+     *   i.e. additive 0 / -inf).
+     *   causal (tgl_attention_params): BOTTOM-RIGHT aligned (flash-attn's convention, what KV-cache
+     *   decoding needs): query i sees key j iff j <= i + (Skv - Sq). With Sq == Skv that is the
+     *   usual lower triangle; with Sq > Skv the first Sq - Skv rows see no key. PyTorch's
+     *   is_causal (top-left, j <= i) is causal = 0 with a mask of 0 where j <= i and -inf above.
+     *   A fully masked row (every s = -inf: by mask, by causal or Skv = 0) gives o = 0 and
+     *   lse = -inf (PyTorch gives NaN). A NaN score gives a NaN row; a +inf score gives NaN
+     *   (inf - inf) as in softmax. The GPU never materializes an Sq x Skv matrix (online softmax
+     *   over key tiles; long key sequences with few query rows are split across workgroups and
+     *   combined, as flash-decoding).
+     * attention_backward: (q, k, v, o, do, lse, mask?) -> (dq, dk, dv): the gradients of the
+     *   forward's o with respect to q, k and v for the upstream gradient do (B, Hq, Sq, Dv), same
+     *   params; o and lse are the forward's outputs for these inputs. Computed as
+     *   p[i, j] = exp(s[i, j] - lse_i) (0 where lse_i = -inf: a fully masked row has zero
+     *   gradients), delta_i = sum_c do[i, c] o[i, c], dv_j = sum_i p[i, j] do_i,
+     *   ds[i, j] = p[i, j] (do_i . v_j - delta_i), dq_i = scale sum_j ds[i, j] k_j,
+     *   dk_j = scale sum_i ds[i, j] q_i; with GQA dk and dv sum over the Hq / Hkv q heads of their
+     *   group. The mask gets no gradient. Deterministic: the same bits on every run (no float
+     *   atomics). dq, dk, dv have the shapes of q, k, v. */
+    TGL_OP_ATTENTION = 1300,
+    TGL_OP_ATTENTION_BACKWARD = 1301,
 
     /* [sequence family: ops 1400..1499] */
 
@@ -975,6 +1007,15 @@ typedef struct tgl_upsample_params {
 } tgl_upsample_params;
 
 /* [attention family: params] */
+/* attention, attention_backward. scale: the factor of q . k; 0 means 1 / sqrt(D) (D = q's last
+ * dim); any other value must be finite. causal: 0 or 1 (bottom-right aligned, see
+ * TGL_OP_ATTENTION). reserved: 0. NULL params: scale 1 / sqrt(D), not causal. */
+typedef struct tgl_attention_params {
+    uint32_t struct_size;
+    uint32_t causal;
+    float scale;
+    uint32_t reserved;
+} tgl_attention_params;
 
 /* [sequence family: params] */
 
@@ -1268,6 +1309,8 @@ TGL_STATIC_ASSERT(offsetof(tgl_pool_params, dilation) == 64, "tgl_pool_params la
 TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == 24, "tgl_upsample_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_params layout");
 /* [attention family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == 16, "tgl_attention_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_attention_params, scale) == 8, "tgl_attention_params layout");
 /* [sequence family: layout pins] */
 /* [grad family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == 16, "tgl_embedding_backward_params layout");

@@ -1,2 +1,299 @@
-// Known-answer and bad-input tests of the Attention family, run on every plugin.
+// Known-answer and bad-input tests of the Attention family, run on every plugin. Expected values
+// are worked out by hand in the comments (uniform scores average v, a log-3 score gap weighs 3:1,
+// causal bottom-right alignment, -inf masks, fully masked rows, GQA head mapping, lse), and the
+// backward is checked against known answers and against central finite differences of the
+// plugin's own forward.
 #include "common.h"
+
+#include "tgl_test/op_runner.h"
+
+#include <cmath>
+
+namespace conf {
+namespace {
+
+using AttentionOps = ConformanceTest;
+
+const double dInf = std::numeric_limits<double>::infinity();
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
+
+using Vals = std::vector<double>;
+
+InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }
+
+tgl_attention_params ap(bool causal = false, float scale = 0.0f) {
+    return tgl_attention_params{sizeof(tgl_attention_params), causal ? 1u : 0u, scale, 0};
+}
+
+::testing::AssertionResult near(tgl_dtype dt, const Vals& got, const Vals& want, double tol = 1e-6) {
+    Vals w = want;
+    for (double& v : w) v = round_to_dtype(dt, v);
+    return compare(dt, got, w, Shape{int64_t(want.size())}, dt == F16 ? 2e-3 : tol, CompareMode::PerElement);
+}
+
+// Forward: returns {o, lse}.
+std::vector<Vals> fwd(tgl_dtype dt, const tgl_attention_params& p, const Shape& qs, const Vals& q, const Shape& ks,
+                      const Vals& k, const Shape& vs, const Vals& v, const Shape& ms = {}, const Vals& m = {}) {
+    const Shape os = {qs[0], qs[1], qs[2], vs[3]};
+    return run_op_values(dev(), TGL_OP_ATTENTION, &p,
+                         {in(dt, qs, q), in(dt, ks, k), in(dt, vs, v), m.empty() ? absent_input() : in(dt, ms, m)},
+                         {output_of(dt, os), output_of(F32, {qs[0], qs[1], qs[2]})});
+}
+
+TEST_F(AttentionOps, UniformScoresAverageV) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // q = 0: every score is 0, o = the mean of v's rows, lse = log(3).
+        auto r = fwd(dt, ap(), {1, 1, 1, 2}, {0, 0}, {1, 1, 3, 2}, {1, -2, 3, 0.5, -1, 4}, {1, 1, 3, 2}, {1, 2, 3, 4, 5, 9});
+        EXPECT_TRUE(near(dt, r[0], {3, 5}));
+        EXPECT_TRUE(near(F32, r[1], {std::log(3.0)}));
+    }
+}
+
+TEST_F(AttentionOps, ScoreGapWeighsValues) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // D = 1, scale 1: scores (log 3) * 1 and 0 -> weights 3/4, 1/4: o = 3/4 * 4 + 1/4 * 8 = 5, lse = log 4.
+        auto r = fwd(dt, ap(false, 1.0f), {1, 1, 1, 1}, {1}, {1, 1, 2, 1}, {std::log(3.0), 0}, {1, 1, 2, 1}, {4, 8});
+        EXPECT_TRUE(near(F32, r[0], {5}, dt == F16 ? 4e-3 : 1e-6));  // f16 rounds log 3 in k
+        if (dt == F32) EXPECT_TRUE(near(F32, r[1], {std::log(4.0)}));
+        // Nearly one-hot: scores 100 and 0: o = v0 (the other weight e^-100), lse = 100.
+        r = fwd(dt, ap(false, 1.0f), {1, 1, 1, 2}, {1, 0}, {1, 1, 2, 2}, {100, 0, 0, 0}, {1, 1, 2, 2}, {1, -2, 7, 7});
+        EXPECT_TRUE(near(dt, r[0], {1, -2}));
+        EXPECT_TRUE(near(F32, r[1], {100}));
+    }
+}
+
+TEST_F(AttentionOps, DefaultScaleIsInverseSqrtD) {
+    // D = 4: q . k0 = 4, q . k1 = 0; scale 1/2 -> scores 2, 0; o = (e^2 v0 + v1) / (e^2 + 1).
+    const double e2 = std::exp(2.0);
+    auto r = fwd(F32, ap(), {1, 1, 1, 4}, {1, 1, 1, 1}, {1, 1, 2, 4}, {1, 1, 1, 1, 0, 0, 0, 0}, {1, 1, 2, 1}, {1, -1});
+    EXPECT_TRUE(near(F32, r[0], {(e2 - 1) / (e2 + 1)}));
+    EXPECT_TRUE(near(F32, r[1], {std::log(e2 + 1)}));
+    // NULL params give the same.
+    auto n = run_op_values(dev(), TGL_OP_ATTENTION, nullptr,
+                           {in(F32, {1, 1, 1, 4}, {1, 1, 1, 1}), in(F32, {1, 1, 2, 4}, {1, 1, 1, 1, 0, 0, 0, 0}),
+                            in(F32, {1, 1, 2, 1}, {1, -1}), absent_input()},
+                           {output_of(F32, {1, 1, 1, 1}), absent_output()});
+    EXPECT_TRUE(near(F32, n[0], {(e2 - 1) / (e2 + 1)}));
+}
+
+TEST_F(AttentionOps, CausalBottomRight) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // Sq = 2, Skv = 3, q = 0: row 0 sees keys 0..1 (0 + 3 - 2), row 1 all three.
+        // v = 1, 3, 8: o = 2, 4; lse = log 2, log 3.
+        auto r = fwd(dt, ap(true), {1, 1, 2, 1}, {0, 0}, {1, 1, 3, 1}, {5, -5, 2}, {1, 1, 3, 1}, {1, 3, 8});
+        EXPECT_TRUE(near(dt, r[0], {2, 4}));
+        EXPECT_TRUE(near(F32, r[1], {std::log(2.0), std::log(3.0)}));
+        // Sq = 3, Skv = 2: row i sees keys j <= i - 1: row 0 none (o = 0, lse = -inf), row 1 key 0,
+        // row 2 both.
+        r = fwd(dt, ap(true), {1, 1, 3, 1}, {0, 0, 0}, {1, 1, 2, 1}, {1, 2}, {1, 1, 2, 1}, {2, 6});
+        EXPECT_TRUE(near(dt, r[0], {0, 2, 4}));
+        EXPECT_TRUE(near(F32, r[1], {-dInf, 0, std::log(2.0)}));
+    }
+}
+
+TEST_F(AttentionOps, MaskAndFullyMaskedRow) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // Two rows, q = 0, mask (2, 3): row 0 hides key 1 -> mean of v0, v2; row 1 hides every key
+        // -> o = 0, lse = -inf (not NaN).
+        auto r = fwd(dt, ap(), {1, 1, 2, 1}, {0, 0}, {1, 1, 3, 1}, {1, 1, 1}, {1, 1, 3, 2}, {1, 10, 100, 1000, 3, 30},
+                     {2, 3}, {0, -dInf, 0, -dInf, -dInf, -dInf});
+        EXPECT_TRUE(near(dt, r[0], {2, 20, 0, 0}));
+        EXPECT_TRUE(near(F32, r[1], {std::log(2.0), -dInf}));
+        // An additive finite mask: scores 0 + log 3 and 0 -> weights 3/4, 1/4 (broadcast over rows).
+        r = fwd(F32, ap(), {1, 1, 2, 1}, {0, 0}, {1, 1, 2, 1}, {0, 0}, {1, 1, 2, 1}, {4, 8}, {2}, {std::log(3.0), 0});
+        EXPECT_TRUE(near(F32, r[0], {5, 5}));
+    }
+}
+
+TEST_F(AttentionOps, NanAndInfScoresGiveNanRows) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Row 0: q = NaN, every score NaN -> o and lse NaN. Row 1: q = 1, k = (+inf, 0): a +inf score
+    // gives inf - inf = NaN (as softmax). Row 2: q = 0, scores 0 and NaN (0 * inf): NaN.
+    auto r = fwd(F32, ap(false, 1.0f), {1, 1, 3, 1}, {nan, 1, 0}, {1, 1, 2, 1}, {dInf, 0}, {1, 1, 2, 1}, {1, 2});
+    EXPECT_TRUE(near(F32, r[0], {nan, nan, nan}));
+    EXPECT_TRUE(near(F32, r[1], {nan, nan, nan}));
+}
+
+TEST_F(AttentionOps, BoolMask) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // A bool mask (1 attends, 0 hides) = the additive 0 / -inf mask: row 0 sees keys 0 and 2
+        // (mean of v0, v2), row 1 none (o = 0, lse = -inf).
+        auto r = run_op_values(dev(), TGL_OP_ATTENTION, nullptr,
+                               {in(dt, {1, 1, 2, 1}, {0, 0}), in(dt, {1, 1, 3, 1}, {1, 1, 1}), in(dt, {1, 1, 3, 1}, {1, 10, 3}),
+                                in(TGL_DTYPE_BOOL, {2, 3}, {1, 0, 1, 0, 0, 0})},
+                               {output_of(dt, {1, 1, 2, 1}), output_of(F32, {1, 1, 2})});
+        EXPECT_TRUE(near(dt, r[0], {2, 0}));
+        EXPECT_TRUE(near(F32, r[1], {std::log(2.0), -dInf}));  // q = 0: both seen scores are 0
+    }
+}
+
+TEST_F(AttentionOps, GroupedQueryHeads) {
+    // Hq = 4, Hkv = 2: q heads 0, 1 read kv head 0, heads 2, 3 kv head 1. One key each: o = v.
+    auto r = fwd(F32, ap(), {1, 4, 1, 1}, {1, 2, 3, 4}, {1, 2, 1, 1}, {5, 6}, {1, 2, 1, 1}, {10, 20});
+    EXPECT_TRUE(near(F32, r[0], {10, 10, 20, 20}));
+    EXPECT_TRUE(near(F32, r[1], {5, 10, 18, 24}));  // lse = the one score q * k (scale 1/sqrt(1))
+    // Two keys per kv head, scale 1, D = 1: kv head 0 keys (log 3, 0), kv head 1 keys (0, log 3);
+    // q = 1 everywhere: heads 0, 1 weigh v 3:1, heads 2, 3 weigh 1:3.
+    r = fwd(F32, ap(false, 1.0f), {1, 4, 1, 1}, {1, 1, 1, 1}, {1, 2, 2, 1}, {std::log(3.0), 0, 0, std::log(3.0)},
+            {1, 2, 2, 1}, {4, 8, 4, 8});
+    EXPECT_TRUE(near(F32, r[0], {5, 5, 7, 7}));
+}
+
+// ----- backward ------------------------------------------------------------------------------------
+
+std::vector<Vals> bwd(tgl_dtype dt, const tgl_attention_params& p, const Shape& qs, const Vals& q, const Shape& ks,
+                      const Vals& k, const Shape& vs, const Vals& v, const Vals& o, const Vals& dout, const Vals& lse,
+                      const Shape& ms = {}, const Vals& m = {}) {
+    const Shape os = {qs[0], qs[1], qs[2], vs[3]};
+    return run_op_values(dev(), TGL_OP_ATTENTION_BACKWARD, &p,
+                         {in(dt, qs, q), in(dt, ks, k), in(dt, vs, v), in(dt, os, o), in(dt, os, dout),
+                          in(F32, {qs[0], qs[1], qs[2]}, lse), m.empty() ? absent_input() : in(dt, ms, m)},
+                         {output_of(dt, qs), output_of(dt, ks), output_of(dt, vs)});
+}
+
+TEST_F(AttentionOps, BackwardKnownAnswers) {
+    for (tgl_dtype dt : {F32, F16}) {
+        // One key: s = (1 * 3 + 2 * -1) / sqrt(2) = lse, p = 1, o = v, so dv = do and
+        // ds = do . v - do . o = 0: dq = dk = 0.
+        auto g = bwd(dt, ap(), {1, 1, 1, 2}, {1, 2}, {1, 1, 1, 2}, {3, -1}, {1, 1, 1, 2}, {5, 6}, {5, 6}, {0.5, -2},
+                     {1 / std::sqrt(2.0)});
+        EXPECT_TRUE(near(dt, g[0], {0, 0}));
+        EXPECT_TRUE(near(dt, g[1], {0, 0}));
+        EXPECT_TRUE(near(dt, g[2], {0.5, -2}));
+    }
+    // Two keys with equal scores (q = 0): p = 1/2 each, o = (v0 + v1) / 2 = 2 for v = 1, 3; lse = log 2.
+    // do = 1: dv = (1/2, 1/2); delta = do . o = 2; ds_j = 1/2 (v_j - 2) = -1/2, 1/2.
+    // dq = scale sum_j ds_j k_j = 1 * (-1/2 * 4 + 1/2 * 6) = 1 (scale 1); dk_j = ds_j q = 0.
+    auto g = bwd(F32, ap(false, 1.0f), {1, 1, 1, 1}, {0}, {1, 1, 2, 1}, {4, 6}, {1, 1, 2, 1}, {1, 3}, {2}, {1},
+                 {std::log(2.0)});
+    EXPECT_TRUE(near(F32, g[0], {1}));
+    EXPECT_TRUE(near(F32, g[1], {0, 0}));
+    EXPECT_TRUE(near(F32, g[2], {0.5, 0.5}));
+    // A fully masked row (lse = -inf) gets no gradient; GQA: dk, dv sum over the group's heads.
+    // Hq = 2, Hkv = 1, one key: head 0 masked out, head 1 sees the key: dv = do of head 1 only.
+    g = bwd(F32, ap(), {1, 2, 1, 1}, {1, 1}, {1, 1, 1, 1}, {1}, {1, 1, 1, 1}, {3}, {0, 3}, {7, 2}, {-dInf, 1},
+            {1, 2, 1, 1}, {-dInf, 0});
+    EXPECT_TRUE(near(F32, g[0], {0, 0}));
+    EXPECT_TRUE(near(F32, g[1], {0}));
+    EXPECT_TRUE(near(F32, g[2], {2}));
+}
+
+// The plugin's backward against central differences of its own forward: L = sum(do * o).
+TEST_F(AttentionOps, BackwardMatchesFiniteDifferences) {
+    const Shape qs = {1, 2, 2, 2}, ks = {1, 1, 3, 2}, vs = {1, 1, 3, 2}, ms = {2, 3};
+    Vals q = {0.3, -0.5, 0.8, 0.1, -0.7, 0.4, 0.2, 0.9};
+    Vals k = {0.5, -0.2, -0.4, 0.6, 0.9, 0.3};
+    Vals v = {1.0, -0.5, 0.25, 2.0, -1.5, 0.75};
+    const Vals mask = {0.0, -0.3, -dInf, 0.2, 0.0, -1.0};
+    const Vals dout = {0.6, -1.1, 0.4, 0.9, -0.3, 0.7, 1.2, -0.8};
+    for (bool causal : {false, true}) {
+        const tgl_attention_params p = ap(causal, 0.9f);
+        auto loss = [&](const Vals& qq, const Vals& kk, const Vals& vv) {
+            Vals o = fwd(F32, p, qs, qq, ks, kk, vs, vv, ms, mask)[0];
+            double l = 0;
+            for (size_t i = 0; i < o.size(); ++i) l += o[i] * dout[i];
+            return l;
+        };
+        auto f = fwd(F32, p, qs, q, ks, k, vs, v, ms, mask);
+        auto g = bwd(F32, p, qs, q, ks, k, vs, v, f[0], dout, f[1], ms, mask);
+        const double h = 1e-3;
+        Vals* params[3] = {&q, &k, &v};
+        for (int which = 0; which < 3; ++which) {
+            Vals& x = *params[which];
+            for (size_t i = 0; i < x.size(); ++i) {
+                const double x0 = x[i];
+                x[i] = x0 + h;
+                const double lp = loss(q, k, v);
+                x[i] = x0 - h;
+                const double lm = loss(q, k, v);
+                x[i] = x0;
+                const double num = (lp - lm) / (2 * h);
+                EXPECT_NEAR(g[size_t(which)][i], num, 2e-3)
+                    << (which == 0 ? "dq" : which == 1 ? "dk" : "dv") << "[" << i << "]" << (causal ? " causal" : "");
+            }
+        }
+    }
+}
+
+// ----- bad input ------------------------------------------------------------------------------------
+
+void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
+                     tgl_status want, const std::vector<std::string>& tokens) {
+    tgl_test::OpCall call(dev(), ins, outs);
+    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
+    EXPECT_TRUE(call.all_unchanged());
+}
+
+InputArg zeros(tgl_dtype dt, const Shape& s) { return in(dt, s, Vals(size_t(numel(s)), 0.0)); }
+
+TEST_F(AttentionOps, BadInput) {
+    auto p = ap();
+    const Shape q = {1, 2, 3, 4}, kv = {1, 1, 5, 4}, o = {1, 2, 3, 4}, l = {1, 2, 3};
+    auto run_fwd = [&](const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs, tgl_status want,
+                       const std::vector<std::string>& tokens, const void* prm) {
+        expect_rejected(TGL_OP_ATTENTION, prm, ins, outs, want, tokens);
+    };
+    const std::vector<OutputArg> good_out = {output_of(F32, o), output_of(F32, l)};
+    // head_dim mismatch
+    run_fwd({zeros(F32, q), zeros(F32, {1, 1, 5, 3}), zeros(F32, kv), absent_input()}, good_out,
+            TGL_ERROR_SHAPE_MISMATCH, {"head_dim", "(1, 2, 3, 4)", "(1, 1, 5, 3)"}, &p);
+    // Hq not a multiple of Hkv
+    run_fwd({zeros(F32, {1, 3, 3, 4}), zeros(F32, {1, 2, 5, 4}), zeros(F32, {1, 2, 5, 4}), absent_input()},
+            {output_of(F32, {1, 3, 3, 4}), absent_output()}, TGL_ERROR_SHAPE_MISMATCH, {"multiple", "Hq = 3", "Hkv = 2"}, &p);
+    // mask not broadcastable to (B, Hq, Sq, Skv)
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, kv), zeros(F32, {2, 5})}, good_out, TGL_ERROR_SHAPE_MISMATCH,
+            {"inputs[3] (mask)", "(2, 5)", "(1, 2, 3, 5)"}, &p);
+    // head dim above 256
+    run_fwd({zeros(F32, {1, 1, 1, 257}), zeros(F32, {1, 1, 1, 257}), zeros(F32, {1, 1, 1, 4}), absent_input()},
+            {output_of(F32, {1, 1, 1, 4}), absent_output()}, TGL_ERROR_SHAPE_MISMATCH, {"1..256", "D = 257"}, &p);
+    // rank, output shapes, dtypes
+    run_fwd({zeros(F32, {2, 3, 4}), zeros(F32, kv), zeros(F32, kv), absent_input()}, good_out, TGL_ERROR_SHAPE_MISMATCH,
+            {"inputs[0] (q)", "rank 4"}, &p);
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, {1, 1, 4, 4}), absent_input()}, good_out, TGL_ERROR_SHAPE_MISMATCH,
+            {"k (1, 1, 5, 4)", "v (1, 1, 4, 4)"}, &p);
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, kv), absent_input()}, {output_of(F32, {1, 2, 3, 5}), output_of(F32, l)},
+            TGL_ERROR_SHAPE_MISMATCH, {"outputs[0] (o)", "(1, 2, 3, 5)"}, &p);
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, kv), absent_input()}, {output_of(F32, o), output_of(F32, {1, 2, 4})},
+            TGL_ERROR_SHAPE_MISMATCH, {"outputs[1] (lse)", "(1, 2, 4)"}, &p);
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, kv), absent_input()}, {output_of(F32, o), output_of(F16, l)},
+            TGL_ERROR_DTYPE_MISMATCH, {"outputs[1] (lse)", "f16"}, &p);
+    run_fwd({zeros(F32, q), zeros(F16, kv), zeros(F32, kv), absent_input()}, good_out, TGL_ERROR_DTYPE_MISMATCH,
+            {"inputs[1] (k)", "f16"}, &p);
+    run_fwd({zeros(F32, q), zeros(F32, kv), zeros(F32, kv), zeros(F16, {5})}, good_out, TGL_ERROR_DTYPE_MISMATCH,
+            {"inputs[3] (mask)"}, &p);
+    run_fwd({zeros(TGL_DTYPE_I32, q), zeros(TGL_DTYPE_I32, kv), zeros(TGL_DTYPE_I32, kv), absent_input()},
+            {output_of(TGL_DTYPE_I32, o), absent_output()}, TGL_ERROR_DTYPE_MISMATCH, {"inputs[0] (q)", "i32"}, &p);
+    // params
+    const std::vector<InputArg> good_in = {zeros(F32, q), zeros(F32, kv), zeros(F32, kv), absent_input()};
+    auto bad = ap();
+    bad.causal = 2;
+    run_fwd(good_in, good_out, TGL_ERROR_INVALID_ARGUMENT, {"params->causal", "2"}, &bad);
+    bad = ap(false, std::numeric_limits<float>::quiet_NaN());
+    run_fwd(good_in, good_out, TGL_ERROR_INVALID_ARGUMENT, {"params->scale"}, &bad);
+    bad = ap();
+    bad.reserved = 1;
+    run_fwd(good_in, good_out, TGL_ERROR_INVALID_ARGUMENT, {"params->reserved"}, &bad);
+    bad = ap();
+    bad.struct_size = 12;
+    run_fwd(good_in, good_out, TGL_ERROR_PARAMS_SIZE, {"struct_size", "12"}, &bad);
+
+    // backward
+    auto bwd_in = [&](const Shape& lse_shape, const Shape& do_shape) {
+        return std::vector<InputArg>{zeros(F32, q), zeros(F32, kv), zeros(F32, kv), zeros(F32, o),
+                                     zeros(F32, do_shape), zeros(F32, lse_shape), absent_input()};
+    };
+    const std::vector<OutputArg> grads = {output_of(F32, q), output_of(F32, kv), output_of(F32, kv)};
+    expect_rejected(TGL_OP_ATTENTION_BACKWARD, &p, bwd_in({1, 2, 4}, o), grads, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[5] (lse)", "(1, 2, 4)"});
+    expect_rejected(TGL_OP_ATTENTION_BACKWARD, &p, bwd_in(l, {1, 2, 3, 3}), grads, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[4] (do)"});
+    expect_rejected(TGL_OP_ATTENTION_BACKWARD, &p, bwd_in(l, o),
+                    {output_of(F32, q), output_of(F32, {1, 2, 5, 4}), output_of(F32, kv)}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"outputs[1] (dk)", "(1, 2, 5, 4)"});
+    std::vector<InputArg> f16_lse = bwd_in(l, o);
+    f16_lse[5] = zeros(F16, l);
+    expect_rejected(TGL_OP_ATTENTION_BACKWARD, &p, f16_lse, grads, TGL_ERROR_DTYPE_MISMATCH, {"inputs[5] (lse)", "f16"});
+}
+
+}  // namespace
+}  // namespace conf

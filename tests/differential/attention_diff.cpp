@@ -1,2 +1,308 @@
-// Differential tests of the Attention family (GLES vs the CPU reference).
+// Differential tests (GLES vs CPU) of attention and attention_backward on seeded random inputs:
+// causal with Sq != Skv (both ways), GQA up to 8:1, masks broadcasting over batch/heads/rows with
+// -inf entries and fully masked rows, bool masks, head dims 64, 80 (with Dv 48), 128 and 256, decoding (Sq = 1)
+// against a long KV (the split + combine path), a 1031 x 1031 causal case, permuted (B, S, H, D)
+// views of inputs and outputs, random strided / misaligned f16 views, empty batch and Skv = 0, one
+// grid past 65,535 workgroups; f32 and f16. Backward inputs o and lse come from the reference's
+// forward. Tolerance: tol::kMatmul (f32 dot products of any length in any order; f16 outputs are
+// the same values rounded once more).
 #include "diff.h"
+
+namespace diff {
+namespace {
+
+class AttentionDiff : public SeededTest {};
+
+const double dInf = std::numeric_limits<double>::infinity();
+
+struct Dims {
+    int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+};
+
+enum class Lay { Contiguous, Bshd, Random };
+
+// A (B, H, S, C) view: contiguous, a permuted view of a (B, S, H, C) array (the layout of most
+// models), or a random strided/permuted/negative/misaligned one.
+View view4(const Shape& s, Lay lay, tgl_dtype dt, Rng& rng, bool input) {
+    if (lay == Lay::Bshd) {
+        Layout l;
+        l.name = "bshd";
+        l.perm = {0, 2, 1, 3};
+        return make_view(s, l);
+    }
+    if (lay == Lay::Random) {
+        static const std::vector<Kind> kinds = {Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
+        return view_of(s, rng.pick(kinds), rng, input, dt);
+    }
+    return view_of(s, Kind::Contiguous, rng, input, dt);
+}
+
+InputArg rand_in(tgl_dtype dt, const View& v, Rng& rng, double lo, double hi) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = v;
+    a.storage = random_storage(dt, v.storage, rng, float_values(dt, lo, hi));
+    return a;
+}
+OutputArg out_of(tgl_dtype dt, const View& v) {
+    OutputArg o;
+    o.dtype = dt;
+    o.view = v;
+    return o;
+}
+
+tgl_attention_params prm(bool causal, float scale = 0.0f) {
+    return tgl_attention_params{sizeof(tgl_attention_params), causal ? 1u : 0u, scale, 0};
+}
+
+// A mask of `shape` (broadcasting to (B, Hq, Sq, Skv)): values in [-3, 1], with a fraction
+// `p_inf` of -inf entries and, when full_rows, some rows (along the last dim) entirely -inf.
+InputArg make_mask(tgl_dtype dt, const Shape& shape, Rng& rng, double p_inf, bool full_rows) {
+    if (dt == TGL_DTYPE_BOOL) {  // 1 attends, 0 hides (a fraction p_inf)
+        InputArg m;
+        m.dtype = dt;
+        m.view = rng.chance(0.5) ? view4(shape, Lay::Random, dt, rng, true) : contiguous(shape);
+        m.storage = random_storage(dt, m.view.storage, rng, bool_values(1.0 - p_inf));
+        return m;
+    }
+    InputArg m = rand_in(dt, rng.chance(0.3) ? view4(shape, Lay::Random, dt, rng, true) : contiguous(shape), rng, -3, 1);
+    const View& v = m.view;
+    const int64_t last = shape.empty() ? 1 : shape.back();
+    std::vector<bool> dead_row(size_t(numel(shape) / std::max<int64_t>(1, last) + 1), false);
+    for (size_t r = 0; r < dead_row.size(); ++r) dead_row[r] = full_rows && rng.chance(0.25);
+    for_each_offset(v, [&](int64_t i, int64_t off) {
+        if (rng.chance(p_inf) || dead_row[size_t(i / std::max<int64_t>(1, last))]) m.storage.set_value(off, -dInf);
+    });
+    return m;
+}
+
+struct FwdCase {
+    tgl_dtype dt = TGL_DTYPE_F32;
+    Dims d{};
+    bool causal = false;
+    float scale = 0.0f;
+    bool has_mask = false;
+    Shape mask_shape;
+    bool bool_mask = false;
+    double p_inf = 0.0;
+    bool full_rows = false;
+    bool lse = true;
+    Lay in_lay = Lay::Contiguous, out_lay = Lay::Contiguous;
+};
+
+std::string describe(const FwdCase& c, const char* what) {
+    return std::string(what) + " " + dtype_name(c.dt) + " B" + std::to_string(c.d.B) + " Hq" + std::to_string(c.d.Hq) +
+           " Hkv" + std::to_string(c.d.Hkv) + " Sq" + std::to_string(c.d.Sq) + " Skv" + std::to_string(c.d.Skv) + " D" +
+           std::to_string(c.d.D) + " Dv" + std::to_string(c.d.Dv) + (c.causal ? " causal" : "") +
+           (c.has_mask ? std::string(c.bool_mask ? " bool" : "") + " mask " + shape_name(c.mask_shape) : "");
+}
+
+// q, k, v (and the mask) of a case.
+std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
+    const Dims& d = c.d;
+    std::vector<InputArg> ins = {
+        rand_in(c.dt, view4({d.B, d.Hq, d.Sq, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
+        rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
+        rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.in_lay, c.dt, rng, true), rng, -2, 2)};
+    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? TGL_DTYPE_BOOL : c.dt, c.mask_shape, rng, c.p_inf, c.full_rows)
+                             : absent_input());
+    return ins;
+}
+
+void check_forward(const FwdCase& c, Rng& rng) {
+    const Dims& d = c.d;
+    MultiSpec s;
+    s.op = TGL_OP_ATTENTION;
+    s.params = param_bytes(prm(c.causal, c.scale));
+    s.inputs = fwd_inputs(c, rng);
+    s.outputs = {out_of(c.dt, view4({d.B, d.Hq, d.Sq, d.Dv}, c.out_lay, c.dt, rng, false)),
+                 c.lse ? out_of(TGL_DTYPE_F32, view4({d.B, d.Hq, d.Sq, 1}, c.out_lay, TGL_DTYPE_F32, rng, false))
+                       : absent_output()};
+    if (c.lse) {  // lse is 3-D: drop the trailing 1 of the view
+        View& v = s.outputs[1].view;
+        v.shape.pop_back();
+        v.strides.pop_back();
+    }
+    s.tolerance = {tol::kMatmul, tol::kMatmul};
+    s.what = describe(c, "attention");
+    check(s);
+}
+
+void check_backward(const FwdCase& c, Rng& rng) {
+    const Dims& d = c.d;
+    std::vector<InputArg> fin = fwd_inputs(c, rng);
+    const std::vector<uint8_t> pb = param_bytes(prm(c.causal, c.scale));
+    // o and lse of the reference forward.
+    std::vector<std::vector<double>> fo =
+        run_op_values(shared_device(Role::Reference), TGL_OP_ATTENTION, pb.data(), fin,
+                      {output_of(c.dt, {d.B, d.Hq, d.Sq, d.Dv}), output_of(TGL_DTYPE_F32, {d.B, d.Hq, d.Sq})});
+    MultiSpec s;
+    s.op = TGL_OP_ATTENTION_BACKWARD;
+    s.params = pb;
+    // o and lse as inputs (empty ones: any empty view).
+    auto given = [&](tgl_dtype dt, const Shape& shape, const std::vector<double>& vals) {
+        return numel(shape) > 0 ? input_values(dt, shape, vals) : rand_in(dt, contiguous(shape), rng, 0, 1);
+    };
+    s.inputs = {fin[0], fin[1], fin[2], given(c.dt, {d.B, d.Hq, d.Sq, d.Dv}, fo[0]),
+                rand_in(c.dt, view4({d.B, d.Hq, d.Sq, d.Dv}, c.in_lay, c.dt, rng, true), rng, -1, 1),
+                given(TGL_DTYPE_F32, {d.B, d.Hq, d.Sq}, fo[1]), fin[3]};
+    s.outputs = {out_of(c.dt, view4({d.B, d.Hq, d.Sq, d.D}, c.out_lay, c.dt, rng, false)),
+                 out_of(c.dt, view4({d.B, d.Hkv, d.Skv, d.D}, c.out_lay, c.dt, rng, false)),
+                 out_of(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.out_lay, c.dt, rng, false))};
+    s.tolerance = {tol::kMatmul, tol::kMatmul, tol::kMatmul};
+    s.what = describe(c, "attention_backward");
+    check(s);
+}
+
+FwdCase plain(tgl_dtype dt, Dims d, bool causal = false) {
+    FwdCase c;
+    c.dt = dt;
+    c.d = d;
+    c.causal = causal;
+    return c;
+}
+
+TEST_F(AttentionDiff, Basic) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+        check_forward(plain(dt, {2, 3, 3, 5, 7, 16, 16}), rng_);
+        FwdCase c = plain(dt, {1, 2, 2, 1, 1, 1, 1});
+        c.lse = false;
+        check_forward(c, rng_);
+        c = plain(dt, {1, 1, 1, 17, 3, 8, 8});
+        c.scale = -0.7f;
+        check_forward(c, rng_);
+    }
+}
+
+TEST_F(AttentionDiff, CausalUnequalLengths) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (auto sq_skv : {std::make_pair(13, 37), std::make_pair(37, 13), std::make_pair(29, 29), std::make_pair(1, 9)}) {
+            FwdCase c = plain(dt, {1, 2, 1, sq_skv.first, sq_skv.second, 64, 64}, true);
+            check_forward(c, rng_);
+        }
+}
+
+TEST_F(AttentionDiff, GroupedQuery) {
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 8, 1, 9, 33, 32, 32});
+    check_forward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {2, 8, 2, 5, 19, 24, 24}, true);
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, Masks) {
+    const Dims d{2, 3, 3, 6, 11, 16, 16};
+    const std::vector<Shape> shapes = {{6, 11}, {1, 3, 1, 11}, {2, 1, 6, 11}, {11}, {2, 3, 6, 11}, {3, 6, 1}};
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& ms : shapes) {
+            FwdCase c = plain(dt, d);
+            c.has_mask = true;
+            c.mask_shape = ms;
+            c.p_inf = 0.2;
+            c.full_rows = ms.back() == 11;  // rows of keys entirely -inf
+            c.causal = rng_.chance(0.3);
+            check_forward(c, rng_);
+        }
+}
+
+TEST_F(AttentionDiff, BoolMasks) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& ms : std::vector<Shape>{{5, 9}, {2, 1, 1, 9}, {2, 4, 5, 9}}) {
+            FwdCase c = plain(dt, {2, 4, 2, 5, 9, 16, 16});
+            c.has_mask = true;
+            c.bool_mask = true;
+            c.mask_shape = ms;
+            c.p_inf = 0.4;
+            check_forward(c, rng_);
+            if (dt == TGL_DTYPE_F32) check_backward(c, rng_);
+        }
+}
+
+TEST_F(AttentionDiff, HeadDims) {
+    for (auto dd : {std::make_pair(64, 64), std::make_pair(80, 80), std::make_pair(80, 48), std::make_pair(128, 128)}) {
+        FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 23, 41, dd.first, dd.second});
+        c.causal = dd.first == 80;
+        check_forward(c, rng_);
+    }
+    FwdCase c = plain(TGL_DTYPE_F16, {1, 1, 1, 9, 20, 256, 256});
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, DecodeLongKv) {
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 4, 2, 1, 4099, 64, 64});
+    check_forward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {2, 2, 2, 1, 1500, 32, 32});
+    c.has_mask = true;
+    c.mask_shape = {2, 1, 1, 1500};
+    c.p_inf = 0.3;
+    check_forward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 2, 2, 3, 2000, 16, 16});  // causal decode of 3 tokens
+    c.causal = true;
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, LongSequence) {
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 1031, 1031, 64, 64}, true);
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, Layouts) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+        FwdCase c = plain(dt, {2, 4, 2, 7, 13, 16, 16});
+        c.in_lay = Lay::Bshd;
+        c.out_lay = Lay::Bshd;
+        check_forward(c, rng_);
+        c.in_lay = Lay::Random;
+        c.out_lay = Lay::Random;
+        c.has_mask = true;
+        c.mask_shape = {7, 13};
+        check_forward(c, rng_);
+    }
+}
+
+TEST_F(AttentionDiff, Empty) {
+    check_forward(plain(TGL_DTYPE_F32, {0, 2, 1, 5, 7, 8, 8}), rng_);
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 5, 0, 8, 8});  // no keys: o = 0, lse = -inf
+    check_forward(c, rng_);
+    c.dt = TGL_DTYPE_F16;
+    check_backward(c, rng_);
+    check_backward(plain(TGL_DTYPE_F32, {1, 2, 2, 0, 4, 8, 8}), rng_);  // no queries: dk = dv = 0
+}
+
+TEST_F(AttentionDiff, ManyWorkgroups) {
+    check_forward(plain(TGL_DTYPE_F32, {70000, 1, 1, 1, 2, 2, 2}), rng_);
+}
+
+TEST_F(AttentionDiff, ManyWorkgroupsBackward) {
+    check_backward(plain(TGL_DTYPE_F32, {70000, 1, 1, 1, 2, 2, 2}), rng_);
+}
+
+TEST_F(AttentionDiff, Backward) {
+    check_backward(plain(TGL_DTYPE_F32, {2, 2, 2, 5, 7, 16, 16}), rng_);
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 13, 37, 64, 64}, true);
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 2, 1, 37, 13, 32, 32}, true);
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 8, 2, 6, 21, 16, 16});  // GQA 4:1 with a mask and dead rows
+    c.has_mask = true;
+    c.mask_shape = {1, 8, 6, 21};
+    c.p_inf = 0.2;
+    c.full_rows = true;
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {1, 2, 2, 9, 17, 80, 48});
+    c.in_lay = Lay::Bshd;
+    c.out_lay = Lay::Random;
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 2, 1, 5, 7, 256, 256}, true);  // the largest head dim
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {2, 2, 2, 7, 12, 16, 16});  // a mask broadcast over batch and heads
+    c.has_mask = true;
+    c.mask_shape = {7, 12};
+    c.p_inf = 0.3;
+    check_backward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 1, 1, 70, 90, 128, 128}, true);
+    c.scale = 0.2f;
+    check_backward(c, rng_);
+}
+
+}  // namespace
+}  // namespace diff

@@ -1,0 +1,514 @@
+// Scaled dot-product attention, forward and backward (plan: backends/common/attention_rules.h),
+// without ever materializing an Sq x Skv matrix: flash attention's tiling with an online softmax.
+//
+// Rows: the queries of one (batch, kv head) are the G * Sq pairs (g, i) of the group's q heads
+// (q head h = kvh * G + g) and positions, numbered rho = g * Sq + i, so that grouped-query heads
+// share every K/V tile a workgroup loads (and a decode step, Sq = 1, still fills a query tile).
+// Causal is bottom-right aligned: row i sees key j iff j <= i + Skv - Sq.
+//
+// Passes (one define each):
+//   PASS_FWD      one workgroup per (batch, kv head, tile of BQ rows, KV split). Q tile (scaled) in
+//                 shared memory; loop over key tiles of BK keys: K tile -> scores into s_p -> V tile
+//                 over K's space; each row keeps its running max m and sum l, and its invocations
+//                 (TPR per row, each owning the output channels lane + u * TPR) rescale their
+//                 accumulators by exp(m_old - m_new). Without SPLIT it stores o = acc / l and
+//                 lse = m + log(l); with SPLIT (flash-decoding: the keys of a row cut into u_splits
+//                 chunks of u_chunk keys) it stores the partial (m, l, acc) of its chunk to P_BUF.
+//   PASS_COMBINE  one invocation per output element: merges the splits' partials into o and lse
+//                 (Dv as the uniform u_Dv here and in PASS_DELTA: fewer variants).
+//   PASS_PACK     a 4-D strided float operand copied to contiguous f32 in the scratch block (K and
+//                 V of the forward where the device has too few storage blocks; q, k, v, do, lse
+//                 of the backward).
+//   PASS_DELTA    backward: delta_i = sum_c do[i, c] * o[i, c] into the scratch block.
+//   PASS_DKDV     backward: one workgroup per (batch, kv head, tile of BQ keys): K and V tiles stay
+//                 in shared memory, the loop over row tiles (every q head of the group) recomputes
+//                 p = exp(s - lse) and ds = p (do . v - delta) into shared tiles, and each key's
+//                 invocations accumulate dv += p do and dk += ds q in registers.
+//   PASS_DQ       backward: one workgroup per (batch, kv head, tile of BQ rows): loop over key
+//                 tiles, ds into shared memory, dq += ds k in registers.
+// Every float is f32 inside; operands of DTYPE (f32/f16) are read and written through uint words.
+// The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
+// (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
+//
+// Storage blocks: BLK0..BLK7 declare blk0..blk7; each operand names its block (Q_BUF, K_BUF,
+// V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
+// several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
+// Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
+// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DT
+// (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
+#include "common.glsl"
+#include "grid.glsl"
+#include "dtype.glsl"
+#include "math.glsl"
+
+layout(local_size_x = WG) in;
+
+#if defined(BLK0)
+layout(std430, binding = 0) buffer Blk0 { uint blk0[]; };
+#endif
+#if defined(BLK1)
+layout(std430, binding = 1) buffer Blk1 { uint blk1[]; };
+#endif
+#if defined(BLK2)
+layout(std430, binding = 2) buffer Blk2 { uint blk2[]; };
+#endif
+#if defined(BLK3)
+layout(std430, binding = 3) buffer Blk3 { uint blk3[]; };
+#endif
+#if defined(BLK4)
+layout(std430, binding = 4) buffer Blk4 { uint blk4[]; };
+#endif
+#if defined(BLK5)
+layout(std430, binding = 5) buffer Blk5 { uint blk5[]; };
+#endif
+
+// Element I of dtype DT in the uint words of BUF, as f32.
+#define LD(BUF, I, DT) tgl_to_f32(tgl_extract(BUF[tgl_word_of(I, DT)], I, DT), DT)
+#define LDF(BUF, I) uintBitsToFloat(BUF[I])
+// Stores V (f32) as element I of DTYPE; sub-word elements change only their own bits (their
+// neighbours may belong to other invocations).
+#define ST(BUF, I, V)                                                  \
+    {                                                                  \
+        uint bits_ = tgl_from_f32(V, DTYPE);                           \
+        if (tgl_dt_log2size(DTYPE) == 2) {                             \
+            BUF[I] = bits_;                                            \
+        } else {                                                       \
+            int w_ = tgl_word_of(I, DTYPE);                            \
+            uint sh_ = tgl_shift_of(I, DTYPE);                         \
+            uint m_ = tgl_dt_mask(DTYPE) << sh_;                       \
+            atomicAnd(BUF[w_], ~m_);                                   \
+            atomicOr(BUF[w_], (bits_ << sh_) & m_);                    \
+        }                                                              \
+    }
+#define STF(BUF, I, V) BUF[I] = floatBitsToUint(V)
+
+// Element offset of (b, h, s, c) of an operand given as {offset, 4 strides}.
+#define AT(U, B_, H_, S_, C_) (U[0] + (B_) * U[1] + (H_) * U[2] + (S_) * U[3] + (C_) * U[4])
+
+uniform int u_Sq;
+uniform int u_Skv;
+uniform int u_G;
+uniform int u_Hq;
+uniform int u_Hkv;
+uniform float u_scale;
+uniform int u_Dv;  // PASS_DELTA, PASS_COMBINE (the tiled passes have HDV)
+
+#if defined(PASS_PACK)
+// ---------------------------------------------------------------------------------------------
+uniform int u_src[5];
+uniform int u_shape[4];
+uniform int u_dst;
+uniform uint u_count;
+
+void main() {
+    uint e = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
+    if (e >= u_count) return;
+    int c = int(e % uint(u_shape[3]));
+    uint r = e / uint(u_shape[3]);
+    int s = int(r % uint(u_shape[2]));
+    r /= uint(u_shape[2]);
+    int h = int(r % uint(u_shape[1]));
+    int b = int(r / uint(u_shape[1]));
+    STF(S_BUF, u_dst + int(e), LD(X_BUF, AT(u_src, b, h, s, c), X_DT));
+}
+
+#elif defined(PASS_DELTA)
+// ---------------------------------------------------------------------------------------------
+uniform int u_o[5];
+uniform int u_do[5];
+uniform int u_dst;
+uniform uint u_count;
+
+void main() {
+    uint row = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
+    if (row >= u_count) return;
+    int i = int(row % uint(u_Sq));
+    int h = int(row / uint(u_Sq) % uint(u_Hq));
+    int b = int(row / uint(u_Sq) / uint(u_Hq));
+    float d = 0.0;
+    for (int c = 0; c < u_Dv; ++c) d += LD(O_BUF, AT(u_o, b, h, i, c), DTYPE) * LD(DO_BUF, AT(u_do, b, h, i, c), DTYPE);
+    STF(S_BUF, u_dst + int(row), d);
+}
+
+#elif defined(PASS_COMBINE)
+// ---------------------------------------------------------------------------------------------
+uniform int u_o[5];
+uniform int u_l[5];
+uniform int u_part;
+uniform int u_splits;
+uniform uint u_count;
+
+void main() {
+    uint e = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
+    if (e >= u_count) return;
+    int c = int(e % uint(u_Dv));
+    int row = int(e / uint(u_Dv));
+    int i = row % u_Sq;
+    int h = row / u_Sq % u_Hq;
+    int b = row / u_Sq / u_Hq;
+    int base = u_part + row * u_splits * (u_Dv + 2);
+    float m = tgl_neg_inf();
+    for (int s = 0; s < u_splits; ++s) m = tgl_maximum(m, LDF(P_BUF, base + s * (u_Dv + 2)));
+    float l = 0.0, acc = 0.0;
+    if (m != tgl_neg_inf()) {
+        for (int s = 0; s < u_splits; ++s) {
+            int p = base + s * (u_Dv + 2);
+            float ms = LDF(P_BUF, p);
+            float w = ms == tgl_neg_inf() ? 0.0 : tgl_exp(ms - m);
+            l += LDF(P_BUF, p + 1) * w;
+            acc += LDF(P_BUF, p + 2 + c) * w;
+        }
+    }
+    ST(O_BUF, AT(u_o, b, h, i, c), l > 0.0 || tgl_isnan(l) ? acc / l : 0.0);
+#if defined(HAS_LSE)
+    if (c == 0) L_BUF[AT(u_l, b, h, i, 0)] = floatBitsToUint(m == tgl_neg_inf() ? m : m + tgl_log(l));
+#endif
+}
+
+#else
+// ---------------------------------------------------------------------------------------------
+// The tiled passes: PASS_FWD, PASS_DKDV, PASS_DQ.
+uniform uint u_groups;  // workgroups in all (the grid may be split into chunks past the limits)
+uniform int u_m[5];     // mask {offset, strides over (B, Hq, Sq, Skv)}
+
+// Query row rho of the kv head's group: q head and position.
+int head_of(int kvh, int rho) { return kvh * u_G + rho / u_Sq; }
+int pos_of(int rho) { return rho % u_Sq; }
+
+// The largest position among rows [r0, r1] (r1 >= r0): rows run through positions within each head.
+int max_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r1 % u_Sq : u_Sq - 1; }
+
+// Whether row position i sees key j, and the additive mask there.
+bool visible(int i, int j) {
+#if defined(CAUSAL)
+    return j <= i + u_Skv - u_Sq;
+#else
+    return true;
+#endif
+}
+float mask_at(int b, int h, int i, int j) {
+#if defined(HAS_MASK) && M_DT == DT_BOOL
+    int o = AT(u_m, b, h, i, j);
+    return tgl_extract(M_BUF[tgl_word_of(o, DT_BOOL)], o, DT_BOOL) != 0u ? 0.0 : tgl_neg_inf();
+#elif defined(HAS_MASK)
+    return LD(M_BUF, AT(u_m, b, h, i, j), M_DT);
+#else
+    return 0.0;
+#endif
+}
+
+#if defined(PASS_FWD)
+#define NACC ((HDV + TPR - 1) / TPR)
+// Shared rows padded by one float: the score dots of consecutive invocations walk different rows
+// of s_kv, which would otherwise fall into one memory bank.
+#define Q_W (HD + 1)
+// KV_W (a define: max(HD, HDV) + 1): the row length of s_kv, which holds K and then V.
+shared float s_q[BQ * Q_W];
+shared float s_kv[BK * KV_W];
+shared float s_p[BQ * BK];  // scores
+shared float s_e[BQ * BK];  // exp(score - the row's new max)
+
+uniform int u_q[5];
+uniform int u_k[5];
+uniform int u_v[5];
+uniform int u_o[5];
+uniform int u_l[5];
+uniform int u_tiles;
+uniform int u_splits;
+uniform int u_chunk;
+uniform int u_part;
+
+void main() {
+    uint wg = tgl_group_index();
+    if (wg >= u_groups) return;  // the whole workgroup: uniform
+    int tid = int(gl_LocalInvocationID.x);
+    int split = int(wg % uint(u_splits));
+    int tile = int(wg / uint(u_splits) % uint(u_tiles));
+    int bh = int(wg / uint(u_splits) / uint(u_tiles));
+    int b = bh / u_Hkv, kvh = bh % u_Hkv;
+    int rows = u_G * u_Sq;
+    int r0 = tile * BQ;
+    int r_last = min(r0 + BQ, rows) - 1;
+
+    // Q tile, scaled (rows past the end: 0).
+    for (int e = tid; e < BQ * HD; e += WG) {
+        int r = e / HD, c = e % HD, rho = r0 + r;
+        float x = 0.0;
+        if (rho < rows) x = LD(Q_BUF, AT(u_q, b, head_of(kvh, rho), pos_of(rho), c), DTYPE) * u_scale;
+        s_q[r * Q_W + c] = x;
+    }
+
+    // This workgroup's keys: its split's chunk, up to the last key a row of the tile sees.
+    int kv_end = u_Skv;
+#if defined(CAUSAL)
+    kv_end = clamp(max_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
+#endif
+    int kv_lo = split * u_chunk;
+    int kv_hi = min(kv_lo + u_chunk, kv_end);
+
+    int r = tid / TPR, lane = tid % TPR;  // WG = BQ * TPR: r < BQ
+    int rho = r0 + r;
+    int h = head_of(kvh, rho), i = pos_of(rho);
+    float m = tgl_neg_inf(), l = 0.0;
+    float acc[NACC];
+    for (int u = 0; u < NACC; ++u) acc[u] = 0.0;
+
+    for (int j0 = kv_lo; j0 < kv_hi; j0 += BK) {
+        barrier();  // the previous tile's readers of s_kv and s_e are done
+        for (int e = tid; e < BK * HD; e += WG) {
+            int kk = e / HD, c = e % HD, j = j0 + kk;
+            s_kv[kk * KV_W + c] = j < kv_hi ? LD(K_BUF, AT(u_k, b, kvh, j, c), K_DT) : 0.0;
+        }
+        memoryBarrierShared();
+        barrier();
+        // Scores: each invocation takes SK keys of one row (keys kk + n * BK / SK: neighbouring
+        // invocations read neighbouring rows of s_kv, different banks), reading q once for all.
+        for (int e = tid; e < BQ * (BK / SK); e += WG) {
+            int er = e / (BK / SK), kk = e % (BK / SK), erho = r0 + er;
+            float dot[SK];
+            for (int n = 0; n < SK; ++n) dot[n] = 0.0;
+            for (int c = 0; c < HD; ++c) {
+                float qc = s_q[er * Q_W + c];
+                for (int n = 0; n < SK; ++n) dot[n] += qc * s_kv[(kk + n * (BK / SK)) * KV_W + c];
+            }
+            for (int n = 0; n < SK; ++n) {
+                int key = kk + n * (BK / SK), j = j0 + key;
+                bool seen = erho < rows && j < kv_hi && visible(pos_of(erho), j);
+                s_p[er * BK + key] = seen ? dot[n] + mask_at(b, head_of(kvh, erho), pos_of(erho), j) : tgl_neg_inf();
+            }
+        }
+        memoryBarrierShared();
+        barrier();
+        for (int e = tid; e < BK * HDV; e += WG) {
+            int kk = e / HDV, c = e % HDV, j = j0 + kk;
+            s_kv[kk * KV_W + c] = j < kv_hi ? LD(V_BUF, AT(u_v, b, kvh, j, c), V_DT) : 0.0;
+        }
+        // The row's new running max (every invocation of the row alike), then each invocation
+        // exponentiates its share of the row's scores once.
+        float mt = tgl_neg_inf();
+        for (int kk = 0; kk < BK; ++kk) mt = tgl_maximum(mt, s_p[r * BK + kk]);
+        float m_new = tgl_maximum(m, mt);
+        for (int kk = lane; kk < BK; kk += TPR) {
+            float s = s_p[r * BK + kk];
+            s_e[r * BK + kk] = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - m_new);
+        }
+        memoryBarrierShared();
+        barrier();
+        if (m_new != tgl_neg_inf()) {  // else nothing seen yet: acc and l stay 0
+            float alpha = m == tgl_neg_inf() ? 0.0 : tgl_exp(m - m_new);
+            l *= alpha;
+            for (int u = 0; u < NACC; ++u) acc[u] *= alpha;
+            for (int kk = 0; kk < BK; ++kk) {
+                float pk = s_e[r * BK + kk];
+                l += pk;
+                for (int u = 0; u < NACC; ++u) {
+                    int c = lane + u * TPR;
+                    if (c < HDV) acc[u] += pk * s_kv[kk * KV_W + c];
+                }
+            }
+            m = m_new;
+        }
+    }
+    if (rho >= rows) return;
+#if defined(SPLIT)
+    int p = u_part + ((b * u_Hq + h) * u_Sq + i) * u_splits * (HDV + 2) + split * (HDV + 2);
+    if (lane == 0) {
+        STF(P_BUF, p, m);
+        STF(P_BUF, p + 1, l);
+    }
+    for (int u = 0; u < NACC; ++u) {
+        int c = lane + u * TPR;
+        if (c < HDV) STF(P_BUF, p + 2 + c, acc[u]);
+    }
+#else
+    bool empty = m == tgl_neg_inf();
+    for (int u = 0; u < NACC; ++u) {
+        int c = lane + u * TPR;
+        if (c < HDV) ST(O_BUF, AT(u_o, b, h, i, c), empty ? 0.0 : acc[u] / l);
+    }
+#if defined(HAS_LSE)
+    if (lane == 0) L_BUF[AT(u_l, b, h, i, 0)] = floatBitsToUint(empty ? m : m + tgl_log(l));
+#endif
+#endif
+}
+
+#else  // PASS_DKDV, PASS_DQ
+// The f32 copies in S_BUF (element offsets): q (B, Hq, Sq, HD), k (B, Hkv, Skv, HD), v (B, Hkv,
+// Skv, HDV), do (B, Hq, Sq, HDV), lse and delta (B, Hq, Sq).
+uniform int u_sq;
+uniform int u_sk;
+uniform int u_sv;
+uniform int u_sdo;
+uniform int u_slse;
+uniform int u_sdelta;
+uniform int u_dq[5];
+uniform int u_dk[5];
+uniform int u_dv[5];
+
+// Rows padded by one float (no bank conflicts where consecutive invocations walk different rows).
+#define Q_W (HD + 1)
+#define V_W (HDV + 1)
+shared float s_q[BQ * Q_W];
+shared float s_do[BQ * V_W];
+shared float s_k[BK * Q_W];
+shared float s_v[BK * V_W];
+shared float s_ds[BQ * BK];
+#if defined(PASS_DKDV)
+shared float s_pp[BQ * BK];
+#endif
+
+int row_index(int b, int h, int i) { return (b * u_Hq + h) * u_Sq + i; }
+
+// Loads rows [r0, r0 + BQ) of q and do into s_q / s_do (0 past the end).
+void load_rows(int tid, int b, int kvh, int r0, int rows) {
+    for (int e = tid; e < BQ * HD; e += WG) {
+        int r = e / HD, rho = r0 + r;
+        s_q[r * Q_W + e % HD] = rho < rows ? LDF(S_BUF, u_sq + row_index(b, head_of(kvh, rho), pos_of(rho)) * HD + e % HD) : 0.0;
+    }
+    for (int e = tid; e < BQ * HDV; e += WG) {
+        int r = e / HDV, rho = r0 + r;
+        s_do[r * V_W + e % HDV] = rho < rows ? LDF(S_BUF, u_sdo + row_index(b, head_of(kvh, rho), pos_of(rho)) * HDV + e % HDV) : 0.0;
+    }
+}
+// Loads keys [j0, j0 + BK) of k and v into s_k / s_v (0 past the end).
+void load_keys(int tid, int b, int kvh, int j0) {
+    int base = (b * u_Hkv + kvh) * u_Skv;
+    for (int e = tid; e < BK * HD; e += WG) {
+        int j = j0 + e / HD;
+        s_k[(e / HD) * Q_W + e % HD] = j < u_Skv ? LDF(S_BUF, u_sk + (base + j) * HD + e % HD) : 0.0;
+    }
+    for (int e = tid; e < BK * HDV; e += WG) {
+        int j = j0 + e / HDV;
+        s_v[(e / HDV) * V_W + e % HDV] = j < u_Skv ? LDF(S_BUF, u_sv + (base + j) * HDV + e % HDV) : 0.0;
+    }
+}
+// p and ds of (row r of s_q / s_do, key kk of s_k / s_v): 0 where the pair is out of range or hidden.
+vec2 p_ds(int b, int kvh, int r, int rho, int rows, int kk, int j) {
+    if (rho >= rows || j >= u_Skv) return vec2(0.0);
+    int h = head_of(kvh, rho), i = pos_of(rho);
+    if (!visible(i, j)) return vec2(0.0);
+    int ri = row_index(b, h, i);
+    float lse = LDF(S_BUF, u_slse + ri);
+    if (lse == tgl_neg_inf()) return vec2(0.0);  // a fully masked row: no gradient
+    float dot = 0.0;
+    for (int c = 0; c < HD; ++c) dot += s_q[r * Q_W + c] * s_k[kk * Q_W + c];
+    float s = u_scale * dot + mask_at(b, h, i, j);
+    float p = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - lse);
+    float dp = 0.0;
+    for (int c = 0; c < HDV; ++c) dp += s_do[r * V_W + c] * s_v[kk * V_W + c];
+    return vec2(p, p * (dp - LDF(S_BUF, u_sdelta + ri)));
+}
+
+#define NACC_D ((HD + TPR - 1) / TPR)
+#define NACC_V ((HDV + TPR - 1) / TPR)
+
+#if defined(PASS_DKDV)
+uniform int u_ktiles;
+
+void main() {
+    uint wg = tgl_group_index();
+    if (wg >= u_groups) return;
+    int tid = int(gl_LocalInvocationID.x);
+    int ktile = int(wg % uint(u_ktiles));
+    int bh = int(wg / uint(u_ktiles));
+    int b = bh / u_Hkv, kvh = bh % u_Hkv;
+    int j0 = ktile * BK;
+    int rows = u_G * u_Sq;
+    load_keys(tid, b, kvh, j0);
+    int kr = tid / TPR, lane = tid % TPR;
+    float dk[NACC_D], dv[NACC_V];
+    for (int u = 0; u < NACC_D; ++u) dk[u] = 0.0;
+    for (int u = 0; u < NACC_V; ++u) dv[u] = 0.0;
+    for (int r0 = 0; r0 < rows; r0 += BQ) {
+#if defined(CAUSAL)
+        if (j0 > max_pos(r0, min(r0 + BQ, rows) - 1) + u_Skv - u_Sq) continue;  // uniform: no row sees these keys
+#endif
+        barrier();  // the previous tile's readers are done
+        load_rows(tid, b, kvh, r0, rows);
+        memoryBarrierShared();
+        barrier();
+        for (int e = tid; e < BQ * BK; e += WG) {
+            int kk = e / BQ, r = e % BQ;
+            vec2 pd = p_ds(b, kvh, r, r0 + r, rows, kk, j0 + kk);
+            s_pp[e] = pd.x;
+            s_ds[e] = pd.y;
+        }
+        memoryBarrierShared();
+        barrier();
+        if (kr < BK) {
+            for (int r = 0; r < BQ; ++r) {
+                float p = s_pp[kr * BQ + r], ds = s_ds[kr * BQ + r];
+                for (int u = 0; u < NACC_V; ++u) {
+                    int c = lane + u * TPR;
+                    if (c < HDV) dv[u] += p * s_do[r * V_W + c];
+                }
+                for (int u = 0; u < NACC_D; ++u) {
+                    int c = lane + u * TPR;
+                    if (c < HD) dk[u] += ds * s_q[r * Q_W + c];
+                }
+            }
+        }
+    }
+    int j = j0 + kr;
+    if (kr >= BK || j >= u_Skv) return;
+    for (int u = 0; u < NACC_D; ++u) {
+        int c = lane + u * TPR;
+        if (c < HD) ST(DK_BUF, AT(u_dk, b, kvh, j, c), dk[u] * u_scale);
+    }
+    for (int u = 0; u < NACC_V; ++u) {
+        int c = lane + u * TPR;
+        if (c < HDV) ST(DV_BUF, AT(u_dv, b, kvh, j, c), dv[u]);
+    }
+}
+
+#else  // PASS_DQ
+uniform int u_tiles;
+
+void main() {
+    uint wg = tgl_group_index();
+    if (wg >= u_groups) return;
+    int tid = int(gl_LocalInvocationID.x);
+    int tile = int(wg % uint(u_tiles));
+    int bh = int(wg / uint(u_tiles));
+    int b = bh / u_Hkv, kvh = bh % u_Hkv;
+    int rows = u_G * u_Sq;
+    int r0 = tile * BQ;
+    load_rows(tid, b, kvh, r0, rows);
+    int kv_end = u_Skv;
+#if defined(CAUSAL)
+    kv_end = clamp(max_pos(r0, min(r0 + BQ, rows) - 1) + 1 + u_Skv - u_Sq, 0, u_Skv);
+#endif
+    int r = tid / TPR, lane = tid % TPR;
+    float dq[NACC_D];
+    for (int u = 0; u < NACC_D; ++u) dq[u] = 0.0;
+    for (int j0 = 0; j0 < kv_end; j0 += BK) {
+        barrier();
+        load_keys(tid, b, kvh, j0);
+        memoryBarrierShared();
+        barrier();
+        for (int e = tid; e < BQ * BK; e += WG) {
+            int er = e / BK, kk = e % BK;
+            s_ds[e] = p_ds(b, kvh, er, r0 + er, rows, kk, j0 + kk).y;
+        }
+        memoryBarrierShared();
+        barrier();
+        if (r < BQ) {
+            for (int kk = 0; kk < BK; ++kk) {
+                float ds = s_ds[r * BK + kk];
+                for (int u = 0; u < NACC_D; ++u) {
+                    int c = lane + u * TPR;
+                    if (c < HD) dq[u] += ds * s_k[kk * Q_W + c];
+                }
+            }
+        }
+    }
+    int rho = r0 + r;
+    if (r >= BQ || rho >= rows) return;
+    for (int u = 0; u < NACC_D; ++u) {
+        int c = lane + u * TPR;
+        if (c < HD) ST(DQ_BUF, AT(u_dq, b, head_of(kvh, rho), pos_of(rho), c), dq[u] * u_scale);
+    }
+}
+#endif
+#endif
+#endif
