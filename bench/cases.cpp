@@ -181,6 +181,7 @@ void account(Workload& w) {
 // conv2d: symmetric padding and stride in both spatial dims, NCHW, no bias, no activation.
 bool conv_params(int64_t stride, int64_t pad, std::vector<uint8_t>& out, std::string& /*why*/) {
     auto p = tgl::make_params<tgl_conv_params>();
+    p.groups = 1;
     for (int d = 0; d < 2; ++d) {
         p.stride[d] = static_cast<int32_t>(stride);
         p.dilation[d] = 1;

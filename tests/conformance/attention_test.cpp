@@ -54,7 +54,7 @@ TEST_F(AttentionOps, ScoreGapWeighsValues) {
         // D = 1, scale 1: scores (log 3) * 1 and 0 -> weights 3/4, 1/4: o = 3/4 * 4 + 1/4 * 8 = 5, lse = log 4.
         auto r = fwd(dt, ap(false, 1.0f), {1, 1, 1, 1}, {1}, {1, 1, 2, 1}, {std::log(3.0), 0}, {1, 1, 2, 1}, {4, 8});
         EXPECT_TRUE(near(F32, r[0], {5}, dt == F16 ? 4e-3 : 1e-6));  // f16 rounds log 3 in k
-        if (dt == F32) EXPECT_TRUE(near(F32, r[1], {std::log(4.0)}));
+        if (dt == F32) { EXPECT_TRUE(near(F32, r[1], {std::log(4.0)})); }
         // Nearly one-hot: scores 100 and 0: o = v0 (the other weight e^-100), lse = 100.
         r = fwd(dt, ap(false, 1.0f), {1, 1, 1, 2}, {1, 0}, {1, 1, 2, 2}, {100, 0, 0, 0}, {1, 1, 2, 2}, {1, -2, 7, 7});
         EXPECT_TRUE(near(dt, r[0], {1, -2}));

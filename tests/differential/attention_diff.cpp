@@ -104,7 +104,7 @@ std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
         rand_in(c.dt, view4({d.B, d.Hq, d.Sq, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
         rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
         rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.in_lay, c.dt, rng, true), rng, -2, 2)};
-    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? TGL_DTYPE_BOOL : c.dt, c.mask_shape, rng, c.p_inf, c.full_rows)
+    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? tgl_dtype(TGL_DTYPE_BOOL) : c.dt, c.mask_shape, rng, c.p_inf, c.full_rows)
                              : absent_input());
     return ins;
 }
