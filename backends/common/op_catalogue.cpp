@@ -187,6 +187,19 @@ const OpInfo kOps[] = {
     // [pool family]
     // [attention family]
     // [sequence family]
+    {TGL_OP_ROPE, "rope", OpFamily::Sequence, 2, 1, {"x", "positions", "y"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_rope_params)},
+    {TGL_OP_ROPE_BACKWARD, "rope_backward", OpFamily::Sequence, 2, 1, {"dy", "positions", "dx"},
+     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_rope_params)},
+    {TGL_OP_FFT, "fft", OpFamily::Sequence, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
+    {TGL_OP_IFFT, "ifft", OpFamily::Sequence, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
+    {TGL_OP_SELECTIVE_SCAN, "selective_scan", OpFamily::Sequence, 8, 2,
+     {"u", "delta", "A", "Bm", "Cm", "Dskip", "z", "delta_bias", "y", "last_state"},
+     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0),
+      same_as(0), same_as(0)},
+     sizeof(tgl_selective_scan_params), OPT(5) | OPT(6) | OPT(7) | OPT(9)},
+    {TGL_OP_SAMPLE, "sample", OpFamily::Sequence, 1, 1, {"logits", "token"}, {any_of(kDtypesFloat), any_of(kI32)},
+     sizeof(tgl_sample_params)},
     // [grad family]
 };
 
@@ -229,6 +242,8 @@ const OpInfo* find_op(tgl_op op) {
 bool is_planned(tgl_op op) {
     switch (op) {
     // [planned ops]
+    case TGL_OP_SAMPLE:
+        return true;
     default: return false;
     }
 }

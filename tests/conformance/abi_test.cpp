@@ -110,6 +110,12 @@ const std::vector<AbiOp>& abi_ops() {
         // [pool family]
         // [attention family]
         // [sequence family]
+        {TGL_OP_ROPE, "rope", sizeof(tgl_rope_params), {F, I32}, {F}},
+        {TGL_OP_ROPE_BACKWARD, "rope_backward", sizeof(tgl_rope_params), {F, I32}, {F}},
+        {TGL_OP_FFT, "fft", sizeof(tgl_unary_params), {F}, {F}},
+        {TGL_OP_IFFT, "ifft", sizeof(tgl_unary_params), {F}, {F}},
+        {TGL_OP_SELECTIVE_SCAN, "selective_scan", sizeof(tgl_selective_scan_params), {F, F, F, F, F, F, F, F}, {F, F}},
+        {TGL_OP_SAMPLE, "sample", sizeof(tgl_sample_params), {F}, {I32}},
         // [grad family]
     };
     return ops;
