@@ -242,8 +242,6 @@ const OpInfo* find_op(tgl_op op) {
 bool is_planned(tgl_op op) {
     switch (op) {
     // [planned ops]
-    case TGL_OP_SAMPLE:
-        return true;
     default: return false;
     }
 }

@@ -182,7 +182,51 @@ void plan_selective_scan(OpCall& call, const void* params) {
     p.softplus = prm.delta_softplus != 0;
 }
 
+void plan_sample(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    SequencePlan& p = call.sequence;
+    tgl_sample_params prm = read_params(info, params, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& tok = call.outputs[0];
+    if (x.rank != 2)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': inputs[0] (logits) must be (B, V), got shape %s", info.name,
+             shape_string(x.rank, x.shape).c_str());
+    require_shape(info, tok, operand_label(info, true, 0), 1, x.shape, "(B) of logits (B, V)");
+    const int64_t V = x.shape[1];
+    if (x.shape[0] > 0 && (V < 1 || V >= (int64_t(1) << 24)))
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': the vocabulary V (dim 1 of logits, shape %s) must be in 1..16777215",
+             info.name, shape_string(x.rank, x.shape).c_str());
+    const float T = prm.temperature;
+    if (!(T >= 0.0f) || !std::isfinite(T) || (T > 0.0f && !std::isfinite(float(1.0 / double(T)))))
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "params->temperature of op '%s' must be 0 (greedy) or a finite number > 0 whose reciprocal is finite in f32, got %g",
+             info.name, double(T));
+    if (!(prm.top_p > 0.0f && prm.top_p <= 1.0f))
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->top_p of op '%s' must be in (0, 1] (1: off), got %g", info.name,
+             double(prm.top_p));
+    p.rows = x.shape[0];
+    p.n = V;
+    p.offset[R::kX] = x.offset;
+    p.offset[R::kY] = tok.offset;
+    p.row_rank = 1;
+    p.row_shape[0] = x.shape[0];
+    p.row_strides[R::kX][0] = x.strides[0];
+    p.row_strides[R::kY][0] = tok.strides[0];
+    p.x_n_stride = x.strides[1];
+    p.greedy = T == 0.0f || prm.top_k == 1;
+    p.inv_temperature = T > 0.0f ? float(1.0 / double(T)) : 1.0f;
+    p.top_k = prm.top_k >= uint64_t(V) ? 0 : int64_t(prm.top_k);
+    p.top_p16 = prm.top_p >= 1.0f ? 0u : uint32_t(std::ceil(double(prm.top_p) * 65536.0));
+    p.seed = prm.seed;
+    p.rng_offset = prm.offset;
+}
+
 }  // namespace
+
+const uint32_t kSampleExp2[24] = {
+    0x5A82799Au, 0x6BA27E65u, 0x75606374u, 0x7A92BE8Bu, 0x7D41D96Eu, 0x7E9F0606u, 0x7F4F08AEu, 0x7FA765ADu,
+    0x7FD3AB29u, 0x7FE9D3A9u, 0x7FF4E959u, 0x7FFA748Eu, 0x7FFD3A3Fu, 0x7FFE9D1Eu, 0x7FFF4E8Eu, 0x7FFFA747u,
+    0x7FFFD3A4u, 0x7FFFE9D2u, 0x7FFFF4E9u, 0x7FFFFA74u, 0x7FFFFD3Au, 0x7FFFFE9Du, 0x7FFFFF4Fu, 0x7FFFFFA7u};
 
 double rope_angle(const SequencePlan& p, int64_t pos, int64_t i) {
     const double theta = std::pow(p.base, -2.0 * double(i) / double(p.n_rot));
@@ -203,6 +247,7 @@ void plan_sequence(OpCall& call, const void* params) {
         plan_fft(call);
         break;
     case TGL_OP_SELECTIVE_SCAN: plan_selective_scan(call, params); break;
+    case TGL_OP_SAMPLE: plan_sample(call, params); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Sequence", call.info->name);
     }
 }

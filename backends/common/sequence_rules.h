@@ -42,6 +42,14 @@ struct SequencePlan {
     int64_t x_n_stride = 0, x_c_stride = 0, y_n_stride = 0, y_c_stride = 0;
     bool inverse = false;
 
+    // sample: rows = B, n = V; x_n_stride / offset[kX] for logits, row_strides[kY][0] / offset[kY]
+    // for token.
+    float inv_temperature = 1.0f;  // f32(1 / temperature)
+    bool greedy = false;           // temperature 0 or top_k 1
+    int64_t top_k = 0;             // 0: off (also for top_k >= V)
+    uint32_t top_p16 = 0;          // ceil(top_p * 65536); 0: off (top_p = 1)
+    uint64_t seed = 0, rng_offset = 0;
+
     // selective_scan
     int64_t batch = 0, dim = 0, len = 0, nstate = 0;
     bool has_dskip = false, has_z = false, has_bias = false, has_state = false, softplus = false;
@@ -49,6 +57,23 @@ struct SequencePlan {
 
 // Reads the op's params, checks shapes and fills call.sequence. Throws tgl::Error.
 void plan_sequence(OpCall& call, const void* params);
+
+// sample: 2^(-2^-k) * 2^31 rounded, k = 1..24 (index k - 1): the factors of the integer exp2.
+extern const uint32_t kSampleExp2[24];
+
+// sample: the integer weight of a logit (tgl_sample_params' recipe), from t = (key - max) * inv_t
+// in f32: z = t * f32(log2 e); 0 unless z > -24; else Q = trunc(-z * 2^24), n = Q >> 24,
+// a = 2^31 times the product of kSampleExp2[k - 1] over the set bits 2^-k of the fraction
+// (each product truncated: a = a * c >> 31), w = a >> (n + 7), at most 2^24.
+inline uint32_t sample_weight(float t) {
+    const float z = t * 1.44269504088896341f;
+    if (!(z > -24.0f)) return 0;
+    const uint32_t q = uint32_t(-z * 16777216.0f);
+    uint64_t a = uint64_t(1) << 31;
+    for (int k = 1; k <= 24; ++k)
+        if (q >> (24 - k) & 1u) a = (a * kSampleExp2[k - 1]) >> 31;
+    return uint32_t(a >> ((q >> 24) + 7));
+}
 
 // rope: the angle of pair i at position pos, in double (the CPU reference's formula).
 double rope_angle(const SequencePlan& p, int64_t pos, int64_t i);

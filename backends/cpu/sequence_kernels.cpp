@@ -8,10 +8,12 @@
 #include "cpu_buffer.h"
 #include "dtype_io.h"
 #include "parallel.h"
+#include "philox.h"
 #include "scalar_ops.h"
 #include "status.h"
 
 #include <cmath>
+#include <algorithm>
 #include <complex>
 #include <vector>
 
@@ -167,6 +169,69 @@ void run_selective_scan(const OpCall& c, unsigned threads) {
     });
 }
 
+// sample, in f32 and integers as tgl_sample_params documents (the reference is exact there, so the
+// GPU must give the same tokens bit for bit): plain loops and sorts.
+void run_sample(const OpCall& c, unsigned threads) {
+    const SequencePlan& p = c.sequence;
+    const TensorArg& x = c.inputs[0];
+    const uint8_t* xb = cpu_buffer(x.buffer).bytes();
+    uint8_t* tb = cpu_buffer(c.outputs[0].buffer).bytes();
+    const int64_t V = p.n;
+    parallel_for(p.rows, threads, std::max<int64_t>(1, 4096 / V), [&](int64_t begin, int64_t end) {
+        std::vector<float> key(static_cast<size_t>(V));
+        std::vector<uint32_t> w(static_cast<size_t>(V)), sorted;
+        for (int64_t row = begin; row < end; ++row) {
+            const int64_t xo = p.offset[R::kX] + row * p.row_strides[R::kX][0];
+            int64_t best = 0;
+            for (int64_t j = 0; j < V; ++j) {
+                const float v = float(load_as_double(xb, x.dtype, xo + j * p.x_n_stride));
+                key[size_t(j)] = std::isnan(v) ? -INFINITY : v;
+                if (key[size_t(j)] > key[size_t(best)]) best = j;
+            }
+            const float m = key[size_t(best)];
+            int64_t token = best;
+            if (!p.greedy && std::isfinite(m)) {
+                for (int64_t j = 0; j < V; ++j) w[size_t(j)] = sample_weight((key[size_t(j)] - m) * p.inv_temperature);
+                sorted.assign(w.begin(), w.end());
+                std::sort(sorted.begin(), sorted.end(), std::greater<uint32_t>());
+                uint32_t tau = p.top_k ? sorted[size_t(p.top_k - 1)] : 0u;  // the k-th largest weight
+                if (p.top_p16) {
+                    uint64_t total = 0;
+                    for (uint32_t v : sorted)
+                        if (v >= tau) total += v;
+                    const uint64_t need = (uint64_t(p.top_p16) * total + 65535u) >> 16;
+                    // The largest weight value whose mass (every kept weight >= it) reaches need.
+                    uint64_t acc = 0;
+                    for (size_t i = 0; i < sorted.size() && sorted[i] >= tau; ++i) {
+                        acc += sorted[i];
+                        if ((i + 1 == sorted.size() || sorted[i + 1] != sorted[i]) && acc >= need) {
+                            tau = sorted[i];
+                            break;
+                        }
+                    }
+                }
+                uint64_t total = 0;
+                for (uint32_t v : w)
+                    if (v >= tau) total += v;
+                uint32_t words[4];
+                philox_words(p.seed, p.rng_offset + uint64_t(row), words);
+                // target = floor(R * total / 2^32) < total, exactly (R < 2^32, total < 2^48).
+                const uint64_t lo = uint64_t(words[0]) * (total & 0xffffffffu), hi = uint64_t(words[0]) * (total >> 32);
+                const uint64_t target = (lo >> 32) + hi;
+                uint64_t run = 0;
+                for (int64_t j = 0; j < V; ++j) {
+                    if (w[size_t(j)] >= tau) run += w[size_t(j)];
+                    if (run > target) {
+                        token = j;
+                        break;
+                    }
+                }
+            }
+            store_from_double(tb, TGL_DTYPE_I32, p.offset[R::kY] + row * p.row_strides[R::kY][0], double(token), true);
+        }
+    });
+}
+
 }  // namespace
 
 void run_sequence(const OpCall& call, unsigned threads) {
@@ -176,6 +241,7 @@ void run_sequence(const OpCall& call, unsigned threads) {
     case TGL_OP_FFT:
     case TGL_OP_IFFT: return run_fft(call, threads);
     case TGL_OP_SELECTIVE_SCAN: return run_selective_scan(call, threads);
+    case TGL_OP_SAMPLE: return run_sample(call, threads);
     default: fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s'", call.info->name);
     }
 }

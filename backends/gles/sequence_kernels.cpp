@@ -228,6 +228,33 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     dev.submit(info.name, std::move(dispatches));
 }
 
+void run_sample(GlesDevice& dev, const OpCall& call) {
+    const SequencePlan& p = call.sequence;
+    const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
+    const uint32_t V = count_u32(p.n, "a row (V) of logits");
+    Dispatch d;
+    int32_t x_off = 0, t_off = 0;
+    d.bindings = {dev.window(call.inputs[0], "inputs[0] (logits)", &x_off), dev.window(call.outputs[0], "outputs[0] (token)", &t_off)};
+    d.program = dev.program("sample.comp", {{"X_DTYPE", str(call.dtype)}, {"WG_SIZE", str(dev.workgroup_size())}});
+    d.uniforms.push_back(uniform_uint("u_rows", {rows}));
+    d.uniforms.push_back(uniform_uint("u_v", {V}));
+    d.uniforms.push_back(uniform_int("u_x_off", {x_off}));
+    d.uniforms.push_back(uniform_int("u_x_row", {to_i32(p.row_strides[R::kX][0], "the row stride of logits")}));
+    d.uniforms.push_back(uniform_int("u_x_n", {to_i32(p.x_n_stride, "the stride of logits along V")}));
+    d.uniforms.push_back(uniform_int("u_t_off", {t_off}));
+    d.uniforms.push_back(uniform_int("u_t_row", {to_i32(p.row_strides[R::kY][0], "the stride of token")}));
+    d.uniforms.push_back(uniform_float("u_inv_t", p.inv_temperature));
+    d.uniforms.push_back(uniform_uint("u_greedy", {p.greedy ? 1u : 0u}));
+    d.uniforms.push_back(uniform_uint("u_top_k", {uint32_t(p.top_k)}));
+    d.uniforms.push_back(uniform_uint("u_top_p16", {p.top_p16}));
+    d.uniforms.push_back(uniform_uint("u_random", {uint32_t(p.seed), uint32_t(p.seed >> 32), uint32_t(p.rng_offset),
+                                                   uint32_t(p.rng_offset >> 32)}));
+    d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
+    std::vector<Dispatch> dispatches;
+    add_chunks(dev, d, rows, dispatches);
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
 }  // namespace
 
 void run_sequence(GlesDevice& dev, const OpCall& call) {
@@ -237,6 +264,7 @@ void run_sequence(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_FFT:
     case TGL_OP_IFFT: return run_fft(dev, call);
     case TGL_OP_SELECTIVE_SCAN: return run_selective_scan(dev, call);
+    case TGL_OP_SAMPLE: return run_sample(dev, call);
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
 }

@@ -247,6 +247,59 @@ TEST_F(SequenceOps, SelectiveScanByHand) {
     EXPECT_TRUE(compare(F32, ys[1], {0, 0, 0, 0}, Shape{4}, 0, CompareMode::Exact));
 }
 
+// ----- sample ---------------------------------------------------------------------------------------
+
+tgl_sample_params sp(float temperature, uint32_t top_k = 0, float top_p = 1.0f, uint64_t seed = 0, uint64_t offset = 0) {
+    return tgl_sample_params{sizeof(tgl_sample_params), top_k, temperature, top_p, seed, offset};
+}
+
+Vals sample(const tgl_sample_params* p, tgl_dtype dt, const Shape& s, const Vals& logits) {
+    return run(TGL_OP_SAMPLE, p, {in(dt, s, logits)}, {output_of(I32, {s[0]})})[0];
+}
+
+TEST_F(SequenceOps, SampleGreedyAndCertain) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        // Greedy: the first index of the largest logit (NaN is never chosen); temperature 0 or top_k 1.
+        const Vals x = {1, 3, 2, 5, 5, 1, nan, 1, 2, -inf, -inf, -inf};
+        auto p = sp(0.0f);
+        EXPECT_EQ(sample(&p, dt, {4, 3}, x), Vals({1, 0, 2, 0}));
+        p = sp(1.5f, 1, 1.0f, 77);
+        EXPECT_EQ(sample(&p, dt, {4, 3}, x), Vals({1, 0, 2, 0}));
+        // One token holds all the mass (the others are -inf): any seed, offset, temperature, top_p.
+        for (uint64_t seed : {0ull, 1ull, 0x123456789abcdefull}) {
+            p = sp(0.7f, 0, 0.9f, seed, seed * 3);
+            EXPECT_EQ(sample(&p, dt, {2, 4}, {-inf, -inf, 5, -inf, 1, -inf, -inf, -inf}), Vals({2, 0}));
+        }
+        // top_p tiny: only the largest weight; top_k 2 of {10, 9, -100, -100}: token 0 or 1.
+        p = sp(1.0f, 0, 1e-6f, 5);
+        EXPECT_EQ(sample(&p, dt, {1, 4}, {1, 2, 4, 3}), Vals({2}));
+        for (uint64_t seed = 0; seed < 8; ++seed) {
+            p = sp(1.0f, 2, 1.0f, seed);
+            double t = sample(&p, dt, {1, 4}, {10, 9, -100, -100})[0];
+            EXPECT_TRUE(t == 0 || t == 1) << t;
+        }
+    }
+}
+
+TEST_F(SequenceOps, SamplePhiloxDraw) {
+    // Seed 0, offset 0, row 0: Philox4x32-10 of counter 0 under key 0 has word 0 = 0x6627e8d5
+    // (Random123's known answer). n equal logits have equal weights 2^24, so the token is
+    // floor(R * n / 2^32): the top log2(n) bits of R: n = 2: 0, 4: 1 (01), 8: 3 (011), 16: 6 (0110).
+    for (int64_t n : {2, 4, 8, 16}) {
+        auto p = sp(1.0f);
+        const double want = double(0x6627e8d5u >> (32 - int(std::log2(double(n)))));
+        EXPECT_EQ(sample(&p, F32, {1, n}, Vals(size_t(n), 0.5)), Vals({want})) << "n = " << n;
+    }
+    // Ties at the top_k and top_p thresholds are kept: 4 equal logits with top_k 2 or top_p 0.5
+    // keep all 4, so the draw is the same.
+    auto p = sp(2.0f, 2);
+    EXPECT_EQ(sample(&p, F32, {1, 4}, Vals(4, -1.0)), Vals({1}));
+    p = sp(2.0f, 0, 0.5f);
+    EXPECT_EQ(sample(&p, F32, {1, 4}, Vals(4, 3.0)), Vals({1}));
+}
+
 // ----- empty tensors and bad input ------------------------------------------------------------------
 
 TEST_F(SequenceOps, EmptyTensors) {
@@ -254,6 +307,8 @@ TEST_F(SequenceOps, EmptyTensors) {
     EXPECT_TRUE(run(TGL_OP_ROPE, &p, {empty_in(F32, {0, 4}), empty_in(I32, {0})}, {output_of(F32, {0, 4})})[0].empty());
     EXPECT_TRUE(fft(TGL_OP_FFT, F32, {0, 8, 2}, {}).empty());
     EXPECT_TRUE(fft(TGL_OP_IFFT, F32, {3, 0, 2}, {}).empty());
+    auto s = sp(1.0f);
+    EXPECT_TRUE(run(TGL_OP_SAMPLE, &s, {empty_in(F32, {0, 5})}, {output_of(I32, {0})})[0].empty());
 }
 
 void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
@@ -308,6 +363,31 @@ TEST_F(SequenceOps, BadInput) {
                     {"outputs[0] (y)"});
     expect_rejected(TGL_OP_FFT, nullptr, {in(F32, {4097, 2}, Vals(8194, 1.0))}, {output_of(F32, {4097, 2})},
                     TGL_ERROR_UNIMPLEMENTED, {"n = 4097", "power of two", "4096"});
+
+    auto sa = sp(-1.0f);
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->temperature", "-1"});
+    sa = sp(1e-39f);
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->temperature", "reciprocal"});
+    sa = sp(1.0f, 0, 0.0f);
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->top_p", "(0, 1]"});
+    sa = sp(1.0f, 0, 1.5f);
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->top_p", "1.5"});
+    sa = sp(1.0f);
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {8}, eight)}, {output_of(I32, {1})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[0] (logits)", "(B, V)", "(8)"});
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {4})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"outputs[0] (token)", "(4)", "(2)"});
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(F32, {2})}, TGL_ERROR_DTYPE_MISMATCH,
+                    {"outputs[0] (token)"});
+    expect_rejected(TGL_OP_SAMPLE, &sa, {empty_in(F32, {2, 0})}, {output_of(I32, {2})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"vocabulary", "(2, 0)"});
+    sa.struct_size = 24;
+    expect_rejected(TGL_OP_SAMPLE, &sa, {in(F32, {2, 4}, eight)}, {output_of(I32, {2})}, TGL_ERROR_PARAMS_SIZE,
+                    {"struct_size", "24"});
 
     const Vals six(6, 1.0), three(3, 1.0);
     auto s = ss(0);

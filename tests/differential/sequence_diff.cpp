@@ -5,6 +5,8 @@
 //   fft / ifft: n = 1 .. 2^16 (shared-memory and global Stockham paths) and non-powers of two
 //     (direct DFT), batches, strided views, f16, empty rows, 70,000 rows (more than 65,535
 //     workgroups).
+//   sample: thousands of rows over temperatures, top_k, top_p, seeds and offsets, logits with ties
+//     and -inf, f32 and f16, strided logits and tokens, V up to 50,000, 70,000 rows: exact.
 //   selective_scan: every combination of the optional operands, softplus, N from 1 to 200 (more
 //     states than a workgroup has invocations), L up to 1000, strided views, f16.
 // Tolerances (NMSE):
@@ -154,6 +156,45 @@ TEST_F(SequenceDiff, SelectiveScan) {
                      "selective_scan " + dtype_name(dt) + " B D L N " + shape_name({d.B, d.D, d.L, d.N}) +
                          (softplus ? " softplus" : ""));
         }
+}
+
+// ----- sample ---------------------------------------------------------------------------------------
+
+// Logits with ties and -inf now and then; integer-valued ones tie often.
+InputArg logits_input(tgl_dtype dt, const Shape& s, Rng& rng, bool layouts) {
+    InputArg a = rand_input(dt, s, rng, -6, 6, layouts);
+    const bool ints = rng.chance(0.3);
+    for (int64_t i = 0; i < a.storage.size(); ++i) {
+        if (ints) a.storage.set_value(i, double(rng.integer(-3, 3)));
+        if (rng.chance(0.02)) a.storage.set_value(i, -std::numeric_limits<double>::infinity());
+    }
+    return a;
+}
+
+TEST_F(SequenceDiff, SampleExact) {
+    // Thousands of rows over many parameter sets: the tokens must agree exactly.
+    for (tgl_dtype dt : {F32, F16})
+        for (int rep = 0; rep < 12; ++rep) {
+            const int64_t B = rng_.integer(1, 400), V = rng_.pick(std::vector<int64_t>{1, 2, 7, 32, 100, 257, 1000});
+            const float T = float(rng_.pick(std::vector<double>{0.0, 0.05, 0.7, 1.0, 1.3, 10.0}));
+            const uint32_t top_k = uint32_t(rng_.pick(std::vector<int64_t>{0, 0, 1, 2, 5, 40}));
+            const float top_p = float(rng_.pick(std::vector<double>{1.0, 1.0, 0.9, 0.5, 0.1, 1e-3}));
+            tgl_sample_params p{sizeof(tgl_sample_params), top_k, T, top_p, uint64_t(rng_.integer(0, 1 << 30)) << 20,
+                                uint64_t(rng_.integer(0, 1000000))};
+            OutputArg tok = rand_output(I32, {B}, rng_);
+            run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(dt, {B, V}, rng_, true)}, {tok}, {0},
+                     "sample " + dtype_name(dt) + " " + shape_name({B, V}) + " T " + std::to_string(T) + " top_k " +
+                         std::to_string(top_k) + " top_p " + std::to_string(top_p));
+        }
+    // A large vocabulary, and 70,000 rows (a workgroup each: more than 65,535).
+    tgl_sample_params p{sizeof(tgl_sample_params), 50, 0.8f, 0.95f, 1234, 0};
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {3, 50000}, rng_, false)}, {output_of(I32, {3})}, {0},
+             "sample V 50000");
+    p = tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 99, 7};
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {70000, 3}, rng_, false)}, {output_of(I32, {70000})}, {0},
+             "sample 70,000 rows");
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {0, 3}, rng_, false)}, {output_of(I32, {0})}, {0},
+             "sample empty");
 }
 
 }  // namespace
