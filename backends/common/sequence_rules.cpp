@@ -15,6 +15,20 @@ void require_finite(const OpInfo& info, const char* what, float v) {
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->%s of op '%s' must be finite, got %g", what, info.name, double(v));
 }
 
+// The row dims: the first `rank` dims of x, with x's and y's strides (and the offsets).
+void set_rows(SequencePlan& p, const TensorArg& x, const TensorArg& y, int rank) {
+    p.row_rank = rank;
+    p.rows = 1;
+    for (int d = 0; d < rank; ++d) {
+        p.row_shape[d] = x.shape[d];
+        p.row_strides[R::kX][d] = x.strides[d];
+        p.row_strides[R::kY][d] = y.strides[d];
+        p.rows *= x.shape[d];
+    }
+    p.offset[R::kX] = x.offset;
+    p.offset[R::kY] = y.offset;
+}
+
 void plan_rope(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     SequencePlan& p = call.sequence;
@@ -70,17 +84,8 @@ void plan_rope(OpCall& call, const void* params) {
     p.backward = info.op == TGL_OP_ROPE_BACKWARD;
     p.x_d_stride = x.strides[x.rank - 1];
     p.y_d_stride = y.strides[x.rank - 1];
-    p.row_rank = x.rank - 1;
-    p.rows = 1;
-    for (int d = 0; d < p.row_rank; ++d) {
-        p.row_shape[d] = x.shape[d];
-        p.row_strides[R::kX][d] = x.strides[d];
-        p.row_strides[R::kY][d] = y.strides[d];
-        p.row_strides[R::kP][d] = pos_strides[d];
-        p.rows *= x.shape[d];
-    }
-    p.offset[R::kX] = x.offset;
-    p.offset[R::kY] = y.offset;
+    set_rows(p, x, y, x.rank - 1);
+    for (int d = 0; d < p.row_rank; ++d) p.row_strides[R::kP][d] = pos_strides[d];
     p.offset[R::kP] = pos.offset;
 
     const double base = prm.theta_base, factor = prm.factor;
@@ -131,16 +136,7 @@ void plan_fft(OpCall& call) {
     p.x_c_stride = x.strides[x.rank - 1];
     p.y_n_stride = y.strides[x.rank - 2];
     p.y_c_stride = y.strides[x.rank - 1];
-    p.row_rank = x.rank - 2;
-    p.rows = 1;
-    for (int d = 0; d < p.row_rank; ++d) {
-        p.row_shape[d] = x.shape[d];
-        p.row_strides[R::kX][d] = x.strides[d];
-        p.row_strides[R::kY][d] = y.strides[d];
-        p.rows *= x.shape[d];
-    }
-    p.offset[R::kX] = x.offset;
-    p.offset[R::kY] = y.offset;
+    set_rows(p, x, y, x.rank - 2);
 }
 
 void plan_selective_scan(OpCall& call, const void* params) {
@@ -204,14 +200,8 @@ void plan_sample(OpCall& call, const void* params) {
     if (!(prm.top_p > 0.0f && prm.top_p <= 1.0f))
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->top_p of op '%s' must be in (0, 1] (1: off), got %g", info.name,
              double(prm.top_p));
-    p.rows = x.shape[0];
+    set_rows(p, x, tok, 1);
     p.n = V;
-    p.offset[R::kX] = x.offset;
-    p.offset[R::kY] = tok.offset;
-    p.row_rank = 1;
-    p.row_shape[0] = x.shape[0];
-    p.row_strides[R::kX][0] = x.strides[0];
-    p.row_strides[R::kY][0] = tok.strides[0];
     p.x_n_stride = x.strides[1];
     p.greedy = T == 0.0f || prm.top_k == 1;
     p.inv_temperature = T > 0.0f ? float(1.0 / double(T)) : 1.0f;

@@ -76,26 +76,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
             const TensorArg& t = call.inputs[size_t(p.param_input[k])];
             const std::string label = operand_label(info, false, uint32_t(p.param_input[k]));
             param_off[k] = int32_t(k * plen);
-            int32_t src_off = 0;
-            Dispatch pack;
-            pack.bindings = {dev.window(t, label.c_str(), &src_off), pb};
-            pack.program = dev.program("norm.comp", {{"PASS_PACK", ""},
-                                                     {"DTYPE", dtype},
-                                                     {"PACK_RANK", str(t.rank)},
-                                                     {"WG_SIZE", str(wg)}});
-            pack.uniforms.push_back(uniform_uint("u_count", {uint32_t(plen)}));
-            pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-            pack.uniforms.push_back(uniform_int("u_dst_offset", {param_off[k]}));
-            if (t.rank > 0) {
-                std::vector<int32_t> n, s;
-                for (int d = 0; d < t.rank; ++d) {
-                    n.push_back(to_i32(t.shape[d], label.c_str()));
-                    s.push_back(to_i32(t.strides[d], label.c_str()));
-                }
-                pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-                pack.uniforms.push_back(uniform_int("u_pack_stride", s));
-            }
-            add_chunks(dev, pack, ceil_div(plen, uint64_t(wg)), dispatches);
+            add_pack_f32(dev, t, label, pb, param_off[k], dispatches);
         }
     }
 

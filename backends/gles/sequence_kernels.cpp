@@ -175,22 +175,7 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     for (size_t k = 0; k < 8; ++k) {
         const TensorArg& t = call.inputs[k];
         if (!t.present() || t.numel == 0) continue;
-        const std::string label = operand_label(info, false, uint32_t(k));
-        int32_t src_off = 0;
-        Dispatch pack;
-        pack.bindings = {dev.window(t, label.c_str(), &src_off), pb};
-        pack.program = dev.program("norm.comp", {{"PASS_PACK", ""}, {"DTYPE", dtype}, {"PACK_RANK", str(t.rank)}, {"WG_SIZE", str(wg)}});
-        pack.uniforms.push_back(uniform_uint("u_count", {uint32_t(t.numel)}));
-        pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-        pack.uniforms.push_back(uniform_int("u_dst_offset", {off[k]}));
-        std::vector<int32_t> n, s;
-        for (int d = 0; d < t.rank; ++d) {
-            n.push_back(to_i32(t.shape[d], label.c_str()));
-            s.push_back(to_i32(t.strides[d], label.c_str()));
-        }
-        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
-        add_chunks(dev, pack, ceil_div(uint64_t(t.numel), uint64_t(wg)), dispatches);
+        add_pack_f32(dev, t, operand_label(info, false, uint32_t(k)), pb, off[k], dispatches);
     }
 
     // Lanes per channel: the power of two >= N, at most the workgroup; PER states per lane.

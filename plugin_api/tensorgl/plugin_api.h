@@ -486,9 +486,27 @@ enum {
     TGL_OP_FFT = 1402,
     TGL_OP_IFFT = 1403,
     TGL_OP_SELECTIVE_SCAN = 1404,
-    /* sample: token sampling (logits (B, V) f32/f16) -> (token (B) i32); planned: reported
-     * unsupported by every plugin (query_op), run_op returns TGL_ERROR_UNIMPLEMENTED. */
-    TGL_OP_SAMPLE = 1405,
+    /* sample: (logits (B, V) f32/f16) -> (token (B) i32, any strides), one token per row
+     * (tgl_sample_params). Every plugin computes it exactly as below (f32 operations that are
+     * correctly rounded everywhere, then integers), so the same seed gives the same token on every
+     * plugin, bit for bit:
+     *   key_j = logit_j (NaN counts as -inf); m = max key, i* = the first index holding it.
+     *   temperature 0, top_k 1, or m = +-inf: token = i* (greedy).
+     *   t_j = (key_j - m) * f32(1 / temperature) (f32, rounded); z_j = t_j * f32(log2 e);
+     *   weight w_j = 0 unless z_j > -24; else Q = trunc(-z_j * 2^24), a = 2^31, and for each set
+     *   bit 2^-k (k = 1..24) of the fraction Q mod 2^24: a = (a * c_k) >> 31 with the constant
+     *   c_k = round(2^31 * 2^(-2^-k)); w_j = a >> (floor(Q / 2^24) + 7). So w ~ 2^24 * exp(t),
+     *   the top token has w = 2^24 and tokens below 2^-24 of the top weigh 0.
+     *   top_k (0 or >= V: off): tau = the k-th largest weight (counting repeats); every token with
+     *   w >= tau is kept (ties at the threshold are all kept: more than k tokens may stay).
+     *   top_p (1: off): P = ceil(top_p * 65536); need = ceil(P * S / 65536), S the sum of the kept
+     *   weights; tau' = the largest weight value such that the kept weights >= tau' sum to >= need
+     *   (the smallest set of the heaviest tokens holding >= top_p of the mass, ties at its edge
+     *   all kept); tokens with w >= tau' stay.
+     *   R = word 0 of Philox4x32-10 keyed by seed (as random_uniform) at counter offset + b (b the
+     *   row); target = floor(R * total / 2^32) with total = the sum of the kept weights; the token
+     *   is the first index j (in index order) whose running sum of kept weights exceeds target.
+     *   V must be in 1..2^24 - 1 (when B > 0). */    TGL_OP_SAMPLE = 1405,
 
     /* [grad family: ops 1500..1599] */
 };
