@@ -40,6 +40,9 @@ uniform uint u_top_k;    // 0: off
 uniform uint u_top_p16;  // 0: off
 uniform uvec4 u_random;  // seed low, seed high, offset low, offset high
 uniform uint u_exp2[24];
+uniform uint u_zero;  // 0: opaque() hides a value from the optimiser (no fusing or refolding)
+
+float opaque(float x) { return uintBitsToFloat(floatBitsToUint(x) ^ u_zero); }
 
 shared float s_val[WG_SIZE];
 shared uint s_idx[WG_SIZE];
@@ -57,7 +60,8 @@ float key_at(int base, uint j) {
 }
 
 uint weight(float key, float m) {
-    float z = ((key - m) * u_inv_t) * 1.44269504088896341;
+    // Each step rounded as the CPU rounds it: the product t is not re-associated with log2 e.
+    float z = opaque((key - m) * u_inv_t) * 1.44269504088896341;
     if (!(z > -24.0)) return 0u;
     uint q = uint(-z * 16777216.0);
     uint a = 0x80000000u;

@@ -5,8 +5,8 @@
 // A workgroup of WG_SIZE invocations holds WG_SIZE / NP channels (b, d); each channel's NP lanes
 // (NP a power of two) own the states n = lane + m NP (m < PER), kept in registers; the time loop
 // is sequential: per step each lane updates its states, x = exp(dt A) x + dt B u, and the lanes'
-// partial sums of C x meet in a shared-memory tree. Everything in f32.
-// Defines: Y_DTYPE, NP, PER, HAS_D, HAS_Z, HAS_BIAS, HAS_STATE, SOFTPLUS, WG_SIZE.
+// partial sums of C x meet in shared memory (blocks of TS steps, see below). Everything in f32.
+// Defines: Y_DTYPE, NP, PER, TS (steps per block, <= NP), HAS_D, HAS_Z, HAS_BIAS, HAS_STATE, SOFTPLUS, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -32,7 +32,8 @@ uniform int u_y_stride[3];
 uniform int u_s_off;
 uniform int u_s_stride[3];
 
-shared float s_red[WG_SIZE];
+// Per lane and step of a block of TS steps, the lane's partial sum of C x.
+shared float s_red[WG_SIZE * TS];
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
@@ -60,39 +61,47 @@ void main() {
 #endif
     int bdl = bd * u_len;        // (b, d, 0) in u, delta, z
     int bnl = b * u_n * u_len;   // (b, 0, 0) in Bm, Cm
-    for (int t = 0; t < u_len; ++t) {
-        float dt = p_data[u_off[1] + bdl + t] + bias;
+    // Blocks of TS steps: each lane runs its states through the block and leaves its partial sums;
+    // then lane l (< TS) adds the channel's NP partials of step t0 + l in lane order. Two barriers
+    // per block instead of a tree per step.
+    uint first = (lid - lane) * uint(TS);  // the channel's lane 0 in s_red
+    for (int t0 = 0; t0 < u_len; t0 += TS) {
+        for (int tt = 0; tt < TS; ++tt) {
+            int t = t0 + tt;
+            float part = 0.0;
+            if (t < u_len) {
+                float dt = p_data[u_off[1] + bdl + t] + bias;
 #if defined(SOFTPLUS)
-        dt = tgl_softplus(dt, 1.0, 20.0);
+                dt = tgl_softplus(dt, 1.0, 20.0);
 #endif
-        float u = p_data[u_off[0] + bdl + t];
-        float part = 0.0;
-        for (int m = 0; m < PER; ++m) {
-            int n = int(lane) + m * NP;
-            if (n < u_n) {
-                int o = bnl + n * u_len + t;
-                xs[m] = tgl_exp(dt * a[m]) * xs[m] + dt * p_data[u_off[3] + o] * u;
-                part += p_data[u_off[4] + o] * xs[m];
+                float u = p_data[u_off[0] + bdl + t];
+                for (int m = 0; m < PER; ++m) {
+                    int n = int(lane) + m * NP;
+                    if (n < u_n) {
+                        int o = bnl + n * u_len + t;
+                        xs[m] = tgl_exp(dt * a[m]) * xs[m] + dt * p_data[u_off[3] + o] * u;
+                        part += p_data[u_off[4] + o] * xs[m];
+                    }
+                }
             }
+            s_red[lid * uint(TS) + uint(tt)] = part;
         }
-        s_red[lid] = part;
         memoryBarrierShared();
         barrier();
-        for (uint h = uint(NP) / 2u; h > 0u; h >>= 1) {
-            if (lane < h) s_red[lid] += s_red[lid + h];
-            memoryBarrierShared();
-            barrier();
-        }
-        if (lane == 0u && live) {
-            float yv = s_red[lid];
+        int t = t0 + int(lane);
+        if (lane < uint(TS) && t < u_len && live) {
+            float yv = 0.0;
+            for (uint k = 0u; k < uint(NP); ++k) yv += s_red[first + k * uint(TS) + lane];
 #if defined(HAS_D)
-            yv += dskip * u;
+            yv += dskip * p_data[u_off[0] + bdl + t];
 #endif
 #if defined(HAS_Z)
             yv *= tgl_silu(p_data[u_off[6] + bdl + t]);
 #endif
             y_store_bits(u_y_off + b * u_y_stride[0] + d * u_y_stride[1] + t * u_y_stride[2], tgl_from_f32(yv, Y_DTYPE));
         }
+        memoryBarrierShared();
+        barrier();
     }
 #if defined(HAS_STATE)
     if (live)

@@ -188,7 +188,9 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     // L = 0 (y empty, last_state zeros): nothing is stored to y, whose binding is then a stand-in.
     const TensorArg& y = call.outputs[0];
     d.bindings = {pb, y.numel ? dev.window(y, "outputs[0] (y)", &y_off) : pb};
-    Defines defines = {{"Y_DTYPE", dtype}, {"NP", str(np)}, {"PER", str(per)}, {"WG_SIZE", str(wg)}};
+    // Steps per block of the C . x sums: one per lane, at most 16 (shared memory: wg * ts floats).
+    const int ts = std::min(np, 16);
+    Defines defines = {{"Y_DTYPE", dtype}, {"NP", str(np)}, {"PER", str(per)}, {"TS", str(ts)}, {"WG_SIZE", str(wg)}};
     if (p.has_dskip) defines.emplace_back("HAS_D", "");
     if (p.has_z) defines.emplace_back("HAS_Z", "");
     if (p.has_bias) defines.emplace_back("HAS_BIAS", "");
@@ -235,6 +237,7 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     d.uniforms.push_back(uniform_uint("u_random", {uint32_t(p.seed), uint32_t(p.seed >> 32), uint32_t(p.rng_offset),
                                                    uint32_t(p.rng_offset >> 32)}));
     d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
+    d.uniforms.push_back(uniform_uint("u_zero", {0u}));
     std::vector<Dispatch> dispatches;
     add_chunks(dev, d, rows, dispatches);
     dev.submit(call.info->name, std::move(dispatches));
