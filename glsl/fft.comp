@@ -1,8 +1,9 @@
 // fft / ifft along the n complex elements of each row (SequencePlan, sequence_rules.h). Complex
 // values are (re, im) element pairs of Y_DTYPE at any strides (u_x_n/u_x_c, u_y_n/u_y_c); rows are
 // the dims before them (u_row_stride[d * 2 + role], role 0 x, 1 y). Arithmetic in f32.
-//   PASS_SHARED  (n = FFT_N, a power of two that fits): one workgroup per row, radix-2 Stockham
-//                autosort in shared memory (two halves, ping-pong), log2(n) stages.
+//   PASS_SHARED  (n = FFT_N, a power of two that fits): one workgroup per row, Stockham autosort
+//                in shared memory (two halves, ping-pong): radix-4 stages (one radix-2 stage
+//                first when log2(n) is odd).
 //   PASS_STAGE   one global radix-2 Stockham stage (sub-transform length u_ns -> 2 u_ns): one
 //                invocation per butterfly; SRC_X reads x (first stage), else the scratch vec2
 //                array; DST_Y writes y (last stage, times u_scale), else the scratch.
@@ -112,15 +113,41 @@ void main() {
     memoryBarrierShared();
     barrier();
     uint src = 0u;
-    for (uint ns = 1u; ns < uint(FFT_N); ns <<= 1) {
+    uint ns = 1u;
+    // An odd power of two starts with one radix-2 stage; the rest are radix-4.
+    if ((findMSB(uint(FFT_N)) & 1) != 0) {
         uint dst = uint(FFT_N) - src;
         for (uint j = lid; j < uint(FFT_N / 2); j += uint(WG_SIZE)) {
-            uint k = j & (ns - 1u);
             vec2 a = s_buf[src + j];
-            vec2 c = cmul(s_buf[src + j + uint(FFT_N / 2)], twiddle(k, 2u * ns));
-            uint idx = ((j - k) << 1) + k;
-            s_buf[dst + idx] = a + c;
-            s_buf[dst + idx + ns] = a - c;
+            vec2 c = s_buf[src + j + uint(FFT_N / 2)];
+            s_buf[dst + 2u * j] = a + c;
+            s_buf[dst + 2u * j + 1u] = a - c;
+        }
+        memoryBarrierShared();
+        barrier();
+        src = dst;
+        ns = 2u;
+    }
+    for (; ns < uint(FFT_N); ns <<= 2) {
+        uint dst = uint(FFT_N) - src;
+        for (uint j = lid; j < uint(FFT_N / 4); j += uint(WG_SIZE)) {
+            uint k = j & (ns - 1u);
+            vec2 v0 = s_buf[src + j];
+            vec2 v1 = cmul(s_buf[src + j + uint(FFT_N / 4)], twiddle(k, 4u * ns));
+            vec2 v2 = cmul(s_buf[src + j + uint(FFT_N / 2)], twiddle(2u * k, 4u * ns));
+            vec2 v3 = cmul(s_buf[src + j + uint(3 * FFT_N / 4)], twiddle(3u * k, 4u * ns));
+            // The 4-point DFT; -i (forward) or +i (inverse) times (v1 - v3).
+            vec2 s02 = v0 + v2, d02 = v0 - v2, s13 = v1 + v3, d13 = v1 - v3;
+#if defined(INVERSE)
+            vec2 rot = vec2(-d13.y, d13.x);
+#else
+            vec2 rot = vec2(d13.y, -d13.x);
+#endif
+            uint idx = ((j - k) << 2) + k;
+            s_buf[dst + idx] = s02 + s13;
+            s_buf[dst + idx + ns] = d02 + rot;
+            s_buf[dst + idx + 2u * ns] = s02 - s13;
+            s_buf[dst + idx + 3u * ns] = d02 - rot;
         }
         memoryBarrierShared();
         barrier();
