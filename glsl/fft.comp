@@ -4,14 +4,14 @@
 //   PASS_SHARED  (n = FFT_N, a power of two that fits): one workgroup per row, Stockham autosort
 //                in shared memory (two halves, ping-pong): radix-4 stages (one radix-2 stage
 //                first when log2(n) is odd).
-//   PASS_STAGE   one global radix-2 Stockham stage (sub-transform length u_ns -> 2 u_ns): one
-//                invocation per butterfly; SRC_X reads x (first stage), else the scratch vec2
+//   PASS_STAGE   one global Stockham stage of radix RADIX (2 or 4; sub-transform length u_ns ->
+//                RADIX u_ns): one invocation per butterfly; SRC_X reads x (first stage), else the scratch vec2
 //                array; DST_Y writes y (last stage, times u_scale), else the scratch.
 //   PASS_DFT     any n (planned up to 4096): one invocation per output element, the direct sum
 //                over j in f32 with the twiddle of (j k mod n).
 // Twiddles: turn(k, m) = (cos, sin)(2 pi k / m) from the exact quadrant split 4k = q m + rem,
 // r = (rem / m) pi/2 with |r| <= pi/4 (math.glsl's polynomials), accurate to about an ulp.
-// Defines: PASS_*, Y_DTYPE, RANK (row dims, 0..6), INVERSE, FFT_N, SRC_X, DST_Y, WG_SIZE.
+// Defines: PASS_*, Y_DTYPE, RANK (row dims, 0..6), INVERSE, FFT_N, RADIX, SRC_X, DST_Y, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -71,6 +71,25 @@ vec2 twiddle(uint k, uint m) {
 }
 
 vec2 cmul(vec2 a, vec2 b) { return vec2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+
+// Radix-4 Stockham butterfly at position k (= j mod ns) of a stage of sub-transform length ns:
+// v_r (= in[j + r n/4]) times the twiddle of r k / (4 ns), then the 4-point DFT; the results go
+// to out[4 (j - k) + k + r ns].
+void dft4(uint k, uint ns, inout vec2 v0, inout vec2 v1, inout vec2 v2, inout vec2 v3) {
+    v1 = cmul(v1, twiddle(k, 4u * ns));
+    v2 = cmul(v2, twiddle(2u * k, 4u * ns));
+    v3 = cmul(v3, twiddle(3u * k, 4u * ns));
+    vec2 s02 = v0 + v2, d02 = v0 - v2, s13 = v1 + v3, d13 = v1 - v3;
+#if defined(INVERSE)
+    vec2 rot = vec2(-d13.y, d13.x);  // +i (v1 - v3)
+#else
+    vec2 rot = vec2(d13.y, -d13.x);  // -i (v1 - v3)
+#endif
+    v0 = s02 + s13;
+    v1 = d02 + rot;
+    v2 = s02 - s13;
+    v3 = d02 - rot;
+}
 
 ivec2 row_base(uint row) {
     ivec2 o = ivec2(u_offset[0], u_offset[1]);
@@ -132,22 +151,14 @@ void main() {
         uint dst = uint(FFT_N) - src;
         for (uint j = lid; j < uint(FFT_N / 4); j += uint(WG_SIZE)) {
             uint k = j & (ns - 1u);
-            vec2 v0 = s_buf[src + j];
-            vec2 v1 = cmul(s_buf[src + j + uint(FFT_N / 4)], twiddle(k, 4u * ns));
-            vec2 v2 = cmul(s_buf[src + j + uint(FFT_N / 2)], twiddle(2u * k, 4u * ns));
-            vec2 v3 = cmul(s_buf[src + j + uint(3 * FFT_N / 4)], twiddle(3u * k, 4u * ns));
-            // The 4-point DFT; -i (forward) or +i (inverse) times (v1 - v3).
-            vec2 s02 = v0 + v2, d02 = v0 - v2, s13 = v1 + v3, d13 = v1 - v3;
-#if defined(INVERSE)
-            vec2 rot = vec2(-d13.y, d13.x);
-#else
-            vec2 rot = vec2(d13.y, -d13.x);
-#endif
+            vec2 v0 = s_buf[src + j], v1 = s_buf[src + j + uint(FFT_N / 4)];
+            vec2 v2 = s_buf[src + j + uint(FFT_N / 2)], v3 = s_buf[src + j + uint(3 * FFT_N / 4)];
+            dft4(k, ns, v0, v1, v2, v3);
             uint idx = ((j - k) << 2) + k;
-            s_buf[dst + idx] = s02 + s13;
-            s_buf[dst + idx + ns] = d02 + rot;
-            s_buf[dst + idx + 2u * ns] = s02 - s13;
-            s_buf[dst + idx + 3u * ns] = d02 - rot;
+            s_buf[dst + idx] = v0;
+            s_buf[dst + idx + ns] = v1;
+            s_buf[dst + idx + 2u * ns] = v2;
+            s_buf[dst + idx + 3u * ns] = v3;
         }
         memoryBarrierShared();
         barrier();
@@ -158,27 +169,36 @@ void main() {
 }
 
 #elif defined(PASS_STAGE)
+#if defined(SRC_X)
+#define LOAD(i) x_at(b.x, i)
+#else
+#define LOAD(i) s_src[row * u_n + (i)]
+#endif
+#if defined(DST_Y)
+#define STORE(i, v) y_put(b.y, i, v)
+#else
+#define STORE(i, v) s_dst[row * u_n + (i)] = v
+#endif
 void main() {
     uint g = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-    uint half_n = u_n >> 1;
-    if (g >= u_rows * half_n) return;
-    uint row = g / half_n;
-    uint j = g - row * half_n;
+    uint q = u_n / uint(RADIX);
+    if (g >= u_rows * q) return;
+    uint row = g / q;
+    uint j = g - row * q;
     ivec2 b = row_base(row);
     uint k = j & (u_ns - 1u);
-#if defined(SRC_X)
-    vec2 a = x_at(b.x, j), c = x_at(b.x, j + half_n);
+    uint idx = (j - k) * uint(RADIX) + k;
+#if RADIX == 4
+    vec2 v0 = LOAD(j), v1 = LOAD(j + q), v2 = LOAD(j + 2u * q), v3 = LOAD(j + 3u * q);
+    dft4(k, u_ns, v0, v1, v2, v3);
+    STORE(idx, v0);
+    STORE(idx + u_ns, v1);
+    STORE(idx + 2u * u_ns, v2);
+    STORE(idx + 3u * u_ns, v3);
 #else
-    vec2 a = s_src[row * u_n + j], c = s_src[row * u_n + j + half_n];
-#endif
-    c = cmul(c, twiddle(k, 2u * u_ns));
-    uint idx = ((j - k) << 1) + k;
-#if defined(DST_Y)
-    y_put(b.y, idx, a + c);
-    y_put(b.y, idx + u_ns, a - c);
-#else
-    s_dst[row * u_n + idx] = a + c;
-    s_dst[row * u_n + idx + u_ns] = a - c;
+    vec2 a = LOAD(j), c = cmul(LOAD(j + q), twiddle(k, 2u * u_ns));
+    STORE(idx, a + c);
+    STORE(idx + u_ns, a - c);
 #endif
 }
 

@@ -3,9 +3,9 @@
 //     element; the angle scalars (ln base, YaRN's correction dims, mscale) are planned in double and
 //     passed as f32 uniforms; theta_i, the angle and cos/sin are computed on the GPU.
 //   fft, ifft: glsl/fft.comp. Power-of-two n that fits shared memory (16 n bytes): one dispatch,
-//     a workgroup per row; larger powers of two: log2(n) global Stockham stages ping-ponging
-//     between two halves of a scratch buffer (the first reads x, the last writes y); other n: the
-//     direct DFT, one invocation per output element.
+//     a workgroup per row (radix-4 stages); larger powers of two: global radix-4 Stockham stages
+//     (the last radix-2 when log2(n) is odd) ping-ponging between two halves of a scratch buffer
+//     (the first reads x, the last writes y); other n: the direct DFT, one invocation per output.
 //   selective_scan: every input packed to f32 in one scratch block (norm.comp's PASS_PACK, any
 //     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
@@ -133,18 +133,22 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
         }
         defines.emplace_back("PASS_STAGE", "");
         defines.emplace_back("WG_SIZE", str(wg));
+        // Radix-4 stages; the last is radix-2 when log2(n) is odd.
         int cur = 0;
-        for (uint32_t ns = 1; ns < n; ns *= 2) {
-            const bool first = ns == 1, last = 2 * ns == n;
+        for (uint32_t ns = 1; ns < n;) {
+            const uint32_t radix = (n / ns) % 4 == 0 ? 4 : 2;
+            const bool first = ns == 1, last = radix * ns == n;
             Defines dd = defines;
+            dd.emplace_back("RADIX", str(radix));
             if (first) dd.emplace_back("SRC_X", "");
             if (last) dd.emplace_back("DST_Y", "");
             Dispatch d = common;
             d.program = dev.program("fft.comp", dd);
             d.bindings = {first ? xb : s[cur], last ? yb : s[1 - cur]};
             d.uniforms.push_back(uniform_uint("u_ns", {ns}));
-            add_chunks(dev, d, ceil_div(uint64_t(rows) * (n / 2), uint64_t(wg)), dispatches);
+            add_chunks(dev, d, ceil_div(uint64_t(rows) * (n / radix), uint64_t(wg)), dispatches);
             cur = 1 - cur;
+            ns *= radix;
         }
     }
     dev.submit(call.info->name, std::move(dispatches));

@@ -469,8 +469,9 @@ enum {
      *   second-to-last dim of complex numbers stored as (re, im) in the last dim (size 2; any
      *   strides), no params (tgl_unary_params). fft: y_k = sum_j x_j exp(-2 pi i jk / n) (unscaled);
      *   ifft: y_k = (1/n) sum_j x_j exp(+2 pi i jk / n) (numpy's default "backward" norm).
-     *   n a power of two: radix-2 Stockham (the GPU: in shared memory while the row fits, else one
-     *   global pass per stage); other n up to 4096: a direct DFT (O(n^2)); another n is
+     *   n a power of two: Stockham autosort (the GPU: radix-4 stages in shared memory while the
+     *   row fits, 16 n bytes; else one global radix-4 pass per two stages); other n up to 4096:
+     *   a direct DFT (O(n^2) work, one invocation per output); another n is
      *   TGL_ERROR_UNIMPLEMENTED. n = 0 or no rows: nothing to do. Twiddles exp(-2 pi i k/m) come
      *   from the exact turn fraction k/m (quadrant split), accurate to an ulp.
      * selective_scan: (u (B, D, L), delta (B, D, L), A (D, N), Bm (B, N, L), Cm (B, N, L),
