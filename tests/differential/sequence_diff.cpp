@@ -30,16 +30,6 @@ class SequenceDiff : public SeededTest {};
 const double kTolF16 = 1.0 / (1 << 20);
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
-Kind pick_kind(Rng& rng) {
-    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
-    return rng.pick(kinds);
-}
-
-View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
-    if (dt == F16 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
-    return view_of(shape, pick_kind(rng), rng, input);
-}
-
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool layouts = true) {
     InputArg a;
     a.dtype = dt;
