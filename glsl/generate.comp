@@ -48,24 +48,9 @@ uniform uint u_zero;
 float opaque(float x) { return uintBitsToFloat(floatBitsToUint(x) ^ u_zero); }
 
 #if defined(OP_UNIFORM) || defined(OP_NORMAL)
-// Philox4x32-10 (Salmon et al., SC'11), the words for counter c and key k.
-uvec4 philox4x32_10(uvec4 c, uvec2 k) {
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) k += uvec2(0x9E3779B9u, 0xBB67AE85u);
-        uint hi0, lo0, hi1, lo1;
-        umulExtended(0xD2511F53u, c.x, hi0, lo0);
-        umulExtended(0xCD9E8D57u, c.z, hi1, lo1);
-        c = uvec4(hi1 ^ c.y ^ k.x, lo1, hi0 ^ c.w ^ k.y, lo0);
-    }
-    return c;
-}
-
+#include "philox.glsl"
 // The words of element k: counter = offset + k as a 64-bit sum in two words.
-uvec4 random_words(uint k) {
-    uint carry;
-    uint lo = uaddCarry(u_random.z, k, carry);
-    return philox4x32_10(uvec4(lo, u_random.w + carry, 0u, 0u), u_random.xy);
-}
+uvec4 random_words(uint k) { return philox_words_at(u_random.xy, u_random.zw, k); }
 #endif
 
 #if defined(OP_NORMAL)

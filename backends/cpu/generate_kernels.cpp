@@ -6,6 +6,7 @@
 #include "cpu_buffer.h"
 #include "dtype_io.h"
 #include "parallel.h"
+#include "philox.h"
 #include "status.h"
 
 #include <cmath>
@@ -17,30 +18,9 @@ namespace {
 
 constexpr int64_t kMinElementsPerThread = 1 << 16;
 
-// Philox4x32-10 (Salmon et al., SC'11; Random123's philox4x32 with 10 rounds).
-void philox4x32_10(uint32_t ctr[4], uint32_t k0, uint32_t k1) {
-    for (int round = 0; round < 10; ++round) {
-        if (round > 0) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        const uint64_t p0 = uint64_t(0xD2511F53u) * ctr[0];
-        const uint64_t p1 = uint64_t(0xCD9E8D57u) * ctr[2];
-        const uint32_t c1 = ctr[1], c3 = ctr[3];
-        ctr[0] = uint32_t(p1 >> 32) ^ c1 ^ k0;
-        ctr[1] = uint32_t(p1);
-        ctr[2] = uint32_t(p0 >> 32) ^ c3 ^ k1;
-        ctr[3] = uint32_t(p0);
-    }
-}
-
 // The Philox words of the element with row-major index k (tgl_random_params' recipe).
 void random_words(const GeneratePlan& p, int64_t k, uint32_t w[4]) {
-    const uint64_t c = p.offset + uint64_t(k);
-    w[0] = uint32_t(c);
-    w[1] = uint32_t(c >> 32);
-    w[2] = w[3] = 0;
-    philox4x32_10(w, uint32_t(p.seed), uint32_t(p.seed >> 32));
+    philox_words(p.seed, p.offset + uint64_t(k), w);
 }
 
 

@@ -101,5 +101,33 @@ inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, s
     }
 }
 
+// norm.comp's PASS_PACK: the non-empty float view t (any strides, `label` for messages) copied as
+// contiguous f32, row-major, into dst from element dst_offset on (norm's and grad's params, selective_scan).
+inline void add_pack_f32(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst,
+                         int32_t dst_offset, std::vector<Dispatch>& out) {
+    const int wg = dev.workgroup_size();
+    const uint32_t count = count_u32(t.numel, label.c_str());
+    int32_t src_off = 0;
+    Dispatch pack;
+    pack.bindings = {dev.window(t, label.c_str(), &src_off), dst};
+    pack.program = dev.program("norm.comp", {{"PASS_PACK", ""},
+                                             {"DTYPE", str(t.dtype)},
+                                             {"PACK_RANK", str(t.rank)},
+                                             {"WG_SIZE", str(wg)}});
+    pack.uniforms.push_back(uniform_uint("u_count", {count}));
+    pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
+    pack.uniforms.push_back(uniform_int("u_dst_offset", {dst_offset}));
+    if (t.rank > 0) {
+        std::vector<int32_t> n, s;
+        for (int d = 0; d < t.rank; ++d) {
+            n.push_back(to_i32(t.shape[d], label.c_str()));
+            s.push_back(to_i32(t.strides[d], label.c_str()));
+        }
+        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
+        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
+    }
+    add_chunks(dev, pack, ceil_div(count, uint64_t(wg)), out);
+}
+
 }  // namespace gles
 }  // namespace tgl

@@ -208,9 +208,6 @@ void run_reduce(GlesDevice& dev, const OpCall& call);
 // One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
 void run_matmul(GlesDevice& dev, const OpCall& call);  // matmul_kernels.cpp
 void run_norm(GlesDevice& dev, const OpCall& call);
-// norm_kernels.cpp: a param operand packed to contiguous f32 at word dst_off of dst (also used by grad).
-void add_param_pack(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst, int32_t dst_off,
-                    std::vector<Dispatch>& out);
 void run_layout(GlesDevice& dev, const OpCall& call);
 void run_index(GlesDevice& dev, const OpCall& call);
 void run_select(GlesDevice& dev, const OpCall& call);

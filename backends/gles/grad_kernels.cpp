@@ -141,7 +141,7 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     const bool use_s = p.has_gamma || cols;
 
     if (p.has_gamma) {
-        add_param_pack(dev, call.inputs[2], operand_label(info, false, 2), sb, int32_t(gamma_off), ps.ds);
+        add_pack_f32(dev, call.inputs[2], operand_label(info, false, 2), sb, int32_t(gamma_off), ps.ds);
     }
     if (rows == 0) {
         // No rows: dgamma and dbeta are sums of nothing (the column pass writes zeros).

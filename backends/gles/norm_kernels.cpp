@@ -33,30 +33,6 @@ const char* stats_define(tgl_op op) {
 
 }  // namespace
 
-// Queues norm.comp's PASS_PACK: the param operand t (any strides) as contiguous f32 at word
-// dst_off of the block `dst`.
-void add_param_pack(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst, int32_t dst_off,
-                    std::vector<Dispatch>& out) {
-    const int wg = dev.workgroup_size();
-    int32_t src_off = 0;
-    Dispatch pack;
-    pack.bindings = {dev.window(t, label.c_str(), &src_off), dst};
-    pack.program = dev.program("norm.comp", {{"PASS_PACK", ""}, {"DTYPE", str(t.dtype)}, {"PACK_RANK", str(t.rank)}, {"WG_SIZE", str(wg)}});
-    pack.uniforms.push_back(uniform_uint("u_count", {count_u32(t.numel, label.c_str())}));
-    pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-    pack.uniforms.push_back(uniform_int("u_dst_offset", {dst_off}));
-    if (t.rank > 0) {
-        std::vector<int32_t> n, s;
-        for (int d = 0; d < t.rank; ++d) {
-            n.push_back(to_i32(t.shape[d], label.c_str()));
-            s.push_back(to_i32(t.strides[d], label.c_str()));
-        }
-        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
-    }
-    add_chunks(dev, pack, ceil_div(uint64_t(t.numel), uint64_t(wg)), out);
-}
-
 void run_norm(GlesDevice& dev, const OpCall& call) {
     const NormPlan& p = call.norm;
     const OpInfo& info = *call.info;
@@ -82,7 +58,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
             const TensorArg& t = call.inputs[size_t(p.param_input[k])];
             const std::string label = operand_label(info, false, uint32_t(p.param_input[k]));
             param_off[k] = int32_t(k * plen);
-            add_param_pack(dev, t, label, pb, param_off[k], dispatches);
+            add_pack_f32(dev, t, label, pb, param_off[k], dispatches);
         }
     }
 

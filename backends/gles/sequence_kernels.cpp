@@ -1,12 +1,264 @@
-// GLES host side of the Sequence family (plan: backends/common/sequence_rules.h).
+// GLES host side of the Sequence family (plan: backends/common/sequence_rules.h):
+//   rope, rope_backward: glsl/rope.comp, one dispatch, one invocation per rotated pair or copied
+//     element; the angle scalars (ln base, YaRN's correction dims, mscale) are planned in double and
+//     passed as f32 uniforms; theta_i, the angle and cos/sin are computed on the GPU.
+//   fft, ifft: glsl/fft.comp. Power-of-two n that fits shared memory (16 n bytes): one dispatch,
+//     a workgroup per row (radix-4 stages); larger powers of two: global radix-4 Stockham stages
+//     (the last radix-2 when log2(n) is odd) ping-ponging between two halves of a scratch buffer
+//     (the first reads x, the last writes y); other n: the direct DFT, one invocation per output.
+//   selective_scan: every input packed to f32 in one scratch block (norm.comp's PASS_PACK, any
+//     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace tgl {
 namespace gles {
+namespace {
 
-void run_sequence(GlesDevice& /*dev*/, const OpCall& call) {
-    fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+using R = SequencePlan::Role;
+
+// The plan's row dims for the first N roles, merged, as uniforms u_row_shape / u_row_stride
+// (role-major per dim). Returns the merged rank.
+template <size_t N>
+int row_uniforms(const SequencePlan& p, Dispatch& d) {
+    const int64_t* strides[N];
+    for (size_t k = 0; k < N; ++k) strides[k] = p.row_strides[k];
+    const std::vector<MergedDim<N>> dims = merge_dims<N>(p.row_rank, p.row_shape, strides);
+    if (dims.empty()) return 0;
+    std::vector<int32_t> n, s;
+    for (const MergedDim<N>& dim : dims) {
+        n.push_back(to_i32(dim.n, "a dimension of x"));
+        for (size_t k = 0; k < N; ++k) s.push_back(to_i32(dim.s[k], "a stride of an operand"));
+    }
+    d.uniforms.push_back(uniform_int("u_row_shape", n));
+    d.uniforms.push_back(uniform_int("u_row_stride", s));
+    return int(dims.size());
+}
+
+void run_rope(GlesDevice& dev, const OpCall& call) {
+    const SequencePlan& p = call.sequence;
+    const int wg = dev.workgroup_size();
+    const int64_t units = p.n_rot / 2 + (p.D - p.n_rot);
+    const uint32_t count = count_u32(p.rows * units, "the rows of x times the pairs and copied elements of a row");
+    Dispatch base;
+    int32_t offs[3] = {};
+    base.bindings = {dev.window(call.inputs[0], "inputs[0]", &offs[R::kX]),
+                     dev.window(call.inputs[1], "inputs[1] (positions)", &offs[R::kP]),
+                     dev.window(call.outputs[0], "outputs[0]", &offs[R::kY])};
+    const int rank = row_uniforms<3>(p, base);
+    Defines defines = {{"Y_DTYPE", str(call.dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(wg)}};
+    if (p.neox) defines.emplace_back("NEOX", "");
+    if (p.backward) defines.emplace_back("BACKWARD", "");
+    if (p.yarn) defines.emplace_back("YARN", "");
+    base.program = dev.program("rope.comp", defines);
+    base.uniforms.push_back(uniform_uint("u_count", {count}));
+    base.uniforms.push_back(uniform_uint("u_units", {uint32_t(units)}));
+    base.uniforms.push_back(uniform_int("u_half", {int32_t(p.n_rot / 2)}));
+    base.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1], offs[2]}));
+    base.uniforms.push_back(uniform_int("u_x_d", {to_i32(p.x_d_stride, "the stride of x along D")}));
+    base.uniforms.push_back(uniform_int("u_y_d", {to_i32(p.y_d_stride, "the stride of y along D")}));
+    base.uniforms.push_back(uniform_float("u_log_theta", float(-2.0 * std::log(p.base) / double(p.n_rot))));
+    base.uniforms.push_back(uniform_float("u_freq_scale", float(p.freq_scale)));
+    base.uniforms.push_back(uniform_float("u_mscale", float(p.mscale)));
+    base.uniforms.push_back(uniform_float("u_ext", float(p.ext_factor)));
+    base.uniforms.push_back(uniform_float("u_corr_low", float(p.corr_low)));
+    base.uniforms.push_back(uniform_float("u_corr_high", float(p.corr_high)));
+    std::vector<Dispatch> dispatches;
+    add_chunks(dev, base, ceil_div(count, uint64_t(wg)), dispatches);
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+// The largest power-of-two n whose two shared vec2 halves (16 n bytes) fit the device.
+int64_t shared_fft_max(const GlesDevice& dev) {
+    int64_t n = 1;
+    while (n < 4096 && 16 * (2 * n) <= dev.limits().max_shared_bytes) n *= 2;
+    return n;
+}
+
+void run_fft(GlesDevice& dev, const OpCall& call) {
+    const SequencePlan& p = call.sequence;
+    const uint32_t rows = count_u32(p.rows, "the rows of x");
+    const uint32_t n = count_u32(p.n, "a row of x");
+    const int wg = dev.workgroup_size();
+    const bool pow2 = (n & (n - 1)) == 0;
+    Dispatch common;
+    int32_t offs[2] = {};
+    const Binding xb = dev.window(call.inputs[0], "inputs[0] (x)", &offs[R::kX]);
+    const Binding yb = dev.window(call.outputs[0], "outputs[0] (y)", &offs[R::kY]);
+    const int rank = row_uniforms<2>(p, common);
+    common.uniforms.push_back(uniform_uint("u_rows", {rows}));
+    common.uniforms.push_back(uniform_uint("u_n", {n}));
+    common.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1]}));
+    common.uniforms.push_back(uniform_int("u_x_n", {to_i32(p.x_n_stride, "the stride of x along n")}));
+    common.uniforms.push_back(uniform_int("u_x_c", {to_i32(p.x_c_stride, "the stride of x along (re, im)")}));
+    common.uniforms.push_back(uniform_int("u_y_n", {to_i32(p.y_n_stride, "the stride of y along n")}));
+    common.uniforms.push_back(uniform_int("u_y_c", {to_i32(p.y_c_stride, "the stride of y along (re, im)")}));
+    common.uniforms.push_back(uniform_float("u_scale", p.inverse ? float(1.0 / double(n)) : 1.0f));
+    Defines defines = {{"Y_DTYPE", str(call.dtype)}, {"RANK", str(rank)}};
+    if (p.inverse) defines.emplace_back("INVERSE", "");
+    std::vector<Dispatch> dispatches;
+    if (!pow2) {
+        defines.emplace_back("PASS_DFT", "");
+        defines.emplace_back("WG_SIZE", str(wg));
+        Dispatch d = common;
+        d.program = dev.program("fft.comp", defines);
+        d.bindings = {xb, yb};
+        add_chunks(dev, d, ceil_div(uint64_t(rows) * n, uint64_t(wg)), dispatches);
+    } else if (n <= shared_fft_max(dev)) {
+        const int threads = int(std::max<uint32_t>(1, std::min<uint32_t>(uint32_t(wg), n / 2)));
+        defines.emplace_back("PASS_SHARED", "");
+        defines.emplace_back("FFT_N", str(n));
+        defines.emplace_back("WG_SIZE", str(threads));
+        Dispatch d = common;
+        d.program = dev.program("fft.comp", defines);
+        d.bindings = {xb, yb};
+        add_chunks(dev, d, rows, dispatches);
+    } else {
+        // Two scratch halves of rows * n vec2 each, the second starting at an aligned offset.
+        const uint64_t half_bytes = uint64_t(count_u32(int64_t(rows) * n, "the complex elements of x")) * 8;
+        const uint64_t align = uint64_t(dev.window_alignment());
+        const uint64_t second = ceil_div(half_bytes, align) * align;
+        BufferRef scratch = dev.scratch(second + half_bytes);
+        Binding s[2];
+        for (int k = 0; k < 2; ++k) {
+            s[k].keep = scratch;
+            s[k].name = static_cast<GlesBuffer&>(*scratch).name();
+            s[k].offset = k ? int64_t(second) : 0;
+            s[k].size = int64_t(half_bytes);
+        }
+        defines.emplace_back("PASS_STAGE", "");
+        defines.emplace_back("WG_SIZE", str(wg));
+        // Radix-4 stages; the last is radix-2 when log2(n) is odd.
+        int cur = 0;
+        for (uint32_t ns = 1; ns < n;) {
+            const uint32_t radix = (n / ns) % 4 == 0 ? 4 : 2;
+            const bool first = ns == 1, last = radix * ns == n;
+            Defines dd = defines;
+            dd.emplace_back("RADIX", str(radix));
+            if (first) dd.emplace_back("SRC_X", "");
+            if (last) dd.emplace_back("DST_Y", "");
+            Dispatch d = common;
+            d.program = dev.program("fft.comp", dd);
+            d.bindings = {first ? xb : s[cur], last ? yb : s[1 - cur]};
+            d.uniforms.push_back(uniform_uint("u_ns", {ns}));
+            add_chunks(dev, d, ceil_div(uint64_t(rows) * (n / radix), uint64_t(wg)), dispatches);
+            cur = 1 - cur;
+            ns *= radix;
+        }
+    }
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+void run_selective_scan(GlesDevice& dev, const OpCall& call) {
+    const SequencePlan& p = call.sequence;
+    const OpInfo& info = *call.info;
+    const int wg = dev.workgroup_size();
+    const std::string dtype = str(call.dtype);
+    std::vector<Dispatch> dispatches;
+
+    // Pack every present input as f32 (row-major) into one scratch block.
+    int32_t off[8] = {};
+    uint64_t total = 0;
+    for (size_t k = 0; k < 8; ++k) {
+        const TensorArg& t = call.inputs[k];
+        if (!t.present()) continue;
+        off[k] = int32_t(count_u32(int64_t(total), "the packed inputs of selective_scan"));
+        total += uint64_t(t.numel);
+    }
+    count_u32(int64_t(total), "the packed inputs of selective_scan");
+    BufferRef scratch = dev.scratch(std::max<uint64_t>(total, 1) * 4);
+    Binding pb;
+    pb.keep = scratch;
+    pb.name = static_cast<GlesBuffer&>(*scratch).name();
+    pb.size = int64_t(std::max<uint64_t>(total, 1) * 4);
+    for (size_t k = 0; k < 8; ++k) {
+        const TensorArg& t = call.inputs[k];
+        if (!t.present() || t.numel == 0) continue;
+        add_pack_f32(dev, t, operand_label(info, false, uint32_t(k)), pb, off[k], dispatches);
+    }
+
+    // Lanes per channel: the power of two >= N, at most the workgroup; PER states per lane.
+    int np = 1;
+    while (np < p.nstate && np < wg) np *= 2;
+    const int per = int(std::max<uint64_t>(1, ceil_div(uint64_t(p.nstate), uint64_t(np))));
+    const uint32_t channels = count_u32(p.batch * p.dim, "the channels (B * D) of u");
+    Dispatch d;
+    int32_t y_off = 0, s_off = 0;
+    // L = 0 (y empty, last_state zeros): nothing is stored to y, whose binding is then a stand-in.
+    const TensorArg& y = call.outputs[0];
+    d.bindings = {pb, y.numel ? dev.window(y, "outputs[0] (y)", &y_off) : pb};
+    // Steps per block of the C . x sums: one per lane, at most 16 (shared memory: wg * ts floats).
+    const int ts = std::min(np, 16);
+    Defines defines = {{"Y_DTYPE", dtype}, {"NP", str(np)}, {"PER", str(per)}, {"TS", str(ts)}, {"WG_SIZE", str(wg)}};
+    if (p.has_dskip) defines.emplace_back("HAS_D", "");
+    if (p.has_z) defines.emplace_back("HAS_Z", "");
+    if (p.has_bias) defines.emplace_back("HAS_BIAS", "");
+    if (p.softplus) defines.emplace_back("SOFTPLUS", "");
+    if (p.has_state && call.outputs[1].numel > 0) {
+        defines.emplace_back("HAS_STATE", "");
+        d.bindings.push_back(dev.window(call.outputs[1], "outputs[1] (last_state)", &s_off));
+        const TensorArg& st = call.outputs[1];
+        d.uniforms.push_back(uniform_int("u_s_stride", {to_i32(st.strides[0], "last_state"), to_i32(st.strides[1], "last_state"),
+                                                         to_i32(st.strides[2], "last_state")}));
+    }
+    d.program = dev.program("selective_scan.comp", defines);
+    d.uniforms.push_back(uniform_uint("u_channels", {channels}));
+    d.uniforms.push_back(uniform_int("u_dim", {to_i32(p.dim, "D")}));
+    d.uniforms.push_back(uniform_int("u_len", {to_i32(p.len, "L")}));
+    d.uniforms.push_back(uniform_int("u_n", {to_i32(p.nstate, "N")}));
+    d.uniforms.push_back(uniform_int("u_off", std::vector<int32_t>(off, off + 8)));
+    d.uniforms.push_back(uniform_int("u_y_off", {y_off}));
+    d.uniforms.push_back(uniform_int("u_s_off", {s_off}));
+    d.uniforms.push_back(uniform_int("u_y_stride", {to_i32(y.strides[0], "y"), to_i32(y.strides[1], "y"), to_i32(y.strides[2], "y")}));
+    add_chunks(dev, d, ceil_div(channels, uint64_t(wg / np)), dispatches);
+    dev.submit(info.name, std::move(dispatches));
+}
+
+void run_sample(GlesDevice& dev, const OpCall& call) {
+    const SequencePlan& p = call.sequence;
+    const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
+    const uint32_t V = count_u32(p.n, "a row (V) of logits");
+    Dispatch d;
+    int32_t x_off = 0, t_off = 0;
+    d.bindings = {dev.window(call.inputs[0], "inputs[0] (logits)", &x_off), dev.window(call.outputs[0], "outputs[0] (token)", &t_off)};
+    d.program = dev.program("sample.comp", {{"X_DTYPE", str(call.dtype)}, {"WG_SIZE", str(dev.workgroup_size())}});
+    d.uniforms.push_back(uniform_uint("u_rows", {rows}));
+    d.uniforms.push_back(uniform_uint("u_v", {V}));
+    d.uniforms.push_back(uniform_int("u_x_off", {x_off}));
+    d.uniforms.push_back(uniform_int("u_x_row", {to_i32(p.row_strides[R::kX][0], "the row stride of logits")}));
+    d.uniforms.push_back(uniform_int("u_x_n", {to_i32(p.x_n_stride, "the stride of logits along V")}));
+    d.uniforms.push_back(uniform_int("u_t_off", {t_off}));
+    d.uniforms.push_back(uniform_int("u_t_row", {to_i32(p.row_strides[R::kY][0], "the stride of token")}));
+    d.uniforms.push_back(uniform_float("u_inv_t", p.inv_temperature));
+    d.uniforms.push_back(uniform_uint("u_greedy", {p.greedy ? 1u : 0u}));
+    d.uniforms.push_back(uniform_uint("u_top_k", {uint32_t(p.top_k)}));
+    d.uniforms.push_back(uniform_uint("u_top_p16", {p.top_p16}));
+    d.uniforms.push_back(uniform_uint("u_random", {uint32_t(p.seed), uint32_t(p.seed >> 32), uint32_t(p.rng_offset),
+                                                   uint32_t(p.rng_offset >> 32)}));
+    d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
+    d.uniforms.push_back(uniform_uint("u_zero", {0u}));
+    std::vector<Dispatch> dispatches;
+    add_chunks(dev, d, rows, dispatches);
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+}  // namespace
+
+void run_sequence(GlesDevice& dev, const OpCall& call) {
+    switch (call.info->op) {
+    case TGL_OP_ROPE:
+    case TGL_OP_ROPE_BACKWARD: return run_rope(dev, call);
+    case TGL_OP_FFT:
+    case TGL_OP_IFFT: return run_fft(dev, call);
+    case TGL_OP_SELECTIVE_SCAN: return run_selective_scan(dev, call);
+    case TGL_OP_SAMPLE: return run_sample(dev, call);
+    default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+    }
 }
 
 }  // namespace gles

@@ -609,6 +609,64 @@ enum {
     TGL_OP_ATTENTION_BACKWARD = 1301,
 
     /* [sequence family: ops 1400..1499] */
+    /* Sequence ops. Float operands of one op share one dtype (f32 or f16; f16 is storage, computed
+     * in f32 on the GPU, in double on the CPU reference), except where said.
+     * rope: (x (..., D), positions i32) -> (y, x's shape): rotary position embedding
+     *   (tgl_rope_params). The last dim of x is the head dim D; positions broadcast NumPy-style
+     *   (right-aligned) to x.shape[:-1], so for x (B, H, S, D) the sequence dim is rank - 2 and
+     *   positions (S) serve every (b, h); (B, 1, S) gives per-batch positions. Of the first n_rot
+     *   elements of each row, n_rot / 2 pairs are rotated, the rest copied: mode NORMAL (GPT-J,
+     *   llama.cpp's default) pairs (x[2i], x[2i+1]), NEOX pairs (x[i], x[i + n_rot/2]); pair i
+     *   (0 <= i < n_rot/2) turns by angle a_i = angle(pos, i) (see tgl_rope_params):
+     *     y0 = m * (x0 cos a - x1 sin a), y1 = m * (x0 sin a + x1 cos a), m = the mscale.
+     *   Accuracy: the GPU computes theta_i and pos * theta_i in f32 (as llama.cpp does) and cos/sin
+     *   of that f32 angle with an exact argument reduction; the CPU reference in double. The angle
+     *   alone carries an error of a few f32 ulp of |a| (0.008 rad at positions near 1e5).
+     * rope_backward: (dy, positions) -> (dx): the gradient of rope, the rotation by -a_i (times m):
+     *   dx0 = m * (dy0 cos a + dy1 sin a), dx1 = m * (-dy0 sin a + dy1 cos a); copied part copied.
+     * fft / ifft: (x (..., n, 2)) -> (y (..., n, 2)): discrete Fourier transform along the
+     *   second-to-last dim of complex numbers stored as (re, im) in the last dim (size 2; any
+     *   strides), no params (tgl_unary_params). fft: y_k = sum_j x_j exp(-2 pi i jk / n) (unscaled);
+     *   ifft: y_k = (1/n) sum_j x_j exp(+2 pi i jk / n) (numpy's default "backward" norm).
+     *   n a power of two: Stockham autosort (the GPU: radix-4 stages in shared memory while the
+     *   row fits, 16 n bytes; else one global radix-4 pass per two stages); other n up to 4096:
+     *   a direct DFT (O(n^2) work, one invocation per output); another n is
+     *   TGL_ERROR_UNIMPLEMENTED. n = 0 or no rows: nothing to do. Twiddles exp(-2 pi i k/m) come
+     *   from the exact turn fraction k/m (quadrant split), accurate to an ulp.
+     * selective_scan: (u (B, D, L), delta (B, D, L), A (D, N), Bm (B, N, L), Cm (B, N, L),
+     *   Dskip? (D), z? (B, D, L), delta_bias? (D)) -> (y (B, D, L), last_state? (B, D, N)), Mamba's
+     *   selective_scan_ref (tgl_selective_scan_params): dt = delta + delta_bias (softplus(dt) with
+     *   threshold 20 when delta_softplus), then for t = 0..L-1 with x_{-1} = 0:
+     *     x_t[n] = exp(dt_t * A[d, n]) * x_{t-1}[n] + dt_t * Bm[b, n, t] * u_t,
+     *     y_t = sum_n Cm[b, n, t] * x_t[n] + Dskip[d] * u_t, then y_t *= silu(z_t) when z is given;
+     *   last_state = x_{L-1} (zeros when L = 0). N >= 1 is A's dim 1.
+     *   Float accuracy: an f32 recurrence on the GPU (error grows with L like a running sum). */
+    TGL_OP_ROPE = 1400,
+    TGL_OP_ROPE_BACKWARD = 1401,
+    TGL_OP_FFT = 1402,
+    TGL_OP_IFFT = 1403,
+    TGL_OP_SELECTIVE_SCAN = 1404,
+    /* sample: (logits (B, V) f32/f16) -> (token (B) i32, any strides), one token per row
+     * (tgl_sample_params). Every plugin computes it exactly as below (f32 operations that are
+     * correctly rounded everywhere, then integers), so the same seed gives the same token on every
+     * plugin, bit for bit:
+     *   key_j = logit_j (NaN counts as -inf); m = max key, i* = the first index holding it.
+     *   temperature 0, top_k 1, or m = +-inf: token = i* (greedy).
+     *   t_j = (key_j - m) * f32(1 / temperature) (f32, rounded); z_j = t_j * f32(log2 e);
+     *   weight w_j = 0 unless z_j > -24; else Q = trunc(-z_j * 2^24), a = 2^31, and for each set
+     *   bit 2^-k (k = 1..24) of the fraction Q mod 2^24: a = (a * c_k) >> 31 with the constant
+     *   c_k = round(2^31 * 2^(-2^-k)); w_j = a >> (floor(Q / 2^24) + 7). So w ~ 2^24 * exp(t),
+     *   the top token has w = 2^24 and tokens below 2^-24 of the top weigh 0.
+     *   top_k (0 or >= V: off): tau = the k-th largest weight (counting repeats); every token with
+     *   w >= tau is kept (ties at the threshold are all kept: more than k tokens may stay).
+     *   top_p (1: off): P = ceil(top_p * 65536); need = ceil(P * S / 65536), S the sum of the kept
+     *   weights; tau' = the largest weight value such that the kept weights >= tau' sum to >= need
+     *   (the smallest set of the heaviest tokens holding >= top_p of the mass, ties at its edge
+     *   all kept); tokens with w >= tau' stay.
+     *   R = word 0 of Philox4x32-10 keyed by seed (as random_uniform) at counter offset + b (b the
+     *   row); target = floor(R * total / 2^32) with total = the sum of the kept weights; the token
+     *   is the first index j (in index order) whose running sum of kept weights exceeds target.
+     *   V must be in 1..2^24 - 1 (when B > 0). */    TGL_OP_SAMPLE = 1405,
 
     /* [grad family: ops 1500..1599] */
     /* Training gradients and losses. Float operands f32 or f16 (one dtype per op; f16 is storage,
@@ -1018,6 +1076,57 @@ typedef struct tgl_attention_params {
 } tgl_attention_params;
 
 /* [sequence family: params] */
+/* rope, rope_backward. NULL params: NORMAL mode, n_rot = D, theta_base 10000, no scaling,
+ * attn_factor 1. reserved must be 0.
+ * Angle of pair i (0 <= i < n_rot/2) at position p (an i32, any sign):
+ *   base = theta_base; NTK_AWARE: base = theta_base * factor^(n_rot / (n_rot - 2)) (n_rot > 2)
+ *   theta_i = base^(-2i / n_rot)
+ *   NONE, NTK_AWARE: a = p * theta_i, m = attn_factor
+ *   LINEAR: a = (p * theta_i) / factor, m = attn_factor
+ *   YARN (llama.cpp's rope_yarn / ggml_rope_yarn_corr_dims, with n_dims = n_rot, freq_scale =
+ *     1 / factor): corr(b) = n_rot * ln(original_max_positions / (b * 2 pi)) / (2 ln theta_base);
+ *     low = max(0, floor(corr(beta_fast))), high = min(n_rot - 1, ceil(corr(beta_slow)));
+ *     ramp_i = 1 - clamp((i - low) / max(0.001, high - low), 0, 1); mix = ramp_i * ext_factor;
+ *     e = p * theta_i; a = (e / factor) * (1 - mix) + e * mix;
+ *     m = attn_factor * (ext_factor != 0 ? 1 + 0.1 * ln(factor) : 1).
+ * factor > 0 and finite (used by LINEAR, NTK_AWARE and YARN; ignored by NONE); theta_base > 0
+ * finite; YARN needs original_max_positions > 0, finite beta_fast, beta_slow, ext_factor;
+ * attn_factor finite. n_rot: even, 2 <= n_rot <= D (0: D, which must then be even). */
+enum { TGL_ROPE_NORMAL = 0, TGL_ROPE_NEOX = 1 };
+enum { TGL_ROPE_SCALING_NONE = 0, TGL_ROPE_SCALING_LINEAR = 1, TGL_ROPE_SCALING_NTK_AWARE = 2,
+       TGL_ROPE_SCALING_YARN = 3 };
+typedef struct tgl_rope_params {
+    uint32_t struct_size;
+    uint32_t mode;      /* TGL_ROPE_NORMAL (interleaved pairs) or TGL_ROPE_NEOX (half split) */
+    uint32_t n_rot;     /* rotated dims (even); 0: all of D */
+    uint32_t scaling;   /* TGL_ROPE_SCALING_* */
+    float theta_base;   /* 10000 */
+    float factor;       /* the context scaling factor (1) */
+    uint32_t original_max_positions; /* YaRN: the training context (n_ctx_orig) */
+    float beta_fast;    /* YaRN: 32 */
+    float beta_slow;    /* YaRN: 1 */
+    float ext_factor;   /* YaRN: extrapolation mix (1); 0 gives plain linear interpolation */
+    float attn_factor;  /* magnitude scale of cos and sin (1) */
+    uint32_t reserved;
+} tgl_rope_params;
+
+/* sample (planned): temperature (0: greedy), top_k (0: off), top_p (1: off), Philox seed and
+ * offset. */
+typedef struct tgl_sample_params {
+    uint32_t struct_size;
+    uint32_t top_k;
+    float temperature;
+    float top_p;
+    uint64_t seed;
+    uint64_t offset;
+} tgl_sample_params;
+
+/* selective_scan. NULL params: delta_softplus 0. reserved must be 0. */
+typedef struct tgl_selective_scan_params {
+    uint32_t struct_size;
+    uint32_t delta_softplus; /* 1: dt = softplus(delta + delta_bias) (threshold 20), as Mamba */
+    uint32_t reserved[2];
+} tgl_selective_scan_params;
 
 /* [grad family: params] */
 /* embedding_backward. NULL params: no padding index. has_padding_idx 0 or 1; with 1, padding_idx
@@ -1312,6 +1421,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_para
 TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == 16, "tgl_attention_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_attention_params, scale) == 8, "tgl_attention_params layout");
 /* [sequence family: layout pins] */
+TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == 48, "tgl_rope_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_rope_params, theta_base) == 16, "tgl_rope_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_rope_params, attn_factor) == 40, "tgl_rope_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == 16, "tgl_selective_scan_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_sample_params) == 32, "tgl_sample_params layout");
 /* [grad family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == 16, "tgl_embedding_backward_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_embedding_backward_params, padding_idx) == 8, "tgl_embedding_backward_params layout");

@@ -251,4 +251,13 @@ inline View view_of(const Shape& shape, Kind k, Rng& rng, bool input, tgl_dtype 
     return view_of(shape, k, rng, input);
 }
 
+// A random view of `shape` of any non-broadcasting kind (inputs: Mixed may broadcast); views of
+// 1- and 2-byte dtypes also start inside a word 30% of the time.
+inline View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
+    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped,
+                                            Kind::Negative,   Kind::Padded,   Kind::Mixed};
+    if (dtype_size(dt) < 4 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
+    return view_of(shape, rng.pick(kinds), rng, input);
+}
+
 }  // namespace diff

@@ -17,17 +17,6 @@ const double kTolF16 = 1.0 / (1 << 20);
 
 double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kTranscendental; }
 
-Kind pick_kind(Rng& rng) {
-    static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
-    return rng.pick(kinds);
-}
-
-// A random view of `shape` (inputs may broadcast); f16 views also start inside a word.
-View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
-    if (dt == TGL_DTYPE_F16 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));
-    return view_of(shape, pick_kind(rng), rng, input);
-}
-
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool input_layouts = true) {
     InputArg a;
     a.dtype = dt;

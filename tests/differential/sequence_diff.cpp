@@ -1,2 +1,191 @@
-// Differential tests of the Sequence family (GLES vs the CPU reference).
+// Differential tests (GLES vs CPU) of the Sequence family on seeded random inputs:
+//   rope / rope_backward: both layouts, partial rotation, every scaling, positions (S), (B, 1, S)
+//     and broadcast, permuted / stepped / negative-stride / padded views, misaligned f16, empty x;
+//     positions in [-4096, 4096], and one case near 1e5.
+//   fft / ifft: n = 1 .. 2^16 (shared-memory and global Stockham paths) and non-powers of two
+//     (direct DFT), batches, strided views, f16, empty rows, 70,000 rows (more than 65,535
+//     workgroups).
+//   sample: thousands of rows over temperatures, top_k, top_p, seeds and offsets, logits with ties
+//     and -inf, f32 and f16, strided logits and tokens, V up to 50,000, 70,000 rows: exact.
+//   selective_scan: every combination of the optional operands, softplus, N from 1 to 200 (more
+//     states than a workgroup has invocations), L up to 1000, strided views, f16.
+// Tolerances (NMSE):
+//   rope: the GPU's angle is f32 (theta_i from an f32 exp, the product pos * theta_i rounded), so
+//     its error is a few ulp of the angle: about 1e-7 |a| rad. With |pos| <= 4096 that is <= 5e-4
+//     rad, NMSE <= 2.5e-7 in the worst element; tol 1e-6 (tol::kTranscendental). Positions near
+//     1e5: 1.2e-2 rad at worst, tol 4e-4.
+//   fft: f32 butterflies with ~1-ulp twiddles, error ~ eps * sqrt(log2 n) relative: tol 1e-10
+//     (powers of two); the direct DFT sums n terms in f32: tol 1e-9.
+//   selective_scan: an f32 recurrence with exp on the GPU, error growing with L like a running
+//     sum: tol::kReduction for L <= 64, tol::kMatmul beyond.
+//   f16 outputs: one f16 rounding on each side, NMSE <= 2^-20 (as norm_diff.cpp argues); FFT f16
+//     sums of n terms round once too, but their spread grows: 4 * 2^-20.
 #include "diff.h"
+
+namespace diff {
+namespace {
+
+class SequenceDiff : public SeededTest {};
+
+const double kTolF16 = 1.0 / (1 << 20);
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
+
+InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool layouts = true) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = layouts ? random_view(shape, dt, rng, true) : contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, dt == I32 ? int_values(dt, int64_t(lo), int64_t(hi)) : float_values(dt, lo, hi));
+    return a;
+}
+OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool layouts = true) {
+    OutputArg o;
+    o.dtype = dt;
+    o.view = layouts ? random_view(shape, dt, rng, false) : contiguous(shape);
+    return o;
+}
+
+void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
+              std::vector<double> tol, const std::string& what) {
+    MultiSpec s;
+    s.op = op;
+    s.params = params;
+    s.inputs = std::move(ins);
+    s.outputs = std::move(outs);
+    s.tolerance = std::move(tol);
+    s.what = what;
+    check(s);
+}
+
+// ----- rope -----------------------------------------------------------------------------------------
+
+tgl_rope_params random_rope(Rng& rng, int64_t D) {
+    tgl_rope_params p{sizeof(tgl_rope_params), uint32_t(rng.integer(0, 1)), 0, uint32_t(rng.integer(0, 3)),
+                      float(rng.pick(std::vector<double>{10000.0, 500000.0, 1e6})), float(rng.uniform(1.0, 8.0)),
+                      uint32_t(rng.pick(std::vector<int64_t>{2048, 4096, 8192})), 32.0f, 1.0f,
+                      float(rng.pick(std::vector<double>{0.0, 1.0, 0.5})), float(rng.uniform(0.5, 1.5)), 0};
+    int64_t n_rot = D;
+    if (rng.chance(0.4)) n_rot = 2 * rng.integer(1, D / 2);
+    if (p.scaling == TGL_ROPE_SCALING_NTK_AWARE && n_rot <= 2) n_rot = D;
+    if (p.scaling == TGL_ROPE_SCALING_NTK_AWARE && n_rot <= 2) p.scaling = TGL_ROPE_SCALING_LINEAR;
+    p.n_rot = n_rot == D && rng.chance(0.5) ? 0u : uint32_t(n_rot);
+    return p;
+}
+
+TEST_F(SequenceDiff, Rope) {
+    const std::vector<Shape> shapes = {{1, 2}, {3, 8}, {2, 3, 5, 16}, {1, 4, 7, 64}, {2, 1, 13, 6}, {5, 1, 10}, {2, 2, 3, 128}};
+    for (tgl_dtype dt : {F32, F16})
+        for (const Shape& s : shapes)
+            for (tgl_op op : {TGL_OP_ROPE, TGL_OP_ROPE_BACKWARD}) {
+                const int64_t D = s.back();
+                tgl_rope_params p = random_rope(rng_, D);
+                // positions: (S), (B, 1, S) (per batch) or the full x.shape[:-1].
+                Shape lead(s.begin(), s.end() - 1), ps = {lead.back()};
+                if (lead.size() >= 3 && rng_.chance(0.4)) ps = {lead[0], 1, lead.back()};
+                else if (rng_.chance(0.3)) ps = lead;
+                run_case(op, param_bytes(p), {rand_input(dt, s, rng_, -2, 2), rand_input(I32, ps, rng_, -4096, 4096)},
+                         {rand_output(dt, s, rng_)}, {dt == F16 ? kTolF16 : tol::kTranscendental},
+                         std::string(op == TGL_OP_ROPE ? "rope " : "rope_backward ") + dtype_name(dt) + " " + shape_name(s) +
+                             " positions " + shape_name(ps) + " mode " + std::to_string(p.mode) + " n_rot " +
+                             std::to_string(p.n_rot) + " scaling " + std::to_string(p.scaling));
+            }
+    // Positions near 1e5 (f32 angles there carry ~1e-2 rad of error, see above).
+    tgl_rope_params p{sizeof(tgl_rope_params), TGL_ROPE_NEOX, 0, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0};
+    run_case(TGL_OP_ROPE, param_bytes(p), {rand_input(F32, {2, 40, 64}, rng_, -2, 2), rand_input(I32, {40}, rng_, 90000, 110000)},
+             {rand_output(F32, {2, 40, 64}, rng_)}, {4e-4}, "rope f32 positions near 1e5");
+    // Empty x.
+    run_case(TGL_OP_ROPE, {}, {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 10)},
+             {rand_output(F32, {0, 3, 8}, rng_)}, {0}, "rope empty");
+}
+
+// ----- fft ------------------------------------------------------------------------------------------
+
+TEST_F(SequenceDiff, Fft) {
+    struct C { Shape s; };
+    const std::vector<Shape> shapes = {{1, 2},     {2, 2},      {3, 4, 2},   {5, 8, 2},   {2, 3, 16, 2}, {7, 64, 2},
+                                       {3, 256, 2}, {2, 1024, 2}, {2, 2048, 2}, {1, 4096, 2}, {2, 16384, 2}, {65536, 2},
+                                       {3, 3, 2},   {2, 5, 2},    {4, 12, 2},  {1, 97, 2},  {2, 1000, 2}};
+    for (const Shape& s : shapes)
+        for (tgl_op op : {TGL_OP_FFT, TGL_OP_IFFT}) {
+            const int64_t n = s[s.size() - 2];
+            const bool pow2 = (n & (n - 1)) == 0;
+            const bool big = n >= 16384;
+            run_case(op, {}, {rand_input(F32, s, rng_, -1, 1, !big || rng_.chance(0.5))}, {rand_output(F32, s, rng_, !big)},
+                     {pow2 ? 1e-10 : 1e-9}, std::string(op == TGL_OP_FFT ? "fft " : "ifft ") + shape_name(s));
+        }
+    for (const Shape& s : std::vector<Shape>{{3, 8, 2}, {2, 128, 2}, {1, 8192, 2}, {2, 6, 2}})
+        run_case(TGL_OP_FFT, {}, {rand_input(F16, s, rng_, -1, 1)}, {rand_output(F16, s, rng_)}, {4 * kTolF16},
+                 "fft f16 " + shape_name(s));
+    run_case(TGL_OP_IFFT, {}, {rand_input(F32, {0, 8, 2}, rng_, -1, 1)}, {rand_output(F32, {0, 8, 2}, rng_)}, {0}, "ifft empty");
+    // 70,000 rows of n = 2: a workgroup per row, more than 65,535.
+    run_case(TGL_OP_FFT, {}, {rand_input(F32, {70000, 2, 2}, rng_, -1, 1, false)}, {output_of(F32, {70000, 2, 2})}, {1e-10},
+             "fft of 70,000 rows");
+}
+
+// ----- selective scan -------------------------------------------------------------------------------
+
+TEST_F(SequenceDiff, SelectiveScan) {
+    struct Dims { int64_t B, D, L, N; };
+    const std::vector<Dims> dims = {{1, 1, 1, 1}, {2, 3, 5, 2}, {1, 4, 17, 16}, {3, 2, 64, 3}, {2, 5, 9, 200}, {1, 3, 1000, 16}, {2, 7, 0, 4}};
+    for (tgl_dtype dt : {F32, F16})
+        for (const Dims& d : dims) {
+            const bool softplus = rng_.chance(0.5);
+            tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), softplus ? 1u : 0u, {0, 0}};
+            const Shape bdl = {d.B, d.D, d.L}, bnl = {d.B, d.N, d.L};
+            std::vector<InputArg> ins = {rand_input(dt, bdl, rng_, -1, 1),
+                                         softplus ? rand_input(dt, bdl, rng_, -3, 1) : rand_input(dt, bdl, rng_, 0.001, 0.2),
+                                         rand_input(dt, {d.D, d.N}, rng_, -4, -0.05),
+                                         rand_input(dt, bnl, rng_, -1, 1),
+                                         rand_input(dt, bnl, rng_, -1, 1),
+                                         rng_.chance(0.6) ? rand_input(dt, {d.D}, rng_, -1, 1) : absent_input(),
+                                         rng_.chance(0.6) ? rand_input(dt, bdl, rng_, -3, 3) : absent_input(),
+                                         rng_.chance(0.5) ? rand_input(dt, {d.D}, rng_, softplus ? -0.5 : 0.0, 0.1) : absent_input()};  // dt > 0
+            std::vector<OutputArg> outs = {rand_output(dt, bdl, rng_),
+                                           rng_.chance(0.7) ? rand_output(dt, {d.B, d.D, d.N}, rng_) : absent_output()};
+            const double tol = dt == F16 ? kTolF16 : (d.L <= 64 ? tol::kReduction : tol::kMatmul);
+            run_case(TGL_OP_SELECTIVE_SCAN, param_bytes(p), ins, outs, {tol, tol},
+                     "selective_scan " + dtype_name(dt) + " B D L N " + shape_name({d.B, d.D, d.L, d.N}) +
+                         (softplus ? " softplus" : ""));
+        }
+}
+
+// ----- sample ---------------------------------------------------------------------------------------
+
+// Logits with ties and -inf now and then; integer-valued ones tie often.
+InputArg logits_input(tgl_dtype dt, const Shape& s, Rng& rng, bool layouts) {
+    InputArg a = rand_input(dt, s, rng, -6, 6, layouts);
+    const bool ints = rng.chance(0.3);
+    for (int64_t i = 0; i < a.storage.size(); ++i) {
+        if (ints) a.storage.set_value(i, double(rng.integer(-3, 3)));
+        if (rng.chance(0.02)) a.storage.set_value(i, -std::numeric_limits<double>::infinity());
+    }
+    return a;
+}
+
+TEST_F(SequenceDiff, SampleExact) {
+    // Thousands of rows over many parameter sets: the tokens must agree exactly.
+    for (tgl_dtype dt : {F32, F16})
+        for (int rep = 0; rep < 12; ++rep) {
+            const int64_t B = rng_.integer(1, 400), V = rng_.pick(std::vector<int64_t>{1, 2, 7, 32, 100, 257, 1000});
+            const float T = float(rng_.pick(std::vector<double>{0.0, 0.05, 0.7, 1.0, 1.3, 10.0}));
+            const uint32_t top_k = uint32_t(rng_.pick(std::vector<int64_t>{0, 0, 1, 2, 5, 40}));
+            const float top_p = float(rng_.pick(std::vector<double>{1.0, 1.0, 0.9, 0.5, 0.1, 1e-3}));
+            tgl_sample_params p{sizeof(tgl_sample_params), top_k, T, top_p, uint64_t(rng_.integer(0, 1 << 30)) << 20,
+                                uint64_t(rng_.integer(0, 1000000))};
+            OutputArg tok = rand_output(I32, {B}, rng_);
+            run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(dt, {B, V}, rng_, true)}, {tok}, {0},
+                     "sample " + dtype_name(dt) + " " + shape_name({B, V}) + " T " + std::to_string(T) + " top_k " +
+                         std::to_string(top_k) + " top_p " + std::to_string(top_p));
+        }
+    // A large vocabulary, and 70,000 rows (a workgroup each: more than 65,535).
+    tgl_sample_params p{sizeof(tgl_sample_params), 50, 0.8f, 0.95f, 1234, 0};
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {3, 50000}, rng_, false)}, {output_of(I32, {3})}, {0},
+             "sample V 50000");
+    p = tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 99, 7};
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {70000, 3}, rng_, false)}, {output_of(I32, {70000})}, {0},
+             "sample 70,000 rows");
+    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {0, 3}, rng_, false)}, {output_of(I32, {0})}, {0},
+             "sample empty");
+}
+
+}  // namespace
+}  // namespace diff
