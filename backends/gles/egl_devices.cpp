@@ -346,6 +346,11 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     num("limit.max_ssbo_block_bytes", (long long)L.max_ssbo_block_bytes);
     num("limit.ssbo_offset_alignment", L.ssbo_offset_alignment);
     num("limit.max_compute_uniform_components", L.max_compute_uniform_components);
+    {
+        GLint formats = 0;  // 0: the driver cannot save programs, so the disk cache stays off
+        glGetIntegerv(GL_NUM_PROGRAM_BINARY_FORMATS, &formats);
+        num("program_binary_formats", formats);
+    }
     add("limits.mode", L.minimum ? "minimum" : "driver");
     if (L.minimum) add("limits.clamped", L.clamped);
     add("extensions.subgroup", L.subgroup ? "1" : "0");

@@ -1193,7 +1193,9 @@ typedef struct tgl_plugin_info {
  *   "name", "renderer", "vendor", "api.version" (e.g. "OpenGL ES 3.2 ..."), "driver.version",
  *   "memory.bytes" (total memory the device can use, if known), "limit.max_rank",
  *   "limit.max_buffer_bytes", "limit.max_workgroup_invocations", "limit.max_workgroup_count_x",
- *   "limit.max_shared_memory_bytes", "limit.max_ssbo_bindings", "limit.max_ssbo_block_bytes".
+ *   "limit.max_shared_memory_bytes", "limit.max_ssbo_bindings", "limit.max_ssbo_block_bytes",
+ *   "program_binary_formats" (GLES: how many program binary formats the driver offers; 0 means
+ *   the on-disk program cache is off for this device).
  * Counters of the GLES plugin, over all open devices of the index (a snapshot taken by each
  * device_properties call; the value strings are rewritten in place by later calls):
  *   "memory.live_bytes" (bytes of live buffers allocated with buffer_alloc),
