@@ -666,7 +666,8 @@ enum {
      *   R = word 0 of Philox4x32-10 keyed by seed (as random_uniform) at counter offset + b (b the
      *   row); target = floor(R * total / 2^32) with total = the sum of the kept weights; the token
      *   is the first index j (in index order) whose running sum of kept weights exceeds target.
-     *   V must be in 1..2^24 - 1 (when B > 0). */    TGL_OP_SAMPLE = 1405,
+     *   V must be in 1..2^24 - 1 (when B > 0). */
+    TGL_OP_SAMPLE = 1405,
 
     /* [grad family: ops 1500..1599] */
     /* Training gradients and losses. Float operands f32 or f16 (one dtype per op; f16 is storage,
@@ -1110,8 +1111,8 @@ typedef struct tgl_rope_params {
     uint32_t reserved;
 } tgl_rope_params;
 
-/* sample (planned): temperature (0: greedy), top_k (0: off), top_p (1: off), Philox seed and
- * offset. */
+/* sample (see TGL_OP_SAMPLE): temperature (0: greedy), top_k (0: off), top_p (1: off), Philox
+ * seed and offset. */
 typedef struct tgl_sample_params {
     uint32_t struct_size;
     uint32_t top_k;
