@@ -67,11 +67,13 @@ int gl_thread_count() {
     return n;
 }
 
-// Waits (at most `limit_s`) until the GL thread count is `want`; returns the last count.
+// Waits (at most `limit_s`) until the GL thread count is at most `want`; returns the last count.
 int wait_gl_threads(int want, double limit_s) {
+    // At most `want`: a GL thread that was already detached before the test (a device closed past
+    // its time limit earlier in the process) may end meanwhile and take the count below it.
     Clock::time_point t0 = Clock::now();
     int n = gl_thread_count();
-    while (n != want && seconds_since(t0) < limit_s) {
+    while (n > want && seconds_since(t0) < limit_s) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         n = gl_thread_count();
     }
@@ -337,7 +339,7 @@ TEST_F(Faults, GlesDispatchPastTimeLimitIsReported) {
     EXPECT_EQ(exact_add(*fresh, 1000), "");
     fresh->close();
     // The detached thread ends when the driver returns (no thread leaked).
-    EXPECT_EQ(wait_gl_threads(threads_before, 120.0), threads_before) << "the detached GL thread never ended";
+    EXPECT_LE(wait_gl_threads(threads_before, 120.0), threads_before) << "the detached GL thread never ended";
     std::printf("[ faults   ] slow dispatch: synchronize gave up after %.2f s, close took %.2f s, the runaway loop "
                 "ended %.1f s after it was queued\n",
                 waited, closed, seconds_since(t_queued));

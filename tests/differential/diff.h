@@ -194,6 +194,19 @@ inline void check(const MultiSpec& spec) {
     }
 }
 
+// check(MultiSpec) from its parts: NMSE per output with tolerances `tol` (missing entries: 0).
+inline void check_op(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins,
+                     std::vector<OutputArg> outs, std::vector<double> tol, const std::string& what) {
+    MultiSpec s;
+    s.op = op;
+    s.params = params;
+    s.inputs = std::move(ins);
+    s.outputs = std::move(outs);
+    s.tolerance = std::move(tol);
+    s.what = what;
+    check(s);
+}
+
 // A named case: builds its Spec from the case's random stream.
 struct Case {
     std::string name;

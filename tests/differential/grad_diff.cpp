@@ -50,17 +50,6 @@ InputArg rand_index(const Shape& shape, Rng& rng, int64_t lo, int64_t hi, int64_
     return a;
 }
 
-void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
-              std::vector<double> tols, const std::string& what) {
-    MultiSpec s;
-    s.op = op;
-    s.params = params;
-    s.inputs = std::move(ins);
-    s.outputs = std::move(outs);
-    s.tolerance = std::move(tols);
-    s.what = what;
-    check(s);
-}
 
 const std::vector<Shape>& shapes() {
     static const std::vector<Shape> v = {{7}, {3, 5}, {2, 1, 13}, {5, 37, 3}, {1, 1}, {4, 300}};
@@ -74,7 +63,7 @@ TEST_F(GradDiff, SoftmaxBackward) {
                 for (tgl_op op : {TGL_OP_SOFTMAX_BACKWARD, TGL_OP_LOG_SOFTMAX_BACKWARD}) {
                     const bool log = op == TGL_OP_LOG_SOFTMAX_BACKWARD;
                     tgl_softmax_params p{sizeof(tgl_softmax_params), axis, float(rng_.uniform(-2, 2)), 0};
-                    run_case(op, param_bytes(p), {rand_input(dt, s, rng_, log ? -6 : 0, log ? 0 : 1), rand_input(dt, s, rng_, -2, 2)},
+                    check_op(op, param_bytes(p), {rand_input(dt, s, rng_, log ? -6 : 0, log ? 0 : 1), rand_input(dt, s, rng_, -2, 2)},
                              {rand_output(dt, s, rng_)}, {tol_row(dt)},
                              std::string(log ? "log_softmax_backward " : "softmax_backward ") + dtype_name(dt) + " " + shape_name(s) +
                                  " axis " + std::to_string(axis));
@@ -103,7 +92,7 @@ TEST_F(GradDiff, NormBackward) {
                     std::vector<OutputArg> outs = {rand_output(dt, s, rng_), rng_.chance(0.7) ? rand_output(dt, ps, rng_) : absent_output()};
                     if (!rms) outs.push_back(rng_.chance(0.7) ? rand_output(dt, ps, rng_) : absent_output());
                     // dx: cancellation of O(1) terms; the f32 statistics of a mean-50 row lose ~1e-6 relative.
-                    run_case(op, param_bytes(p), ins, outs, {tol_row(dt), tol_red(dt), tol_red(dt)},
+                    check_op(op, param_bytes(p), ins, outs, {tol_row(dt), tol_red(dt), tol_red(dt)},
                              std::string(rms ? "rms" : "layer") + "_norm_backward " + dtype_name(dt) + " " + shape_name(s) +
                                  " n_norm_dims " + std::to_string(nd) + " mean " + std::to_string(int(mean)));
                 }
@@ -115,7 +104,7 @@ TEST_F(GradDiff, CumsumBackward) {
             for (int axis = 0; axis < int(s.size()); ++axis)
                 for (int mode = 0; mode < 4; ++mode) {
                     tgl_scan_params p{sizeof(tgl_scan_params), axis, uint32_t(mode & 1), uint32_t(mode >> 1)};
-                    run_case(TGL_OP_CUMSUM_BACKWARD, param_bytes(p), {rand_input(dt, s, rng_, -1, 1)}, {rand_output(dt, s, rng_)},
+                    check_op(TGL_OP_CUMSUM_BACKWARD, param_bytes(p), {rand_input(dt, s, rng_, -1, 1)}, {rand_output(dt, s, rng_)},
                              {tol_red(dt)}, "cumsum_backward " + dtype_name(dt) + " " + shape_name(s) + " axis " + std::to_string(axis) +
                                                 " mode " + std::to_string(mode));
                 }
@@ -133,7 +122,7 @@ TEST_F(GradDiff, EmbeddingBackward) {
             ds.push_back(c.D);
             const bool pad = rng_.chance(0.4);
             tgl_embedding_backward_params p{sizeof(tgl_embedding_backward_params), pad ? 1u : 0u, int32_t(rng_.integer(0, c.V - 1)), 0};
-            run_case(TGL_OP_EMBEDDING_BACKWARD, param_bytes(p), {rand_input(dt, ds, rng_, -1, 1), rand_index(c.index, rng_, 0, c.V - 1)},
+            check_op(TGL_OP_EMBEDDING_BACKWARD, param_bytes(p), {rand_input(dt, ds, rng_, -1, 1), rand_index(c.index, rng_, 0, c.V - 1)},
                      {rand_output(dt, {c.V, c.D}, rng_)}, {tol_red(dt)},
                      "embedding_backward " + dtype_name(dt) + " index " + shape_name(c.index) + " V " + std::to_string(c.V) + " D " +
                          std::to_string(c.D) + (pad ? " padding " + std::to_string(p.padding_idx) : ""));
@@ -155,41 +144,41 @@ TEST_F(GradDiff, CrossEntropy) {
                 const Shape lshape = red == TGL_REDUCTION_NONE ? ts : Shape{};
                 const std::string what = dtype_name(dt) + " " + shape_name(s) + " reduction " + std::to_string(red) + " ignore " +
                                          std::to_string(ignore) + " smoothing " + std::to_string(p.label_smoothing);
-                run_case(TGL_OP_CROSS_ENTROPY, param_bytes(p), {z, t}, {rand_output(dt, lshape, rng_)}, {tol_red(dt)}, "cross_entropy " + what);
-                run_case(TGL_OP_CROSS_ENTROPY_BACKWARD, param_bytes(p), {z, t, rand_input(dt, lshape, rng_, -2, 2)},
+                check_op(TGL_OP_CROSS_ENTROPY, param_bytes(p), {z, t}, {rand_output(dt, lshape, rng_)}, {tol_red(dt)}, "cross_entropy " + what);
+                check_op(TGL_OP_CROSS_ENTROPY_BACKWARD, param_bytes(p), {z, t, rand_input(dt, lshape, rng_, -2, 2)},
                          {rand_output(dt, s, rng_)}, {tol_row(dt)}, "cross_entropy_backward " + what);
             }
 }
 
 TEST_F(GradDiff, Empty) {
-    run_case(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {0, 5}, rng_, 0, 1), rand_input(F32, {0, 5}, rng_, 0, 1)},
+    check_op(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {0, 5}, rng_, 0, 1), rand_input(F32, {0, 5}, rng_, 0, 1)},
              {rand_output(F32, {0, 5}, rng_)}, {0}, "softmax_backward (0, 5)");
     // No rows: dgamma and dbeta are sums of nothing (zeros).
-    run_case(TGL_OP_LAYER_NORM_BACKWARD, {}, {rand_input(F16, {0, 4}, rng_, -1, 1), rand_input(F16, {0, 4}, rng_, -1, 1), absent_input()},
+    check_op(TGL_OP_LAYER_NORM_BACKWARD, {}, {rand_input(F16, {0, 4}, rng_, -1, 1), rand_input(F16, {0, 4}, rng_, -1, 1), absent_input()},
              {rand_output(F16, {0, 4}, rng_), rand_output(F16, {4}, rng_), rand_output(F16, {4}, rng_)}, {0, 0, 0},
              "layer_norm_backward (0, 4)");
     tgl_cross_entropy_params sum{sizeof(tgl_cross_entropy_params), TGL_REDUCTION_SUM, -100, 0.0f};
-    run_case(TGL_OP_CROSS_ENTROPY, param_bytes(sum), {rand_input(F32, {0, 3}, rng_, -1, 1), rand_index({0}, rng_, 0, 2)},
+    check_op(TGL_OP_CROSS_ENTROPY, param_bytes(sum), {rand_input(F32, {0, 3}, rng_, -1, 1), rand_index({0}, rng_, 0, 2)},
              {rand_output(F32, {}, rng_)}, {0}, "cross_entropy sum of (0, 3)");
-    run_case(TGL_OP_CROSS_ENTROPY, {}, {rand_input(F32, {0, 3}, rng_, -1, 1), rand_index({0}, rng_, 0, 2)}, {rand_output(F32, {}, rng_)},
+    check_op(TGL_OP_CROSS_ENTROPY, {}, {rand_input(F32, {0, 3}, rng_, -1, 1), rand_index({0}, rng_, 0, 2)}, {rand_output(F32, {}, rng_)},
              {0}, "cross_entropy mean of (0, 3): NaN");
-    run_case(TGL_OP_CUMSUM_BACKWARD, {}, {rand_input(F32, {3, 0}, rng_, -1, 1)}, {rand_output(F32, {3, 0}, rng_)}, {0}, "cumsum_backward (3, 0)");
+    check_op(TGL_OP_CUMSUM_BACKWARD, {}, {rand_input(F32, {3, 0}, rng_, -1, 1)}, {rand_output(F32, {3, 0}, rng_)}, {0}, "cumsum_backward (3, 0)");
 }
 
 // More than 65,535 workgroups: 70,000 rows of 40 (a workgroup each); 70,000 short rows with
 // dgamma/dbeta; 70,000 targets; an embedding_backward of 70,000 tokens (argsort past one block).
 TEST_F(GradDiff, Big) {
-    run_case(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {70000, 40}, rng_, 0, 1, false), rand_input(F32, {70000, 40}, rng_, -1, 1, false)},
+    check_op(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {70000, 40}, rng_, 0, 1, false), rand_input(F32, {70000, 40}, rng_, -1, 1, false)},
              {output_of(F32, {70000, 40})}, {tol_row(F32)}, "softmax_backward of 70,000 rows of 40");
-    run_case(TGL_OP_LAYER_NORM_BACKWARD, {},
+    check_op(TGL_OP_LAYER_NORM_BACKWARD, {},
              {rand_input(F32, {70000, 3}, rng_, -2, 2, false), rand_input(F32, {70000, 3}, rng_, -1, 1, false),
               rand_input(F32, {3}, rng_, -1, 1, false)},
              {output_of(F32, {70000, 3}), output_of(F32, {3}), output_of(F32, {3})}, {tol_row(F32), tol_red(F32), tol_red(F32)},
              "layer_norm_backward of 70,000 rows of 3");
     tgl_cross_entropy_params mean{sizeof(tgl_cross_entropy_params), TGL_REDUCTION_MEAN, -100, 0.1f};
-    run_case(TGL_OP_CROSS_ENTROPY, param_bytes(mean), {rand_input(F32, {70000, 33}, rng_, -3, 3, false), rand_index({70000}, rng_, 0, 32, -100, 0.1, false)},
+    check_op(TGL_OP_CROSS_ENTROPY, param_bytes(mean), {rand_input(F32, {70000, 33}, rng_, -3, 3, false), rand_index({70000}, rng_, 0, 32, -100, 0.1, false)},
              {output_of(F32, {})}, {tol_red(F32)}, "cross_entropy of 70,000 rows of 33");
-    run_case(TGL_OP_EMBEDDING_BACKWARD, {}, {rand_input(F32, {70000, 2}, rng_, -1, 1, false), rand_index({70000}, rng_, 0, 999, 0, 0, false)},
+    check_op(TGL_OP_EMBEDDING_BACKWARD, {}, {rand_input(F32, {70000, 2}, rng_, -1, 1, false), rand_index({70000}, rng_, 0, 999, 0, 0, false)},
              {output_of(F32, {1000, 2})}, {tol_red(F32)}, "embedding_backward of 70,000 tokens");
 }
 

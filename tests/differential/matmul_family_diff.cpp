@@ -52,14 +52,8 @@ Shape with_last(Shape s, int64_t n) {
 
 void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs, tgl_dtype dt,
               const std::string& what) {
-    MultiSpec s;
-    s.op = op;
-    s.params = params;
-    s.inputs = std::move(ins);
-    s.outputs = std::move(outs);
-    s.tolerance = std::vector<double>(s.outputs.size(), tol_of(dt));
-    s.what = what;
-    check(s);
+    const size_t n_out = outs.size();
+    check_op(op, params, std::move(ins), std::move(outs), std::vector<double>(n_out, tol_of(dt)), what);
 }
 
 // (M, K, N) with primes, 1s, the decode shape M = 1 and sizes around the tiles.

@@ -33,14 +33,8 @@ OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
 
 void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
               tgl_dtype dt, const std::string& what) {
-    MultiSpec s;
-    s.op = op;
-    s.params = params;
-    s.inputs = std::move(ins);
-    s.outputs = std::move(outs);
-    s.tolerance = {tol_of(dt), tol_of(dt) / 8};  // sum: one rounding of x + residual
-    s.what = what;
-    check(s);
+    check_op(op, params, std::move(ins), std::move(outs), {tol_of(dt), tol_of(dt) / 8},  // sum: one rounding of x + residual
+             what);
 }
 
 const std::vector<Shape>& shapes() {

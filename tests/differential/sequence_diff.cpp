@@ -44,17 +44,6 @@ OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool layouts =
     return o;
 }
 
-void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
-              std::vector<double> tol, const std::string& what) {
-    MultiSpec s;
-    s.op = op;
-    s.params = params;
-    s.inputs = std::move(ins);
-    s.outputs = std::move(outs);
-    s.tolerance = std::move(tol);
-    s.what = what;
-    check(s);
-}
 
 // ----- rope -----------------------------------------------------------------------------------------
 
@@ -82,7 +71,7 @@ TEST_F(SequenceDiff, Rope) {
                 Shape lead(s.begin(), s.end() - 1), ps = {lead.back()};
                 if (lead.size() >= 3 && rng_.chance(0.4)) ps = {lead[0], 1, lead.back()};
                 else if (rng_.chance(0.3)) ps = lead;
-                run_case(op, param_bytes(p), {rand_input(dt, s, rng_, -2, 2), rand_input(I32, ps, rng_, -4096, 4096)},
+                check_op(op, param_bytes(p), {rand_input(dt, s, rng_, -2, 2), rand_input(I32, ps, rng_, -4096, 4096)},
                          {rand_output(dt, s, rng_)}, {dt == F16 ? kTolF16 : tol::kTranscendental},
                          std::string(op == TGL_OP_ROPE ? "rope " : "rope_backward ") + dtype_name(dt) + " " + shape_name(s) +
                              " positions " + shape_name(ps) + " mode " + std::to_string(p.mode) + " n_rot " +
@@ -90,10 +79,10 @@ TEST_F(SequenceDiff, Rope) {
             }
     // Positions near 1e5 (f32 angles there carry ~1e-2 rad of error, see above).
     tgl_rope_params p{sizeof(tgl_rope_params), TGL_ROPE_NEOX, 0, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0};
-    run_case(TGL_OP_ROPE, param_bytes(p), {rand_input(F32, {2, 40, 64}, rng_, -2, 2), rand_input(I32, {40}, rng_, 90000, 110000)},
+    check_op(TGL_OP_ROPE, param_bytes(p), {rand_input(F32, {2, 40, 64}, rng_, -2, 2), rand_input(I32, {40}, rng_, 90000, 110000)},
              {rand_output(F32, {2, 40, 64}, rng_)}, {4e-4}, "rope f32 positions near 1e5");
     // Empty x.
-    run_case(TGL_OP_ROPE, {}, {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 10)},
+    check_op(TGL_OP_ROPE, {}, {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 10)},
              {rand_output(F32, {0, 3, 8}, rng_)}, {0}, "rope empty");
 }
 
@@ -109,15 +98,15 @@ TEST_F(SequenceDiff, Fft) {
             const int64_t n = s[s.size() - 2];
             const bool pow2 = (n & (n - 1)) == 0;
             const bool big = n >= 16384;
-            run_case(op, {}, {rand_input(F32, s, rng_, -1, 1, !big || rng_.chance(0.5))}, {rand_output(F32, s, rng_, !big)},
+            check_op(op, {}, {rand_input(F32, s, rng_, -1, 1, !big || rng_.chance(0.5))}, {rand_output(F32, s, rng_, !big)},
                      {pow2 ? 1e-10 : 1e-9}, std::string(op == TGL_OP_FFT ? "fft " : "ifft ") + shape_name(s));
         }
     for (const Shape& s : std::vector<Shape>{{3, 8, 2}, {2, 128, 2}, {1, 8192, 2}, {2, 6, 2}})
-        run_case(TGL_OP_FFT, {}, {rand_input(F16, s, rng_, -1, 1)}, {rand_output(F16, s, rng_)}, {4 * kTolF16},
+        check_op(TGL_OP_FFT, {}, {rand_input(F16, s, rng_, -1, 1)}, {rand_output(F16, s, rng_)}, {4 * kTolF16},
                  "fft f16 " + shape_name(s));
-    run_case(TGL_OP_IFFT, {}, {rand_input(F32, {0, 8, 2}, rng_, -1, 1)}, {rand_output(F32, {0, 8, 2}, rng_)}, {0}, "ifft empty");
+    check_op(TGL_OP_IFFT, {}, {rand_input(F32, {0, 8, 2}, rng_, -1, 1)}, {rand_output(F32, {0, 8, 2}, rng_)}, {0}, "ifft empty");
     // 70,000 rows of n = 2: a workgroup per row, more than 65,535.
-    run_case(TGL_OP_FFT, {}, {rand_input(F32, {70000, 2, 2}, rng_, -1, 1, false)}, {output_of(F32, {70000, 2, 2})}, {1e-10},
+    check_op(TGL_OP_FFT, {}, {rand_input(F32, {70000, 2, 2}, rng_, -1, 1, false)}, {output_of(F32, {70000, 2, 2})}, {1e-10},
              "fft of 70,000 rows");
 }
 
@@ -142,7 +131,7 @@ TEST_F(SequenceDiff, SelectiveScan) {
             std::vector<OutputArg> outs = {rand_output(dt, bdl, rng_),
                                            rng_.chance(0.7) ? rand_output(dt, {d.B, d.D, d.N}, rng_) : absent_output()};
             const double tol = dt == F16 ? kTolF16 : (d.L <= 64 ? tol::kReduction : tol::kMatmul);
-            run_case(TGL_OP_SELECTIVE_SCAN, param_bytes(p), ins, outs, {tol, tol},
+            check_op(TGL_OP_SELECTIVE_SCAN, param_bytes(p), ins, outs, {tol, tol},
                      "selective_scan " + dtype_name(dt) + " B D L N " + shape_name({d.B, d.D, d.L, d.N}) +
                          (softplus ? " softplus" : ""));
         }
@@ -172,18 +161,18 @@ TEST_F(SequenceDiff, SampleExact) {
             tgl_sample_params p{sizeof(tgl_sample_params), top_k, T, top_p, uint64_t(rng_.integer(0, 1 << 30)) << 20,
                                 uint64_t(rng_.integer(0, 1000000))};
             OutputArg tok = rand_output(I32, {B}, rng_);
-            run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(dt, {B, V}, rng_, true)}, {tok}, {0},
+            check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(dt, {B, V}, rng_, true)}, {tok}, {0},
                      "sample " + dtype_name(dt) + " " + shape_name({B, V}) + " T " + std::to_string(T) + " top_k " +
                          std::to_string(top_k) + " top_p " + std::to_string(top_p));
         }
     // A large vocabulary, and 70,000 rows (a workgroup each: more than 65,535).
     tgl_sample_params p{sizeof(tgl_sample_params), 50, 0.8f, 0.95f, 1234, 0};
-    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {3, 50000}, rng_, false)}, {output_of(I32, {3})}, {0},
+    check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {3, 50000}, rng_, false)}, {output_of(I32, {3})}, {0},
              "sample V 50000");
     p = tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 99, 7};
-    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {70000, 3}, rng_, false)}, {output_of(I32, {70000})}, {0},
+    check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {70000, 3}, rng_, false)}, {output_of(I32, {70000})}, {0},
              "sample 70,000 rows");
-    run_case(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {0, 3}, rng_, false)}, {output_of(I32, {0})}, {0},
+    check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {0, 3}, rng_, false)}, {output_of(I32, {0})}, {0},
              "sample empty");
 }
 
