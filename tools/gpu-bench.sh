@@ -50,7 +50,7 @@ fi
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- GPU, driver: $(cat "$out/gpu.txt" 2>/dev/null)"
   echo "- command: \`tools/gpu-bench.sh $*\` (tensorgl-bench --max-time=$max_time, then bench/torch_compare.py --ours=gles.json)"
-  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- commit: ${TGL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} (set TGL_COMMIT: the device machine's copy of .git may be stale)"
   echo
   cat "$out/ratios.md" 2>/dev/null || echo "(no ratio table: see torch.log)"
   echo
