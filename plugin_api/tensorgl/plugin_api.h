@@ -1,6 +1,7 @@
 /*
- * tensorgl plugin ABI, version 1.1 (1.1 appended the timer functions to the table; everything of
- * 1.0 is unchanged).
+ * tensorgl plugin ABI, version 1.1 (1.1 added op ids (conv 11xx, pooling 12xx, linear family
+ * 401-405, attention 13xx, sequence 14xx, training 15xx) and appended the timer functions to the
+ * table; everything of 1.0 is unchanged). A plugin reports each op it implements through query_op.
  *
  * This header is the whole contract between a host (usually through libtensorgl, the loader) and a
  * tensorgl backend plugin. Nothing else defines the ABI. It is C99 and C++ compatible.
