@@ -28,13 +28,9 @@ struct Builder {
 };
 
 void plan_rows_softmax(OpCall& call, const void* params) {
-    const OpInfo& info = *call.info;
     GradPlan& p = call.grad;
-    tgl_softmax_params prm = read_params(info, params, tgl_softmax_params{sizeof(tgl_softmax_params), -1, 1.0f, 0});
-    require_reserved_zero(info, prm.reserved);
-    if (!std::isfinite(prm.scale))
-        fail(TGL_ERROR_INVALID_ARGUMENT, "params->scale of op '%s' must be a finite number, got %g", info.name, double(prm.scale));
-    const int axis = one_axis(call, prm.axis);
+    const SoftmaxParams prm = read_softmax_params(call, params);
+    const int axis = prm.axis;
     p.scale = prm.scale;
     const TensorArg& y = call.inputs[0];
     require_like(call, false, 1, y, "y's shape");
@@ -56,14 +52,8 @@ void plan_rows_softmax(OpCall& call, const void* params) {
 void plan_rows_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     GradPlan& p = call.grad;
-    tgl_layer_norm_params prm = read_params(info, params, tgl_layer_norm_params{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0});
-    require_reserved_zero(info, prm.reserved);
-    if (!(prm.eps >= 0.0f) || std::isinf(prm.eps))
-        fail(TGL_ERROR_INVALID_ARGUMENT, "params->eps of op '%s' must be a finite number >= 0, got %g", info.name, double(prm.eps));
+    const tgl_layer_norm_params prm = read_layer_norm_params(call, params);
     const TensorArg& x = call.inputs[0];
-    if (prm.n_norm_dims < 1 || prm.n_norm_dims > uint32_t(x.rank))
-        fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->n_norm_dims of op '%s' must be in 1..%d (the rank of x, shape %s), got %u",
-             info.name, x.rank, shape_string(x.rank, x.shape).c_str(), prm.n_norm_dims);
     p.eps = prm.eps;
     const int nn = int(prm.n_norm_dims), lead = x.rank - nn;
     require_like(call, false, 1, x, "x's shape");

@@ -31,6 +31,28 @@ void require_x_shape(const OpCall& call, bool output, uint32_t index) {
 
 }  // namespace
 
+SoftmaxParams read_softmax_params(const OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    tgl_softmax_params prm = read_params(info, params, tgl_softmax_params{sizeof(tgl_softmax_params), -1, 1.0f, 0});
+    require_reserved_zero(info, prm.reserved);
+    if (!std::isfinite(prm.scale))
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->scale of op '%s' must be a finite number, got %g", info.name,
+             double(prm.scale));
+    return {one_axis(call, prm.axis), prm.scale};
+}
+
+tgl_layer_norm_params read_layer_norm_params(const OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    const TensorArg& x = call.inputs[0];
+    tgl_layer_norm_params prm = read_params(info, params, tgl_layer_norm_params{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0});
+    require_reserved_zero(info, prm.reserved);
+    require_eps(info, prm.eps);
+    if (prm.n_norm_dims < 1 || prm.n_norm_dims > uint32_t(x.rank))
+        fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->n_norm_dims of op '%s' must be in 1..%d (the rank of x, shape %s), got %u",
+             info.name, x.rank, shape_string(x.rank, x.shape).c_str(), prm.n_norm_dims);
+    return prm;
+}
+
 void plan_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     const tgl_op op = info.op;
@@ -45,12 +67,8 @@ void plan_norm(OpCall& call, const void* params) {
     uint32_t n_norm_dims = 0;      // layer/rms norms
     uint32_t groups = 0;           // group_norm
     if (softmax) {
-        tgl_softmax_params prm = read_params(info, params, tgl_softmax_params{sizeof(tgl_softmax_params), -1, 1.0f, 0});
-        require_reserved_zero(info, prm.reserved);
-        if (!std::isfinite(prm.scale))
-            fail(TGL_ERROR_INVALID_ARGUMENT, "params->scale of op '%s' must be a finite number, got %g", info.name,
-                 double(prm.scale));
-        axis = one_axis(call, prm.axis);
+        const SoftmaxParams prm = read_softmax_params(call, params);
+        axis = prm.axis;
         p.scale = prm.scale;
         p.log = op == TGL_OP_LOG_SOFTMAX;
     } else if (op == TGL_OP_GROUP_NORM) {
@@ -66,12 +84,7 @@ void plan_norm(OpCall& call, const void* params) {
         require_eps(info, prm.eps);
         p.eps = prm.eps;
     } else {
-        tgl_layer_norm_params prm = read_params(info, params, tgl_layer_norm_params{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0});
-        require_reserved_zero(info, prm.reserved);
-        require_eps(info, prm.eps);
-        if (prm.n_norm_dims < 1 || prm.n_norm_dims > uint32_t(x.rank))
-            fail(TGL_ERROR_AXIS_OUT_OF_RANGE, "params->n_norm_dims of op '%s' must be in 1..%d (the rank of x, shape %s), got %u",
-                 info.name, x.rank, shape_string(x.rank, x.shape).c_str(), prm.n_norm_dims);
+        const tgl_layer_norm_params prm = read_layer_norm_params(call, params);
         n_norm_dims = prm.n_norm_dims;
         p.eps = prm.eps;
     }

@@ -50,4 +50,14 @@ struct NormPlan {
 // Reads the op's params, checks shapes against them and fills call.norm. Throws tgl::Error.
 void plan_norm(OpCall& call, const void* params);
 
+// Params shared with the backward ops of the Grad family, read and checked once for both:
+// tgl_softmax_params (axis of inputs[0], normalised; finite scale) and tgl_layer_norm_params
+// (eps finite and >= 0, n_norm_dims in 1..rank of inputs[0]). NULL params give the defaults.
+struct SoftmaxParams {
+    int axis;  // -1 for a rank-0 x
+    float scale;
+};
+SoftmaxParams read_softmax_params(const OpCall& call, const void* params);
+tgl_layer_norm_params read_layer_norm_params(const OpCall& call, const void* params);
+
 }  // namespace tgl
