@@ -5,6 +5,7 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
+#include "reduce_kernels.h"
 #include "status.h"
 
 #include <cmath>
@@ -149,29 +150,6 @@ void norm_backward(const OpCall& c) {
     if (p.has_dbeta) store_param(c, 2, dbeta);
 }
 
-void cumsum_backward(const OpCall& c) {
-    const ReducePlan& p = c.reduce;
-    const TensorArg& dy = c.inputs[0];
-    const int64_t n = p.reduce_count, xs = p.inner_rank ? p.inner_x_strides[0] : 0;
-    for (int64_t row = 0; row < p.out_count; ++row) {
-        int64_t xo = p.x_offset, yo = p.y_offset, rem = row;
-        for (int d = p.outer_rank - 1; d >= 0; --d) {
-            const int64_t i = rem % p.outer_shape[d];
-            rem /= p.outer_shape[d];
-            xo += i * p.outer_x_strides[d];
-            yo += i * p.outer_y_strides[d];
-        }
-        double acc = 0.0;
-        for (int64_t k = 0; k < n; ++k) {
-            const int64_t i = c.scan_reverse ? n - 1 - k : k;  // plan_grad already flipped the direction
-            const double v = load_as_double(in_bytes(c, 0), dy.dtype, xo + i * xs);
-            if (!c.scan_exclusive) acc += v;
-            store_from_double(out_bytes(c, 0), dy.dtype, yo + i * c.scan_y_stride, acc, false);
-            if (c.scan_exclusive) acc += v;
-        }
-    }
-}
-
 // The index / target of each row, checked before anything is written; -1 for ignored targets.
 std::vector<int64_t> row_targets(const OpCall& c, int64_t limit, bool ce, int axis) {
     const GradPlan& p = c.grad;
@@ -249,13 +227,14 @@ void cross_entropy(const OpCall& c) {
 
 }  // namespace
 
-void run_grad(const OpCall& call, unsigned /*threads*/) {
+void run_grad(const OpCall& call, unsigned threads) {
     switch (call.info->op) {
     case TGL_OP_SOFTMAX_BACKWARD:
     case TGL_OP_LOG_SOFTMAX_BACKWARD: softmax_backward(call); break;
     case TGL_OP_LAYER_NORM_BACKWARD:
     case TGL_OP_RMS_NORM_BACKWARD: norm_backward(call); break;
-    case TGL_OP_CUMSUM_BACKWARD: cumsum_backward(call); break;
+    // The scan in the opposite direction (plan_grad flips it): the cumsum kernel itself.
+    case TGL_OP_CUMSUM_BACKWARD: run_reduce_more(call, threads); break;
     case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(call); break;
     case TGL_OP_CROSS_ENTROPY:
     case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(call); break;

@@ -171,7 +171,8 @@ bool run_reduce_more(const OpCall& c, unsigned threads) {
         reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
         return true;
     }
-    case TGL_OP_CUMSUM: scan(c, threads, false); return true;
+    case TGL_OP_CUMSUM:
+    case TGL_OP_CUMSUM_BACKWARD: scan(c, threads, false); return true;
     case TGL_OP_CUMPROD: scan(c, threads, true); return true;
     default: return false;
     }
