@@ -181,7 +181,11 @@ void main() {
 
 #if defined(OP_MAX)
     ivec3 first = w * stride - pad;
+    // Compared by order key, not as floats: GPUs that flush subnormals would take a subnormal
+    // for 0 (the key keeps them ordered, -0 == +0 as in float comparison).
     float best = tgl_neg_inf();
+    int best_key = tgl_order_key(floatBitsToUint(best), DT_F32);
+    bool best_nan = false;
     int best_i = -1;
     for (int j0 = 0; j0 < kernel.x; ++j0)
         for (int j1 = 0; j1 < kernel.y; ++j1)
@@ -190,9 +194,13 @@ void main() {
                 if (any(lessThan(i, ivec3(0))) || any(greaterThanEqual(i, in3()))) continue;  // padding
                 int at = flat_in(i);
                 if (best_i < 0) best_i = at;
-                float v = r_val(rbase + sp_off(0, i));
-                if (v > best || tgl_isnan(v)) {  // PyTorch's rule: a later NaN replaces
-                    best = v;
+                uint bits = r_bits(rbase + sp_off(0, i));
+                bool is_nan = tgl_is_nan_bits(bits, DTYPE);
+                int key = tgl_order_key(bits, DTYPE);
+                if (is_nan || (!best_nan && key > best_key)) {  // PyTorch's rule: a later NaN replaces
+                    best = r_val(rbase + sp_off(0, i));
+                    best_key = key;
+                    best_nan = is_nan;
                     best_i = at;
                 }
             }
