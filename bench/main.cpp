@@ -414,6 +414,16 @@ void remove_tree(const std::string& dir) {
 // (elementwise, reductions with scratch, norms, matmul; about dims[0] MiB of tensors, kept live),
 // and again after every buffer is freed.
 
+// The plugin's gl_thread.busy_ns counter in seconds, or -1 where it has none (not a GLES plugin).
+double gl_thread_busy_s(const tgl::Device& dev, uint32_t index) {
+    const tgl_property* props = nullptr;
+    uint32_t n = 0;
+    if (dev.api().device_properties(index, &props, &n) != TGL_OK) return -1;
+    for (uint32_t i = 0; i < n; ++i)
+        if (std::strcmp(props[i].name, "gl_thread.busy_ns") == 0) return 1e-9 * std::atof(props[i].value);
+    return -1;
+}
+
 bool read_memory(const tgl::Device& dev, uint32_t index, double& live, double& held) {
     const tgl_property* props = nullptr;
     uint32_t n = 0;
@@ -597,8 +607,10 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
         std::vector<double> gpu;   // per run, one per sample (NaN: none or disjoint)
         std::vector<double> host;  // per run: the host's time to queue it (no wait), one per sample
         std::vector<double> host_cpu;  // the same in CPU time of this thread (not waiting for a core)
+        std::vector<double> gl_busy;   // per run: time on the plugin's GL thread (gl_thread.busy_ns), if any
         r.st = measure(
             [&](int batch) {
+                const double busy0 = gl_thread_busy_s(dev, o.device);
                 double t0 = now_s();
                 const double c0 = thread_cpu_s();
                 const bool timed = timer.available && api.timer_begin(dev.handle()) == TGL_OK;
@@ -618,7 +630,9 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
                     gpu.push_back(std::nan(""));
                 }
                 dev.synchronize();
-                return (now_s() - t0) / batch;
+                const double elapsed = now_s() - t0;
+                gl_busy.push_back(busy0 >= 0 ? (gl_thread_busy_s(dev, o.device) - busy0) / batch : std::nan(""));
+                return elapsed / batch;
             },
             o.timing, c.batch);
         // The timed samples are the last ones measure() took.
@@ -634,14 +648,23 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             r.extra.push_back({"host_queue_us_per_run",
                                1e6 * median_finite(std::vector<double>(host.end() - r.st.samples, host.end()))});
         }
+        if (gl_busy.size() >= size_t(r.st.samples)) {
+            const double busy = median_finite(std::vector<double>(gl_busy.end() - r.st.samples, gl_busy.end()));
+            if (std::isfinite(busy)) r.extra.push_back({"gl_thread_us_per_run", 1e6 * busy});
+        }
         if (c.variant == "chain" || c.variant == "sync") {
             char note[96];
             std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
             r.note = note;
             if (c.variant == "chain" && r.extra.size() >= 2) {
-                std::snprintf(note, sizeof note, " (host: queueing %.2f us/op wall, %.2f us/op CPU)",
+                std::snprintf(note, sizeof note, " (host: queueing %.2f us/op wall, %.2f us/op CPU",
                               r.extra[1].second, r.extra[0].second);
                 r.note += note;
+                if (r.extra.size() >= 3) {
+                    std::snprintf(note, sizeof note, "; GL thread %.2f us/op", r.extra[2].second);
+                    r.note += note;
+                }
+                r.note += ")";
             }
         }
     } catch (const tgl::Error& e) {

@@ -12,10 +12,13 @@
 //   Y_DTYPE, A_DTYPE, B_DTYPE, C_DTYPE   the operands' dtypes (TGL_DTYPE_* values)
 //   RANK        rank of the index space after collapsing (0..8)
 //   CONTIG      rank 1 with unit strides in every operand (no stride multiplications)
-//   VEC4        (f32 float ops only) rank 1, contiguous, 16-byte aligned: each invocation does 4
-//               elements with vec4 loads and stores (u_numel and u_offset then count vec4s);
-//               A_BCAST / B_BCAST mark an input of stride 0, read as one float. The host runs the
-//               ragged tail (numel % 4) with the CONTIG or RANK 1 variant.
+//   VEC4        (f32 float ops only) y contiguous and 16-byte aligned, of rank 1, or of rank 2 with
+//               rows of a multiple of 4 elements (u_row_quads vec4s each): each invocation does
+//               PER_INV vec4s, WG_SIZE apart, with vec4 loads and stores (u_numel and u_offset count
+//               vec4s). A_KIND / B_KIND say how an input is read: KIND_FULL like y (vec4 i),
+//               KIND_SCALAR one float, KIND_ROW one row repeated over the rows (vec4 i % u_row_quads),
+//               KIND_COL one float per row (element u_offset + row * u_col_stride). The host runs a
+//               rank-1 ragged tail (numel % 4) with the CONTIG or RANK 1 variant.
 //   WG_SIZE     invocations per workgroup
 // Operand offsets and strides are in elements, relative to the start of each bound SSBO window
 // (which starts on a 16-byte boundary). Outside VEC4 every operand is an array of uint words
@@ -34,16 +37,23 @@
 layout(local_size_x = WG_SIZE) in;
 
 #if defined(VEC4)
-#define Y_TYPE vec4
-#if defined(A_BCAST)
-#define A_TYPE float
-#else
-#define A_TYPE vec4
+#define KIND_FULL 0
+#define KIND_SCALAR 1
+#define KIND_ROW 2
+#define KIND_COL 3
+#if !defined(B_KIND)
+#define B_KIND KIND_FULL
 #endif
-#if defined(B_BCAST)
-#define B_TYPE float
+#define Y_TYPE vec4
+#if A_KIND == KIND_FULL || A_KIND == KIND_ROW
+#define A_TYPE vec4
 #else
+#define A_TYPE float
+#endif
+#if B_KIND == KIND_FULL || B_KIND == KIND_ROW
 #define B_TYPE vec4
+#else
+#define B_TYPE float
 #endif
 #else
 #define Y_TYPE uint
@@ -75,25 +85,36 @@ uniform int u_stride_c[RANK];
 #endif
 
 #if defined(VEC4)
+uniform uint u_row_quads;  // vec4s per row (rank 2)
+uniform int u_col_stride[2];  // KIND_COL: a's and b's stride between rows, in elements
+
+// Quad i of input k (1: a, 2: b), read as its kind says.
+#define LOAD_QUAD(data, kind, k, i)                                                              \
+    ((kind) == KIND_FULL     ? vec4(data[u_offset[k] + int(i)])                                  \
+     : (kind) == KIND_SCALAR ? vec4(data[u_offset[k]])                                           \
+     : (kind) == KIND_ROW    ? vec4(data[u_offset[k] + int((i) % u_row_quads)])                  \
+                             : vec4(data[u_offset[k] + int((i) / u_row_quads) * u_col_stride[k - 1]]))
 
 void main() {
-    uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-    if (i >= u_numel) return;
-#if defined(A_BCAST)
-    vec4 a = vec4(a_data[u_offset[1]]);
-#else
-    vec4 a = a_data[u_offset[1] + int(i)];
-#endif
+    uint first = tgl_group_index() * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x;
+    // Every load before the first store: PER_INV quads of each input in flight per invocation.
+    vec4 a[PER_INV], b[PER_INV];
+    for (int j = 0; j < PER_INV; ++j) {
+        uint i = first + uint(j * WG_SIZE);
+        if (i >= u_numel) break;
+        a[j] = LOAD_QUAD(a_data, A_KIND, 1, i);
 #if N_IN == 2
-#if defined(B_BCAST)
-    vec4 b = vec4(b_data[u_offset[2]]);
+        b[j] = LOAD_QUAD(b_data, B_KIND, 2, i);
 #else
-    vec4 b = b_data[u_offset[2] + int(i)];
+        b[j] = vec4(0.0);
 #endif
-#else
-    vec4 b = vec4(0.0);
-#endif
-    y_data[u_offset[0] + int(i)] = vec4(apply_op(a.x, b.x), apply_op(a.y, b.y), apply_op(a.z, b.z), apply_op(a.w, b.w));
+    }
+    for (int j = 0; j < PER_INV; ++j) {
+        uint i = first + uint(j * WG_SIZE);
+        if (i >= u_numel) break;
+        y_data[u_offset[0] + int(i)] = vec4(apply_op(a[j].x, b[j].x), apply_op(a[j].y, b[j].y),
+                                            apply_op(a[j].z, b[j].z), apply_op(a[j].w, b[j].w));
+    }
 }
 
 #else

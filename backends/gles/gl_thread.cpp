@@ -105,7 +105,8 @@ void untrack(GlThread* t) {
 
 }  // namespace
 
-GlThread::GlThread(const EglTarget& target) {
+GlThread::GlThread(const EglTarget& target, std::shared_ptr<GlThreadCounters> counters)
+    : counters_(std::move(counters)) {
     if (process_exiting()) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "the process is exiting: no new device can be opened");
     std::promise<void> started;
     std::future<void> ready = started.get_future();
@@ -189,6 +190,10 @@ void GlThread::run(const EglTarget&) {
             } catch (...) {
                 record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
             }
+            if (counters_ && task.counted) {
+                counters_->tasks.fetch_add(1, std::memory_order_relaxed);
+                counters_->busy_ns.fetch_add(now_ns() - task_start_ns_, std::memory_order_relaxed);
+            }
             task_start_ns_ = 0;
             // The task (and the buffers it captured) is released by pop_front, outside the lock: a
             // buffer destructor deletes its GL name directly since this is the GL thread.
@@ -250,10 +255,14 @@ void GlThread::raise_pending() {
 }
 
 void GlThread::post(const char* what, std::function<void()> fn) {
-    throw_if_lost();
     // Built outside the lock: should it be destroyed here (closed device, push_back failing), the
     // buffers it holds are released without the lock (their destructors queue deletions).
-    Task task{what, std::move(fn)};
+    enqueue(Task{what, std::move(fn), true});
+}
+
+void GlThread::enqueue(Task task) {
+    const char* what = task.what;
+    throw_if_lost();
     bool sleeping;
     {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -280,7 +289,7 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
     auto done = std::make_shared<std::promise<Outcome>>();
     auto phase = std::make_shared<std::atomic<int>>(0);
     std::future<Outcome> result = done->get_future();
-    post(what, [this, what, &fn, done, phase] {
+    enqueue(Task{what, [this, what, &fn, done, phase] {
         int queued = 0;
         if (!phase->compare_exchange_strong(queued, 1)) return;
         Outcome out;
@@ -297,7 +306,7 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
             out = {TGL_ERROR_INTERNAL, std::string(what) + ": internal error (unknown exception)"};
         }
         done->set_value(std::move(out));
-    });
+    }, false});
     for (uint32_t limit; (limit = timeout_ms_) != 0;) {
         if (result.wait_for(poll_interval(limit)) == std::future_status::ready) break;
         std::string stuck = overdue();

@@ -23,13 +23,21 @@
 namespace tgl {
 namespace gles {
 
+// Work done on a GL thread: posted tasks run and the steady-clock time spent in them (the host's
+// cost of issuing GL commands, which queueing on the caller's thread does not show). Work that a
+// caller waits for (call(): synchronize, downloads) is not counted: its time is mostly the GPU's.
+struct GlThreadCounters {
+    std::atomic<int64_t> tasks{0};
+    std::atomic<int64_t> busy_ns{0};
+};
+
 class GlThread : public std::enable_shared_from_this<GlThread> {
 public:
     // The thread's name (/proc/<pid>/task/<tid>/comm), one per open device.
     static constexpr const char* kThreadName = "tgl-gles-gl";
 
     // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
-    explicit GlThread(const EglTarget& target);
+    explicit GlThread(const EglTarget& target, std::shared_ptr<GlThreadCounters> counters = nullptr);
     ~GlThread();
     GlThread(const GlThread&) = delete;
     GlThread& operator=(const GlThread&) = delete;
@@ -84,7 +92,9 @@ private:
     struct Task {
         const char* what;
         std::function<void()> fn;
+        bool counted;  // queued work (post), not a caller's wait for a result (call): see GlThreadCounters
     };
+    void enqueue(Task task);
     void run(const EglTarget& target);
     void record_error(tgl_status status, const std::string& message);
     void throw_if_lost();
@@ -105,6 +115,7 @@ private:
     std::atomic<uint32_t> timeout_ms_{0};
     std::atomic<const char*> task_what_{nullptr};
     std::atomic<int64_t> task_start_ns_{0};  // steady clock; 0: idle
+    std::shared_ptr<GlThreadCounters> counters_;  // may be null
     bool reset_query_ = false;               // glGetGraphicsResetStatus is available
     std::thread thread_;
     std::thread::id gl_id_;

@@ -33,7 +33,7 @@ public:
         const DeviceStats& s = *stats_.at(index);  // index checked by the frame
         const int64_t values[kDynamic] = {s.live_bytes.load(), s.held_bytes.load(), int64_t(s.cache.hits.load()),
                                           int64_t(s.cache.misses.load()), int64_t(s.cache.writes.load()),
-                                          int64_t(s.cache.rejected.load())};
+                                          int64_t(s.cache.rejected.load()), s.gl.tasks.load(), s.gl.busy_ns.load()};
         for (int i = 0; i < kDynamic; ++i)
             std::snprintf(dyn_[index].values[i], sizeof dyn_[index].values[i], "%lld", (long long)values[i]);
         return props_.at(index);
@@ -50,10 +50,10 @@ public:
 
 private:
     // Device properties that change (documented in plugin_api.h's property list).
-    static constexpr int kDynamic = 6;
+    static constexpr int kDynamic = 8;
     static constexpr const char* kDynamicNames[kDynamic] = {
         "memory.live_bytes", "memory.held_bytes", "program_cache.hits", "program_cache.misses",
-        "program_cache.writes", "program_cache.rejected"};
+        "program_cache.writes", "program_cache.rejected", "gl_thread.tasks", "gl_thread.busy_ns"};
     struct Dynamic {
         char values[kDynamic][24] = {};
     };

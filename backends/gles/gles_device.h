@@ -25,6 +25,7 @@ struct DeviceStats {
     ProgramCacheStats cache;
     std::atomic<int64_t> live_bytes{0};  // bytes of live user buffers (buffer_alloc)
     std::atomic<int64_t> held_bytes{0};  // GL buffer store bytes held: user buffers, scratch, status
+    GlThreadCounters gl;                 // over the GL threads of the index's devices
 };
 
 class GlesBuffer : public DeviceBuffer {
@@ -219,6 +220,9 @@ void run_sequence(GlesDevice& dev, const OpCall& call);
 void run_grad(GlesDevice& dev, const OpCall& call);
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);
+// Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_copy.comp.
+void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
+                     uint64_t dst_offset, uint64_t bytes);
 
 // Helpers for building uniforms.
 UniformValue uniform_int(const char* name, std::vector<int32_t> values);

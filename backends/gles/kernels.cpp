@@ -105,34 +105,54 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, base, ceil_div(count, uint64_t(wg)), dispatches);
     };
 
-    // f32 float ops of rank 1 with a contiguous, 16-byte aligned output and inputs that are
-    // contiguous and aligned too or broadcast scalars: vec4 kernel for numel / 4 quads, scalar
-    // kernel for the rest.
-    bool vec4 = !bits_op && all_f32 && n_in <= 2 && p.rank == 1 && numel >= 4 && p.strides[0][0] == 1 &&
-                offsets[0] % 4 == 0;
-    bool bcast[3] = {false, false, false};
+    // f32 float ops whose output is contiguous and 16-byte aligned, of rank 1 or of rank 2 with rows
+    // of a multiple of 4: the vec4 kernel, each input read whole, as a scalar, as a repeated row or
+    // as one value per row (elementwise.comp's kinds); a rank-1 ragged tail by the scalar kernel.
+    enum Kind { kFull = 0, kScalar = 1, kRow = 2, kCol = 3 };
+    const bool rank2 = p.rank == 2 && p.shape[1] % 4 == 0 && p.strides[0][1] == 1 && p.strides[0][0] == p.shape[1];
+    bool vec4 = !bits_op && all_f32 && n_in <= 2 && (p.rank == 1 || rank2) && numel >= 4 &&
+                p.strides[0][p.rank - 1] == 1 && offsets[0] % 4 == 0;
+    int kinds[3] = {kFull, kFull, kFull};
+    int32_t col_stride[2] = {0, 0};
     for (int k = 1; k <= n_in && vec4; ++k) {
-        bcast[k] = p.strides[k][0] == 0;
-        vec4 = bcast[k] || (p.strides[k][0] == 1 && offsets[k] % 4 == 0);
+        const int64_t* st = p.strides[k];
+        const bool aligned = offsets[k] % 4 == 0;
+        if (p.rank == 1) {
+            kinds[k] = st[0] == 0 ? kScalar : kFull;
+            vec4 = st[0] == 0 || (st[0] == 1 && aligned);
+        } else if (st[0] == 0 && st[1] == 0) {
+            kinds[k] = kScalar;
+        } else if (st[1] == 0) {
+            kinds[k] = kCol;
+            col_stride[k - 1] = int32_t(st[0]);  // fits: strides[k] were checked by to_i32 above
+        } else {
+            kinds[k] = st[0] == 0 ? kRow : kFull;
+            vec4 = st[1] == 1 && aligned && (st[0] == 0 || st[0] == p.shape[1]);
+        }
     }
     if (vec4) {
+        constexpr int kPerInvocation = 4;  // vec4s per invocation
         uint32_t quads = numel / 4;
         Defines defines = common;
-        defines.emplace_back("RANK", "1");
+        defines.emplace_back("RANK", str(p.rank));
         defines.emplace_back("VEC4", "");
         defines.emplace_back("WG_SIZE", str(wg));
-        if (bcast[1]) defines.emplace_back("A_BCAST", "");
-        if (bcast[2]) defines.emplace_back("B_BCAST", "");
+        defines.emplace_back("PER_INV", str(kPerInvocation));
+        defines.emplace_back("A_KIND", str(kinds[1]));
+        if (n_in == 2) defines.emplace_back("B_KIND", str(kinds[2]));
         Dispatch base;
         base.program = dev.program("elementwise.comp", defines);
         base.bindings = bindings;
         std::vector<int32_t> quad_offsets(4, 0);
-        for (int k = 0; k <= n_in; ++k) quad_offsets[k] = bcast[k] ? offsets[k] : offsets[k] / 4;
+        for (int k = 0; k <= n_in; ++k)
+            quad_offsets[k] = kinds[k] == kFull || kinds[k] == kRow ? offsets[k] / 4 : offsets[k];
         base.uniforms.push_back(uniform_uint("u_numel", {quads}));
         base.uniforms.push_back(uniform_int("u_offset", quad_offsets));
+        base.uniforms.push_back(uniform_uint("u_row_quads", {rank2 ? uint32_t(p.shape[1] / 4) : 1u}));
+        base.uniforms.push_back(uniform_int("u_col_stride", {col_stride[0], col_stride[1]}));
         base.uniforms.push_back(scalars);
-        add_chunks(dev, base, ceil_div(quads, uint64_t(wg)), dispatches);
-        if (numel % 4) {
+        add_chunks(dev, base, ceil_div(quads, uint64_t(wg) * kPerInvocation), dispatches);
+        if (p.rank == 1 && numel % 4) {
             std::vector<int32_t> tail = offsets;
             for (int k = 0; k <= n_in; ++k) tail[k] += int32_t(4 * quads) * int32_t(p.strides[k][0]);
             scalar(numel % 4, tail);
@@ -349,6 +369,42 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
         pos = stop;
     }
     dev.submit("buffer_fill", std::move(dispatches));
+}
+
+void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
+                     uint64_t dst_offset, uint64_t bytes) {
+    constexpr int kPerInvocation = 4;  // uvec4s per invocation
+    const int wg = dev.workgroup_size();
+    Dispatch base;
+    base.program = dev.program("buffer_copy.comp", {{"WG_SIZE", str(wg)}, {"PER_INV", str(kPerInvocation)}});
+    const int64_t align = dev.window_alignment();
+    // Each window starts at a multiple of the binding alignment below its range, so the range may
+    // reach at most max_window_bytes - align into it.
+    const int64_t chunk = (dev.max_window_bytes() - align) & ~int64_t(15);
+    auto window = [&](const BufferRef& buf, int64_t pos, int64_t len, uint32_t* first) {
+        Binding b;
+        b.keep = buf;
+        b.name = static_cast<GlesBuffer&>(*buf).name();
+        b.offset = pos - pos % align;
+        b.size = pos + len - b.offset;
+        *first = uint32_t((pos - b.offset) / 16);  // window starts are multiples of 16
+        return b;
+    };
+    std::vector<Dispatch> dispatches;
+    for (int64_t done = 0; done < int64_t(bytes);) {
+        const int64_t len = std::min(int64_t(bytes) - done, chunk);
+        Dispatch d = base;
+        uint32_t dst_first = 0, src_first = 0;
+        d.bindings.push_back(window(dst, int64_t(dst_offset) + done, len, &dst_first));
+        d.bindings.push_back(window(src, int64_t(src_offset) + done, len, &src_first));
+        const uint32_t count = uint32_t(len / 16);
+        d.uniforms.push_back(uniform_uint("u_count", {count}));
+        d.uniforms.push_back(uniform_uint("u_dst_first", {dst_first}));
+        d.uniforms.push_back(uniform_uint("u_src_first", {src_first}));
+        add_chunks(dev, d, ceil_div(uint64_t(count), uint64_t(wg) * kPerInvocation), dispatches);
+        done += len;
+    }
+    dev.submit("buffer_copy", std::move(dispatches));
 }
 
 }  // namespace gles

@@ -1205,7 +1205,9 @@ typedef struct tgl_plugin_info {
  *   whole words, plus internal scratch and status buffers; returned when buffers are freed and
  *   devices closed), "program_cache.hits" / ".misses" / ".writes" / ".rejected" (programs loaded
  *   from the on-disk program cache / compiled / written to it / entries found but unusable:
- *   corrupt, truncated, stale or refused by the driver; cumulative since the plugin was loaded). */
+ *   corrupt, truncated, stale or refused by the driver; cumulative since the plugin was loaded),
+ *   "gl_thread.tasks" / "gl_thread.busy_ns" (pieces of work run on the devices' GL threads and the
+ *   wall time they took there, cumulative: the host's cost of issuing GL commands). */
 typedef struct tgl_property {
     const char* name;
     const char* value;

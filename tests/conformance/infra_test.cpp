@@ -204,6 +204,22 @@ TEST_F(Infra, ProgramCacheDisabledAndUnwritable) {
     EXPECT_GE(c2.misses - c1.misses, 2);
 }
 
+TEST_F(Infra, GlThreadCountersGrowWithWork) {
+    if (!is_gles()) GTEST_SKIP() << "gl_thread.* properties are the GLES plugin's";
+    const long long tasks0 = property("gl_thread.tasks"), busy0 = property("gl_thread.busy_ns");
+    ASSERT_GE(tasks0, 0) << "gl_thread.tasks missing";
+    ASSERT_GE(busy0, 0) << "gl_thread.busy_ns missing";
+    {
+        Device d(plug());
+        Buffer b(d, 4096);
+        const float one = 1.0f;
+        for (int i = 0; i < 3; ++i) d.fill(b.handle(), 0, 4096, &one, 4);
+        d.synchronize();
+    }
+    EXPECT_GE(property("gl_thread.tasks") - tasks0, 3);  // the three fills (waits such as synchronize are not counted)
+    EXPECT_GT(property("gl_thread.busy_ns"), busy0);
+}
+
 TEST_F(Infra, MemoryPropertiesFollowAllocAndFree) {
     if (!is_gles()) GTEST_SKIP() << "memory.* properties are the GLES plugin's";
     const long long live0 = property("memory.live_bytes"), held0 = property("memory.held_bytes");

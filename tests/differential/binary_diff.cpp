@@ -67,6 +67,16 @@ std::vector<Case> binary_cases() {
         add("both_bcast", {13, 1, 17}, {13, 5, 1}, {});
         add("rank_8_vs_6", {2, 1, 3, 1, 2, 2, 1, 3}, {3, 2, 1, 2, 4, 1}, {});
         add("empty_bcast", {0, 3}, {3}, {});
+        // Rows of a multiple of 4 (the GLES vec4 kernel's row, column and scalar reads), and the same
+        // with padded rows (its general path).
+        add("rows4_row_b", {3, 8}, {8}, {});
+        add("rows4_row_a", {8}, {5, 8}, {});
+        add("rows4_col_b", {7, 12}, {7, 1}, {});
+        add("rows4_col_a", {7, 1}, {7, 12}, {});
+        add("rows4_scalar_and_row", {1, 1}, {129, 1028}, {});
+        add("rows4_col_and_row", {31, 1}, {1, 64}, {});
+        add("rows4_padded", {6, 8}, {8}, {Kind::Padded, Kind::Contiguous, Kind::Contiguous});
+        add("rows4_out_padded", {6, 8}, {6, 1}, {Kind::Contiguous, Kind::Contiguous, Kind::Padded});
         add("empty_both_bcast", {1, 0}, {5, 1}, {});
         // Layouts.
         add("a_permuted", s4, s4, {Kind::Permuted, Kind::Contiguous, Kind::Contiguous});
