@@ -30,11 +30,12 @@ Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg,
     st.first_s = sample(fixed_batch > 0 ? fixed_batch : 1);
     double per_run = st.first_s;
 
-    // 2. Batch: fixed, or enough runs that a sample takes target_sample_s. A second single run
-    //    gives a warm estimate unless the first alone was already slow.
+    // 2. Batch: fixed, or enough runs that a sample takes target_sample_s, from a second, warm
+    //    single run (the first one compiles shaders: calibrated on it, a fast op would be timed one
+    //    run per sample, each paying a synchronize's latency).
     int batch = fixed_batch;
     if (batch <= 0) {
-        if (warm && per_run < cfg.target_sample_s) per_run = std::min(per_run, sample(1));
+        if (warm) per_run = std::min(per_run, sample(1));
         double want = per_run > 0 ? std::ceil(cfg.target_sample_s / per_run) : cfg.max_batch;
         batch = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(cfg.max_batch)));
     }

@@ -239,7 +239,7 @@ def measure(sample, cfg, fixed_batch=0, warm=True):
     per_run = first
     batch = fixed_batch
     if not batch:
-        if warm and per_run < cfg["target_sample_s"]:
+        if warm:  # calibrated on a warm run, as bench/timing.cpp
             per_run = min(per_run, sample(1))
         batch = int(min(max(math.ceil(cfg["target_sample_s"] / max(per_run, 1e-9)), 1),
                         cfg["max_batch"]))

@@ -35,6 +35,9 @@ class GlThread : public std::enable_shared_from_this<GlThread> {
 public:
     // The thread's name (/proc/<pid>/task/<tid>/comm), one per open device.
     static constexpr const char* kThreadName = "tgl-gles-gl";
+    // How long the GL thread, out of work, polls for more before it sleeps (by default; see
+    // poll_before_sleep).
+    static constexpr int64_t kPollBeforeSleepNs = 100000;
 
     // Starts the thread and creates the context on it; throws Error(DEVICE_UNAVAILABLE).
     explicit GlThread(const EglTarget& target, std::shared_ptr<GlThreadCounters> counters = nullptr);
@@ -54,6 +57,8 @@ public:
 
     // Time limit in milliseconds for one piece of GL work (0: none); see test_hooks.h.
     void configure(uint32_t timeout_ms) { timeout_ms_ = timeout_ms; }
+    // Sets how long the GL thread polls for more work before sleeping (0: sleeps at once).
+    void poll_before_sleep(int64_t ns) { poll_ns_ = ns; }
     uint32_t timeout_ms() const { return timeout_ms_; }
 
     // Marks the device lost (sticky; the first message is kept). Queued work is dropped from then on.
@@ -107,6 +112,8 @@ private:
     std::deque<Task> queue_;
     bool stopping_ = false;
     bool sleeping_ = false;                 // the GL thread waits on wake_ (mutex_)
+    std::atomic<int64_t> poll_ns_{kPollBeforeSleepNs};
+    std::atomic<uint64_t> posted_{0};       // tasks ever queued: the idle GL thread polls it before sleeping
     uint64_t deletions_ = 0;                // GL thread only
     bool joined_ = false;
     bool exited_ = false;                   // the thread function has finished (mutex_)

@@ -204,6 +204,26 @@ void StagingPool::put(Block* b) {
     idle_.push_back(std::move(block));
 }
 
+namespace {
+// TGL_TUNE_STREAM=wg<N>_v<M>: the streaming kernels' workgroup size and vec4s per invocation (a
+// tuning knob for benchmark sweeps; unset: 256 and 4). A malformed value fails device_open.
+StreamShape read_stream_shape(const Limits& L) {
+    StreamShape s;
+    if (const char* v = std::getenv("TGL_TUNE_STREAM"); v && *v) {
+        int wg = 0, per = 0;
+        char end = 0;
+        if (std::sscanf(v, "wg%d_v%d%c", &wg, &per, &end) != 2 || wg < 32 || wg > 1024 || (wg & (wg - 1)) ||
+            per < 1 || per > 16)
+            fail(TGL_ERROR_DEVICE_UNAVAILABLE, "TGL_TUNE_STREAM=%s: expected wg<N>_v<M> with N a power of two in "
+                 "[32, 1024] and M in [1, 16], e.g. wg256_v4", v);
+        s.wg = wg;
+        s.per_invocation = per;
+    }
+    while (s.wg > 32 && (s.wg > L.max_invocations || s.wg > L.max_size[0])) s.wg /= 2;
+    return s;
+}
+}  // namespace
+
 GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stats)
     : gl_(std::make_shared<GlThread>(desc.target, stats ? std::shared_ptr<GlThreadCounters>(stats, &stats->gl) : nullptr)),
       stats_(std::move(stats)) {
@@ -213,6 +233,7 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     int wg = 256;
     while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
     wg_size_ = wg;
+    stream_ = read_stream_shape(L);
     if (L.max_count[0] < 1 || L.max_count[1] < 1 || L.max_count[2] < 1 || L.max_ssbo_block_bytes < 16 ||
         L.max_compute_ssbo_blocks < 3 || wg < 32) {
         gl_->shutdown();
@@ -230,6 +251,8 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
             const std::string renderer = r ? reinterpret_cast<const char*>(r) : "";
             software_timer_ = renderer.find("llvmpipe") != std::string::npos ||
                               renderer.find("softpipe") != std::string::npos;
+            // A software renderer runs the dispatches on the CPU's cores: no polling for work there.
+            gl_->poll_before_sleep(software_timer_ ? 0 : GlThread::kPollBeforeSleepNs);
             timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
             cache_.bind_driver();
         });

@@ -76,6 +76,11 @@ struct UniformValue {
     std::vector<uint32_t> bits;
 };
 
+struct StreamShape {
+    int wg = 256;
+    int per_invocation = 4;
+};
+
 struct Dispatch {
     std::shared_ptr<const Program> program;
     std::vector<Binding> bindings;  // SSBO binding point = index
@@ -144,6 +149,10 @@ public:
     int64_t window_alignment() const;
     // Invocations of the 1-D kernels (a power of two within the limits).
     int workgroup_size() const { return wg_size_; }
+    // Workgroup size and vec4s per invocation of the streaming kernels (buffer_bytes.comp and
+    // elementwise.comp's VEC4): TGL_TUNE_STREAM=wg<N>_v<M> (e.g. wg512_v4) overrides the default
+    // for tuning sweeps; the workgroup size stays within the device's limits.
+    StreamShape stream_shape() const { return stream_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
     std::vector<GridChunk> split_grid(uint64_t groups) const;
     // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered). One per
@@ -182,6 +191,7 @@ private:
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
+    StreamShape stream_;
     std::mutex programs_mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
     struct Variant {

@@ -131,13 +131,13 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         }
     }
     if (vec4) {
-        constexpr int kPerInvocation = 4;  // vec4s per invocation
+        const StreamShape shape = dev.stream_shape();
         uint32_t quads = numel / 4;
         Defines defines = common;
         defines.emplace_back("RANK", str(p.rank));
         defines.emplace_back("VEC4", "");
-        defines.emplace_back("WG_SIZE", str(wg));
-        defines.emplace_back("PER_INV", str(kPerInvocation));
+        defines.emplace_back("WG_SIZE", str(shape.wg));
+        defines.emplace_back("PER_INV", str(shape.per_invocation));
         defines.emplace_back("A_KIND", str(kinds[1]));
         if (n_in == 2) defines.emplace_back("B_KIND", str(kinds[2]));
         Dispatch base;
@@ -151,7 +151,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_uint("u_row_quads", {rank2 ? uint32_t(p.shape[1] / 4) : 1u}));
         base.uniforms.push_back(uniform_int("u_col_stride", {col_stride[0], col_stride[1]}));
         base.uniforms.push_back(scalars);
-        add_chunks(dev, base, ceil_div(quads, uint64_t(wg) * kPerInvocation), dispatches);
+        add_chunks(dev, base, ceil_div(quads, uint64_t(shape.wg) * shape.per_invocation), dispatches);
         if (p.rank == 1 && numel % 4) {
             std::vector<int32_t> tail = offsets;
             for (int k = 0; k <= n_in; ++k) tail[k] += int32_t(4 * quads) * int32_t(p.strides[k][0]);
@@ -329,19 +329,57 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     dev.submit(call.info->name, std::move(dispatches));
 }
 
-void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
-              uint32_t pattern_size) {
-    // The pattern replicated to 16 bytes: byte j of the fill at absolute address a is
-    // pattern[a % pattern_size] = rep[a % 16] (offset is a multiple of pattern_size).
-    uint8_t rep[16];
-    for (int i = 0; i < 16; ++i) rep[i] = static_cast<const uint8_t*>(pattern)[i % pattern_size];
-    std::vector<uint32_t> words(4);
-    std::memcpy(words.data(), rep, 16);  // little-endian host and GPU
+namespace {
 
+// Copies or fills (src null: with the 16-byte pattern `quad`) bytes, a multiple of 16, between
+// 16-byte aligned offsets with buffer_bytes.comp.
+void run_aligned_bytes(GlesDevice& dev, const BufferRef* src, uint64_t src_offset, const BufferRef& dst,
+                       uint64_t dst_offset, uint64_t bytes, const std::vector<uint32_t>& quad) {
+    const StreamShape shape = dev.stream_shape();
+    Defines defines = {{"WG_SIZE", str(shape.wg)}, {"PER_INV", str(shape.per_invocation)}};
+    if (!src) defines.emplace_back("FILL", "");
+    Dispatch base;
+    base.program = dev.program("buffer_bytes.comp", defines);
+    if (!src) base.uniforms.push_back(uniform_uint("u_pattern", quad));
+    const int64_t align = dev.window_alignment();  // a multiple of 16
+    // Each window starts at a multiple of the binding alignment below its range, so the range may
+    // reach at most max_window_bytes - align into it.
+    const int64_t chunk = (dev.max_window_bytes() - align) & ~int64_t(15);
+    auto window = [&](const BufferRef& buf, int64_t pos, int64_t len, uint32_t* first) {
+        Binding b;
+        b.keep = buf;
+        b.name = static_cast<GlesBuffer&>(*buf).name();
+        b.offset = pos - pos % align;
+        b.size = pos + len - b.offset;
+        *first = uint32_t((pos - b.offset) / 16);
+        return b;
+    };
+    std::vector<Dispatch> dispatches;
+    for (int64_t done = 0; done < int64_t(bytes);) {
+        const int64_t len = std::min(int64_t(bytes) - done, chunk);
+        Dispatch d = base;
+        uint32_t dst_first = 0, src_first = 0;
+        d.bindings.push_back(window(dst, int64_t(dst_offset) + done, len, &dst_first));
+        if (src) {
+            d.bindings.push_back(window(*src, int64_t(src_offset) + done, len, &src_first));
+            d.uniforms.push_back(uniform_uint("u_src_first", {src_first}));
+        }
+        const uint32_t count = uint32_t(len / 16);
+        d.uniforms.push_back(uniform_uint("u_count", {count}));
+        d.uniforms.push_back(uniform_uint("u_dst_first", {dst_first}));
+        add_chunks(dev, d, ceil_div(uint64_t(count), uint64_t(shape.wg) * shape.per_invocation), dispatches);
+        done += len;
+    }
+    dev.submit(src ? "buffer_copy" : "buffer_fill", std::move(dispatches));
+}
+
+// fill.comp over [offset, offset + bytes): one word per invocation, partial words merged.
+void run_fill_words(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes,
+                    const std::vector<uint32_t>& quad) {
     int wg = dev.workgroup_size();
     Dispatch base;
     base.program = dev.program("fill.comp", {{"WG_SIZE", str(wg)}});
-    base.uniforms.push_back(uniform_uint("u_pattern", words));
+    base.uniforms.push_back(uniform_uint("u_pattern", quad));
     GLuint name = static_cast<GlesBuffer&>(*dst).name();
     int64_t align = dev.window_alignment();
     int64_t max_window = dev.max_window_bytes() - align;  // leaves room for the alignment of the start
@@ -371,40 +409,27 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
     dev.submit("buffer_fill", std::move(dispatches));
 }
 
+}  // namespace
+
+void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
+              uint32_t pattern_size) {
+    // The pattern replicated to 16 bytes: byte j of the fill at absolute address a is
+    // pattern[a % pattern_size] = rep[a % 16] (offset is a multiple of pattern_size).
+    uint8_t rep[16];
+    for (int i = 0; i < 16; ++i) rep[i] = static_cast<const uint8_t*>(pattern)[i % pattern_size];
+    std::vector<uint32_t> quad(4);
+    std::memcpy(quad.data(), rep, 16);  // little-endian host and GPU
+    // The 16-byte aligned middle by buffer_bytes.comp, an unaligned head and tail by fill.comp.
+    const uint64_t lo = (offset + 15) & ~uint64_t(15), hi = (offset + bytes) & ~uint64_t(15);
+    if (hi <= lo) return run_fill_words(dev, dst, offset, bytes, quad);
+    if (lo > offset) run_fill_words(dev, dst, offset, lo - offset, quad);
+    run_aligned_bytes(dev, nullptr, 0, dst, lo, hi - lo, quad);
+    if (offset + bytes > hi) run_fill_words(dev, dst, hi, offset + bytes - hi, quad);
+}
+
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes) {
-    constexpr int kPerInvocation = 4;  // uvec4s per invocation
-    const int wg = dev.workgroup_size();
-    Dispatch base;
-    base.program = dev.program("buffer_copy.comp", {{"WG_SIZE", str(wg)}, {"PER_INV", str(kPerInvocation)}});
-    const int64_t align = dev.window_alignment();
-    // Each window starts at a multiple of the binding alignment below its range, so the range may
-    // reach at most max_window_bytes - align into it.
-    const int64_t chunk = (dev.max_window_bytes() - align) & ~int64_t(15);
-    auto window = [&](const BufferRef& buf, int64_t pos, int64_t len, uint32_t* first) {
-        Binding b;
-        b.keep = buf;
-        b.name = static_cast<GlesBuffer&>(*buf).name();
-        b.offset = pos - pos % align;
-        b.size = pos + len - b.offset;
-        *first = uint32_t((pos - b.offset) / 16);  // window starts are multiples of 16
-        return b;
-    };
-    std::vector<Dispatch> dispatches;
-    for (int64_t done = 0; done < int64_t(bytes);) {
-        const int64_t len = std::min(int64_t(bytes) - done, chunk);
-        Dispatch d = base;
-        uint32_t dst_first = 0, src_first = 0;
-        d.bindings.push_back(window(dst, int64_t(dst_offset) + done, len, &dst_first));
-        d.bindings.push_back(window(src, int64_t(src_offset) + done, len, &src_first));
-        const uint32_t count = uint32_t(len / 16);
-        d.uniforms.push_back(uniform_uint("u_count", {count}));
-        d.uniforms.push_back(uniform_uint("u_dst_first", {dst_first}));
-        d.uniforms.push_back(uniform_uint("u_src_first", {src_first}));
-        add_chunks(dev, d, ceil_div(uint64_t(count), uint64_t(wg) * kPerInvocation), dispatches);
-        done += len;
-    }
-    dev.submit("buffer_copy", std::move(dispatches));
+    run_aligned_bytes(dev, &src, src_offset, dst, dst_offset, bytes, {});
 }
 
 }  // namespace gles
