@@ -304,7 +304,7 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
 // the time from spawning it to its result is one sample.
 
 struct FirstOpPhases {
-    double spawn = 0, main = 0, loaded = 0, opened = 0, result = 0;
+    double spawn = 0, main = 0, loaded = 0, probed = 0, opened = 0, result = 0;
     long long cache_hits = -1, cache_misses = -1;  // the child's program_cache.* (-1: none)
 };
 
@@ -313,6 +313,8 @@ int child_first_op(const Options& o) {
         const double t_main = g_process_start;
         tgl::Plugin plugin(o.plugin);
         const double t_loaded = now_s();
+        plugin.device_count();  // finding the devices, timed on its own
+        const double t_probed = now_s();
         tgl::Device dev(plugin, o.device);
         const double t_opened = now_s();
         const std::vector<int64_t> d = o.shapes.at(0);  // M x K x N
@@ -332,7 +334,7 @@ int child_first_op(const Options& o) {
             if (kv.first == "program_cache.hits") hits = std::atoll(kv.second.c_str());
             if (kv.first == "program_cache.misses") misses = std::atoll(kv.second.c_str());
         }
-        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %d %lld %lld\n", t_main, t_loaded, t_opened, t_result,
+        std::printf("TGL_FIRST_OP %.9f %.9f %.9f %.9f %.9f %d %lld %lld\n", t_main, t_loaded, t_probed, t_opened, t_result,
                     ok ? 1 : 0, hits, misses);
         std::fflush(stdout);
         return ok ? 0 : 3;
@@ -383,8 +385,8 @@ FirstOpPhases spawn_first_op(const Options& o, const std::string& plugin, const 
     int ok = 0;
     size_t at = out.find("TGL_FIRST_OP ");
     if (at == std::string::npos ||
-        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %d %lld %lld", &ph.main, &ph.loaded,
-                    &ph.opened, &ph.result, &ok, &ph.cache_hits, &ph.cache_misses) != 7 || !ok ||
+        std::sscanf(out.c_str() + at, "TGL_FIRST_OP %lf %lf %lf %lf %lf %d %lld %lld", &ph.main, &ph.loaded,
+                    &ph.probed, &ph.opened, &ph.result, &ok, &ph.cache_hits, &ph.cache_misses) != 8 || !ok ||
         !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         throw std::runtime_error("first_op child failed (exit status " + std::to_string(status) +
                                  "; its stderr is above)" + (ok ? "" : ", wrong or no result"));
@@ -588,9 +590,9 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             remove_tree(root);
             char note[200];
             std::snprintf(note, sizeof note,
-                          "cold 1st %.1f ms; last: exec %.1f, load %.1f, open %.1f, op+read %.1f ms",
+                          "cold 1st %.1f ms; last: exec %.1f, load %.1f, find devices %.1f, open %.1f, op+read %.1f ms",
                           r.st.first_s * 1e3, (last.main - last.spawn) * 1e3,
-                          (last.loaded - last.main) * 1e3, (last.opened - last.loaded) * 1e3,
+                          (last.loaded - last.main) * 1e3, (last.probed - last.loaded) * 1e3, (last.opened - last.probed) * 1e3,
                           (last.result - last.opened) * 1e3);
             r.note = note;
             if (last.cache_hits >= 0) {  // whether the child compiled or loaded its programs
