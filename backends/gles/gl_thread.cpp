@@ -40,6 +40,17 @@ const char* reset_name(GLenum r) {
     }
 }
 
+// A spin-wait hint to the core (no system call).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#else
+    std::this_thread::yield();
+#endif
+}
+
 int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
@@ -169,7 +180,7 @@ void GlThread::run(const EglTarget&) {
                 glFlush();
                 unflushed = false;
                 const int64_t until = now_ns() + poll_ns_.load(std::memory_order_relaxed);
-                while (posted_.load(std::memory_order_acquire) == seen && now_ns() < until) std::this_thread::yield();
+                while (posted_.load(std::memory_order_acquire) == seen && now_ns() < until) cpu_relax();
                 lock.lock();
             }
             sleeping_ = true;
@@ -416,7 +427,8 @@ void GlThread::delete_buffer(GLuint name) {
         queue_.push_back(Task{"glDeleteBuffers", [this, name] {
                                   glDeleteBuffers(1, &name);
                                   ++deletions_;
-                              }});
+                              }, true});
+        posted_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_one();
 }

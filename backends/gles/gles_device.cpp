@@ -252,7 +252,10 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
             software_timer_ = renderer.find("llvmpipe") != std::string::npos ||
                               renderer.find("softpipe") != std::string::npos;
             // A software renderer runs the dispatches on the CPU's cores: no polling for work there.
-            gl_->poll_before_sleep(software_timer_ ? 0 : GlThread::kPollBeforeSleepNs);
+            // TGL_TUNE_POLL_US (microseconds) overrides it for tuning sweeps.
+            int64_t poll_ns = software_timer_ ? 0 : GlThread::kPollBeforeSleepNs;
+            if (const char* v = std::getenv("TGL_TUNE_POLL_US"); v && *v) poll_ns = 1000 * std::atoll(v);
+            gl_->poll_before_sleep(std::max<int64_t>(poll_ns, 0));
             timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
             cache_.bind_driver();
         });
