@@ -71,15 +71,21 @@ void main() {
 
 #else
 
-layout(std430, binding = B_X) readonly buffer XBuffer { uint x_data[]; };
+// ROW_VEC4 reads and writes x, r, y, s as 16-byte words (f32 only).
+#if defined(ROW_VEC4)
+#define WORD uvec4
+#else
+#define WORD uint
+#endif
+layout(std430, binding = B_X) readonly buffer XBuffer { WORD x_data[]; };
 #if defined(B_Y)
-layout(std430, binding = B_Y) buffer YBuffer { uint y_data[]; };
+layout(std430, binding = B_Y) buffer YBuffer { WORD y_data[]; };
 #endif
 #if defined(HAS_R)
-layout(std430, binding = B_R) readonly buffer RBuffer { uint r_data[]; };
+layout(std430, binding = B_R) readonly buffer RBuffer { WORD r_data[]; };
 #endif
 #if defined(HAS_S)
-layout(std430, binding = B_S) buffer SBuffer { uint s_data[]; };
+layout(std430, binding = B_S) buffer SBuffer { WORD s_data[]; };
 #endif
 #if defined(B_P)
 layout(std430, binding = B_P) readonly buffer PBuffer { float p_data[]; };
@@ -135,6 +141,7 @@ void elem_offsets(uint k, inout ivec4 o4, inout int oe) {
 #endif
 }
 
+#if !defined(ROW_VEC4)
 // The value the statistics see at element offsets o (x, r, y, s).
 float value_at(ivec4 o, bool store_sum) {
     float v = elem(x_data[tgl_word_of(o.x, DTYPE)], o.x);
@@ -160,6 +167,8 @@ void y_store(int i, float v) {
     STORE_BITS(y_data, i, bits)
 }
 #endif
+
+#endif  // !ROW_VEC4
 
 #if defined(MODE_GROUP)
 // One half per reduction of a row (the first's result is still being read when the second starts).
@@ -187,6 +196,156 @@ float group_reduce(float v, bool is_max, uint which) {
     return v;
 #endif
 }
+
+#if defined(ROW_VEC4)
+// MODE_GROUP for f32 rows that are contiguous and start 16-byte aligned in x, y (and r, s): the
+// row is read once, into registers: PER quads per invocation (quad lid + j * WG_SIZE, so that
+// neighbouring invocations read neighbouring 16-byte words), the statistics come from the
+// registers (softmax keeps exp(v - m) there for the store), then one store pass. Same formulas as
+// the general path below; the host picks PER and WG_SIZE so that 4 * PER * WG_SIZE >= u_len.
+#pragma optionNV(unroll all)
+
+float x_elem(int i) { return uintBitsToFloat(x_data[i >> 2][i & 3]); }
+
+void main() {
+    uint row = tgl_group_index();
+    uint lid = gl_LocalInvocationID.x;
+    // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
+    uint len = row < u_rows ? u_len : 0u;
+    ivec4 b4;
+    int be;
+    row_base(row, b4, be);
+    ivec4 q4 = b4 >> 2;  // the quads of element 0 of x, r, y, s
+    float n = float(u_len);
+    vec4 v[PER];
+    bvec4 ok[PER];  // the elements of the quad within the row
+    for (int j = 0; j < PER; ++j) {
+        int q = int(lid) + j * WG_SIZE;
+        ok[j] = lessThan(uvec4(4 * q) + uvec4(0u, 1u, 2u, 3u), uvec4(len));
+        vec4 a = vec4(0.0);
+        if (ok[j].w) {
+            a = uintBitsToFloat(x_data[q4.x + q]);
+#if defined(HAS_R)
+#if defined(STATS_SOFTMAX)
+            a = a * u_scale + uintBitsToFloat(r_data[q4.y + q]);
+#else
+            a += uintBitsToFloat(r_data[q4.y + q]);
+#endif
+#elif defined(STATS_SOFTMAX)
+            a *= u_scale;
+#endif
+#if defined(HAS_S)
+            s_data[q4.w + q] = floatBitsToUint(a);
+#endif
+        } else {
+            for (int c = 0; c < 4; ++c) {
+                if (!ok[j][c]) continue;
+                int k = 4 * q + c;
+                float e = x_elem(b4.x + k);
+#if defined(STATS_SOFTMAX)
+                e *= u_scale;
+#endif
+#if defined(HAS_R)
+                e += uintBitsToFloat(r_data[(b4.y + k) >> 2][(b4.y + k) & 3]);
+#endif
+#if defined(HAS_S)
+                s_data[(b4.w + k) >> 2][(b4.w + k) & 3] = floatBitsToUint(e);
+#endif
+                a[c] = e;
+            }
+        }
+        v[j] = a;
+    }
+
+#if defined(STATS_SOFTMAX)
+    float m = tgl_neg_inf();
+    for (int j = 0; j < PER; ++j)
+        for (int c = 0; c < 4; ++c)
+            if (ok[j][c]) m = tgl_maximum(m, v[j][c]);
+    m = group_reduce(m, true, 0u);
+    bool finite = !tgl_isnan(m) && !tgl_isinf(m);
+    float sum = 0.0;
+    if (finite)
+        for (int j = 0; j < PER; ++j)
+            for (int c = 0; c < 4; ++c)
+                if (ok[j][c]) {
+                    float e = tgl_exp(v[j][c] - m);
+                    sum += e;
+#if !defined(LOG)
+                    v[j][c] = e;
+#endif
+                }
+    sum = group_reduce(sum, false, 1u);
+    float log_sum = tgl_log(sum);
+    for (int j = 0; j < PER; ++j) {
+        vec4 out_v;
+        for (int c = 0; c < 4; ++c) {
+            if (tgl_isnan(m) || m == tgl_inf()) out_v[c] = tgl_nan();
+#if defined(LOG)
+            else if (m == tgl_neg_inf()) out_v[c] = tgl_neg_inf();
+            else out_v[c] = (v[j][c] - m) - log_sum;
+#else
+            else if (m == tgl_neg_inf()) out_v[c] = 0.0;
+            else out_v[c] = v[j][c] / sum;
+#endif
+        }
+#else  // STATS_MEANVAR, STATS_MEANSQ
+    float acc = 0.0;
+    for (int j = 0; j < PER; ++j)
+        for (int c = 0; c < 4; ++c)
+#if defined(STATS_MEANSQ)
+            if (ok[j][c]) acc += v[j][c] * v[j][c];
+#else
+            if (ok[j][c]) acc += v[j][c];
+#endif
+    float mean = 0.0, var;
+#if defined(STATS_MEANSQ)
+    var = group_reduce(acc, false, 0u) / n;
+#else
+    mean = group_reduce(acc, false, 0u) / n;
+    // The corrected two-pass variance of the general path below.
+    float dev = 0.0;
+    acc = 0.0;
+    for (int j = 0; j < PER; ++j)
+        for (int c = 0; c < 4; ++c)
+            if (ok[j][c]) {
+                float d = v[j][c] - mean;
+                dev += d;
+                acc += d * d;
+            }
+    float shift = group_reduce(dev, false, 1u) / n;
+    var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
+    mean += shift;
+#endif
+    float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
+    for (int j = 0; j < PER; ++j) {
+        vec4 out_v = (v[j] - mean) * inv;
+#if defined(HAS_GAMMA) || defined(HAS_BETA)
+        for (int c = 0; c < 4; ++c) {
+            if (!ok[j][c]) continue;
+            int oe = be + (4 * (int(lid) + j * WG_SIZE) + c) * u_inner_stride[4];
+#if defined(HAS_GAMMA)
+            out_v[c] *= p_data[u_gamma_off + oe];
+#endif
+#if defined(HAS_BETA)
+            out_v[c] += p_data[u_beta_off + oe];
+#endif
+        }
+#endif
+#endif  // STATS_*
+        int q = int(lid) + j * WG_SIZE;
+        if (ok[j].w) {
+            y_data[q4.z + q] = floatBitsToUint(out_v);
+        } else {
+            for (int c = 0; c < 4; ++c) {
+                int i = b4.z + 4 * q + c;
+                if (ok[j][c]) y_data[i >> 2][i & 3] = floatBitsToUint(out_v[c]);
+            }
+        }
+    }
+}
+
+#else  // !ROW_VEC4
 
 void main() {
 #if defined(MODE_GROUP)
@@ -301,5 +460,7 @@ void main() {
 #error "norm.comp: no STATS_* define"
 #endif
 }
+
+#endif  // ROW_VEC4
 
 #endif
