@@ -203,9 +203,23 @@ float group_reduce(float v, bool is_max, uint which) {
 // neighbouring invocations read neighbouring 16-byte words), the statistics come from the
 // registers (softmax keeps exp(v - m) there for the store), then one store pass. Same formulas as
 // the general path below; the host picks PER and WG_SIZE so that 4 * PER * WG_SIZE >= u_len.
+// Elements past the row's end hold a value that changes no statistic (softmax: -inf, which adds
+// exp(-inf) = 0 to the sum; else 0) except the deviations, which skip them; they are not stored.
+// Register arrays are indexed by constants only (loops unrolled): dynamic indices would put them
+// in local memory.
 #pragma optionNV(unroll all)
 
-float x_elem(int i) { return uintBitsToFloat(x_data[i >> 2][i & 3]); }
+#if defined(STATS_SOFTMAX)
+#define PAD tgl_neg_inf()
+#else
+#define PAD 0.0
+#endif
+
+// Elements of quad j of this invocation within the row: 0..4.
+int quad_count(int j, uint len) { return clamp(int(len) - 4 * (int(gl_LocalInvocationID.x) + j * WG_SIZE), 0, 4); }
+
+// f32 element i of an SSBO of 16-byte words.
+#define ELEM(ARR, I) ARR[(I) >> 2][(I) & 3]
 
 void main() {
     uint row = tgl_group_index();
@@ -218,38 +232,34 @@ void main() {
     ivec4 q4 = b4 >> 2;  // the quads of element 0 of x, r, y, s
     float n = float(u_len);
     vec4 v[PER];
-    bvec4 ok[PER];  // the elements of the quad within the row
     for (int j = 0; j < PER; ++j) {
         int q = int(lid) + j * WG_SIZE;
-        ok[j] = lessThan(uvec4(4 * q) + uvec4(0u, 1u, 2u, 3u), uvec4(len));
-        vec4 a = vec4(0.0);
-        if (ok[j].w) {
+        int nq = quad_count(j, len);
+        vec4 a = vec4(PAD);
+        if (nq == 4) {
             a = uintBitsToFloat(x_data[q4.x + q]);
-#if defined(HAS_R)
 #if defined(STATS_SOFTMAX)
-            a = a * u_scale + uintBitsToFloat(r_data[q4.y + q]);
-#else
-            a += uintBitsToFloat(r_data[q4.y + q]);
-#endif
-#elif defined(STATS_SOFTMAX)
             a *= u_scale;
+#endif
+#if defined(HAS_R)
+            a += uintBitsToFloat(r_data[q4.y + q]);
 #endif
 #if defined(HAS_S)
             s_data[q4.w + q] = floatBitsToUint(a);
 #endif
         } else {
             for (int c = 0; c < 4; ++c) {
-                if (!ok[j][c]) continue;
+                if (c >= nq) continue;
                 int k = 4 * q + c;
-                float e = x_elem(b4.x + k);
+                float e = uintBitsToFloat(ELEM(x_data, b4.x + k));
 #if defined(STATS_SOFTMAX)
                 e *= u_scale;
 #endif
 #if defined(HAS_R)
-                e += uintBitsToFloat(r_data[(b4.y + k) >> 2][(b4.y + k) & 3]);
+                e += uintBitsToFloat(ELEM(r_data, b4.y + k));
 #endif
 #if defined(HAS_S)
-                s_data[(b4.w + k) >> 2][(b4.w + k) & 3] = floatBitsToUint(e);
+                ELEM(s_data, b4.w + k) = floatBitsToUint(e);
 #endif
                 a[c] = e;
             }
@@ -260,43 +270,37 @@ void main() {
 #if defined(STATS_SOFTMAX)
     float m = tgl_neg_inf();
     for (int j = 0; j < PER; ++j)
-        for (int c = 0; c < 4; ++c)
-            if (ok[j][c]) m = tgl_maximum(m, v[j][c]);
+        m = tgl_maximum(tgl_maximum(m, tgl_maximum(v[j].x, v[j].y)), tgl_maximum(v[j].z, v[j].w));
     m = group_reduce(m, true, 0u);
     bool finite = !tgl_isnan(m) && !tgl_isinf(m);
     float sum = 0.0;
     if (finite)
-        for (int j = 0; j < PER; ++j)
-            for (int c = 0; c < 4; ++c)
-                if (ok[j][c]) {
-                    float e = tgl_exp(v[j][c] - m);
-                    sum += e;
+        for (int j = 0; j < PER; ++j) {
+            vec4 e = vec4(tgl_exp(v[j].x - m), tgl_exp(v[j].y - m), tgl_exp(v[j].z - m), tgl_exp(v[j].w - m));
+            sum += (e.x + e.y) + (e.z + e.w);
 #if !defined(LOG)
-                    v[j][c] = e;
+            v[j] = e;
 #endif
-                }
+        }
     sum = group_reduce(sum, false, 1u);
     float log_sum = tgl_log(sum);
     for (int j = 0; j < PER; ++j) {
         vec4 out_v;
-        for (int c = 0; c < 4; ++c) {
-            if (tgl_isnan(m) || m == tgl_inf()) out_v[c] = tgl_nan();
+        if (tgl_isnan(m) || m == tgl_inf()) out_v = vec4(tgl_nan());
 #if defined(LOG)
-            else if (m == tgl_neg_inf()) out_v[c] = tgl_neg_inf();
-            else out_v[c] = (v[j][c] - m) - log_sum;
+        else if (m == tgl_neg_inf()) out_v = vec4(tgl_neg_inf());
+        else out_v = (v[j] - m) - log_sum;
 #else
-            else if (m == tgl_neg_inf()) out_v[c] = 0.0;
-            else out_v[c] = v[j][c] / sum;
+        else if (m == tgl_neg_inf()) out_v = vec4(0.0);
+        else out_v = v[j] / sum;
 #endif
-        }
 #else  // STATS_MEANVAR, STATS_MEANSQ
     float acc = 0.0;
     for (int j = 0; j < PER; ++j)
-        for (int c = 0; c < 4; ++c)
 #if defined(STATS_MEANSQ)
-            if (ok[j][c]) acc += v[j][c] * v[j][c];
+        acc += dot(v[j], v[j]);
 #else
-            if (ok[j][c]) acc += v[j][c];
+        acc += (v[j].x + v[j].y) + (v[j].z + v[j].w);
 #endif
     float mean = 0.0, var;
 #if defined(STATS_MEANSQ)
@@ -306,13 +310,13 @@ void main() {
     // The corrected two-pass variance of the general path below.
     float dev = 0.0;
     acc = 0.0;
-    for (int j = 0; j < PER; ++j)
-        for (int c = 0; c < 4; ++c)
-            if (ok[j][c]) {
-                float d = v[j][c] - mean;
-                dev += d;
-                acc += d * d;
-            }
+    for (int j = 0; j < PER; ++j) {
+        int nq = quad_count(j, len);
+        vec4 d = v[j] - mean;
+        if (nq < 4) d = mix(vec4(0.0), d, lessThan(ivec4(0, 1, 2, 3), ivec4(nq)));
+        dev += (d.x + d.y) + (d.z + d.w);
+        acc += dot(d, d);
+    }
     float shift = group_reduce(dev, false, 1u) / n;
     var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
     mean += shift;
@@ -321,26 +325,28 @@ void main() {
     for (int j = 0; j < PER; ++j) {
         vec4 out_v = (v[j] - mean) * inv;
 #if defined(HAS_GAMMA) || defined(HAS_BETA)
+        int es = u_inner_stride[4];
+        int oe = be + 4 * (int(lid) + j * WG_SIZE) * es;
+        ivec4 e4 = ivec4(oe, oe + es, oe + 2 * es, oe + 3 * es);
+        int nq = quad_count(j, len);
         for (int c = 0; c < 4; ++c) {
-            if (!ok[j][c]) continue;
-            int oe = be + (4 * (int(lid) + j * WG_SIZE) + c) * u_inner_stride[4];
+            if (c >= nq) continue;
 #if defined(HAS_GAMMA)
-            out_v[c] *= p_data[u_gamma_off + oe];
+            out_v[c] *= p_data[u_gamma_off + e4[c]];
 #endif
 #if defined(HAS_BETA)
-            out_v[c] += p_data[u_beta_off + oe];
+            out_v[c] += p_data[u_beta_off + e4[c]];
 #endif
         }
 #endif
 #endif  // STATS_*
         int q = int(lid) + j * WG_SIZE;
-        if (ok[j].w) {
+        int nq_out = quad_count(j, len);
+        if (nq_out == 4) {
             y_data[q4.z + q] = floatBitsToUint(out_v);
         } else {
-            for (int c = 0; c < 4; ++c) {
-                int i = b4.z + 4 * q + c;
-                if (ok[j][c]) y_data[i >> 2][i & 3] = floatBitsToUint(out_v[c]);
-            }
+            for (int c = 0; c < 4; ++c)
+                if (c < nq_out) ELEM(y_data, b4.z + 4 * q + c) = floatBitsToUint(out_v[c]);
         }
     }
 }
