@@ -15,12 +15,14 @@
 // v is scale * x + mask (softmax), x + residual rounded to DTYPE and stored to s (ADD), else x.
 // MODE_GROUP: one workgroup per row; each invocation strides over the row, a shared-memory tree
 // combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
+// ROW_VEC4 (with MODE_GROUP; f32 rows contiguous and 16-byte aligned in x, y, r, s; not batch_norm):
+// the row is read once into registers (PER vec4 per invocation) and written once.
 // PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
-// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK;
+// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK; ROW_VEC4, PER;
 // OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
 #include "common.glsl"
 #include "grid.glsl"
@@ -197,6 +199,30 @@ float group_reduce(float v, bool is_max, uint which) {
 #endif
 }
 
+// Sums of two values of every invocation in one tree (both halves); its first barrier lets every
+// invocation finish reading the previous result before either half is overwritten.
+vec2 group_sum2(vec2 v) {
+#if defined(MODE_GROUP)
+    uint lid = gl_LocalInvocationID.x;
+    barrier();
+    s_red[lid] = v.x;
+    s_red[uint(WG_SIZE) + lid] = v.y;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+        if (lid < h) {
+            s_red[lid] += s_red[lid + h];
+            s_red[uint(WG_SIZE) + lid] += s_red[uint(WG_SIZE) + lid + h];
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    return vec2(s_red[0], s_red[WG_SIZE]);
+#else
+    return v;
+#endif
+}
+
 #if defined(ROW_VEC4)
 // MODE_GROUP for f32 rows that are contiguous and start 16-byte aligned in x, y (and r, s): the
 // row is read once, into registers: PER quads per invocation (quad lid + j * WG_SIZE, so that
@@ -317,8 +343,9 @@ void main() {
         dev += (d.x + d.y) + (d.z + d.w);
         acc += dot(d, d);
     }
-    float shift = group_reduce(dev, false, 1u) / n;
-    var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
+    vec2 moments = group_sum2(vec2(dev, acc)) / n;
+    float shift = moments.x;
+    var = max(moments.y - shift * shift, 0.0);
     mean += shift;
 #endif
     float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
@@ -433,8 +460,9 @@ void main() {
         dev += d;
         acc += d * d;
     }
-    float shift = group_reduce(dev, false, 1u) / n;
-    var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
+    vec2 moments = group_sum2(vec2(dev, acc)) / n;
+    float shift = moments.x;
+    var = max(moments.y - shift * shift, 0.0);
     mean += shift;
 #endif
     float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));

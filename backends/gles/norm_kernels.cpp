@@ -1,7 +1,8 @@
 // GLES host side of the Normalize family (plan: backends/common/norm_rules.h; shader:
 // glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by PASS_PACK dispatches
 // into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
-// row, or one invocation per row for short rows); on a device with fewer than 5 SSBO blocks,
+// row, or one invocation per row for short rows; aligned contiguous f32 rows are read once into
+// registers, ROW_VEC4, tuned by TGL_TUNE_NORM); on a device with fewer than 5 SSBO blocks,
 // add_*_norm with the sum output stores the sum first (SUM_ONLY). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"

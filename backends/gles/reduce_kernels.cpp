@@ -373,6 +373,9 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
             uint64_t cap = std::max<uint64_t>(1, reduce_count / (row_lanes * 8));
             chunk = ceil_div(reduce_count, std::max<uint64_t>(1, std::min(want, cap)));
         }
+        // At most 4096 chunks: the second pass walks them in one loop per output (and llvmpipe
+        // stops loops after 65535 iterations).
+        chunk = std::max(chunk, ceil_div(reduce_count, 4096));
         first.chunk = uint32_t(std::min<uint64_t>(chunk, reduce_count));
         first.splits = uint32_t(ceil_div(reduce_count, first.chunk));
         // Short chunks: fewer row lanes (no lane left without a row), down to 32 invocations.
