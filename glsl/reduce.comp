@@ -29,6 +29,10 @@
 #include "grid.glsl"
 #include "dtype.glsl"
 
+// The UNROLL loads of a step sit in a register array indexed by constants once unrolled (NVIDIA
+// honours this pragma, other drivers ignore it).
+#pragma optionNV(unroll all)
+
 layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };

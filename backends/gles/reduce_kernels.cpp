@@ -286,6 +286,46 @@ bool quad_strides(const std::vector<Dim>& dims) {
     return true;
 }
 
+// MODE_COLUMN's shape for `pass` (outer and inner set): vec4 where the columns allow it (x f32 at a
+// 4-aligned offset: x_f32), the workgroup size, column lanes and slabs, and with may_split the
+// chunks of rows (splits; else one chunk).
+void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, uint32_t reduce_count, bool x_f32,
+                 bool may_split) {
+    const ReduceTune& tune = reduce_tune();
+    const Dim& col = pass.outer.back();
+    pass.mode = ReduceMode::Column;
+    pass.vec4 = x_f32 && col.n % 4 == 0 && quad_strides(pass.inner) &&
+                quad_strides(std::vector<Dim>(pass.outer.begin(), pass.outer.end() - 1));
+    const int per_lane = pass.vec4 ? 4 : 1;
+    pass.wg = pow2_within(dev, tune.cwg, 32);
+    // Column workgroups keep one partial per invocation (a vec4 with VEC4) in shared memory.
+    while (pass.wg > 32 && pass.wg * 4 * per_lane > dev.limits().max_shared_bytes) pass.wg /= 2;
+    int lanes = 1;
+    const uint64_t lanes_needed = ceil_div(uint64_t(col.n), uint64_t(per_lane));
+    while (lanes * 2 <= std::min(tune.cl, pass.wg) && uint64_t(lanes) < lanes_needed) lanes *= 2;
+    pass.lanes = lanes;
+    pass.unroll = std::max(1, std::min(tune.cu, 8));
+    pass.slabs = uint32_t(ceil_div(lanes_needed, uint64_t(lanes)));
+    const uint64_t row_lanes = uint64_t(pass.wg / lanes);
+    const uint64_t base_groups = uint64_t(out_count / col.n) * pass.slabs;
+    uint64_t chunk = reduce_count;
+    if (may_split && tune.cr > 0) {
+        chunk = uint64_t(tune.cr);
+    } else if (may_split) {
+        // Enough chunks for about 2048 workgroups, each row lane taking at least 8 rows.
+        uint64_t want = ceil_div(2048, base_groups);
+        uint64_t cap = std::max<uint64_t>(1, reduce_count / (row_lanes * 8));
+        chunk = ceil_div(reduce_count, std::max<uint64_t>(1, std::min(want, cap)));
+    }
+    // At most 4096 chunks: the second pass's row lanes walk them in loops (and llvmpipe stops
+    // loops after 65535 iterations).
+    chunk = std::max(chunk, ceil_div(reduce_count, 4096));
+    pass.chunk = uint32_t(std::min<uint64_t>(chunk, reduce_count));
+    pass.splits = uint32_t(ceil_div(reduce_count, pass.chunk));
+    // Short chunks: fewer row lanes (no lane left without a row), down to 32 invocations.
+    while (pass.wg > 32 && pass.wg / 2 >= lanes && uint64_t(pass.wg / 2 / lanes) >= pass.chunk) pass.wg /= 2;
+}
+
 }  // namespace
 
 void run_reduce(GlesDevice& dev, const OpCall& call) {
@@ -349,40 +389,10 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
             first.splits = uint32_t(ceil_div(reduce_count, first.chunk));
         }
     } else if (first.mode == ReduceMode::Column) {
-        const Dim& col = first.outer.back();
-        first.vec4 = x_f32 && col.n % 4 == 0 && quad_strides(first.inner) &&
-                     quad_strides(std::vector<Dim>(first.outer.begin(), first.outer.end() - 1));
-        int per_lane = first.vec4 ? 4 : 1;
-        first.wg = pow2_within(dev, tune.cwg, 32);
-        // Column workgroups keep one partial per invocation (a vec4 with VEC4) in shared memory.
-        while (first.wg > 32 && first.wg * 4 * per_lane > dev.limits().max_shared_bytes) first.wg /= 2;
-        int lanes = 1;
-        const uint64_t lanes_needed = ceil_div(uint64_t(col.n), uint64_t(per_lane));
-        while (lanes * 2 <= std::min(tune.cl, first.wg) && uint64_t(lanes) < lanes_needed) lanes *= 2;
-        first.lanes = lanes;
-        first.unroll = std::max(1, std::min(tune.cu, 8));
-        first.slabs = uint32_t(ceil_div(lanes_needed, uint64_t(lanes)));
-        const uint64_t row_lanes = uint64_t(first.wg / lanes);
-        const uint64_t base_groups = uint64_t(out_count / col.n) * first.slabs;
-        uint64_t chunk = reduce_count;
-        if (tune.cr > 0) {
-            chunk = uint64_t(tune.cr);
-        } else {
-            // Enough chunks for about 2048 workgroups, each row lane taking at least 8 rows.
-            uint64_t want = ceil_div(2048, base_groups);
-            uint64_t cap = std::max<uint64_t>(1, reduce_count / (row_lanes * 8));
-            chunk = ceil_div(reduce_count, std::max<uint64_t>(1, std::min(want, cap)));
-        }
-        // At most 4096 chunks: the second pass walks them in one loop per output (and llvmpipe
-        // stops loops after 65535 iterations).
-        chunk = std::max(chunk, ceil_div(reduce_count, 4096));
-        first.chunk = uint32_t(std::min<uint64_t>(chunk, reduce_count));
-        first.splits = uint32_t(ceil_div(reduce_count, first.chunk));
-        // Short chunks: fewer row lanes (no lane left without a row), down to 32 invocations.
-        while (first.wg > 32 && first.wg / 2 >= lanes && uint64_t(first.wg / 2 / lanes) >= first.chunk) first.wg /= 2;
-        if (base_groups * first.splits > uint64_t(INT32_MAX))
-            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu workgroups exceed the 32-bit workgroup index",
-                 call.info->name, (unsigned long long)(base_groups * first.splits));
+        plan_column(dev, first, out_count, reduce_count, x_f32, true);
+        if (uint64_t(out_count / first.outer.back().n) * first.slabs * first.splits > uint64_t(INT32_MAX))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu workgroups exceed the 32-bit workgroup index", call.info->name,
+                 (unsigned long long)(uint64_t(out_count / first.outer.back().n) * first.slabs * first.splits));
     }
     float mean_count = float(double(reduce_count));
     std::vector<Dispatch> dispatches;
@@ -412,6 +422,7 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
         second.mode = !by_split && first.splits > 32 ? ReduceMode::Group : ReduceMode::Thread;
         second.wg = wg;
         second.chunk = first.splits;
+        if (by_split) plan_column(dev, second, out_count, first.splits, true, false);  // [chunk][output]: columns again
         second.final_mean = mean;
         second.x = sb;
         second.y = first.y;

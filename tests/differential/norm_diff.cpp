@@ -124,12 +124,11 @@ TEST_F(NormDiff, Empty) {
 
 // The f32 register-row path (ROW_VEC4: rows contiguous and 16-byte aligned in x, y, mask/residual
 // and sum; 256 invocations x up to 8 quads per row by default): row lengths around the quad and
-// register boundaries (1024 per quad per invocation, 8192 per row at 256 x 8, 16384 past it),
+// register boundaries (1024 per quad per invocation, 8192 per row at 256 x 8, 1024 x 8 past 16384),
 // tails of 1..3 in single rows, masks, gamma/beta, the sum output; misaligned views and f16 that
 // must take the general path; 66,000 rows (a grid past 65,535 workgroups).
 TEST_F(NormDiff, RowVec4) {
-    const std::vector<Shape> shapes = {{3, 36}, {2, 8}, {5, 1020}, {3, 1024}, {2, 1028}, {1, 1023}, {1, 1025},
-                                       {1, 4094}, {2, 8192}, {1, 8196}, {1, 16387}, {2, 3, 44}};
+    const std::vector<Shape> shapes = {{3, 36}, {5, 1020}, {2, 1028}, {1, 1023}, {2, 8192}, {1, 8196}, {1, 16387}, {2, 3, 44}};
     const tgl_op ops[] = {TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX, TGL_OP_LAYER_NORM, TGL_OP_RMS_NORM, TGL_OP_ADD_LAYER_NORM,
                           TGL_OP_ADD_RMS_NORM};
     for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})

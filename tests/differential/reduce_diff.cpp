@@ -168,6 +168,7 @@ std::vector<ReduceCase> reduce_cases() {
             add("columns_" + shape_name(cols), cols, {0}, false, Kind::Contiguous, Kind::Contiguous);
         add("columns_batched_3x100x8", {3, 100, 8}, {1}, true, Kind::Contiguous, Kind::Contiguous);
         add("columns_batched_3x100x6", {3, 100, 6}, {1}, false, Kind::Contiguous, Kind::Stepped);
+        add("columns_batched_3x5000x8", {3, 5000, 8}, {1}, false, Kind::Contiguous, Kind::Stepped);  // chunks
         add("columns_padded", {64, 64}, {0}, false, Kind::Padded, Kind::Contiguous);
         push(n + "_columns_misaligned", [&o](Rng& r, tgl_dtype dt) {
                  Spec s = reduce_spec(o, {50, 128}, {0}, false, Kind::Contiguous, Kind::Contiguous, o.gen, r, dt);
