@@ -15,12 +15,14 @@
 // v is scale * x + mask (softmax), x + residual rounded to DTYPE and stored to s (ADD), else x.
 // MODE_GROUP: one workgroup per row; each invocation strides over the row, a shared-memory tree
 // combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
+// ROW_VEC4 (with MODE_GROUP; f32 rows contiguous and 16-byte aligned in x, y, r, s; not batch_norm):
+// the row is read once into registers (PER vec4 per invocation) and written once.
 // PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
-// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK;
+// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK; ROW_VEC4, PER;
 // OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
 #include "common.glsl"
 #include "grid.glsl"
@@ -71,15 +73,21 @@ void main() {
 
 #else
 
-layout(std430, binding = B_X) readonly buffer XBuffer { uint x_data[]; };
+// ROW_VEC4 reads and writes x, r, y, s as 16-byte words (f32 only).
+#if defined(ROW_VEC4)
+#define WORD uvec4
+#else
+#define WORD uint
+#endif
+layout(std430, binding = B_X) readonly buffer XBuffer { WORD x_data[]; };
 #if defined(B_Y)
-layout(std430, binding = B_Y) buffer YBuffer { uint y_data[]; };
+layout(std430, binding = B_Y) buffer YBuffer { WORD y_data[]; };
 #endif
 #if defined(HAS_R)
-layout(std430, binding = B_R) readonly buffer RBuffer { uint r_data[]; };
+layout(std430, binding = B_R) readonly buffer RBuffer { WORD r_data[]; };
 #endif
 #if defined(HAS_S)
-layout(std430, binding = B_S) buffer SBuffer { uint s_data[]; };
+layout(std430, binding = B_S) buffer SBuffer { WORD s_data[]; };
 #endif
 #if defined(B_P)
 layout(std430, binding = B_P) readonly buffer PBuffer { float p_data[]; };
@@ -135,6 +143,7 @@ void elem_offsets(uint k, inout ivec4 o4, inout int oe) {
 #endif
 }
 
+#if !defined(ROW_VEC4)
 // The value the statistics see at element offsets o (x, r, y, s).
 float value_at(ivec4 o, bool store_sum) {
     float v = elem(x_data[tgl_word_of(o.x, DTYPE)], o.x);
@@ -160,6 +169,8 @@ void y_store(int i, float v) {
     STORE_BITS(y_data, i, bits)
 }
 #endif
+
+#endif  // !ROW_VEC4
 
 #if defined(MODE_GROUP)
 // One half per reduction of a row (the first's result is still being read when the second starts).
@@ -187,6 +198,187 @@ float group_reduce(float v, bool is_max, uint which) {
     return v;
 #endif
 }
+
+// Sums of two values of every invocation in one tree (both halves); its first barrier lets every
+// invocation finish reading the previous result before either half is overwritten.
+vec2 group_sum2(vec2 v) {
+#if defined(MODE_GROUP)
+    uint lid = gl_LocalInvocationID.x;
+    barrier();
+    s_red[lid] = v.x;
+    s_red[uint(WG_SIZE) + lid] = v.y;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+        if (lid < h) {
+            s_red[lid] += s_red[lid + h];
+            s_red[uint(WG_SIZE) + lid] += s_red[uint(WG_SIZE) + lid + h];
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    return vec2(s_red[0], s_red[WG_SIZE]);
+#else
+    return v;
+#endif
+}
+
+#if defined(ROW_VEC4)
+// MODE_GROUP for f32 rows that are contiguous and start 16-byte aligned in x, y (and r, s): the
+// row is read once, into registers: PER quads per invocation (quad lid + j * WG_SIZE, so that
+// neighbouring invocations read neighbouring 16-byte words), the statistics come from the
+// registers (softmax keeps exp(v - m) there for the store), then one store pass. Same formulas as
+// the general path below; the host picks PER and WG_SIZE so that 4 * PER * WG_SIZE >= u_len.
+// Elements past the row's end hold a value that changes no statistic (softmax: -inf, which adds
+// exp(-inf) = 0 to the sum; else 0) except the deviations, which skip them; they are not stored.
+// Register arrays are indexed by constants only (loops unrolled): dynamic indices would put them
+// in local memory.
+#pragma optionNV(unroll all)
+
+#if defined(STATS_SOFTMAX)
+#define PAD tgl_neg_inf()
+#else
+#define PAD 0.0
+#endif
+
+// Elements of quad j of this invocation within the row: 0..4.
+int quad_count(int j, uint len) { return clamp(int(len) - 4 * (int(gl_LocalInvocationID.x) + j * WG_SIZE), 0, 4); }
+
+// f32 element i of an SSBO of 16-byte words.
+#define ELEM(ARR, I) ARR[(I) >> 2][(I) & 3]
+
+void main() {
+    uint row = tgl_group_index();
+    uint lid = gl_LocalInvocationID.x;
+    // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
+    uint len = row < u_rows ? u_len : 0u;
+    ivec4 b4;
+    int be;
+    row_base(row, b4, be);
+    ivec4 q4 = b4 >> 2;  // the quads of element 0 of x, r, y, s
+    float n = float(u_len);
+    vec4 v[PER];
+    for (int j = 0; j < PER; ++j) {
+        int q = int(lid) + j * WG_SIZE;
+        int nq = quad_count(j, len);
+        vec4 a = vec4(PAD);
+        if (nq == 4) {
+            a = uintBitsToFloat(x_data[q4.x + q]);
+#if defined(STATS_SOFTMAX)
+            a *= u_scale;
+#endif
+#if defined(HAS_R)
+            a += uintBitsToFloat(r_data[q4.y + q]);
+#endif
+#if defined(HAS_S)
+            s_data[q4.w + q] = floatBitsToUint(a);
+#endif
+        } else {
+            for (int c = 0; c < 4; ++c) {
+                if (c >= nq) continue;
+                int k = 4 * q + c;
+                float e = uintBitsToFloat(ELEM(x_data, b4.x + k));
+#if defined(STATS_SOFTMAX)
+                e *= u_scale;
+#endif
+#if defined(HAS_R)
+                e += uintBitsToFloat(ELEM(r_data, b4.y + k));
+#endif
+#if defined(HAS_S)
+                ELEM(s_data, b4.w + k) = floatBitsToUint(e);
+#endif
+                a[c] = e;
+            }
+        }
+        v[j] = a;
+    }
+
+#if defined(STATS_SOFTMAX)
+    float m = tgl_neg_inf();
+    for (int j = 0; j < PER; ++j)
+        m = tgl_maximum(tgl_maximum(m, tgl_maximum(v[j].x, v[j].y)), tgl_maximum(v[j].z, v[j].w));
+    m = group_reduce(m, true, 0u);
+    bool finite = !tgl_isnan(m) && !tgl_isinf(m);
+    float sum = 0.0;
+    if (finite)
+        for (int j = 0; j < PER; ++j) {
+            vec4 e = vec4(tgl_exp(v[j].x - m), tgl_exp(v[j].y - m), tgl_exp(v[j].z - m), tgl_exp(v[j].w - m));
+            sum += (e.x + e.y) + (e.z + e.w);
+#if !defined(LOG)
+            v[j] = e;
+#endif
+        }
+    sum = group_reduce(sum, false, 1u);
+    float log_sum = tgl_log(sum);
+    for (int j = 0; j < PER; ++j) {
+        vec4 out_v;
+        if (tgl_isnan(m) || m == tgl_inf()) out_v = vec4(tgl_nan());
+#if defined(LOG)
+        else if (m == tgl_neg_inf()) out_v = vec4(tgl_neg_inf());
+        else out_v = (v[j] - m) - log_sum;
+#else
+        else if (m == tgl_neg_inf()) out_v = vec4(0.0);
+        else out_v = v[j] / sum;
+#endif
+#else  // STATS_MEANVAR, STATS_MEANSQ
+    float acc = 0.0;
+    for (int j = 0; j < PER; ++j)
+#if defined(STATS_MEANSQ)
+        acc += dot(v[j], v[j]);
+#else
+        acc += (v[j].x + v[j].y) + (v[j].z + v[j].w);
+#endif
+    float mean = 0.0, var;
+#if defined(STATS_MEANSQ)
+    var = group_reduce(acc, false, 0u) / n;
+#else
+    mean = group_reduce(acc, false, 0u) / n;
+    // The corrected two-pass variance of the general path below.
+    float dev = 0.0;
+    acc = 0.0;
+    for (int j = 0; j < PER; ++j) {
+        int nq = quad_count(j, len);
+        vec4 d = v[j] - mean;
+        if (nq < 4) d = mix(vec4(0.0), d, lessThan(ivec4(0, 1, 2, 3), ivec4(nq)));
+        dev += (d.x + d.y) + (d.z + d.w);
+        acc += dot(d, d);
+    }
+    vec2 moments = group_sum2(vec2(dev, acc)) / n;
+    float shift = moments.x;
+    var = max(moments.y - shift * shift, 0.0);
+    mean += shift;
+#endif
+    float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
+    for (int j = 0; j < PER; ++j) {
+        vec4 out_v = (v[j] - mean) * inv;
+#if defined(HAS_GAMMA) || defined(HAS_BETA)
+        int es = u_inner_stride[4];
+        int oe = be + 4 * (int(lid) + j * WG_SIZE) * es;
+        ivec4 e4 = ivec4(oe, oe + es, oe + 2 * es, oe + 3 * es);
+        int nq = quad_count(j, len);
+        for (int c = 0; c < 4; ++c) {
+            if (c >= nq) continue;
+#if defined(HAS_GAMMA)
+            out_v[c] *= p_data[u_gamma_off + e4[c]];
+#endif
+#if defined(HAS_BETA)
+            out_v[c] += p_data[u_beta_off + e4[c]];
+#endif
+        }
+#endif
+#endif  // STATS_*
+        int q = int(lid) + j * WG_SIZE;
+        int nq_out = quad_count(j, len);
+        if (nq_out == 4) {
+            y_data[q4.z + q] = floatBitsToUint(out_v);
+        } else {
+            for (int c = 0; c < 4; ++c)
+                if (c < nq_out) ELEM(y_data, b4.z + 4 * q + c) = floatBitsToUint(out_v[c]);
+        }
+    }
+}
+
+#else  // !ROW_VEC4
 
 void main() {
 #if defined(MODE_GROUP)
@@ -268,8 +460,9 @@ void main() {
         dev += d;
         acc += d * d;
     }
-    float shift = group_reduce(dev, false, 1u) / n;
-    var = max(group_reduce(acc, false, 0u) / n - shift * shift, 0.0);
+    vec2 moments = group_sum2(vec2(dev, acc)) / n;
+    float shift = moments.x;
+    var = max(moments.y - shift * shift, 0.0);
     mean += shift;
 #endif
     float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
@@ -301,5 +494,7 @@ void main() {
 #error "norm.comp: no STATS_* define"
 #endif
 }
+
+#endif  // ROW_VEC4
 
 #endif

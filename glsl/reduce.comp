@@ -1,12 +1,20 @@
 // Every reduction: y[o] = REDUCE over r of x[outer(o) + inner(r)] (ReducePlan, dims collapsed).
 //
-// Two modes (chosen by the host from the plan's shape):
+// Three modes (chosen by the host from the plan's shape):
 //   MODE_THREAD  one invocation per output, walking the reduced elements with an odometer; for
 //                short reductions and for many outputs whose reduced elements are far apart.
 //   MODE_GROUP   one workgroup per (output, split): each invocation strides over its split of the
 //                reduced elements, then a shared-memory tree combines the WG_SIZE partials. With
 //                u_splits > 1 the workgroup writes a partial to a scratch buffer (index
-//                o * u_splits + split) and a second pass reduces the partials.
+//                o * u_splits + split) and a second pass reduces the partials. VEC4 (f32 rows that
+//                are contiguous and start 16-byte aligned; splits a multiple of 4 long): vec4
+//                loads, UNROLL of them in flight per invocation, the row's last len % 4 scalar.
+//   MODE_COLUMN  outputs whose last outer dim has x stride 1 (column sums): the workgroup is
+//                COL_LANES column lanes x WG_SIZE / COL_LANES row lanes over a slab of columns
+//                (4 per lane with VEC4: x f32, columns a multiple of 4, 16-byte aligned) and a
+//                chunk of u_chunk reduced rows; neighbouring lanes read neighbouring words. With
+//                u_splits > 1 (chunks) partials go to scratch index split * u_out_count + o and a
+//                MODE_THREAD pass (inner stride u_out_count) reduces them in a fixed order.
 //
 // x and y are arrays of uint words holding X_DTYPE / Y_DTYPE elements (dtype.glsl): f32 or f16,
 // computed in f32 and rounded once at the final store (sub-word stores via store.glsl's atomics).
@@ -14,16 +22,25 @@
 // X_DTYPE f32). For f32 the dtype helpers fold to plain word loads and stores.
 //
 // Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
-// result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP;
-// OUTER_RANK and INNER_RANK (0..8); WG_SIZE (a power of two in MODE_GROUP).
+// result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP |
+// MODE_COLUMN; VEC4, UNROLL (loads per invocation per step), COL_LANES; OUTER_RANK and INNER_RANK
+// (0..8); WG_SIZE (a power of two in MODE_GROUP and MODE_COLUMN).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
 
+// The UNROLL loads of a step sit in a register array indexed by constants once unrolled (NVIDIA
+// honours this pragma, other drivers ignore it).
+#pragma optionNV(unroll all)
+
 layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
+#if defined(VEC4)
+layout(std430, binding = 1) readonly buffer XBuffer { uvec4 x_data4[]; };  // f32
+#else
 layout(std430, binding = 1) readonly buffer XBuffer { uint x_data[]; };
+#endif
 
 uniform uint u_out_count;     // outputs
 uniform uint u_reduce_count;  // elements per output
@@ -44,7 +61,12 @@ uniform int u_inner_x_stride[INNER_RANK];
 
 #include "store.glsl"
 
+#if defined(VEC4)
+float x_at(int i) { return uintBitsToFloat(x_data4[i >> 2][i & 3]); }
+vec4 x4_at(int q) { return uintBitsToFloat(x_data4[q]); }
+#else
 float x_at(int i) { return tgl_to_f32(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE); }
+#endif
 void y_store(int i, float v) { y_store_bits(i, tgl_from_f32(v, Y_DTYPE)); }
 
 float identity() {
@@ -73,6 +95,10 @@ float combine(float acc, float v) {
 #else
     return tgl_minimum(acc, v);
 #endif
+}
+
+vec4 combine4(vec4 acc, vec4 v) {
+    return vec4(combine(acc.x, v.x), combine(acc.y, v.y), combine(acc.z, v.z), combine(acc.w, v.w));
 }
 
 float finish(float acc) {
@@ -136,9 +162,7 @@ void main() {
     y_store(yo, finish(acc));
 }
 
-#elif defined(MODE_GROUP)
-
-shared float s_partial[WG_SIZE];
+#else
 
 // Offset in x of reduced element r (row-major over the inner dims).
 int inner_offset(uint r) {
@@ -156,6 +180,10 @@ int inner_offset(uint r) {
 #endif
 }
 
+#if defined(MODE_GROUP)
+
+shared float s_partial[WG_SIZE];
+
 void main() {
     uint g = tgl_group_index();
     uint lid = gl_LocalInvocationID.x;
@@ -169,7 +197,23 @@ void main() {
         outer_offsets(o, xo, yo);
         uint begin = split * u_chunk;
         uint end = min(begin + u_chunk, u_reduce_count);
+#if defined(VEC4)
+        // Quads [begin / 4, end / 4) of the row (xo and begin are multiples of 4), UNROLL loads
+        // issued before they are combined; then the row's last end % 4 elements.
+        int q0 = xo >> 2;
+        uint q = begin / 4u + lid, qe = end / 4u;
+        vec4 acc4 = vec4(identity());
+        for (; q + uint((UNROLL - 1) * WG_SIZE) < qe; q += uint(UNROLL * WG_SIZE)) {
+            vec4 v[UNROLL];
+            for (int j = 0; j < UNROLL; ++j) v[j] = x4_at(q0 + int(q) + j * WG_SIZE);
+            for (int j = 0; j < UNROLL; ++j) acc4 = combine4(acc4, v[j]);
+        }
+        for (; q < qe; q += uint(WG_SIZE)) acc4 = combine4(acc4, x4_at(q0 + int(q)));
+        acc = combine(combine(acc4.x, acc4.y), combine(acc4.z, acc4.w));
+        for (uint r = qe * 4u + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_at(xo + int(r)));
+#else
         for (uint r = begin + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_at(xo + inner_offset(r)));
+#endif
     }
     s_partial[lid] = acc;
     memoryBarrierShared();
@@ -188,6 +232,76 @@ void main() {
     }
 }
 
+#elif defined(MODE_COLUMN)
+
+uniform uint u_cols;         // the last outer dim (x stride 1): columns
+uniform uint u_slabs;        // workgroups across the columns
+uniform int u_col_y_stride;  // its y stride
+
+#define ROW_LANES (WG_SIZE / COL_LANES)
+#if defined(VEC4)
+#define COL_W 4
+#define ACC vec4
+#define LOAD(i) x4_at((i) >> 2)
+#define COMBINE combine4
 #else
-#error "reduce.comp: define MODE_THREAD or MODE_GROUP"
+#define COL_W 1
+#define ACC float
+#define LOAD(i) x_at(i)
+#define COMBINE combine
+#endif
+
+shared ACC s_col[WG_SIZE];
+
+void main() {
+    // Workgroup g: slab fastest (neighbouring workgroups read neighbouring columns of the same
+    // rows), then the chunk of rows, then the batch (the outer dims before the columns).
+    uint g = tgl_group_index();
+    uint lid = gl_LocalInvocationID.x;
+    uint lane = lid % uint(COL_LANES), row_lane = lid / uint(COL_LANES);
+    uint slab = g % u_slabs, rest = g / u_slabs;
+    uint split = rest % u_splits, b = rest / u_splits;
+    uint c = (slab * uint(COL_LANES) + lane) * uint(COL_W);
+    // No early return: every invocation must reach the barriers.
+    bool live = b < u_out_count / u_cols && c < u_cols;
+    uint o = b * u_cols + c;
+    int xo = 0, yo = 0;
+    ACC acc = ACC(identity());
+    if (live) {
+        outer_offsets(o, xo, yo);
+        uint r = split * u_chunk + row_lane;
+        uint end = min(split * u_chunk + u_chunk, u_reduce_count);
+        // UNROLL rows' loads in flight, combined in row order (the result does not depend on UNROLL).
+        for (; r + uint((UNROLL - 1) * ROW_LANES) < end; r += uint(UNROLL * ROW_LANES)) {
+            ACC v[UNROLL];
+            for (int j = 0; j < UNROLL; ++j) v[j] = LOAD(xo + inner_offset(r + uint(j * ROW_LANES)));
+            for (int j = 0; j < UNROLL; ++j) acc = COMBINE(acc, v[j]);
+        }
+        for (; r < end; r += uint(ROW_LANES)) acc = COMBINE(acc, LOAD(xo + inner_offset(r)));
+    }
+    s_col[lid] = acc;
+    memoryBarrierShared();
+    barrier();
+    for (uint h = uint(ROW_LANES) / 2u; h > 0u; h >>= 1) {
+        if (row_lane < h) s_col[lid] = COMBINE(s_col[lid], s_col[lid + h * uint(COL_LANES)]);
+        memoryBarrierShared();
+        barrier();
+    }
+    if (live && row_lane == 0u) {
+        ACC total = s_col[lid];
+        for (int k = 0; k < COL_W; ++k) {
+#if defined(VEC4)
+            float t = total[k];
+#else
+            float t = total;
+#endif
+            if (u_splits == 1u) y_store(yo + k * u_col_y_stride, finish(t));
+            else y_data[u_y_offset + int(split * u_out_count + o) + k] = floatBitsToUint(t);  // f32 scratch
+        }
+    }
+}
+
+#else
+#error "reduce.comp: define MODE_THREAD, MODE_GROUP or MODE_COLUMN"
+#endif
 #endif

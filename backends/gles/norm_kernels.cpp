@@ -1,12 +1,15 @@
 // GLES host side of the Normalize family (plan: backends/common/norm_rules.h; shader:
 // glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by PASS_PACK dispatches
 // into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
-// row, or one invocation per row for short rows); on a device with fewer than 5 SSBO blocks,
+// row, or one invocation per row for short rows; aligned contiguous f32 rows are read once into
+// registers, ROW_VEC4, tuned by TGL_TUNE_NORM); on a device with fewer than 5 SSBO blocks,
 // add_*_norm with the sum output stores the sum first (SUM_ONLY). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "reduce_kernels.h"
 #include "validate_util.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +32,40 @@ const char* stats_define(tgl_op op) {
     case TGL_OP_BATCH_NORM: return "STATS_NONE";
     default: return "STATS_MEANVAR";
     }
+}
+
+// norm.comp's ROW_VEC4 variant (f32 rows kept in registers): `wg` invocations per row to start
+// with, at most `per` quads (vec4) per invocation; longer rows double the invocations up to the
+// device's limit, rows longer than 4 * per * that take the general path; short rows halve them
+// (down to 32). TGL_TUNE_NORM, read once: e.g. "wg256_per8" (the defaults); keys as in read_tune.
+struct NormTune {
+    int wg = 256, per = 8;
+};
+const NormTune& norm_tune() {
+    static const NormTune t = [] {
+        NormTune r;
+        read_tune("TGL_TUNE_NORM", {{"wg", &r.wg}, {"per", &r.per}});
+        return r;
+    }();
+    return t;
+}
+
+// Invocations per row and quads per invocation of ROW_VEC4 for rows of `len`; false if none fits.
+bool row_vec4_shape(const GlesDevice& dev, uint64_t len, int* wg, int* per) {
+    const NormTune& t = norm_tune();
+    const Limits& L = dev.limits();
+    const int max_wg = std::min(L.max_invocations, L.max_size[0]);
+    const int max_per = std::max(1, std::min(t.per, 16));
+    int w = 32;
+    while (w * 2 <= std::min(t.wg, max_wg)) w *= 2;
+    while (uint64_t(w) * 4 * max_per < len && w * 2 <= max_wg) w *= 2;  // long rows: more invocations
+    while (w > 32 && uint64_t(w / 2) * 4 >= len) w /= 2;                 // short rows: fewer
+    int q = 1;
+    while (uint64_t(w) * 4 * q < len && q < max_per) q *= 2;
+    if (uint64_t(w) * 4 * q < len || int64_t(w) * 2 * 4 > L.max_shared_bytes) return false;
+    *wg = w;
+    *per = q;
+    return true;
 }
 
 }  // namespace
@@ -113,6 +150,23 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
 
         const std::vector<Dim> outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, outer_s);
         const std::vector<Dim> inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, inner_s);
+        // ROW_VEC4: f32 rows with statistics, contiguous and starting 16-byte aligned in every
+        // operand read or written as vec4 (x, y, and r, s where bound).
+        int row_wg = wg, per = 0;
+        bool vec4 = group && !split && call.dtype == TGL_DTYPE_F32 && info.op != TGL_OP_BATCH_NORM &&
+                    inner.size() == 1 && row_vec4_shape(dev, len, &row_wg, &per);
+        for (int role : {int(NormPlan::kX), int(NormPlan::kY), int(NormPlan::kR), int(NormPlan::kS)}) {
+            if (!vec4 || (role == NormPlan::kR && !p.has_r) || (role == NormPlan::kS && !p.has_s)) continue;
+            bool aligned = inner[0].s[role] == 1 && offs[role] % 4 == 0;
+            for (const Dim& d : outer) aligned = aligned && d.s[role] % 4 == 0;
+            vec4 = aligned;
+        }
+        if (vec4) {
+            for (auto& d : defines)
+                if (d.first == "WG_SIZE") d.second = str(row_wg);
+            defines.emplace_back("ROW_VEC4", "");
+            defines.emplace_back("PER", str(per));
+        }
         defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
         defines.emplace_back("OUTER_RANK", str(long(outer.size())));
         defines.emplace_back("INNER_RANK", str(long(inner.size())));

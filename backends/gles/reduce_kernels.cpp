@@ -1,5 +1,6 @@
-// Host side of the state reductions (reduce_state.comp) and the scans (scan.comp): shader variants,
-// SSBO windows, uniforms and dispatches within the device's limits. Nothing is computed on the CPU.
+// Host side of the reductions (reduce.comp), the state reductions (reduce_state.comp) and the scans
+// (scan.comp): shader variants, SSBO windows, uniforms and dispatches within the device's limits.
+// Nothing is computed on the CPU.
 #include "reduce_kernels.h"
 
 #include "dispatch_util.h"
@@ -7,6 +8,9 @@
 #include "status.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 namespace tgl {
 namespace gles {
@@ -44,6 +48,17 @@ void outer_uniforms(const std::vector<Dim>& outer, Dispatch& base) {
     base.uniforms.push_back(uniform_int("u_outer_shape", n));
     base.uniforms.push_back(uniform_int("u_outer_x_stride", xs));
     base.uniforms.push_back(uniform_int("u_outer_y_stride", ys));
+}
+
+void inner_uniforms(const std::vector<Dim>& inner, Dispatch& base) {
+    if (inner.empty()) return;
+    std::vector<int32_t> n, xs;
+    for (const Dim& d : inner) {
+        n.push_back(to_i32(d.n, "a reduced dimension of x"));
+        xs.push_back(to_i32(d.xs, "a stride of x"));
+    }
+    base.uniforms.push_back(uniform_int("u_inner_shape", n));
+    base.uniforms.push_back(uniform_int("u_inner_x_stride", xs));
 }
 
 const char* state_define(const OpCall& call) {
@@ -93,15 +108,7 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     base.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
     base.uniforms.push_back(uniform_float("u_correction", call.correction));
     outer_uniforms(outer, base);
-    if (!inner.empty()) {
-        std::vector<int32_t> n, xs;
-        for (const Dim& d : inner) {
-            n.push_back(to_i32(d.n, "a reduced dimension of x"));
-            xs.push_back(to_i32(d.xs, "a stride of x"));
-        }
-        base.uniforms.push_back(uniform_int("u_inner_shape", n));
-        base.uniforms.push_back(uniform_int("u_inner_x_stride", xs));
-    }
+    inner_uniforms(inner, base);
     std::vector<Dispatch> dispatches;
     add_chunks(dev, base, group ? uint64_t(out_count) : ceil_div(out_count, uint64_t(wg)), dispatches);
     dev.submit(call.info->name, std::move(dispatches));
@@ -186,7 +193,269 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
     dev.submit(call.info->name, std::move(dispatches));
 }
 
+// The largest power of two <= v within [lo, the device's invocation limits] (and lo if none).
+int pow2_within(const GlesDevice& dev, int v, int lo) {
+    const Limits& L = dev.limits();
+    int w = lo;
+    while (w * 2 <= v && w * 2 <= L.max_invocations && w * 2 <= L.max_size[0]) w *= 2;
+    return w;
+}
+
+// reduce.comp's variants and their tunables:
+//   MODE_THREAD  one invocation per output (short reductions, strided outputs).
+//   MODE_GROUP   a workgroup of `rwg` invocations per (output, split); VEC4 (f32 rows contiguous
+//                and 16-byte aligned): `ru` vec4 loads per invocation per loop step.
+//   MODE_COLUMN  outputs contiguous in x (column sums): a workgroup covers a slab of `cl` lanes
+//                (4 columns each with VEC4, else 1) x rwg/cl row lanes over a chunk of `cr` rows
+//                (0: enough chunks for about 2048 workgroups), `cu` loads per lane per loop step;
+//                chunk partials (f32, [chunk][output]) then a MODE_THREAD pass over the chunks.
+struct ReduceTune {
+    int rwg = 256, ru = 4, cwg = 256, cl = 64, cr = 0, cu = 4;
+};
+
+// TGL_TUNE_REDUCE, read once: '_'-separated <key><number> tokens, any subset, e.g.
+// "rwg256_ru4_cwg256_cl64_cr0_cu4" (the defaults: unset keys keep them). Keys: rwg (invocations
+// per row, MODE_GROUP), ru (vec4 per row-invocation per step: 1 2 4 8), cwg (invocations per
+// column workgroup), cl (column lanes: 4..cwg), cr (rows per column chunk; 0 = automatic), cu
+// (loads per column lane per step: 1 2 4 8). Values are clamped to the device's limits.
+const ReduceTune& reduce_tune() {
+    static const ReduceTune t = [] {
+        ReduceTune r;
+        read_tune("TGL_TUNE_REDUCE", {{"rwg", &r.rwg}, {"ru", &r.ru}, {"cwg", &r.cwg}, {"cl", &r.cl}, {"cr", &r.cr}, {"cu", &r.cu}});
+        return r;
+    }();
+    return t;
+}
+
+enum class ReduceMode { Thread, Group, Column };
+
+struct ReducePass {
+    ReduceMode mode = ReduceMode::Thread;
+    bool final_mean = false;
+    bool vec4 = false;    // MODE_GROUP / MODE_COLUMN: f32 x read as vec4
+    int wg = 64, unroll = 1, lanes = 1;
+    uint32_t splits = 1, chunk = 0, slabs = 1;
+    std::vector<Dim> outer, inner;
+    int32_t x_offset = 0, y_offset = 0;
+    Binding x, y;
+    tgl_dtype x_dtype = TGL_DTYPE_F32, y_dtype = TGL_DTYPE_F32;  // f32 or f16; split partials are f32
+};
+
+void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePass& pass, uint32_t out_count,
+                     uint32_t reduce_count, float mean_count, std::vector<Dispatch>& out) {
+    static const char* modes[] = {"MODE_THREAD", "MODE_GROUP", "MODE_COLUMN"};
+    Defines defines = {{reduce_define, ""},
+                       {modes[int(pass.mode)], ""},
+                       {"OUTER_RANK", str(long(pass.outer.size()))},
+                       {"INNER_RANK", str(long(pass.inner.size()))},
+                       {"X_DTYPE", str(pass.x_dtype)},
+                       {"Y_DTYPE", str(pass.y_dtype)},
+                       {"WG_SIZE", str(pass.wg)}};
+    if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
+    if (pass.vec4) defines.emplace_back("VEC4", "");
+    if (pass.mode != ReduceMode::Thread) defines.emplace_back("UNROLL", str(pass.unroll));
+    if (pass.mode == ReduceMode::Column) defines.emplace_back("COL_LANES", str(pass.lanes));
+    Dispatch base;
+    base.program = dev.program("reduce.comp", defines);
+    base.bindings = {pass.y, pass.x};
+    base.uniforms.push_back(uniform_uint("u_out_count", {out_count}));
+    base.uniforms.push_back(uniform_uint("u_reduce_count", {reduce_count}));
+    base.uniforms.push_back(uniform_uint("u_splits", {pass.splits}));
+    base.uniforms.push_back(uniform_uint("u_chunk", {pass.chunk}));
+    base.uniforms.push_back(uniform_int("u_x_offset", {pass.x_offset}));
+    base.uniforms.push_back(uniform_int("u_y_offset", {pass.y_offset}));
+    base.uniforms.push_back(uniform_float("u_count", mean_count));
+    uint64_t groups = ceil_div(out_count, uint64_t(pass.wg));
+    if (pass.mode == ReduceMode::Group) groups = uint64_t(out_count) * pass.splits;
+    if (pass.mode == ReduceMode::Column) {
+        const Dim& col = pass.outer.back();
+        base.uniforms.push_back(uniform_uint("u_cols", {uint32_t(col.n)}));
+        base.uniforms.push_back(uniform_uint("u_slabs", {pass.slabs}));
+        base.uniforms.push_back(uniform_int("u_col_y_stride", {to_i32(col.ys, "a stride of y")}));
+        groups = uint64_t(out_count / col.n) * pass.splits * pass.slabs;
+    }
+    outer_uniforms(pass.outer, base);
+    inner_uniforms(pass.inner, base);
+    add_chunks(dev, base, groups, out);
+}
+
+// All strides of these dims multiples of 4 (with a 4-aligned offset: every start 16-byte aligned).
+bool quad_strides(const std::vector<Dim>& dims) {
+    for (const Dim& d : dims)
+        if (d.xs % 4) return false;
+    return true;
+}
+
+// MODE_COLUMN's shape for `pass` (outer and inner set): vec4 where the columns allow it (x f32 at a
+// 4-aligned offset: x_f32), the workgroup size, column lanes and slabs, and with may_split the
+// chunks of rows (splits; else one chunk).
+void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, uint32_t reduce_count, bool x_f32,
+                 bool may_split) {
+    const ReduceTune& tune = reduce_tune();
+    const Dim& col = pass.outer.back();
+    pass.mode = ReduceMode::Column;
+    pass.vec4 = x_f32 && col.n % 4 == 0 && quad_strides(pass.inner) &&
+                quad_strides(std::vector<Dim>(pass.outer.begin(), pass.outer.end() - 1));
+    const int per_lane = pass.vec4 ? 4 : 1;
+    pass.wg = pow2_within(dev, tune.cwg, 32);
+    // Column workgroups keep one partial per invocation (a vec4 with VEC4) in shared memory.
+    while (pass.wg > 32 && pass.wg * 4 * per_lane > dev.limits().max_shared_bytes) pass.wg /= 2;
+    int lanes = 1;
+    const uint64_t lanes_needed = ceil_div(uint64_t(col.n), uint64_t(per_lane));
+    while (lanes * 2 <= std::min(tune.cl, pass.wg) && uint64_t(lanes) < lanes_needed) lanes *= 2;
+    pass.lanes = lanes;
+    pass.unroll = std::max(1, std::min(tune.cu, 8));
+    pass.slabs = uint32_t(ceil_div(lanes_needed, uint64_t(lanes)));
+    const uint64_t row_lanes = uint64_t(pass.wg / lanes);
+    const uint64_t base_groups = uint64_t(out_count / col.n) * pass.slabs;
+    uint64_t chunk = reduce_count;
+    if (may_split && tune.cr > 0) {
+        chunk = uint64_t(tune.cr);
+    } else if (may_split) {
+        // Enough chunks for about 2048 workgroups, each row lane taking at least 8 rows.
+        uint64_t want = ceil_div(2048, base_groups);
+        uint64_t cap = std::max<uint64_t>(1, reduce_count / (row_lanes * 8));
+        chunk = ceil_div(reduce_count, std::max<uint64_t>(1, std::min(want, cap)));
+    }
+    // At most 4096 chunks: the second pass's row lanes walk them in loops (and llvmpipe stops
+    // loops after 65535 iterations).
+    chunk = std::max(chunk, ceil_div(reduce_count, 4096));
+    pass.chunk = uint32_t(std::min<uint64_t>(chunk, reduce_count));
+    pass.splits = uint32_t(ceil_div(reduce_count, pass.chunk));
+    // Short chunks: fewer row lanes (no lane left without a row), down to 32 invocations.
+    while (pass.wg > 32 && pass.wg / 2 >= lanes && uint64_t(pass.wg / 2 / lanes) >= pass.chunk) pass.wg /= 2;
+}
+
 }  // namespace
+
+void run_reduce(GlesDevice& dev, const OpCall& call) {
+    const ReducePlan& p = call.reduce;
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");
+    uint32_t reduce_count = count_u32(p.reduce_count, "the reduced part of inputs[0] (x)");
+    const char* reduce_define;
+    bool mean = false;
+    switch (call.info->op) {
+    case TGL_OP_SUM: reduce_define = "REDUCE_SUM"; break;
+    case TGL_OP_MEAN: reduce_define = "REDUCE_SUM"; mean = true; break;
+    case TGL_OP_MAX: reduce_define = "REDUCE_MAX"; break;
+    case TGL_OP_MIN: reduce_define = "REDUCE_MIN"; break;
+    case TGL_OP_PROD: reduce_define = "REDUCE_PROD"; break;
+    default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' has no reduction shader in plugin 'gles'", call.info->name);
+    }
+    const ReduceTune& tune = reduce_tune();
+
+    ReducePass first;
+    first.outer = collapse(p.outer_rank, p.outer_shape, p.outer_x_strides, p.outer_y_strides);
+    first.inner = collapse(p.inner_rank, p.inner_shape, p.inner_x_strides, nullptr);
+    first.y = dev.window(y, "outputs[0] (y)", &first.y_offset);
+    first.x_dtype = x.dtype;
+    first.y_dtype = y.dtype;
+    if (x.numel > 0) {
+        first.x = dev.window(x, "inputs[0] (x)", &first.x_offset);
+    } else {
+        first.x = first.y;  // nothing is read (reduce_count == 0), but every block must be bound
+        first.x_offset = 0;
+    }
+    const bool x_f32 = x.dtype == TGL_DTYPE_F32 && first.x_offset % 4 == 0;
+
+    // Mode: outputs that are neighbours in x (reducing over the leading dims: column sums) take
+    // MODE_COLUMN, where neighbouring invocations read neighbouring columns. Otherwise one
+    // invocation per output for short reductions, and for many outputs whose reduced elements
+    // are not contiguous; else a workgroup per output, split further when there are too few
+    // outputs to fill the device (partials go through a scratch buffer and a second pass).
+    int wg = dev.workgroup_size();
+    bool inner_unit = !first.inner.empty() && first.inner.back().xs == 1;
+    bool column = !first.outer.empty() && first.outer.back().xs == 1 && !first.inner.empty() && reduce_count > 1;
+    if (column) first.mode = ReduceMode::Column;
+    else if (reduce_count <= 32) first.mode = ReduceMode::Thread;
+    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg))) first.mode = ReduceMode::Thread;
+    else first.mode = ReduceMode::Group;
+    first.wg = wg;
+    first.chunk = reduce_count;
+    if (first.mode == ReduceMode::Group) {
+        // vec4 loads where every row starts 16-byte aligned and is contiguous.
+        first.vec4 = x_f32 && first.inner.size() == 1 && inner_unit && quad_strides(first.outer);
+        first.wg = pow2_within(dev, tune.rwg, 32);
+        first.unroll = std::max(1, std::min(tune.ru, 8));
+        if (out_count < 4096) {
+            // About 32 elements per invocation, and at most ~2048 workgroups in all.
+            uint64_t want = ceil_div(reduce_count, uint64_t(first.wg) * 32);
+            uint64_t cap = std::max<uint64_t>(1, 2048 / out_count);
+            uint64_t splits = std::max<uint64_t>(1, std::min(want, cap));
+            first.chunk = uint32_t(ceil_div(reduce_count, splits));
+            if (first.vec4) first.chunk = uint32_t(std::min<uint64_t>(ceil_div(first.chunk, 4) * 4, reduce_count));
+            first.splits = uint32_t(ceil_div(reduce_count, first.chunk));
+        }
+    } else if (first.mode == ReduceMode::Column) {
+        plan_column(dev, first, out_count, reduce_count, x_f32, true);
+        if (uint64_t(out_count / first.outer.back().n) * first.slabs * first.splits > uint64_t(INT32_MAX))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu workgroups exceed the 32-bit workgroup index", call.info->name,
+                 (unsigned long long)(uint64_t(out_count / first.outer.back().n) * first.slabs * first.splits));
+    }
+    float mean_count = float(double(reduce_count));
+    std::vector<Dispatch> dispatches;
+    if (first.splits == 1) {
+        first.final_mean = mean;
+        add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
+    } else {
+        uint64_t partials = uint64_t(out_count) * first.splits;
+        BufferRef scratch = dev.scratch(partials * 4);
+        Binding sb;
+        sb.keep = scratch;
+        sb.name = static_cast<GlesBuffer&>(*scratch).name();
+        sb.offset = 0;
+        sb.size = int64_t(partials * 4);
+        // Partial (o, split), o the row-major output index: MODE_GROUP puts it at o * splits +
+        // split (a workgroup per partial), MODE_COLUMN at split * outputs + o (neighbouring
+        // outputs neighbours, and the second pass's invocations read neighbouring words).
+        const bool by_split = first.mode == ReduceMode::Column;
+        ReducePass second;
+        second.outer = first.outer;
+        int64_t stride = by_split ? 1 : first.splits;
+        for (size_t d = second.outer.size(); d-- > 0;) {
+            second.outer[d].xs = stride;
+            stride *= second.outer[d].n;
+        }
+        second.inner = {Dim{first.splits, by_split ? int64_t(out_count) : 1, 0}};
+        second.mode = !by_split && first.splits > 32 ? ReduceMode::Group : ReduceMode::Thread;
+        second.wg = wg;
+        second.chunk = first.splits;
+        if (by_split) plan_column(dev, second, out_count, first.splits, true, false);  // [chunk][output]: columns again
+        second.final_mean = mean;
+        second.x = sb;
+        second.y = first.y;
+        second.y_offset = first.y_offset;
+        second.x_dtype = TGL_DTYPE_F32;
+        second.y_dtype = first.y_dtype;
+        first.y = sb;
+        first.y_offset = 0;
+        first.y_dtype = TGL_DTYPE_F32;
+        add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
+        add_reduce_pass(dev, reduce_define, second, out_count, first.splits, mean_count, dispatches);
+    }
+    dev.submit(call.info->name, std::move(dispatches));
+}
+
+void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys) {
+    const char* v = ::secure_getenv(name);
+    if (!v) return;
+    std::string s(v);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t end = s.find('_', pos);
+        if (end == std::string::npos) end = s.size();
+        std::string tok = s.substr(pos, end - pos);
+        size_t digit = tok.find_first_of("0123456789");
+        if (digit != std::string::npos && digit > 0 && tok.find_first_not_of("0123456789", digit) == std::string::npos) {
+            for (const auto& k : keys)
+                if (tok.compare(0, digit, k.first) == 0 && std::strlen(k.first) == digit)
+                    *k.second = int(std::min(std::strtol(tok.c_str() + digit, nullptr, 10), 1L << 20));
+        }
+        pos = end + 1;
+    }
+}
 
 bool run_reduce_more(GlesDevice& dev, const OpCall& call) {
     if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD || call.info->op == TGL_OP_CUMSUM_BACKWARD) {

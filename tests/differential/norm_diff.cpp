@@ -122,6 +122,47 @@ TEST_F(NormDiff, Empty) {
              {rand_output(TGL_DTYPE_F32, {0, 4, 3}, rng_)}, TGL_DTYPE_F32, "group_norm (0, 4, 3)");
 }
 
+// The f32 register-row path (ROW_VEC4: rows contiguous and 16-byte aligned in x, y, mask/residual
+// and sum; 256 invocations x up to 8 quads per row by default): row lengths around the quad and
+// register boundaries (1024 per quad per invocation, 8192 per row at 256 x 8, 1024 x 8 past 16384),
+// tails of 1..3 in single rows, masks, gamma/beta, the sum output; misaligned views and f16 that
+// must take the general path; 66,000 rows (a grid past 65,535 workgroups).
+TEST_F(NormDiff, RowVec4) {
+    const std::vector<Shape> shapes = {{3, 36}, {5, 1020}, {2, 1028}, {1, 1023}, {2, 8192}, {1, 8196}, {1, 16387}, {2, 3, 44}};
+    const tgl_op ops[] = {TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX, TGL_OP_LAYER_NORM, TGL_OP_RMS_NORM, TGL_OP_ADD_LAYER_NORM,
+                          TGL_OP_ADD_RMS_NORM};
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (const Shape& s : shapes)
+            for (tgl_op op : ops) {
+                if (dt == TGL_DTYPE_F16 && s.back() > 1100) continue;
+                const bool misaligned = rng_.chance(0.2);
+                InputArg x = rand_input(dt, s, rng_, -5, 5, false);
+                if (misaligned) x.view = make_view(s, misaligned_layout(rng_));
+                x.storage = random_storage(dt, x.view.storage, rng_, float_values(dt, -5, 5));
+                const std::string what = std::to_string(op) + " " + dtype_name(dt) + " " + shape_name(s) +
+                                         (misaligned ? " misaligned x" : "");
+                if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
+                    tgl_softmax_params p{sizeof(tgl_softmax_params), -1, float(rng_.uniform(0.5, 2)), 0};
+                    InputArg mask = rng_.chance(0.5) ? rand_input(dt, s, rng_, -4, 0, false) : absent_input();
+                    run_case(op, param_bytes(p), {x, mask}, {output_of(dt, s)}, dt, what);
+                    continue;
+                }
+                const bool add = op == TGL_OP_ADD_LAYER_NORM || op == TGL_OP_ADD_RMS_NORM;
+                const bool rms = op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_RMS_NORM;
+                tgl_layer_norm_params p{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0};
+                const Shape ps = {s.back()};
+                std::vector<InputArg> ins = {x};
+                if (add) ins.push_back(rand_input(dt, s, rng_, -1, 1, false));
+                ins.push_back(rng_.chance(0.7) ? rand_input(dt, ps, rng_, -2, 2, false) : absent_input());
+                if (!rms) ins.push_back(rng_.chance(0.7) ? rand_input(dt, ps, rng_, -1, 1) : absent_input());
+                std::vector<OutputArg> outs = {output_of(dt, s)};
+                if (add) outs.push_back(rng_.chance(0.7) ? output_of(dt, s) : absent_output());
+                run_case(op, param_bytes(p), ins, outs, dt, what);
+            }
+    run_case(TGL_OP_SOFTMAX, {}, {rand_input(TGL_DTYPE_F32, {66000, 36}, rng_, -5, 5, false), absent_input()},
+             {output_of(TGL_DTYPE_F32, {66000, 36})}, TGL_DTYPE_F32, "softmax of 66,000 rows of 36");
+}
+
 // One row of 600,000 (one workgroup strides over it); 70,000 rows of 33 (a workgroup each: more
 // than 65,535 workgroups, split over several dispatches); 70,000 short rows (one invocation each).
 TEST_F(NormDiff, Big) {

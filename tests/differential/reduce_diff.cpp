@@ -156,6 +156,26 @@ std::vector<ReduceCase> reduce_cases() {
             add("empty_axis", {4, 0, 3}, {1}, false, Kind::Contiguous, Kind::Contiguous);
             add("empty_all", {0}, {}, false, Kind::Contiguous, Kind::Contiguous);
         }
+        // The vec4 row path (f32 rows contiguous and 16-byte aligned; 256 invocations x 4 quads
+        // per step by default): lengths around the quad and step boundaries, a tail of 3, a split
+        // row; rows that must take the scalar path (odd row stride, misaligned start).
+        for (const Shape& rows : std::vector<Shape>{{3, 36}, {5, 1020}, {2, 4096}, {2, 4100}, {1, 4099}, {1, 300007}, {2, 4097}})
+            add("rows_" + shape_name(rows), rows, {1}, false, Kind::Contiguous, Kind::Contiguous);
+        add("rows_padded", {3, 1024}, {1}, false, Kind::Padded, Kind::Contiguous);
+        // The column path: one slab (64 lanes x 4 columns) and around it, scalar columns (not a
+        // multiple of 4), chunks of rows with a second pass, batches of columns, a misaligned start.
+        for (const Shape& cols : std::vector<Shape>{{33, 4}, {40, 256}, {37, 260}, {41, 252}, {35, 257}, {1000, 3}, {20000, 12}})
+            add("columns_" + shape_name(cols), cols, {0}, false, Kind::Contiguous, Kind::Contiguous);
+        add("columns_batched_3x100x8", {3, 100, 8}, {1}, true, Kind::Contiguous, Kind::Contiguous);
+        add("columns_batched_3x100x6", {3, 100, 6}, {1}, false, Kind::Contiguous, Kind::Stepped);
+        add("columns_batched_3x5000x8", {3, 5000, 8}, {1}, false, Kind::Contiguous, Kind::Stepped);  // chunks
+        add("columns_padded", {64, 64}, {0}, false, Kind::Padded, Kind::Contiguous);
+        push(n + "_columns_misaligned", [&o](Rng& r, tgl_dtype dt) {
+                 Spec s = reduce_spec(o, {50, 128}, {0}, false, Kind::Contiguous, Kind::Contiguous, o.gen, r, dt);
+                 s.inputs[0] = operand(make_view({50, 128}, misaligned_layout(r)), r, o.gen);
+                 s.what += " (misaligned start)";
+                 return s;
+             }, true);
         // NaN/inf among the values: NaN propagates, inf stays, inf - inf is NaN.
         push(n + "_specials", [&o](Rng& r, tgl_dtype dt) {
                              Gen g = [&o](Rng& q) {
@@ -170,6 +190,11 @@ std::vector<ReduceCase> reduce_cases() {
     push("prod_long_rows_near_one", [](Rng& r, tgl_dtype dt) {
              return reduce_spec(reduce_ops()[4], {2, 1000003}, {1}, false, Kind::Contiguous, Kind::Contiguous,
                                 uniform(0.999, 1.001), r, dt);
+         }, false);
+    // Column workgroups past 65,535 (66,000 batches of 2 columns): a grid split over dispatches.
+    push("sum_columns_grid", [](Rng& r, tgl_dtype dt) {
+             return reduce_spec(reduce_ops()[0], {66000, 33, 2}, {1}, false, Kind::Contiguous, Kind::Contiguous,
+                                reduce_ops()[0].gen, r, dt);
          }, false);
     return cases;
 }
