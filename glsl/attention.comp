@@ -212,7 +212,8 @@ float mask_at(int b, int h, int i, int j) {
 // sums l of its own keys; they meet once at the end.
 // Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
 // TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16) arrays: channels contiguous, every offset and
-// stride a multiple of 4) and the ones of PASS_FWD.
+// stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
+// block's arithmetic) and the ones of PASS_FWD.
 #pragma optionNV(unroll all)
 #define TN (BKV / TX)
 #define NV4 (HDVP / (4 * TX))
@@ -257,6 +258,30 @@ uniform int u_tiles;
          LDC(BUF, U, B_, H_, S_, 4 * (C4) + 2, N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 3, N))
 #endif
 
+// Loops over N items by all invocations with a constant trip count (unrolled: every load of a
+// tile issued before its stores to shared memory).
+#define ITERS(N) (((N) + WG - 1) / WG)
+#define IN_RANGE(E, N) ((N) % WG == 0 || (E) < (N))
+
+// Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
+vec4 k_chunk(int b, int kvh, int j0, int e) {
+    int j = j0 + e / Q4;
+    return j < u_Skv ? LOAD4(K_BUF, u_k, b, kvh, j, e % Q4, HD) : vec4(0.0);
+}
+vec4 v_chunk(int b, int kvh, int j0, int e) {
+    int j = j0 + e / V4;
+    return j < u_Skv ? LOAD4(V_BUF, u_v, b, kvh, j, e % V4, HDV) : vec4(0.0);
+}
+#if defined(PREFETCH)
+// This invocation's chunks of the K and V tiles of the keys from j0, into registers.
+void fetch_kv(int b, int kvh, int j0, int tid, inout vec4 k[ITERS(BKV * Q4)], inout vec4 v[ITERS(BKV * V4)]) {
+    for (int it = 0; it < ITERS(BKV * Q4); ++it)
+        if (IN_RANGE(tid + it * WG, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG);
+    for (int it = 0; it < ITERS(BKV * V4); ++it)
+        if (IN_RANGE(tid + it * WG, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG);
+}
+#endif
+
 // The smallest position among rows [r0, r1] (r1 >= r0).
 int min_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r0 % u_Sq : 0; }
 
@@ -273,7 +298,9 @@ void main() {
     int r_last = min(r0 + BQ, rows) - 1;
 
     float qscale = u_scale * LOG2E;
-    for (int e = tid; e < BQ * Q4; e += WG) {
+    for (int it = 0; it < ITERS(BQ * Q4); ++it) {
+        int e = tid + it * WG;
+        if (!IN_RANGE(e, BQ * Q4)) break;
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
         if (rho < rows) x = LOAD4(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD) * qscale;
@@ -295,18 +322,36 @@ void main() {
     }
     for (int a = 0; a < TM * NV4; ++a) acc[a] = vec4(0.0);
 
+#if defined(PREFETCH)
+    // The next block's K and V chunks, loaded into registers while this block computes.
+    vec4 k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
+    if (kv_end > 0) fetch_kv(b, kvh, 0, tid, k_next, v_next);
+#endif
     for (int j0 = 0; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
-        for (int e = tid; e < BKV * Q4; e += WG) {
-            int kk = e / Q4, c4 = e % Q4, j = j0 + kk;
-            s_kp[kk * Q4W + SWZ(Q4, kk, c4)] = j < u_Skv ? LOAD4(K_BUF, u_k, b, kvh, j, c4, HD) : vec4(0.0);
+        for (int it = 0; it < ITERS(BKV * Q4); ++it) {
+            int e = tid + it * WG, kk = e / Q4;
+            if (!IN_RANGE(e, BKV * Q4)) break;
+#if defined(PREFETCH)
+            s_kp[kk * Q4W + SWZ(Q4, kk, e % Q4)] = k_next[it];
+#else
+            s_kp[kk * Q4W + SWZ(Q4, kk, e % Q4)] = k_chunk(b, kvh, j0, e);
+#endif
         }
-        for (int e = tid; e < BKV * V4; e += WG) {
-            int kk = e / V4, c4 = e % V4, j = j0 + kk;
-            s_v[e] = j < u_Skv ? LOAD4(V_BUF, u_v, b, kvh, j, c4, HDV) : vec4(0.0);
+        for (int it = 0; it < ITERS(BKV * V4); ++it) {
+            int e = tid + it * WG;
+            if (!IN_RANGE(e, BKV * V4)) break;
+#if defined(PREFETCH)
+            s_v[e] = v_next[it];
+#else
+            s_v[e] = v_chunk(b, kvh, j0, e);
+#endif
         }
         memoryBarrierShared();
         barrier();
+#if defined(PREFETCH)
+        if (j0 + BKV < kv_end) fetch_kv(b, kvh, j0 + BKV, tid, k_next, v_next);
+#endif
 
         float s[TM * TN];
         for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;

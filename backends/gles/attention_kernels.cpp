@@ -66,6 +66,7 @@ struct Blocks {
 // invocation, TX invocations per row group (workgroup: BQ / TM * TX invocations).
 struct FlashTile {
     int bq, bkv, tm, tx;
+    bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
     int invocations() const { return bq / tm * tx; }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH).
     int64_t shared_bytes(int64_t d, int64_t dv) const {
@@ -77,17 +78,17 @@ struct FlashTile {
 };
 
 // TGL_TUNE_ATTENTION (read once): the PASS_FLASH tile of the attention forward, for sweeps on a
-// GPU: "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>" (BQ and BKV multiples of TM and TX, TM a multiple of 4),
-// or "legacy" for the previous kernel (PASS_FWD) everywhere. Candidates: bq64_bk32_tm4_tx8
-// (the default), bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8,
-// bq16_bk16_tm4_tx4. A tile that does
-// not fit the device's shared memory or invocations (or has more rows than the problem) falls
-// back to the first fitting of bq64_bk32_tm4_tx8, bq32_bk32_tm4_tx8, bq32_bk16_tm4_tx8,
-// bq16_bk16_tm4_tx4; PASS_FWD where none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
+// GPU: "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" (BQ and BKV multiples of TM and TX, TM a multiple of
+// 4; _pf: PREFETCH), or "legacy" for the previous kernel (PASS_FWD) everywhere. Candidates:
+// bq64_bk32_tm4_tx8 (the default), bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4,
+// bq32_bk32_tm4_tx8, bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's
+// shared memory or invocations (or has more rows than the problem) falls back to the first
+// fitting of bq64_bk32_tm4_tx8, bq32_bk32_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD
+// where none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
 struct FlashTune {
     bool legacy = false;
     const char* value = nullptr;  // as given
-    FlashTile tile{64, 32, 4, 8};
+    FlashTile tile{64, 32, 4, 8, false};
 };
 const FlashTune& flash_tune() {
     static const FlashTune tune = [] {
@@ -99,9 +100,11 @@ const FlashTune& flash_tune() {
             return t;
         }
         FlashTile f{};
-        char end = 0;
-        if (std::sscanf(v, "bq%d_bk%d_tm%d_tx%d%c", &f.bq, &f.bkv, &f.tm, &f.tx, &end) == 4 && f.tm > 0 && f.tm % 4 == 0 &&
-            f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0) {
+        int n = 0;
+        const bool ok = std::sscanf(v, "bq%d_bk%d_tm%d_tx%d%n", &f.bq, &f.bkv, &f.tm, &f.tx, &n) == 4 &&
+                        (!v[n] || !std::strcmp(v + n, "_pf"));
+        f.prefetch = ok && v[n];
+        if (ok && f.tm > 0 && f.tm % 4 == 0 && f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0) {
             t.tile = f;
             t.value = v;
         }
@@ -228,7 +231,7 @@ bool Ctx::flash() {
     // tile, else the first fallback that fits the device and has no more rows than the problem.
     const int64_t rows = p.G * p.Sq;
     if (rows < 16) return false;
-    static const FlashTile fallbacks[] = {{64, 32, 4, 8}, {32, 32, 4, 8}, {32, 16, 4, 8}, {16, 16, 4, 4}};
+    static const FlashTile fallbacks[] = {{64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
     };
@@ -261,6 +264,7 @@ bool Ctx::flash() {
     if (mask) bind_mask(blk);
     if (p.has_lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
     if (vec) defs.emplace_back("VEC", "");
+    if (tile->prefetch) defs.emplace_back("PREFETCH", "");
     defs.emplace_back("HDP", str(int64_t(ceil_div(uint64_t(p.D), 4u)) * 4));
     defs.emplace_back("HDVP", str(int64_t(ceil_div(uint64_t(p.Dv), uint64_t(4 * tile->tx))) * 4 * tile->tx));
     defs.emplace_back("TM", str(tile->tm));
