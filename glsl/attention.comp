@@ -7,6 +7,8 @@
 // Causal is bottom-right aligned: row i sees key j iff j <= i + Skv - Sq.
 //
 // Passes (one define each):
+//   PASS_FLASH    the forward of 16+ rows per kv head without a KV split (FlashAttention-2: register
+//                 tiles of scores and outputs, vec4 tiles in shared memory; described at its code).
 //   PASS_FWD      one workgroup per (batch, kv head, tile of BQ rows, KV split). Q tile (scaled) in
 //                 shared memory; loop over key tiles of BK keys: K tile -> scores into s_p -> V tile
 //                 over K's space; each row keeps its running max m and sum l, and its invocations
@@ -35,6 +37,7 @@
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
+// PASS_FLASH's own (HDP, HDVP, BKV, TM, TX, VEC, PREFETCH),
 // SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DT
 // (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
 #include "common.glsl"

@@ -1,11 +1,13 @@
 // GLES host side of the Attention family (plan: backends/common/attention_rules.h; shader:
 // glsl/attention.comp). Tile sizes come from the queried limits (shared memory, invocations), so
 // head dims up to 256 run within OpenGL ES 3.1's minimum of 16 KiB and 128 invocations.
-// Forward: one PASS_FWD dispatch (q, k, v, mask?, o, lse?), or, when the grid of query tiles is
-// small against a long key sequence (decoding) or the device has too few storage blocks, a split
-// PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks with a mask, k and v are
-// first packed into the scratch block too (PASS_PACK). Backward: q, k, v, do and lse packed to f32
-// in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV and PASS_DQ (no atomics).
+// Forward: one PASS_FLASH dispatch (q, k, v, mask?, o, lse?) where a kv head has 16+ query rows,
+// a FlashTile fits the device and no split is wanted; else one PASS_FWD dispatch, or, when the
+// grid of query tiles is small against a long key sequence (decoding) or the device has too few
+// storage blocks, a split PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks
+// with a mask, k and v are first packed into the scratch block too (PASS_PACK). Backward: q, k,
+// v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
+// and PASS_DQ (no atomics).
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "validate_util.h"
