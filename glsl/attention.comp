@@ -203,9 +203,10 @@ float mask_at(int b, int h, int i, int j) {
 
 #if defined(PASS_FLASH)
 // FlashAttention-2 forward: one workgroup per (batch, kv head, tile of BQ rows). Invocation
-// (ty, tx) = (tid / TX, tid % TX) owns rows ty * TM + i (i < TM) of the tile, the keys tx + TX * n
+// (ty, tx) = (tid / TX, tid % TX) owns rows ty + NR * i (i < TM) of the tile, the keys tx + TX * n
 // (n < TN) of each key block and the output channel quads tx + TX * u (u < NV4): a register tile
-// of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4). Per key block of BKV
+// of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4). In p^T and s_red its
+// rows sit side by side (slots ty * TM + i: vec4 access). Per key block of BKV
 // keys: K and V tiles staged in shared memory (vec4 rows, f16 unpacked once); scores from vec4
 // reads of the Q and K tiles; the row maxima of the TX invocations of a row meet in s_red; p =
 // exp2(s - m) (q was scaled by scale * log2(e)) goes to shared memory over K's space (p^T, so that
@@ -223,19 +224,18 @@ float mask_at(int b, int h, int i, int j) {
 #define Q4 (HDP / 4)
 #define V4 (HDVP / 4)
 #define R4 (BQ / 4)
-// Row widths in vec4 of the shared tiles whose rows are read by neighbouring invocations at the
-// same column: a width that is a multiple of 8 quads gets an XOR swizzle of its quads (8 quads
-// span the 32 banks), any other width one quad of padding.
-#define WIDTH(W) ((W) % 8 == 0 ? (W) : (W) + 1)
-#define SWZ(W, ROW, C) ((W) % 8 == 0 ? ((C) ^ ((ROW) & 7)) : (C))
-#define Q4W WIDTH(Q4)
-#define R4W WIDTH(R4)
+#define NR (BQ / TM)
+// Rows of the shared tiles read by neighbouring invocations at the same column (rows of q, keys
+// of k, keys of p^T, invocations of s_red) are padded by one quad: 8 consecutive rows then span
+// the 32 banks, and every read is a base address plus a constant.
+#define Q4W (Q4 + 1)
+#define R4W (R4 + 1)
 #define KP_SIZE (BKV * (Q4W > R4W ? Q4W : R4W))
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
 
-shared vec4 s_q[BQ * Q4W];  // q * scale * log2(e), row r at r * Q4W, quads swizzled by r / TM
-shared vec4 s_kp[KP_SIZE];  // the K tile (key rows, quads swizzled by key), then p^T (key rows of row quads)
+shared vec4 s_q[BQ * Q4W];  // q * scale * log2(e)
+shared vec4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
 shared vec4 s_v[BKV * V4];  // the V tile
 shared vec4 s_red[TX * R4W];  // per-invocation row maxima (then partial sums) of the TX invocations of each row
 
@@ -307,7 +307,7 @@ void main() {
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
         if (rho < rows) x = LOAD4(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD) * qscale;
-        s_q[r * Q4W + SWZ(Q4, r / TM, c4)] = x;
+        s_q[r * Q4W + c4] = x;
     }
 
     // Keys [0, kv_end) are seen by some row of the tile; every row sees keys [0, kv_all).
@@ -336,9 +336,9 @@ void main() {
             int e = tid + it * WG, kk = e / Q4;
             if (!IN_RANGE(e, BKV * Q4)) break;
 #if defined(PREFETCH)
-            s_kp[kk * Q4W + SWZ(Q4, kk, e % Q4)] = k_next[it];
+            s_kp[kk * Q4W + e % Q4] = k_next[it];
 #else
-            s_kp[kk * Q4W + SWZ(Q4, kk, e % Q4)] = k_chunk(b, kvh, j0, e);
+            s_kp[kk * Q4W + e % Q4] = k_chunk(b, kvh, j0, e);
 #endif
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
@@ -360,10 +360,10 @@ void main() {
         for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;
         for (int c4 = 0; c4 < Q4; ++c4) {
             vec4 qv[TM], kv[TN];
-            for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty * TM + i) * Q4W + SWZ(Q4, ty, c4)];
+            for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty + NR * i) * Q4W + c4];
             for (int n = 0; n < TN; ++n) {
                 int kk = tx + TX * n;
-                kv[n] = s_kp[kk * Q4W + SWZ(Q4, kk, c4)];
+                kv[n] = s_kp[kk * Q4W + c4];
             }
             for (int i = 0; i < TM; ++i)
                 for (int n = 0; n < TN; ++n) {
@@ -382,7 +382,7 @@ void main() {
 #endif
         if (masked) {
             for (int i = 0; i < TM; ++i) {
-                int rho = r0 + ty * TM + i;
+                int rho = r0 + ty + NR * i;
                 int h = head_of(kvh, rho), pos = pos_of(rho);
                 for (int n = 0; n < TN; ++n) {
                     int j = j0 + tx + TX * n;
@@ -396,14 +396,14 @@ void main() {
             vec4 mx = vec4(tgl_neg_inf());
             for (int n = 0; n < TN; ++n)
                 mx = max(mx, vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
-            s_red[tx * R4W + SWZ(R4, tx, ty * (TM / 4) + q)] = mx;
+            s_red[tx * R4W + ty * (TM / 4) + q] = mx;
         }
         memoryBarrierShared();
         barrier();  // s_red written; every read of the K tile done (p^T goes over it)
         float p_base[TM];
         for (int q = 0; q < TM / 4; ++q) {
             vec4 mx = vec4(tgl_neg_inf());
-            for (int t = 0; t < TX; ++t) mx = max(mx, s_red[t * R4W + SWZ(R4, t, ty * (TM / 4) + q)]);
+            for (int t = 0; t < TX; ++t) mx = max(mx, s_red[t * R4W + ty * (TM / 4) + q]);
             for (int e = 0; e < 4; ++e) {
                 int i = 4 * q + e;
                 float m_new = max(m[i], mx[e]);
@@ -426,14 +426,14 @@ void main() {
         for (int n = 0; n < TN; ++n) {
             int kk = tx + TX * n;
             for (int q = 0; q < TM / 4; ++q)
-                s_kp[kk * R4W + SWZ(R4, kk, ty * (TM / 4) + q)] =
+                s_kp[kk * R4W + ty * (TM / 4) + q] =
                     vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]);
         }
         memoryBarrierShared();
         barrier();
         for (int kk = 0; kk < BKV; ++kk) {
             vec4 pv[TM / 4], vv[NV4];
-            for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + SWZ(R4, kk, ty * (TM / 4) + q)];
+            for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + ty * (TM / 4) + q];
             for (int u = 0; u < NV4; ++u) vv[u] = s_v[kk * V4 + tx + TX * u];
             for (int q = 0; q < TM / 4; ++q)
                 for (int e = 0; e < 4; ++e)
@@ -444,14 +444,14 @@ void main() {
     // The row sums: partial sums of the TX invocations of a row (s_red's last reads were before
     // the last block's barrier after p).
     for (int q = 0; q < TM / 4; ++q)
-        s_red[tx * R4W + SWZ(R4, tx, ty * (TM / 4) + q)] = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
+        s_red[tx * R4W + ty * (TM / 4) + q] = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
     memoryBarrierShared();
     barrier();
     for (int q = 0; q < TM / 4; ++q) {
         vec4 sum = vec4(0.0);
-        for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + SWZ(R4, t, ty * (TM / 4) + q)];
+        for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + ty * (TM / 4) + q];
         for (int e = 0; e < 4; ++e) {
-            int i = 4 * q + e, rho = r0 + ty * TM + i;
+            int i = 4 * q + e, rho = r0 + ty + NR * i;
             if (rho >= rows) continue;
             int h = head_of(kvh, rho), pos = pos_of(rho);
             bool empty = m[i] == tgl_neg_inf();

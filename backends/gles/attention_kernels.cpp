@@ -72,8 +72,7 @@ struct FlashTile {
     int invocations() const { return bq / tm * tx; }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH).
     int64_t shared_bytes(int64_t d, int64_t dv) const {
-        auto width = [](int64_t w) { return w % 8 == 0 ? w : w + 1; };
-        const int64_t q4w = width(ceil_div(uint64_t(d), 4u)), r4w = width(bq / 4);
+        const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
         const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
         return 16 * (bq * q4w + bkv * std::max(q4w, r4w) + bkv * v4 + tx * r4w);
     }
