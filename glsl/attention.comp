@@ -246,17 +246,24 @@ uniform int u_o[5];
 uniform int u_l[5];
 uniform int u_tiles;
 
-// Channels [4 C4, 4 C4 + 4) of operand BUF {U} at (B_, H_, S_) with N channels (0 past N).
+// Channels [4 C4, 4 C4 + 4) of operand BUF {U} at (B_, H_, S_) with N channels (0 past N), as
+// loaded (RAW: the words under VEC, so that a prefetch into registers does not wait for them) and
+// as f32 (cvt).
 #if defined(VEC) && DTYPE == DT_F32
-#define LD4(BUF, E) uintBitsToFloat(BUF[(E) >> 2])
+#define RAW uvec4
+vec4 cvt(RAW x) { return uintBitsToFloat(x); }
 #elif defined(VEC)
-#define LD4(BUF, E) vec4(unpackHalf2x16(BUF[(E) >> 2].x), unpackHalf2x16(BUF[(E) >> 2].y))
+#define RAW uvec2
+vec4 cvt(RAW x) { return vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y)); }
+#else
+#define RAW vec4
+vec4 cvt(RAW x) { return x; }
 #endif
 #if defined(VEC)
-#define LOAD4(BUF, U, B_, H_, S_, C4, N) (4 * (C4) < (N) ? LD4(BUF, AT(U, B_, H_, S_, 4 * (C4))) : vec4(0.0))
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N) (4 * (C4) < (N) ? BUF[AT(U, B_, H_, S_, 4 * (C4)) >> 2] : RAW(0u))
 #else
 #define LDC(BUF, U, B_, H_, S_, C, N) ((C) < (N) ? LD(BUF, AT(U, B_, H_, S_, C), DTYPE) : 0.0)
-#define LOAD4(BUF, U, B_, H_, S_, C4, N)                                                 \
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N)                                              \
     vec4(LDC(BUF, U, B_, H_, S_, 4 * (C4), N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 1, N), \
          LDC(BUF, U, B_, H_, S_, 4 * (C4) + 2, N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 3, N))
 #endif
@@ -267,17 +274,17 @@ uniform int u_tiles;
 #define IN_RANGE(E, N) ((N) % WG == 0 || (E) < (N))
 
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
-vec4 k_chunk(int b, int kvh, int j0, int e) {
+RAW k_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / Q4;
-    return j < u_Skv ? LOAD4(K_BUF, u_k, b, kvh, j, e % Q4, HD) : vec4(0.0);
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD) : RAW(0u);
 }
-vec4 v_chunk(int b, int kvh, int j0, int e) {
+RAW v_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / V4;
-    return j < u_Skv ? LOAD4(V_BUF, u_v, b, kvh, j, e % V4, HDV) : vec4(0.0);
+    return j < u_Skv ? LOAD_RAW(V_BUF, u_v, b, kvh, j, e % V4, HDV) : RAW(0u);
 }
 #if defined(PREFETCH)
 // This invocation's chunks of the K and V tiles of the keys from j0, into registers.
-void fetch_kv(int b, int kvh, int j0, int tid, inout vec4 k[ITERS(BKV * Q4)], inout vec4 v[ITERS(BKV * V4)]) {
+void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], inout RAW v[ITERS(BKV * V4)]) {
     for (int it = 0; it < ITERS(BKV * Q4); ++it)
         if (IN_RANGE(tid + it * WG, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG);
     for (int it = 0; it < ITERS(BKV * V4); ++it)
@@ -306,7 +313,7 @@ void main() {
         if (!IN_RANGE(e, BQ * Q4)) break;
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
-        if (rho < rows) x = LOAD4(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD) * qscale;
+        if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD)) * qscale;
         s_q[r * Q4W + c4] = x;
     }
 
@@ -327,7 +334,7 @@ void main() {
 
 #if defined(PREFETCH)
     // The next block's K and V chunks, loaded into registers while this block computes.
-    vec4 k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
+    RAW k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
     if (kv_end > 0) fetch_kv(b, kvh, 0, tid, k_next, v_next);
 #endif
     for (int j0 = 0; j0 < kv_end; j0 += BKV) {
@@ -336,18 +343,18 @@ void main() {
             int e = tid + it * WG, kk = e / Q4;
             if (!IN_RANGE(e, BKV * Q4)) break;
 #if defined(PREFETCH)
-            s_kp[kk * Q4W + e % Q4] = k_next[it];
+            s_kp[kk * Q4W + e % Q4] = cvt(k_next[it]);
 #else
-            s_kp[kk * Q4W + e % Q4] = k_chunk(b, kvh, j0, e);
+            s_kp[kk * Q4W + e % Q4] = cvt(k_chunk(b, kvh, j0, e));
 #endif
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
             int e = tid + it * WG;
             if (!IN_RANGE(e, BKV * V4)) break;
 #if defined(PREFETCH)
-            s_v[e] = v_next[it];
+            s_v[e] = cvt(v_next[it]);
 #else
-            s_v[e] = v_chunk(b, kvh, j0, e);
+            s_v[e] = cvt(v_chunk(b, kvh, j0, e));
 #endif
         }
         memoryBarrierShared();

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace tgl {
@@ -78,19 +79,29 @@ struct FlashTile {
     }
 };
 
-// TGL_TUNE_ATTENTION (read once): the PASS_FLASH tile of the attention forward, for sweeps on a
-// GPU: "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" (BQ and BKV multiples of TM and TX, TM a multiple of
-// 4; _pf: PREFETCH), or "legacy" for the previous kernel (PASS_FWD) everywhere. Candidates:
-// bq64_bk32_tm4_tx8 (the default), bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4,
-// bq32_bk32_tm4_tx8, bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's
-// shared memory or invocations (or has more rows than the problem) falls back to the first
-// fitting of bq64_bk32_tm4_tx8, bq32_bk32_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD
-// where none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
+// TGL_TUNE_ATTENTION (read once): the PASS_FLASH tiles of the attention forward, for sweeps on a
+// GPU: a tile "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>"
+// (BQ and BKV multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous
+// kernel (PASS_FWD) everywhere. Candidates: bq64_bk32_tm4_tx8 (the default of both dtypes),
+// bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq16_bk16_tm4_tx4,
+// each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
+// more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
+// bq32_bk32_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where none fits (D = 256
+// within 48 KiB, ES 3.1's 16 KiB for D > 64).
 struct FlashTune {
     bool legacy = false;
-    const char* value = nullptr;  // as given
-    FlashTile tile{64, 32, 4, 8, false};
+    const char* value = nullptr;                                   // as given
+    FlashTile tile[2] = {{64, 32, 4, 8, false}, {64, 32, 4, 8, false}};  // f32, f16
 };
+bool parse_tile(const char* v, size_t len, FlashTile& f) {
+    const std::string t(v, len);
+    int n = 0;
+    f = FlashTile{};
+    if (std::sscanf(t.c_str(), "bq%d_bk%d_tm%d_tx%d%n", &f.bq, &f.bkv, &f.tm, &f.tx, &n) != 4 || (t[size_t(n)] && t.substr(size_t(n)) != "_pf"))
+        return false;
+    f.prefetch = t[size_t(n)] != 0;
+    return f.tm > 0 && f.tm % 4 == 0 && f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0;
+}
 const FlashTune& flash_tune() {
     static const FlashTune tune = [] {
         FlashTune t;
@@ -100,17 +111,17 @@ const FlashTune& flash_tune() {
             t.legacy = true;
             return t;
         }
-        FlashTile f{};
-        int n = 0;
-        const bool ok = std::sscanf(v, "bq%d_bk%d_tm%d_tx%d%n", &f.bq, &f.bkv, &f.tm, &f.tx, &n) == 4 &&
-                        (!v[n] || !std::strcmp(v + n, "_pf"));
-        f.prefetch = ok && v[n];
-        if (ok && f.tm > 0 && f.tm % 4 == 0 && f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0) {
-            t.tile = f;
+        const char* comma = std::strchr(v, ',');
+        FlashTile f[2];
+        const bool ok = comma ? parse_tile(v, size_t(comma - v), f[0]) && parse_tile(comma + 1, std::strlen(comma + 1), f[1])
+                              : parse_tile(v, std::strlen(v), f[0]) && parse_tile(v, std::strlen(v), f[1]);
+        if (ok) {
+            t.tile[0] = f[0];
+            t.tile[1] = f[1];
             t.value = v;
+        } else {
+            std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s is not bq<n>_bk<n>_tm<n>_tx<n>[_pf][,<the same for f16>] or legacy; using the defaults\n", v);
         }
-        else
-            std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s is not bq<n>_bk<n>_tm<n>_tx<n> or legacy; using the default\n", v);
         return t;
     }();
     return tune;
@@ -236,9 +247,10 @@ bool Ctx::flash() {
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
     };
-    const FlashTile* tile = fits(flash_tune().tile) ? &flash_tune().tile : nullptr;
+    const FlashTile& tuned = flash_tune().tile[call.dtype == TGL_DTYPE_F16 ? 1 : 0];
+    const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
-    if (!tile && flash_tune().value && rows >= flash_tune().tile.bq && !told.exchange(true))
+    if (!tile && flash_tune().value && rows >= tuned.bq && !told.exchange(true))
         std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s does not fit this device (%d invocations, %d bytes of shared memory for D = %lld, Dv = %lld); using a fallback tile\n",
                      flash_tune().value, wg_cap, dev.limits().max_shared_bytes, (long long)p.D, (long long)p.Dv);
     for (const FlashTile& f : fallbacks)
