@@ -205,15 +205,15 @@ float mask_at(int b, int h, int i, int j) {
 // FlashAttention-2 forward: one workgroup per (batch, kv head, tile of BQ rows). Invocation
 // (ty, tx) = (tid / TX, tid % TX) owns rows ty + NR * i (i < TM) of the tile, the keys tx + TX * n
 // (n < TN) of each key block and the output channel quads tx + TX * u (u < NV4): a register tile
-// of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4). In p^T and s_red its
-// rows sit side by side (slots ty * TM + i: vec4 access). Per key block of BKV
-// keys: K and V tiles staged in shared memory (vec4 rows, f16 unpacked once); scores from vec4
-// reads of the Q and K tiles; the row maxima of the TX invocations of a row meet in s_red; p =
-// exp2(s - m) (q was scaled by scale * log2(e)) goes to shared memory over K's space (p^T, so that
-// o += p v reads a vec4 of rows and vec4s of V). Causal blocks past the tile's last visible key are
-// never visited; only blocks that hold a hidden or missing key (the diagonal, the sequence's end,
-// any block with a mask) are masked element by element. Each invocation keeps the partial row
-// sums l of its own keys; they meet once at the end.
+// of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4); in p^T and s_red its
+// rows sit side by side (slots ty * TM + i: vec4 access). Per key block of BKV keys: K and V tiles
+// staged in shared memory (vec4 rows, f16 unpacked once); scores from vec4 reads of the Q and K
+// tiles; the row maxima of the TX invocations of a row meet in s_red; p = exp2(s - m) (q was
+// scaled by scale * log2(e)) goes to shared memory over K's space (p^T, so that o += p v reads a
+// vec4 of rows and vec4s of V). Causal blocks past the tile's last visible key are never visited;
+// only blocks that hold a hidden or missing key (the diagonal, the sequence's end, any block with
+// a mask) are masked element by element. Each invocation keeps the partial row sums l of its own
+// keys; they meet once at the end.
 // Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
 // TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16) arrays: channels contiguous, every offset and
 // stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
@@ -237,7 +237,7 @@ const float LN2 = 0.6931471805599453;
 shared vec4 s_q[BQ * Q4W];  // q * scale * log2(e)
 shared vec4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
 shared vec4 s_v[BKV * V4];  // the V tile
-shared vec4 s_red[TX * R4W];  // per-invocation row maxima (then partial sums) of the TX invocations of each row
+shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
 
 uniform int u_q[5];
 uniform int u_k[5];
