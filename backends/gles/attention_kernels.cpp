@@ -83,11 +83,11 @@ struct FlashTile {
 // GPU: a tile "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>"
 // (BQ and BKV multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous
 // kernel (PASS_FWD) everywhere. Candidates: bq64_bk32_tm4_tx8 (the default of both dtypes),
-// bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq16_bk16_tm4_tx4,
-// each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
+// bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
+// bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
 // more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
-// bq32_bk32_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where none fits (D = 256
-// within 48 KiB, ES 3.1's 16 KiB for D > 64).
+// bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
+// none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
 struct FlashTune {
     bool legacy = false;
     const char* value = nullptr;                                   // as given
@@ -243,7 +243,9 @@ bool Ctx::flash() {
     // tile, else the first fallback that fits the device and has no more rows than the problem.
     const int64_t rows = p.G * p.Sq;
     if (rows < 16) return false;
-    static const FlashTile fallbacks[] = {{64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
+    // (bq32_bk24: D = 128 within 48 KiB)
+    static const FlashTile fallbacks[] = {
+        {64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 24, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
     };
