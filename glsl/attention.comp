@@ -461,7 +461,7 @@ void main() {
             int i = 4 * q + e, rho = r0 + ty + NR * i;
             if (rho >= rows) continue;
             int h = head_of(kvh, rho), pos = pos_of(rho);
-            bool empty = m[i] == tgl_neg_inf();
+            bool empty = m[i] == tgl_neg_inf() && sum[e] == 0.0;  // (NaN scores: NaN, not 0)
             float inv = empty ? 0.0 : 1.0 / sum[e];
             for (int u = 0; u < NV4; ++u) {
                 int c = 4 * (tx + TX * u);

@@ -89,6 +89,7 @@ struct FwdCase {
     double p_inf = 0.0;
     bool full_rows = false;
     bool lse = true;
+    bool nan_q = false;  // q's first element NaN: o and lse of its row NaN
     Lay in_lay = Lay::Contiguous, out_lay = Lay::Contiguous;
 };
 
@@ -117,6 +118,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     s.op = TGL_OP_ATTENTION;
     s.params = param_bytes(prm(c.causal, c.scale));
     s.inputs = fwd_inputs(c, rng);
+    if (c.nan_q) s.inputs[0].storage.set_value(s.inputs[0].view.offset, std::numeric_limits<double>::quiet_NaN());
     s.outputs = {out_of(c.dt, view4({d.B, d.Hq, d.Sq, d.Dv}, c.out_lay, c.dt, rng, false)),
                  c.lse ? out_of(TGL_DTYPE_F32, view4({d.B, d.Hq, d.Sq, 1}, c.out_lay, TGL_DTYPE_F32, rng, false))
                        : absent_output()};
@@ -327,6 +329,9 @@ TEST_F(AttentionDiff, FlashFeatures) {
         c.has_mask = false;
         check_forward(c, rng_);
     }
+    c = plain(TGL_DTYPE_F32, {1, 1, 1, 20, 20, 8, 8}, true);
+    c.nan_q = true;
+    check_forward(c, rng_);
 }
 
 TEST_F(AttentionDiff, FlashManyWorkgroups) {
