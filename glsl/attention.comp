@@ -7,6 +7,8 @@
 // Causal is bottom-right aligned: row i sees key j iff j <= i + Skv - Sq.
 //
 // Passes (one define each):
+//   PASS_FLASH    the forward of 16+ rows per kv head without a KV split (FlashAttention-2: register
+//                 tiles of scores and outputs, vec4 tiles in shared memory; described at its code).
 //   PASS_FWD      one workgroup per (batch, kv head, tile of BQ rows, KV split). Q tile (scaled) in
 //                 shared memory; loop over key tiles of BK keys: K tile -> scores into s_p -> V tile
 //                 over K's space; each row keeps its running max m and sum l, and its invocations
@@ -30,10 +32,12 @@
 // The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
 // (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
 //
-// Storage blocks: BLK0..BLK7 declare blk0..blk7; each operand names its block (Q_BUF, K_BUF,
+// Storage blocks: BLK0..BLK5 declare blk0..blk5, arrays of the element type each define names
+// (uint; uvec4 / uvec2 for the vector operands of PASS_FLASH with VEC); each operand names its block (Q_BUF, K_BUF,
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
+// PASS_FLASH's own (HDP, HDVP, BKV, TM, TX, VEC, PREFETCH),
 // SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DT
 // (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
 #include "common.glsl"
@@ -44,22 +48,22 @@
 layout(local_size_x = WG) in;
 
 #if defined(BLK0)
-layout(std430, binding = 0) buffer Blk0 { uint blk0[]; };
+layout(std430, binding = 0) buffer Blk0 { BLK0 blk0[]; };
 #endif
 #if defined(BLK1)
-layout(std430, binding = 1) buffer Blk1 { uint blk1[]; };
+layout(std430, binding = 1) buffer Blk1 { BLK1 blk1[]; };
 #endif
 #if defined(BLK2)
-layout(std430, binding = 2) buffer Blk2 { uint blk2[]; };
+layout(std430, binding = 2) buffer Blk2 { BLK2 blk2[]; };
 #endif
 #if defined(BLK3)
-layout(std430, binding = 3) buffer Blk3 { uint blk3[]; };
+layout(std430, binding = 3) buffer Blk3 { BLK3 blk3[]; };
 #endif
 #if defined(BLK4)
-layout(std430, binding = 4) buffer Blk4 { uint blk4[]; };
+layout(std430, binding = 4) buffer Blk4 { BLK4 blk4[]; };
 #endif
 #if defined(BLK5)
-layout(std430, binding = 5) buffer Blk5 { uint blk5[]; };
+layout(std430, binding = 5) buffer Blk5 { BLK5 blk5[]; };
 #endif
 
 // Element I of dtype DT in the uint words of BUF, as f32.
@@ -197,7 +201,290 @@ float mask_at(int b, int h, int i, int j) {
 #endif
 }
 
-#if defined(PASS_FWD)
+#if defined(PASS_FLASH)
+// FlashAttention-2 forward: one workgroup per (batch, kv head, tile of BQ rows). Invocation
+// (ty, tx) = (tid / TX, tid % TX) owns rows ty + NR * i (i < TM) of the tile, the keys tx + TX * n
+// (n < TN) of each key block and the output channel quads tx + TX * u (u < NV4): a register tile
+// of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4); in p^T and s_red its
+// rows sit side by side (slots ty * TM + i: vec4 access). Per key block of BKV keys: K and V tiles
+// staged in shared memory (vec4 rows, f16 unpacked once); scores from vec4 reads of the Q and K
+// tiles; the row maxima of the TX invocations of a row meet in s_red; p = exp2(s - m) (q was
+// scaled by scale * log2(e)) goes to shared memory over K's space (p^T, so that o += p v reads a
+// vec4 of rows and vec4s of V). Causal blocks past the tile's last visible key are never visited;
+// only blocks that hold a hidden or missing key (the diagonal, the sequence's end, any block with
+// a mask) are masked element by element. Each invocation keeps the partial row sums l of its own
+// keys; they meet once at the end.
+// Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
+// TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16) arrays: channels contiguous, every offset and
+// stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
+// block's arithmetic) and the ones of PASS_FWD.
+#pragma optionNV(unroll all)
+#define TN (BKV / TX)
+#define NV4 (HDVP / (4 * TX))
+#define Q4 (HDP / 4)
+#define V4 (HDVP / 4)
+#define R4 (BQ / 4)
+#define NR (BQ / TM)
+// Rows of the shared tiles read by neighbouring invocations at the same column (rows of q, keys
+// of k, keys of p^T, invocations of s_red) are padded by one quad: 8 consecutive rows then span
+// the 32 banks, and every read is a base address plus a constant.
+#define Q4W (Q4 + 1)
+#define R4W (R4 + 1)
+#define KP_SIZE (BKV * (Q4W > R4W ? Q4W : R4W))
+const float LOG2E = 1.4426950408889634;
+const float LN2 = 0.6931471805599453;
+
+shared vec4 s_q[BQ * Q4W];  // q * scale * log2(e)
+shared vec4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
+shared vec4 s_v[BKV * V4];  // the V tile
+shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
+
+uniform int u_q[5];
+uniform int u_k[5];
+uniform int u_v[5];
+uniform int u_o[5];
+uniform int u_l[5];
+uniform int u_tiles;
+
+// Channels [4 C4, 4 C4 + 4) of operand BUF {U} at (B_, H_, S_) with N channels (0 past N), as
+// loaded (RAW: the words under VEC, so that a prefetch into registers does not wait for them) and
+// as f32 (cvt).
+#if defined(VEC) && DTYPE == DT_F32
+#define RAW uvec4
+vec4 cvt(RAW x) { return uintBitsToFloat(x); }
+#elif defined(VEC)
+#define RAW uvec2
+vec4 cvt(RAW x) { return vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y)); }
+#else
+#define RAW vec4
+vec4 cvt(RAW x) { return x; }
+#endif
+#if defined(VEC)
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N) (4 * (C4) < (N) ? BUF[AT(U, B_, H_, S_, 4 * (C4)) >> 2] : RAW(0u))
+#else
+#define LDC(BUF, U, B_, H_, S_, C, N) ((C) < (N) ? LD(BUF, AT(U, B_, H_, S_, C), DTYPE) : 0.0)
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N)                                              \
+    vec4(LDC(BUF, U, B_, H_, S_, 4 * (C4), N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 1, N), \
+         LDC(BUF, U, B_, H_, S_, 4 * (C4) + 2, N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 3, N))
+#endif
+
+// Loops over N items by all invocations with a constant trip count (unrolled: every load of a
+// tile issued before its stores to shared memory).
+#define ITERS(N) (((N) + WG - 1) / WG)
+#define IN_RANGE(E, N) ((N) % WG == 0 || (E) < (N))
+
+// Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
+RAW k_chunk(int b, int kvh, int j0, int e) {
+    int j = j0 + e / Q4;
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD) : RAW(0u);
+}
+RAW v_chunk(int b, int kvh, int j0, int e) {
+    int j = j0 + e / V4;
+    return j < u_Skv ? LOAD_RAW(V_BUF, u_v, b, kvh, j, e % V4, HDV) : RAW(0u);
+}
+#if defined(PREFETCH)
+// This invocation's chunks of the K and V tiles of the keys from j0, into registers.
+void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], inout RAW v[ITERS(BKV * V4)]) {
+    for (int it = 0; it < ITERS(BKV * Q4); ++it)
+        if (IN_RANGE(tid + it * WG, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG);
+    for (int it = 0; it < ITERS(BKV * V4); ++it)
+        if (IN_RANGE(tid + it * WG, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG);
+}
+#endif
+
+// The smallest position among rows [r0, r1] (r1 >= r0).
+int min_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r0 % u_Sq : 0; }
+
+void main() {
+    uint wg = tgl_group_index();
+    if (wg >= u_groups) return;  // the whole workgroup: uniform
+    int tid = int(gl_LocalInvocationID.x);
+    int ty = tid / TX, tx = tid % TX;
+    int tile = u_tiles - 1 - int(wg % uint(u_tiles));  // the longest causal tiles first
+    int bh = int(wg / uint(u_tiles));
+    int b = bh / u_Hkv, kvh = bh % u_Hkv;
+    int rows = u_G * u_Sq;
+    int r0 = tile * BQ;
+    int r_last = min(r0 + BQ, rows) - 1;
+
+    float qscale = u_scale * LOG2E;
+    for (int it = 0; it < ITERS(BQ * Q4); ++it) {
+        int e = tid + it * WG;
+        if (!IN_RANGE(e, BQ * Q4)) break;
+        int r = e / Q4, c4 = e % Q4, rho = r0 + r;
+        vec4 x = vec4(0.0);
+        if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD)) * qscale;
+        s_q[r * Q4W + c4] = x;
+    }
+
+    // Keys [0, kv_end) are seen by some row of the tile; every row sees keys [0, kv_all).
+    int kv_end = u_Skv, kv_all = u_Skv;
+#if defined(CAUSAL)
+    kv_end = clamp(max_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
+    kv_all = clamp(min_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
+#endif
+
+    float m[TM], l[TM];
+    vec4 acc[TM * NV4];
+    for (int i = 0; i < TM; ++i) {
+        m[i] = tgl_neg_inf();
+        l[i] = 0.0;
+    }
+    for (int a = 0; a < TM * NV4; ++a) acc[a] = vec4(0.0);
+
+#if defined(PREFETCH)
+    // The next block's K and V chunks, loaded into registers while this block computes.
+    RAW k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
+    if (kv_end > 0) fetch_kv(b, kvh, 0, tid, k_next, v_next);
+#endif
+    for (int j0 = 0; j0 < kv_end; j0 += BKV) {
+        barrier();  // the previous block's readers of s_kp and s_v are done
+        for (int it = 0; it < ITERS(BKV * Q4); ++it) {
+            int e = tid + it * WG, kk = e / Q4;
+            if (!IN_RANGE(e, BKV * Q4)) break;
+#if defined(PREFETCH)
+            s_kp[kk * Q4W + e % Q4] = cvt(k_next[it]);
+#else
+            s_kp[kk * Q4W + e % Q4] = cvt(k_chunk(b, kvh, j0, e));
+#endif
+        }
+        for (int it = 0; it < ITERS(BKV * V4); ++it) {
+            int e = tid + it * WG;
+            if (!IN_RANGE(e, BKV * V4)) break;
+#if defined(PREFETCH)
+            s_v[e] = cvt(v_next[it]);
+#else
+            s_v[e] = cvt(v_chunk(b, kvh, j0, e));
+#endif
+        }
+        memoryBarrierShared();
+        barrier();
+#if defined(PREFETCH)
+        if (j0 + BKV < kv_end) fetch_kv(b, kvh, j0 + BKV, tid, k_next, v_next);
+#endif
+
+        float s[TM * TN];
+        for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;
+        for (int c4 = 0; c4 < Q4; ++c4) {
+            vec4 qv[TM], kv[TN];
+            for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty + NR * i) * Q4W + c4];
+            for (int n = 0; n < TN; ++n) {
+                int kk = tx + TX * n;
+                kv[n] = s_kp[kk * Q4W + c4];
+            }
+            for (int i = 0; i < TM; ++i)
+                for (int n = 0; n < TN; ++n) {
+                    float t = s[i * TN + n];
+                    t += qv[i].x * kv[n].x;
+                    t += qv[i].y * kv[n].y;
+                    t += qv[i].z * kv[n].z;
+                    t += qv[i].w * kv[n].w;
+                    s[i * TN + n] = t;
+                }
+        }
+        // Element-wise masking only where some key of the block is hidden from a row or missing.
+        bool masked = j0 + BKV > kv_all;
+#if defined(HAS_MASK)
+        masked = true;
+#endif
+        if (masked) {
+            for (int i = 0; i < TM; ++i) {
+                int rho = r0 + ty + NR * i;
+                int h = head_of(kvh, rho), pos = pos_of(rho);
+                for (int n = 0; n < TN; ++n) {
+                    int j = j0 + tx + TX * n;
+                    bool seen = rho < rows && j < u_Skv && visible(pos, j);
+                    s[i * TN + n] = seen ? s[i * TN + n] + mask_at(b, h, pos, j) * LOG2E : tgl_neg_inf();
+                }
+            }
+        }
+        // Row maxima over this invocation's keys, then over the row's TX invocations.
+        for (int q = 0; q < TM / 4; ++q) {
+            vec4 mx = vec4(tgl_neg_inf());
+            for (int n = 0; n < TN; ++n)
+                mx = max(mx, vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
+            s_red[tx * R4W + ty * (TM / 4) + q] = mx;
+        }
+        memoryBarrierShared();
+        barrier();  // s_red written; every read of the K tile done (p^T goes over it)
+        float p_base[TM];
+        for (int q = 0; q < TM / 4; ++q) {
+            vec4 mx = vec4(tgl_neg_inf());
+            for (int t = 0; t < TX; ++t) mx = max(mx, s_red[t * R4W + ty * (TM / 4) + q]);
+            for (int e = 0; e < 4; ++e) {
+                int i = 4 * q + e;
+                float m_new = max(m[i], mx[e]);
+                // A row that has seen nothing yet keeps acc = l = 0 (alpha = 0, every p = 0).
+                p_base[i] = m_new == tgl_neg_inf() ? 0.0 : m_new;
+                float alpha = m[i] == tgl_neg_inf() ? 0.0 : exp2(m[i] - m_new);
+                m[i] = m_new;
+                l[i] *= alpha;
+                for (int u = 0; u < NV4; ++u) acc[i * NV4 + u] *= alpha;
+            }
+        }
+        for (int i = 0; i < TM; ++i)
+            for (int n = 0; n < TN; ++n) {
+                float x = s[i * TN + n];
+                float pe = exp2(x - p_base[i]);
+                if (masked && x == tgl_neg_inf()) pe = 0.0;  // exp2(-inf) is not exact everywhere
+                s[i * TN + n] = pe;
+                l[i] += pe;
+            }
+        for (int n = 0; n < TN; ++n) {
+            int kk = tx + TX * n;
+            for (int q = 0; q < TM / 4; ++q)
+                s_kp[kk * R4W + ty * (TM / 4) + q] =
+                    vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]);
+        }
+        memoryBarrierShared();
+        barrier();
+        for (int kk = 0; kk < BKV; ++kk) {
+            vec4 pv[TM / 4], vv[NV4];
+            for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + ty * (TM / 4) + q];
+            for (int u = 0; u < NV4; ++u) vv[u] = s_v[kk * V4 + tx + TX * u];
+            for (int q = 0; q < TM / 4; ++q)
+                for (int e = 0; e < 4; ++e)
+                    for (int u = 0; u < NV4; ++u) acc[(4 * q + e) * NV4 + u] += pv[q][e] * vv[u];
+        }
+    }
+
+    // The row sums: partial sums of the TX invocations of a row (s_red's last reads were before
+    // the last block's barrier after p).
+    for (int q = 0; q < TM / 4; ++q)
+        s_red[tx * R4W + ty * (TM / 4) + q] = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
+    memoryBarrierShared();
+    barrier();
+    for (int q = 0; q < TM / 4; ++q) {
+        vec4 sum = vec4(0.0);
+        for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + ty * (TM / 4) + q];
+        for (int e = 0; e < 4; ++e) {
+            int i = 4 * q + e, rho = r0 + ty + NR * i;
+            if (rho >= rows) continue;
+            int h = head_of(kvh, rho), pos = pos_of(rho);
+            bool empty = m[i] == tgl_neg_inf() && sum[e] == 0.0;  // (NaN scores: NaN, not 0)
+            float inv = empty ? 0.0 : 1.0 / sum[e];
+            for (int u = 0; u < NV4; ++u) {
+                int c = 4 * (tx + TX * u);
+                if (c >= HDV) continue;
+                vec4 o = acc[i * NV4 + u] * inv;
+#if defined(VEC) && DTYPE == DT_F32
+                O_BUF[AT(u_o, b, h, pos, c) >> 2] = floatBitsToUint(o);
+#elif defined(VEC)
+                O_BUF[AT(u_o, b, h, pos, c) >> 2] = uvec2(tgl_from_f32(o.x, DT_F16) | (tgl_from_f32(o.y, DT_F16) << 16),
+                                                          tgl_from_f32(o.z, DT_F16) | (tgl_from_f32(o.w, DT_F16) << 16));
+#else
+                for (int k = 0; k < 4; ++k)
+                    if (c + k < HDV) ST(O_BUF, AT(u_o, b, h, pos, c + k), o[k]);
+#endif
+            }
+#if defined(HAS_LSE)
+            if (tx == 0) L_BUF[AT(u_l, b, h, pos, 0)] = floatBitsToUint(empty ? m[i] : m[i] * LN2 + tgl_log(sum[e]));
+#endif
+        }
+    }
+}
+
+#elif defined(PASS_FWD)
 #define NACC ((HDV + TPR - 1) / TPR)
 // Shared rows padded by one float: the score dots of consecutive invocations walk different rows
 // of s_kv, which would otherwise fall into one memory bank.

@@ -1,16 +1,23 @@
 // GLES host side of the Attention family (plan: backends/common/attention_rules.h; shader:
 // glsl/attention.comp). Tile sizes come from the queried limits (shared memory, invocations), so
 // head dims up to 256 run within OpenGL ES 3.1's minimum of 16 KiB and 128 invocations.
-// Forward: one PASS_FWD dispatch (q, k, v, mask?, o, lse?), or, when the grid of query tiles is
-// small against a long key sequence (decoding) or the device has too few storage blocks, a split
-// PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks with a mask, k and v are
-// first packed into the scratch block too (PASS_PACK). Backward: q, k, v, do and lse packed to f32
-// in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV and PASS_DQ (no atomics).
+// Forward: one PASS_FLASH dispatch (q, k, v, mask?, o, lse?) where a kv head has 16+ query rows,
+// a FlashTile fits the device and no split is wanted; else one PASS_FWD dispatch, or, when the
+// grid of query tiles is small against a long key sequence (decoding) or the device has too few
+// storage blocks, a split PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks
+// with a mask, k and v are first packed into the scratch block too (PASS_PACK). Backward: q, k,
+// v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
+// and PASS_DQ (no atomics).
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "validate_util.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 namespace tgl {
@@ -44,10 +51,11 @@ struct Blocks {
     Dispatch& d;
     Defines& defines;
     int scratch = -1;
-    int add(const std::string& buf, Binding b) {
+    // `type`: the element type of the block's array (uint, or a vector type for vector access).
+    int add(const std::string& buf, Binding b, const char* type = "uint") {
         const int n = int(d.bindings.size());
         d.bindings.push_back(std::move(b));
-        defines.emplace_back("BLK" + std::to_string(n), "");
+        defines.emplace_back("BLK" + std::to_string(n), type);
         defines.emplace_back(buf, "blk" + std::to_string(n));
         return n;
     }
@@ -56,6 +64,68 @@ struct Blocks {
         else defines.emplace_back(buf, "blk" + std::to_string(scratch));
     }
 };
+
+// PASS_FLASH tiles: BQ rows per workgroup, BKV keys per block, TM rows and BKV / TX keys per
+// invocation, TX invocations per row group (workgroup: BQ / TM * TX invocations).
+struct FlashTile {
+    int bq, bkv, tm, tx;
+    bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
+    int invocations() const { return bq / tm * tx; }
+    // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH).
+    int64_t shared_bytes(int64_t d, int64_t dv) const {
+        const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
+        const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
+        return 16 * (bq * q4w + bkv * std::max(q4w, r4w) + bkv * v4 + tx * r4w);
+    }
+};
+
+// TGL_TUNE_ATTENTION (read once): the PASS_FLASH tiles of the attention forward, for sweeps on a
+// GPU: a tile "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>"
+// (BQ and BKV multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous
+// kernel (PASS_FWD) everywhere. Candidates: bq64_bk32_tm4_tx8 (the default of both dtypes),
+// bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
+// bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
+// more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
+// bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
+// none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
+struct FlashTune {
+    bool legacy = false;
+    const char* value = nullptr;                                   // as given
+    FlashTile tile[2] = {{64, 32, 4, 8, false}, {64, 32, 4, 8, false}};  // f32, f16
+};
+bool parse_tile(const char* v, size_t len, FlashTile& f) {
+    const std::string t(v, len);
+    int n = 0;
+    f = FlashTile{};
+    if (std::sscanf(t.c_str(), "bq%d_bk%d_tm%d_tx%d%n", &f.bq, &f.bkv, &f.tm, &f.tx, &n) != 4 || (t[size_t(n)] && t.substr(size_t(n)) != "_pf"))
+        return false;
+    f.prefetch = t[size_t(n)] != 0;
+    return f.tm > 0 && f.tm % 4 == 0 && f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0;
+}
+const FlashTune& flash_tune() {
+    static const FlashTune tune = [] {
+        FlashTune t;
+        const char* v = ::secure_getenv("TGL_TUNE_ATTENTION");
+        if (!v || !*v) return t;
+        if (!std::strcmp(v, "legacy")) {
+            t.legacy = true;
+            return t;
+        }
+        const char* comma = std::strchr(v, ',');
+        FlashTile f[2];
+        const bool ok = comma ? parse_tile(v, size_t(comma - v), f[0]) && parse_tile(comma + 1, std::strlen(comma + 1), f[1])
+                              : parse_tile(v, std::strlen(v), f[0]) && parse_tile(v, std::strlen(v), f[1]);
+        if (ok) {
+            t.tile[0] = f[0];
+            t.tile[1] = f[1];
+            t.value = v;
+        } else {
+            std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s is not bq<n>_bk<n>_tm<n>_tx<n>[_pf][,<the same for f16>] or legacy; using the defaults\n", v);
+        }
+        return t;
+    }();
+    return tune;
+}
 
 struct Ctx {
     GlesDevice& dev;
@@ -160,8 +230,69 @@ struct Ctx {
     bool has_mask() const { return p.has_mask && arg_of(call, R::kMask).numel > 0; }
 
     void forward();
+    bool flash();
     void backward();
 };
+
+// PASS_FLASH: the whole forward in one dispatch when a tile fits the device and q, k, v, mask, o
+// and lse have a storage block each. Returns false where PASS_FWD must do it.
+bool Ctx::flash() {
+    const bool mask = has_mask();
+    if (flash_tune().legacy || p.Skv == 0 || 4 + int(mask) + int(p.has_lse) > dev.limits().max_compute_ssbo_blocks) return false;
+    // Fewer than 16 rows (decoding a few tokens): PASS_FWD's narrow tiles waste less. The tuned
+    // tile, else the first fallback that fits the device and has no more rows than the problem.
+    const int64_t rows = p.G * p.Sq;
+    if (rows < 16) return false;
+    // (bq32_bk24: D = 128 within 48 KiB)
+    static const FlashTile fallbacks[] = {
+        {64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 24, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
+    auto fits = [&](const FlashTile& f) {
+        return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
+    };
+    const FlashTile& tuned = flash_tune().tile[call.dtype == TGL_DTYPE_F16 ? 1 : 0];
+    const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
+    static std::atomic<bool> told{false};
+    if (!tile && flash_tune().value && rows >= tuned.bq && !told.exchange(true))
+        std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s does not fit this device (%d invocations, %d bytes of shared memory for D = %lld, Dv = %lld); using a fallback tile\n",
+                     flash_tune().value, wg_cap, dev.limits().max_shared_bytes, (long long)p.D, (long long)p.Dv);
+    for (const FlashTile& f : fallbacks)
+        if (!tile && fits(f)) tile = &f;
+    if (!tile) return false;
+    const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
+    const int64_t groups = p.B * p.Hkv * tiles;
+
+    // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
+    std::vector<int32_t> u[4];
+    Binding w[4];
+    const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
+    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0;
+    for (int k = 0; k < 4; ++k) {
+        w[k] = window(roles[k], u[k]);
+        vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
+    }
+    const char* vtype = !vec ? "uint" : call.dtype == TGL_DTYPE_F32 ? "uvec4" : "uvec2";
+    Dispatch d;
+    Defines defs = base_defines("PASS_FLASH", tile->invocations());
+    Blocks blk{d, defs};
+    const char* bufs[4] = {"Q_BUF", "K_BUF", "V_BUF", "O_BUF"};
+    for (int k = 0; k < 4; ++k) blk.add(bufs[k], std::move(w[k]), vtype);
+    if (mask) bind_mask(blk);
+    if (p.has_lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+    if (vec) defs.emplace_back("VEC", "");
+    if (tile->prefetch) defs.emplace_back("PREFETCH", "");
+    defs.emplace_back("HDP", str(int64_t(ceil_div(uint64_t(p.D), 4u)) * 4));
+    defs.emplace_back("HDVP", str(int64_t(ceil_div(uint64_t(p.Dv), uint64_t(4 * tile->tx))) * 4 * tile->tx));
+    defs.emplace_back("TM", str(tile->tm));
+    defs.emplace_back("TX", str(tile->tx));
+    defs.emplace_back("BKV", str(tile->bkv));
+    // (PASS_FWD's BK and TPR: unused here)
+    finish_tiled(d, defs, tile->bq, tile->bkv, tile->tx, groups);
+    const char* unames[4] = {"u_q", "u_k", "u_v", "u_o"};
+    for (int k = 0; k < 4; ++k) d.uniforms.push_back(uniform_int(unames[k], u[k]));
+    d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "query tiles")}));
+    add_chunks(dev, d, uint64_t(groups), out);
+    return true;
+}
 
 void Ctx::forward() {
     const bool mask = has_mask();
@@ -200,6 +331,7 @@ void Ctx::forward() {
     const bool split = splits > 1 || 4 + int(mask) + int(lse) > max_blocks;
     const bool packed = split && 4 + int(mask) > max_blocks;
     const bool no_kv = p.Skv == 0;  // nothing to read: k and v are bound to scratch as placeholders
+    if (!split && flash()) return;  // (decoding keeps its split PASS_FWD: flash-decoding)
 
     // Scratch: [k, v as f32 if packed][partials (m, l, acc[Dv]) per row and split].
     const int64_t kn = p.B * p.Hkv * p.Skv * p.D, vn = p.B * p.Hkv * p.Skv * p.Dv;

@@ -1,6 +1,6 @@
 // Known-answer and bad-input tests of the Attention family, run on every plugin. Expected values
 // are worked out by hand in the comments (uniform scores average v, a log-3 score gap weighs 3:1,
-// causal bottom-right alignment, -inf masks, fully masked rows, GQA head mapping, lse), and the
+// causal bottom-right alignment (also over longer sequences), -inf masks, fully masked rows, GQA head mapping, lse), and the
 // backward is checked against known answers and against central finite differences of the
 // plugin's own forward.
 #include "common.h"
@@ -89,6 +89,28 @@ TEST_F(AttentionOps, CausalBottomRight) {
         EXPECT_TRUE(near(dt, r[0], {0, 2, 4}));
         EXPECT_TRUE(near(F32, r[1], {-dInf, 0, std::log(2.0)}));
     }
+}
+
+TEST_F(AttentionOps, CausalPrefixMeans) {
+    // Longer sequences (a GPU plugin's tiled prefill path): q = 0, causal, v_j = (j, 2j, -j, 1).
+    // Row i sees the n = i + 1 + Skv - Sq keys j < n (none where n <= 0: o = 0, lse = -inf):
+    // o = ((n-1)/2, n-1, -(n-1)/2, 1), lse = log n.
+    for (tgl_dtype dt : {F32, F16})
+        for (auto sq_skv : {std::make_pair(70, 75), std::make_pair(75, 70)}) {
+            const int64_t sq = sq_skv.first, skv = sq_skv.second;
+            Vals v, want_o, want_lse;
+            for (int64_t j = 0; j < skv; ++j) v.insert(v.end(), {double(j), 2.0 * j, -double(j), 1.0});
+            for (int64_t i = 0; i < sq; ++i) {
+                const double n = double(i + 1 + skv - sq);
+                if (n <= 0) want_o.insert(want_o.end(), {0, 0, 0, 0});
+                else want_o.insert(want_o.end(), {(n - 1) / 2, n - 1, -(n - 1) / 2, 1});
+                want_lse.push_back(n <= 0 ? -dInf : std::log(n));
+            }
+            auto r = fwd(dt, ap(true), {1, 1, sq, 4}, Vals(size_t(sq * 4), 0.0), {1, 1, skv, 4}, Vals(size_t(skv * 4), 0.5),
+                         {1, 1, skv, 4}, v);
+            EXPECT_TRUE(near(dt, r[0], want_o, 1e-5));
+            EXPECT_TRUE(near(F32, r[1], want_lse, 1e-5));
+        }
 }
 
 TEST_F(AttentionOps, MaskAndFullyMaskedRow) {

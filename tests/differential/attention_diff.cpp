@@ -19,11 +19,13 @@ struct Dims {
     int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
 };
 
-enum class Lay { Contiguous, Bshd, Random };
+enum class Lay { Contiguous, Aligned, Bshd, Random };
 
 // A (B, H, S, C) view: contiguous, a permuted view of a (B, S, H, C) array (the layout of most
-// models), or a random strided/permuted/negative/misaligned one.
+// models), a contiguous one at offset 0 (f16 contiguous views are misaligned half of the time), or
+// a random strided/permuted/negative/misaligned one.
 View view4(const Shape& s, Lay lay, tgl_dtype dt, Rng& rng, bool input) {
+    if (lay == Lay::Aligned) return make_view(s, Layout{});
     if (lay == Lay::Bshd) {
         Layout l;
         l.name = "bshd";
@@ -87,6 +89,7 @@ struct FwdCase {
     double p_inf = 0.0;
     bool full_rows = false;
     bool lse = true;
+    bool nan_q = false;  // q's first element NaN: o and lse of its row NaN
     Lay in_lay = Lay::Contiguous, out_lay = Lay::Contiguous;
 };
 
@@ -115,6 +118,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     s.op = TGL_OP_ATTENTION;
     s.params = param_bytes(prm(c.causal, c.scale));
     s.inputs = fwd_inputs(c, rng);
+    if (c.nan_q) s.inputs[0].storage.set_value(s.inputs[0].view.offset, std::numeric_limits<double>::quiet_NaN());
     s.outputs = {out_of(c.dt, view4({d.B, d.Hq, d.Sq, d.Dv}, c.out_lay, c.dt, rng, false)),
                  c.lse ? out_of(TGL_DTYPE_F32, view4({d.B, d.Hq, d.Sq, 1}, c.out_lay, TGL_DTYPE_F32, rng, false))
                        : absent_output()};
@@ -246,17 +250,20 @@ TEST_F(AttentionDiff, LongSequence) {
 }
 
 TEST_F(AttentionDiff, Layouts) {
-    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
-        FwdCase c = plain(dt, {2, 4, 2, 7, 13, 16, 16});
-        c.in_lay = Lay::Bshd;
-        c.out_lay = Lay::Bshd;
-        check_forward(c, rng_);
-        c.in_lay = Lay::Random;
-        c.out_lay = Lay::Random;
-        c.has_mask = true;
-        c.mask_shape = {7, 13};
-        check_forward(c, rng_);
-    }
+    // 14 rows per kv head: PASS_FWD; 40 rows, causal: PASS_FLASH (vector access through the
+    // (B, S, H, D) views, scalar through the random ones)
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+        for (Dims d : {Dims{2, 4, 2, 7, 13, 16, 16}, Dims{2, 2, 1, 40, 50, 24, 24}}) {
+            FwdCase c = plain(dt, d, d.Sq == 40);
+            c.in_lay = Lay::Bshd;
+            c.out_lay = Lay::Bshd;
+            check_forward(c, rng_);
+            c.in_lay = Lay::Random;
+            c.out_lay = Lay::Random;
+            c.has_mask = true;
+            c.mask_shape = {d.Sq, d.Skv};
+            check_forward(c, rng_);
+        }
 }
 
 TEST_F(AttentionDiff, Empty) {
@@ -266,6 +273,69 @@ TEST_F(AttentionDiff, Empty) {
     c.dt = TGL_DTYPE_F16;
     check_backward(c, rng_);
     check_backward(plain(TGL_DTYPE_F32, {1, 2, 2, 0, 4, 8, 8}), rng_);  // no queries: dk = dv = 0
+}
+
+// The FlashAttention-2 forward (PASS_FLASH, 16+ rows of a kv head): lengths at and around its
+// tiles (16, 32, 64 rows; 16, 32, 64 keys), primes, bottom-right causal with Sq != Skv both ways
+// (a tile's rows then start past some keys or see none), head dims with and without padding (the
+// scalar path where D or Dv is not a multiple of 4), f16, GQA tiles spanning heads, masks, lse or
+// none (layouts: AttentionDiff.Layouts).
+// Loop TGL_TUNE_ATTENTION over the tiles of attention_kernels.cpp to test each.
+TEST_F(AttentionDiff, FlashBlockEdges) {
+    // (D = 32: the default tiles of 64 rows fit llvmpipe's 32 KiB of shared memory)
+    for (int64_t s : {63, 64, 65, 97})
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, s, s, 32, 32}, true), rng_);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 65, 65, 64, 64}, true), rng_);
+    check_forward(plain(TGL_DTYPE_F32, {1, 2, 2, 31, 33, 64, 64}), rng_);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_);  // first rows see no key
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_);
+    check_forward(plain(TGL_DTYPE_F32, {2, 1, 1, 17, 129, 16, 16}, true), rng_);
+    for (Lay lay : {Lay::Aligned, Lay::Contiguous}) {  // f16 through vector and scalar access
+        FwdCase c = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, lay == Lay::Aligned ? 32 : 64, 64}, true);
+        c.in_lay = c.out_lay = lay;
+        check_forward(c, rng_);
+        c = plain(TGL_DTYPE_F16, {1, 1, 1, 33, 40, 40, 24});
+        c.in_lay = c.out_lay = lay;
+        check_forward(c, rng_);
+    }
+}
+
+TEST_F(AttentionDiff, FlashHeadDims) {
+    for (auto dd : {std::make_pair(128, 128), std::make_pair(80, 48), std::make_pair(33, 17), std::make_pair(6, 10)}) {
+        FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 66, 70, dd.first, dd.second}, true);
+        c.scale = dd.first == 33 ? 0.3f : 0.0f;
+        check_forward(c, rng_);
+    }
+    FwdCase c = plain(TGL_DTYPE_F16, {1, 1, 1, 20, 36, 256, 256});
+    c.in_lay = c.out_lay = Lay::Aligned;
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, FlashFeatures) {
+    FwdCase c = plain(TGL_DTYPE_F32, {2, 8, 2, 23, 71, 32, 32}, true);  // GQA 4:1: tiles span heads
+    check_forward(c, rng_);
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+        c = plain(dt, {1, 2, 2, 70, 45, 16, 16});
+        c.has_mask = true;
+        c.mask_shape = {70, 45};
+        c.p_inf = 0.2;
+        c.full_rows = true;
+        c.causal = dt == TGL_DTYPE_F16;
+        check_forward(c, rng_);
+        c.bool_mask = true;
+        c.mask_shape = {1, 2, 70, 1};
+        check_forward(c, rng_);
+        c.lse = false;
+        c.has_mask = false;
+        check_forward(c, rng_);
+    }
+    c = plain(TGL_DTYPE_F32, {1, 1, 1, 20, 20, 8, 8}, true);
+    c.nan_q = true;
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, FlashManyWorkgroups) {
+    check_forward(plain(TGL_DTYPE_F32, {65600, 1, 1, 16, 2, 4, 4}), rng_);
 }
 
 TEST_F(AttentionDiff, ManyWorkgroups) {
