@@ -279,15 +279,30 @@ layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 #define SB4 (BN / 4 + 1)
 shared vec4 s_a[BK * SA4];  // [k][m]
 shared vec4 s_b[BK * SB4];  // [k][n]
-// Per k of the step. FORWARD: s_kj = j * dil, s_koff = (x offset of (c, j) without the column's
+// Per k of a step. FORWARD: s_kj = j * dil, s_koff = (x offset of (c, j) without the column's
 // part, w offset of (c, j)). TRANSPOSED: as FORWARD, but s_koff.x = c * x channel stride. WGRAD:
 // s_kj = o * stride - pad, s_koff = (x offset of (n, o) without the column's part, dy offset of
 // (n, o)).
-shared ivec3 s_kj[BK];
-shared ivec2 s_koff[BK];
+// Two slots: step k0 + BK is decoded while step k0's tiles are in use.
+shared ivec3 s_kj[2 * BK];
+shared ivec2 s_koff[2 * BK];
 
-// Element f (in floats) of a shared vec4 array.
-#define SET_F(ARR, F, V) ARR[(F) >> 2][(F) & 3] = (V)
+// Element f (in floats) of a shared vec4 array, written through a constant component (a store
+// to one component, whatever the driver makes of a dynamic one).
+void set_a(int f, float v) {
+    int i = f >> 2, c = f & 3;
+    if (c == 0) s_a[i].x = v;
+    else if (c == 1) s_a[i].y = v;
+    else if (c == 2) s_a[i].z = v;
+    else s_a[i].w = v;
+}
+void set_b(int f, float v) {
+    int i = f >> 2, c = f & 3;
+    if (c == 0) s_b[i].x = v;
+    else if (c == 1) s_b[i].y = v;
+    else if (c == 2) s_b[i].z = v;
+    else s_b[i].w = v;
+}
 
 // Load column gcol of the B tile: its x offset and the position part that each k's s_kj completes
 // (FORWARD, WGRAD: the offset includes that position part's offset).
@@ -326,6 +341,89 @@ float load_b(int kk, int col_x, ivec3 cpos) {
 #endif
 }
 
+// Decodes the BK values of k of the K step at k0 into slot `slot` (invocations tid < BK), so that
+// the loads do no divisions.
+void decode_k(int tid, int k0, int kend, int slot) {
+    if (tid >= BK) return;
+    int gk = min(k0 + tid, kend - 1);
+    int si = slot * BK + tid;
+#if defined(MODE_WGRAD)
+    int n = gk / (u_out.x * u_out.y * u_out.z);
+    ivec3 o = unflatten3(gk % (u_out.x * u_out.y * u_out.z), u_out);
+    ivec3 kj = o * u_stride - u_pad;
+    s_kj[si] = kj;
+    s_koff[si] = ivec2(n * u_xs[0] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]), n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
+#else
+#if defined(X_C_FAST)
+    int c = gk % u_cx;
+    ivec3 j = phase_j(gk / u_cx);
+#else
+    int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
+    int c = gk / tvol;
+    ivec3 j = phase_j(gk % tvol);
+#endif
+    ivec3 kj = j * u_dil;
+    s_kj[si] = kj;
+#if defined(MODE_TRANSPOSED)
+    int xo = c * u_xs[1];
+#else
+    int xo = c * u_xs[1] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]);
+#endif
+    s_koff[si] = ivec2(xo, c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
+#endif
+}
+
+#define LA ((BM * BK) / NT)  // A and B elements that each invocation loads per K step
+#define LB ((BN * BK) / NT)
+// This invocation's loads, fixed for the whole K loop: A rows from ab at stride a_m, B columns
+// (X_C_FAST: LB columns k-fast; else one column, consecutive invocations on consecutive columns).
+int g_tid, g_m0, g_kend, g_ab, g_am;
+#if defined(X_C_FAST)
+int g_col_x[LB];
+ivec3 g_cpos[LB];
+bool g_ok[LB];
+#else
+int g_col_x;
+ivec3 g_cpos;
+bool g_ok;
+#endif
+
+// The global loads of the K step at k0 (decoded in `slot`) into registers, so that they are in
+// flight while the previous step's tiles are multiplied.
+void fetch(int k0, int slot, out float ra[LA], out float rb[LB]) {
+    for (int l = 0; l < LA; ++l) {
+        int e = g_tid + l * NT;
+        int kk = e % BK;
+        int mm = e / BK;
+        ra[l] = g_m0 + mm < u_M && k0 + kk < g_kend ? LOAD(a_data, g_ab + (g_m0 + mm) * g_am + s_koff[slot * BK + kk].y) : 0.0;
+    }
+    for (int l = 0; l < LB; ++l) {
+#if defined(X_C_FAST)
+        int kk = (g_tid + l * NT) % BK;
+        rb[l] = g_ok[l] && k0 + kk < g_kend ? load_b(slot * BK + kk, g_col_x[l], g_cpos[l]) : 0.0;
+#else
+        int kk = (g_tid + l * NT) / BN;
+        rb[l] = g_ok && k0 + kk < g_kend ? load_b(slot * BK + kk, g_col_x, g_cpos) : 0.0;
+#endif
+    }
+}
+
+// The registers of fetch() into the shared tiles (s_a k-major, s_b k-major).
+void stash(float ra[LA], float rb[LB]) {
+    for (int l = 0; l < LA; ++l) {
+        int e = g_tid + l * NT;
+        set_a((e % BK) * (4 * SA4) + e / BK, ra[l]);
+    }
+    for (int l = 0; l < LB; ++l) {
+        int e = g_tid + l * NT;
+#if defined(X_C_FAST)
+        set_b((e % BK) * (4 * SB4) + e / BK, rb[l]);
+#else
+        set_b((e / BN) * (4 * SB4) + e % BN, rb[l]);
+#endif
+    }
+}
+
 void main() {
     int tx = int(gl_LocalInvocationID.x);
     int ty = int(gl_LocalInvocationID.y);
@@ -342,36 +440,29 @@ void main() {
     int kend = min(u_K, kbeg + u_k_chunk);
     int m0 = tm * BM;
     int n0 = tn * BN;
-    int ovol = u_out.x * u_out.y * u_out.z;
     int xg = u_x_off + g * u_cx * u_xs[1];  // x of this group's first channel
+    g_tid = tid;
+    g_m0 = m0;
+    g_kend = kend;
 #if defined(MODE_WGRAD)
-    int ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
-    int a_m = u_ys[1];
+    g_ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
+    g_am = u_ys[1];
 #else
-    int ab = u_w_off + g * u_w_g;
-    int a_m = u_w_m;
+    g_ab = u_w_off + g * u_w_g;
+    g_am = u_w_m;
 #endif
-
 #if defined(X_C_FAST)
     // Channels-last x: K runs channel-fastest and the B loads k-fast (consecutive invocations read
-    // consecutive channels); each invocation loads LB fixed columns, decoded once.
-#define LB ((BN * BK) / NT)
-    int lcol_x[LB];
-    ivec3 lcpos[LB];
-    bool lok[LB];
+    // consecutive channels).
     for (int l = 0; l < LB; ++l) {
         int gcol = n0 + (tid + l * NT) / BK;
-        lok[l] = gcol < u_N;
-        decode_col(lok[l] ? gcol : 0, xg, lcol_x[l], lcpos[l]);
+        g_ok[l] = gcol < u_N;
+        decode_col(g_ok[l] ? gcol : 0, xg, g_col_x[l], g_cpos[l]);
     }
 #else
-    // This invocation's load column (fixed: NT is a multiple of BN); consecutive invocations load
-    // consecutive output positions.
     int gcol = n0 + tid % BN;
-    bool col_ok = gcol < u_N;
-    int col_x;
-    ivec3 cpos;
-    decode_col(col_ok ? gcol : 0, xg, col_x, cpos);
+    g_ok = gcol < u_N;
+    decode_col(g_ok ? gcol : 0, xg, g_col_x, g_cpos);
 #endif
 
     vec4 acc[TM * TN4];  // acc[row * TN4 + j4]: the 4 columns of block j4
@@ -382,58 +473,23 @@ void main() {
     bool do_db = u_has_bias != 0 && tn == 0 && tid < BM;
 #endif
 
+    // Software pipeline: step k0's registers go to shared memory, step k0 + BK is decoded and its
+    // loads issued, then step k0 is multiplied. Two barriers per step.
+    float ra[LA];
+    float rb[LB];
+    if (kbeg < kend) decode_k(tid, kbeg, kend, 0);  // uniform per workgroup
+    memoryBarrierShared();
+    barrier();
+    if (kbeg < kend) fetch(kbeg, 0, ra, rb);
+    int slot = 0;
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        if (tid < BK) {
-            int gk = min(k0 + tid, kend - 1);
-#if defined(MODE_WGRAD)
-            int n = gk / ovol;
-            ivec3 o = unflatten3(gk % ovol, u_out);
-            ivec3 kj = o * u_stride - u_pad;
-            s_kj[tid] = kj;
-            s_koff[tid] = ivec2(n * u_xs[0] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]), n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
-#else
-#if defined(X_C_FAST)
-            int c = gk % u_cx;
-            ivec3 j = phase_j(gk / u_cx);
-#else
-            int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
-            int c = gk / tvol;
-            ivec3 j = phase_j(gk % tvol);
-#endif
-            ivec3 kj = j * u_dil;
-            s_kj[tid] = kj;
-#if defined(MODE_TRANSPOSED)
-            int xo = c * u_xs[1];
-#else
-            int xo = c * u_xs[1] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]);
-#endif
-            s_koff[tid] = ivec2(xo, c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
-#endif
-        }
+        stash(ra, rb);
+        bool more = k0 + BK < kend;
+        if (more) decode_k(tid, k0 + BK, kend, 1 - slot);
         memoryBarrierShared();
         barrier();
-        for (int l = 0; l < (BM * BK) / NT; ++l) {
-            int e = tid + l * NT;
-            int kk = e % BK;
-            int mm = e / BK;
-            float v = 0.0;
-            if (m0 + mm < u_M && k0 + kk < kend) v = LOAD(a_data, ab + (m0 + mm) * a_m + s_koff[kk].y);
-            SET_F(s_a, kk * (4 * SA4) + mm, v);
-        }
-        for (int l = 0; l < (BN * BK) / NT; ++l) {
-#if defined(X_C_FAST)
-            int e = tid + l * NT;
-            int kk = e % BK;
-            float v = lok[l] && k0 + kk < kend ? load_b(kk, lcol_x[l], lcpos[l]) : 0.0;
-            SET_F(s_b, kk * (4 * SB4) + e / BK, v);
-#else
-            int kk = (tid + l * NT) / BN;
-            float v = col_ok && k0 + kk < kend ? load_b(kk, col_x, cpos) : 0.0;
-            SET_F(s_b, kk * (4 * SB4) + tid % BN, v);
-#endif
-        }
-        memoryBarrierShared();
-        barrier();
+        if (more) fetch(k0 + BK, 1 - slot, ra, rb);
+        slot = 1 - slot;
 #if defined(DO_DB)
         if (do_db)
             for (int kk = 0; kk < BK; ++kk) db += s_a[kk * SA4 + (tid >> 2)][tid & 3];

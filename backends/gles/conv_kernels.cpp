@@ -136,12 +136,16 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
         auto gemm = [&](Dispatch b, int32_t N, int32_t K) {
             // Large tiles for large products, a wide one when a group has few output channels, the
             // smallest where the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
-            // A 64x64 tile (4x4 per invocation) for large products, a wide one when a group has few
-            // output channels, the smallest where the limits allow nothing else (GLES 3.1 minimum:
-            // 128 invocations, 16 KiB); TGL_TUNE_CONV overrides where it fits.
-            const Tile wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4};
+            // Large products: 8x4 (4x8) register tiles, whose vec4 shared reads feed twice the FMAs
+            // of 4x4; a 64x64 tile for middling ones, a wide one when a group has few output
+            // channels, the smallest where the limits allow nothing else (GLES 3.1 minimum: 128
+            // invocations, 16 KiB). TGL_TUNE_CONV overrides where it fits.
+            const Tile tall{128, 64, 16, 8, 4}, flat{64, 128, 16, 4, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4},
+                small{32, 32, 16, 4, 4};
             Tile t = small;
             if (const Tile* tt = tuned_tile(); tt && fits(L, *tt)) t = *tt;
+            else if (fits(L, tall) && M >= 128 && N >= 4096) t = tall;
+            else if (fits(L, flat) && M > 32 && N >= 4096) t = flat;
             else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
             else if (fits(L, mid) && M > 32) t = mid;
             if (!fits(L, t))

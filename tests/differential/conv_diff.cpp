@@ -3,8 +3,8 @@
 // pads beyond the kernel's reach, 'same', 1d/2d/3d, channels-last, transposed 1d/2d with
 // output_padding, both conv2d backward ops (with and without db), every activation, permuted /
 // stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
-// an empty batch, one tile large enough for the 128x128 GEMM tile and one grid of more than 65,535
-// workgroups; f32 and f16.
+// an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), and one grid
+// of more than 65,535 workgroups; f32 and f16.
 // Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
 // double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
@@ -190,10 +190,39 @@ TEST_F(ConvDiff, Forward) {
     cases.push_back({"64 channels 7x7 (split K on GLES)", c});
     for (const auto& [name, cc] : cases)
         for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, name);
-    // Large enough for the 128x128 tile (GLES, where the limits allow it).
+    // Large enough for the 128x64 tile (GLES, where the limits allow it).
     c = c2(1, 8, 128, {64, 64}, {3, 3});
     c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
     forward(c, F32, rng_, "128 channels 64x64");
+}
+
+// The GEMM's tiles at their edges (prime channel counts just past 64 / 128, odd spatial sizes,
+// batch > 1) on GLES's 128x64 and 64x128 tiles (N >= 4096 columns) and the bound-free loads of
+// convolutions whose taps all lie inside x (1x1, unpadded, stride 2), with the padded-at-the-end
+// case beside them; channels-last, f16, backward weight with db. Loop TGL_TUNE_CONV over its
+// candidates to cover every tile on them.
+TEST_F(ConvDiff, Tiles) {
+    Conv a = c2(2, 19, 131, {45, 47}, {1, 1});
+    a.bias = true, a.activation = TGL_ACTIVATION_RELU;
+    Conv b = c2(3, 7, 67, {38, 41}, {3, 3});
+    Conv c = c2(2, 13, 37, {15, 17}, {1, 1});
+    c.stride = {2, 2}, c.bias = true;
+    Conv d = c2(2, 5, 11, {10, 11}, {3, 3});
+    d.stride = {2, 2}, d.pe = {1, 1};
+    Conv e = c2(1, 33, 129, {64, 65}, {1, 1});
+    e.last = true, e.bias = true;
+    for (tgl_dtype dt : {F32, F16}) {
+        forward(a, dt, rng_, "1x1 131 channels (in bounds, 128x64 tile on GLES)");
+        forward(b, dt, rng_, "3x3 unpadded 67 channels (in bounds, 64x128 tile on GLES)");
+        forward(c, dt, rng_, "1x1 stride 2 (in bounds)");
+        forward(d, dt, rng_, "3x3 stride 2 padded at the end only");
+        forward(e, dt, rng_, "nhwc 1x1 129 channels");
+    }
+    Conv w = c2(2, 460, 130, {10, 10}, {3, 3});
+    w.bias = true;
+    const Shape xs = w.act(w.cin, w.in), ys = w.act(w.cout, w.out(false));
+    run(TGL_OP_CONV2D_BACKWARD_WEIGHT, w, {rand_input(F32, xs, rng_), rand_input(F32, ys, rng_)},
+        {rand_output(F32, w.weight(w.cout, w.cin), rng_), rand_output(F32, {w.cout}, rng_)}, "backward_weight 130x4140 (128x64 tile on GLES)");
 }
 
 TEST_F(ConvDiff, Transposed) {
