@@ -3,8 +3,9 @@
 // dims (1d/2d have leading dims of size 1) over any element strides (channels-last is strides).
 //
 // Implicit GEMM per group g (one workgroup: a BM x BN tile of C in registers, TM x TN per
-// invocation at rows ty + i*WG_Y and columns tx + j*WG_X as in matmul.comp; K in steps of BK staged
-// through shared memory; the im2col element is computed by the loader, never materialised):
+// invocation in blocks of 4 consecutive rows and columns, read from shared memory as vec4; K in
+// steps of BK staged through shared memory; the im2col element is computed by the loader, never
+// materialised; consecutive invocations load consecutive columns, i.e. output positions):
 //   MODE_FORWARD / MODE_TRANSPOSED  C[m][col] = y[n, g*cy + m, o], col = (n, o), K = (c, j):
 //                                   A[m][k] = w(m, c, j), B[k][col] = x at the position that tap j
 //                                   of o reads (forward: o*stride - pad + j*dil; transposed: the i
@@ -14,7 +15,11 @@
 //                                   with db: the workgroups of column tile 0 also sum A's rows.
 // Each K step first decodes its BK values of k once into shared memory (s_kj, s_koff), so the
 // loads do no divisions; each invocation's load column is fixed (NT is a multiple of BN) and
-// decoded once. Epilogue: bias, apply_activation, then one rounding to DTYPE at the store.
+// decoded once. The K loop is software-pipelined: the next step's global loads go to registers
+// while the current step's tiles are multiplied. IN_BOUNDS (no padding, no tap past the end, e.g.
+// 1x1: then the forward GEMM is a plain batched W x x_n): the B loads test no bounds.
+// Epilogue: bias, apply_activation, then one rounding to DTYPE at the store, each column's output
+// offset decoded once.
 // SPLIT_K (few tiles, a long K): workgroup (tile, split s) sums only K range s and stores f32
 // partials to a scratch block (binding 2: [s][g][m][col], then the db partials [s][g][m] from
 // u_db_part); PASS_REDUCE then sums the splits of each C element (and db) and runs the epilogue.
@@ -26,7 +31,8 @@
 // absent), which halves the variants to compile.
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
-// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST); DTYPE (= Y_DTYPE); ACTIVATION.
+// BN, BK, TM, TN (multiples of 4), WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST, IN_BOUNDS); DTYPE
+// (= Y_DTYPE); ACTIVATION.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -112,7 +118,8 @@ uniform int u_has_bias;  // bias (WGRAD: db) given
 
 int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s2; }
 
-bool inside3(ivec3 i) { return all(greaterThanEqual(i, ivec3(0))) && all(lessThan(i, u_in)); }
+// 0 <= i < in per dim, one unsigned compare each (a negative i is a large uint).
+bool inside3(ivec3 i) { return all(lessThan(uvec3(i), uvec3(u_in))); }
 
 // The output element (n, channel co, position o) of y: bias, activation, one rounding.
 void store_y(int n, int co, ivec3 o, float v) {

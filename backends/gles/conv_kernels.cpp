@@ -5,8 +5,10 @@
 // rows would be mostly idle. A strided transposed relation runs one GEMM per output phase
 // (o mod stride) over only the taps that reach it. Few tiles with a long K split K (partials in
 // scratch, then a reduce pass with the epilogue). Tiles are chosen within the device's invocation,
-// workgroup-size and shared-memory limits; each grid (tiles x groups x splits) is a linear index
-// split into dispatches within the workgroup-count limits.
+// workgroup-size and shared-memory limits (TGL_TUNE_CONV overrides the choice, for sweeps on a
+// GPU); each grid (tiles x groups x splits) is a linear index split into dispatches within the
+// workgroup-count limits. Convolutions whose taps all lie inside x (1x1, unpadded) load without
+// bound tests (IN_BOUNDS).
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "validate_util.h"
@@ -33,23 +35,32 @@ bool fits(const Limits& L, const Tile& t) {
     if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.tm <= 0 || t.tn <= 0 || t.tm % 4 || t.tn % 4 || t.bm % t.tm || t.bn % t.tn) return false;
     const int wx = t.bn / t.tn, wy = t.bm / t.tm, nt = wx * wy;
     if (nt % t.bn || (t.bm * t.bk) % nt || (t.bn * t.bk) % nt || nt < t.bk || nt < t.bm) return false;
-    const int shared = t.bk * (t.bm + 4 + t.bn + 4) * 4 + t.bk * 20;
+    const int shared = t.bk * (t.bm + 4 + t.bn + 4) * 4 + 2 * t.bk * 32;  // the tiles and two slots of (ivec3, ivec2) per k
     return nt <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
 }
 
-// TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN> (read once): the tile of every implicit GEMM
-// that it fits (conv.comp's rules and the device's limits; others keep the default choice), for
-// sweeping tiles on a GPU. TM and TN are multiples of 4; candidates, e.g.: bm64_bn64_bk16_tm4_tn4
-// (the default of large products), bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8,
-// bm128_bn128_bk8_tm8_tn8, bm32_bn128_bk16_tm4_tn4, bm64_bn64_bk32_tm4_tn4.
-const Tile* tuned_tile() {
-    static const Tile tuned = [] {
-        Tile t{0, 0, 0, 0, 0};
+// TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>] (read once), for sweeping on a GPU:
+// the tile of every implicit GEMM of more than 32 rows (output channels per group) that it fits
+// (conv.comp's rules and the device's limits; others keep the default choice), TM and TN multiples
+// of 4; S: split K up to S workgroups where there are
+// fewer tiles (0: never; default kSplitTarget). Candidates: bm64_bn64_bk16_tm4_tn4,
+// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm32_bn128_bk16_tm4_tn4,
+// bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, each also with _split0 / _split512.
+struct Tune {
+    Tile tile{0, 0, 0, 0, 0};
+    uint64_t split_target = kSplitTarget;
+};
+const Tune& tune() {
+    static const Tune tuned = [] {
+        Tune t;
         const char* v = ::secure_getenv("TGL_TUNE_CONV");
-        if (!v || std::sscanf(v, "bm%d_bn%d_bk%d_tm%d_tn%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) != 5) t = Tile{0, 0, 0, 0, 0};
+        int used = 0, split = -1;
+        if (!v || std::sscanf(v, "bm%d_bn%d_bk%d_tm%d_tn%d%n", &t.tile.bm, &t.tile.bn, &t.tile.bk, &t.tile.tm, &t.tile.tn, &used) != 5)
+            return Tune{};
+        if (std::sscanf(v + used, "_split%d", &split) == 1 && split >= 0) t.split_target = uint64_t(split);
         return t;
     }();
-    return tuned.bm > 0 ? &tuned : nullptr;
+    return tuned;
 }
 
 }  // namespace
@@ -143,7 +154,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             const Tile tall{128, 64, 16, 8, 4}, flat{64, 128, 16, 4, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4},
                 small{32, 32, 16, 4, 4};
             Tile t = small;
-            if (const Tile* tt = tuned_tile(); tt && fits(L, *tt)) t = *tt;
+            if (tune().tile.bm > 0 && M > 32 && fits(L, tune().tile)) t = tune().tile;
             else if (fits(L, tall) && M >= 128 && N >= 4096) t = tall;
             else if (fits(L, flat) && M > 32 && N >= 4096) t = flat;
             else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
@@ -157,12 +168,13 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
             const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
             // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo;
-            // deep layers with small images): up to kSplitTarget workgroups, K ranges of at least
+            // deep layers with small images): up to split_target workgroups, K ranges of at least
             // kSplitMinK, partials within kSplitMaxBytes of scratch.
             const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
             uint64_t splits = 1;
-            if (tiles < kSplitTarget && uint64_t(K) >= 2 * kSplitMinK)
-                splits = std::min<uint64_t>({ceil_div(kSplitTarget, tiles), uint64_t(K) / kSplitMinK,
+            const uint64_t split_target = tune().split_target;
+            if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
+                splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
                                              kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
             const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
             splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;

@@ -220,9 +220,7 @@ TEST_F(ConvDiff, Tiles) {
     }
     Conv w = c2(2, 460, 130, {10, 10}, {3, 3});
     w.bias = true;
-    const Shape xs = w.act(w.cin, w.in), ys = w.act(w.cout, w.out(false));
-    run(TGL_OP_CONV2D_BACKWARD_WEIGHT, w, {rand_input(F32, xs, rng_), rand_input(F32, ys, rng_)},
-        {rand_output(F32, w.weight(w.cout, w.cin), rng_), rand_output(F32, {w.cout}, rng_)}, "backward_weight 130x4140 (128x64 tile on GLES)");
+    backward(w, F32, rng_, "130 x 460 channels (backward weight: a 130 x 4140 GEMM, 128x64 tile on GLES)");
 }
 
 TEST_F(ConvDiff, Transposed) {
