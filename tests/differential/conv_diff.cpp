@@ -202,25 +202,26 @@ TEST_F(ConvDiff, Forward) {
 // case beside them; channels-last, f16, backward weight with db. Loop TGL_TUNE_CONV over its
 // candidates to cover every tile on them.
 TEST_F(ConvDiff, Tiles) {
-    Conv a = c2(2, 19, 131, {45, 47}, {1, 1});
-    a.bias = true, a.activation = TGL_ACTIVATION_RELU;
-    Conv b = c2(3, 7, 67, {38, 41}, {3, 3});
+    Conv a = c2(2, 38, 262, {45, 47}, {1, 1});
+    a.groups = 2, a.bias = true, a.activation = TGL_ACTIVATION_RELU;
+    Conv b = c2(3, 28, 268, {38, 41}, {3, 3});
+    b.groups = 4;
     Conv c = c2(2, 13, 37, {15, 17}, {1, 1});
     c.stride = {2, 2}, c.bias = true;
     Conv d = c2(2, 5, 11, {10, 11}, {3, 3});
     d.stride = {2, 2}, d.pe = {1, 1};
-    Conv e = c2(1, 33, 129, {64, 65}, {1, 1});
-    e.last = true, e.bias = true;
+    Conv e = c2(1, 66, 258, {64, 65}, {1, 1});
+    e.groups = 2, e.last = true, e.bias = true;
     for (tgl_dtype dt : {F32, F16}) {
-        forward(a, dt, rng_, "1x1 131 channels (in bounds, 128x64 tile on GLES)");
-        forward(b, dt, rng_, "3x3 unpadded 67 channels (in bounds, 64x128 tile on GLES)");
+        forward(a, dt, rng_, "1x1 2 groups of 131 channels (in bounds, 128x64 tile on GLES)");
+        forward(b, dt, rng_, "3x3 unpadded 4 groups of 67 channels (in bounds, 64x128 tile on GLES)");
         forward(c, dt, rng_, "1x1 stride 2 (in bounds)");
         forward(d, dt, rng_, "3x3 stride 2 padded at the end only");
-        forward(e, dt, rng_, "nhwc 1x1 129 channels");
+        forward(e, dt, rng_, "nhwc 1x1 2 groups of 129 channels");
     }
-    Conv w = c2(2, 460, 130, {10, 10}, {3, 3});
-    w.bias = true;
-    backward(w, F32, rng_, "130 x 460 channels (backward weight: a 130 x 4140 GEMM, 128x64 tile on GLES)");
+    Conv w = c2(1, 332, 260, {10, 10}, {5, 5});
+    w.groups = 2, w.bias = true;
+    backward(w, F32, rng_, "5x5 2 groups of 166 -> 130 channels (backward weight: 130 x 4150 GEMMs, 128x64 tile on GLES)");
 }
 
 TEST_F(ConvDiff, Transposed) {
