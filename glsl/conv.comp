@@ -274,7 +274,7 @@ void main() {
 #endif
 #define NT (WG_X * WG_Y)
 #if (NT % BN) != 0 || ((BM * BK) % NT) != 0 || ((BN * BK) % NT) != 0 || NT < BK || NT < BM
-#error "conv.comp: the invocation count must divide BN, BM * BK and BN * BK and be at least BK and BM"
+#error "conv.comp: the invocation count must be a multiple of BN and at least BK and BM, and divide BM * BK and BN * BK"
 #endif
 #define TM4 (TM / 4)
 #define TN4 (TN / 4)

@@ -42,10 +42,11 @@ bool fits(const Limits& L, const Tile& t) {
 // TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>] (read once), for sweeping on a GPU:
 // the tile of every implicit GEMM of more than 32 rows (output channels per group) that it fits
 // (conv.comp's rules and the device's limits; others keep the default choice), TM and TN multiples
-// of 4; S: split K up to S workgroups where there are
-// fewer tiles (0: never; default kSplitTarget). Candidates: bm64_bn64_bk16_tm4_tn4,
-// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm32_bn128_bk16_tm4_tn4,
-// bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, each also with _split0 / _split512.
+// of 4; S: split K up to S workgroups where there are fewer tiles (0: never; default kSplitTarget).
+// Unset or malformed: the default choice below. Candidates: bm64_bn64_bk16_tm4_tn4,
+// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm128_bn128_bk16_tm8_tn8,
+// bm32_bn128_bk16_tm4_tn4, bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, also with _split0 or
+// _split512.
 struct Tune {
     Tile tile{0, 0, 0, 0, 0};
     uint64_t split_target = kSplitTarget;
