@@ -3,8 +3,9 @@
 // dims (1d/2d have leading dims of size 1) over any element strides (channels-last is strides).
 //
 // Implicit GEMM per group g (one workgroup: a BM x BN tile of C in registers, TM x TN per
-// invocation at rows ty + i*WG_Y and columns tx + j*WG_X as in matmul.comp; K in steps of BK staged
-// through shared memory; the im2col element is computed by the loader, never materialised):
+// invocation in blocks of 4 consecutive rows and columns, read from shared memory as vec4; K in
+// steps of BK staged through shared memory; the im2col element is computed by the loader, never
+// materialised; consecutive invocations load consecutive columns, i.e. output positions):
 //   MODE_FORWARD / MODE_TRANSPOSED  C[m][col] = y[n, g*cy + m, o], col = (n, o), K = (c, j):
 //                                   A[m][k] = w(m, c, j), B[k][col] = x at the position that tap j
 //                                   of o reads (forward: o*stride - pad + j*dil; transposed: the i
@@ -14,7 +15,11 @@
 //                                   with db: the workgroups of column tile 0 also sum A's rows.
 // Each K step first decodes its BK values of k once into shared memory (s_kj, s_koff), so the
 // loads do no divisions; each invocation's load column is fixed (NT is a multiple of BN) and
-// decoded once. Epilogue: bias, apply_activation, then one rounding to DTYPE at the store.
+// decoded once. The K loop is software-pipelined: the next step's global loads go to registers
+// while the current step's tiles are multiplied. IN_BOUNDS (no padding, no tap past the end, e.g.
+// 1x1: then the forward GEMM is a plain batched W x x_n): the B loads test no bounds.
+// Epilogue: bias, apply_activation, then one rounding to DTYPE at the store, each column's output
+// offset decoded once.
 // SPLIT_K (few tiles, a long K): workgroup (tile, split s) sums only K range s and stores f32
 // partials to a scratch block (binding 2: [s][g][m][col], then the db partials [s][g][m] from
 // u_db_part); PASS_REDUCE then sums the splits of each C element (and db) and runs the epilogue.
@@ -26,7 +31,8 @@
 // absent), which halves the variants to compile.
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
-// BN, BK, TM, TN, WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST); DTYPE (= Y_DTYPE); ACTIVATION.
+// BN, BK, TM, TN (multiples of 4), WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST, IN_BOUNDS); DTYPE
+// (= Y_DTYPE); ACTIVATION.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -112,7 +118,8 @@ uniform int u_has_bias;  // bias (WGRAD: db) given
 
 int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s2; }
 
-bool inside3(ivec3 i) { return all(greaterThanEqual(i, ivec3(0))) && all(lessThan(i, u_in)); }
+// 0 <= i < in per dim, one unsigned compare each (a negative i is a large uint).
+bool inside3(ivec3 i) { return all(lessThan(uvec3(i), uvec3(u_in))); }
 
 // The output element (n, channel co, position o) of y: bias, activation, one rounding.
 void store_y(int n, int co, ivec3 o, float v) {
@@ -121,17 +128,41 @@ void store_y(int n, int co, ivec3 o, float v) {
     y_store_bits(u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]), tgl_from_f32(v, DTYPE));
 }
 
-// Element (m, col) of group g's C: y (bias, activation) or dw.
-void store_c(int g, int m, int col, float v) {
+// Element (m, col) of group g's C lives at c_row(g, m) + c_col(col) of the output (y, WGRAD: dw),
+// so that a register tile decodes each of its columns once.
+int c_row(int g, int m) {
+#if defined(MODE_WGRAD)
+    return u_w_off + g * u_w_g + m * u_w_m;
+#else
+    return u_y_off + (g * u_cy + m) * u_ys[1];
+#endif
+}
+
+int c_col(int col) {
 #if defined(MODE_WGRAD)
     int kvol = u_k.x * u_k.y * u_k.z;
-    int c = col / kvol;
-    ivec3 j = unflatten3(col % kvol, u_k);
-    y_store_bits(u_w_off + g * u_w_g + m * u_w_m + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z), tgl_from_f32(v, DTYPE));
+    return (col / kvol) * u_w_c + dot3(unflatten3(col % kvol, u_k), u_ws.x, u_ws.y, u_ws.z);
 #else
     int cvol = u_qout.x * u_qout.y * u_qout.z;
-    store_y(col / cvol, g * u_cy + m, phase_o(col % cvol), v);
+    return (col / cvol) * u_ys[0] + dot3(phase_o(col % cvol), u_ys[2], u_ys[3], u_ys[4]);
 #endif
+}
+
+// The bias of row m of group g's C (0 for dw: db is an output of its own).
+float c_bias(int g, int m) {
+#if defined(MODE_WGRAD)
+    return 0.0;
+#else
+    return u_has_bias != 0 ? LOAD(b_data, u_b_off + (g * u_cy + m) * u_bs) : 0.0;
+#endif
+}
+
+// Stores C's element at output index ci: bias, activation (y only), one rounding.
+void store_c_at(int ci, float bias, float v) {
+#if !defined(MODE_WGRAD)
+    v = apply_activation(v + bias);
+#endif
+    y_store_bits(ci, tgl_from_f32(v, DTYPE));
 }
 
 #if defined(MODE_WGRAD)
@@ -200,7 +231,7 @@ void main() {
         int r = int(e % uint(mn));
         float v = 0.0;
         for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[(sp * u_groups + g) * mn + r]);
-        store_c(g, r / u_N, r % u_N, v);
+        store_c_at(c_row(g, r / u_N) + c_col(r % u_N), c_bias(g, r / u_N), v);
     }
 #if defined(MODE_WGRAD)
     else if (u_has_bias != 0 && e < nc + uint(u_groups * u_M)) {
@@ -214,9 +245,16 @@ void main() {
 
 #else  // the implicit GEMM
 
-// The register tile's rows (m) and columns (n) run along the invocation index RX (rows) and CX
-// (columns): rows along y, columns along x as in matmul.comp, or, for a channels-last y (Y_C_FAST),
-// rows (channels) along x, so that consecutive invocations store consecutive channels.
+// NVIDIA's compiler keeps the register tile in registers only where every index into it is a
+// constant after unrolling (else it goes to local memory); other drivers ignore unknown pragmas.
+#pragma optionNV(unroll all)
+
+// The register tile's rows (m) and columns (n) run along the invocation index ROW_ID and COL_ID:
+// rows along y, columns along x as in matmul.comp, or, for a channels-last y (Y_C_FAST), rows
+// (channels) along x, so that consecutive invocations store consecutive channels. An invocation
+// holds TM x TN elements in blocks of 4 consecutive rows (columns): rows 4 * (ROW_ID + i4 *
+// ROW_STEP) + r for r < 4, i4 < TM / 4, so that the inner loop reads A and B from shared memory as
+// vec4 (a warp reading 4 columns apiece instead of 1 moves 4 times as much per shared access).
 #if defined(Y_C_FAST)
 #define ROW_ID tx
 #define COL_ID ty
@@ -228,54 +266,169 @@ void main() {
 #define ROW_STEP WG_Y
 #define COL_STEP WG_X
 #endif
+#if (TM % 4) != 0 || (TN % 4) != 0
+#error "conv.comp: TM and TN must be multiples of 4"
+#endif
 #if COL_STEP * TN != BN || ROW_STEP * TM != BM
 #error "conv.comp: the invocations along the columns times TN must be BN, along the rows times TM must be BM"
 #endif
 #define NT (WG_X * WG_Y)
-#if (NT % BN) != 0 || ((BM * BK) % NT) != 0 || ((BN * BK) % NT) != 0
-#error "conv.comp: the invocation count must divide BN, BM * BK and BN * BK"
+#if (NT % BN) != 0 || ((BM * BK) % NT) != 0 || ((BN * BK) % NT) != 0 || NT < BK || NT < BM
+#error "conv.comp: the invocation count must be a multiple of BN and at least BK and BM, and divide BM * BK and BN * BK"
 #endif
+#define TM4 (TM / 4)
+#define TN4 (TN / 4)
 
 layout(local_size_x = WG_X, local_size_y = WG_Y) in;
 
-#define SA (BM + 1)
-#define SB (BN + 1)
-shared float s_a[BK * SA];  // [k][m]
-shared float s_b[BK * SB];  // [k][n]
-// Per k of the step. FORWARD/TRANSPOSED: s_kj = j * dil, s_koff = (c * x channel stride, w offset
-// of (c, j)). WGRAD: s_kj = o * stride - pad, s_koff = (n * x batch stride, dy offset of (n, o)).
-shared ivec3 s_kj[BK];
-shared ivec2 s_koff[BK];
+// One row of vec4 per k; a vec4 of padding per row spreads the loaders' k-fast stores over banks.
+#define SA4 (BM / 4 + 1)
+#define SB4 (BN / 4 + 1)
+shared vec4 s_a[BK * SA4];  // [k][m]
+shared vec4 s_b[BK * SB4];  // [k][n]
+// Per k of a step. FORWARD: s_kj = j * dil, s_koff = (x offset of (c, j) without the column's
+// part, w offset of (c, j)). TRANSPOSED: as FORWARD, but s_koff.x = c * x channel stride. WGRAD:
+// s_kj = o * stride - pad, s_koff = (x offset of (n, o) without the column's part, dy offset of
+// (n, o)).
+// Two slots: step k0 + BK is decoded while step k0's tiles are in use.
+shared ivec3 s_kj[2 * BK];
+shared ivec2 s_koff[2 * BK];
 
-// Load column gcol of the B tile: its x offset and the position part that each k's s_kj completes.
+// Element f (in floats) of a shared vec4 array, written through a constant component (a store
+// to one component, whatever the driver makes of a dynamic one).
+void set_a(int f, float v) {
+    int i = f >> 2, c = f & 3;
+    if (c == 0) s_a[i].x = v;
+    else if (c == 1) s_a[i].y = v;
+    else if (c == 2) s_a[i].z = v;
+    else s_a[i].w = v;
+}
+void set_b(int f, float v) {
+    int i = f >> 2, c = f & 3;
+    if (c == 0) s_b[i].x = v;
+    else if (c == 1) s_b[i].y = v;
+    else if (c == 2) s_b[i].z = v;
+    else s_b[i].w = v;
+}
+
+// Load column gcol of the B tile: its x offset and the position part that each k's s_kj completes
+// (FORWARD, WGRAD: the offset includes that position part's offset).
 void decode_col(int gcol, int xg, out int col_x, out ivec3 cpos) {
 #if defined(MODE_WGRAD)
     int kvol = u_k.x * u_k.y * u_k.z;
-    col_x = xg + (gcol / kvol) * u_xs[1];
     cpos = unflatten3(gcol % kvol, u_k) * u_dil;  // j * dil
+    col_x = xg + (gcol / kvol) * u_xs[1] + dot3(cpos, u_xs[2], u_xs[3], u_xs[4]);
 #else
     int cvol = u_qout.x * u_qout.y * u_qout.z;
-    col_x = xg + (gcol / cvol) * u_xs[0];
     ivec3 o = phase_o(gcol % cvol);
 #if defined(MODE_TRANSPOSED)
     cpos = o + u_pad;  // i * stride = o + pad - j * dil
+    col_x = xg + (gcol / cvol) * u_xs[0];
 #else
     cpos = o * u_stride - u_pad;  // i = o * stride - pad + j * dil
+    col_x = xg + (gcol / cvol) * u_xs[0] + dot3(cpos, u_xs[2], u_xs[3], u_xs[4]);
 #endif
 #endif
 }
 
-// B[kk][the column of (col_x, cpos)]: the x element, 0 outside x.
+// B[kk][the column of (col_x, cpos)]: the x element, 0 outside x. IN_BOUNDS (no padding, not
+// transposed): every tap of every output position lies inside x, no test needed.
 float load_b(int kk, int col_x, ivec3 cpos) {
 #if defined(MODE_TRANSPOSED)
     ivec3 num = cpos - s_kj[kk];  // a multiple of stride: the phase has only such taps
     if (any(lessThan(num, ivec3(0)))) return 0.0;
     ivec3 i = num / u_stride;
-#else
-    ivec3 i = cpos + s_kj[kk];
-#endif
     if (!inside3(i)) return 0.0;
     return LOAD(x_data, col_x + s_koff[kk].x + dot3(i, u_xs[2], u_xs[3], u_xs[4]));
+#else
+#if !defined(IN_BOUNDS)
+    if (!inside3(cpos + s_kj[kk])) return 0.0;
+#endif
+    return LOAD(x_data, col_x + s_koff[kk].x);
+#endif
+}
+
+// Decodes the BK values of k of the K step at k0 into slot `slot` (invocations tid < BK), so that
+// the loads do no divisions.
+void decode_k(int tid, int k0, int kend, int slot) {
+    if (tid >= BK) return;
+    int gk = min(k0 + tid, kend - 1);
+    int si = slot * BK + tid;
+#if defined(MODE_WGRAD)
+    int n = gk / (u_out.x * u_out.y * u_out.z);
+    ivec3 o = unflatten3(gk % (u_out.x * u_out.y * u_out.z), u_out);
+    ivec3 kj = o * u_stride - u_pad;
+    s_kj[si] = kj;
+    s_koff[si] = ivec2(n * u_xs[0] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]), n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
+#else
+#if defined(X_C_FAST)
+    int c = gk % u_cx;
+    ivec3 j = phase_j(gk / u_cx);
+#else
+    int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
+    int c = gk / tvol;
+    ivec3 j = phase_j(gk % tvol);
+#endif
+    ivec3 kj = j * u_dil;
+    s_kj[si] = kj;
+#if defined(MODE_TRANSPOSED)
+    int xo = c * u_xs[1];
+#else
+    int xo = c * u_xs[1] + dot3(kj, u_xs[2], u_xs[3], u_xs[4]);
+#endif
+    s_koff[si] = ivec2(xo, c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
+#endif
+}
+
+#define LA ((BM * BK) / NT)  // A and B elements that each invocation loads per K step
+#define LB ((BN * BK) / NT)
+// This invocation's loads, fixed for the whole K loop: A rows from ab at stride a_m, B columns
+// (X_C_FAST: LB columns k-fast; else one column, consecutive invocations on consecutive columns).
+int g_tid, g_m0, g_kend, g_ab, g_am;
+#if defined(X_C_FAST)
+int g_col_x[LB];
+ivec3 g_cpos[LB];
+bool g_ok[LB];
+#else
+int g_col_x;
+ivec3 g_cpos;
+bool g_ok;
+#endif
+
+// The global loads of the K step at k0 (decoded in `slot`) into registers, so that they are in
+// flight while the previous step's tiles are multiplied.
+void fetch(int k0, int slot, out float ra[LA], out float rb[LB]) {
+    for (int l = 0; l < LA; ++l) {
+        int e = g_tid + l * NT;
+        int kk = e % BK;
+        int mm = e / BK;
+        ra[l] = g_m0 + mm < u_M && k0 + kk < g_kend ? LOAD(a_data, g_ab + (g_m0 + mm) * g_am + s_koff[slot * BK + kk].y) : 0.0;
+    }
+    for (int l = 0; l < LB; ++l) {
+#if defined(X_C_FAST)
+        int kk = (g_tid + l * NT) % BK;
+        rb[l] = g_ok[l] && k0 + kk < g_kend ? load_b(slot * BK + kk, g_col_x[l], g_cpos[l]) : 0.0;
+#else
+        int kk = (g_tid + l * NT) / BN;
+        rb[l] = g_ok && k0 + kk < g_kend ? load_b(slot * BK + kk, g_col_x, g_cpos) : 0.0;
+#endif
+    }
+}
+
+// The registers of fetch() into the shared tiles (s_a k-major, s_b k-major).
+void stash(float ra[LA], float rb[LB]) {
+    for (int l = 0; l < LA; ++l) {
+        int e = g_tid + l * NT;
+        set_a((e % BK) * (4 * SA4) + e / BK, ra[l]);
+    }
+    for (int l = 0; l < LB; ++l) {
+        int e = g_tid + l * NT;
+#if defined(X_C_FAST)
+        set_b((e % BK) * (4 * SB4) + e / BK, rb[l]);
+#else
+        set_b((e / BN) * (4 * SB4) + e % BN, rb[l]);
+#endif
+    }
 }
 
 void main() {
@@ -294,106 +447,68 @@ void main() {
     int kend = min(u_K, kbeg + u_k_chunk);
     int m0 = tm * BM;
     int n0 = tn * BN;
-    int ovol = u_out.x * u_out.y * u_out.z;
     int xg = u_x_off + g * u_cx * u_xs[1];  // x of this group's first channel
+    g_tid = tid;
+    g_m0 = m0;
+    g_kend = kend;
 #if defined(MODE_WGRAD)
-    int ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
+    g_ab = u_y_off + g * u_cy * u_ys[1];  // dy of this group's first channel
+    g_am = u_ys[1];
 #else
-    int ab = u_w_off + g * u_w_g;
+    g_ab = u_w_off + g * u_w_g;
+    g_am = u_w_m;
 #endif
-
 #if defined(X_C_FAST)
     // Channels-last x: K runs channel-fastest and the B loads k-fast (consecutive invocations read
-    // consecutive channels); each invocation loads LB fixed columns, decoded once.
-#define LB ((BN * BK) / NT)
-    int lcol_x[LB];
-    ivec3 lcpos[LB];
-    bool lok[LB];
+    // consecutive channels).
     for (int l = 0; l < LB; ++l) {
         int gcol = n0 + (tid + l * NT) / BK;
-        lok[l] = gcol < u_N;
-        decode_col(lok[l] ? gcol : 0, xg, lcol_x[l], lcpos[l]);
+        g_ok[l] = gcol < u_N;
+        decode_col(g_ok[l] ? gcol : 0, xg, g_col_x[l], g_cpos[l]);
     }
 #else
-    // This invocation's load column (fixed: NT is a multiple of BN).
     int gcol = n0 + tid % BN;
-    bool col_ok = gcol < u_N;
-    int col_x;
-    ivec3 cpos;
-    decode_col(col_ok ? gcol : 0, xg, col_x, cpos);
+    g_ok = gcol < u_N;
+    decode_col(g_ok ? gcol : 0, xg, g_col_x, g_cpos);
 #endif
 
-    float acc[TM * TN];
-    for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    vec4 acc[TM * TN4];  // acc[row * TN4 + j4]: the 4 columns of block j4
+    for (int i = 0; i < TM * TN4; ++i) acc[i] = vec4(0.0);
 #if defined(MODE_WGRAD)
 #define DO_DB
     float db = 0.0;
     bool do_db = u_has_bias != 0 && tn == 0 && tid < BM;
 #endif
 
+    // Software pipeline: step k0's registers go to shared memory, step k0 + BK is decoded and its
+    // loads issued, then step k0 is multiplied. Two barriers per step.
+    float ra[LA];
+    float rb[LB];
+    if (kbeg < kend) decode_k(tid, kbeg, kend, 0);  // uniform per workgroup
+    memoryBarrierShared();
+    barrier();
+    if (kbeg < kend) fetch(kbeg, 0, ra, rb);
+    int slot = 0;
     for (int k0 = kbeg; k0 < kend; k0 += BK) {
-        if (tid < BK) {
-            int gk = min(k0 + tid, kend - 1);
-#if defined(MODE_WGRAD)
-            int n = gk / ovol;
-            ivec3 o = unflatten3(gk % ovol, u_out);
-            s_kj[tid] = o * u_stride - u_pad;
-            s_koff[tid] = ivec2(n * u_xs[0], n * u_ys[0] + dot3(o, u_ys[2], u_ys[3], u_ys[4]));
-#else
-#if defined(X_C_FAST)
-            int c = gk % u_cx;
-            ivec3 j = phase_j(gk / u_cx);
-#else
-            int tvol = u_jcnt.x * u_jcnt.y * u_jcnt.z;
-            int c = gk / tvol;
-            ivec3 j = phase_j(gk % tvol);
-#endif
-            s_kj[tid] = j * u_dil;
-            s_koff[tid] = ivec2(c * u_xs[1], c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
-#endif
-        }
+        stash(ra, rb);
+        bool more = k0 + BK < kend;
+        if (more) decode_k(tid, k0 + BK, kend, 1 - slot);
         memoryBarrierShared();
         barrier();
-        for (int l = 0; l < (BM * BK) / NT; ++l) {
-            int e = tid + l * NT;
-            int kk = e % BK;
-            int mm = e / BK;
-            float v = 0.0;
-            if (m0 + mm < u_M && k0 + kk < kend) {
-#if defined(MODE_WGRAD)
-                int ai = ab + (m0 + mm) * u_ys[1] + s_koff[kk].y;
-#else
-                int ai = ab + (m0 + mm) * u_w_m + s_koff[kk].y;
-#endif
-                v = LOAD(a_data, ai);
-            }
-            s_a[kk * SA + mm] = v;
-        }
-        for (int l = 0; l < (BN * BK) / NT; ++l) {
-#if defined(X_C_FAST)
-            int e = tid + l * NT;
-            int kk = e % BK;
-            float v = lok[l] && k0 + kk < kend ? load_b(kk, lcol_x[l], lcpos[l]) : 0.0;
-            s_b[kk * SB + e / BK] = v;
-#else
-            int kk = (tid + l * NT) / BN;
-            float v = col_ok && k0 + kk < kend ? load_b(kk, col_x, cpos) : 0.0;
-            s_b[kk * SB + tid % BN] = v;
-#endif
-        }
-        memoryBarrierShared();
-        barrier();
+        if (more) fetch(k0 + BK, 1 - slot, ra, rb);
+        slot = 1 - slot;
 #if defined(DO_DB)
         if (do_db)
-            for (int kk = 0; kk < BK; ++kk) db += s_a[kk * SA + tid];
+            for (int kk = 0; kk < BK; ++kk) db += s_a[kk * SA4 + (tid >> 2)][tid & 3];
 #endif
         for (int kk = 0; kk < BK; ++kk) {
-            float ar[TM];
-            float br[TN];
-            for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ROW_ID + i * ROW_STEP];
-            for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + COL_ID + j * COL_STEP];
-            for (int i = 0; i < TM; ++i)
-                for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
+            vec4 ar[TM4];
+            vec4 br[TN4];
+            for (int i4 = 0; i4 < TM4; ++i4) ar[i4] = s_a[kk * SA4 + ROW_ID + i4 * ROW_STEP];
+            for (int j4 = 0; j4 < TN4; ++j4) br[j4] = s_b[kk * SB4 + COL_ID + j4 * COL_STEP];
+            for (int i4 = 0; i4 < TM4; ++i4)
+                for (int r = 0; r < 4; ++r)
+                    for (int j4 = 0; j4 < TN4; ++j4) acc[(i4 * 4 + r) * TN4 + j4] += ar[i4][r] * br[j4];
         }
         memoryBarrierShared();
         barrier();
@@ -409,19 +524,37 @@ void main() {
     }
 #endif
 
-    for (int i = 0; i < TM; ++i) {
-        int gm = m0 + ROW_ID + i * ROW_STEP;
-        if (gm >= u_M) continue;
-        for (int j = 0; j < TN; ++j) {
-            int gn = n0 + COL_ID + j * COL_STEP;
-            if (gn >= u_N) continue;
-#if defined(SPLIT_K)
-            y_data[(split * u_groups + g) * u_M * u_N + gm * u_N + gn] = floatBitsToUint(acc[i * TN + j]);
-#else
-            store_c(g, gm, gn, acc[i * TN + j]);
-#endif
+#if !defined(SPLIT_K)
+    // Each column's output offset decoded once (the row part is a multiply-add).
+    int cn[TN];
+    for (int j4 = 0; j4 < TN4; ++j4)
+        for (int c = 0; c < 4; ++c) {
+            int gn = n0 + (COL_ID + j4 * COL_STEP) * 4 + c;
+            cn[j4 * 4 + c] = gn < u_N ? c_col(gn) : 0;
         }
-    }
+#endif
+    for (int i4 = 0; i4 < TM4; ++i4)
+        for (int r = 0; r < 4; ++r) {
+            int gm = m0 + (ROW_ID + i4 * ROW_STEP) * 4 + r;
+            if (gm >= u_M) continue;
+#if defined(SPLIT_K)
+            int cr = (split * u_groups + g) * u_M * u_N + gm * u_N;
+#else
+            int cr = c_row(g, gm);
+            float bias = c_bias(g, gm);
+#endif
+            for (int j4 = 0; j4 < TN4; ++j4)
+                for (int c = 0; c < 4; ++c) {
+                    int gn = n0 + (COL_ID + j4 * COL_STEP) * 4 + c;
+                    if (gn >= u_N) continue;
+                    float v = acc[(i4 * 4 + r) * TN4 + j4][c];
+#if defined(SPLIT_K)
+                    y_data[cr + gn] = floatBitsToUint(v);
+#else
+                    store_c_at(cr + cn[j4 * 4 + c], bias, v);
+#endif
+                }
+        }
 }
 
 #endif

@@ -5,13 +5,17 @@
 // rows would be mostly idle. A strided transposed relation runs one GEMM per output phase
 // (o mod stride) over only the taps that reach it. Few tiles with a long K split K (partials in
 // scratch, then a reduce pass with the epilogue). Tiles are chosen within the device's invocation,
-// workgroup-size and shared-memory limits; each grid (tiles x groups x splits) is a linear index
-// split into dispatches within the workgroup-count limits.
+// workgroup-size and shared-memory limits (TGL_TUNE_CONV overrides the choice, for sweeps on a
+// GPU); each grid (tiles x groups x splits) is a linear index split into dispatches within the
+// workgroup-count limits. Convolutions whose taps all lie inside x (1x1, unpadded) load without
+// bound tests (IN_BOUNDS).
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "validate_util.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 namespace tgl {
@@ -19,18 +23,45 @@ namespace gles {
 namespace {
 
 struct Tile {
-    int bm, bn, tm, tn;
+    int bm, bn, bk, tm, tn;
 };
-constexpr int kBK = 16;
 // At most this many output channels per group take the direct variant.
 constexpr int64_t kDirectMaxChannels = 4;
 constexpr uint64_t kSplitTarget = 256, kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 
+// The shader's rules for a tile (conv.comp's #error lines), in either orientation (Y_C_FAST swaps
+// the workgroup's x and y), within the device's limits.
 bool fits(const Limits& L, const Tile& t) {
-    const int wx = t.bn / t.tn, wy = t.bm / t.tm;
-    const int shared = (kBK * (t.bm + 1) + kBK * (t.bn + 1)) * 4 + kBK * 20;
-    // Either orientation (Y_C_FAST swaps the workgroup's x and y).
-    return wx * wy <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
+    if (t.bm <= 0 || t.bn <= 0 || t.bk <= 0 || t.tm <= 0 || t.tn <= 0 || t.tm % 4 || t.tn % 4 || t.bm % t.tm || t.bn % t.tn) return false;
+    const int wx = t.bn / t.tn, wy = t.bm / t.tm, nt = wx * wy;
+    if (nt % t.bn || (t.bm * t.bk) % nt || (t.bn * t.bk) % nt || nt < t.bk || nt < t.bm) return false;
+    const int shared = t.bk * (t.bm + 4 + t.bn + 4) * 4 + 2 * t.bk * 32;  // the tiles and two slots of (ivec3, ivec2) per k
+    return nt <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
+}
+
+// TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>] (read once), for sweeping on a GPU:
+// the tile of every implicit GEMM of more than 32 rows (output channels per group) that it fits
+// (conv.comp's rules and the device's limits; others keep the default choice), TM and TN multiples
+// of 4; S: split K up to S workgroups where there are fewer tiles (0: never; default kSplitTarget).
+// Unset or malformed: the default choice below. Candidates: bm64_bn64_bk16_tm4_tn4,
+// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm128_bn128_bk16_tm8_tn8,
+// bm32_bn128_bk16_tm4_tn4, bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, also with _split0 or
+// _split512.
+struct Tune {
+    Tile tile{0, 0, 0, 0, 0};
+    uint64_t split_target = kSplitTarget;
+};
+const Tune& tune() {
+    static const Tune tuned = [] {
+        Tune t;
+        const char* v = ::secure_getenv("TGL_TUNE_CONV");
+        int used = 0, split = -1;
+        if (!v || std::sscanf(v, "bm%d_bn%d_bk%d_tm%d_tn%d%n", &t.tile.bm, &t.tile.bn, &t.tile.bk, &t.tile.tm, &t.tile.tn, &used) != 5)
+            return Tune{};
+        if (std::sscanf(v + used, "_split%d", &split) == 1 && split >= 0) t.split_target = uint64_t(split);
+        return t;
+    }();
+    return tuned;
 }
 
 }  // namespace
@@ -108,13 +139,27 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
         const uint64_t total = uint64_t(count_u32(Out.numel, o_label.c_str()));
         add_chunks(dev, base, ceil_div(total, uint64_t(wg)), dispatches);
     } else {
+        // Every tap of every output position inside x (no padding, no reach past the end, e.g. a
+        // 1x1 convolution): the B loader tests no bounds.
+        bool in_bounds = p.mode != ConvPlan::Transposed;
+        for (int d = 0; d < 3; ++d)
+            in_bounds = in_bounds && p.pad[d] == 0 && (p.out[d] - 1) * p.stride[d] + (p.k[d] - 1) * p.dil[d] < p.in[d];
         // One GEMM of N columns and reduction length K over `b` (which carries the phase uniforms).
         auto gemm = [&](Dispatch b, int32_t N, int32_t K) {
-            // Large tiles for large products, a wide one when a group has few output channels, the
-            // smallest where the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
-            const Tile big{128, 128, 8, 8}, wide{32, 128, 4, 4}, mid{64, 64, 4, 4}, small{32, 32, 4, 4};
+            // Large products: 8x4 (4x8) register tiles, whose vec4 shared reads feed twice the FMAs
+            // of 4x4, where they still make kSplitTarget workgroups (else the 64x64 tile, which
+            // needs no split); a wide tile when a group has few output channels, the smallest where
+            // the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
+            // TGL_TUNE_CONV overrides where it fits.
+            const Tile tall{128, 64, 16, 8, 4}, flat{64, 128, 16, 4, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4},
+                small{32, 32, 16, 4, 4};
+            auto many = [&](const Tile& c) {
+                return fits(L, c) && ceil_div(uint64_t(M), uint64_t(c.bm)) * ceil_div(uint64_t(N), uint64_t(c.bn)) * uint64_t(p.groups) >= kSplitTarget;
+            };
             Tile t = small;
-            if (fits(L, big) && M >= 128 && N >= 4096) t = big;
+            if (tune().tile.bm > 0 && M > 32 && fits(L, tune().tile)) t = tune().tile;
+            else if (M >= 128 && N >= 4096 && many(tall)) t = tall;
+            else if (M > 32 && N >= 4096 && many(flat)) t = flat;
             else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
             else if (fits(L, mid) && M > 32) t = mid;
             if (!fits(L, t))
@@ -126,23 +171,25 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
             const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
             // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo;
-            // deep layers with small images): up to kSplitTarget workgroups, K ranges of at least
+            // deep layers with small images): up to split_target workgroups, K ranges of at least
             // kSplitMinK, partials within kSplitMaxBytes of scratch.
             const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
             uint64_t splits = 1;
-            if (tiles < kSplitTarget && uint64_t(K) >= 2 * kSplitMinK)
-                splits = std::min<uint64_t>({ceil_div(kSplitTarget, tiles), uint64_t(K) / kSplitMinK,
+            const uint64_t split_target = tune().split_target;
+            if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
+                splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
                                              kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
-            const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), kBK) * kBK : uint64_t(std::max(K, 1));
+            const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
             splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
             Defines defines = variant(splits == 1);
             // Channels-last y: the rows (channels) along the invocations' x, for consecutive stores.
             const bool y_c_fast = !wgrad && (p.ys[1] == 1 || p.ys[1] == -1) && M > 1;
-            for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", kBK}, {"TM", t.tm}, {"TN", t.tn},
+            for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn},
                                    {"WG_X", y_c_fast ? t.bm / t.tm : t.bn / t.tn}, {"WG_Y", y_c_fast ? t.bn / t.tn : t.bm / t.tm}})
                 defines.emplace_back(name, str(v));
             if (y_c_fast) defines.emplace_back("Y_C_FAST", "");
             if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
+            if (in_bounds) defines.emplace_back("IN_BOUNDS", "");
             auto& BU = b.uniforms;
             BU.push_back(uniform_int("u_N", {N}));
             BU.push_back(uniform_int("u_K", {K}));

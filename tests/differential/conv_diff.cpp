@@ -3,8 +3,8 @@
 // pads beyond the kernel's reach, 'same', 1d/2d/3d, channels-last, transposed 1d/2d with
 // output_padding, both conv2d backward ops (with and without db), every activation, permuted /
 // stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
-// an empty batch, one tile large enough for the 128x128 GEMM tile and one grid of more than 65,535
-// workgroups; f32 and f16.
+// an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), and one grid
+// of more than 65,535 workgroups; f32 and f16.
 // Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
 // double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
@@ -42,6 +42,8 @@ struct Conv {
     std::vector<int> stride, dil, pb, pe, op;  // empty: 1 / 0
     uint32_t groups = 1, activation = 0;
     bool last = false, same = false, bias = false;
+    bool dense = false;  // dense operands only: a stepped view of a million elements can pass the
+                         // 128 MiB storage-block limit of a device
 
     tgl_conv_params params() const {
         tgl_conv_params p{};
@@ -86,20 +88,31 @@ struct Conv {
     }
 };
 
+InputArg dense_input(tgl_dtype dt, const Shape& shape, Rng& rng) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
+    return a;
+}
+
+// An operand of case c: dense where c.dense, else any layout.
+InputArg op_input(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
+    return c.dense ? dense_input(dt, shape, rng) : rand_input(dt, shape, rng);
+}
+OutputArg op_output(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
+    return c.dense ? output_of(dt, shape) : rand_output(dt, shape, rng);
+}
+
 // The spatial input of a channels-last case: dense (channel stride 1, the GLES plugin's
 // channel-fastest loads) for f32, any layout for f16.
 InputArg x_input(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
-    InputArg a = rand_input(dt, shape, rng);
-    if (c.last && dt == F32) {
-        a.view = contiguous(shape);
-        a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
-    }
-    return a;
+    return c.last && dt == F32 ? dense_input(dt, shape, rng) : op_input(c, dt, shape, rng);
 }
 
 // The output of a channels-last case: dense for f32 (the GLES plugin's channel-fastest stores).
 OutputArg y_output(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
-    return c.last && dt == F32 ? output_of(dt, shape) : rand_output(dt, shape, rng);
+    return c.last && dt == F32 ? output_of(dt, shape) : op_output(c, dt, shape, rng);
 }
 
 tgl_op forward_op(int S) { return S == 1 ? TGL_OP_CONV1D : S == 2 ? TGL_OP_CONV2D : TGL_OP_CONV3D; }
@@ -117,23 +130,23 @@ void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<Output
 
 void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
-    run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cout, c.cin / c.groups), rng), b},
+    run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, dt, c.weight(c.cout, c.cin / c.groups), rng), b},
         {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtype_name(dt));
 }
 
 void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
     run(c.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, c,
-        {x_input(c, dt, c.act(c.cin, c.in), rng), rand_input(dt, c.weight(c.cin, c.cout / c.groups), rng), b},
+        {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, dt, c.weight(c.cin, c.cout / c.groups), rng), b},
         {y_output(c, dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtype_name(dt));
 }
 
 void backward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
     const Shape xs = c.act(c.cin, c.in), ys = c.act(c.cout, c.out(false)), ws = c.weight(c.cout, c.cin / c.groups);
-    run(TGL_OP_CONV2D_BACKWARD_INPUT, c, {x_input(c, dt, ys, rng), rand_input(dt, ws, rng)}, {y_output(c, dt, xs, rng)},
+    run(TGL_OP_CONV2D_BACKWARD_INPUT, c, {x_input(c, dt, ys, rng), op_input(c, dt, ws, rng)}, {y_output(c, dt, xs, rng)},
         what + " backward_input " + dtype_name(dt));
-    run(TGL_OP_CONV2D_BACKWARD_WEIGHT, c, {rand_input(dt, xs, rng), rand_input(dt, ys, rng)},
-        {rand_output(dt, ws, rng), c.bias ? rand_output(dt, {c.cout}, rng) : absent_output()}, what + " backward_weight " + dtype_name(dt));
+    run(TGL_OP_CONV2D_BACKWARD_WEIGHT, c, {op_input(c, dt, xs, rng), op_input(c, dt, ys, rng)},
+        {op_output(c, dt, ws, rng), c.bias ? rand_output(dt, {c.cout}, rng) : absent_output()}, what + " backward_weight " + dtype_name(dt));
 }
 
 Conv c2(int64_t n, int64_t cin, int64_t cout, std::vector<int64_t> in, std::vector<int64_t> k) {
@@ -190,10 +203,40 @@ TEST_F(ConvDiff, Forward) {
     cases.push_back({"64 channels 7x7 (split K on GLES)", c});
     for (const auto& [name, cc] : cases)
         for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, name);
-    // Large enough for the 128x128 tile (GLES, where the limits allow it).
+    // Large enough for the 128x64 tile (GLES, where the limits allow it).
     c = c2(1, 8, 128, {64, 64}, {3, 3});
-    c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true;
+    c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true, c.dense = true;
     forward(c, F32, rng_, "128 channels 64x64");
+}
+
+// The GEMM's tiles at their edges (prime channel counts just past 64 / 128, odd spatial sizes,
+// batch > 1) on GLES's 128x64 and 64x128 tiles (N >= 4096 columns, at least 256 tiles: dense
+// operands of a million elements) and the bound-free loads of convolutions whose taps all lie
+// inside x (1x1, unpadded, stride 2), with the padded-at-the-end case beside them; channels-last,
+// f16, backward weight with db. Loop TGL_TUNE_CONV over its candidates to cover every tile on them.
+TEST_F(ConvDiff, Tiles) {
+    Conv a = c2(2, 38, 262, {45, 47}, {1, 1});
+    a.groups = 2, a.bias = true, a.activation = TGL_ACTIVATION_RELU, a.dense = true;
+    Conv b = c2(3, 28, 268, {38, 41}, {3, 3});
+    b.groups = 4, b.dense = true;
+    Conv c = c2(2, 13, 37, {15, 17}, {1, 1});
+    c.stride = {2, 2}, c.bias = true;
+    Conv d = c2(2, 5, 11, {10, 11}, {3, 3});
+    d.stride = {2, 2}, d.pe = {1, 1};
+    Conv e = c2(1, 66, 258, {64, 65}, {1, 1});
+    e.groups = 2, e.last = true, e.bias = true, e.dense = true;
+    // f16 on the first three (the dtype is the loads' and stores' business, not the tile's).
+    const std::vector<std::pair<std::string, Conv>> cases = {{"1x1 2 groups of 131 channels (in bounds, 128x64 tile on GLES)", a},
+                                                             {"1x1 stride 2 (in bounds)", c},
+                                                             {"3x3 stride 2 padded at the end only", d},
+                                                             {"3x3 unpadded 4 groups of 67 channels (in bounds, 64x128 tile on GLES)", b},
+                                                             {"nhwc 1x1 2 groups of 129 channels", e}};
+    for (size_t i = 0; i < cases.size(); ++i)
+        for (tgl_dtype dt : {F32, F16})
+            if (dt == F32 || i < 3) forward(cases[i].second, dt, rng_, cases[i].first);
+    Conv w = c2(1, 332, 260, {10, 10}, {5, 5});
+    w.groups = 2, w.bias = true, w.dense = true;
+    backward(w, F32, rng_, "5x5 2 groups of 166 -> 130 channels (backward weight: 130 x 4150 GEMMs, 128x64 tile on GLES)");
 }
 
 TEST_F(ConvDiff, Transposed) {
@@ -253,13 +296,7 @@ TEST_F(ConvDiff, ManyWorkgroups) {
     MultiSpec s;
     s.op = TGL_OP_CONV1D;
     s.params = param_bytes(c.params());
-    auto contiguous_random = [&](const Shape& shape) {
-        InputArg a;
-        a.view = contiguous(shape);
-        a.storage = random_storage(F32, a.view.storage, rng_, float_values(F32, -1, 1));
-        return a;
-    };
-    s.inputs = {contiguous_random(c.act(c.cin, c.in)), contiguous_random(c.weight(c.cout, 2)), absent_input()};
+    s.inputs = {dense_input(F32, c.act(c.cin, c.in), rng_), dense_input(F32, c.weight(c.cout, 2), rng_), absent_input()};
     s.outputs = {output_of(F32, c.act(c.cout, c.out(false)))};
     s.tolerance = {tol::kMatmul};
     s.what = "conv1d groups 65600";
