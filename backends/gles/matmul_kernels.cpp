@@ -514,7 +514,9 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         Dispatch partial = make_base({pass.outs[0]}, part_side);
         partial.bindings[2] = parts;
         if (pl.mode == Mode::Split) {
-            partial.program = dev.program("matmul.comp", tile_defines(defines(true, false, 1)));
+            Defines defs = tile_defines(defines(true, false, 1));
+            defs.emplace_back("SPLIT_K", "");
+            partial.program = dev.program("matmul.comp", defs);
             add_grid(partial, nx, ny, uint64_t(batch_count) * pl.splits);
         } else {
             const int wg = kGemvWg;

@@ -214,6 +214,53 @@ TEST_F(MatmulFamilyDiff, EmptyAndKZero) {
     }
 }
 
+// f16 storage on the GLES plugin's quad paths: FAST tiles (C stored by whole words where an
+// invocation owns both halves; a last odd column, an odd C offset keep the masked store), split-K,
+// the GEMV kernel both ways, and offsets that are not multiples of 4 (general path).
+// (M, K, N, transpose B, front pad of A, front pad of C)
+TEST_F(MatmulFamilyDiff, F16QuadPaths) {
+    const std::vector<std::array<int64_t, 6>> cases = {{33, 40, 67, 1, 0, 0}, {64, 36, 64, 0, 0, 0}, {64, 36, 64, 0, 0, 1},
+                                                       {1, 260, 128, 0, 0, 0}, {3, 72, 37, 1, 0, 0}, {32, 600, 24, 0, 0, 0},
+                                                       {17, 40, 64, 0, 1, 0}};
+    auto padded = [](const Shape& shape, int64_t front) {
+        Layout l;
+        l.name = "offset " + std::to_string(front);
+        l.pad_front = front;
+        l.pad_back = 1;
+        return make_view(shape, l);
+    };
+    for (const auto& c : cases) {
+        const bool tb = c[3] != 0;
+        InputArg a, b;
+        a.dtype = b.dtype = F16;
+        a.view = padded({c[0], c[1]}, c[4]);
+        b.view = tb ? padded({c[2], c[1]}, 0) : padded({c[1], c[2]}, 0);
+        a.storage = random_storage(F16, a.view.storage, rng_, float_values(F16, -1, 1));
+        b.storage = random_storage(F16, b.view.storage, rng_, float_values(F16, -1, 1));
+        OutputArg out;
+        out.dtype = F16;
+        out.view = padded({c[0], c[2]}, c[5]);
+        tgl_matmul_params p{sizeof(tgl_matmul_params), 0, tb, 1.0f, 0.0f, 0};
+        run_case(TGL_OP_MATMUL, param_bytes(p), {a, b}, {out}, F16,
+                 "matmul f16 " + mkn({c[0], c[1], c[2]}) + (tb ? " tb" : "") + " A offset " + std::to_string(c[4]) + " C offset " +
+                     std::to_string(c[5]));
+    }
+    // Decode linear (W [N, K] k-contiguous: GEMV lanes along k) with bias and an activation.
+    tgl_linear_params lp{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
+    InputArg x, w, bias;
+    x.dtype = w.dtype = bias.dtype = F16;
+    x.view = padded({1, 64}, 0);
+    w.view = padded({72, 64}, 0);
+    bias.view = padded({72}, 0);
+    x.storage = random_storage(F16, x.view.storage, rng_, float_values(F16, -1, 1));
+    w.storage = random_storage(F16, w.view.storage, rng_, float_values(F16, -1, 1));
+    bias.storage = random_storage(F16, bias.view.storage, rng_, float_values(F16, -1, 1));
+    OutputArg y;
+    y.dtype = F16;
+    y.view = padded({1, 72}, 0);
+    run_case(TGL_OP_LINEAR, param_bytes(lp), {x, w, bias}, {y}, F16, "linear f16 decode M 1 K 64 N 72 bias silu");
+}
+
 // M = 1 and N = 2,097,200 columns: more than 65,535 workgroups along x at 32 columns per
 // workgroup (the grid is split into dispatches). K = 2 keeps it lean.
 TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
