@@ -185,14 +185,13 @@ float side_f(int i) { return uintBitsToFloat(side_data[i]); }
 #endif
 
 #if defined(QUADS)
-// A quad's 4 values, and lane c of it (halves converted exactly, as everywhere: dtype.glsl).
+// A quad's 4 values, and lane c of it. Halves by unpackHalf2x16 (one instruction per two; f16 to
+// f32 is exact, subnormals included: every f16 is an f32), not dtype.glsl's integer conversion,
+// which costs about 15 instructions per half in the tile loaders.
 vec4 quad_f32(uvec4 w) { return uintBitsToFloat(w); }
-vec4 quad_f32(uvec2 w) {
-    return vec4(tgl_to_f32(w.x & 0xffffu, DT_F16), tgl_to_f32(w.x >> 16, DT_F16), tgl_to_f32(w.y & 0xffffu, DT_F16),
-                tgl_to_f32(w.y >> 16, DT_F16));
-}
+vec4 quad_f32(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
 float lane_f32(uvec4 w, int c) { return uintBitsToFloat(w[c]); }
-float lane_f32(uvec2 w, int c) { return tgl_to_f32((w[c >> 1] >> uint((c & 1) * 16)) & 0xffffu, DT_F16); }
+float lane_f32(uvec2 w, int c) { return unpackHalf2x16(w[c >> 1])[c & 1]; }
 float load_a(int i) { return lane_f32(a_q[i >> 2], i & 3); }
 float load_b_elem(int i) { return lane_f32(b_q[i >> 2], i & 3); }
 // The quad of X at (row r, k): 4 consecutive k (ON_K) or 4 consecutive rows, zeros outside
@@ -334,8 +333,17 @@ void main() {
 //    read consecutive quads of a row of W (coalesced), looping over the K range.
 //  - B_QUAD_K (W k-contiguous, e.g. linear's [N, K] weights): GEMV_LK consecutive invocations
 //    share a column and read consecutive quads along k; a shared-memory tree sums their lanes.
+#define GEMV_UNROLL 4
 #if defined(B_QUAD_K)
 shared float s_red[GEMV_M * WG_X];
+// A(m, k..k+3), zeros past k_end (any layout of A: element loads, cached across invocations).
+vec4 a_quad_at(int m, int k, int k_end) {
+    int i = a_base + m * u_a_m_stride + k * u_a_k_stride;
+    vec4 a = vec4(0.0);
+    for (int c = 0; c < 4; ++c)
+        if (k + c < k_end) a[c] = load_a(i + c * u_a_k_stride);
+    return a;
+}
 #endif
 void main() {
     uint z = u_tile_base.z + gl_WorkGroupID.z;
@@ -350,15 +358,17 @@ void main() {
     float acc[GEMV_M];
     for (int m = 0; m < GEMV_M; ++m) acc[m] = 0.0;
     if (gn < u_N) {
-        for (int k = k_beg + lane * 4; k < k_end; k += 4 * GEMV_LK) {
-            vec4 b = quad_b(b_base, gn, k, k_end);
-            for (int m = 0; m < GEMV_M; ++m) {
-                int i = a_base + m * u_a_m_stride + k * u_a_k_stride;
-                vec4 a = vec4(load_a(i), k + 1 < k_end ? load_a(i + u_a_k_stride) : 0.0,
-                              k + 2 < k_end ? load_a(i + 2 * u_a_k_stride) : 0.0, k + 3 < k_end ? load_a(i + 3 * u_a_k_stride) : 0.0);
-                acc[m] += dot(a, b);
-            }
+        // GEMV_UNROLL quads of W in flight per invocation, then the tail one at a time.
+        const int step = 4 * GEMV_LK;
+        int k = k_beg + lane * 4;
+        for (; k + (GEMV_UNROLL - 1) * step < k_end; k += GEMV_UNROLL * step) {
+            vec4 b[GEMV_UNROLL];
+            for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u * step, k_end);
+            for (int u = 0; u < GEMV_UNROLL; ++u)
+                for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k + u * step, k_end), b[u]);
         }
+        for (; k < k_end; k += step)
+            for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k, k_end), quad_b(b_base, gn, k, k_end));
     }
     for (int m = 0; m < GEMV_M; ++m) s_red[m * WG_X + lid] = acc[m];
     for (int off = GEMV_LK / 2; off > 0; off >>= 1) {
@@ -374,7 +384,14 @@ void main() {
     if (gn >= u_N) return;
     vec4 acc[GEMV_M];
     for (int m = 0; m < GEMV_M; ++m) acc[m] = vec4(0.0);
-    for (int k = k_beg; k < k_end; ++k) {
+    int k = k_beg;
+    for (; k + GEMV_UNROLL - 1 < k_end; k += GEMV_UNROLL) {
+        vec4 b[GEMV_UNROLL];
+        for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u, k_end);
+        for (int u = 0; u < GEMV_UNROLL; ++u)
+            for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + (k + u) * u_a_k_stride) * b[u];
+    }
+    for (; k < k_end; ++k) {
         vec4 b = quad_b(b_base, gn, k, k_end);
         for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + k * u_a_k_stride) * b;
     }
@@ -389,27 +406,46 @@ void main() {
 #if defined(FAST)
 // Shared tiles as vec4 [k][row quad], rows padded by one quad (the transposing stores of k-quads
 // then spread over the banks); invocation (tx, ty) owns rows (ty + i * WG_Y) * 4 + 0..3 and
-// columns (tx + j * WG_X) * 4 + 0..3, read as whole vec4 from the tiles.
+// columns (tx + j * WG_X) * 4 + 0..3, read as whole vec4 from the tiles. The next K step's quads
+// are fetched into registers before the current step's products (global latency hidden behind
+// them); DOUBLE_BUF: two tiles of each, one barrier per K step.
 #define SA4 (BM / 4 + 1)
 #define SB4 (BN / 4 + 1)
-shared vec4 s_a[BK * SA4];
-shared vec4 s_b[BK * SB4];
+#if defined(DOUBLE_BUF)
+#define N_BUF 2
+#else
+#define N_BUF 1
+#endif
+shared vec4 s_a[N_BUF * BK * SA4];
+shared vec4 s_b[N_BUF * BK * SB4];
 #define ROW_OF(r) ((ty + ((r) >> 2) * WG_Y) * 4 + ((r) & 3))
 #define COL_OF(c) ((tx + ((c) >> 2) * WG_X) * 4 + ((c) & 3))
 #define ACC(r, c) acc[(r) * (TN / 4) + ((c) >> 2)][(c) & 3]
-// The X tile (ROWS x BK) of k0..k0 + BK as quads from quad_x: along k (stored transposed, one
-// float at a time) or along the rows (stored whole).
-#define LOAD_TILE(s_x, quad_x, base, ROWS, SX4, r0, ON_K)                                      \
-    for (int l0 = 0; l0 < ROWS * BK / 4; l0 += NT) {                                           \
-        int l = l0 + tid;                                                                      \
+#define A_FETCHES ((BM * BK / 4 + NT - 1) / NT)
+#define B_FETCHES ((BN * BK / 4 + NT - 1) / NT)
+// Quad l of the X tile (ROWS x BK): (row rr, k quad kq) along k, or (row quad rq, k kk).
+#define TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+    int rr = ON_K ? (l) / (BK / 4) : ((l) % (ROWS / 4)) * 4;                                   \
+    int kk = ON_K ? ((l) % (BK / 4)) * 4 : (l) / (ROWS / 4);
+// The quads of the X tile of K step kb into registers reg[] (zeros outside X).
+#define FETCH_TILE(reg, quad_x, base, ROWS, r0, ON_K, kb)                                      \
+    for (int q = 0; q < (ROWS * BK / 4 + NT - 1) / NT; ++q) {                                  \
+        int l = q * NT + tid;                                                                  \
         if ((ROWS * BK / 4) % NT != 0 && l >= ROWS * BK / 4) break;                            \
+        TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+        reg[q] = quad_x(base, r0 + rr, kb + kk, k_end);                                        \
+    }
+// ... and from the registers into tile `buf` (quads along k stored transposed, one float each).
+#define STASH_TILE(reg, s_x, ROWS, SX4, ON_K, buf)                                             \
+    for (int q = 0; q < (ROWS * BK / 4 + NT - 1) / NT; ++q) {                                  \
+        int l = q * NT + tid;                                                                  \
+        if ((ROWS * BK / 4) % NT != 0 && l >= ROWS * BK / 4) break;                            \
+        TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+        int t0 = (buf) * BK * SX4;                                                             \
         if (ON_K) {                                                                            \
-            int kq = l % (BK / 4), rr = l / (BK / 4);                                          \
-            vec4 v = quad_x(base, r0 + rr, k0 + kq * 4, k_end);                                \
-            for (int c = 0; c < 4; ++c) s_x[(kq * 4 + c) * SX4 + (rr >> 2)][rr & 3] = v[c];    \
+            for (int c = 0; c < 4; ++c) s_x[t0 + (kk + c) * SX4 + (rr >> 2)][rr & 3] = reg[q][c]; \
         } else {                                                                               \
-            int rq = l % (ROWS / 4), kk = l / (ROWS / 4);                                      \
-            s_x[kk * SX4 + rq] = quad_x(base, r0 + rq * 4, k0 + kk, k_end);                    \
+            s_x[t0 + kk * SX4 + (rr >> 2)] = reg[q];                                           \
         }                                                                                      \
     }
 #if defined(A_QUAD_K)
@@ -488,21 +524,45 @@ void main() {
     {
         int b_base = b_base0;
 #endif
-        for (int k0 = k_beg; k0 < k_end; k0 += BK) {
 #if defined(FAST)
-            LOAD_TILE(s_a, quad_a, a_base, BM, SA4, m0, A_ON_K)
-            LOAD_TILE(s_b, quad_b, b_base, BN, SB4, n0, B_ON_K)
-            memoryBarrierShared();
-            barrier();
+        vec4 ra[A_FETCHES];
+        vec4 rb[B_FETCHES];
+        FETCH_TILE(ra, quad_a, a_base, BM, m0, A_ON_K, k_beg)
+        FETCH_TILE(rb, quad_b, b_base, BN, n0, B_ON_K, k_beg)
+        STASH_TILE(ra, s_a, BM, SA4, A_ON_K, 0)
+        STASH_TILE(rb, s_b, BN, SB4, B_ON_K, 0)
+        memoryBarrierShared();
+        barrier();
+        int cur = 0;
+        for (int k0 = k_beg; k0 < k_end; k0 += BK) {
+            bool more = k0 + BK < k_end;  // the same in every invocation
+            if (more) {
+                FETCH_TILE(ra, quad_a, a_base, BM, m0, A_ON_K, k0 + BK)
+                FETCH_TILE(rb, quad_b, b_base, BN, n0, B_ON_K, k0 + BK)
+            }
             for (int kk = 0; kk < BK; ++kk) {
                 vec4 av[TM / 4];
                 vec4 bv[TN / 4];
-                for (int i = 0; i < TM / 4; ++i) av[i] = s_a[kk * SA4 + ty + i * WG_Y];
-                for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[kk * SB4 + tx + j * WG_X];
+                for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + ty + i * WG_Y];
+                for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + tx + j * WG_X];
                 for (int r = 0; r < TM; ++r)
                     for (int j = 0; j < TN / 4; ++j) acc[r * (TN / 4) + j] += av[r >> 2][r & 3] * bv[j];
             }
+#if defined(DOUBLE_BUF)
+            cur = 1 - cur;
 #else
+            memoryBarrierShared();
+            barrier();  // every invocation is done reading the tiles
+#endif
+            if (more) {
+                STASH_TILE(ra, s_a, BM, SA4, A_ON_K, cur)
+                STASH_TILE(rb, s_b, BN, SB4, B_ON_K, cur)
+            }
+            memoryBarrierShared();
+            barrier();
+        }
+#else
+        for (int k0 = k_beg; k0 < k_end; k0 += BK) {
             // Constant trip counts (unrollable); the guard folds away when NT divides the tile.
             for (int l0 = 0; l0 < BM * BK; l0 += NT) {
                 int l = l0 + tid;
@@ -542,10 +602,10 @@ void main() {
                 for (int i = 0; i < TM; ++i)
                     for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
             }
-#endif
             memoryBarrierShared();
             barrier();
         }
+#endif
     }
 
     for (int r = 0; r < TM; ++r) {

@@ -38,12 +38,15 @@ constexpr int kGemvWg = 64;   // invocations per GEMV workgroup
 //                                  for W n-contiguous, 32 * lanes for W k-contiguous
 //   gl<N>                          GEMV invocations per column for W k-contiguous (power of two
 //                                  <= 64); default 16
+//   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
+//                                  K step; where the shared memory holds two); default 1
 struct Tune {
     Tile tile{0, 0, 0, 0, 0};
     bool general = false;
     int split_target = 528;
     int gemv_chunk = -1;  // -1: the default
     int gemv_lanes = 16;
+    bool double_buf = true;
 };
 
 const Tune& tuning() {
@@ -73,6 +76,8 @@ const Tune& tuning() {
                 any_tile = true;
             } else if (key == "sk") {
                 t.split_target = n;
+            } else if (key == "db") {
+                t.double_buf = n != 0;
             } else if (key == "gk") {
                 t.gemv_chunk = n;
             } else if (key == "gl" && n >= 1 && n <= kGemvWg && (n & (n - 1)) == 0) {
@@ -221,9 +226,9 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
     // whose cost is reading W once); each only where the device's invocation, workgroup-size and
     // shared-memory limits allow it. (A general 128 x 128 tile with 8 x 8 per invocation ran 2.0
     // TFLOP/s on an H100, below 64 x 64: its accumulators spilled; FAST tiles replace it.)
-    auto fits = [&](const Tile& t, bool fast) {
+    auto fits = [&](const Tile& t, bool fast, int bufs = 1) {
         int wx = t.bn / t.tn, wy = t.bm / t.tm;
-        int shared = fast ? t.bk * (t.bm + 4 + t.bn + 4) * 4 : (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
+        int shared = fast ? bufs * t.bk * (t.bm + 4 + t.bn + 4) * 4 : (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
         return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
     };
     const Tile mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4}, skinny{4, 32, 64, 1, 1};
@@ -314,7 +319,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
     struct Plan {
         Mode mode = Mode::Tiled;
         Tile t{};
-        bool fast = false;
+        bool fast = false, double_buf = false;
         int a_quad = 0, b_quad = 0;
         int lanes = 1;          // GEMV along k: invocations per column
         uint64_t splits = 1, k_chunk = 0;
@@ -343,6 +348,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         } else {
             pl.fast = pl.a_quad && pl.b_quad && fast_tile.bm > 0;
             pl.t = pl.fast ? fast_tile : general;
+            pl.double_buf = pl.fast && tune.double_buf && fits(pl.t, true, 2);
             // Split K where there are few tiles and a long K (skinny N, small M * N): up to the
             // target workgroups, K ranges of at least kSplitMinK, partials within kSplitMaxBytes.
             const uint64_t tiles = ceil_div(uint64_t(pass.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(M), uint64_t(pl.t.bm)) * batch_count;
@@ -366,7 +372,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         if (debug)
             std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,
-                         pl.mode == Mode::Gemv ? "gemv" : pl.fast ? "fast" : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
+                         pl.mode == Mode::Gemv ? "gemv" : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
                          pl.a_quad, pl.b_quad, (unsigned long long)pl.splits);
         plans.push_back(pl);
     }
@@ -412,8 +418,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn},
                                    {"WG_X", t.bn / t.tn}, {"WG_Y", t.bm / t.tm}})
                 defs.emplace_back(name, str(v));
-            if (pl.fast) defs.emplace_back("FAST", "");
-            else {
+            if (pl.fast) {
+                defs.emplace_back("FAST", "");
+                if (pl.double_buf) defs.emplace_back("DOUBLE_BUF", "");
+            } else {
                 if (a_k_fast) defs.emplace_back("A_K_FAST", "");
                 if (b_n_fast) defs.emplace_back("B_N_FAST", "");
             }
