@@ -21,13 +21,26 @@
 // the outputs: 4 SSBOs with one output). Word 0 of the block is the fail flag of grouped_linear:
 // u_check_seq when an index was out of range, and then nothing is stored.
 //
+// FAST (float A and B, no experts; the host checks the layouts): A and B read as quads (4
+// consecutive elements along k or along the rows: uvec4 of f32, uvec2 of f16), shared tiles of
+// vec4, each invocation TM/4 x TN/4 quads of outputs as vec4 accumulators with constant indices,
+// the next K step fetched into registers during the products (DOUBLE_BUF: two shared tiles).
+// SPLIT_K (few tiles, long K): workgroup (tile, split) sums K range split and stores f32 partials
+// to binding 2 ([split][batch][m][n]); PASS_REDUCE sums the splits of each output in order
+// (deterministic) and runs the epilogue. PASS_GEMV (M <= 8, decode): the mat-vec partials without
+// shared tiles, then PASS_REDUCE.
+//
 // Defines (main pass): BM, BN, BK, TM, TN, WG_X, WG_Y; A_K_FAST / B_N_FAST (which index consecutive
 //   invocations load: chosen when that stride is 1, for coalescing); BATCH_RANK (0..6);
 //   A_DTYPE, C_DTYPE (DT_F32 / DT_F16); B_KIND 0 float (B_DTYPE f32/f16), 1 int8, 2 int4 (u8
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
-//   N_OUT (1 or 3); ACTIVATION.
-// Grid: x = N tiles, y = M tiles, z = batch, each offset by u_tile_base (dispatches are split
-// to stay within the workgroup-count limits).
+//   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
+//   DOUBLE_BUF; C_PAIR: f16 C whose even columns start words, stored a word at a time); SPLIT_K.
+// PASS_GEMV: WG_X, GEMV_M (rows), B_QUAD_K (+ GEMV_LK lanes per column) or quads along n.
+// PASS_REDUCE: WG_SIZE and the epilogue's defines.
+// Grid: x = N tiles, y = M tiles, z = batch (SPLIT_K: batch x splits), each offset by u_tile_base
+// (dispatches are split to stay within the workgroup-count limits). PASS_GEMV: x = column slabs,
+// y = K ranges, z = batch. PASS_REDUCE: 1-D over the outputs (grid.glsl).
 // PASS_PACK (WG_SIZE, SRC_DTYPE, PACK_INDEX): dst[u_dst_base + r * u_cols + c] = src[u_src_offset
 //   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
 //   dispatched again with u_report = 1 to store the first bad value and set the fail flag).

@@ -3,8 +3,11 @@
 // PASS_PACK dispatches into one scratch block of f32/i32 words (the index checked there, a
 // device-side error), then the tiled product runs as one dispatch per grid chunk. linear_qkv
 // writes its three outputs from one dispatch when the device has enough SSBO bindings (2 + 3 +
-// side), else one dispatch per output (the same kernel over W's rows of that output). Nothing is
-// computed on the CPU.
+// side), else one dispatch per output (the same kernel over W's rows of that output). Per pass
+// the kernel is: the mat-vec kernel (M <= 8, W read as quads), or tiles: FAST where A and B can be
+// read as quads (float, no experts: offsets and strides multiples of 4, windows of whole quads),
+// else the general tiles; split over K (partials + a reduce pass) where the tiles are few and K
+// long. Knobs for tuning on a GPU: TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
 

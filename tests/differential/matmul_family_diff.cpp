@@ -261,6 +261,38 @@ TEST_F(MatmulFamilyDiff, F16QuadPaths) {
     run_case(TGL_OP_LINEAR, param_bytes(lp), {x, w, bias}, {y}, F16, "linear f16 decode M 1 K 64 N 72 bias silu");
 }
 
+// The epilogues after split-K partials and after the GEMV kernel (the reduce pass): bias and
+// activations, int8 / int4 weights (scales read by the partial pass), linear_qkv's three outputs.
+TEST_F(MatmulFamilyDiff, SplitKAndGemvEpilogues) {
+    tgl_linear_params gelu{sizeof(tgl_linear_params), TGL_ACTIVATION_GELU};
+    run_case(TGL_OP_LINEAR, param_bytes(gelu), {rand_float(F32, {33, 1024}, rng_), rand_float(F32, {40, 1024}, rng_), rand_float(F32, {40}, rng_)},
+             {rand_output(F32, {33, 40}, rng_)}, F32, "linear split-K M 33 K 1024 N 40 bias gelu");
+    tgl_linear_params relu{sizeof(tgl_linear_params), TGL_ACTIVATION_RELU};
+    run_case(TGL_OP_LINEAR_INT8, param_bytes(relu),
+             {rand_float(F32, {4, 768}, rng_), rand_input(TGL_DTYPE_I8, {24, 768}, rng_, int_values(TGL_DTYPE_I8, -128, 127)),
+              rand_float(F32, {24}, rng_, 0.001, 0.02), rand_float(F32, {24}, rng_)},
+             {rand_output(F32, {4, 24}, rng_)}, F32, "linear_int8 split-K M 4 K 768 N 24");
+    tgl_linear_int4_params p4{sizeof(tgl_linear_int4_params), TGL_ACTIVATION_NONE, 64, 0};
+    run_case(TGL_OP_LINEAR_INT4, param_bytes(p4),
+             {rand_float(F16, {3, 1024}, rng_), rand_input(TGL_DTYPE_U8, {20, 512}, rng_, int_values(TGL_DTYPE_U8, 0, 255)),
+              rand_float(F32, {20, 16}, rng_, 0.01, 0.1), rand_input(TGL_DTYPE_U8, {20, 16}, rng_, int_values(TGL_DTYPE_U8, 0, 15)),
+              absent_input()},
+             {rand_output(F16, {3, 20}, rng_)}, F16, "linear_int4 split-K M 3 K 1024 N 20 group 64 zeros");
+    tgl_linear_params silu{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
+    for (int64_t rows : {5, 40}) {
+        auto contig = [&](tgl_dtype dt, const Shape& sh) {
+            InputArg a;
+            a.dtype = dt;
+            a.view = contiguous(sh);
+            a.storage = random_storage(dt, a.view.storage, rng_, float_values(dt, -1, 1));
+            return a;
+        };
+        run_case(TGL_OP_LINEAR_QKV, param_bytes(silu), {contig(F16, {rows, 600}), contig(F16, {16, 600}), contig(F16, {16})},
+                 {rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 8}, rng_)}, F16,
+                 "linear_qkv f16 rows " + std::to_string(rows) + " K 600 split 4/4/8 bias silu");
+    }
+}
+
 // M = 1 and N = 2,097,200 columns: more than 65,535 workgroups along x at 32 columns per
 // workgroup (the grid is split into dispatches). K = 2 keeps it lean.
 TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
