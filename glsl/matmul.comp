@@ -21,20 +21,33 @@
 // the outputs: 4 SSBOs with one output). Word 0 of the block is the fail flag of grouped_linear:
 // u_check_seq when an index was out of range, and then nothing is stored.
 //
+// FAST (float A and B, no experts; the host checks the layouts): A and B read as quads (4
+// consecutive elements along k or along the rows: uvec4 of f32, uvec2 of f16), shared tiles of
+// vec4, each invocation TM/4 x TN/4 quads of outputs as vec4 accumulators with constant indices,
+// the next K step fetched into registers during the products (DOUBLE_BUF: two shared tiles).
+// SPLIT_K (few tiles, long K): workgroup (tile, split) sums K range split and stores f32 partials
+// to binding 2 ([split][batch][m][n]); PASS_REDUCE sums the splits of each output in order
+// (deterministic) and runs the epilogue. PASS_GEMV (M <= 8, decode): the mat-vec partials without
+// shared tiles, then PASS_REDUCE.
+//
 // Defines (main pass): BM, BN, BK, TM, TN, WG_X, WG_Y; A_K_FAST / B_N_FAST (which index consecutive
 //   invocations load: chosen when that stride is 1, for coalescing); BATCH_RANK (0..6);
 //   A_DTYPE, C_DTYPE (DT_F32 / DT_F16); B_KIND 0 float (B_DTYPE f32/f16), 1 int8, 2 int4 (u8
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
-//   N_OUT (1 or 3); ACTIVATION.
-// Grid: x = N tiles, y = M tiles, z = batch, each offset by u_tile_base (dispatches are split
-// to stay within the workgroup-count limits).
+//   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
+//   DOUBLE_BUF; C_PAIR: f16 C whose even columns start words, stored a word at a time); SPLIT_K.
+// PASS_GEMV: WG_X, GEMV_M (rows), B_QUAD_K (+ GEMV_LK lanes per column) or quads along n.
+// PASS_REDUCE: WG_SIZE and the epilogue's defines.
+// Grid: x = N tiles, y = M tiles, z = batch (SPLIT_K: batch x splits), each offset by u_tile_base
+// (dispatches are split to stay within the workgroup-count limits). PASS_GEMV: x = column slabs,
+// y = K ranges, z = batch. PASS_REDUCE: 1-D over the outputs (grid.glsl).
 // PASS_PACK (WG_SIZE, SRC_DTYPE, PACK_INDEX): dst[u_dst_base + r * u_cols + c] = src[u_src_offset
 //   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
 //   dispatched again with u_report = 1 to store the first bad value and set the fail flag).
 #include "dtype.glsl"
+#include "grid.glsl"
 
 #if defined(PASS_PACK)
-#include "grid.glsl"
 #if defined(PACK_INDEX)
 #define STATUS_BINDING 2
 #include "device_status.glsl"
@@ -77,20 +90,57 @@ void main() {
 #endif
 }
 
-#else  // the main pass
+#else  // the main pass (and SPLIT_K), PASS_GEMV, PASS_REDUCE
 
 #include "activation.glsl"
+#if defined(FAST) || defined(PASS_GEMV)
+// NVIDIA: unroll every loop of constant trip count, so that the register arrays (acc, av, bv)
+// are indexed by constants and stay in registers (other drivers ignore unknown pragmas).
+#pragma optionNV(unroll all)
+#endif
 
+#if defined(PASS_REDUCE)
+layout(local_size_x = WG_SIZE) in;
+#elif defined(PASS_GEMV)
+layout(local_size_x = WG_X) in;
+#else
 // WG_X = BN / TN and WG_Y = BM / TM come as literals (layout qualifiers take no expressions).
 #if WG_X * TN != BN || WG_Y * TM != BM
 #error "matmul.comp: WG_X * TN must be BN and WG_Y * TM must be BM"
 #endif
+#if defined(FAST) && (defined(EXPERTS) || B_KIND != 0)
+#error "matmul.comp: FAST loads float A and B without experts"
+#endif
+#if defined(FAST) && (TM % 4 != 0 || TN % 4 != 0 || BK % 4 != 0)
+#error "matmul.comp: FAST needs TM, TN and BK multiples of 4"
+#endif
+layout(local_size_x = WG_X, local_size_y = WG_Y) in;
+#endif
 #define NT (WG_X * WG_Y)
 
-layout(local_size_x = WG_X, local_size_y = WG_Y) in;
-
+// FAST and PASS_GEMV read A and B as quads (4 consecutive elements: a uvec4 of f32, a uvec2 of
+// f16 halves); the host checks that every quad they load whole starts on a quad boundary.
+#if defined(FAST) || defined(PASS_GEMV)
+#define QUADS
+#if A_DTYPE == DT_F32
+#define A_QUAD uvec4
+#else
+#define A_QUAD uvec2
+#endif
+#if B_DTYPE == DT_F32
+#define B_QUAD uvec4
+#else
+#define B_QUAD uvec2
+#endif
+layout(std430, binding = 0) readonly buffer ABuffer { A_QUAD a_q[]; };
+layout(std430, binding = 1) readonly buffer BBuffer { B_QUAD b_q[]; };
+#elif defined(PASS_REDUCE)
+layout(std430, binding = 0) readonly buffer PartBuffer { uint part_data[]; };  // the partials
+#else
 layout(std430, binding = 0) readonly buffer ABuffer { uint a_data[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { uint b_data[]; };
+#endif
+// SPLIT_K / PASS_GEMV: binding 2 is the partials block (f32 bits [split][batch][m][n]).
 layout(std430, binding = 2) buffer C0Buffer { uint c0_data[]; };
 #if N_OUT == 3
 layout(std430, binding = 3) buffer C1Buffer { uint c1_data[]; };
@@ -130,6 +180,9 @@ uniform int u_groups;
 uniform int u_group_size;
 uniform uint u_check_seq;   // EXPERTS: this op's sequence number (the fail flag's value)
 uniform uvec3 u_tile_base;
+uniform int u_splits;       // SPLIT_K, PASS_GEMV, PASS_REDUCE: K ranges (partials per output)
+uniform int u_k_chunk;      // SPLIT_K, PASS_GEMV: K range s is [s * u_k_chunk, (s + 1) * u_k_chunk)
+uniform int u_batch_count;  // SPLIT_K, PASS_GEMV, PASS_REDUCE
 #if BATCH_RANK > 0
 uniform int u_batch_shape[BATCH_RANK];
 uniform int u_a_batch_stride[BATCH_RANK];
@@ -140,10 +193,44 @@ uniform int u_c_batch_stride[BATCH_RANK * N_OUT];  // [d * N_OUT + o]
 float half_or_float(uint word, int i, int dt) {
     return dt == DT_F32 ? uintBitsToFloat(word) : tgl_to_f32(tgl_extract(word, i, dt), dt);
 }
-float load_a(int i) { return half_or_float(a_data[tgl_word_of(i, A_DTYPE)], i, A_DTYPE); }
 #if defined(HAS_SIDE)
 float side_f(int i) { return uintBitsToFloat(side_data[i]); }
 #endif
+
+#if defined(QUADS)
+// A quad's 4 values, and lane c of it. Halves by unpackHalf2x16 (one instruction per two; f16 to
+// f32 is exact, subnormals included: every f16 is an f32), not dtype.glsl's integer conversion,
+// which costs about 15 instructions per half in the tile loaders.
+vec4 quad_f32(uvec4 w) { return uintBitsToFloat(w); }
+vec4 quad_f32(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+float lane_f32(uvec4 w, int c) { return uintBitsToFloat(w[c]); }
+float lane_f32(uvec2 w, int c) { return unpackHalf2x16(w[c >> 1])[c & 1]; }
+float load_a(int i) { return lane_f32(a_q[i >> 2], i & 3); }
+float load_b_elem(int i) { return lane_f32(b_q[i >> 2], i & 3); }
+// The quad of X at (row r, k): 4 consecutive k (ON_K) or 4 consecutive rows, zeros outside
+// rows < ROWS and k < k_end; one vector load when the whole quad is inside.
+#define QUAD_FN(NAME, BUF, RS, KS, ROWS, ON_K)                                                 \
+    vec4 NAME(int base, int r, int k, int k_end) {                                             \
+        int i = base + r * RS + k * KS;                                                        \
+        int inside = ON_K ? (r < ROWS ? k_end - k : 0) : (k < k_end ? ROWS - r : 0);           \
+        if (inside >= 4) return quad_f32(BUF[i >> 2]);                                         \
+        vec4 v = vec4(0.0);                                                                    \
+        for (int c = 0; c < 3; ++c)                                                            \
+            if (c < inside) v[c] = lane_f32(BUF[(i + c * (ON_K ? KS : RS)) >> 2], (i + c * (ON_K ? KS : RS)) & 3); \
+        return v;                                                                              \
+    }
+#if defined(A_QUAD_K)
+QUAD_FN(quad_a, a_q, u_a_m_stride, u_a_k_stride, u_M, true)
+#else
+QUAD_FN(quad_a, a_q, u_a_m_stride, u_a_k_stride, u_M, false)
+#endif
+#if defined(B_QUAD_K)
+QUAD_FN(quad_b, b_q, u_b_n_stride, u_b_k_stride, u_N, true)
+#else
+QUAD_FN(quad_b, b_q, u_b_n_stride, u_b_k_stride, u_N, false)
+#endif
+#elif !defined(PASS_REDUCE)
+float load_a(int i) { return half_or_float(a_data[tgl_word_of(i, A_DTYPE)], i, A_DTYPE); }
 
 // W(k, n), dequantized; b_base already includes the batch and expert offsets.
 float load_b(int b_base, int gk, int gn) {
@@ -166,6 +253,26 @@ float load_b(int b_base, int gk, int gn) {
     return (q - z) * side_f(u_scale_base + g);
 #endif
 }
+#endif
+
+// Operand bases of batch entry z (A, B: the main passes; C: the epilogue).
+int a_base, b_base0, c_base[N_OUT];
+void batch_bases(uint z) {
+    a_base = u_a_offset;
+    b_base0 = u_b_offset;
+    for (int o = 0; o < N_OUT; ++o) c_base[o] = u_c_offset[o];
+#if BATCH_RANK > 0
+    uint rest = z;
+    for (int d = BATCH_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_batch_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        a_base += c * u_a_batch_stride[d];
+        b_base0 += c * u_b_batch_stride[d];
+        for (int o = 0; o < N_OUT; ++o) c_base[o] += c * u_c_batch_stride[d * N_OUT + o];
+    }
+#endif
+}
 
 // Stores v into element i of an output of C_DTYPE; an f16 changes only its half of the word
 // (atomicAnd/atomicOr: a neighbouring column, another invocation's, may be stored concurrently).
@@ -181,11 +288,199 @@ float load_b(int b_base, int gk, int gn) {
         }                                                                         \
     }
 
+// The epilogue of output (gm, gn) (row expert e) from its product sum.
+float epilogue(int gm, int gn, int e, float sum) {
+    // K == 0: the product is empty, so alpha does not enter (alpha = inf must not give NaN).
+    float r = u_K > 0 ? u_alpha * sum : 0.0;
+#if defined(READ_C)
+    {
+        int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+        r += u_beta * half_or_float(c0_data[tgl_word_of(ci, C_DTYPE)], ci, C_DTYPE);
+    }
+#endif
+#if defined(HAS_BIAS)
+    r += side_f(u_bias_base + e * u_bias_e + gn);
+#endif
+    return apply_activation(r);
+}
+void store_out(int gm, int gn, float r) {
+#if N_OUT == 3
+    if (gn < u_n_split[0]) {
+        int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+        STORE_C(c0_data, ci, r);
+    } else if (gn < u_n_split[1]) {
+        int ci = c_base[1] + gm * u_c_m_stride[1] + (gn - u_n_split[0]) * u_c_n_stride[1];
+        STORE_C(c1_data, ci, r);
+    } else {
+        int ci = c_base[2] + gm * u_c_m_stride[2] + (gn - u_n_split[1]) * u_c_n_stride[2];
+        STORE_C(c2_data, ci, r);
+    }
+#else
+    int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
+    STORE_C(c0_data, ci, r);
+#endif
+}
+// SPLIT_K / PASS_GEMV: the partial sum of K range `split` for output (z, gm, gn).
+void store_partial(int split, uint z, int gm, int gn, float v) {
+    c0_data[(split * u_batch_count + int(z)) * u_M * u_N + gm * u_N + gn] = floatBitsToUint(v);
+}
+
+#if defined(PASS_REDUCE)
+// One invocation per output: the partials summed in split order (deterministic), then the epilogue.
+void main() {
+    uint idx = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+    uint mn = uint(u_M) * uint(u_N);
+    if (idx >= mn * uint(u_batch_count)) return;
+    uint z = idx / mn;
+    int gm = int(idx % mn) / u_N, gn = int(idx % mn) % u_N;
+    batch_bases(z);
+    float sum = 0.0;
+    for (int s = 0; s < u_splits; ++s) sum += uintBitsToFloat(part_data[s * int(mn) * u_batch_count + int(idx)]);
+    store_out(gm, gn, epilogue(gm, gn, 0, sum));
+}
+
+#elif defined(PASS_GEMV)
+// Mat-vec products (M <= GEMV_M rows, decode): no shared tiles; every invocation streams W once.
+// Grid: x = column slabs, y = K ranges, z = batch; partials per K range, then PASS_REDUCE.
+//  - W n-contiguous (quads along n): invocation = one quad of 4 columns; consecutive invocations
+//    read consecutive quads of a row of W (coalesced), looping over the K range.
+//  - B_QUAD_K (W k-contiguous, e.g. linear's [N, K] weights): GEMV_LK consecutive invocations
+//    share a column and read consecutive quads along k; a shared-memory tree sums their lanes.
+#define GEMV_UNROLL 4
+#if defined(B_QUAD_K)
+shared float s_red[GEMV_M * WG_X];
+// A(m, k..k+3), zeros past k_end (any layout of A: element loads, cached across invocations).
+vec4 a_quad_at(int m, int k, int k_end) {
+    int i = a_base + m * u_a_m_stride + k * u_a_k_stride;
+    vec4 a = vec4(0.0);
+    for (int c = 0; c < 4; ++c)
+        if (k + c < k_end) a[c] = load_a(i + c * u_a_k_stride);
+    return a;
+}
+#endif
+void main() {
+    uint z = u_tile_base.z + gl_WorkGroupID.z;
+    int split = int(u_tile_base.y + gl_WorkGroupID.y);
+    int lid = int(gl_LocalInvocationID.x);
+    batch_bases(z);
+    int b_base = b_base0;
+    int k_beg = split * u_k_chunk, k_end = min(u_K, k_beg + u_k_chunk);
+#if defined(B_QUAD_K)
+    int lane = lid % GEMV_LK;
+    int gn = int(u_tile_base.x + gl_WorkGroupID.x) * (WG_X / GEMV_LK) + lid / GEMV_LK;
+    float acc[GEMV_M];
+    for (int m = 0; m < GEMV_M; ++m) acc[m] = 0.0;
+    if (gn < u_N) {
+        // GEMV_UNROLL quads of W in flight per invocation, then the tail one at a time.
+        const int step = 4 * GEMV_LK;
+        int k = k_beg + lane * 4;
+        for (; k + (GEMV_UNROLL - 1) * step < k_end; k += GEMV_UNROLL * step) {
+            vec4 b[GEMV_UNROLL];
+            for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u * step, k_end);
+            for (int u = 0; u < GEMV_UNROLL; ++u)
+                for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k + u * step, k_end), b[u]);
+        }
+        for (; k < k_end; k += step)
+            for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k, k_end), quad_b(b_base, gn, k, k_end));
+    }
+    for (int m = 0; m < GEMV_M; ++m) s_red[m * WG_X + lid] = acc[m];
+    for (int off = GEMV_LK / 2; off > 0; off >>= 1) {
+        memoryBarrierShared();
+        barrier();
+        if (lane < off)
+            for (int m = 0; m < GEMV_M; ++m) s_red[m * WG_X + lid] += s_red[m * WG_X + lid + off];
+    }
+    if (lane == 0 && gn < u_N)
+        for (int m = 0; m < GEMV_M; ++m) store_partial(split, z, m, gn, s_red[m * WG_X + lid]);
+#else
+    int gn = (int(u_tile_base.x + gl_WorkGroupID.x) * WG_X + lid) * 4;
+    if (gn >= u_N) return;
+    vec4 acc[GEMV_M];
+    for (int m = 0; m < GEMV_M; ++m) acc[m] = vec4(0.0);
+    int k = k_beg;
+    for (; k + GEMV_UNROLL - 1 < k_end; k += GEMV_UNROLL) {
+        vec4 b[GEMV_UNROLL];
+        for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u, k_end);
+        for (int u = 0; u < GEMV_UNROLL; ++u)
+            for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + (k + u) * u_a_k_stride) * b[u];
+    }
+    for (; k < k_end; ++k) {
+        vec4 b = quad_b(b_base, gn, k, k_end);
+        for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + k * u_a_k_stride) * b;
+    }
+    for (int m = 0; m < GEMV_M; ++m)
+        for (int c = 0; c < 4; ++c)
+            if (gn + c < u_N) store_partial(split, z, m, gn + c, acc[m][c]);
+#endif
+}
+
+#else  // the tiled main pass
+
+#if defined(FAST)
+// Shared tiles as vec4 [k][row quad], rows padded by one quad (the transposing stores of k-quads
+// then spread over the banks); invocation (tx, ty) owns rows (ty + i * WG_Y) * 4 + 0..3 and
+// columns (tx + j * WG_X) * 4 + 0..3, read as whole vec4 from the tiles. The next K step's quads
+// are fetched into registers before the current step's products (global latency hidden behind
+// them); DOUBLE_BUF: two tiles of each, one barrier per K step.
+#define SA4 (BM / 4 + 1)
+#define SB4 (BN / 4 + 1)
+#if defined(DOUBLE_BUF)
+#define N_BUF 2
+#else
+#define N_BUF 1
+#endif
+shared vec4 s_a[N_BUF * BK * SA4];
+shared vec4 s_b[N_BUF * BK * SB4];
+#define ROW_OF(r) ((ty + ((r) >> 2) * WG_Y) * 4 + ((r) & 3))
+#define COL_OF(c) ((tx + ((c) >> 2) * WG_X) * 4 + ((c) & 3))
+#define ACC(r, c) acc[(r) * (TN / 4) + ((c) >> 2)][(c) & 3]
+#define A_FETCHES ((BM * BK / 4 + NT - 1) / NT)
+#define B_FETCHES ((BN * BK / 4 + NT - 1) / NT)
+// Quad l of the X tile (ROWS x BK): (row rr, k quad kq) along k, or (row quad rq, k kk).
+#define TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+    int rr = ON_K ? (l) / (BK / 4) : ((l) % (ROWS / 4)) * 4;                                   \
+    int kk = ON_K ? ((l) % (BK / 4)) * 4 : (l) / (ROWS / 4);
+// The quads of the X tile of K step kb into registers reg[] (zeros outside X).
+#define FETCH_TILE(reg, quad_x, base, ROWS, r0, ON_K, kb)                                      \
+    for (int q = 0; q < (ROWS * BK / 4 + NT - 1) / NT; ++q) {                                  \
+        int l = q * NT + tid;                                                                  \
+        if ((ROWS * BK / 4) % NT != 0 && l >= ROWS * BK / 4) break;                            \
+        TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+        reg[q] = quad_x(base, r0 + rr, kb + kk, k_end);                                        \
+    }
+// ... and from the registers into tile `buf` (quads along k stored transposed, one float each).
+#define STASH_TILE(reg, s_x, ROWS, SX4, ON_K, buf)                                             \
+    for (int q = 0; q < (ROWS * BK / 4 + NT - 1) / NT; ++q) {                                  \
+        int l = q * NT + tid;                                                                  \
+        if ((ROWS * BK / 4) % NT != 0 && l >= ROWS * BK / 4) break;                            \
+        TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
+        int t0 = (buf) * BK * SX4;                                                             \
+        if (ON_K) {                                                                            \
+            for (int c = 0; c < 4; ++c) s_x[t0 + (kk + c) * SX4 + (rr >> 2)][rr & 3] = reg[q][c]; \
+        } else {                                                                               \
+            s_x[t0 + kk * SX4 + (rr >> 2)] = reg[q];                                           \
+        }                                                                                      \
+    }
+#if defined(A_QUAD_K)
+#define A_ON_K true
+#else
+#define A_ON_K false
+#endif
+#if defined(B_QUAD_K)
+#define B_ON_K true
+#else
+#define B_ON_K false
+#endif
+#else
 // Rows padded by one float: the k-fast loads then store to different banks.
 #define SA (BM + 1)
 #define SB (BN + 1)
 shared float s_a[BK * SA];  // [k][m]
 shared float s_b[BK * SB];  // [k][n]
+#define ROW_OF(r) (ty + (r) * WG_Y)
+#define COL_OF(c) (tx + (c) * WG_X)
+#define ACC(r, c) acc[(r) * TN + (c)]
+#endif
 #if defined(EXPERTS)
 #define NO_EXPERT 0x7fffffff
 shared int s_e[BM];  // each row's expert (NO_EXPERT past the last row)
@@ -198,25 +493,23 @@ void main() {
     int tid = ty * WG_X + tx;
     int m0 = int(u_tile_base.y + gl_WorkGroupID.y) * BM;
     int n0 = int(u_tile_base.x + gl_WorkGroupID.x) * BN;
-
-    int a_base = u_a_offset;
-    int b_base0 = u_b_offset;
-    int c_base[N_OUT];
-    for (int o = 0; o < N_OUT; ++o) c_base[o] = u_c_offset[o];
-#if BATCH_RANK > 0
-    uint rest = u_tile_base.z + gl_WorkGroupID.z;
-    for (int d = BATCH_RANK - 1; d >= 0; --d) {
-        uint n = uint(u_batch_shape[d]);
-        int c = d > 0 ? int(rest % n) : int(rest);
-        rest /= n;
-        a_base += c * u_a_batch_stride[d];
-        b_base0 += c * u_b_batch_stride[d];
-        for (int o = 0; o < N_OUT; ++o) c_base[o] += c * u_c_batch_stride[d * N_OUT + o];
-    }
+    uint z = u_tile_base.z + gl_WorkGroupID.z;
+#if defined(SPLIT_K)
+    int split = int(z % uint(u_splits));
+    z /= uint(u_splits);
+    int k_beg = split * u_k_chunk, k_end = min(u_K, k_beg + u_k_chunk);
+#else
+    int k_beg = 0, k_end = u_K;
 #endif
+    batch_bases(z);
 
+#if defined(FAST)
+    vec4 acc[TM * TN / 4];
+    for (int i = 0; i < TM * TN / 4; ++i) acc[i] = vec4(0.0);
+#else
     float acc[TM * TN];
     for (int i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+#endif
 
 #if defined(EXPERTS)
     // A failed index check (the fail flag) leaves every row without an expert: nothing is computed
@@ -244,7 +537,45 @@ void main() {
     {
         int b_base = b_base0;
 #endif
-        for (int k0 = 0; k0 < u_K; k0 += BK) {
+#if defined(FAST)
+        vec4 ra[A_FETCHES];
+        vec4 rb[B_FETCHES];
+        FETCH_TILE(ra, quad_a, a_base, BM, m0, A_ON_K, k_beg)
+        FETCH_TILE(rb, quad_b, b_base, BN, n0, B_ON_K, k_beg)
+        STASH_TILE(ra, s_a, BM, SA4, A_ON_K, 0)
+        STASH_TILE(rb, s_b, BN, SB4, B_ON_K, 0)
+        memoryBarrierShared();
+        barrier();
+        int cur = 0;
+        for (int k0 = k_beg; k0 < k_end; k0 += BK) {
+            bool more = k0 + BK < k_end;  // the same in every invocation
+            if (more) {
+                FETCH_TILE(ra, quad_a, a_base, BM, m0, A_ON_K, k0 + BK)
+                FETCH_TILE(rb, quad_b, b_base, BN, n0, B_ON_K, k0 + BK)
+            }
+            for (int kk = 0; kk < BK; ++kk) {
+                vec4 av[TM / 4];
+                vec4 bv[TN / 4];
+                for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + ty + i * WG_Y];
+                for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + tx + j * WG_X];
+                for (int r = 0; r < TM; ++r)
+                    for (int j = 0; j < TN / 4; ++j) acc[r * (TN / 4) + j] += av[r >> 2][r & 3] * bv[j];
+            }
+#if defined(DOUBLE_BUF)
+            cur = 1 - cur;
+#else
+            memoryBarrierShared();
+            barrier();  // every invocation is done reading the tiles
+#endif
+            if (more) {
+                STASH_TILE(ra, s_a, BM, SA4, A_ON_K, cur)
+                STASH_TILE(rb, s_b, BN, SB4, B_ON_K, cur)
+            }
+            memoryBarrierShared();
+            barrier();
+        }
+#else
+        for (int k0 = k_beg; k0 < k_end; k0 += BK) {
             // Constant trip counts (unrollable); the guard folds away when NT divides the tile.
             for (int l0 = 0; l0 < BM * BK; l0 += NT) {
                 int l = l0 + tid;
@@ -256,7 +587,7 @@ void main() {
 #endif
                 int gm = m0 + mm, gk = k0 + kk;
                 float v = 0.0;
-                bool row_in = gm < u_M && gk < u_K;
+                bool row_in = gm < u_M && gk < k_end;
 #if defined(EXPERTS)
                 row_in = row_in && s_e[mm] == e;
 #endif
@@ -272,7 +603,7 @@ void main() {
                 int kk = l % BK, nn = l / BK;
 #endif
                 int gn = n0 + nn, gk = k0 + kk;
-                s_b[kk * SB + nn] = (gn < u_N && gk < u_K) ? load_b(b_base, gk, gn) : 0.0;
+                s_b[kk * SB + nn] = (gn < u_N && gk < k_end) ? load_b(b_base, gk, gn) : 0.0;
             }
             memoryBarrierShared();
             barrier();
@@ -287,10 +618,11 @@ void main() {
             memoryBarrierShared();
             barrier();
         }
+#endif
     }
 
-    for (int i = 0; i < TM; ++i) {
-        int mm = ty + i * WG_Y;
+    for (int r = 0; r < TM; ++r) {
+        int mm = ROW_OF(r);
         int gm = m0 + mm;
         if (gm >= u_M) continue;
 #if defined(EXPERTS)
@@ -299,38 +631,33 @@ void main() {
 #else
         int e = 0;
 #endif
-        for (int j = 0; j < TN; ++j) {
-            int gn = n0 + tx + j * WG_X;
-            if (gn >= u_N) continue;
-            // K == 0: the product is empty, so alpha does not enter (alpha = inf must not give NaN).
-            float r = u_K > 0 ? u_alpha * acc[i * TN + j] : 0.0;
-#if defined(READ_C)
-            {
-                int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
-                r += u_beta * half_or_float(c0_data[tgl_word_of(ci, C_DTYPE)], ci, C_DTYPE);
-            }
-#endif
-#if defined(HAS_BIAS)
-            r += side_f(u_bias_base + e * u_bias_e + gn);
-#endif
-            r = apply_activation(r);
-#if N_OUT == 3
-            if (gn < u_n_split[0]) {
-                int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
-                STORE_C(c0_data, ci, r);
-            } else if (gn < u_n_split[1]) {
-                int ci = c_base[1] + gm * u_c_m_stride[1] + (gn - u_n_split[0]) * u_c_n_stride[1];
-                STORE_C(c1_data, ci, r);
-            } else {
-                int ci = c_base[2] + gm * u_c_m_stride[2] + (gn - u_n_split[1]) * u_c_n_stride[2];
-                STORE_C(c2_data, ci, r);
-            }
-#else
-            int ci = c_base[0] + gm * u_c_m_stride[0] + gn * u_c_n_stride[0];
-            STORE_C(c0_data, ci, r);
-#endif
+#if defined(SPLIT_K)
+        for (int c = 0; c < TN; ++c) {
+            int gn = n0 + COL_OF(c);
+            if (gn < u_N) store_partial(split, z, gm, gn, ACC(r, c));
         }
+#elif defined(C_PAIR)
+        // f16 C whose columns 2j, 2j + 1 share a word: this invocation owns both (FAST columns come
+        // in quads), so it stores the word whole; a last odd column keeps the masked store.
+        for (int c = 0; c < TN; c += 2) {
+            int gn = n0 + COL_OF(c);
+            if (gn >= u_N) continue;
+            float r0 = epilogue(gm, gn, e, ACC(r, c));
+            if (gn + 1 < u_N) {
+                float r1 = epilogue(gm, gn + 1, e, ACC(r, c + 1));
+                c0_data[(c_base[0] + gm * u_c_m_stride[0] + gn) >> 1] = tgl_from_f32(r0, C_DTYPE) | (tgl_from_f32(r1, C_DTYPE) << 16);
+            } else {
+                store_out(gm, gn, r0);
+            }
+        }
+#else
+        for (int c = 0; c < TN; ++c) {
+            int gn = n0 + COL_OF(c);
+            if (gn < u_N) store_out(gm, gn, epilogue(gm, gn, e, ACC(r, c)));
+        }
+#endif
     }
 }
 
+#endif
 #endif

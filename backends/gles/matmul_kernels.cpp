@@ -3,12 +3,18 @@
 // PASS_PACK dispatches into one scratch block of f32/i32 words (the index checked there, a
 // device-side error), then the tiled product runs as one dispatch per grid chunk. linear_qkv
 // writes its three outputs from one dispatch when the device has enough SSBO bindings (2 + 3 +
-// side), else one dispatch per output (the same kernel over W's rows of that output). Nothing is
-// computed on the CPU.
+// side), else one dispatch per output (the same kernel over W's rows of that output). Per pass
+// the kernel is: the mat-vec kernel (M <= 8, W read as quads), or tiles: FAST where A and B can be
+// read as quads (float, no experts: offsets and strides multiples of 4, windows of whole quads),
+// else the general tiles; split over K (partials + a reduce pass) where the tiles are few and K
+// long. Knobs for tuning on a GPU: TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace tgl {
 namespace gles {
@@ -17,6 +23,88 @@ namespace {
 struct Tile {
     int bm, bn, bk, tm, tn;
 };
+
+// Split-K (few output tiles, a long K) and the mat-vec kernel (decode).
+constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
+constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
+constexpr int kGemvWg = 64;   // invocations per GEMV workgroup
+
+// Kernel choices that depend on the GPU, for sweeping them on one: TGL_TUNE_MATMUL, read once,
+// '_'-separated tokens, each optional (e.g. "bm128_bn128_bk8_tm8_tn8_sk528_gk64"):
+//   bm<N> bn<N> bk<N> tm<N> tn<N>  the FAST tile of every product that takes it (tm, tn and bk
+//                                  multiples of 4; a tile the device cannot hold is skipped);
+//                                  default: 128x128x8 8x8 for >= 264 such tiles, else 64x64x16 4x4
+//   general                        no FAST tiles and no GEMV (the general kernel only)
+//   sk<N>                          split-K target workgroups: K is split when a product has fewer
+//                                  tiles than N (sk0: never); default 528
+//   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 64
+//                                  for W n-contiguous, 32 * lanes for W k-contiguous
+//   gl<N>                          GEMV invocations per column for W k-contiguous (power of two
+//                                  <= 64); default 16
+//   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
+//                                  K step; where the shared memory holds two); default 1
+struct Tune {
+    Tile tile{0, 0, 0, 0, 0};
+    bool general = false;
+    int split_target = 528;
+    int gemv_chunk = -1;  // -1: the default
+    int gemv_lanes = 16;
+    bool double_buf = true;
+};
+
+const Tune& tuning() {
+    static const Tune tune = [] {
+        Tune t;
+        const char* v = ::secure_getenv("TGL_TUNE_MATMUL");
+        if (!v) return t;
+        Tile tile{128, 128, 8, 8, 8};
+        bool any_tile = false;
+        std::string s(v);
+        for (size_t pos = 0; pos < s.size();) {
+            size_t end = s.find('_', pos);
+            if (end == std::string::npos) end = s.size();
+            std::string tok = s.substr(pos, end - pos);
+            pos = end + 1;
+            if (tok == "general") {
+                t.general = true;
+                continue;
+            }
+            size_t digits = tok.find_first_of("0123456789");
+            if (digits == std::string::npos || digits == 0) continue;
+            std::string key = tok.substr(0, digits);
+            int n = std::atoi(tok.c_str() + digits);
+            int* field = key == "bm" ? &tile.bm : key == "bn" ? &tile.bn : key == "bk" ? &tile.bk : key == "tm" ? &tile.tm : key == "tn" ? &tile.tn : nullptr;
+            if (field) {
+                *field = n;
+                any_tile = true;
+            } else if (key == "sk") {
+                t.split_target = n;
+            } else if (key == "db") {
+                t.double_buf = n != 0;
+            } else if (key == "gk") {
+                t.gemv_chunk = n;
+            } else if (key == "gl" && n >= 1 && n <= kGemvWg && (n & (n - 1)) == 0) {
+                t.gemv_lanes = n;
+            }
+        }
+        // A tile the kernel cannot run (WG_X * TN = BN, quads) is ignored.
+        if (any_tile && tile.tm > 0 && tile.tn > 0 && tile.bk > 0 && tile.tm % 4 == 0 && tile.tn % 4 == 0 && tile.bk % 4 == 0 &&
+            tile.bm % tile.tm == 0 && tile.bn % tile.tn == 0)
+            t.tile = tile;
+        return t;
+    }();
+    return tune;
+}
+
+// A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
+// (padded to 4 bytes) and the block size limit allow; false where they do not.
+bool quad_window(GlesDevice& dev, Binding& b, const TensorArg& t) {
+    const int64_t store = std::max<int64_t>(4, (int64_t(t.buffer->size()) + 3) & ~int64_t(3));
+    const int64_t size = (b.size + 15) & ~int64_t(15);
+    if (b.offset + size > store || size > dev.max_window_bytes()) return false;
+    b.size = size;
+    return true;
+}
 
 int64_t mag(int64_t s) { return s < 0 ? -s : s; }
 
@@ -120,14 +208,11 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
     const bool has_side = words > 1;
     Binding side;
     uint32_t check_seq = 0;
-    if (has_side) {
-        if (words * 4 > dev.max_window_bytes())
-            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-                 "op '%s': its index, bias, scales and zero points take %lld bytes as f32, more than one shader storage block (%lld bytes)",
-                 call.info->name, (long long)(words * 4), (long long)dev.max_window_bytes());
-        side.keep = dev.scratch(uint64_t(words * 4));
-        side.name = static_cast<GlesBuffer&>(*side.keep).name();
-        side.size = words * 4;
+    if (has_side && words * 4 > dev.max_window_bytes())
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "op '%s': its index, bias, scales and zero points take %lld bytes as f32, more than one shader storage block (%lld bytes)",
+             call.info->name, (long long)(words * 4), (long long)dev.max_window_bytes());
+    auto pack_side = [&](const Binding& side) {
         if (grouped) add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, side, idx_base, dispatches, &check_seq);
         if (p.bias_input >= 0)
             add_pack(dev, call, p.bias_input, grouped ? p.experts : 1, p.N, p.bias_e_stride, p.bias_n_stride, side,
@@ -136,32 +221,46 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             add_pack(dev, call, p.scale_input, p.N, groups, p.scale_n_stride, p.scale_g_stride, side, scale_base, dispatches);
         if (p.zero_input >= 0)
             add_pack(dev, call, p.zero_input, p.N, groups, p.zero_n_stride, p.zero_g_stride, side, zero_base, dispatches);
-    }
+    };
 
-    // Tiles: 128 x 128 with 8 x 8 outputs per invocation for large products (enough tiles to fill
-    // a GPU), 64 x 64 or 32 x 32 with 4 x 4, and 4 x 32 rows x columns with one output each and a
-    // deep K step for decode-shaped products (M <= 4: a mat-vec whose cost is reading W once);
-    // each only where the device's invocation, workgroup-size and shared-memory limits allow it.
-    auto fits = [&](const Tile& t) {
+    const Tune& tune = tuning();
+    // General tiles: 64 x 64 or 32 x 32 with 4 x 4 outputs per invocation, and 4 x 32 rows x
+    // columns with one output each and a deep K step for decode-shaped products (M <= 4: a mat-vec
+    // whose cost is reading W once); each only where the device's invocation, workgroup-size and
+    // shared-memory limits allow it. (A general 128 x 128 tile with 8 x 8 per invocation ran 2.0
+    // TFLOP/s on an H100, below 64 x 64: its accumulators spilled; FAST tiles replace it.)
+    auto fits = [&](const Tile& t, bool fast, int bufs = 1) {
         int wx = t.bn / t.tn, wy = t.bm / t.tm;
-        int shared = (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
+        int shared = fast ? bufs * t.bk * (t.bm + 4 + t.bn + 4) * 4 : (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
         return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
     };
-    const Tile big{128, 128, 16, 8, 8}, mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4}, skinny{4, 32, 64, 1, 1};
+    const Tile mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4}, skinny{4, 32, 64, 1, 1};
     const int64_t Nmax = p.N;
-    uint64_t tiles128 = ceil_div(uint64_t(M), 128) * ceil_div(uint64_t(Nmax), 128) * batch_count;
-    Tile t = small;
-    // The 128 x 128 tile (64 accumulators per invocation) ran 2.0 TFLOP/s at 4096^3 on an H100
-    // with NVIDIA's GLES compiler, below the 64 x 64 tile: it stays off until it is reworked.
-    constexpr bool kBigTileEnabled = false;
-    if (M <= 4 && fits(skinny)) t = skinny;
-    else if (kBigTileEnabled && fits(big) && M >= 256 && Nmax >= 256 && tiles128 >= 128) t = big;
-    else if (fits(mid) && !(M <= 32 && Nmax <= 32) && M > 16 && Nmax > 16) t = mid;
-    if (!fits(t))
+    Tile general = small;
+    if (M <= 4 && fits(skinny, false)) general = skinny;
+    else if (fits(mid, false) && !(M <= 32 && Nmax <= 32) && M > 16 && Nmax > 16) general = mid;
+    if (!fits(general, false))
         fail(TGL_ERROR_RESOURCE_EXHAUSTED,
              "%s: the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) "
              "cannot hold a %dx%d tile",
-             call.info->name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
+             call.info->name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, general.bm, general.bn);
+    // FAST tiles (quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where there are
+    // enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
+    const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
+    Tile fast_tile{0, 0, 0, 0, 0};
+    {
+        const uint64_t tiles128 = ceil_div(uint64_t(M), 128) * ceil_div(uint64_t(Nmax), 128) * batch_count;
+        std::vector<Tile> order;
+        if (tune.tile.bm) order.push_back(tune.tile);
+        if (tiles128 >= 264) order.push_back(fast_big);
+        if (M > 16 && Nmax > 16) order.push_back(fast_mid);
+        order.push_back(fast_small);
+        for (const Tile& t : order)
+            if (fits(t, true)) {
+                fast_tile = t;
+                break;
+            }
+    }
     const bool a_k_fast = mag(p.a_k_stride) == 1 || (mag(p.a_m_stride) != 1 && mag(p.a_k_stride) < mag(p.a_m_stride));
     const bool b_n_fast = mag(p.b_n_stride) == 1 || (mag(p.b_k_stride) != 1 && mag(p.b_n_stride) < mag(p.b_k_stride));
 
@@ -178,11 +277,27 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
     Binding any_out;  // stands in for the binding of an empty output (never written)
     for (const Binding& b : cb)
         if (b.keep) any_out = b;
-    Binding ab, bb;
+    Binding ab, bb, abq, bbq;
+    bool quad_windows = false;  // A's and B's windows end on whole quads (abq, bbq)
     if (K > 0) {
         ab = dev.window(call.inputs[0], "inputs[0]", &a_off);
         bb = dev.window(call.inputs[1], "inputs[1]", &b_off);
+        abq = ab;
+        bbq = bb;
+        quad_windows = quad_window(dev, abq, call.inputs[0]) && quad_window(dev, bbq, call.inputs[1]);
     }
+    // Quads of X along its contiguous dim (stride 1), every quad loaded whole starting on a quad
+    // boundary: offset and the other strides multiples of 4. 0: no quads, 1: along k, 2: along m/n.
+    auto quad_dir = [&](int64_t off, int64_t k_stride, int64_t r_stride, const int64_t BatchDim::*bs) {
+        bool aligned = off % 4 == 0;
+        for (const BatchDim& d : batch) aligned = aligned && d.*bs % 4 == 0;
+        if (!aligned) return 0;
+        if (k_stride == 1 && r_stride % 4 == 0) return 1;
+        if (r_stride == 1 && k_stride % 4 == 0) return 2;
+        return 0;
+    };
+    const int a_quad = quad_dir(a_off, p.a_k_stride, p.a_m_stride, &BatchDim::as);
+    const bool quads_ok = quad_windows && p.b_kind == MatmulPlan::BKind::Float && !grouped && !tune.general;
 
     struct Pass {
         std::vector<int> outs;  // output indices
@@ -201,84 +316,238 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         passes.push_back({all, 0, p.N});
     }
 
+    // Per pass: the kernel (GEMV, tiled with split-K partials, or tiled), then the scratch block
+    // that holds the side words and every pass's partials (one request: the scratch is one buffer).
+    enum class Mode { Tiled, Split, Gemv };
+    struct Plan {
+        Mode mode = Mode::Tiled;
+        Tile t{};
+        bool fast = false, double_buf = false;
+        int a_quad = 0, b_quad = 0;
+        int lanes = 1;          // GEMV along k: invocations per column
+        uint64_t splits = 1, k_chunk = 0;
+        int64_t part_offset = 0, part_bytes = 0;
+    };
+    std::vector<Plan> plans;
+    const int64_t align = dev.window_alignment();
+    int64_t scratch_bytes = has_side ? (words * 4 + align - 1) / align * align : 0;
     for (const Pass& pass : passes) {
-        const int n_out = int(pass.outs.size());
-        Defines defs = {{"BM", str(t.bm)}, {"BN", str(t.bn)}, {"BK", str(t.bk)}, {"TM", str(t.tm)}, {"TN", str(t.tn)},
-                        {"WG_X", str(t.bn / t.tn)}, {"WG_Y", str(t.bm / t.tm)}, {"BATCH_RANK", str(long(batch.size()))},
-                        {"A_DTYPE", str(p.a_dtype)}, {"B_DTYPE", str(p.b_dtype)}, {"C_DTYPE", str(p.c_dtype)},
-                        {"B_KIND", str(int(p.b_kind))}, {"N_OUT", str(n_out)}, {"ACTIVATION", str(p.activation)}};
-        if (a_k_fast) defs.emplace_back("A_K_FAST", "");
-        if (b_n_fast) defs.emplace_back("B_N_FAST", "");
-        if (has_side) defs.emplace_back("HAS_SIDE", "");
-        if (p.bias_input >= 0) defs.emplace_back("HAS_BIAS", "");
-        if (p.zero_input >= 0) defs.emplace_back("HAS_ZERO", "");
-        if (grouped) defs.emplace_back("EXPERTS", "");
-        if (p.beta != 0.0f) defs.emplace_back("READ_C", "");
-        Dispatch base;
-        base.program = dev.program("matmul.comp", defs);
-        // K == 0: A and B are empty and never read; an output stands in for their bindings.
-        base.bindings = {K > 0 ? ab : any_out, K > 0 ? bb : any_out};
-        for (int o : pass.outs) base.bindings.push_back(cb[size_t(o)].keep ? cb[size_t(o)] : any_out);
-        if (has_side) base.bindings.push_back(side);
-
-        std::vector<int32_t> co, cm, cn, cbs;
-        for (int o : pass.outs) {
-            co.push_back(c_off[size_t(o)]);
-            cm.push_back(to_i32(p.out[o].m_stride, "a stride of an output"));
-            cn.push_back(to_i32(p.out[o].n_stride, "a stride of an output"));
-        }
-        auto& U = base.uniforms;
-        U.push_back(uniform_int("u_M", {M}));
-        U.push_back(uniform_int("u_N", {int32_t(pass.n)}));
-        U.push_back(uniform_int("u_K", {K}));
-        U.push_back(uniform_int("u_a_offset", {a_off}));
-        U.push_back(uniform_int("u_b_offset", {to_i32(b_off + pass.n_base * p.b_n_stride, "W's offset")}));
-        U.push_back(uniform_int("u_a_m_stride", {to_i32(p.a_m_stride, "a stride of inputs[0]")}));
-        U.push_back(uniform_int("u_a_k_stride", {to_i32(p.a_k_stride, "a stride of inputs[0]")}));
-        U.push_back(uniform_int("u_b_k_stride", {to_i32(p.b_k_stride, "a stride of inputs[1]")}));
-        U.push_back(uniform_int("u_b_n_stride", {to_i32(p.b_n_stride, "a stride of inputs[1]")}));
-        U.push_back(uniform_int("u_b_e_stride", {to_i32(p.b_e_stride, "a stride of inputs[1]")}));
-        U.push_back(uniform_int("u_c_offset", co));
-        U.push_back(uniform_int("u_c_m_stride", cm));
-        U.push_back(uniform_int("u_c_n_stride", cn));
-        U.push_back(uniform_int("u_n_split", {int32_t(p.out[0].n), int32_t(p.out[0].n + p.out[1].n)}));
-        U.push_back(uniform_float("u_alpha", p.alpha));
-        U.push_back(uniform_float("u_beta", p.beta));
-        U.push_back(uniform_int("u_idx_base", {int32_t(idx_base)}));
-        U.push_back(uniform_int("u_bias_base", {int32_t(bias_base + pass.n_base)}));
-        U.push_back(uniform_int("u_bias_e", {to_i32(p.N, "N")}));
-        U.push_back(uniform_int("u_scale_base", {int32_t(scale_base + pass.n_base * groups)}));
-        U.push_back(uniform_int("u_zero_base", {int32_t(zero_base + pass.n_base * groups)}));
-        U.push_back(uniform_int("u_groups", {int32_t(groups)}));
-        U.push_back(uniform_int("u_group_size", {int32_t(std::max<int64_t>(p.group_size, 1))}));
-        if (grouped) U.push_back(uniform_uint("u_check_seq", {check_seq}));
-        if (!batch.empty()) {
-            std::vector<int32_t> n, as, bs;
-            for (const BatchDim& d : batch) {
-                n.push_back(to_i32(d.n, "a batch dimension"));
-                as.push_back(to_i32(d.as, "a batch stride of inputs[0]"));
-                bs.push_back(to_i32(d.bs, "a batch stride of inputs[1]"));
-                for (int o : pass.outs) cbs.push_back(to_i32(d.cs[o], "a batch stride of an output"));
-            }
-            U.push_back(uniform_int("u_batch_shape", n));
-            U.push_back(uniform_int("u_a_batch_stride", as));
-            U.push_back(uniform_int("u_b_batch_stride", bs));
-            U.push_back(uniform_int("u_c_batch_stride", cbs));
-        }
-
-        // Grid: N tiles x M tiles x batch, split into dispatches within the per-axis limits.
-        uint64_t nx = ceil_div(uint64_t(pass.n), uint64_t(t.bn)), ny = ceil_div(uint64_t(M), uint64_t(t.bm));
-        uint64_t mx = uint64_t(L.max_count[0]), my = uint64_t(L.max_count[1]), mz = uint64_t(L.max_count[2]);
-        for (uint64_t bz = 0; bz < batch_count; bz += mz)
-            for (uint64_t by = 0; by < ny; by += my)
-                for (uint64_t bx = 0; bx < nx; bx += mx) {
-                    Dispatch d = base;
-                    d.uniforms.push_back(uniform_uint("u_tile_base", {uint32_t(bx), uint32_t(by), uint32_t(bz)}));
-                    d.groups[0] = uint32_t(std::min(nx - bx, mx));
-                    d.groups[1] = uint32_t(std::min(ny - by, my));
-                    d.groups[2] = uint32_t(std::min(uint64_t(batch_count) - bz, mz));
-                    dispatches.push_back(std::move(d));
+        Plan pl;
+        const int64_t b_pass_off = b_off + pass.n_base * p.b_n_stride;
+        pl.b_quad = quads_ok ? quad_dir(b_pass_off, p.b_k_stride, pass.n == 1 ? 0 : p.b_n_stride, &BatchDim::bs) : 0;
+        pl.a_quad = quads_ok ? a_quad : 0;
+        const uint64_t out_elems = uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n);
+        const uint64_t max_part = std::min<uint64_t>(kSplitMaxBytes, uint64_t(dev.max_window_bytes())) / 4;
+        if (pl.b_quad && M <= kGemvMaxM && K > 0 && tune.gemv_chunk != 0 && out_elems > 0 && out_elems <= max_part) {
+            // Mat-vec: K ranges of gk (default: 64 rows of W per invocation along n; 8 quads per
+            // lane along k), as many as the partials allow.
+            pl.mode = Mode::Gemv;
+            pl.lanes = pl.b_quad == 1 ? tune.gemv_lanes : 1;
+            pl.k_chunk = tune.gemv_chunk > 0 ? uint64_t(tune.gemv_chunk) : (pl.b_quad == 1 ? uint64_t(32 * pl.lanes) : 64u);
+            pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
+            pl.splits = std::min<uint64_t>(ceil_div(uint64_t(K), pl.k_chunk), std::max<uint64_t>(1, max_part / out_elems));
+            pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(K), pl.splits), 4) * 4);
+            pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
+        } else {
+            pl.fast = pl.a_quad && pl.b_quad && fast_tile.bm > 0;
+            pl.t = pl.fast ? fast_tile : general;
+            pl.double_buf = pl.fast && tune.double_buf && fits(pl.t, true, 2);
+            // Split K where there are few tiles and a long K (skinny N, small M * N): up to the
+            // target workgroups, K ranges of at least kSplitMinK, partials within kSplitMaxBytes.
+            const uint64_t tiles = ceil_div(uint64_t(pass.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(M), uint64_t(pl.t.bm)) * batch_count;
+            const uint64_t target = uint64_t(tune.split_target);
+            if (!grouped && tiles > 0 && tiles < target && uint64_t(K) >= 2 * kSplitMinK) {
+                uint64_t splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(K) / kSplitMinK, max_part / std::max<uint64_t>(1, out_elems)});
+                if (splits > 1) {
+                    pl.k_chunk = ceil_div(ceil_div(uint64_t(K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
+                    pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
+                    pl.mode = pl.splits > 1 ? Mode::Split : Mode::Tiled;
                 }
+            }
+        }
+        if (pl.mode != Mode::Tiled) {
+            pl.part_offset = scratch_bytes;
+            pl.part_bytes = int64_t(pl.splits * out_elems * 4);
+            scratch_bytes += (pl.part_bytes + align - 1) / align * align;
+        }
+        // TGL_GLES_DEBUG: the kernel chosen (which path a product takes, for tuning and tests).
+        static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+        if (debug)
+            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu\n",
+                         call.info->name, M, (long long)pass.n, K, batch_count,
+                         pl.mode == Mode::Gemv ? "gemv" : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
+                         pl.a_quad, pl.b_quad, (unsigned long long)pl.splits);
+        plans.push_back(pl);
+    }
+    BufferRef scratch_buf;
+    if (scratch_bytes > 0) scratch_buf = dev.scratch(uint64_t(scratch_bytes));
+    auto scratch_window = [&](int64_t offset, int64_t bytes) {
+        Binding b;
+        b.keep = scratch_buf;
+        b.name = static_cast<GlesBuffer&>(*scratch_buf).name();
+        b.offset = offset;
+        b.size = bytes;
+        return b;
+    };
+    if (has_side) {
+        side = scratch_window(0, words * 4);
+        pack_side(side);
+    }
+
+    for (size_t pi = 0; pi < passes.size(); ++pi) {
+        const Pass& pass = passes[pi];
+        const Plan& pl = plans[pi];
+        const Tile& t = pl.t;
+        // The defines of the loaders (A, B, batch) and of the epilogue (outputs, bias, activation).
+        auto defines = [&](bool loaders, bool epilogue, int n_out) {
+            Defines defs = {{"BATCH_RANK", str(long(batch.size()))}, {"A_DTYPE", str(p.a_dtype)}, {"B_DTYPE", str(p.b_dtype)},
+                            {"C_DTYPE", str(p.c_dtype)}, {"B_KIND", str(int(p.b_kind))}, {"N_OUT", str(n_out)}};
+            if (loaders) {
+                if (pl.a_quad == 1) defs.emplace_back("A_QUAD_K", "");
+                if (pl.b_quad == 1) defs.emplace_back("B_QUAD_K", "");
+                if (p.zero_input >= 0) defs.emplace_back("HAS_ZERO", "");
+                if (grouped) defs.emplace_back("EXPERTS", "");
+                if (p.b_kind != MatmulPlan::BKind::Float) defs.emplace_back("HAS_SIDE", "");
+            }
+            if (epilogue) {
+                defs.emplace_back("ACTIVATION", str(p.activation));
+                if (has_side && !(loaders && p.b_kind != MatmulPlan::BKind::Float)) defs.emplace_back("HAS_SIDE", "");
+                if (p.bias_input >= 0) defs.emplace_back("HAS_BIAS", "");
+                if (p.beta != 0.0f) defs.emplace_back("READ_C", "");
+            }
+            return defs;
+        };
+        auto tile_defines = [&](Defines defs) {
+            for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn},
+                                   {"WG_X", t.bn / t.tn}, {"WG_Y", t.bm / t.tm}})
+                defs.emplace_back(name, str(v));
+            if (pl.fast) {
+                defs.emplace_back("FAST", "");
+                if (pl.double_buf) defs.emplace_back("DOUBLE_BUF", "");
+            } else {
+                if (a_k_fast) defs.emplace_back("A_K_FAST", "");
+                if (b_n_fast) defs.emplace_back("B_N_FAST", "");
+            }
+            return defs;
+        };
+        // Bindings and uniforms for outputs `outs` (the partial passes bind the partials instead).
+        auto make_base = [&](const std::vector<int>& outs, bool with_side) {
+            Dispatch base;
+            // K == 0: A and B are empty and never read; an output stands in for their bindings.
+            base.bindings = {K > 0 ? (pl.fast || pl.mode == Mode::Gemv ? abq : ab) : any_out,
+                             K > 0 ? (pl.fast || pl.mode == Mode::Gemv ? bbq : bb) : any_out};
+            for (int o : outs) base.bindings.push_back(cb[size_t(o)].keep ? cb[size_t(o)] : any_out);
+            if (with_side) base.bindings.push_back(side);
+            std::vector<int32_t> co, cm, cn, cbs;
+            for (int o : outs) {
+                co.push_back(c_off[size_t(o)]);
+                cm.push_back(to_i32(p.out[o].m_stride, "a stride of an output"));
+                cn.push_back(to_i32(p.out[o].n_stride, "a stride of an output"));
+            }
+            auto& U = base.uniforms;
+            U.push_back(uniform_int("u_M", {M}));
+            U.push_back(uniform_int("u_N", {int32_t(pass.n)}));
+            U.push_back(uniform_int("u_K", {K}));
+            U.push_back(uniform_int("u_a_offset", {a_off}));
+            U.push_back(uniform_int("u_b_offset", {to_i32(b_off + pass.n_base * p.b_n_stride, "W's offset")}));
+            U.push_back(uniform_int("u_a_m_stride", {to_i32(p.a_m_stride, "a stride of inputs[0]")}));
+            U.push_back(uniform_int("u_a_k_stride", {to_i32(p.a_k_stride, "a stride of inputs[0]")}));
+            U.push_back(uniform_int("u_b_k_stride", {to_i32(p.b_k_stride, "a stride of inputs[1]")}));
+            U.push_back(uniform_int("u_b_n_stride", {to_i32(p.b_n_stride, "a stride of inputs[1]")}));
+            U.push_back(uniform_int("u_b_e_stride", {to_i32(p.b_e_stride, "a stride of inputs[1]")}));
+            U.push_back(uniform_int("u_c_offset", co));
+            U.push_back(uniform_int("u_c_m_stride", cm));
+            U.push_back(uniform_int("u_c_n_stride", cn));
+            U.push_back(uniform_int("u_n_split", {int32_t(p.out[0].n), int32_t(p.out[0].n + p.out[1].n)}));
+            U.push_back(uniform_float("u_alpha", p.alpha));
+            U.push_back(uniform_float("u_beta", p.beta));
+            U.push_back(uniform_int("u_idx_base", {int32_t(idx_base)}));
+            U.push_back(uniform_int("u_bias_base", {int32_t(bias_base + pass.n_base)}));
+            U.push_back(uniform_int("u_bias_e", {to_i32(p.N, "N")}));
+            U.push_back(uniform_int("u_scale_base", {int32_t(scale_base + pass.n_base * groups)}));
+            U.push_back(uniform_int("u_zero_base", {int32_t(zero_base + pass.n_base * groups)}));
+            U.push_back(uniform_int("u_groups", {int32_t(groups)}));
+            U.push_back(uniform_int("u_group_size", {int32_t(std::max<int64_t>(p.group_size, 1))}));
+            U.push_back(uniform_int("u_splits", {int32_t(pl.splits)}));
+            U.push_back(uniform_int("u_k_chunk", {int32_t(pl.k_chunk)}));
+            U.push_back(uniform_int("u_batch_count", {int32_t(batch_count)}));
+            if (grouped) U.push_back(uniform_uint("u_check_seq", {check_seq}));
+            if (!batch.empty()) {
+                std::vector<int32_t> n, as, bs;
+                for (const BatchDim& d : batch) {
+                    n.push_back(to_i32(d.n, "a batch dimension"));
+                    as.push_back(to_i32(d.as, "a batch stride of inputs[0]"));
+                    bs.push_back(to_i32(d.bs, "a batch stride of inputs[1]"));
+                    for (int o : outs) cbs.push_back(to_i32(d.cs[o], "a batch stride of an output"));
+                }
+                U.push_back(uniform_int("u_batch_shape", n));
+                U.push_back(uniform_int("u_a_batch_stride", as));
+                U.push_back(uniform_int("u_b_batch_stride", bs));
+                U.push_back(uniform_int("u_c_batch_stride", cbs));
+            }
+            return base;
+        };
+        // A grid of nx x ny x nz workgroups, split into dispatches within the per-axis limits.
+        auto add_grid = [&](const Dispatch& base, uint64_t nx, uint64_t ny, uint64_t nz) {
+            uint64_t mx = uint64_t(L.max_count[0]), my = uint64_t(L.max_count[1]), mz = uint64_t(L.max_count[2]);
+            for (uint64_t bz = 0; bz < nz; bz += mz)
+                for (uint64_t by = 0; by < ny; by += my)
+                    for (uint64_t bx = 0; bx < nx; bx += mx) {
+                        Dispatch d = base;
+                        d.uniforms.push_back(uniform_uint("u_tile_base", {uint32_t(bx), uint32_t(by), uint32_t(bz)}));
+                        d.groups[0] = uint32_t(std::min(nx - bx, mx));
+                        d.groups[1] = uint32_t(std::min(ny - by, my));
+                        d.groups[2] = uint32_t(std::min(nz - bz, mz));
+                        dispatches.push_back(std::move(d));
+                    }
+        };
+        const uint64_t nx = pl.mode == Mode::Gemv ? 0 : ceil_div(uint64_t(pass.n), uint64_t(t.bn));
+        const uint64_t ny = pl.mode == Mode::Gemv ? 0 : ceil_div(uint64_t(M), uint64_t(t.bm));
+        const int n_out = int(pass.outs.size());
+        if (pl.mode == Mode::Tiled) {
+            Defines defs = tile_defines(defines(true, true, n_out));
+            // f16 C, one output, columns in quads (FAST): an invocation owns both halves of a word
+            // where the output's element offsets of even columns are even.
+            const auto& o0 = p.out[pass.outs[0]];
+            bool pair = pl.fast && n_out == 1 && p.c_dtype == TGL_DTYPE_F16 && o0.n_stride == 1 && c_off[size_t(pass.outs[0])] % 2 == 0 &&
+                        o0.m_stride % 2 == 0;
+            for (const BatchDim& d : batch) pair = pair && d.cs[pass.outs[0]] % 2 == 0;
+            if (pair) defs.emplace_back("C_PAIR", "");
+            Dispatch base = make_base(pass.outs, has_side);
+            base.program = dev.program("matmul.comp", defs);
+            add_grid(base, nx, ny, batch_count);
+            continue;
+        }
+        // Partials of every K range into the scratch (binding 2), then PASS_REDUCE: the sums in
+        // split order and the epilogue.
+        const Binding parts = scratch_window(pl.part_offset, pl.part_bytes);
+        const bool part_side = p.b_kind != MatmulPlan::BKind::Float;
+        Dispatch partial = make_base({pass.outs[0]}, part_side);
+        partial.bindings[2] = parts;
+        if (pl.mode == Mode::Split) {
+            Defines defs = tile_defines(defines(true, false, 1));
+            defs.emplace_back("SPLIT_K", "");
+            partial.program = dev.program("matmul.comp", defs);
+            add_grid(partial, nx, ny, uint64_t(batch_count) * pl.splits);
+        } else {
+            const int wg = kGemvWg;
+            Defines defs = defines(true, false, 1);
+            defs.emplace_back("PASS_GEMV", "");
+            defs.emplace_back("WG_X", str(wg));
+            defs.emplace_back("GEMV_M", str(M));
+            if (pl.b_quad == 1) defs.emplace_back("GEMV_LK", str(pl.lanes));
+            partial.program = dev.program("matmul.comp", defs);
+            const uint64_t cols_per_wg = pl.b_quad == 1 ? uint64_t(wg / pl.lanes) : uint64_t(4 * wg);
+            add_grid(partial, ceil_div(uint64_t(pass.n), cols_per_wg), pl.splits, batch_count);
+        }
+        Defines rd = defines(false, true, n_out);
+        rd.emplace_back("PASS_REDUCE", "");
+        const int wg = dev.workgroup_size();
+        rd.emplace_back("WG_SIZE", str(wg));
+        Dispatch reduce = make_base(pass.outs, has_side);
+        reduce.bindings[0] = reduce.bindings[1] = parts;
+        reduce.program = dev.program("matmul.comp", rd);
+        add_chunks(dev, reduce, ceil_div(uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n), uint64_t(wg)), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
 }

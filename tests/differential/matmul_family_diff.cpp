@@ -214,6 +214,85 @@ TEST_F(MatmulFamilyDiff, EmptyAndKZero) {
     }
 }
 
+// f16 storage on the GLES plugin's quad paths: FAST tiles (C stored by whole words where an
+// invocation owns both halves; a last odd column, an odd C offset keep the masked store), split-K,
+// the GEMV kernel both ways, and offsets that are not multiples of 4 (general path).
+// (M, K, N, transpose B, front pad of A, front pad of C)
+TEST_F(MatmulFamilyDiff, F16QuadPaths) {
+    const std::vector<std::array<int64_t, 6>> cases = {{33, 40, 67, 1, 0, 0}, {64, 36, 64, 0, 0, 0}, {64, 36, 64, 0, 0, 1},
+                                                       {1, 260, 128, 0, 0, 0}, {3, 72, 37, 1, 0, 0}, {32, 600, 24, 0, 0, 0},
+                                                       {17, 40, 64, 0, 1, 0}};
+    auto padded = [](const Shape& shape, int64_t front) {
+        Layout l;
+        l.name = "offset " + std::to_string(front);
+        l.pad_front = front;
+        l.pad_back = 1;
+        return make_view(shape, l);
+    };
+    for (const auto& c : cases) {
+        const bool tb = c[3] != 0;
+        InputArg a, b;
+        a.dtype = b.dtype = F16;
+        a.view = padded({c[0], c[1]}, c[4]);
+        b.view = tb ? padded({c[2], c[1]}, 0) : padded({c[1], c[2]}, 0);
+        a.storage = random_storage(F16, a.view.storage, rng_, float_values(F16, -1, 1));
+        b.storage = random_storage(F16, b.view.storage, rng_, float_values(F16, -1, 1));
+        OutputArg out;
+        out.dtype = F16;
+        out.view = padded({c[0], c[2]}, c[5]);
+        tgl_matmul_params p{sizeof(tgl_matmul_params), 0, tb, 1.0f, 0.0f, 0};
+        run_case(TGL_OP_MATMUL, param_bytes(p), {a, b}, {out}, F16,
+                 "matmul f16 " + mkn({c[0], c[1], c[2]}) + (tb ? " tb" : "") + " A offset " + std::to_string(c[4]) + " C offset " +
+                     std::to_string(c[5]));
+    }
+    // Decode linear (W [N, K] k-contiguous: GEMV lanes along k) with bias and an activation.
+    tgl_linear_params lp{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
+    InputArg x, w, bias;
+    x.dtype = w.dtype = bias.dtype = F16;
+    x.view = padded({1, 64}, 0);
+    w.view = padded({72, 64}, 0);
+    bias.view = padded({72}, 0);
+    x.storage = random_storage(F16, x.view.storage, rng_, float_values(F16, -1, 1));
+    w.storage = random_storage(F16, w.view.storage, rng_, float_values(F16, -1, 1));
+    bias.storage = random_storage(F16, bias.view.storage, rng_, float_values(F16, -1, 1));
+    OutputArg y;
+    y.dtype = F16;
+    y.view = padded({1, 72}, 0);
+    run_case(TGL_OP_LINEAR, param_bytes(lp), {x, w, bias}, {y}, F16, "linear f16 decode M 1 K 64 N 72 bias silu");
+}
+
+// The epilogues after split-K partials and after the GEMV kernel (the reduce pass): bias and
+// activations, int8 / int4 weights (scales read by the partial pass), linear_qkv's three outputs.
+TEST_F(MatmulFamilyDiff, SplitKAndGemvEpilogues) {
+    tgl_linear_params gelu{sizeof(tgl_linear_params), TGL_ACTIVATION_GELU};
+    run_case(TGL_OP_LINEAR, param_bytes(gelu), {rand_float(F32, {33, 1024}, rng_), rand_float(F32, {40, 1024}, rng_), rand_float(F32, {40}, rng_)},
+             {rand_output(F32, {33, 40}, rng_)}, F32, "linear split-K M 33 K 1024 N 40 bias gelu");
+    tgl_linear_params relu{sizeof(tgl_linear_params), TGL_ACTIVATION_RELU};
+    run_case(TGL_OP_LINEAR_INT8, param_bytes(relu),
+             {rand_float(F32, {4, 768}, rng_), rand_input(TGL_DTYPE_I8, {24, 768}, rng_, int_values(TGL_DTYPE_I8, -128, 127)),
+              rand_float(F32, {24}, rng_, 0.001, 0.02), rand_float(F32, {24}, rng_)},
+             {rand_output(F32, {4, 24}, rng_)}, F32, "linear_int8 split-K M 4 K 768 N 24");
+    tgl_linear_int4_params p4{sizeof(tgl_linear_int4_params), TGL_ACTIVATION_NONE, 64, 0};
+    run_case(TGL_OP_LINEAR_INT4, param_bytes(p4),
+             {rand_float(F16, {3, 1024}, rng_), rand_input(TGL_DTYPE_U8, {20, 512}, rng_, int_values(TGL_DTYPE_U8, 0, 255)),
+              rand_float(F32, {20, 16}, rng_, 0.01, 0.1), rand_input(TGL_DTYPE_U8, {20, 16}, rng_, int_values(TGL_DTYPE_U8, 0, 15)),
+              absent_input()},
+             {rand_output(F16, {3, 20}, rng_)}, F16, "linear_int4 split-K M 3 K 1024 N 20 group 64 zeros");
+    tgl_linear_params silu{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
+    for (int64_t rows : {5, 40}) {
+        auto contig = [&](tgl_dtype dt, const Shape& sh) {
+            InputArg a;
+            a.dtype = dt;
+            a.view = contiguous(sh);
+            a.storage = random_storage(dt, a.view.storage, rng_, float_values(dt, -1, 1));
+            return a;
+        };
+        run_case(TGL_OP_LINEAR_QKV, param_bytes(silu), {contig(F16, {rows, 600}), contig(F16, {16, 600}), contig(F16, {16})},
+                 {rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 8}, rng_)}, F16,
+                 "linear_qkv f16 rows " + std::to_string(rows) + " K 600 split 4/4/8 bias silu");
+    }
+}
+
 // M = 1 and N = 2,097,200 columns: more than 65,535 workgroups along x at 32 columns per
 // workgroup (the grid is split into dispatches). K = 2 keeps it lean.
 TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
