@@ -146,20 +146,16 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             in_bounds = in_bounds && p.pad[d] == 0 && (p.out[d] - 1) * p.stride[d] + (p.k[d] - 1) * p.dil[d] < p.in[d];
         // One GEMM of N columns and reduction length K over `b` (which carries the phase uniforms).
         auto gemm = [&](Dispatch b, int32_t N, int32_t K) {
-            // Large products: 8x4 (4x8) register tiles, whose vec4 shared reads feed twice the FMAs
-            // of 4x4, where they still make kSplitTarget workgroups (else the 64x64 tile, which
-            // needs no split); a wide tile when a group has few output channels, the smallest where
-            // the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB).
-            // TGL_TUNE_CONV overrides where it fits.
-            const Tile tall{128, 64, 16, 8, 4}, flat{64, 128, 16, 4, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4},
-                small{32, 32, 16, 4, 4};
-            auto many = [&](const Tile& c) {
-                return fits(L, c) && ceil_div(uint64_t(M), uint64_t(c.bm)) * ceil_div(uint64_t(N), uint64_t(c.bn)) * uint64_t(p.groups) >= kSplitTarget;
-            };
+            // Measured on the H100 (ResNet-50 layers at batch 32, bench/RESULTS.md): the 64x64 tile
+            // (4x4 per invocation) beats the 128x64 / 64x128 ones (8x4 / 4x8) on every layer, and
+            // the 128x128 tile (8x8) wins only with many output channels and few positions
+            // (conv5_x, 512 channels x 1,568 positions: 0.46 ms against 0.62). A wide tile when a
+            // group has few output channels, the smallest where the limits allow nothing else (GLES
+            // 3.1 minimum: 128 invocations, 16 KiB). TGL_TUNE_CONV overrides where it fits.
+            const Tile big{128, 128, 8, 8, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4};
             Tile t = small;
             if (tune().tile.bm > 0 && M > 32 && fits(L, tune().tile)) t = tune().tile;
-            else if (M >= 128 && N >= 4096 && many(tall)) t = tall;
-            else if (M > 32 && N >= 4096 && many(flat)) t = flat;
+            else if (M >= 512 && N < 4096 && fits(L, big)) t = big;
             else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
             else if (fits(L, mid) && M > 32) t = mid;
             if (!fits(L, t))

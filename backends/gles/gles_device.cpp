@@ -206,7 +206,7 @@ void StagingPool::put(Block* b) {
 
 namespace {
 // TGL_TUNE_STREAM=wg<N>_v<M>: the streaming kernels' workgroup size and vec4s per invocation (a
-// tuning knob for benchmark sweeps; unset: 256 and 4). A malformed value fails device_open.
+// tuning knob for benchmark sweeps; unset: 1024 and 4). A malformed value fails device_open.
 StreamShape read_stream_shape(const Limits& L) {
     StreamShape s;
     if (const char* v = std::getenv("TGL_TUNE_STREAM"); v && *v) {

@@ -77,7 +77,7 @@ struct UniformValue {
 };
 
 struct StreamShape {
-    int wg = 256;
+    int wg = 1024;
     int per_invocation = 4;
 };
 
@@ -151,7 +151,8 @@ public:
     int workgroup_size() const { return wg_size_; }
     // Workgroup size and vec4s per invocation of the streaming kernels (buffer_bytes.comp and
     // elementwise.comp's VEC4): TGL_TUNE_STREAM=wg<N>_v<M> (e.g. wg512_v4) overrides the default
-    // for tuning sweeps; the workgroup size stays within the device's limits.
+    // (1024 and 4: the best of a sweep on the H100) for tuning sweeps; the workgroup size stays
+    // within the device's limits.
     StreamShape stream_shape() const { return stream_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
     std::vector<GridChunk> split_grid(uint64_t groups) const;

@@ -225,18 +225,21 @@ TEST_F(ConvDiff, Tiles) {
     d.stride = {2, 2}, d.pe = {1, 1};
     Conv e = c2(1, 66, 258, {64, 65}, {1, 1});
     e.groups = 2, e.last = true, e.bias = true, e.dense = true;
+    Conv f = c2(1, 20, 515, {7, 9}, {3, 3});
+    f.pb = {1, 1}, f.pe = {1, 1}, f.bias = true, f.dense = true;
     // f16 on the first three (the dtype is the loads' and stores' business, not the tile's).
-    const std::vector<std::pair<std::string, Conv>> cases = {{"1x1 2 groups of 131 channels (in bounds, 128x64 tile on GLES)", a},
+    const std::vector<std::pair<std::string, Conv>> cases = {{"1x1 2 groups of 131 channels (in bounds)", a},
                                                              {"1x1 stride 2 (in bounds)", c},
                                                              {"3x3 stride 2 padded at the end only", d},
-                                                             {"3x3 unpadded 4 groups of 67 channels (in bounds, 64x128 tile on GLES)", b},
-                                                             {"nhwc 1x1 2 groups of 129 channels", e}};
+                                                             {"3x3 unpadded 4 groups of 67 channels (in bounds)", b},
+                                                             {"nhwc 1x1 2 groups of 129 channels", e},
+                                                             {"3x3 515 channels x 63 positions (128x128 tile on GLES)", f}};
     for (size_t i = 0; i < cases.size(); ++i)
         for (tgl_dtype dt : {F32, F16})
             if (dt == F32 || i < 3) forward(cases[i].second, dt, rng_, cases[i].first);
     Conv w = c2(1, 332, 260, {10, 10}, {5, 5});
     w.groups = 2, w.bias = true, w.dense = true;
-    backward(w, F32, rng_, "5x5 2 groups of 166 -> 130 channels (backward weight: 130 x 4150 GEMMs, 128x64 tile on GLES)");
+    backward(w, F32, rng_, "5x5 2 groups of 166 -> 130 channels (backward weight: 130 x 4150 GEMMs)");
 }
 
 TEST_F(ConvDiff, Transposed) {
