@@ -209,7 +209,7 @@ namespace {
 // tuning knob for benchmark sweeps; unset: 1024 and 4). A malformed value fails device_open.
 StreamShape read_stream_shape(const Limits& L) {
     StreamShape s;
-    if (const char* v = std::getenv("TGL_TUNE_STREAM"); v && *v) {
+    if (const char* v = ::secure_getenv("TGL_TUNE_STREAM"); v && *v) {
         int wg = 0, per = 0;
         char end = 0;
         if (std::sscanf(v, "wg%d_v%d%c", &wg, &per, &end) != 2 || wg < 32 || wg > 1024 || (wg & (wg - 1)) ||
@@ -254,7 +254,7 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
             // A software renderer runs the dispatches on the CPU's cores: no polling for work there.
             // TGL_TUNE_POLL_US (microseconds) overrides it for tuning sweeps.
             int64_t poll_ns = software_timer_ ? 0 : GlThread::kPollBeforeSleepNs;
-            if (const char* v = std::getenv("TGL_TUNE_POLL_US"); v && *v) poll_ns = 1000 * std::atoll(v);
+            if (const char* v = ::secure_getenv("TGL_TUNE_POLL_US"); v && *v) poll_ns = 1000 * std::atoll(v);
             gl_->poll_before_sleep(std::max<int64_t>(poll_ns, 0));
             timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
             cache_.bind_driver();
