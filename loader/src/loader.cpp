@@ -378,7 +378,13 @@ const RequiredMember kRequiredV1_0[] = {
 };
 // Required in a table whose abi_minor is 1 or more.
 const RequiredMember kRequiredV1_1[] = {TGL_MEMBER(timer_begin), TGL_MEMBER(timer_end)};
+// Required in a table whose abi_minor is 2 or more.
+const RequiredMember kRequiredV1_2[] = {TGL_MEMBER(graph_begin), TGL_MEMBER(graph_end), TGL_MEMBER(graph_replay),
+                                        TGL_MEMBER(graph_destroy)};
 #undef TGL_MEMBER
+static_assert(sizeof(kRequiredV1_2) / sizeof(kRequiredV1_2[0]) ==
+                  (TGL_PLUGIN_API_SIZE_V1_2 - TGL_PLUGIN_API_SIZE_V1_1) / sizeof(void*),
+              "every v1.2 member of tgl_plugin_api must be listed as required");
 static_assert(sizeof(kRequiredV1_1) / sizeof(kRequiredV1_1[0]) ==
                   (TGL_PLUGIN_API_SIZE_V1_1 - TGL_PLUGIN_API_SIZE_V1_0) / sizeof(void*),
               "every v1.1 member of tgl_plugin_api must be listed as required");
@@ -522,6 +528,18 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
                             "%s: function table member %s (required since ABI 1.1) is NULL", file,
                             m.name);
     }
+    if (api->abi_minor >= 2) {
+        if (api->struct_size < TGL_PLUGIN_API_SIZE_V1_2)
+            return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
+                        "%s: function table of ABI 1.%u is %llu bytes, smaller than the %u bytes of ABI 1.2",
+                        file, api->abi_minor, static_cast<unsigned long long>(api->struct_size),
+                        static_cast<unsigned>(TGL_PLUGIN_API_SIZE_V1_2));
+        for (const RequiredMember& m : kRequiredV1_2)
+            if (member_is_null(api, m.offset))
+                return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
+                            "%s: function table member %s (required since ABI 1.2) is NULL", file,
+                            m.name);
+    }
 
     tgl_plugin_info info;
     std::memset(&info, 0, sizeof info);
@@ -553,7 +571,9 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
     p->handle = handle;
     p->negotiated_minor = std::min<uint32_t>(TGL_ABI_MINOR, api->abi_minor);
     const size_t copied = std::min<size_t>(
-        sizeof p->table, p->negotiated_minor >= 1 ? TGL_PLUGIN_API_SIZE_V1_1 : TGL_PLUGIN_API_SIZE_V1_0);
+        sizeof p->table, p->negotiated_minor >= 2   ? TGL_PLUGIN_API_SIZE_V1_2
+                         : p->negotiated_minor >= 1 ? TGL_PLUGIN_API_SIZE_V1_1
+                                                    : TGL_PLUGIN_API_SIZE_V1_0);
     std::memcpy(&p->table, api, copied);  // the rest stays zero: absent members are NULL
     p->table.struct_size = copied;
     p->api = &p->table;

@@ -287,16 +287,42 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
     tgl_plugin_release(r.plugin);
 }
 
-TEST(LoaderLoad, NewerPluginHasTheTimerMembers) {
+TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
-    ASSERT_GE(tgl_plugin_abi_minor(r.plugin), 1u);
+    ASSERT_EQ(tgl_plugin_abi_minor(r.plugin), uint32_t(TGL_ABI_MINOR));  // the fixture says a newer minor
     const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
-    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_1));
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_2));
     ASSERT_NE(api->timer_begin, nullptr);
     ASSERT_NE(api->timer_end, nullptr);
     EXPECT_EQ(api->timer_begin(0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+    ASSERT_NE(api->graph_begin, nullptr);
+    ASSERT_NE(api->graph_end, nullptr);
+    ASSERT_NE(api->graph_replay, nullptr);
+    ASSERT_NE(api->graph_destroy, nullptr);
+    EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
     tgl_plugin_release(r.plugin);
+}
+
+// ABI 1.2 negotiation: a 1.1 plugin has the timer but no graph members (NULL to the host).
+TEST(LoaderLoad, Minor1PluginHasNoGraphMembers) {
+    LoadResult r = load(fixture("fixture_v1_1.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), 1u);
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    ASSERT_NE(api, nullptr);
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_1));
+    EXPECT_NE(api->timer_end, nullptr);
+    EXPECT_EQ(api->graph_begin, nullptr);
+    EXPECT_EQ(api->graph_end, nullptr);
+    EXPECT_EQ(api->graph_replay, nullptr);
+    EXPECT_EQ(api->graph_destroy, nullptr);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderFailure, NullMemberOfMinor2) {
+    expect_failure(fixture("fixture_v1_2_no_graph.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_v1_2_no_graph.so")), "graph_replay", "required since ABI 1.2"});
 }
 
 TEST(LoaderFailure, NullMemberOfMinor1) {
