@@ -209,7 +209,7 @@ namespace {
 // tuning knob for benchmark sweeps; unset: 256 and 4). A malformed value fails device_open.
 StreamShape read_stream_shape(const Limits& L) {
     StreamShape s;
-    if (const char* v = std::getenv("TGL_TUNE_STREAM"); v && *v) {
+    if (const char* v = ::secure_getenv("TGL_TUNE_STREAM"); v && *v) {
         int wg = 0, per = 0;
         char end = 0;
         if (std::sscanf(v, "wg%d_v%d%c", &wg, &per, &end) != 2 || wg < 32 || wg > 1024 || (wg & (wg - 1)) ||

@@ -64,16 +64,6 @@ std::vector<float> fvals(size_t n, float start, float step) {
     return v;
 }
 
-TEST_F(GraphTest, TableHasTheV12Members) {
-    const tgl_plugin_api& api = plug().api();
-    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 2u);
-    EXPECT_GE(api.struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_2));
-    EXPECT_NE(api.graph_begin, nullptr);
-    EXPECT_NE(api.graph_end, nullptr);
-    EXPECT_NE(api.graph_replay, nullptr);
-    EXPECT_NE(api.graph_destroy, nullptr);
-}
-
 // t = x + b; y = t * x: recorded once (nothing runs while recording), replayed with new x.
 TEST_F(GraphTest, ReplayComputesWithTheNewData) {
     GDevice d;
