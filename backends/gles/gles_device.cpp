@@ -39,10 +39,8 @@ GlesBuffer& gl_buffer(const BufferRef& b) { return static_cast<GlesBuffer&>(*b);
 // 32-bit words) and never 0 (so that any buffer can be bound).
 int64_t store_bytes(uint64_t bytes) { return int64_t(std::max<uint64_t>(4, (bytes + 3) & ~uint64_t(3))); }
 
-void set_uniform(const Program& p, const UniformValue& u) {
-    auto it = p.uniforms.find(u.name);
-    if (it == p.uniforms.end()) return;  // optimised away by the driver
-    const Program::Uniform& d = it->second;
+// Sets uniform `d` of `p` (the program's record of u.name) to u's value.
+void set_uniform_at(const Program& p, const Program::Uniform& d, const UniformValue& u) {
     GLsizei n = GLsizei(u.bits.size());
     const void* v = u.bits.data();
     auto expect = [&](UniformValue::Kind k, int comps) {
@@ -64,6 +62,16 @@ void set_uniform(const Program& p, const UniformValue& u) {
         fail(TGL_ERROR_INTERNAL, "uniform %s of %s has GLSL type 0x%04x, which the plugin does not set",
              u.name.c_str(), p.label.c_str(), unsigned(d.type));
     }
+}
+
+// The program's record of uniform `name`; nullptr when the driver optimised it away.
+const Program::Uniform* find_uniform(const Program& p, const std::string& name) {
+    auto it = p.uniforms.find(name);
+    return it == p.uniforms.end() ? nullptr : &it->second;
+}
+
+void set_uniform(const Program& p, const UniformValue& u) {
+    if (const Program::Uniform* d = find_uniform(p, u.name)) set_uniform_at(p, *d, u);
 }
 
 // TGL_GLES_TEST_FAULT=slow: `thousands` x 1000 workgroups of a long loop, issued on the GL thread
@@ -450,6 +458,10 @@ struct GlesRecordedOp : Device::RecordedOp {
     std::vector<Dispatch> ds;
     std::vector<SeqSlot> seqs;
     uint32_t checks = 0;
+    // Each dispatch's uniforms resolved to the program's records once (a replay does no name
+    // lookups): dispatch i's start at uniform_at[i] in `uniforms`; nullptr: optimised away.
+    std::vector<const Program::Uniform*> uniforms;
+    std::vector<uint32_t> uniform_at;
 };
 }  // namespace
 
@@ -464,7 +476,8 @@ void GlesDevice::begin_batch(BoundState& b, GlThread* gl, uint32_t slow) {
     }
 }
 
-void GlesDevice::issue(BoundState& b, const Dispatch& d, int seq_uniform, uint32_t seq) {
+void GlesDevice::issue(BoundState& b, const Dispatch& d, const Program::Uniform* const* resolved, int seq_uniform,
+                       uint32_t seq) {
     if (b.program != d.program->id) {
         glUseProgram(d.program->id);
         b.program = d.program->id;
@@ -481,17 +494,18 @@ void GlesDevice::issue(BoundState& b, const Dispatch& d, int seq_uniform, uint32
         have.offset = want.offset;
         have.size = want.size;
     }
-    if (seq_uniform < 0) {
+    if (!resolved) {
         for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
     } else {
         for (size_t k = 0; k < d.uniforms.size(); ++k) {
+            if (!resolved[k]) continue;  // optimised away by the driver
             if (int(k) != seq_uniform) {
-                set_uniform(*d.program, d.uniforms[k]);
+                set_uniform_at(*d.program, *resolved[k], d.uniforms[k]);
                 continue;
             }
             UniformValue u = d.uniforms[k];
             u.bits.assign(1, seq);
-            set_uniform(*d.program, u);
+            set_uniform_at(*d.program, *resolved[k], u);
         }
     }
     glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
@@ -536,6 +550,10 @@ std::shared_ptr<Device::RecordedOp> GlesDevice::record(const OpCall& call) {
         }
     }
     op->checks = uint32_t(recorded.size());
+    for (const Dispatch& d : op->ds) {
+        op->uniform_at.push_back(uint32_t(op->uniforms.size()));
+        for (const UniformValue& u : d.uniforms) op->uniforms.push_back(find_uniform(*d.program, u.name));
+    }
     return op;
 }
 
@@ -559,18 +577,15 @@ void GlesDevice::replay(const RecordedOps& ops) {
         size_t first_seq = 0;  // the current op's first fresh sequence number in seqs
         for (const auto& o : *ops) {
             const GlesRecordedOp& op = static_cast<const GlesRecordedOp&>(*o);
-            if (op.seqs.empty()) {
-                for (const Dispatch& d : op.ds) issue(b, d);
-                continue;
-            }
             size_t next = 0;  // op.seqs is in dispatch order
             for (size_t i = 0; i < op.ds.size(); ++i) {
+                const Program::Uniform* const* resolved = op.uniforms.data() + op.uniform_at[i];
                 if (next < op.seqs.size() && op.seqs[next].dispatch == i) {
                     // (a dispatch sets u_check_seq once)
                     const auto& slot = op.seqs[next++];
-                    issue(b, op.ds[i], int(slot.uniform), seqs[first_seq + slot.check]);
+                    issue(b, op.ds[i], resolved, int(slot.uniform), seqs[first_seq + slot.check]);
                 } else {
-                    issue(b, op.ds[i]);
+                    issue(b, op.ds[i], resolved);
                 }
             }
             first_seq += op.checks;

@@ -191,10 +191,13 @@ private:
         uint64_t deletions = ~uint64_t(0);
     };
     // On the GL thread: the start of a posted batch of dispatches (the slow test hook, and
-    // forgetting bindings when buffer names may have been reused), then one dispatch; uniform
-    // number `seq_uniform` (if >= 0) is set to `seq` instead of its recorded value.
+    // forgetting bindings when buffer names may have been reused), then one dispatch. `resolved`
+    // (a recorded op's): the program's record of each of d's uniforms, nullptr where optimised
+    // away; without it each is looked up by name. Uniform number `seq_uniform` (if >= 0) is set
+    // to `seq` instead of its recorded value.
     static void begin_batch(BoundState& b, GlThread* gl, uint32_t slow);
-    static void issue(BoundState& b, const Dispatch& d, int seq_uniform = -1, uint32_t seq = 0);
+    static void issue(BoundState& b, const Dispatch& d, const Program::Uniform* const* resolved = nullptr,
+                      int seq_uniform = -1, uint32_t seq = 0);
     // Fresh device-check sequence numbers for a replay, n of them (never 0).
     void next_check_seqs(std::vector<uint32_t>& out, size_t n);
     std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();
