@@ -288,6 +288,48 @@ TEST_F(GraphTest, ReplayOfAnOpWithADeviceCheck) {
     EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
 }
 
+// Ops that use the plugin's internal scratch memory (a long sum splits into partial sums): two in
+// one graph, and direct ones between the replays, each with its own data.
+TEST_F(GraphTest, OpsWithScratchMemoryReplay) {
+    GDevice d;
+    const int64_t n = int64_t(1) << 18;
+    auto pattern = [&](int k) {
+        std::vector<float> v(size_t(n), 0);
+        for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float((i * k) % 7);  // integer sums: exact
+        return v;
+    };
+    auto exact_sum = [](const std::vector<float>& v) {
+        double s = 0;
+        for (float x : v) s += x;
+        return float(s);
+    };
+    tgl_buffer a = d.alloc(size_t(n)), b = d.alloc(size_t(n)), c = d.alloc(size_t(n)), out = d.with({-1, -1, -1});
+    tgl_reduce_params all{};
+    all.struct_size = sizeof all;
+    all.n_axes = 1;
+    all.axes[0] = 0;
+    auto sum = [&](tgl_buffer x, uint64_t slot) {
+        tgl_tensor in = GDevice::t(x, n);
+        tgl_tensor y = tgl_tensor_contiguous(out, slot * 4, TGL_DTYPE_F32, 0, nullptr);
+        return d.api.run_op(d.h, TGL_OP_SUM, &all, &in, 1, &y, 1);
+    };
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    ASSERT_EQ(sum(a, 0), TGL_OK) << plug().last_error();
+    ASSERT_EQ(sum(b, 1), TGL_OK) << plug().last_error();
+    tgl_graph g = d.end();
+    for (int round = 1; round <= 3; ++round) {
+        std::vector<float> va = pattern(round), vb = pattern(round + 3), vc = pattern(round + 1);
+        d.upload(a, va);
+        d.upload(b, vb);
+        d.upload(c, vc);
+        ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+        ASSERT_EQ(sum(c, 2), TGL_OK) << plug().last_error();  // direct, after the replay
+        std::vector<float> got = d.read(out, 3);
+        EXPECT_EQ(got, (std::vector<float>{exact_sum(va), exact_sum(vb), exact_sum(vc)})) << "round " << round;
+    }
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+}
+
 // Recording is per device: run_op from another thread during the recording is recorded too.
 TEST_F(GraphTest, RunOpFromAnotherThreadIsRecorded) {
     GDevice d;
