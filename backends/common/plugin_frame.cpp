@@ -362,11 +362,17 @@ tgl_status api_graph_end(tgl_device device, tgl_graph* out) {
         std::lock_guard<std::mutex> lock(rec->graph_mutex);
         if (!rec->recording)
             fail(TGL_ERROR_INVALID_ARGUMENT, "no graph is being recorded on this device (call graph_begin first)");
-        auto g = std::make_shared<GraphRecord>();
-        g->ops = std::make_shared<const std::vector<std::shared_ptr<Device::RecordedOp>>>(std::move(rec->recorded));
-        g->device_handle = device;
+        auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>(std::move(rec->recorded));
         rec->recorded.clear();
-        *out = frame().graphs->insert(std::move(g));  // may throw (too many graphs): the recording stays open
+        auto g = std::make_shared<GraphRecord>();
+        g->ops = ops;
+        g->device_handle = device;
+        try {
+            *out = frame().graphs->insert(std::move(g));
+        } catch (...) {  // too many graphs: the recording stays open, with its ops
+            rec->recorded = std::move(*ops);
+            throw;
+        }
         rec->recording.store(false, std::memory_order_release);
     });
 }
