@@ -50,6 +50,7 @@ const std::vector<SuiteEntry>& suite_table() {
         {"attention", "attention", "",       {1, 16, 1, 8192, 64},    {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV"},
         {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill, f16 storage", "f16"},
         {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
+        {"latency",  "add",        "graph",     {256},                  {256}, 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"},
         {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
         {"first_op", kFirstOp,     "cold",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, empty program cache"},
         {"first_op", kFirstOp,     "warm",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, warm program cache"},
@@ -240,8 +241,10 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
     }
     w.op = caps.op;
     const tgl_dtype od = output_dtype(caps, c.dtype);
-    const bool chain = c.variant == "chain", sync = c.variant == "sync";
+    const bool graph = c.variant == "graph";
+    const bool chain = c.variant == "chain" || graph, sync = c.variant == "sync";
     w.sync_each = sync;
+    w.graph = graph;
     auto malformed = [&](const std::string& what) {
         why = what;
         return Plan::Error;
@@ -313,7 +316,7 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.outputs = {{c.dims, out}};
     } else if (family == 2 && caps.op != TGL_OP_WHERE) {  // binary
         if (!(c.variant.empty() || c.variant == "broadcast" || chain || sync))
-            return malformed("binary variants: broadcast, chain, sync");
+            return malformed("binary variants: broadcast, chain, graph, sync");
         std::vector<int64_t> b = c.dims;
         if (c.variant == "broadcast")
             b = c.dims.size() >= 2 ? std::vector<int64_t>{c.dims.back()} : std::vector<int64_t>{1};

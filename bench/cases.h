@@ -72,6 +72,9 @@ struct Workload {
     std::vector<Operand> inputs, outputs;
     uint64_t buffer_bytes = 0;   // Copy / Fill: bytes per run
     bool sync_each = false;      // synchronize after every run (latency of one op + wait)
+    // The batch's runs recorded once as an ABI 1.2 graph (outside the timing), each sample one
+    // graph_replay: per-run time = replay time / batch.
+    bool graph = false;
     double bytes = 0;            // bytes read + written per run (each operand once)
     double flops = 0;            // per run: 2MNK for matmul, one per element for the others
 };

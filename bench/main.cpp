@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <dirent.h>
@@ -64,7 +65,8 @@ const char* kUsage =
     "  --dtype=LIST         f32 (default), f16, ...; unsupported ones are listed as skipped\n"
     "  --broadcast          binary ops: b is the last dim of a (a scalar for a 1-D shape)\n"
     "  --axis=K             reductions/softmax: reduce along axis K (default: the last)\n"
-    "  --variant=V          chain (dependent in-place runs) or sync (one op + synchronize per run)\n"
+    "  --variant=V          chain (dependent in-place runs), graph (the chain recorded once as an ABI 1.2\n"
+    "                       graph and replayed) or sync (one op + synchronize per run)\n"
     "  --quick              tiny shapes and short timing (checks the runner; exits 1 if any\n"
     "                       result is missing or nonsensical)\n"
     "  --max-time=S         timed sampling per case stops after S seconds (default 2, quick 0.15)\n"
@@ -178,7 +180,7 @@ std::vector<Case> build_cases(const Options& o) {
                 c.label = e->label;
                 c.batch = o.quick ? e->batch_quick : e->batch_full;
             }
-            if (c.variant == "chain" && c.batch == 0) c.batch = o.quick ? 500 : 10000;
+            if ((c.variant == "chain" || c.variant == "graph") && c.batch == 0) c.batch = o.quick ? 500 : 10000;
             bool dup = false;  // --dtype=f16 on a table that also has the f16 row
             for (const auto& other : cases) dup = dup || other.key() == c.key();
             if (!dup) cases.push_back(c);
@@ -610,15 +612,32 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
         std::vector<double> host;  // per run: the host's time to queue it (no wait), one per sample
         std::vector<double> host_cpu;  // the same in CPU time of this thread (not waiting for a core)
         std::vector<double> gl_busy;   // per run: time on the plugin's GL thread (gl_thread.busy_ns), if any
+        // graph: one recorded graph per batch size measure() asks for, recorded before the timing.
+        std::map<int, tgl::Graph> graphs;
+        if (w.graph && !api.graph_begin)  // the loader leaves members above the negotiated minor NULL
+            throw tgl::Error(TGL_ERROR_UNIMPLEMENTED, "the plugin has no graphs (ABI minor below 2)");
         r.st = measure(
             [&](int batch) {
+                const tgl::Graph* graph = nullptr;
+                if (w.graph) {
+                    auto it = graphs.find(batch);
+                    if (it == graphs.end())
+                        it = graphs.emplace(batch, tgl::Graph::record(dev, [&] {
+                                                for (int i = 0; i < batch; ++i) p->run();
+                                            })).first;
+                    graph = &it->second;
+                }
                 const double busy0 = gl_thread_busy_s(dev, o.device);
                 double t0 = now_s();
                 const double c0 = thread_cpu_s();
                 const bool timed = timer.available && api.timer_begin(dev.handle()) == TGL_OK;
-                for (int i = 0; i < batch; ++i) {
-                    p->run();
-                    if (sync_each) dev.synchronize();
+                if (graph) {
+                    graph->replay();
+                } else {
+                    for (int i = 0; i < batch; ++i) {
+                        p->run();
+                        if (sync_each) dev.synchronize();
+                    }
                 }
                 host.push_back((now_s() - t0) / batch);
                 host_cpu.push_back((thread_cpu_s() - c0) / batch);
@@ -654,11 +673,11 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             const double busy = median_finite(std::vector<double>(gl_busy.end() - r.st.samples, gl_busy.end()));
             if (std::isfinite(busy)) r.extra.push_back({"gl_thread_us_per_run", 1e6 * busy});
         }
-        if (c.variant == "chain" || c.variant == "sync") {
+        if (c.variant == "chain" || c.variant == "graph" || c.variant == "sync") {
             char note[96];
             std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
             r.note = note;
-            if (c.variant == "chain" && r.extra.size() >= 2) {
+            if ((c.variant == "chain" || c.variant == "graph") && r.extra.size() >= 2) {
                 std::snprintf(note, sizeof note, " (host: queueing %.2f us/op wall, %.2f us/op CPU",
                               r.extra[1].second, r.extra[0].second);
                 r.note += note;

@@ -64,7 +64,7 @@ def plot_roofline(plt, runs, path, peak_gflops=None):
     points = []  # (run, ai, gflops, key)
     for run in runs:
         for r in run["results"]:
-            if r.get("variant") in ("chain", "sync"):  # latencies, not throughputs
+            if r.get("variant") in ("chain", "graph", "sync"):  # latencies, not throughputs
                 continue
             if r.get("status") == "ok" and r.get("flops") and r.get("bytes") and r.get("gflops"):
                 points.append((run, r["flops"] / r["bytes"], r["gflops"], r["key"]))

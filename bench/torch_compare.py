@@ -12,7 +12,8 @@
 Timing: CUDA events around `batch` runs queued back to back (batch calibrated so that a sample
 takes ~20 ms), median of samples until MAD/median < 2% or the time per case runs out. f32 matmul
 runs with TF32 off (torch.backends.cuda.matmul.allow_tf32 = False, cudnn.allow_tf32 = False).
-Latency rows: "chain" = dependent in-place adds (eager, CUDA events, us/op); "sync" = one add and
+Latency rows: "chain" = dependent in-place adds (eager, CUDA events, us/op); "graph" = the same adds
+captured once in a CUDA graph (torch.cuda.CUDAGraph) and replayed (CUDA events, us/op); "sync" = one add and
 torch.cuda.synchronize() per run (wall clock); first_op = a child `python3` from spawn to the
 first matmul result on the host (import torch and CUDA start-up included).
 """
@@ -66,6 +67,7 @@ SUITES = [
     ("attention", SDPA, "causal", [8, 16, 2048, 2048, 64], [1, 2, 64, 64, 16], 0, 0,
      "causal prefill, f16 storage", "f16"),
     ("latency", "add", "chain", [256], [256], 10000, 500, "dependent in-place adds"),
+    ("latency", "add", "graph", [256], [256], 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"),
     ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
     ("first_op", "first_op", "cold", [256] * 3, [64] * 3, 0, 0, "child process, empty program cache"),
     ("first_op", "first_op", "warm", [256] * 3, [64] * 3, 0, 0, "child process, warm program cache"),
@@ -150,7 +152,7 @@ def cases_from_ours(ours):
     out = []
     for r in ours["results"]:
         batch = 0
-        if r["variant"] == "chain":
+        if r["variant"] in ("chain", "graph"):
             batch = r.get("batch") or 10000
         out.append(dict(suite=r["suite"], op=r["op"], variant=r["variant"], dims=list(r["dims"]),
                         dtype=r["dtype"], label=r.get("label", ""), batch=batch,
@@ -185,7 +187,7 @@ def make_runner(torch, case, dev):
         else:
             y = full(dims)
         fn = torch.add if op == "add" else torch.mul
-        if variant in ("chain", "sync"):
+        if variant in ("chain", "graph", "sync"):
             inplace = x.add_ if op == "add" else x.mul_
             return lambda: inplace(y)
         out = full(dims)
@@ -328,8 +330,26 @@ def run_torch(cases, args):
             else:
                 fn = make_runner(torch, c, dev)
                 sync_each = c["variant"] == "sync"
+                graphs = {}  # "graph": batch -> a CUDAGraph of `batch` runs, captured untimed
 
                 def sample(batch):
+                    if c["variant"] == "graph":
+                        if batch not in graphs:
+                            s = torch.cuda.Stream()
+                            s.wait_stream(torch.cuda.current_stream())
+                            with torch.cuda.stream(s):  # warm-up outside the capture, as documented
+                                fn()
+                            torch.cuda.current_stream().wait_stream(s)
+                            g = torch.cuda.CUDAGraph()
+                            with torch.cuda.graph(g):
+                                for _ in range(batch):
+                                    fn()
+                            graphs[batch] = g
+                        start.record()
+                        graphs[batch].replay()
+                        end.record()
+                        end.synchronize()
+                        return start.elapsed_time(end) / 1e3 / batch
                     if sync_each:  # wall clock around op + synchronize
                         torch.cuda.synchronize()
                         t0 = time.perf_counter()
@@ -345,7 +365,8 @@ def run_torch(cases, args):
                     return start.elapsed_time(end) / 1e3 / batch
 
                 st = measure(sample, cfg, c.get("batch") or 0)
-                if c["variant"] in ("chain", "sync"):
+                graphs.clear()
+                if c["variant"] in ("chain", "graph", "sync"):
                     row["note"] = "%.2f us/op" % (st["median_s"] * 1e6)
                 torch.cuda.synchronize()
                 del fn
@@ -467,8 +488,8 @@ def target_of(row):
                 return None
             return o["median_ms"] < f32["median_ms"]
         return ("faster than f32", faster)
-    if variant in ("chain", "sync"):
-        return None  # chain: chain_target; sync: no target (a round trip, for information)
+    if variant in ("chain", "graph", "sync"):
+        return None  # chain, graph: chain_target; sync: no target (a round trip, for information)
     if op in ("buffer_copy", "add", "mul") or row["suite"] == "unary":
         return ratio_at_least(0.95)
     if op in ("sum", "softmax", "layer_norm", "rms_norm"):
@@ -493,7 +514,7 @@ def target_of(row):
 
 
 def chain_target(row):
-    if row["op"] == "add" and row["variant"] == "chain":
+    if row["op"] == "add" and row["variant"] in ("chain", "graph"):
         return ("<= 3 us/op", lambda o, t, r, by: None if o.get("status") != "ok" else o["median_ms"] * 1e3 <= 3.0)
     return None
 
@@ -539,7 +560,7 @@ def markdown_table(ours, torch_run):
         note = row["label"] if row["status"] == "ok" else row["status"]
         if o.get("status") != "ok" and o.get("reason"):
             note += " (%s)" % o["reason"]
-        elif o.get("note") and (row["variant"] == "chain" or row["op"] in ("first_op", "memory")):
+        elif o.get("note") and (row["variant"] in ("chain", "graph") or row["op"] in ("first_op", "memory")):
             note += "; " + o["note"]
         met = {True: "yes", False: "**no**", None: "-"}[row["met"]]
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (

@@ -45,6 +45,18 @@ public:
     virtual void timer_begin();
     // Elapsed nanoseconds of the region; *flags gets TGL_TIMER_* bits.
     virtual uint64_t timer_end(uint32_t* flags);
+    // ABI 1.2 graphs (plugin_api.h, graph_begin ... graph_destroy). The frame owns the handles and
+    // the recording state; a device provides:
+    //   record(call): what run(call) would queue, planned now but not queued (call is validated and
+    //     not a no-op, as for run). Buffers and internal memory it uses stay held by the result.
+    //   replay(ops): queues the recorded ops in order, as run would have queued them.
+    class RecordedOp {
+    public:
+        virtual ~RecordedOp() = default;
+    };
+    using RecordedOps = std::shared_ptr<const std::vector<std::shared_ptr<RecordedOp>>>;
+    virtual std::shared_ptr<RecordedOp> record(const OpCall& call) = 0;
+    virtual void replay(const RecordedOps& ops) = 0;
 };
 
 class Backend {

@@ -18,7 +18,7 @@ class HandleTable {
 public:
     // `kind` names the handle in messages ("buffer", "device"); `tag` makes handles of different
     // tables and plugins distinguishable; `released` is how a removed handle is described
-    // ("freed" for buffers, "closed" for devices).
+    // ("freed" for buffers, "closed" for devices, "destroyed" for graphs).
     HandleTable(const char* kind, uint8_t tag, const char* released = "freed")
         : kind_(kind), tag_(tag), released_(released) {}
 
@@ -91,12 +91,14 @@ private:
         if (generation == s.generation && s.object) return low - 1;
         // Generations only grow; a handle from a later generation was never issued.
         if (generation < s.generation || (generation == s.generation && !s.object)) {
-            const bool closed = std::strcmp(released_, "closed") == 0;
+            const char* verb = std::strcmp(released_, "closed") == 0      ? "close"
+                               : std::strcmp(released_, "destroyed") == 0 ? "destroy"
+                                                                          : "free";
             if (freeing)
                 fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was already %s (double %s)",
-                     what, h, kind_, released_, closed ? "close" : "free");
+                     what, h, kind_, released_, verb);
             fail(TGL_ERROR_STALE_HANDLE, "%s = 0x%016llx: %s was %s (use after %s)", what, h,
-                 kind_, released_, closed ? "close" : "free");
+                 kind_, released_, verb);
         }
         fail(TGL_ERROR_INVALID_HANDLE, "%s = 0x%016llx is not a %s handle issued by this plugin",
              what, h, kind_);

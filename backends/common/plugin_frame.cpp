@@ -16,6 +16,16 @@ struct DeviceRecord {
     std::shared_ptr<Device> device;
     std::mutex timer_mutex;
     bool timer_open = false;  // between a successful timer_begin and its timer_end
+    // ABI 1.2 graph recording: between graph_begin and graph_end, run_op records into `recorded`
+    // (under graph_mutex); `recording` is read without the lock on run_op's fast path.
+    std::mutex graph_mutex;
+    std::atomic<bool> recording{false};
+    std::vector<std::shared_ptr<Device::RecordedOp>> recorded;
+};
+
+struct GraphRecord {
+    Device::RecordedOps ops;
+    uint64_t device_handle;
 };
 
 struct BufferRecord {
@@ -28,6 +38,7 @@ struct Frame {
     std::atomic<uint32_t> negotiated_minor{TGL_ABI_MINOR};
     std::unique_ptr<HandleTable<DeviceRecord>> devices;
     std::unique_ptr<HandleTable<BufferRecord>> buffers;
+    std::unique_ptr<HandleTable<GraphRecord>> graphs;
 };
 
 // Never destroyed: at process exit other host threads may still be inside a call (a destroyed
@@ -150,6 +161,12 @@ tgl_status api_device_close(tgl_device device) {
         std::shared_ptr<DeviceRecord> rec = frame().devices->remove(device, "device");
         // The device's buffers become stale; in-flight calls keep the objects alive until done.
         frame().buffers->remove_if([&](const BufferRecord& b) { return b.device_handle == device; });
+        frame().graphs->remove_if([&](const GraphRecord& g) { return g.device_handle == device; });
+        {
+            std::lock_guard<std::mutex> lock(rec->graph_mutex);  // an open recording ends with the device
+            rec->recording = false;
+            rec->recorded.clear();
+        }
         rec->device->synchronize();
     });
 }
@@ -268,7 +285,8 @@ tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
 tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tgl_tensor* inputs,
                       uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs) {
     return guard("run_op", [&] {
-        std::shared_ptr<Device> dev = get_device(device);
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        Device* dev = rec->device.get();
         const OpInfo* info = find_op(op);
         if (!info) fail(TGL_ERROR_UNKNOWN_OP, "op id %u is not in the tensorgl ABI 1.%u catalogue", op, TGL_ABI_MINOR);
         if (is_planned(op))
@@ -276,7 +294,16 @@ tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tg
                  info->name, op, frame().backend->name());
         OpCall call = validate_op(*info, params, inputs, n_inputs, outputs, n_outputs,
                                   [&](tgl_buffer b, const char* what) { return get_buffer(device, b, what); });
-        if (!call.noop) dev->run(call);
+        if (call.noop) return;
+        if (rec->recording.load(std::memory_order_acquire)) {
+            std::lock_guard<std::mutex> lock(rec->graph_mutex);
+            if (rec->recording) {  // (graph_end may have come in between)
+                std::shared_ptr<Device::RecordedOp> op = dev->record(call);
+                rec->recorded.push_back(std::move(op));
+                return;
+            }
+        }
+        dev->run(call);
     });
 }
 
@@ -308,6 +335,68 @@ tgl_status api_timer_end(tgl_device device, uint64_t* elapsed_ns, uint32_t* flag
     });
 }
 
+// The graph `handle`, checked to belong to `device`.
+std::shared_ptr<GraphRecord> get_graph(tgl_device device, tgl_graph handle, bool destroying = false) {
+    std::shared_ptr<GraphRecord> g = frame().graphs->get(handle, "graph", destroying);
+    if (g->device_handle != device)
+        fail(TGL_ERROR_INVALID_HANDLE, "graph = 0x%016llx belongs to another device (0x%016llx), not device 0x%016llx",
+             (unsigned long long)handle, (unsigned long long)g->device_handle, (unsigned long long)device);
+    return g;
+}
+
+tgl_status api_graph_begin(tgl_device device) {
+    return guard("graph_begin", [&] {
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        std::lock_guard<std::mutex> lock(rec->graph_mutex);
+        if (rec->recording)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "a graph is already being recorded on this device (call graph_end first)");
+        rec->recorded.clear();
+        rec->recording.store(true, std::memory_order_release);
+    });
+}
+
+tgl_status api_graph_end(tgl_device device, tgl_graph* out) {
+    return guard("graph_end", [&] {
+        require(out, "out");
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        std::lock_guard<std::mutex> lock(rec->graph_mutex);
+        if (!rec->recording)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "no graph is being recorded on this device (call graph_begin first)");
+        auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>(std::move(rec->recorded));
+        rec->recorded.clear();
+        auto g = std::make_shared<GraphRecord>();
+        g->ops = ops;
+        g->device_handle = device;
+        try {
+            *out = frame().graphs->insert(std::move(g));
+        } catch (...) {  // too many graphs: the recording stays open, with its ops
+            rec->recorded = std::move(*ops);
+            throw;
+        }
+        rec->recording.store(false, std::memory_order_release);
+    });
+}
+
+tgl_status api_graph_replay(tgl_device device, tgl_graph graph) {
+    return guard("graph_replay", [&] {
+        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+        std::shared_ptr<GraphRecord> g = get_graph(device, graph);
+        std::lock_guard<std::mutex> lock(rec->graph_mutex);
+        if (rec->recording)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "graph = 0x%016llx cannot be replayed while this device records a graph "
+                 "(call graph_end first)", (unsigned long long)graph);
+        if (!g->ops->empty()) rec->device->replay(g->ops);
+    });
+}
+
+tgl_status api_graph_destroy(tgl_device device, tgl_graph graph) {
+    return guard("graph_destroy", [&] {
+        get_device(device);
+        get_graph(device, graph, /*destroying=*/true);  // checks before removing
+        frame().graphs->remove(graph, "graph");
+    });
+}
+
 const tgl_plugin_api kApi = {
     sizeof(tgl_plugin_api), TGL_ABI_MAJOR, TGL_ABI_MINOR,
     api_last_error_message, api_get_plugin_info, api_device_count, api_device_properties,
@@ -316,6 +405,8 @@ const tgl_plugin_api kApi = {
     api_run_op, api_synchronize,
     // since 1.1
     api_timer_begin, api_timer_end,
+    // since 1.2
+    api_graph_begin, api_graph_end, api_graph_replay, api_graph_destroy,
 };
 
 }  // namespace
@@ -338,6 +429,8 @@ tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plug
             f.devices = std::make_unique<HandleTable<DeviceRecord>>("device", uint8_t(backend.handle_tag() ^ 0x80),
                                                                      "closed");
             f.buffers = std::make_unique<HandleTable<BufferRecord>>("buffer", backend.handle_tag());
+            f.graphs = std::make_unique<HandleTable<GraphRecord>>("graph", uint8_t(backend.handle_tag() ^ 0x40),
+                                                                   "destroyed");
         });
         f.negotiated_minor = std::min<uint32_t>(host_abi_minor, TGL_ABI_MINOR);
         *out = &kApi;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <chrono>
@@ -120,6 +121,27 @@ public:
     }
 
     void synchronize() override {}  // every call has finished when it returns
+
+    // A recorded op is its validated call (buffers held by their references), run again as is.
+    struct RecordedCall : RecordedOp {
+        explicit RecordedCall(const OpCall& c) : call(c) {}
+        OpCall call;
+    };
+    std::shared_ptr<RecordedOp> record(const OpCall& call) override { return std::make_shared<RecordedCall>(call); }
+    // As run_op would: an op that fails on its data (an index out of range) writes nothing and
+    // the later ops still run; the first failure is the replay's status.
+    void replay(const RecordedOps& ops) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::exception_ptr first;
+        for (const auto& op : *ops) {
+            try {
+                cpu::run(static_cast<const RecordedCall&>(*op).call, threads_);
+            } catch (...) {
+                if (!first) first = std::current_exception();
+            }
+        }
+        if (first) std::rethrow_exception(first);
+    }
 
     // Ops run inside run_op: the region's time is the wall time between the two calls.
     void timer_begin() override { timer_start_ = std::chrono::steady_clock::now(); }

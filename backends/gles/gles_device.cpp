@@ -39,10 +39,8 @@ GlesBuffer& gl_buffer(const BufferRef& b) { return static_cast<GlesBuffer&>(*b);
 // 32-bit words) and never 0 (so that any buffer can be bound).
 int64_t store_bytes(uint64_t bytes) { return int64_t(std::max<uint64_t>(4, (bytes + 3) & ~uint64_t(3))); }
 
-void set_uniform(const Program& p, const UniformValue& u) {
-    auto it = p.uniforms.find(u.name);
-    if (it == p.uniforms.end()) return;  // optimised away by the driver
-    const Program::Uniform& d = it->second;
+// Sets uniform `d` of `p` (the program's record of u.name) to u's value.
+void set_uniform_at(const Program& p, const Program::Uniform& d, const UniformValue& u) {
     GLsizei n = GLsizei(u.bits.size());
     const void* v = u.bits.data();
     auto expect = [&](UniformValue::Kind k, int comps) {
@@ -64,6 +62,16 @@ void set_uniform(const Program& p, const UniformValue& u) {
         fail(TGL_ERROR_INTERNAL, "uniform %s of %s has GLSL type 0x%04x, which the plugin does not set",
              u.name.c_str(), p.label.c_str(), unsigned(d.type));
     }
+}
+
+// The program's record of uniform `name`; nullptr when the driver optimised it away.
+const Program::Uniform* find_uniform(const Program& p, const std::string& name) {
+    auto it = p.uniforms.find(name);
+    return it == p.uniforms.end() ? nullptr : &it->second;
+}
+
+void set_uniform(const Program& p, const UniformValue& u) {
+    if (const Program::Uniform* d = find_uniform(p, u.name)) set_uniform_at(p, *d, u);
 }
 
 // TGL_GLES_TEST_FAULT=slow: `thousands` x 1000 workgroups of a long loop, issued on the GL thread
@@ -436,39 +444,154 @@ BufferRef GlesDevice::scratch(uint64_t bytes) {
     return scratch_;
 }
 
+namespace {
+// record(): the dispatches submit() captures on this thread, for this device.
+struct Capture {
+    const GlesDevice* dev;
+    std::vector<Dispatch>* out;
+};
+thread_local Capture* t_capture = nullptr;
+
+// A recorded op: its dispatches, and where they set u_check_seq (dispatch, uniform, and which of
+// the op's device checks: an op has one, but nothing here assumes it).
+struct GlesRecordedOp : Device::RecordedOp {
+    struct SeqSlot {
+        uint32_t dispatch, uniform, check;
+    };
+    std::vector<Dispatch> ds;
+    std::vector<SeqSlot> seqs;
+    uint32_t checks = 0;
+    // Each dispatch's uniforms resolved to the program's records once (a replay does no name
+    // lookups): dispatch i's start at uniform_at[i] in `uniforms`; nullptr: optimised away.
+    std::vector<const Program::Uniform*> uniforms;
+    std::vector<uint32_t> uniform_at;
+};
+}  // namespace
+
+void GlesDevice::begin_batch(BoundState& b, GlThread* gl, uint32_t slow) {
+    if (slow) {
+        run_slow_dispatch(slow);
+        b = BoundState{};  // it bound its own program and buffer
+    }
+    if (b.deletions != gl->deletions()) {  // a name may have been reused: bind everything again
+        b.ssbo.clear();
+        b.deletions = gl->deletions();
+    }
+}
+
+void GlesDevice::issue(BoundState& b, const Dispatch& d, const Program::Uniform* const* resolved, int seq_uniform,
+                       uint32_t seq) {
+    if (b.program != d.program->id) {
+        glUseProgram(d.program->id);
+        b.program = d.program->id;
+    }
+    if (b.ssbo.size() < d.bindings.size()) b.ssbo.resize(d.bindings.size());
+    for (size_t i = 0; i < d.bindings.size(); ++i) {
+        const Binding& want = d.bindings[i];
+        Binding& have = b.ssbo[i];
+        if (have.name == want.name && have.offset == want.offset && have.size == want.size && want.name)
+            continue;
+        glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), want.name, GLintptr(want.offset),
+                          GLsizeiptr(want.size));
+        have.name = want.name;
+        have.offset = want.offset;
+        have.size = want.size;
+    }
+    if (!resolved) {
+        for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
+    } else {
+        for (size_t k = 0; k < d.uniforms.size(); ++k) {
+            if (!resolved[k]) continue;  // optimised away by the driver
+            if (int(k) != seq_uniform) {
+                set_uniform_at(*d.program, *resolved[k], d.uniforms[k]);
+                continue;
+            }
+            UniformValue u = d.uniforms[k];
+            u.bits.assign(1, seq);
+            set_uniform_at(*d.program, *resolved[k], u);
+        }
+    }
+    glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
+    // Later dispatches read what this one wrote; copies and maps too.
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+}
+
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
+    if (t_capture && t_capture->dev == this) {  // recording (record()): kept, not queued
+        for (Dispatch& d : dispatches) t_capture->out->push_back(std::move(d));
+        return;
+    }
     uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
     gl_->post(what, [ds = std::move(dispatches), slow, bound = bound_, gl = gl_.get()] {
         BoundState& b = *bound;
-        if (slow) {
-            run_slow_dispatch(slow);
-            b = BoundState{};  // it bound its own program and buffer
+        begin_batch(b, gl, slow);
+        for (const Dispatch& d : ds) issue(b, d);
+    });
+}
+
+std::shared_ptr<Device::RecordedOp> GlesDevice::record(const OpCall& call) {
+    auto op = std::make_shared<GlesRecordedOp>();
+    Capture capture{this, &op->ds};
+    Capture* outer = t_capture;
+    t_capture = &capture;
+    try {
+        run(call);
+    } catch (...) {
+        t_capture = outer;
+        throw;
+    }
+    t_capture = outer;
+    // Where the op sets u_check_seq: each distinct recorded value is one device check.
+    std::vector<uint32_t> recorded;
+    for (size_t i = 0; i < op->ds.size(); ++i) {
+        const std::vector<UniformValue>& us = op->ds[i].uniforms;
+        for (size_t k = 0; k < us.size(); ++k) {
+            if (us[k].name != "u_check_seq" || us[k].bits.size() != 1) continue;
+            auto it = std::find(recorded.begin(), recorded.end(), us[k].bits[0]);
+            if (it == recorded.end()) it = recorded.insert(recorded.end(), us[k].bits[0]);
+            op->seqs.push_back({uint32_t(i), uint32_t(k), uint32_t(it - recorded.begin())});
         }
-        if (b.deletions != gl->deletions()) {  // a name may have been reused: bind everything again
-            b.ssbo.clear();
-            b.deletions = gl->deletions();
-        }
-        for (const Dispatch& d : ds) {
-            if (b.program != d.program->id) {
-                glUseProgram(d.program->id);
-                b.program = d.program->id;
+    }
+    op->checks = uint32_t(recorded.size());
+    for (const Dispatch& d : op->ds) {
+        op->uniform_at.push_back(uint32_t(op->uniforms.size()));
+        for (const UniformValue& u : d.uniforms) op->uniforms.push_back(find_uniform(*d.program, u.name));
+    }
+    return op;
+}
+
+void GlesDevice::next_check_seqs(std::vector<uint32_t>& out, size_t n) {
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    for (size_t i = 0; i < n; ++i) {
+        if (++check_seq_ == 0) check_seq_ = 1;  // 0 means "none"
+        out.push_back(check_seq_);
+    }
+}
+
+void GlesDevice::replay(const RecordedOps& ops) {
+    size_t checks = 0;
+    for (const auto& op : *ops) checks += static_cast<const GlesRecordedOp&>(*op).checks;
+    std::vector<uint32_t> seqs;
+    if (checks) next_check_seqs(seqs, checks);
+    uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
+    gl_->post("graph_replay", [ops, seqs = std::move(seqs), slow, bound = bound_, gl = gl_.get()] {
+        BoundState& b = *bound;
+        begin_batch(b, gl, slow);
+        size_t first_seq = 0;  // the current op's first fresh sequence number in seqs
+        for (const auto& o : *ops) {
+            const GlesRecordedOp& op = static_cast<const GlesRecordedOp&>(*o);
+            size_t next = 0;  // op.seqs is in dispatch order
+            for (size_t i = 0; i < op.ds.size(); ++i) {
+                const Program::Uniform* const* resolved = op.uniforms.data() + op.uniform_at[i];
+                if (next < op.seqs.size() && op.seqs[next].dispatch == i) {
+                    // (a dispatch sets u_check_seq once)
+                    const auto& slot = op.seqs[next++];
+                    issue(b, op.ds[i], resolved, int(slot.uniform), seqs[first_seq + slot.check]);
+                } else {
+                    issue(b, op.ds[i], resolved);
+                }
             }
-            if (b.ssbo.size() < d.bindings.size()) b.ssbo.resize(d.bindings.size());
-            for (size_t i = 0; i < d.bindings.size(); ++i) {
-                const Binding& want = d.bindings[i];
-                Binding& have = b.ssbo[i];
-                if (have.name == want.name && have.offset == want.offset && have.size == want.size && want.name)
-                    continue;
-                glBindBufferRange(GL_SHADER_STORAGE_BUFFER, GLuint(i), want.name, GLintptr(want.offset),
-                                  GLsizeiptr(want.size));
-                have.name = want.name;
-                have.offset = want.offset;
-                have.size = want.size;
-            }
-            for (const UniformValue& u : d.uniforms) set_uniform(*d.program, u);
-            glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
-            // Later dispatches read what this one wrote; copies and maps too.
-            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+            first_seq += op.checks;
         }
     });
 }

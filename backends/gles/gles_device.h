@@ -131,6 +131,13 @@ public:
     // GL_EXT_disjoint_timer_query (GL_TIME_ELAPSED_EXT); UNIMPLEMENTED where the driver lacks it.
     void timer_begin() override;
     uint64_t timer_end(uint32_t* flags) override;
+    // ABI 1.2 graphs: record() runs the op's planning with submit() capturing its dispatches (on
+    // this thread only; other threads' transfers are queued as usual); replay() posts ONE task to
+    // the GL thread with every recorded dispatch. Ops with device-side checks get fresh check
+    // sequence numbers at each replay (u_check_seq is patched on the GL thread), so that a replay
+    // reports and honours its own failures, not an earlier run's.
+    std::shared_ptr<RecordedOp> record(const OpCall& call) override;
+    void replay(const RecordedOps& ops) override;
 
     // --- for the kernels ---
     const Limits& limits() const { return gl_->limits(); }
@@ -184,6 +191,16 @@ private:
         std::vector<Binding> ssbo;  // name/offset/size per binding point (keep unused)
         uint64_t deletions = ~uint64_t(0);
     };
+    // On the GL thread: the start of a posted batch of dispatches (the slow test hook, and
+    // forgetting bindings when buffer names may have been reused), then one dispatch. `resolved`
+    // (a recorded op's): the program's record of each of d's uniforms, nullptr where optimised
+    // away; without it each is looked up by name. Uniform number `seq_uniform` (if >= 0) is set
+    // to `seq` instead of its recorded value.
+    static void begin_batch(BoundState& b, GlThread* gl, uint32_t slow);
+    static void issue(BoundState& b, const Dispatch& d, const Program::Uniform* const* resolved = nullptr,
+                      int seq_uniform = -1, uint32_t seq = 0);
+    // Fresh device-check sequence numbers for a replay, n of them (never 0).
+    void next_check_seqs(std::vector<uint32_t>& out, size_t n);
     std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();
     std::shared_ptr<DeviceStats> stats_;
     ProgramCache cache_;

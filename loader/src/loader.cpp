@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -378,7 +379,24 @@ const RequiredMember kRequiredV1_0[] = {
 };
 // Required in a table whose abi_minor is 1 or more.
 const RequiredMember kRequiredV1_1[] = {TGL_MEMBER(timer_begin), TGL_MEMBER(timer_end)};
+// Required in a table whose abi_minor is 2 or more.
+const RequiredMember kRequiredV1_2[] = {TGL_MEMBER(graph_begin), TGL_MEMBER(graph_end), TGL_MEMBER(graph_replay),
+                                        TGL_MEMBER(graph_destroy)};
 #undef TGL_MEMBER
+static_assert(sizeof(kRequiredV1_2) / sizeof(kRequiredV1_2[0]) ==
+                  (TGL_PLUGIN_API_SIZE_V1_2 - TGL_PLUGIN_API_SIZE_V1_1) / sizeof(void*),
+              "every v1.2 member of tgl_plugin_api must be listed as required");
+// The members each minor appended, in order: required in a table of that minor or more.
+struct AppendedMembers {
+    uint32_t minor;
+    size_t size;  // the table's size at that minor
+    const RequiredMember* begin;
+    const RequiredMember* end;
+};
+const AppendedMembers kAppended[] = {
+    {1, TGL_PLUGIN_API_SIZE_V1_1, std::begin(kRequiredV1_1), std::end(kRequiredV1_1)},
+    {2, TGL_PLUGIN_API_SIZE_V1_2, std::begin(kRequiredV1_2), std::end(kRequiredV1_2)},
+};
 static_assert(sizeof(kRequiredV1_1) / sizeof(kRequiredV1_1[0]) ==
                   (TGL_PLUGIN_API_SIZE_V1_1 - TGL_PLUGIN_API_SIZE_V1_0) / sizeof(void*),
               "every v1.1 member of tgl_plugin_api must be listed as required");
@@ -510,17 +528,18 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
             return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
                         "%s: function table member %s (required since ABI 1.0) is NULL", file,
                         m.name);
-    if (api->abi_minor >= 1) {
-        if (api->struct_size < TGL_PLUGIN_API_SIZE_V1_1)
+    for (const AppendedMembers& m : kAppended) {
+        if (api->abi_minor < m.minor) break;
+        if (api->struct_size < m.size)
             return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
-                        "%s: function table of ABI 1.%u is %llu bytes, smaller than the %u bytes of ABI 1.1",
+                        "%s: function table of ABI 1.%u is %llu bytes, smaller than the %u bytes of ABI 1.%u",
                         file, api->abi_minor, static_cast<unsigned long long>(api->struct_size),
-                        static_cast<unsigned>(TGL_PLUGIN_API_SIZE_V1_1));
-        for (const RequiredMember& m : kRequiredV1_1)
-            if (member_is_null(api, m.offset))
+                        static_cast<unsigned>(m.size), m.minor);
+        for (const RequiredMember* r = m.begin; r != m.end; ++r)
+            if (member_is_null(api, r->offset))
                 return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
-                            "%s: function table member %s (required since ABI 1.1) is NULL", file,
-                            m.name);
+                            "%s: function table member %s (required since ABI 1.%u) is NULL", file,
+                            r->name, m.minor);
     }
 
     tgl_plugin_info info;
@@ -552,8 +571,10 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
     p->ino = st.st_ino;
     p->handle = handle;
     p->negotiated_minor = std::min<uint32_t>(TGL_ABI_MINOR, api->abi_minor);
-    const size_t copied = std::min<size_t>(
-        sizeof p->table, p->negotiated_minor >= 1 ? TGL_PLUGIN_API_SIZE_V1_1 : TGL_PLUGIN_API_SIZE_V1_0);
+    size_t table_size = TGL_PLUGIN_API_SIZE_V1_0;  // of the negotiated minor
+    for (const AppendedMembers& m : kAppended)
+        if (p->negotiated_minor >= m.minor) table_size = m.size;
+    const size_t copied = std::min<size_t>(sizeof p->table, table_size);
     std::memcpy(&p->table, api, copied);  // the rest stays zero: absent members are NULL
     p->table.struct_size = copied;
     p->api = &p->table;

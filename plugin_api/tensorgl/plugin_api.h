@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TGL_ABI_MAJOR 1
-#define TGL_ABI_MINOR 1
+#define TGL_ABI_MINOR 2
 
 /* Name of the single exported entry point (as a string, for dlsym). */
 #define TGL_PLUGIN_ENTRY_NAME "tgl_plugin_init_v1"
@@ -108,6 +108,7 @@ static inline uint32_t tgl_dtype_size(tgl_dtype dt) {
  * ------------------------------------------------------------------------------------------- */
 typedef uint64_t tgl_device;
 typedef uint64_t tgl_buffer;
+typedef uint64_t tgl_graph; /* since ABI 1.2: a recorded sequence of ops (graph_begin/graph_end) */
 
 /* ---------------------------------------------------------------------------------------------
  * Tensor descriptor: a view into a buffer.
@@ -1218,7 +1219,7 @@ typedef struct tgl_property {
 
 /* ---------------------------------------------------------------------------------------------
  * The function table. All members since 1.0 are REQUIRED (non-NULL), and so are the members of
- * 1.1 in a table whose abi_minor is 1 or more. Later minors append members; a host must check
+ * 1.1 in a table whose abi_minor is 1 or more, and those of 1.2 in one whose abi_minor is 2 or more. Later minors append members; a host must check
  * the negotiated minor (tgl_plugin_abi_minor) before calling them. The loader hands the host a
  * copy of the table in which members newer than the negotiated minor are NULL.
  * ------------------------------------------------------------------------------------------- */
@@ -1297,6 +1298,38 @@ typedef struct tgl_plugin_api {
      * timer_end, closes the region. */
     tgl_status (*timer_begin)(tgl_device device);
     tgl_status (*timer_end)(tgl_device device, uint64_t* elapsed_ns, uint32_t* flags);
+
+    /* --- since 1.2 --- */
+
+    /* Graphs: record a sequence of ops once, replay it many times with little host work per op.
+     *
+     * graph_begin starts a recording on the device: from then on, until graph_end, every run_op on
+     * the device (from any host thread) is validated as always and RECORDED instead of queued. A
+     * run_op that fails validation returns its error and records nothing; the recording goes on.
+     * Buffer transfers (buffer_upload/download/copy/fill), synchronize and the timer act at once
+     * while recording; they are not recorded. One recording per device at a time: graph_begin
+     * while one is open is TGL_ERROR_INVALID_ARGUMENT.
+     *
+     * graph_end ends the recording and returns the graph in *out (an empty graph is valid).
+     * Without an open recording: TGL_ERROR_INVALID_ARGUMENT.
+     *
+     * graph_replay queues the recorded ops again, in order, as if run_op had been called again
+     * with the same arguments (the same buffers, byte offsets, shapes, strides and params): the new
+     * data is whatever the host wrote into those buffers meanwhile. Asynchronous like run_op;
+     * errors found on the device (e.g. an index out of range) surface as for run_op, at the next
+     * synchronize/download. Nothing is queued on error: a graph of another device
+     * (TGL_ERROR_INVALID_HANDLE), a destroyed graph (TGL_ERROR_STALE_HANDLE), or a replay while
+     * this device records (TGL_ERROR_INVALID_ARGUMENT).
+     *
+     * A graph keeps the memory of the buffers its ops use: buffer_free of such a buffer is allowed
+     * (its handle becomes stale at once), and its memory lives until every graph using it is
+     * destroyed; replays keep reading and writing it. Other memory an op holds internally (scratch)
+     * is held likewise. graph_destroy frees the graph (queued replays still complete); device_close
+     * destroys the device's graphs, and a recording open at that moment ends with it. */
+    tgl_status (*graph_begin)(tgl_device device);
+    tgl_status (*graph_end)(tgl_device device, tgl_graph* out);
+    tgl_status (*graph_replay)(tgl_device device, tgl_graph graph);
+    tgl_status (*graph_destroy)(tgl_device device, tgl_graph graph);
 } tgl_plugin_api;
 
 /* The one exported symbol of every plugin. The host passes the highest ABI minor it understands;
@@ -1344,6 +1377,8 @@ static inline const char* tgl_status_name(tgl_status s) {
 #define TGL_PLUGIN_API_SIZE_V1_0 (16u + 16u * sizeof(void*))
 /* Size of the v1.1 function table (timer_begin, timer_end appended). */
 #define TGL_PLUGIN_API_SIZE_V1_1 (16u + 18u * sizeof(void*))
+/* Size of the v1.2 function table (graph_begin, graph_end, graph_replay, graph_destroy appended). */
+#define TGL_PLUGIN_API_SIZE_V1_2 (16u + 22u * sizeof(void*))
 
 /* ---------------------------------------------------------------------------------------------
  * Layout pins (LP64). A change here is an ABI break.
@@ -1445,11 +1480,13 @@ TGL_STATIC_ASSERT(offsetof(tgl_op_caps, output_dtypes) == 72, "tgl_op_caps layou
 TGL_STATIC_ASSERT(sizeof(tgl_plugin_info) == 40, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_info, name) == 16, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(sizeof(tgl_property) == 16, "tgl_property layout");
-TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_1, "tgl_plugin_api v1.1 size");
+TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_2, "tgl_plugin_api v1.2 size");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, last_error_message) == 16, "tgl_plugin_api layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, synchronize) == 16 + 15 * 8, "tgl_plugin_api layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_begin) == TGL_PLUGIN_API_SIZE_V1_0, "tgl_plugin_api v1.1 layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_end) == 16 + 17 * 8, "tgl_plugin_api v1.1 layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_begin) == TGL_PLUGIN_API_SIZE_V1_1, "tgl_plugin_api v1.2 layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_destroy) == 16 + 21 * 8, "tgl_plugin_api v1.2 layout");
 #endif
 
 #ifdef __cplusplus

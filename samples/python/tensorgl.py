@@ -36,7 +36,7 @@ __all__ = [
 # Constants of plugin_api.h (values are fixed by the ABI).
 # ------------------------------------------------------------------------------------------------
 ABI_MAJOR = 1
-ABI_MINOR = 1
+ABI_MINOR = 2
 MAX_RANK = 8
 MAX_OP_INPUTS = 8
 MAX_OP_OUTPUTS = 4
@@ -178,6 +178,7 @@ _c_dtype = ctypes.c_uint32
 _c_op = ctypes.c_uint32
 _c_device = ctypes.c_uint64
 _c_buffer = ctypes.c_uint64
+_c_graph = ctypes.c_uint64
 
 
 class Tensor(ctypes.Structure):
@@ -370,11 +371,17 @@ class PluginApi(ctypes.Structure):
         # --- since 1.1 ---
         ("timer_begin", _FN(_c_status, _c_device)),
         ("timer_end", _FN(_c_status, _c_device, _P(ctypes.c_uint64), _P(ctypes.c_uint32))),
+        # --- since 1.2 ---
+        ("graph_begin", _FN(_c_status, _c_device)),
+        ("graph_end", _FN(_c_status, _c_device, _P(_c_graph))),
+        ("graph_replay", _FN(_c_status, _c_device, _c_graph)),
+        ("graph_destroy", _FN(_c_status, _c_device, _c_graph)),
     ]
 
 
 PLUGIN_API_SIZE_V1_0 = 16 + 16 * ctypes.sizeof(ctypes.c_void_p)
 PLUGIN_API_SIZE_V1_1 = 16 + 18 * ctypes.sizeof(ctypes.c_void_p)
+PLUGIN_API_SIZE_V1_2 = 16 + 22 * ctypes.sizeof(ctypes.c_void_p)
 
 
 def _check_layouts():
@@ -409,9 +416,10 @@ def _check_layouts():
         (OpCaps, "input_dtypes", 40), (OpCaps, "output_dtypes", 72),
         (PluginInfo, None, 40), (PluginInfo, "name", 16),
         (Property, None, 16),
-        (PluginApi, None, PLUGIN_API_SIZE_V1_1),
+        (PluginApi, None, PLUGIN_API_SIZE_V1_2),
         (PluginApi, "last_error_message", 16), (PluginApi, "synchronize", 16 + 15 * 8),
         (PluginApi, "timer_begin", PLUGIN_API_SIZE_V1_0), (PluginApi, "timer_end", 16 + 17 * 8),
+        (PluginApi, "graph_begin", PLUGIN_API_SIZE_V1_1), (PluginApi, "graph_destroy", 16 + 21 * 8),
     ]
     for struct, field, expected in pins:
         if field is None:

@@ -188,6 +188,23 @@ TEST_F(AbiTest, FunctionTableHasV11Timer) {
     EXPECT_NE(api.timer_end, nullptr);
 }
 
+// ABI 1.2: the graph members (their behaviour: graph_test.cpp).
+TEST_F(AbiTest, FunctionTableHasV12Graphs) {
+    const tgl_plugin_api& api = plug().api();
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 2u);
+    EXPECT_GE(api.struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_2));
+    EXPECT_NE(api.graph_begin, nullptr);
+    EXPECT_NE(api.graph_end, nullptr);
+    EXPECT_NE(api.graph_replay, nullptr);
+    EXPECT_NE(api.graph_destroy, nullptr);
+    EXPECT_TGL_ERROR(api.graph_begin(0), TGL_ERROR_INVALID_HANDLE, {"device"});
+    tgl_graph g = 0;
+    EXPECT_TGL_ERROR(api.graph_end(0, &g), TGL_ERROR_INVALID_HANDLE, {"device"});
+    EXPECT_TGL_ERROR(api.graph_replay(0, 1), TGL_ERROR_INVALID_HANDLE, {"device"});
+    EXPECT_TGL_ERROR(api.graph_destroy(0, 1), TGL_ERROR_INVALID_HANDLE, {"device"});
+    EXPECT_TGL_ERROR(api.graph_end(dev().handle(), nullptr), TGL_ERROR_NULL_POINTER, {"out"});
+}
+
 // timer_begin/timer_end around queued work: a positive time, or UNIMPLEMENTED from timer_begin
 // (GLES without GL_EXT_disjoint_timer_query); regions must pair up.
 TEST_F(AbiTest, TimerMeasuresQueuedWorkOrIsUnimplemented) {

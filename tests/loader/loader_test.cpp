@@ -269,34 +269,58 @@ TEST(LoaderFailure, NullRequiredMember) {
                    {real(fixture("fixture_null_member.so")), "buffer_fill", "is NULL"});
 }
 
-// ABI 1.1 negotiation: a 1.1 host (this loader) with a 1.0 plugin sees the 1.1 members as absent
-// (NULL), never the bytes after the plugin's 1.0 table; with a newer plugin it sees them.
+// Negotiation: a host of this loader's minor with an older plugin sees the newer members as absent
+// (NULL), never the bytes after the plugin's shorter table: a 1.0 plugin (no timer, no graphs) and
+// a 1.1 plugin (the timer, no graphs); with a newer plugin it sees them all.
 TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
-    LoadResult r = load(fixture("fixture_v1_0.so"));
-    ASSERT_EQ(r.status, TGL_OK) << r.message;
-    EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), 0u);
-    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
-    ASSERT_NE(api, nullptr);
-    EXPECT_EQ(api->abi_minor, 0u);
-    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_0));
-    EXPECT_EQ(api->timer_begin, nullptr);
-    EXPECT_EQ(api->timer_end, nullptr);
-    uint32_t count = 0;  // the 1.0 members work
-    EXPECT_EQ(api->device_count(&count), TGL_OK);
-    EXPECT_EQ(count, 1u);
-    tgl_plugin_release(r.plugin);
+    struct Older {
+        const char* file;
+        uint32_t minor;
+        uint64_t size;
+    };
+    for (const Older& o : {Older{"fixture_v1_0.so", 0, TGL_PLUGIN_API_SIZE_V1_0},
+                           Older{"fixture_v1_1.so", 1, TGL_PLUGIN_API_SIZE_V1_1}}) {
+        SCOPED_TRACE(o.file);
+        LoadResult r = load(fixture(o.file));
+        ASSERT_EQ(r.status, TGL_OK) << r.message;
+        EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), o.minor);
+        const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+        ASSERT_NE(api, nullptr);
+        EXPECT_EQ(api->abi_minor, o.minor);
+        EXPECT_EQ(api->struct_size, o.size);
+        EXPECT_EQ(api->timer_begin == nullptr, o.minor < 1);
+        EXPECT_EQ(api->timer_end == nullptr, o.minor < 1);
+        EXPECT_EQ(api->graph_begin, nullptr);
+        EXPECT_EQ(api->graph_end, nullptr);
+        EXPECT_EQ(api->graph_replay, nullptr);
+        EXPECT_EQ(api->graph_destroy, nullptr);
+        uint32_t count = 0;  // the 1.0 members work
+        EXPECT_EQ(api->device_count(&count), TGL_OK);
+        EXPECT_EQ(count, 1u);
+        tgl_plugin_release(r.plugin);
+    }
 }
 
-TEST(LoaderLoad, NewerPluginHasTheTimerMembers) {
+TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
-    ASSERT_GE(tgl_plugin_abi_minor(r.plugin), 1u);
+    ASSERT_EQ(tgl_plugin_abi_minor(r.plugin), uint32_t(TGL_ABI_MINOR));  // the fixture says a newer minor
     const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
-    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_1));
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_2));
     ASSERT_NE(api->timer_begin, nullptr);
     ASSERT_NE(api->timer_end, nullptr);
     EXPECT_EQ(api->timer_begin(0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+    ASSERT_NE(api->graph_begin, nullptr);
+    ASSERT_NE(api->graph_end, nullptr);
+    ASSERT_NE(api->graph_replay, nullptr);
+    ASSERT_NE(api->graph_destroy, nullptr);
+    EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
     tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderFailure, NullMemberOfMinor2) {
+    expect_failure(fixture("fixture_v1_2_no_graph.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_v1_2_no_graph.so")), "graph_replay", "required since ABI 1.2"});
 }
 
 TEST(LoaderFailure, NullMemberOfMinor1) {

@@ -61,8 +61,10 @@ def test_ctypes_layouts_match_header_pins():
     assert ctypes.sizeof(tg.OpCaps) == 88 and tg.OpCaps.output_dtypes.offset == 72
     assert ctypes.sizeof(tg.PluginInfo) == 40 and tg.PluginInfo.name.offset == 16
     assert ctypes.sizeof(tg.Property) == 16
-    assert ctypes.sizeof(tg.PluginApi) == 16 + 18 * 8  # v1.1: timer_begin, timer_end appended
+    assert ctypes.sizeof(tg.PluginApi) == 16 + 22 * 8  # v1.2: graph_begin/end/replay/destroy appended
     assert tg.PluginApi.timer_begin.offset == 16 + 16 * 8
+    assert tg.PluginApi.graph_begin.offset == 16 + 18 * 8
+    assert tg.PluginApi.graph_destroy.offset == 16 + 21 * 8
     assert tg.PluginApi.synchronize.offset == 16 + 15 * 8
 
 

@@ -218,6 +218,79 @@ private:
 };
 
 // ---------------------------------------------------------------------------------------------
+// Graph (ABI 1.2): the ops run on a device between begin and end, recorded once and replayed with
+// whatever data their buffers hold at each replay (move-only). Destroyed with the object; a
+// Graph that outlives its Device is already destroyed by device_close (its destructor then does
+// nothing harmful). Plugins of ABI minor < 2 have no graphs: begin throws TGL_ERROR_UNIMPLEMENTED.
+//
+//   tgl::Graph g = tgl::Graph::record(dev, [&] { tgl::run(dev, ...); ... });
+//   for (...) { x.upload(...); g.replay(); }
+
+class Graph {
+public:
+    // Starts recording on `device`: run_op calls on it are recorded, not queued, until end().
+    static void begin(const Device& device) {
+        const tgl_plugin_api& api = device.api();
+        if (!api.graph_begin)
+            throw Error(TGL_ERROR_UNIMPLEMENTED, "graph_begin: the plugin's negotiated ABI minor is below 2 (no graphs)");
+        detail::check(api, api.graph_begin(device.handle()), "graph_begin");
+    }
+    // Ends the recording begun on `device`.
+    static Graph end(const Device& device) {
+        const tgl_plugin_api& api = device.api();
+        if (!api.graph_end)
+            throw Error(TGL_ERROR_UNIMPLEMENTED, "graph_end: the plugin's negotiated ABI minor is below 2 (no graphs)");
+        tgl_graph g = 0;
+        detail::check(api, api.graph_end(device.handle(), &g), "graph_end");
+        return Graph(&api, device.handle(), g);
+    }
+    // begin, body(), end; if body throws, the recording is ended and dropped, and the exception
+    // passes on.
+    template <class F> static Graph record(const Device& device, F&& body) {
+        begin(device);
+        try {
+            body();
+        } catch (...) {
+            tgl_graph g = 0;
+            if (device.api().graph_end(device.handle(), &g) == TGL_OK) device.api().graph_destroy(device.handle(), g);
+            throw;
+        }
+        return end(device);
+    }
+
+    ~Graph() {
+        if (h_) api_->graph_destroy(dev_, h_);
+    }
+    Graph(Graph&& o) noexcept : api_(o.api_), dev_(o.dev_), h_(std::exchange(o.h_, 0)) {}
+    Graph& operator=(Graph&& o) noexcept {
+        if (this != &o) {
+            if (h_) api_->graph_destroy(dev_, h_);
+            api_ = o.api_;
+            dev_ = o.dev_;
+            h_ = std::exchange(o.h_, 0);
+        }
+        return *this;
+    }
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+
+    tgl_graph handle() const { return h_; }
+    // Queues the recorded ops again (asynchronous, like run_op).
+    void replay() const { detail::check(*api_, api_->graph_replay(dev_, h_), "graph_replay"); }
+    // Destroys now and reports the status (the destructor would ignore it).
+    void destroy() {
+        tgl_graph h = std::exchange(h_, 0);
+        if (h) detail::check(*api_, api_->graph_destroy(dev_, h), "graph_destroy");
+    }
+
+private:
+    Graph(const tgl_plugin_api* api, tgl_device dev, tgl_graph h) : api_(api), dev_(dev), h_(h) {}
+    const tgl_plugin_api* api_;
+    tgl_device dev_;
+    tgl_graph h_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
 // Buffer: an untyped byte range on one device (move-only).
 
 class Buffer {
