@@ -113,9 +113,10 @@ private:
     bool stopping_ = false;
     bool sleeping_ = false;                 // the GL thread waits on wake_ (mutex_)
     std::atomic<int64_t> poll_ns_{kPollBeforeSleepNs};
-    // On a cache line of its own: polled by the GL thread while callers take mutex_.
+    // Tasks ever queued: the idle GL thread polls it before sleeping. On a cache line of its own
+    // (the padding fills the rest), apart from mutex_, which callers take.
     alignas(64) std::atomic<uint64_t> posted_{0};
-    char posted_pad_[64 - sizeof(std::atomic<uint64_t>)] = {};       // tasks ever queued: the idle GL thread polls it before sleeping
+    [[maybe_unused]] char posted_pad_[64 - sizeof(std::atomic<uint64_t>)] = {};
     uint64_t deletions_ = 0;                // GL thread only
     bool joined_ = false;
     bool exited_ = false;                   // the thread function has finished (mutex_)
