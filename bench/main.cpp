@@ -418,26 +418,24 @@ void remove_tree(const std::string& dir) {
 // (elementwise, reductions with scratch, norms, matmul; about dims[0] MiB of tensors, kept live),
 // and again after every buffer is freed.
 
-// The plugin's gl_thread.busy_ns counter in seconds, or -1 where it has none (not a GLES plugin).
-double gl_thread_busy_s(const tgl::Device& dev, uint32_t index) {
-    const tgl_property* props = nullptr;
-    uint32_t n = 0;
-    if (dev.api().device_properties(index, &props, &n) != TGL_OK) return -1;
-    for (uint32_t i = 0; i < n; ++i)
-        if (std::strcmp(props[i].name, "gl_thread.busy_ns") == 0) return 1e-9 * std::atof(props[i].value);
-    return -1;
-}
-
-bool read_memory(const tgl::Device& dev, uint32_t index, double& live, double& held) {
+// A numeric device property of the plugin (false where it has none, e.g. not a GLES plugin).
+bool read_property(const tgl::Device& dev, uint32_t index, const char* name, double& value) {
     const tgl_property* props = nullptr;
     uint32_t n = 0;
     if (dev.api().device_properties(index, &props, &n) != TGL_OK) return false;
-    int found = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        if (std::strcmp(props[i].name, "memory.live_bytes") == 0) live = std::atof(props[i].value), ++found;
-        if (std::strcmp(props[i].name, "memory.held_bytes") == 0) held = std::atof(props[i].value), ++found;
-    }
-    return found == 2;
+    for (uint32_t i = 0; i < n; ++i)
+        if (std::strcmp(props[i].name, name) == 0) return value = std::atof(props[i].value), true;
+    return false;
+}
+
+// The plugin's gl_thread.busy_ns counter in seconds, or -1 where it has none.
+double gl_thread_busy_s(const tgl::Device& dev, uint32_t index) {
+    double ns = 0;
+    return read_property(dev, index, "gl_thread.busy_ns", ns) ? 1e-9 * ns : -1;
+}
+
+bool read_memory(const tgl::Device& dev, uint32_t index, double& live, double& held) {
+    return read_property(dev, index, "memory.live_bytes", live) && read_property(dev, index, "memory.held_bytes", held);
 }
 
 Result run_memory_case(const tgl::Device& dev, uint32_t index, const Catalogue& cat, const Case& c) {

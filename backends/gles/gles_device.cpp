@@ -25,6 +25,25 @@ UniformValue uniform_uint(const char* name, std::vector<uint32_t> values) {
     return UniformValue{name, UniformValue::Uint, std::move(values)};
 }
 
+void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys) {
+    const char* v = ::secure_getenv(name);
+    if (!v) return;
+    std::string s(v);
+    size_t pos = 0;
+    while (pos <= s.size()) {
+        size_t end = s.find('_', pos);
+        if (end == std::string::npos) end = s.size();
+        std::string tok = s.substr(pos, end - pos);
+        size_t digit = tok.find_first_of("0123456789");
+        if (digit != std::string::npos && digit > 0 && tok.find_first_not_of("0123456789", digit) == std::string::npos) {
+            for (const auto& k : keys)
+                if (tok.compare(0, digit, k.first) == 0 && std::strlen(k.first) == digit)
+                    *k.second = int(std::min(std::strtol(tok.c_str() + digit, nullptr, 10), 1L << 20));
+        }
+        pos = end + 1;
+    }
+}
+
 UniformValue uniform_float(const char* name, float value) {
     UniformValue u{name, UniformValue::Float, {0}};
     std::memcpy(u.bits.data(), &value, 4);

@@ -10,10 +10,12 @@
 #include "test_hooks.h"
 
 #include <atomic>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tgl {
@@ -251,6 +253,11 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
 // Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_copy.comp.
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes);
+
+// Kernel tuning by environment (TGL_TUNE_REDUCE, TGL_TUNE_NORM): the variable `name`, if set, is
+// '_'-separated tokens <key><number> (e.g. "rwg256_ru4"); each known key sets its int, unknown
+// keys and malformed tokens are ignored. For the GPU sweep: the defaults are the guesses.
+void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys);
 
 // Helpers for building uniforms.
 UniformValue uniform_int(const char* name, std::vector<int32_t> values);

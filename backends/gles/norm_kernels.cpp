@@ -6,7 +6,6 @@
 // add_*_norm with the sum output stores the sum first (SUM_ONLY). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
-#include "reduce_kernels.h"
 #include "validate_util.h"
 
 #include <algorithm>

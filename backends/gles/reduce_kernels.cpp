@@ -438,25 +438,6 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     dev.submit(call.info->name, std::move(dispatches));
 }
 
-void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys) {
-    const char* v = ::secure_getenv(name);
-    if (!v) return;
-    std::string s(v);
-    size_t pos = 0;
-    while (pos <= s.size()) {
-        size_t end = s.find('_', pos);
-        if (end == std::string::npos) end = s.size();
-        std::string tok = s.substr(pos, end - pos);
-        size_t digit = tok.find_first_of("0123456789");
-        if (digit != std::string::npos && digit > 0 && tok.find_first_not_of("0123456789", digit) == std::string::npos) {
-            for (const auto& k : keys)
-                if (tok.compare(0, digit, k.first) == 0 && std::strlen(k.first) == digit)
-                    *k.second = int(std::min(std::strtol(tok.c_str() + digit, nullptr, 10), 1L << 20));
-        }
-        pos = end + 1;
-    }
-}
-
 bool run_reduce_more(GlesDevice& dev, const OpCall& call) {
     if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD || call.info->op == TGL_OP_CUMSUM_BACKWARD) {
         run_scan(dev, call);
