@@ -26,7 +26,12 @@ std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t* xs, con
     for (int d = 0; d < rank; ++d) {
         if (shape[d] == 1) continue;
         Dim cur{shape[d], xs[d], ys ? ys[d] : 0};
-        if (!out.empty() && out.back().xs == cur.xs * cur.n && out.back().ys == cur.ys * cur.n) {
+        // outer == inner * n without overflow (a fuzzed view's strides may be huge).
+        auto spans = [&](int64_t outer, int64_t inner) {
+            int64_t p = 0;
+            return !__builtin_mul_overflow(inner, cur.n, &p) && p == outer;
+        };
+        if (!out.empty() && spans(out.back().xs, cur.xs) && spans(out.back().ys, cur.ys)) {
             out.back().n *= cur.n;
             out.back().xs = cur.xs;
             out.back().ys = cur.ys;
