@@ -152,10 +152,14 @@ float tgl_mul_sigmoid(float x, float t) {
     return x / (1.0 + tgl_exp(-t));
 }
 
-// x * sigmoid(x); silu(+inf) = +inf, silu(-inf) = 0.
+// The gated activations x * g(x) at infinities: IEEE's value of the product (+inf * 1 = +inf,
+// -inf * 0 = NaN), as PyTorch computes it; spelled out, since GLSL does not promise IEEE products.
+float tgl_gated_at_inf(float x) { return tgl_signbit(x) ? tgl_nan() : x; }
+
+// x * sigmoid(x).
 float tgl_silu(float x) {
     if (tgl_isnan(x)) return x;
-    if (tgl_isinf(x)) return tgl_signbit(x) ? 0.0 : x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
     return tgl_mul_sigmoid(x, x);
 }
 
@@ -230,10 +234,10 @@ float tgl_erfc(float a) {
     return tgl_erfc_tail(a, tgl_exp_neg_square(x));
 }
 
-// gelu, erf form: 0.5 * x * erfc(-x / sqrt(2)); gelu(+inf) = +inf, gelu(-inf) = 0.
+// gelu, erf form: 0.5 * x * erfc(-x / sqrt(2)).
 float tgl_gelu_erf(float x) {
     if (tgl_isnan(x)) return x;
-    if (tgl_isinf(x)) return tgl_signbit(x) ? 0.0 : x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
     float a = x * -0.70710678118654752;
     float c;
     if (tgl_abs(a) < 1.0) c = 1.0 - tgl_erf_small(a);
@@ -246,7 +250,7 @@ float tgl_gelu_erf(float x) {
 // x * sigmoid(2u) (the same function), which keeps its accuracy for negative x.
 float tgl_gelu_tanh(float x) {
     if (tgl_isnan(x)) return x;
-    if (tgl_isinf(x)) return tgl_signbit(x) ? 0.0 : x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
     float u = 0.79788456080286536 * (x + 0.044715 * x * x * x);
     return tgl_mul_sigmoid(x, 2.0 * u);
 }
@@ -459,10 +463,10 @@ float tgl_hardsigmoid(float x) {
     return (x + 3.0) / 6.0;  // x + 3 is exact near -3, where x / 6 + 1/2 would cancel
 }
 
-// x * hardsigmoid(x): x for x >= 3, and for x <= -3 the -0 that x * 0 gives (also at -inf, the
-// limit, where x * 0 would be NaN).
+// x * hardsigmoid(x): x for x >= 3, and for finite x <= -3 the -0 that x * 0 gives.
 float tgl_hardswish(float x) {
     if (tgl_isnan(x)) return x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
     if (x <= -3.0) return tgl_neg_zero();
     if (x >= 3.0) return x;
     return x * (x + 3.0) / 6.0;
@@ -487,10 +491,10 @@ float tgl_softplus(float x, float beta, float threshold) {
 }
 
 // x * tanh(log(1 + e^x)). With e = e^x, tanh(log(1 + e)) = n / (n + 2), n = e (e + 2), exactly;
-// above 9.1 it rounds to 1, below -40 it is e to within 2^-57; mish(+inf) = +inf, mish(-inf) = 0.
+// above 9.1 it rounds to 1, below -40 it is e to within 2^-57.
 float tgl_mish(float x) {
     if (tgl_isnan(x)) return x;
-    if (tgl_isinf(x)) return tgl_signbit(x) ? 0.0 : x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
     if (x > 9.1) return x;
     if (x < -40.0) return tgl_mul_exp(x, x);
     float e = tgl_exp(x);

@@ -1,7 +1,7 @@
 // The scalar definition of every elementwise op, in double: the CPU plugin applies these, and the
 // GLES shaders (glsl/elementwise_ops.glsl, in f32) are checked against them. Special values that
-// the C library does not already give (the gelu/silu/mish/hardswish limits at -inf, the sign of
-// zero in maximum/minimum and remainder, rsqrt(-0)) are handled explicitly. Parameters come from
+// the C library does not already give (gelu/silu/mish/hardswish at -inf, the sign of zero in
+// maximum/minimum and remainder, rsqrt(-0)) are handled explicitly. Parameters come from
 // OpCall::scalars (as f32, widened).
 #pragma once
 
@@ -23,22 +23,26 @@ inline double relu(double x) { return x > 0.0 ? x : (std::isnan(x) ? x : 0.0); }
 
 inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }  // exp(+inf) = inf gives 0
 
-// gelu(x) = 0.5 x erfc(-x / sqrt 2). At +-inf the formula gives inf and inf * 0 = NaN; the limits
-// are +inf and 0.
+// The gated activations x * g(x) (gelu, silu, mish, hardswish) at infinities: IEEE's value of the
+// product, as PyTorch and ONNX's reference compute it: +inf * 1 = +inf, -inf * 0 = NaN (not the
+// limit 0). The header states this (TGL_OP_GELU).
+inline double gated_at_inf(double x) { return x > 0.0 ? x : std::nan(""); }
+
+// gelu(x) = 0.5 x erfc(-x / sqrt 2).
 inline double gelu_erf(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    if (std::isinf(x)) return gated_at_inf(x);
     return 0.5 * x * std::erfc(-x * kSqrtHalf);
 }
 
 // PyTorch's tanh approximation. In double, x^3 cannot overflow for any finite f32 x.
 inline double gelu_tanh(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    if (std::isinf(x)) return gated_at_inf(x);
     return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 
-// silu(x) = x / (1 + exp(-x)); -inf / inf would be NaN, the limit is 0.
+// silu(x) = x / (1 + exp(-x)).
 inline double silu(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    if (std::isinf(x)) return gated_at_inf(x);
     return x / (1.0 + std::exp(-x));
 }
 
@@ -99,10 +103,10 @@ inline double hardsigmoid(double x) {
     return x / 6.0 + 0.5;
 }
 
-// x * hardsigmoid(x). For x <= -3 that is x * 0 = -0; at -inf the formula would give NaN and the
-// limit -0 is returned.
+// x * hardsigmoid(x). For finite x <= -3 that is x * 0 = -0.
 inline double hardswish(double x) {
     if (std::isnan(x)) return x;
+    if (std::isinf(x)) return gated_at_inf(x);
     if (x <= -3.0) return -0.0;
     if (x >= 3.0) return x;
     return x * (x + 3.0) / 6.0;
@@ -120,10 +124,9 @@ inline double softplus(double x, double beta, double threshold) {
     return softplus_unit(x * beta) / beta;
 }
 
-// x * tanh(softplus(x)); mish(+inf) = +inf, and the limit 0 at -inf (where the formula gives
-// -inf * 0).
+// x * tanh(softplus(x)).
 inline double mish(double x) {
-    if (std::isinf(x)) return x > 0.0 ? x : 0.0;
+    if (std::isinf(x)) return gated_at_inf(x);
     return x * std::tanh(softplus_unit(x));
 }
 

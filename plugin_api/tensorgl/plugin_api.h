@@ -160,7 +160,10 @@ enum {
     /* Unary elementwise: (x) -> (y), y has x's shape and dtype; dtypes f32 and f16 (f16 is storage:
      * computed in f32, rounded to nearest even at the store). params: tgl_unary_params or NULL,
      * except where an op names its own struct. Special values follow C99/IEEE: log(0) = -inf,
-     * log(x<0) = NaN, sqrt(x<0) = NaN, exp overflows to +inf; NaN in gives NaN out. */
+     * log(x<0) = NaN, sqrt(x<0) = NaN, exp overflows to +inf; NaN in gives NaN out. The gated
+     * activations x * g(x) (gelu, silu, mish, hardswish, also as fused epilogues) give IEEE's
+     * value of that product at the infinities, as PyTorch and ONNX's reference do:
+     * f(+inf) = +inf, f(-inf) = -inf * 0 = NaN (not the limit 0). */
     TGL_OP_ABS = 100,
     TGL_OP_NEG = 101,
     TGL_OP_RELU = 102,    /* max(x, 0); relu(NaN) = NaN */

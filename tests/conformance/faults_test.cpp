@@ -288,6 +288,27 @@ TEST_F(Faults, GlesLostContextIsStickyAndANewDeviceWorks) {
     fresh->close();
 }
 
+// A test that loses the shared device (a dispatch past the time limit on a slow CI machine) must
+// not fail every test after it: after a failed test the test support closes a lost shared device
+// (drop_lost_shared_devices), and the next test opens a fresh one that works exactly.
+TEST_F(Faults, GlesLostSharedDeviceIsReplacedForLaterTests) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    close_shared_device();
+    {
+        ScopedEnv lose(std::vector<std::pair<std::string, std::string>>{{"TGL_GLES_TEST_FAULT", "lose"}});
+        dev();  // the shared device, opened with the hook
+    }
+    {
+        DeviceTensor a(dev(), contiguous({64})), y(dev(), contiguous({64}));
+        a.set_values(iota_values(64));
+        EXPECT_EQ(dev().run(TGL_OP_EXP, nullptr, {a.desc()}, {y.desc()}), TGL_OK);
+        EXPECT_TGL_ERROR(dev().api().synchronize(dev().handle()), TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost"});
+    }
+    EXPECT_EQ(drop_lost_shared_devices(), 1);
+    EXPECT_EQ(exact_add(dev(), 4097), "");
+    EXPECT_EQ(drop_lost_shared_devices(), 0) << "the fresh device must not be taken for lost";
+}
+
 // TGL_GLES_TEST_FAULT=slow with TGL_GLES_TIMEOUT_MS=300: the next op runs a loop of seconds. The
 // host's wait gives up once it has run past the limit (DEVICE_UNAVAILABLE naming the op and the
 // limit), the device is lost (sticky), close returns within the limit too (the GL thread, busy in

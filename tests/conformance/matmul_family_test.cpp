@@ -97,6 +97,16 @@ TEST_F(MatmulFamily, LinearEveryActivation) {
     tgl_linear_params relu = lin(TGL_ACTIVATION_RELU);
     EXPECT_TRUE(near(F32, run1(TGL_OP_LINEAR, &relu, {empty_in(F32, {2, 0}), empty_in(F32, {2, 0}), in(F32, {2}, b)}, output_of(F32, {2, 2})),
                      {0.5, 0, 0.5, 0}));
+    // The epilogue's special values are the unary ops' (plugin_api.h, unary ops): act(+inf) = +inf;
+    // relu(-inf) = 0, gelu and silu of -inf = -inf * 0 = NaN (IEEE, as PyTorch), not the limit 0.
+    for (uint32_t a = 0; a < TGL_ACTIVATION_COUNT_V1_0; ++a) {
+        SCOPED_TRACE("activation " + std::to_string(a) + " at +-inf");
+        tgl_linear_params pa = lin(a);
+        const double at_minus_inf = a == TGL_ACTIVATION_NONE ? -INFINITY : a == TGL_ACTIVATION_RELU ? 0.0 : NAN;
+        EXPECT_TRUE(near(F32, run1(TGL_OP_LINEAR, &pa, {empty_in(F32, {1, 0}), empty_in(F32, {2, 0}), in(F32, {2}, {-INFINITY, INFINITY})},
+                                   output_of(F32, {1, 2})),
+                         {at_minus_inf, INFINITY}));
+    }
 }
 
 TEST_F(MatmulFamily, LinearQkvSplitsTheColumns) {

@@ -57,6 +57,8 @@ bool parse_u64(const char* s, uint64_t* out) {
     std::exit(2);
 }
 
+const char* role_name(Role r);
+
 // Prints the seed again after every failing assertion and at the end of a failing run.
 std::mutex g_name_mutex;
 std::string g_test_name;
@@ -68,7 +70,8 @@ class SeedListener : public ::testing::EmptyTestEventListener {
         std::lock_guard<std::mutex> lock(g_name_mutex);
         g_test_name = std::string(info.test_suite_name()) + "." + info.name();
     }
-    void OnTestEnd(const ::testing::TestInfo&) override {
+    void OnTestEnd(const ::testing::TestInfo& info) override {
+        if (info.result() && info.result()->Failed()) drop_lost_shared_devices();
         std::lock_guard<std::mutex> lock(g_name_mutex);
         g_test_name.clear();
     }
@@ -122,6 +125,40 @@ const char* role_name(Role r) {
 }
 
 }  // namespace
+
+// After a failed test: a shared device that test lost (a dispatch past the GL time limit, say) is
+// closed, so that the next test opens a fresh one instead of failing with the lost device's
+// sticky TGL_ERROR_DEVICE_UNAVAILABLE. Only failed tests pay for the check.
+int drop_lost_shared_devices() {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    int dropped = 0;
+    for (auto it = devices().begin(); it != devices().end();) {
+        Device& d = *it->second;
+        if (d.api().synchronize(d.handle()) != TGL_ERROR_DEVICE_UNAVAILABLE) {
+            ++it;
+            continue;
+        }
+        const char* msg = d.api().last_error_message ? d.api().last_error_message() : nullptr;
+        std::printf("[  DEVICE  ] the shared %s device was lost (%s); the next test opens a fresh one\n",
+                    role_name(it->first), msg && *msg ? msg : "no message");
+        std::fflush(stdout);
+        try {
+            d.close();  // returns the loss again, as the ABI allows
+        } catch (const std::exception&) {
+        }
+        it = devices().erase(it);
+        ++dropped;
+    }
+    return dropped;
+}
+
+void close_shared_device(Role role) {
+    std::lock_guard<std::mutex> lock(g_shared_mutex);
+    auto it = devices().find(role);
+    if (it == devices().end()) return;
+    it->second->close();
+    devices().erase(it);
+}
 
 Failure::Failure(const std::string& what) : std::runtime_error(what + "\n  [" + reproduce_hint() + "]") {}
 

@@ -175,6 +175,11 @@ private:
 
 // Device 0 of a role's plugin, opened once per process and closed when the tests end.
 Device& shared_device(Role role = Role::Plugin);
+// Closes the role's shared device (if open); the next shared_device() opens a new one.
+void close_shared_device(Role role = Role::Plugin);
+// Closes every shared device that is lost (synchronize says TGL_ERROR_DEVICE_UNAVAILABLE), so the
+// tests after a loss get a fresh device. Called after every failed test; returns how many it closed.
+int drop_lost_shared_devices();
 
 // An owned buffer (freed when destroyed; errors of the free are ignored then).
 class Buffer {
