@@ -673,6 +673,36 @@ const char kGlThreadName[] = "tgl-gles-gl";
 // GLES its own context and GL thread), with its own buffers; a buffer of one is an invalid handle
 // on the other. Both run ops from several threads at once with exact results, and closing one
 // leaves the other working.
+// Threads of their own on each of `devs` (per_device of them) run the exactly checked stress steps
+// at once; first, a buffer of one device must not be usable on another.
+void stress_devices_at_once(const tgl_plugin_api& api, const std::vector<tgl_device>& devs, int per_device, int steps,
+                            const std::string& what) {
+    tgl_buffer b0 = 0;
+    ASSERT_EQ(api.buffer_alloc(devs[0], 64, &b0), TGL_OK);
+    uint64_t size = 0;
+    EXPECT_TGL_ERROR(api.buffer_size(devs[1], b0, &size), TGL_ERROR_INVALID_HANDLE, {"another device"});
+    EXPECT_EQ(api.buffer_free(devs[0], b0), TGL_OK);
+
+    const size_t n = devs.size(), n_threads = n * size_t(per_device);
+    std::vector<StressResult> results(n_threads);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < n_threads; ++t)
+        threads.emplace_back([&, t] {
+            Caller c(api, devs[t % n]);
+            stress_steps(c, case_seed("device " + std::to_string(t % n) + " thread " + std::to_string(t)), steps, results[t]);
+        });
+    for (auto& th : threads) th.join();
+    int64_t checked = 0;
+    for (size_t t = 0; t < n_threads; ++t) {
+        checked += results[t].checked;
+        EXPECT_TRUE(results[t].problems.empty()) << "thread " << t << " on device " << t % n << ": " << results[t].problems[0];
+        EXPECT_EQ(results[t].mismatches, 0) << "thread " << t << " on device " << t % n;
+    }
+    std::printf("[  STRESS  ] %s: %s x %d threads each x %d ops = %lld ops checked exactly\n", plug().name().c_str(),
+                what.c_str(), per_device, steps, (long long)checked);
+    std::fflush(stdout);
+}
+
 TEST_F(Threads, TwoDevicesOfOneIndexWorkAtOnce) {
     const tgl_plugin_api& api = plug().api();
     const int gl_before = count_threads(kGlThreadName);
@@ -683,31 +713,7 @@ TEST_F(Threads, TwoDevicesOfOneIndexWorkAtOnce) {
     if (is_gles()) {
         EXPECT_EQ(count_threads(kGlThreadName), gl_before + 2) << "one GL thread per open device";
     }
-    tgl_buffer b0 = 0;
-    ASSERT_EQ(api.buffer_alloc(d[0], 64, &b0), TGL_OK);
-    uint64_t size = 0;
-    EXPECT_TGL_ERROR(api.buffer_size(d[1], b0, &size), TGL_ERROR_INVALID_HANDLE, {"another device"});
-    EXPECT_EQ(api.buffer_free(d[0], b0), TGL_OK);
-
-    const int kPerDevice = 3, kSteps = env_count("TGL_STRESS_OPS", is_gles() ? 200 : 500);
-    std::vector<StressResult> results(2 * kPerDevice);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 2 * kPerDevice; ++t)
-        threads.emplace_back([&, t] {
-            Caller c(api, d[t % 2]);
-            stress_steps(c, case_seed("two devices " + std::to_string(t)), kSteps, results[size_t(t)]);
-        });
-    for (auto& th : threads) th.join();
-    int64_t checked = 0;
-    for (int t = 0; t < 2 * kPerDevice; ++t) {
-        checked += results[size_t(t)].checked;
-        EXPECT_TRUE(results[size_t(t)].problems.empty())
-            << "thread " << t << " on device " << t % 2 << ": " << results[size_t(t)].problems[0];
-        EXPECT_EQ(results[size_t(t)].mismatches, 0);
-    }
-    std::printf("[  STRESS  ] %s: 2 devices of index 0 x %d threads each x %d ops = %lld ops checked exactly\n",
-                plug().name().c_str(), kPerDevice, kSteps, (long long)checked);
-    std::fflush(stdout);
+    stress_devices_at_once(api, {d[0], d[1]}, 3, env_count("TGL_STRESS_OPS", is_gles() ? 200 : 500), "2 devices of index 0");
 
     EXPECT_EQ(api.device_close(d[0]), TGL_OK) << plug().last_error();
     if (is_gles()) {
@@ -744,31 +750,7 @@ TEST_F(Threads, EveryDeviceWorksAtOnce) {
     if (n < 2) GTEST_SKIP() << plug().name() << " enumerates " << n << " device(s): nothing to run at once";
     std::vector<tgl_device> d(n, 0);
     for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(api.device_open(i, &d[i]), TGL_OK) << "device " << i << ": " << plug().last_error();
-    tgl_buffer b0 = 0;
-    ASSERT_EQ(api.buffer_alloc(d[0], 64, &b0), TGL_OK);
-    uint64_t size = 0;
-    EXPECT_TGL_ERROR(api.buffer_size(d[1], b0, &size), TGL_ERROR_INVALID_HANDLE, {"another device"});
-    EXPECT_EQ(api.buffer_free(d[0], b0), TGL_OK);
-
-    const int kPerDevice = 2, kSteps = env_count("TGL_STRESS_OPS", is_gles() ? 200 : 500);
-    const size_t n_threads = size_t(n) * kPerDevice;
-    std::vector<StressResult> results(n_threads);
-    std::vector<std::thread> threads;
-    for (size_t t = 0; t < n_threads; ++t)
-        threads.emplace_back([&, t] {
-            Caller c(api, d[t % n]);
-            stress_steps(c, case_seed("device " + std::to_string(t % n) + " thread " + std::to_string(t)), kSteps, results[t]);
-        });
-    for (auto& th : threads) th.join();
-    int64_t checked = 0;
-    for (size_t t = 0; t < n_threads; ++t) {
-        checked += results[t].checked;
-        EXPECT_TRUE(results[t].problems.empty()) << "thread " << t << " on device " << t % n << ": " << results[t].problems[0];
-        EXPECT_EQ(results[t].mismatches, 0) << "thread " << t << " on device " << t % n;
-    }
-    std::printf("[  STRESS  ] %s: %u devices x %d threads each x %d ops = %lld ops checked exactly\n", plug().name().c_str(), n,
-                kPerDevice, kSteps, (long long)checked);
-    std::fflush(stdout);
+    stress_devices_at_once(api, d, 2, env_count("TGL_STRESS_OPS", is_gles() ? 200 : 500), std::to_string(n) + " devices");
     for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(api.device_close(d[i]), TGL_OK) << "device " << i << ": " << plug().last_error();
 }
 
