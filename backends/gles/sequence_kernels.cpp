@@ -221,9 +221,12 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
 
 // sample: logits per invocation (about), and the work of one dispatch in logit visits (each pass
 // over a row visits V; each 256-bin histogram of the top_k / top_p walks costs about 512, mostly
-// one invocation's serial scan of the bins), so that none runs long on llvmpipe (2^20: about 0.1 s).
+// one invocation's serial scan of the bins), so that none runs long on llvmpipe (2^20: about 0.1 s
+// on 2 cores), but with at least 32 rows (a GPU runs them side by side: a batch of decode rows with
+// a 128k vocabulary stays one or two dispatches; about 0.3 s on llvmpipe).
 constexpr uint32_t kSampleLogitsPerLane = 16;
 constexpr uint64_t kSampleDispatchWork = uint64_t(1) << 20;
+constexpr uint64_t kSampleMinRowsPerDispatch = 32;
 
 void run_sample(GlesDevice& dev, const OpCall& call) {
     const SequencePlan& p = call.sequence;
@@ -256,7 +259,7 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     // Passes over the row (sample.comp): max and draw; top_k: 4 histograms; top_p: a sum and 4 more.
     const uint64_t hists = (p.top_k ? 4 : 0) + (p.top_p16 ? 4 : 0);
     const uint64_t row_work = (2 + hists + (p.top_p16 ? 1 : 0)) * uint64_t(V) + hists * 512;
-    add_chunks(dev, d, rows, dispatches, std::max<uint64_t>(1, kSampleDispatchWork / row_work));
+    add_chunks(dev, d, rows, dispatches, std::max(kSampleMinRowsPerDispatch, kSampleDispatchWork / row_work));
     dev.submit(call.info->name, std::move(dispatches));
 }
 
