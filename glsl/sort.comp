@@ -220,10 +220,10 @@ void main() {
     bool live = row < u_rows;  // no early return before the barriers
     uint p0 = live ? min(u_n, (tile * uint(WG_SIZE) + lid) * uint(CHUNK)) : 0u;
     uint p1 = live ? min(u_n, p0 + uint(CHUNK)) : 0u;
-    uint cnt[16];
-    for (uint d = 0u; d < 16u; ++d) cnt[d] = 0u;
-    for (uint p = p0; p < p1; ++p) cnt[digit(pair_at(row, p))] += 1u;
-    for (uint d = 0u; d < 16u; ++d) s_cnt[d * uint(WG_SIZE) + lid] = cnt[d];
+    // Each invocation counts into its own column of s_cnt (a dynamically indexed private array of
+    // counts gave wrong results on softpipe).
+    for (uint d = 0u; d < 16u; ++d) s_cnt[d * uint(WG_SIZE) + lid] = 0u;
+    for (uint p = p0; p < p1; ++p) s_cnt[digit(pair_at(row, p)) * uint(WG_SIZE) + lid] += 1u;
     memoryBarrierShared();
     barrier();
 #if defined(PASS_COUNT)
@@ -245,12 +245,11 @@ void main() {
     }
     memoryBarrierShared();
     barrier();
-    for (uint d = 0u; d < 16u; ++d) cnt[d] = s_cnt[d * uint(WG_SIZE) + lid];
     for (uint p = p0; p < p1; ++p) {
         uvec2 kv = pair_at(row, p);
-        uint d = digit(kv);
-        d_data[cnt[d]] = kv;
-        cnt[d] += 1u;
+        uint c = digit(kv) * uint(WG_SIZE) + lid;
+        d_data[s_cnt[c]] = kv;
+        s_cnt[c] += 1u;
     }
 #endif
 }
