@@ -72,7 +72,8 @@ void run_select(GlesDevice& dev, const OpCall& call) {
 
     const int64_t* const outer_strides[3] = {p.outer_x_strides, p.outer_v_strides, p.outer_i_strides};
     const std::vector<MergedDim<3>> outer = merge_dims(p.outer_rank, p.outer_shape, outer_strides);
-    // pass: a PASS_* define; rows: whether it reads x or writes the outputs (their defines).
+    // pass: a PASS_* define; rows_access: it reads x or writes the outputs (X_DTYPE, OUTER_RANK);
+    // values: it writes the values (HAS_VALUES, for topk and sort).
     auto variant = [&](const char* pass, bool rows_access, bool values) {
         Defines d = {{pass, ""}, {"WG_SIZE", str(wg)}};
         if (rows_access) {
