@@ -1,6 +1,7 @@
-// sample (tgl_sample_params, SequencePlan): one workgroup per row of logits; the token is decided
-// by f32 subtractions/products that are correctly rounded everywhere and by integer arithmetic
-// only, so it is bit-identical to the CPU reference (backends/cpu/sequence_kernels.cpp):
+// sample (tgl_sample_params, SequencePlan): one workgroup per row of logits (WG_SIZE chosen by the
+// host from V: a short row does not wait on hundreds of idle invocations at each barrier); the
+// token is decided by f32 subtractions/products that are correctly rounded everywhere and by
+// integer arithmetic only, so it is bit-identical to the CPU reference (backends/cpu/sequence_kernels.cpp):
 //   1. key = logit (NaN: -inf); m = max key, first index of it (tree over (value, index) pairs).
 //      GREEDY (temperature 0 or top_k 1) or m = +-inf: the token is that index.
 //   2. w_j = the integer weight of t = (key - m) * u_inv_t (sample_weight() in sequence_rules.h:

@@ -5,6 +5,8 @@
 #include "gles_device.h"
 #include "status.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -89,15 +91,19 @@ void role_dim_uniforms(const std::vector<MergedDim<N>>& dims, const char* shape_
     d.uniforms.push_back(uniform_int(stride_name, s));
 }
 
-// One dispatch per grid chunk of a 1-D kernel, each with its u_group_base.
-inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out) {
-    for (const GridChunk& c : dev.split_grid(groups)) {
-        Dispatch d = base;
-        d.uniforms.push_back(uniform_uint("u_group_base", {c.base}));
-        d.groups[0] = c.x;
-        d.groups[1] = c.y;
-        d.groups[2] = 1;
-        out.push_back(std::move(d));
+// One dispatch per grid chunk of a 1-D kernel, each with its u_group_base; at most max_groups
+// workgroups per dispatch (a bound on one dispatch's run time where workgroups are heavy).
+inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, std::vector<Dispatch>& out,
+                       uint64_t max_groups = UINT64_MAX) {
+    for (uint64_t first = 0; first < groups; first += max_groups) {
+        for (const GridChunk& c : dev.split_grid(std::min(groups - first, max_groups))) {
+            Dispatch d = base;
+            d.uniforms.push_back(uniform_uint("u_group_base", {uint32_t(first + c.base)}));
+            d.groups[0] = c.x;
+            d.groups[1] = c.y;
+            d.groups[2] = 1;
+            out.push_back(std::move(d));
+        }
     }
 }
 

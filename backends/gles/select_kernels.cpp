@@ -1,9 +1,11 @@
-// GLES host side of the Select family (plan: backends/common/select_rules.h): the bitonic sort of
-// glsl/sort.comp. Rows padded to P = 2^ceil(log2 n) positions. P <= BLOCK (the shared-memory
-// block): one PASS_BLOCK dispatch sorts whole rows and writes the outputs. P > BLOCK: rows in
-// batches that fit one scratch window; per batch a local sort into the scratch pairs, then per
-// stage k > BLOCK the strides >= BLOCK as PASS_GLOBAL dispatches and the strides < BLOCK as one
-// PASS_BLOCK merge (the last stage's merge writes the outputs). Nothing is computed on the CPU.
+// GLES host side of the Select family (plan: backends/common/select_rules.h): glsl/sort.comp.
+// Short rows (P = 2^ceil(log2 n) <= BLOCK, the shared-memory block): one PASS_BLOCK dispatch, a
+// bitonic network per row, writes the outputs. Longer rows: an LSD radix sort of (key, index)
+// pairs, 4 key bits per pass, on batches of whole rows in scratch; per pass COUNT (digit counts
+// per tile), SUMS / CARRY / APPLY (their exclusive scan: destinations), SCATTER; then OUT writes
+// the first k positions of each row. Every dispatch does O(1) work per element or count (no
+// invocation loops more than a few hundred times), so none runs long on a slow device. Nothing
+// is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
 
@@ -19,9 +21,22 @@ uint32_t log2_ceil(uint64_t n) {
     return l;
 }
 
-// Scratch pairs per batch at most (8 bytes each): 16 MiB, still 2^20 compare-exchanges per global
-// pass, enough to fill a large GPU.
+// Positions per batch of rows at most (two sets of 8-byte pairs: 32 MiB of scratch); a longer row
+// is a batch of its own.
 constexpr uint64_t kMaxBatchPositions = uint64_t(1) << 21;
+// Positions per radix invocation (consecutive: walked in order, so each pass is stable).
+constexpr uint32_t kChunk = 16;
+constexpr uint32_t kRadixPasses = 8;  // 4 key bits each
+
+// A window [offset, offset + bytes) of buffer `buf`.
+Binding sub_window(const BufferRef& buf, uint64_t offset, uint64_t bytes) {
+    Binding b;
+    b.keep = buf;
+    b.name = static_cast<GlesBuffer&>(*buf).name();
+    b.offset = int64_t(offset);
+    b.size = int64_t(bytes);
+    return b;
+}
 
 }  // namespace
 
@@ -31,6 +46,7 @@ void run_select(GlesDevice& dev, const OpCall& call) {
     const TensorArg& ind = call.outputs[p.has_values ? 1 : 0];
     const uint32_t rows = count_u32(p.rows, "the rows of inputs[0] (x)");
     const uint32_t n = count_u32(p.n, "the sorted axis of inputs[0] (x)");
+    const uint32_t kout = uint32_t(p.k);
     const uint32_t log2p = log2_ceil(n);
     const uint64_t P = uint64_t(1) << log2p;
 
@@ -38,34 +54,41 @@ void run_select(GlesDevice& dev, const OpCall& call) {
     const Limits& L = dev.limits();
     uint32_t max_block = 4096;
     while (max_block > 64 && uint64_t(max_block) * 8 > uint64_t(L.max_shared_bytes)) max_block >>= 1;
-    const uint32_t wg_max = std::min<uint32_t>(uint32_t(dev.workgroup_size()), max_block / 2);
     const bool single = P <= max_block;
-    // Short rows: a workgroup of >= 32 invocations sorts BLOCK / P rows; otherwise the full block.
-    const uint32_t wg = single ? std::min<uint32_t>(wg_max, std::max<uint32_t>(32, uint32_t(P / 2))) : wg_max;
-    const uint32_t block = single ? std::max<uint32_t>(uint32_t(P), 2 * wg) : max_block;
+    uint32_t wg, block = 0;
+    if (single) {  // a workgroup of >= 32 invocations sorts BLOCK / P rows
+        const uint32_t wg_max = std::min<uint32_t>(uint32_t(dev.workgroup_size()), max_block / 2);
+        wg = std::min<uint32_t>(wg_max, std::max<uint32_t>(32, uint32_t(P / 2)));
+        block = std::max<uint32_t>(uint32_t(P), 2 * wg);
+    } else {  // radix: 16 digit counts per invocation in shared memory
+        wg = std::min<uint32_t>(uint32_t(dev.workgroup_size()), 128);
+        while (wg > 32 && uint64_t(wg) * 16 * 4 > uint64_t(L.max_shared_bytes)) wg >>= 1;
+    }
 
     int32_t x_off = 0, v_off = 0, i_off = 0;
-    Binding xb = dev.window(x, "inputs[0] (x)", &x_off);
-    Binding ib = dev.window(ind, p.has_values ? "outputs[1] (indices)" : "outputs[0] (indices)", &i_off);
-    Binding vb = ib;
-    if (p.has_values) vb = dev.window(call.outputs[0], "outputs[0] (values)", &v_off);
+    const Binding xb = dev.window(x, "inputs[0] (x)", &x_off);
+    const Binding ib = dev.window(ind, p.has_values ? "outputs[1] (indices)" : "outputs[0] (indices)", &i_off);
+    const Binding vb = p.has_values ? dev.window(call.outputs[0], "outputs[0] (values)", &v_off) : ib;
 
     const int64_t* const outer_strides[3] = {p.outer_x_strides, p.outer_v_strides, p.outer_i_strides};
     const std::vector<MergedDim<3>> outer = merge_dims(p.outer_rank, p.outer_shape, outer_strides);
-    Defines common = {{"X_DTYPE", str(x.dtype)},
-                      {"OUTER_RANK", str(long(outer.size()))},
-                      {"WG_SIZE", str(wg)},
-                      {"BLOCK", str(block)}};
-    if (p.has_values) common.emplace_back("HAS_VALUES", "");
-    auto variant = [&](const char* pass) {
-        Defines d = common;
-        d.emplace_back(pass, "");
+    // pass: a PASS_* define; rows_access: it reads x or writes the outputs (X_DTYPE, OUTER_RANK);
+    // values: it writes the values (HAS_VALUES, for topk and sort).
+    auto variant = [&](const char* pass, bool rows_access, bool values) {
+        Defines d = {{pass, ""}, {"WG_SIZE", str(wg)}};
+        if (rows_access) {
+            d.emplace_back("X_DTYPE", str(x.dtype));
+            d.emplace_back("OUTER_RANK", str(long(outer.size())));
+        }
+        if (values && p.has_values) d.emplace_back("HAS_VALUES", "");
+        if (block) d.emplace_back("BLOCK", str(block));
+        else d.emplace_back("CHUNK", str(kChunk));
         return dev.program("sort.comp", d);
     };
 
     Dispatch base;
     base.uniforms = {uniform_uint("u_n", {n}),
-                     uniform_uint("u_kout", {uint32_t(p.k)}),
+                     uniform_uint("u_kout", {kout}),
                      uniform_uint("u_log2p", {log2p}),
                      uniform_uint("u_descending", {p.descending ? 1u : 0u}),
                      uniform_int("u_x_offset", {x_off}),
@@ -88,57 +111,75 @@ void run_select(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_int("u_outer_v_stride", sv));
         base.uniforms.push_back(uniform_int("u_outer_i_stride", si));
     }
-    auto block_pass = [&](uint32_t row_base, uint32_t batch_rows, uint32_t k, bool from_x, bool to_out,
-                          const Binding& sb, std::vector<Dispatch>& out) {
-        Dispatch d = base;
-        d.program = variant("PASS_BLOCK");
-        d.bindings = {vb, xb, ib, sb};
-        d.uniforms.push_back(uniform_uint("u_rows", {batch_rows}));
-        d.uniforms.push_back(uniform_uint("u_row_base", {row_base}));
-        d.uniforms.push_back(uniform_uint("u_k", {k}));
-        d.uniforms.push_back(uniform_uint("u_from_x", {from_x ? 1u : 0u}));
-        d.uniforms.push_back(uniform_uint("u_to_out", {to_out ? 1u : 0u}));
-        const uint64_t groups = single ? ceil_div(batch_rows, block >> log2p) : uint64_t(batch_rows) * (P / block);
-        add_chunks(dev, d, groups, out);
-    };
 
     std::vector<Dispatch> dispatches;
     if (single) {
-        block_pass(0, rows, 0, true, true, xb, dispatches);  // binding 3 unused: no scratch
+        Dispatch d = base;
+        d.program = variant("PASS_BLOCK", true, true);
+        d.bindings = {vb, xb, ib};
+        d.uniforms.push_back(uniform_uint("u_rows", {rows}));
+        d.uniforms.push_back(uniform_uint("u_row_base", {0u}));
+        add_chunks(dev, d, ceil_div(rows, block >> log2p), dispatches);
         dev.submit(call.info->name, std::move(dispatches));
         return;
     }
 
-    // Long rows: batches of whole rows within one scratch window.
-    const uint64_t cap = std::min<uint64_t>(kMaxBatchPositions, uint64_t(dev.max_window_bytes()) / 8);
-    if (P > cap)
+    // Radix sort. A batch's pairs (8 bytes per position) are bound as one storage block.
+    const uint64_t window_positions = uint64_t(dev.max_window_bytes()) / 8;
+    if (n > window_positions)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-             "op '%s': a row of %u elements needs %llu bytes of sort scratch in one shader storage block, but this "
-             "device allows %lld bytes",
-             call.info->name, n, (unsigned long long)(P * 8), (long long)dev.max_window_bytes());
-    const uint32_t batch = uint32_t(std::min<uint64_t>(rows, cap / P));
-    BufferRef scratch = dev.scratch(uint64_t(batch) * P * 8);
-    Binding sb;
-    sb.keep = scratch;
-    sb.name = static_cast<GlesBuffer&>(*scratch).name();
-    sb.offset = 0;
-    sb.size = int64_t(uint64_t(batch) * P * 8);
+             "op '%s': a row of %u elements needs %llu bytes of sort scratch ((key, index) pairs of 8 bytes) in one "
+             "shader storage block, but one shader storage block on this device covers at most %lld bytes "
+             "(GL_MAX_SHADER_STORAGE_BLOCK_SIZE = %lld): at most %llu elements per row",
+             call.info->name, n, (unsigned long long)(uint64_t(n) * 8), (long long)dev.max_window_bytes(),
+             (long long)L.max_ssbo_block_bytes, (unsigned long long)window_positions);
+    const uint64_t cap = std::min(window_positions, std::max<uint64_t>(kMaxBatchPositions, n));
+    const uint32_t batch = uint32_t(std::min<uint64_t>(rows, cap / n));
+    const uint32_t tile = wg * kChunk;
+    const uint32_t tiles = uint32_t(ceil_div(n, tile));
+    const uint64_t counts = uint64_t(batch) * 16 * tiles;  // < 2^32: batch * n <= 2^28
+    const uint32_t blocks = uint32_t(ceil_div(counts, uint64_t(wg) * 16));
+    const uint64_t align = uint64_t(dev.window_alignment());
+    const uint64_t pair_bytes = uint64_t(batch) * n * 8;
+    const uint64_t pair_stride = ceil_div(pair_bytes, align) * align;
+    const uint64_t count_bytes = (counts + blocks) * 4;
+    const BufferRef scratch = dev.scratch(2 * pair_stride + count_bytes);
+    const Binding pairs[2] = {sub_window(scratch, 0, pair_bytes), sub_window(scratch, pair_stride, pair_bytes)};
+    const Binding cb = sub_window(scratch, 2 * pair_stride, count_bytes);
+
     for (uint32_t r0 = 0; r0 < rows; r0 += batch) {
         const uint32_t br = std::min(batch, rows - r0);
-        block_pass(r0, br, 0, true, false, sb, dispatches);
-        for (uint64_t k = 2 * uint64_t(block); k <= P; k <<= 1) {
-            for (uint64_t j = k / 2; j >= block; j >>= 1) {
-                Dispatch g = base;
-                g.program = variant("PASS_GLOBAL");
-                g.bindings = {vb, xb, ib, sb};
-                g.uniforms.push_back(uniform_uint("u_rows", {br}));
-                g.uniforms.push_back(uniform_uint("u_row_base", {r0}));
-                g.uniforms.push_back(uniform_uint("u_k", {uint32_t(k)}));
-                g.uniforms.push_back(uniform_uint("u_j", {uint32_t(j)}));
-                add_chunks(dev, g, ceil_div(uint64_t(br) * P / 2, wg), dispatches);
-            }
-            block_pass(r0, br, uint32_t(k), false, k == P, sb, dispatches);
+        const uint32_t m = br * 16 * tiles;
+        const uint32_t bm = uint32_t(ceil_div(m, uint64_t(wg) * 16));
+        Dispatch b = base;
+        b.uniforms.push_back(uniform_uint("u_rows", {br}));
+        b.uniforms.push_back(uniform_uint("u_row_base", {r0}));
+        b.uniforms.push_back(uniform_uint("u_tiles", {tiles}));
+        b.uniforms.push_back(uniform_uint("u_m", {m}));
+        b.uniforms.push_back(uniform_uint("u_blocks", {bm}));
+        for (uint32_t pass = 0; pass < kRadixPasses; ++pass) {
+            // Pass 0 reads x; pass k writes pairs[k % 2] and reads pairs[1 - k % 2].
+            const Binding& src = pairs[1 - pass % 2];
+            const Binding& dst = pairs[pass % 2];
+            Dispatch d = b;
+            d.uniforms.push_back(uniform_uint("u_shift", {4 * pass}));
+            d.uniforms.push_back(uniform_uint("u_from_x", {pass == 0 ? 1u : 0u}));
+            d.bindings = {cb, xb, src, dst};
+            d.program = variant("PASS_COUNT", true, false);
+            add_chunks(dev, d, uint64_t(br) * tiles, dispatches);
+            d.program = variant("PASS_SUMS", false, false);
+            add_chunks(dev, d, bm, dispatches);
+            d.program = variant("PASS_CARRY", false, false);
+            add_chunks(dev, d, 1, dispatches);
+            d.program = variant("PASS_APPLY", false, false);
+            add_chunks(dev, d, bm, dispatches);
+            d.program = variant("PASS_SCATTER", true, false);
+            add_chunks(dev, d, uint64_t(br) * tiles, dispatches);
         }
+        Dispatch o = b;
+        o.program = variant("PASS_OUT", true, true);
+        o.bindings = {vb, xb, ib, pairs[(kRadixPasses - 1) % 2]};
+        add_chunks(dev, o, ceil_div(uint64_t(br) * kout, wg), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
 }

@@ -219,14 +219,27 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     dev.submit(info.name, std::move(dispatches));
 }
 
+// sample: logits per invocation (about), and the work of one dispatch in logit visits (each pass
+// over a row visits V; each 256-bin histogram of the top_k / top_p walks costs about 512, mostly
+// one invocation's serial scan of the bins), so that none runs long on llvmpipe (2^20: about 0.1 s
+// on 2 cores), but with at least 32 rows (a GPU runs them side by side: a batch of decode rows with
+// a 128k vocabulary stays one or two dispatches; about 0.3 s on llvmpipe).
+constexpr uint32_t kSampleLogitsPerLane = 16;
+constexpr uint64_t kSampleDispatchWork = uint64_t(1) << 20;
+constexpr uint64_t kSampleMinRowsPerDispatch = 32;
+
 void run_sample(GlesDevice& dev, const OpCall& call) {
     const SequencePlan& p = call.sequence;
     const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
     const uint32_t V = count_u32(p.n, "a row (V) of logits");
+    // A workgroup per row, of a power of two from 8 invocations (short rows do not wait at every
+    // barrier on 256 invocations, most of them idle) to the device's workgroup size.
+    uint32_t lanes = 8;
+    while (lanes < uint32_t(dev.workgroup_size()) && uint64_t(lanes) * kSampleLogitsPerLane < V) lanes *= 2;
     Dispatch d;
     int32_t x_off = 0, t_off = 0;
     d.bindings = {dev.window(call.inputs[0], "inputs[0] (logits)", &x_off), dev.window(call.outputs[0], "outputs[0] (token)", &t_off)};
-    d.program = dev.program("sample.comp", {{"X_DTYPE", str(call.dtype)}, {"WG_SIZE", str(dev.workgroup_size())}});
+    d.program = dev.program("sample.comp", {{"X_DTYPE", str(call.dtype)}, {"WG_SIZE", str(lanes)}});
     d.uniforms.push_back(uniform_uint("u_rows", {rows}));
     d.uniforms.push_back(uniform_uint("u_v", {V}));
     d.uniforms.push_back(uniform_int("u_x_off", {x_off}));
@@ -243,7 +256,10 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
     d.uniforms.push_back(uniform_uint("u_zero", {0u}));
     std::vector<Dispatch> dispatches;
-    add_chunks(dev, d, rows, dispatches);
+    // Passes over the row (sample.comp): max and draw; top_k: 4 histograms; top_p: a sum and 4 more.
+    const uint64_t hists = (p.top_k ? 4 : 0) + (p.top_p16 ? 4 : 0);
+    const uint64_t row_work = (2 + hists + (p.top_p16 ? 1 : 0)) * uint64_t(V) + hists * 512;
+    add_chunks(dev, d, rows, dispatches, std::max(kSampleMinRowsPerDispatch, kSampleDispatchWork / row_work));
     dev.submit(call.info->name, std::move(dispatches));
 }
 

@@ -4,9 +4,12 @@
 // what the host sees, that nothing else was affected, and that a device works exactly afterwards.
 #include "common.h"
 
+#include "tgl_test/op_runner.h"
+
 #include <dirent.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -377,6 +380,25 @@ TEST_F(Faults, GlesMalformedHookFailsOpen) {
         tgl_device h = 0;
         EXPECT_TGL_ERROR(api.device_open(0, &h), TGL_ERROR_INVALID_ARGUMENT, {"device_open", kv.first, kv.second});
     }
+}
+
+// sample over 300,000 short rows (a workgroup per row) under a 10 s time limit: it once used 256
+// invocations per row whatever V, and llvmpipe switched between all of them at each of ~15
+// barriers per row: 72 s for 200,000 rows of V = 1 on a loaded 2-core machine (2 s now), past
+// the 60 s default limit in CI, and the device was lost. Known answers: a row of V = 1 draws its
+// only token; (-inf, x, -inf) draws index 1.
+TEST_F(Faults, SampleOfManyShortRowsStaysWithinTimeLimit) {
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TIMEOUT_MS", "10000"}});
+    const tgl_sample_params p{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 42, 0};
+    const int64_t rows = 300000;
+    std::vector<std::vector<double>> y =
+        run_op_values(*d, TGL_OP_SAMPLE, &p, {input_values(TGL_DTYPE_F32, {rows, 1}, std::vector<double>(size_t(rows), 0.5))},
+                      {output_of(TGL_DTYPE_I32, {rows})});
+    EXPECT_EQ(std::count(y[0].begin(), y[0].end(), 0.0), rows);
+    std::vector<double> x;
+    for (int64_t r = 0; r < rows / 4; ++r) x.insert(x.end(), {-double(kInf), double(r % 7), -double(kInf)});
+    y = run_op_values(*d, TGL_OP_SAMPLE, &p, {input_values(TGL_DTYPE_F32, {rows / 4, 3}, x)}, {output_of(TGL_DTYPE_I32, {rows / 4})});
+    EXPECT_EQ(std::count(y[0].begin(), y[0].end(), 1.0), rows / 4);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include "tgl_test/op_runner.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 namespace conf {
 namespace {
@@ -189,6 +191,75 @@ TEST_F(SelectOps, LongRows) {
         }
         expect_sorted(t, F32, tv, ti);
     }
+}
+
+// The header's order, written out: ascending NaN last, descending NaN first, -0 == +0, ties in
+// index order (std::stable_sort keeps them).
+std::vector<size_t> stable_order(const std::vector<double>& x, bool descending) {
+    std::vector<size_t> idx(x.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        const double u = x[a], v = x[b];
+        if (descending) return std::isnan(v) ? false : std::isnan(u) || u > v;
+        return std::isnan(u) ? false : std::isnan(v) || u < v;
+    });
+    return idx;
+}
+
+// The first k of `order` over x as (values, indices).
+Sorted first_k(const std::vector<double>& x, const std::vector<size_t>& order, size_t k) {
+    Sorted s;
+    for (size_t j = 0; j < k; ++j) {
+        s.values.push_back(x[order[j]]);
+        s.indices.push_back(double(order[j]));
+    }
+    return s;
+}
+
+// Rows past 2^21 elements (the GLES plugin's radix path; a row of 2^21 + 1 once needed a scratch
+// block it refused): NaNs, -0.0 / +0.0 and about a thousand ties per value, both directions, and
+// topk with a small and a large k.
+TEST_F(SelectOps, RowsPastTwoToThe21) {
+    for (int64_t n : {(int64_t(1) << 21) + 1, 3 * (int64_t(1) << 20) + 7}) {
+        SCOPED_TRACE("n = " + std::to_string(n));
+        const size_t len = size_t(n);
+        std::vector<double> x(len), xi(len);
+        for (size_t i = 0; i < len; ++i) {
+            const int64_t v = int64_t((uint64_t(n - 1 - int64_t(i)) * 7919u) % 2003u) - 1001;
+            x[i] = i % 97 == 5 ? dNaN : i % 89 == 3 ? -0.0 : double(v);
+            xi[i] = double(v * 1000003);  // i32: the same ties, wider keys
+        }
+        const bool desc = n > (int64_t(1) << 22);  // x descending on the longer row, ascending on the other
+        auto px = sort_params(0, desc), pi = sort_params(-1, !desc);
+        const std::vector<size_t> order = stable_order(x, desc);
+        const Sorted all = first_k(x, order, len);
+        expect_sorted(run_sel(TGL_OP_SORT, &px, F32, {n}, x, {n}), F32, all.values, all.indices);
+        const size_t k = desc ? 5 : len - 11;
+        const Sorted top = first_k(x, order, k);
+        expect_sorted(run_sel(TGL_OP_TOPK, &px, F32, {n}, x, {int64_t(k)}), F32, top.values, top.indices);
+        EXPECT_TRUE(same_bits(I32, run_sel(TGL_OP_ARGSORT, &pi, I32, {n}, xi, {n}).indices,
+                              first_k(xi, stable_order(xi, !desc), len).indices));
+    }
+}
+
+// A row whose (key, index) scratch (8 bytes a position) exceeds one shader storage block is
+// refused with the limit that stops it, writing nothing (plugins that report their storage block
+// limit, if it is the GLES 3.1 minimum or near it).
+TEST_F(SelectOps, RowPastTheScratchBlockIsRefused) {
+    const char* v = tgl_device_property(plug().raw(), 0, "limit.max_ssbo_block_bytes");
+    const int64_t block = v ? std::strtoll(v, nullptr, 10) : 0;
+    if (block <= 0 || block > (int64_t(1) << 27)) GTEST_SKIP() << "no storage block limit of at most 2^27 bytes reported";
+    const int64_t n = block / 8 + 1;
+    InputArg x;
+    x.dtype = F16;
+    x.view = contiguous({n});
+    x.storage = Storage::zeros(F16, n);
+    OpCall call(dev(), {x}, {output_of(I32, {n})});
+    auto p = sort_params(0, false);
+    EXPECT_TGL_ERROR(call.run(TGL_OP_ARGSORT, &p),
+                     TGL_ERROR_RESOURCE_EXHAUSTED, {std::to_string(n) + " elements", "sort scratch", "GL_MAX_SHADER_STORAGE_BLOCK_SIZE = " + std::to_string(block),
+                      "at most " + std::to_string(n - 1) + " elements per row"});
+    EXPECT_TRUE(call.all_unchanged());
 }
 
 // ----- bad input ----------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 // topk with random k (0 and n included), many duplicate keys (small integers) so that stability
 // matters, NaN/inf/-0 and the dtypes' edge values, permuted / stepped / negative-stride / padded /
 // misaligned inputs, non-contiguous outputs, empty tensors, rows longer than a shared-memory block
-// (global passes, batches of rows), a row of 2^20 and a grid of more than 65,535 workgroups.
+// (the radix path, batches of rows), rows of 2^20, 2^21 + 1 and 3 * 2^20 + 7 elements (topk with small and
+// large k) and a grid of more than 65,535 workgroups.
 // Values and indices must match exactly (values bit for bit, any NaN equal to any NaN).
 #include "diff.h"
 
@@ -125,8 +126,19 @@ std::vector<SelCase> cases() {
         Keys::Wide);
     add("argsort_row_1000003", TGL_OP_ARGSORT, TGL_DTYPE_F16, {1000003}, -1, false, Kind::Contiguous,
         Kind::Contiguous, Keys::Dups);
-    // Two batches of long rows (4 rows of 2^19 positions fill one scratch window of 2^21 pairs).
-    add("sort_rows_5x300007", TGL_OP_SORT, TGL_DTYPE_I32, {5, 300007}, 1, false, Kind::Contiguous, Kind::Contiguous,
+    // Rows past 2^21 (the radix path; once refused): specials and ties, both directions, topk with a
+    // small and a large k, a strided row of f16.
+    const int64_t n21 = (int64_t(1) << 21) + 1, n3 = 3 * (int64_t(1) << 20) + 7;
+    add("sort_row_2p21p1_specials_desc", TGL_OP_SORT, TGL_DTYPE_F32, {n21}, 0, true, Kind::Contiguous,
+        Kind::Contiguous, Keys::Specials);
+    add("topk_row_2p21p1_k5", TGL_OP_TOPK, TGL_DTYPE_F32, {n21}, -1, true, Kind::Contiguous, Kind::Contiguous,
+        Keys::Specials, 5);
+    add("topk_row_3x2p20p7_klarge_asc", TGL_OP_TOPK, TGL_DTYPE_I32, {n3}, 0, false, Kind::Contiguous,
+        Kind::Contiguous, Keys::Wide, n3 - 1000);
+    add("argsort_row_3x2p20p7_f16_stepped", TGL_OP_ARGSORT, TGL_DTYPE_F16, {n3}, 0, true, Kind::Stepped,
+        Kind::Stepped, Keys::Dups);
+    // Two batches of long rows (at most 2^21 positions a batch: 6 rows, then 2).
+    add("sort_rows_8x300007", TGL_OP_SORT, TGL_DTYPE_I32, {8, 300007}, 1, false, Kind::Contiguous, Kind::Contiguous,
         Keys::Dups);
     // More than 65,535 workgroups: one workgroup per row of 37 (padded to 64).
     add("argsort_grid_over_65535", TGL_OP_ARGSORT, TGL_DTYPE_F32, {70001, 37}, 1, true, Kind::Contiguous,

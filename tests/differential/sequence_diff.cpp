@@ -169,6 +169,11 @@ TEST_F(SequenceDiff, SampleExact) {
     tgl_sample_params p{sizeof(tgl_sample_params), 50, 0.8f, 0.95f, 1234, 0};
     check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {3, 50000}, rng_, false)}, {output_of(I32, {3})}, {0},
              "sample V 50000");
+    // A vocabulary of 2^17 (Llama 3's is 128,256), with and without top_k / top_p.
+    for (const tgl_sample_params& q : {tgl_sample_params{sizeof(tgl_sample_params), 40, 0.9f, 0.9f, 77, 3},
+                                       tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 5, 11}})
+        check_op(TGL_OP_SAMPLE, param_bytes(q), {logits_input(F32, {2, 131072}, rng_, false)}, {output_of(I32, {2})}, {0},
+                 "sample V 131072 top_k " + std::to_string(q.top_k));
     p = tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 99, 7};
     check_op(TGL_OP_SAMPLE, param_bytes(p), {logits_input(F32, {70000, 3}, rng_, false)}, {output_of(I32, {70000})}, {0},
              "sample 70,000 rows");
