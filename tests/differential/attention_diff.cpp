@@ -244,6 +244,14 @@ TEST_F(AttentionDiff, DecodeLongKv) {
     check_forward(c, rng_);
 }
 
+// One invocation's walk over 16,384 keys within the loop budget (llvmpipe cuts an invocation's
+// loops short after 65,535 passes): 512 kv heads fill the grid, so a2b0225 split no key range and
+// each invocation walked all 16,384 keys (about 5 passes a key at D 1).
+// GQA 2:1; D 1 keeps K and V small (32 MiB each) and the case short.
+TEST_F(AttentionDiff, LoopBudgetLongKv) {
+    check_forward(plain(TGL_DTYPE_F32, {1, 1024, 512, 1, 16384, 1, 1}), rng_);
+}
+
 TEST_F(AttentionDiff, LongSequence) {
     FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 1031, 1031, 64, 64}, true);
     check_forward(c, rng_);
