@@ -486,20 +486,23 @@ void main() {
     float mean = 0.0, var;
 #if defined(CHUNK_APPLY)
     // The chunks' sums of squares; or their means, then their squared deviations plus the
-    // spread of the chunk means (Chan, Golub & LeVeque's pairwise update, all at once).
+    // spread of the chunk means (Chan, Golub & LeVeque's pairwise update, all at once). The
+    // means are merged as offsets from the first one (small, nearly exact), which the row's
+    // mean then adds once: a sum of the means themselves would lose ulps of a large mean.
     float acc = 0.0;
-    for (uint c = 0u; c < u_splits; ++c)
 #if defined(STATS_MEANSQ)
-        acc += p_data[parts + 2 * int(c)];
+    for (uint c = 0u; c < u_splits; ++c) acc += p_data[parts + 2 * int(c)];
     var = acc / n;
 #else
-        acc += p_data[parts + 2 * int(c)] * chunk_count(c);
-    mean = acc / n;
+    float m0 = p_data[parts];
+    for (uint c = 0u; c < u_splits; ++c) acc += (p_data[parts + 2 * int(c)] - m0) * chunk_count(c);
+    float shift = acc / n;
     float m2 = 0.0;
     for (uint c = 0u; c < u_splits; ++c) {
-        float d = p_data[parts + 2 * int(c)] - mean;
+        float d = (p_data[parts + 2 * int(c)] - m0) - shift;
         m2 += p_data[parts + 2 * int(c) + 1] + chunk_count(c) * d * d;
     }
+    mean = m0 + shift;
     var = max(m2 / n, 0.0);
 #endif
 #else
