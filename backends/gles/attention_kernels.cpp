@@ -45,7 +45,8 @@ int64_t pow2_ceil(int64_t v) {
 // Loop passes (loop_budget.h) of attention's invocations, per key (or row) tile and once. Loops
 // with constant bounds of at most 8 trips are unrolled by the compiler and not counted; every other
 // loop is, whether or not the compiler unrolls it (on llvmpipe, Mesa 22.3, the largest key splits
-// these plans allow measured 20,800..28,700 passes at D 16..256, f32/f16, driver and minimum limits).
+// these plans allow measured 16,000..29,300 passes at D 1..256, f32/f16, PASS_FWD and PASS_FLASH,
+// driver and minimum limits; a budget of 32,768 against llvmpipe's 65,535).
 struct LoopPasses {
     uint64_t per_tile, fixed;
     // Tiles of keys one invocation may walk within `budget` (at least 1).
