@@ -181,7 +181,8 @@ TEST_F(NormDiff, Big) {
 // (32,768 elements per invocation of a 256-wide workgroup; three walks for softmax and the
 // variance, two for rms) in softmax, layer_norm (mean 1e4: the chunks' variances merged stably)
 // and rms_norm; rows of 3 * 2^20 + 5 (cut into chunks that end inside the row) in log_softmax
-// with a mask over two rows, add_layer_norm with its sum, and group_norm (5 x 629,146, gamma, beta).
+// with a mask over two rows, add_layer_norm with its sum, and group_norm (5 x 629,146, gamma, beta);
+// no rows of 2^23.
 TEST_F(NormDiff, LoopBudgetLongRow) {
     const int64_t n = int64_t(1) << 23, m = 3 * (int64_t(1) << 20) + 5;
     const tgl_dtype f32 = TGL_DTYPE_F32;
@@ -204,6 +205,8 @@ TEST_F(NormDiff, LoopBudgetLongRow) {
              {rand_input(f32, {1, 5, m / 5}, rng_, -3, 5, false), rand_input(f32, {5}, rng_, -2, 2, false),
               rand_input(f32, {5}, rng_, -1, 1, false)},
              {output_of(f32, {1, 5, m / 5})}, f32, "group_norm of one group of 5 x 629,146");
+    run_case(TGL_OP_LAYER_NORM, {}, {rand_input(f32, {0, n}, rng_, -1, 1, false), absent_input(), absent_input()},
+             {output_of(f32, {0, n})}, f32, "layer_norm of no rows of 2^23");
 }
 
 }  // namespace
