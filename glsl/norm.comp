@@ -17,12 +17,20 @@
 // combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
 // ROW_VEC4 (with MODE_GROUP; f32 rows contiguous and 16-byte aligned in x, y, r, s; not batch_norm):
 // the row is read once into registers (PER vec4 per invocation) and written once.
+// ROW_CHUNKS (with MODE_GROUP, not ROW_VEC4): rows too long for one invocation's loop budget
+// (backends/gles/loop_budget.h) are cut into u_splits chunks of u_chunk elements, a workgroup per
+// (row, chunk): workgroup g = row * u_splits + chunk. SUM_ONLY and STATS_NONE just walk their
+// chunk. The others take two passes: CHUNK_STATS stores each chunk's partial statistics at
+// p_data[u_part + 2 g] (softmax: the chunk's max m_c and sum of exp(v - m_c); mean/var: the
+// chunk's mean and sum of squared deviations; mean of squares: the sum of squares), then
+// CHUNK_APPLY merges the row's partials (Chan et al. for the variance) and writes its chunk.
 // PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
 // B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK; ROW_VEC4, PER;
+// ROW_CHUNKS [+ CHUNK_STATS | CHUNK_APPLY];
 // OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
 #include "common.glsl"
 #include "grid.glsl"
@@ -89,8 +97,15 @@ layout(std430, binding = B_R) readonly buffer RBuffer { WORD r_data[]; };
 #if defined(HAS_S)
 layout(std430, binding = B_S) buffer SBuffer { WORD s_data[]; };
 #endif
-#if defined(B_P)
+#if defined(B_P) && defined(CHUNK_STATS)
+layout(std430, binding = B_P) buffer PBuffer { float p_data[]; };
+#elif defined(B_P)
 layout(std430, binding = B_P) readonly buffer PBuffer { float p_data[]; };
+#endif
+#if defined(ROW_CHUNKS)
+uniform uint u_splits;
+uniform uint u_chunk;
+uniform int u_part;
 #endif
 
 uniform uint u_rows;
@@ -380,8 +395,20 @@ void main() {
 
 #else  // !ROW_VEC4
 
+#if defined(ROW_CHUNKS) && (defined(CHUNK_STATS) || defined(CHUNK_APPLY))
+// Elements of chunk c of a row.
+float chunk_count(uint c) { return float(min(u_chunk, u_len - c * u_chunk)); }
+#endif
 void main() {
-#if defined(MODE_GROUP)
+#if defined(MODE_GROUP) && defined(ROW_CHUNKS)
+    uint g = tgl_group_index();
+    uint row = g / u_splits, lo = g % u_splits * u_chunk;
+    uint start = lo + gl_LocalInvocationID.x, step = uint(WG_SIZE);
+    // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
+    uint len = row < u_rows ? min(lo + u_chunk, u_len) : 0u;
+    int part = u_part + 2 * int(g);                // this chunk's partial (CHUNK_STATS)
+    int parts = u_part + 2 * int(row * u_splits);  // the row's first (CHUNK_APPLY)
+#elif defined(MODE_GROUP)
     uint row = tgl_group_index();
     uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
     // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
@@ -396,6 +423,9 @@ void main() {
     int be;
     row_base(row, b4, be);
     float n = float(u_len);
+#if defined(CHUNK_STATS)
+    n = float(len) - float(lo);  // the chunk's statistics
+#endif
 
 #if defined(SUM_ONLY)
     for (uint k = start; k < len; k += step) {
@@ -404,6 +434,17 @@ void main() {
     }
 
 #elif defined(STATS_SOFTMAX)
+#if defined(CHUNK_APPLY)
+    // The max of the chunks' maxima (NaN propagates), then their sums rescaled to it.
+    float m = tgl_neg_inf();
+    for (uint c = 0u; c < u_splits; ++c) m = tgl_maximum(m, p_data[parts + 2 * int(c)]);
+    float sum = 0.0;
+    if (!tgl_isnan(m) && !tgl_isinf(m))
+        for (uint c = 0u; c < u_splits; ++c) {
+            float mc = p_data[parts + 2 * int(c)];
+            if (mc != tgl_neg_inf()) sum += p_data[parts + 2 * int(c) + 1] * tgl_exp(mc - m);
+        }
+#else
     float m = tgl_neg_inf();
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
@@ -418,6 +459,14 @@ void main() {
             sum += tgl_exp(value_at(o, false) - m);
         }
     sum = group_reduce(sum, false, 1u);
+#endif
+#if defined(CHUNK_STATS)
+    if (gl_LocalInvocationID.x == 0u && row < u_rows) {
+        p_data[part] = m;
+        p_data[part + 1] = sum;
+    }
+    return;
+#endif
     float log_sum = tgl_log(sum);
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
@@ -434,6 +483,29 @@ void main() {
     }
 
 #elif defined(STATS_MEANVAR) || defined(STATS_MEANSQ)
+    float mean = 0.0, var;
+#if defined(CHUNK_APPLY)
+    // The chunks' sums of squares; or their means, then their squared deviations plus the
+    // spread of the chunk means (Chan, Golub & LeVeque's pairwise update, all at once). The
+    // means are merged as offsets from the first one (small, nearly exact), which the row's
+    // mean then adds once: a sum of the means themselves would lose ulps of a large mean.
+    float acc = 0.0;
+#if defined(STATS_MEANSQ)
+    for (uint c = 0u; c < u_splits; ++c) acc += p_data[parts + 2 * int(c)];
+    var = acc / n;
+#else
+    float m0 = p_data[parts];
+    for (uint c = 0u; c < u_splits; ++c) acc += (p_data[parts + 2 * int(c)] - m0) * chunk_count(c);
+    float shift = acc / n;
+    float m2 = 0.0;
+    for (uint c = 0u; c < u_splits; ++c) {
+        float d = (p_data[parts + 2 * int(c)] - m0) - shift;
+        m2 += p_data[parts + 2 * int(c) + 1] + chunk_count(c) * d * d;
+    }
+    mean = m0 + shift;
+    var = max(m2 / n, 0.0);
+#endif
+#else
     float acc = 0.0;
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);
@@ -444,9 +516,12 @@ void main() {
         acc += v;
 #endif
     }
-    float mean = 0.0, var;
 #if defined(STATS_MEANSQ)
     var = group_reduce(acc, false, 0u) / n;
+#if defined(CHUNK_STATS)
+    if (gl_LocalInvocationID.x == 0u && row < u_rows) p_data[part] = var * n;
+    return;
+#endif
 #else
     mean = group_reduce(acc, false, 0u) / n;
     // Corrected two-pass (Chan, Golub & LeVeque): the f32 sum of a long row with a large mean is
@@ -464,7 +539,15 @@ void main() {
     float shift = moments.x;
     var = max(moments.y - shift * shift, 0.0);
     mean += shift;
+#if defined(CHUNK_STATS)
+    if (gl_LocalInvocationID.x == 0u && row < u_rows) {
+        p_data[part] = mean;
+        p_data[part + 1] = var * n;
+    }
+    return;
 #endif
+#endif
+#endif  // CHUNK_APPLY
     float inv = tgl_div(1.0, tgl_sqrt(var + u_eps));
     for (uint k = start; k < len; k += step) {
         ivec4 o = b4; int oe = be; elem_offsets(k, o, oe);

@@ -3,13 +3,15 @@
 // head dims up to 256 run within OpenGL ES 3.1's minimum of 16 KiB and 128 invocations.
 // Forward: one PASS_FLASH dispatch (q, k, v, mask?, o, lse?) where a kv head has 16+ query rows,
 // a FlashTile fits the device and no split is wanted; else one PASS_FWD dispatch, or, when the
-// grid of query tiles is small against a long key sequence (decoding) or the device has too few
-// storage blocks, a split PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks
+// grid of query tiles is small against a long key sequence (decoding), one invocation's key loop
+// would exceed the device's loop budget (loop_budget.h), or the device has too few storage
+// blocks, a split PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks
 // with a mask, k and v are first packed into the scratch block too (PASS_PACK). Backward: q, k,
 // v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
 // and PASS_DQ (no atomics).
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -37,6 +39,45 @@ int64_t pow2_floor(int64_t v) {
 int64_t pow2_ceil(int64_t v) {
     int64_t p = 1;
     while (p < v) p *= 2;
+    return p;
+}
+
+// Loop passes (loop_budget.h) of attention's invocations, per key (or row) tile and once. Loops
+// with constant bounds of at most 8 trips are unrolled by the compiler and not counted; every other
+// loop is, whether or not the compiler unrolls it (on llvmpipe, Mesa 22.3, the largest key splits
+// these plans allow measured 16,000..29,300 passes at D 1..256, f32/f16, PASS_FWD and PASS_FLASH,
+// driver and minimum limits; a budget of 32,768 against llvmpipe's 65,535).
+struct LoopPasses {
+    uint64_t per_tile, fixed;
+    // Tiles of keys one invocation may walk within `budget` (at least 1).
+    uint64_t tiles_within(uint64_t budget) const { return loop_items_within(budget, per_tile, fixed); }
+};
+uint64_t unrolled_or(int64_t trips) { return trips <= 8 ? 0 : loop_cost(uint64_t(trips)); }
+
+// PASS_FWD with its tile (bq rows, bk keys, sk keys per score invocation, tpr invocations per row,
+// wg invocations) at head dims d, dv.
+LoopPasses fwd_passes(int64_t d, int64_t dv, int64_t bq, int64_t bk, int64_t sk, int64_t tpr, int64_t wg) {
+    auto walk = [&](int64_t n) { return loop_cost(ceil_div(uint64_t(n), uint64_t(wg))); };  // e = tid; e < n; e += WG
+    const int64_t nacc = int64_t(ceil_div(uint64_t(dv), uint64_t(tpr)));
+    const uint64_t score_iters = ceil_div(uint64_t(bq * (bk / sk)), uint64_t(wg));
+    LoopPasses p;
+    p.per_tile = 1 + walk(bk * d) + loop_cost(score_iters) + score_iters * (unrolled_or(d) + 3 * unrolled_or(sk)) +
+                 walk(bk * dv) + unrolled_or(bk) + loop_cost(ceil_div(uint64_t(bk), uint64_t(tpr))) + unrolled_or(nacc) +
+                 std::max<uint64_t>(1, unrolled_or(bk) * (1 + unrolled_or(nacc)));
+    p.fixed = walk(bq * d) + 2 * loop_cost(uint64_t(nacc)) + 8;
+    return p;
+}
+
+// PASS_DQ (per key tile) and PASS_DKDV (per row tile) with tiles of t rows and t keys, tpr
+// invocations per row or key, wg invocations, at head dims d, dv.
+LoopPasses bwd_passes(int64_t d, int64_t dv, int64_t t, int64_t tpr, int64_t wg) {
+    auto walk = [&](int64_t n) { return loop_cost(ceil_div(uint64_t(n), uint64_t(wg))); };
+    const uint64_t pair_iters = ceil_div(uint64_t(t * t), uint64_t(wg));
+    const int64_t nacc = int64_t(ceil_div(uint64_t(std::max(d, dv)), uint64_t(tpr)));
+    LoopPasses p;
+    p.per_tile = 1 + walk(t * d) + walk(t * dv) + loop_cost(pair_iters) + pair_iters * (unrolled_or(d) + unrolled_or(dv)) +
+                 unrolled_or(t) * (1 + 2 * unrolled_or(nacc));
+    p.fixed = walk(t * d) + walk(t * dv) + 4 * loop_cost(uint64_t(nacc)) + 8;
     return p;
 }
 
@@ -71,6 +112,17 @@ struct FlashTile {
     int bq, bkv, tm, tx;
     bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
     int invocations() const { return bq / tm * tx; }
+    // PASS_FLASH's loop passes per block of bkv keys and once, at head dims d, dv.
+    LoopPasses passes(int64_t d, int64_t dv) const {
+        auto iters = [&](int64_t n) { return unrolled_or(int64_t(ceil_div(uint64_t(n), uint64_t(invocations())))); };  // ITERS(n)
+        const int64_t q4 = int64_t(ceil_div(uint64_t(d), 4u)), v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
+        const int64_t tn = bkv / tx, nv4 = v4 / tx;
+        LoopPasses p;
+        p.per_tile = 1 + (prefetch ? 2 : 1) * (iters(bkv * q4) + iters(bkv * v4)) + unrolled_or(q4) +
+                     unrolled_or(bkv) * (1 + unrolled_or(nv4)) + 3 * unrolled_or(tn) + uint64_t(tm / 4) * unrolled_or(tx);
+        p.fixed = iters(bq * q4) + 64 + uint64_t(tm / 4) * (unrolled_or(tx) + 4 * unrolled_or(nv4));
+        return p;
+    }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH).
     int64_t shared_bytes(int64_t d, int64_t dv) const {
         const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
@@ -259,6 +311,8 @@ bool Ctx::flash() {
     for (const FlashTile& f : fallbacks)
         if (!tile && fits(f)) tile = &f;
     if (!tile) return false;
+    // Every key block in one invocation: within the loop budget, else a split PASS_FWD.
+    if (ceil_div(uint64_t(p.Skv), uint64_t(tile->bkv)) > tile->passes(p.D, p.Dv).tiles_within(loop_budget(dev))) return false;
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
     const int64_t groups = p.B * p.Hkv * tiles;
 
@@ -327,7 +381,14 @@ void Ctx::forward() {
     if (base_groups < kTargetGroups && p.Skv > 4 * bk)
         splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(kTargetGroups, base_groups), ceil_div(p.Skv, 4 * bk)));
     int64_t chunk = std::max<int64_t>(bk, int64_t(ceil_div(ceil_div(p.Skv, splits), bk)) * bk);
+    // At most the keys one invocation may walk within the loop budget.
+    const LoopPasses passes = fwd_passes(p.D, p.Dv, bq, bk, sk, tpr, wg);
+    const uint64_t budget = loop_budget(dev), max_tiles = passes.tiles_within(budget);
+    if (max_tiles < ceil_div(uint64_t(chunk), uint64_t(bk))) chunk = int64_t(max_tiles) * bk;
     splits = std::max<int64_t>(1, ceil_div(p.Skv, chunk));
+    check_loop_budget(dev, passes.fixed + passes.per_tile * ceil_div(uint64_t(chunk), uint64_t(bk)), call.info->name,
+                      "attention's walk over one split of the keys");
+    check_loop_budget(dev, 2 * loop_cost(uint64_t(splits)) + 8, call.info->name, "attention's merge of the key splits");
     const int max_blocks = dev.limits().max_compute_ssbo_blocks;
     const bool split = splits > 1 || 4 + int(mask) + int(lse) > max_blocks;
     const bool packed = split && 4 + int(mask) > max_blocks;
@@ -434,6 +495,12 @@ void Ctx::backward() {
     const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
     const int64_t wg = t * tpr;
     const int64_t rows = p.G * p.Sq;
+    // Each invocation walks every key tile (PASS_DQ) or row tile (PASS_DKDV) of its kv head; no
+    // split of those walks exists here, so a walk past the loop budget is an error.
+    const LoopPasses walk = bwd_passes(p.D, p.Dv, t, tpr, wg);
+    const uint64_t longest = ceil_div(uint64_t(std::max<int64_t>(p.Skv, rows)), uint64_t(t));
+    check_loop_budget(dev, walk.fixed + walk.per_tile * longest, call.info->name,
+                      "attention_backward's walk over the key tiles (PASS_DQ) or row tiles (PASS_DKDV) of one kv head");
     auto pass = [&](const char* name, int64_t tiles, std::initializer_list<int> outs) {
         const int64_t groups = p.B * p.Hkv * tiles;
         if (groups == 0) return;

@@ -3,9 +3,13 @@
 // into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
 // row, or one invocation per row for short rows; aligned contiguous f32 rows are read once into
 // registers, ROW_VEC4, tuned by TGL_TUNE_NORM); on a device with fewer than 5 SSBO blocks,
-// add_*_norm with the sum output stores the sum first (SUM_ONLY). Nothing is computed on the CPU.
+// add_*_norm with the sum output stores the sum first (SUM_ONLY). Rows too long for one
+// invocation's loop budget (loop_budget.h) are cut into chunks, a workgroup each: statistics per
+// chunk (CHUNK_STATS) into the scratch block after the params, then each chunk merges its row's
+// partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -69,6 +73,52 @@ bool row_vec4_shape(const GlesDevice& dev, uint64_t len, int* wg, int* per) {
     return true;
 }
 
+// Loops over a row's elements in one pass of norm.comp's general path (MODE_GROUP without
+// ROW_VEC4): the statistics' passes and the store.
+int row_loops(tgl_op op, bool sum_only) {
+    if (sum_only) return 1;
+    switch (op) {
+    case TGL_OP_BATCH_NORM: return 1;
+    case TGL_OP_RMS_NORM:
+    case TGL_OP_ADD_RMS_NORM: return 2;
+    default: return 3;  // softmax: max, sum, store; mean/var: sum, deviations, store
+    }
+}
+
+// The loop passes of a workgroup tree reduction over wg invocations (its halving loop is not
+// unrolled); norm.comp makes up to three per pass.
+uint64_t tree_passes(int wg) {
+    uint64_t n = 1;
+    for (int h = wg / 2; h > 0; h /= 2) ++n;
+    return n;
+}
+
+// How a row of MODE_GROUP's general path is cut: `splits` chunks of `chunk` elements (multiples
+// of wg), so that one invocation's loop passes stay within loop_budget(dev): `loops` walks over its
+// share of a chunk, the tree reductions and, where the row is cut, the walk over the row's
+// partials. Fails where even chunks of one element per invocation do not fit.
+struct RowChunks {
+    uint64_t chunk, splits;
+};
+RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, int wg, int loops) {
+    const uint64_t budget = loop_budget(dev);
+    const uint64_t fixed = 3 * tree_passes(wg);
+    auto cost = [&](uint64_t chunk, uint64_t splits) {
+        const uint64_t walk = uint64_t(loops) * loop_cost(ceil_div(chunk, uint64_t(wg)));
+        return fixed + walk + (splits > 1 ? 2 * loop_cost(splits) : 0);
+    };
+    if (cost(len, 1) <= budget) return {len, 1};
+    // Elements per invocation with room for the partials' walk, then fewer while it does not fit.
+    uint64_t per = std::max<uint64_t>(1, loop_items_within(budget, uint64_t(loops), fixed + uint64_t(loops)));
+    RowChunks c{per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
+    while (per > 1 && cost(c.chunk, c.splits) > budget) {
+        per -= std::max<uint64_t>(1, per / 16);
+        c = {per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
+    }
+    check_loop_budget(dev, cost(c.chunk, c.splits), op, "the walk over one row's elements");
+    return c;
+}
+
 }  // namespace
 
 void run_norm(GlesDevice& dev, const OpCall& call) {
@@ -80,17 +130,28 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     const std::string dtype = str(call.dtype);
     std::vector<Dispatch> dispatches;
 
+    const bool group = p.len > kThreadRowMax;
+    // Rows cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
+    // budget; with statistics, each chunk's partials (2 floats) follow the params in scratch.
+    const RowChunks rc = group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false)) : RowChunks{len, 1};
+    const bool chunk_stats = rc.splits > 1 && info.op != TGL_OP_BATCH_NORM;
+
     // Params, packed as f32 into one scratch block (one block instead of up to four).
     bool any_param = false;
     for (int in : p.param_input) any_param = any_param || in >= 0;
     Binding pb;
     int32_t param_off[NormPlan::kParams] = {};
-    if (any_param) {
-        const uint64_t plen = count_u32(p.param_len, "a param operand");
-        BufferRef scratch = dev.scratch(uint64_t(NormPlan::kParams) * plen * 4);
+    const uint64_t plen = any_param ? count_u32(p.param_len, "a param operand") : 0;
+    const uint64_t part_off = uint64_t(NormPlan::kParams) * plen;
+    const uint64_t scratch_floats = part_off + (chunk_stats ? 2 * uint64_t(rows) * rc.splits : 0);
+    if (scratch_floats > 0) {
+        count_u32(int64_t(scratch_floats), "the scratch of a normalization (params and row chunks' statistics)");
+        BufferRef scratch = dev.scratch(scratch_floats * 4);
         pb.keep = scratch;
         pb.name = static_cast<GlesBuffer&>(*scratch).name();
-        pb.size = int64_t(NormPlan::kParams * plen * 4);
+        pb.size = int64_t(scratch_floats * 4);
+    }
+    if (any_param) {
         for (int k = 0; k < NormPlan::kParams; ++k) {
             if (p.param_input[k] < 0) continue;
             const TensorArg& t = call.inputs[size_t(p.param_input[k])];
@@ -105,10 +166,10 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     // allows fewer (OpenGL ES 3.1 guarantees 4), they run in two passes: SUM_ONLY stores
     // s = x + r (x, r, s: 3 blocks), then the normalize pass reads s in place of x (s, y, params:
     // 3 blocks). s holds the sum rounded to DTYPE, which is what the one-pass kernel normalizes.
-    const int needed = 2 + int(p.has_r) + int(p.has_s) + int(any_param);
+    const int needed = 2 + int(p.has_r) + int(p.has_s) + int(any_param || chunk_stats);
     const bool split = p.has_s && needed > dev.limits().max_compute_ssbo_blocks;
-    const bool group = p.len > kThreadRowMax;
-    auto add_pass = [&](bool sum_only, bool x_is_s) {
+    // chunk_stage: nullptr (whole rows, or chunks without statistics), CHUNK_STATS or CHUNK_APPLY.
+    auto add_pass = [&](bool sum_only, bool x_is_s, const char* chunk_stage) {
         int64_t outer_s[kRoles][TGL_MAX_RANK], inner_s[kRoles][TGL_MAX_RANK];
         std::memcpy(outer_s, p.outer_strides, sizeof outer_s);
         std::memcpy(inner_s, p.inner_strides, sizeof inner_s);
@@ -136,7 +197,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
             bind("B_S", dev.window(call.outputs[1], "outputs[1] (sum)", &offs[NormPlan::kS]));
             defines.emplace_back("HAS_S", "");
         }
-        if (any_param && !sum_only) bind("B_P", pb);
+        if ((any_param || chunk_stage) && !sum_only) bind("B_P", pb);
         if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
             fail(TGL_ERROR_RESOURCE_EXHAUSTED,
                  "op '%s' with these operands needs %d shader storage blocks; this device allows %d", info.name,
@@ -154,7 +215,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         // ROW_VEC4: f32 rows with statistics, contiguous and starting 16-byte aligned in every
         // operand read or written as vec4 (x, y, and r, s where bound).
         int row_wg = wg, per = 0;
-        bool vec4 = group && !split && call.dtype == TGL_DTYPE_F32 && info.op != TGL_OP_BATCH_NORM &&
+        bool vec4 = group && !split && rc.splits == 1 && call.dtype == TGL_DTYPE_F32 && info.op != TGL_OP_BATCH_NORM &&
                     inner.size() == 1 && row_vec4_shape(dev, len, &row_wg, &per);
         for (int role : {int(NormPlan::kX), int(NormPlan::kY), int(NormPlan::kR), int(NormPlan::kS)}) {
             if (!vec4 || (role == NormPlan::kR && !p.has_r) || (role == NormPlan::kS && !p.has_s)) continue;
@@ -171,6 +232,13 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
         defines.emplace_back("OUTER_RANK", str(long(outer.size())));
         defines.emplace_back("INNER_RANK", str(long(inner.size())));
+        if (rc.splits > 1) {
+            defines.emplace_back("ROW_CHUNKS", "");
+            if (chunk_stage && !sum_only) defines.emplace_back(chunk_stage, "");
+            base.uniforms.push_back(uniform_uint("u_splits", {uint32_t(rc.splits)}));
+            base.uniforms.push_back(uniform_uint("u_chunk", {uint32_t(rc.chunk)}));
+            base.uniforms.push_back(uniform_int("u_part", {to_i32(int64_t(part_off), "the offset of the row chunks' statistics")}));
+        }
         base.program = dev.program("norm.comp", defines);
         base.uniforms.push_back(uniform_uint("u_rows", {rows}));
         base.uniforms.push_back(uniform_uint("u_len", {len}));
@@ -183,13 +251,20 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
         role_dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
         role_dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
-        add_chunks(dev, base, group ? uint64_t(rows) : ceil_div(rows, uint64_t(wg)), dispatches);
+        if (uint64_t(rows) * rc.splits > uint64_t(INT32_MAX))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu rows x %llu chunks exceed the 32-bit workgroup index", info.name,
+                 (unsigned long long)rows, (unsigned long long)rc.splits);
+        add_chunks(dev, base, group ? uint64_t(rows) * rc.splits : ceil_div(rows, uint64_t(wg)), dispatches);
+    };
+    auto add_normalize = [&](bool x_is_s) {
+        if (chunk_stats) add_pass(false, x_is_s, "CHUNK_STATS");
+        add_pass(false, x_is_s, chunk_stats ? "CHUNK_APPLY" : nullptr);
     };
     if (split) {
-        add_pass(true, false);
-        add_pass(false, true);
+        add_pass(true, false, nullptr);
+        add_normalize(true);
     } else {
-        add_pass(false, false);
+        add_normalize(false);
     }
     dev.submit(info.name, std::move(dispatches));
 }

@@ -132,7 +132,24 @@ void check_forward(const FwdCase& c, Rng& rng) {
     check(s);
 }
 
-void check_backward(const FwdCase& c, Rng& rng) {
+// check(s), except that the subject may refuse with TGL_ERROR_RESOURCE_EXHAUSTED for its loop
+// budget (a shape whose per-invocation loops it has no split for) and must then stay usable.
+void check_or_loop_refusal(const MultiSpec& s) {
+    SCOPED_TRACE(describe(s));
+    try {
+        run_op_values(shared_device(Role::Subject), s.op, s.params.data(), s.inputs, s.outputs);
+    } catch (const Failure& f) {
+        const std::string m = f.what();
+        ASSERT_NE(m.find("TGL_ERROR_RESOURCE_EXHAUSTED"), std::string::npos) << m;
+        ASSERT_NE(m.find("loop iterations in one shader invocation"), std::string::npos) << m;
+        check_op(TGL_OP_ADD, {}, {input_values(TGL_DTYPE_F32, {2}, {1, 2}), input_values(TGL_DTYPE_F32, {2}, {3, 4})},
+                 {output_of(TGL_DTYPE_F32, {2})}, {0.0}, "an add after the refusal");
+        return;
+    }
+    check(s);
+}
+
+void check_backward(const FwdCase& c, Rng& rng, bool may_refuse = false) {
     const Dims& d = c.d;
     std::vector<InputArg> fin = fwd_inputs(c, rng);
     const std::vector<uint8_t> pb = param_bytes(prm(c.causal, c.scale));
@@ -155,7 +172,8 @@ void check_backward(const FwdCase& c, Rng& rng) {
                  out_of(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.out_lay, c.dt, rng, false))};
     s.tolerance = {tol::kMatmul, tol::kMatmul, tol::kMatmul};
     s.what = describe(c, "attention_backward");
-    check(s);
+    if (may_refuse) check_or_loop_refusal(s);
+    else check(s);
 }
 
 FwdCase plain(tgl_dtype dt, Dims d, bool causal = false) {
@@ -242,6 +260,22 @@ TEST_F(AttentionDiff, DecodeLongKv) {
     c = plain(TGL_DTYPE_F32, {1, 2, 2, 3, 2000, 16, 16});  // causal decode of 3 tokens
     c.causal = true;
     check_forward(c, rng_);
+}
+
+// One invocation's walk over 16,384 keys within the loop budget (llvmpipe cuts an invocation's
+// loops short after 65,535 passes): 512 kv heads fill the grid, so a2b0225 split no key range and
+// each invocation walked all 16,384 keys (about 5 passes a key at D 1).
+// GQA 2:1; D 1 keeps K and V small (32 MiB each) and the case short.
+TEST_F(AttentionDiff, LoopBudgetLongKv) {
+    check_forward(plain(TGL_DTYPE_F32, {1, 1024, 512, 1, 16384, 1, 1}), rng_);
+}
+
+// attention_backward's invocations walk every key tile (dq) or row tile (dk, dv) of their kv head,
+// with no split: past the loop budget (here 131,072 keys for 32 query rows, 40 to 70 passes per
+// tile of 32 keys at D 1) the GLES plugin refuses the shape (a2b0225 returned TGL_OK with a dq
+// cut short on llvmpipe); within it, or on a device without a loop limit, results match.
+TEST_F(AttentionDiff, LoopBudgetBackward) {
+    check_backward(plain(TGL_DTYPE_F32, {1, 1, 1, 32, 131072, 1, 1}), rng_, true);
 }
 
 TEST_F(AttentionDiff, LongSequence) {

@@ -176,5 +176,38 @@ TEST_F(NormDiff, Big) {
              {output_of(TGL_DTYPE_F16, {70000, 3})}, TGL_DTYPE_F16, "rms_norm of 70,000 rows of 3");
 }
 
+// Rows longer than one invocation's loop budget (llvmpipe cuts an invocation's loops short after
+// 65,535 passes; a2b0225 left most of these outputs unwritten with TGL_OK): one row of 2^23
+// (32,768 elements per invocation of a 256-wide workgroup; three walks for softmax and the
+// variance, two for rms) in softmax, layer_norm (mean 1e4: the chunks' variances merged stably)
+// and rms_norm; rows of 3 * 2^20 + 5 (cut into chunks that end inside the row) in log_softmax
+// with a mask over two rows, add_layer_norm with its sum, and group_norm (5 x 629,146, gamma, beta);
+// no rows of 2^23.
+TEST_F(NormDiff, LoopBudgetLongRow) {
+    const int64_t n = int64_t(1) << 23, m = 3 * (int64_t(1) << 20) + 5;
+    const tgl_dtype f32 = TGL_DTYPE_F32;
+    run_case(TGL_OP_SOFTMAX, {}, {rand_input(f32, {n}, rng_, -20, 20, false), absent_input()}, {output_of(f32, {n})}, f32,
+             "softmax of 2^23");
+    run_case(TGL_OP_LAYER_NORM, {},
+             {rand_input(f32, {n}, rng_, 1e4 - 1, 1e4 + 1, false), rand_input(f32, {n}, rng_, -2, 2, false),
+              rand_input(f32, {n}, rng_, -1, 1, false)},
+             {output_of(f32, {n})}, f32, "layer_norm of 2^23 around 1e4");
+    run_case(TGL_OP_RMS_NORM, {}, {rand_input(f32, {n}, rng_, -3, 3, false), absent_input()}, {output_of(f32, {n})}, f32,
+             "rms_norm of 2^23");
+    tgl_softmax_params sp{sizeof(tgl_softmax_params), -1, 0.5f, 0};
+    run_case(TGL_OP_LOG_SOFTMAX, param_bytes(sp), {rand_input(f32, {2, m}, rng_, -20, 20, false), rand_input(f32, {1, m}, rng_, -4, 0, false)},
+             {output_of(f32, {2, m})}, f32, "masked log_softmax of 2 rows of 3 * 2^20 + 5");
+    run_case(TGL_OP_ADD_LAYER_NORM, {},
+             {rand_input(f32, {m}, rng_, -3, 3, false), rand_input(f32, {m}, rng_, -1, 1, false), absent_input(), absent_input()},
+             {output_of(f32, {m}), output_of(f32, {m})}, f32, "add_layer_norm of 3 * 2^20 + 5 with its sum");
+    tgl_group_norm_params gp{sizeof(tgl_group_norm_params), 1, 1e-5f, 0};
+    run_case(TGL_OP_GROUP_NORM, param_bytes(gp),
+             {rand_input(f32, {1, 5, m / 5}, rng_, -3, 5, false), rand_input(f32, {5}, rng_, -2, 2, false),
+              rand_input(f32, {5}, rng_, -1, 1, false)},
+             {output_of(f32, {1, 5, m / 5})}, f32, "group_norm of one group of 5 x 629,146");
+    run_case(TGL_OP_LAYER_NORM, {}, {rand_input(f32, {0, n}, rng_, -1, 1, false), absent_input(), absent_input()},
+             {output_of(f32, {0, n})}, f32, "layer_norm of no rows of 2^23");
+}
+
 }  // namespace
 }  // namespace diff
