@@ -401,6 +401,7 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
             if (it->second.file == file && it->second.defines == defines) return it->second.program;
     }
     ShaderSource src = build_shader_source(file, defines);
+    ProgramCache::tag_source(src);
     std::shared_ptr<const Program> result;
     {
         std::lock_guard<std::mutex> lock(programs_mutex_);
