@@ -36,7 +36,7 @@ const char* stats_define(tgl_op op) {
 // norm.comp's ROW_VEC4 variant (f32 rows kept in registers): `wg` invocations per row to start
 // with, at most `per` quads (vec4) per invocation; longer rows double the invocations up to the
 // device's limit, rows longer than 4 * per * that take the general path; short rows halve them
-// (down to 32). TGL_TUNE_NORM, read once: e.g. "wg512_per4" (the defaults: on the H100, 8192-wide
+// (down to 32). TGL_TUNE_NORM (tuning.h): e.g. "wg512_per4" (the defaults: on the H100, 8192-wide
 // rows ran softmax 0.24 ms, layer_norm 0.22, rms_norm 0.19 with 512 x 4 against 0.29, 0.23, 0.23
 // with 256 x 8).
 

@@ -114,15 +114,6 @@ std::string identity_of(const std::string& text) {
     return "TglProgramIdentity_" + hex_digest(d).substr(0, 32);
 }
 
-// The identity block name a tagged source carries (tag_source appends it last).
-const char kIdentityPrefix[] = "\n// The program's identity (program_cache.h).\nlayout(std140) uniform ";
-std::string identity_in(const std::string& tagged) {
-    size_t at = tagged.rfind(kIdentityPrefix);
-    if (at == std::string::npos) return "";
-    at += sizeof kIdentityPrefix - 1;
-    return tagged.substr(at, tagged.find(' ', at) - at);
-}
-
 // Whether linked `program` exposes the uniform block `identity`.
 bool has_identity(GLuint program, const std::string& identity) {
     GLuint index = glGetProgramResourceIndex(program, GL_UNIFORM_BLOCK, identity.c_str());
@@ -177,8 +168,9 @@ void ProgramCache::bind_driver() {
 }
 
 void ProgramCache::tag_source(ShaderSource& source) {
-    const std::string identity = identity_of(source.text);
-    source.text += kIdentityPrefix + identity + " { uint unused; } tgl_program_identity;\n";
+    source.identity = identity_of(source.text);
+    source.text += "\n// The program's identity (program_cache.h).\nlayout(std140) uniform " + source.identity +
+                   " { uint unused; } tgl_program_identity;\n";
 }
 
 void ProgramCache::key_digest(const ShaderSource& source, uint8_t out[32]) const {
@@ -227,7 +219,7 @@ Program ProgramCache::load(const ShaderSource& source, ProgramCacheStats& stats)
         glDeleteProgram(program);
         return reject("the driver refused the binary");
     }
-    if (!has_identity(program, identity_in(source.text))) {
+    if (!has_identity(program, source.identity)) {
         glDeleteProgram(program);
         return reject("the binary is another program's: it lacks this source's identity block");
     }
@@ -237,7 +229,7 @@ Program ProgramCache::load(const ShaderSource& source, ProgramCacheStats& stats)
 
 void ProgramCache::store(const ShaderSource& source, const Program& program, ProgramCacheStats& stats) {
     if (!enabled()) return;
-    if (!has_identity(program.id, identity_in(source.text))) {
+    if (!has_identity(program.id, source.identity)) {
         if (debug_)
             std::fprintf(stderr, "tensorgl-gles: %s not cached: the driver dropped its identity block, so a cached "
                          "binary could not be verified\n", source.label.c_str());
