@@ -131,54 +131,13 @@ struct FlashTile {
     }
 };
 
-// TGL_TUNE_ATTENTION (read once): the PASS_FLASH tiles of the attention forward, for sweeps on a
-// GPU: a tile "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>"
-// (BQ and BKV multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous
-// kernel (PASS_FWD) everywhere. Defaults, from a sweep on the H100 (B8 H16 S2048 D64 causal):
-// f32 bq64_bk32_tm4_tx8 (5.6 ms; the next best 8.5), f16 bq32_bk64_tm4_tx16_pf (4.9 ms; 5.7 with
-// the f32 tile). Candidates: bq64_bk32_tm4_tx8, bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
+// TGL_TUNE_ATTENTION (tuning.h): the PASS_FLASH tiles of the attention forward. Defaults, from a
+// sweep on the H100 (B8 H16 S2048 D64 causal): f32 bq64_bk32_tm4_tx8 (5.6 ms; the next best 8.5),
+// f16 bq32_bk64_tm4_tx16_pf (4.9 ms; 5.7 with the f32 tile). Candidates: bq64_bk32_tm4_tx8, bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
 // bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
 // more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
 // bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
 // none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
-struct FlashTune {
-    bool legacy = false;
-    const char* value = nullptr;                                   // as given
-    FlashTile tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, f16
-};
-bool parse_tile(const char* v, size_t len, FlashTile& f) {
-    const std::string t(v, len);
-    int n = 0;
-    f = FlashTile{};
-    if (std::sscanf(t.c_str(), "bq%d_bk%d_tm%d_tx%d%n", &f.bq, &f.bkv, &f.tm, &f.tx, &n) != 4 || (t[size_t(n)] && t.substr(size_t(n)) != "_pf"))
-        return false;
-    f.prefetch = t[size_t(n)] != 0;
-    return f.tm > 0 && f.tm % 4 == 0 && f.tx > 0 && f.bq > 0 && f.bq % f.tm == 0 && f.bkv > 0 && f.bkv % f.tx == 0;
-}
-const FlashTune& flash_tune() {
-    static const FlashTune tune = [] {
-        FlashTune t;
-        const char* v = ::secure_getenv("TGL_TUNE_ATTENTION");
-        if (!v || !*v) return t;
-        if (!std::strcmp(v, "legacy")) {
-            t.legacy = true;
-            return t;
-        }
-        const char* comma = std::strchr(v, ',');
-        FlashTile f[2];
-        const bool ok = comma ? parse_tile(v, size_t(comma - v), f[0]) && parse_tile(comma + 1, std::strlen(comma + 1), f[1])
-                              : parse_tile(v, std::strlen(v), f[0]) && parse_tile(v, std::strlen(v), f[1]);
-        if (ok) {
-            t.tile[0] = f[0];
-            t.tile[1] = f[1];
-            t.value = v;
-        } else {
-            std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s is not bq<n>_bk<n>_tm<n>_tx<n>[_pf][,<the same for f16>] or legacy; using the defaults\n", v);
-        }
-        return t;
-    }();
-    return tune;
-}
 
 struct Ctx {
     GlesDevice& dev;
@@ -291,7 +250,7 @@ struct Ctx {
 // and lse have a storage block each. Returns false where PASS_FWD must do it.
 bool Ctx::flash() {
     const bool mask = has_mask();
-    if (flash_tune().legacy || p.Skv == 0 || 4 + int(mask) + int(p.has_lse) > dev.limits().max_compute_ssbo_blocks) return false;
+    if (dev.tuning().attention.legacy || p.Skv == 0 || 4 + int(mask) + int(p.has_lse) > dev.limits().max_compute_ssbo_blocks) return false;
     // Fewer than 16 rows (decoding a few tokens): PASS_FWD's narrow tiles waste less. The tuned
     // tile, else the first fallback that fits the device and has no more rows than the problem.
     const int64_t rows = p.G * p.Sq;
@@ -302,12 +261,14 @@ bool Ctx::flash() {
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
     };
-    const FlashTile& tuned = flash_tune().tile[call.dtype == TGL_DTYPE_F16 ? 1 : 0];
+    const AttentionTuning& tuning = dev.tuning().attention;
+    const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F16 ? 1 : 0];
+    const FlashTile tuned{t.bq, t.bkv, t.tm, t.tx, t.prefetch};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
-    if (!tile && flash_tune().value && rows >= tuned.bq && !told.exchange(true))
+    if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
         std::fprintf(stderr, "tensorgl: TGL_TUNE_ATTENTION=%s does not fit this device (%d invocations, %d bytes of shared memory for D = %lld, Dv = %lld); using a fallback tile\n",
-                     flash_tune().value, wg_cap, dev.limits().max_shared_bytes, (long long)p.D, (long long)p.Dv);
+                     tuning.value.c_str(), wg_cap, dev.limits().max_shared_bytes, (long long)p.D, (long long)p.Dv);
     for (const FlashTile& f : fallbacks)
         if (!tile && fits(f)) tile = &f;
     if (!tile) return false;

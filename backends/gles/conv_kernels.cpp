@@ -39,31 +39,6 @@ bool fits(const Limits& L, const Tile& t) {
     return nt <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
 }
 
-// TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>] (read once), for sweeping on a GPU:
-// the tile of every implicit GEMM of more than 32 rows (output channels per group) that it fits
-// (conv.comp's rules and the device's limits; others keep the default choice), TM and TN multiples
-// of 4; S: split K up to S workgroups where there are fewer tiles (0: never; default kSplitTarget).
-// Unset or malformed: the default choice below. Candidates: bm64_bn64_bk16_tm4_tn4,
-// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm128_bn128_bk16_tm8_tn8,
-// bm32_bn128_bk16_tm4_tn4, bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, also with _split0 or
-// _split512.
-struct Tune {
-    Tile tile{0, 0, 0, 0, 0};
-    uint64_t split_target = kSplitTarget;
-};
-const Tune& tune() {
-    static const Tune tuned = [] {
-        Tune t;
-        const char* v = ::secure_getenv("TGL_TUNE_CONV");
-        int used = 0, split = -1;
-        if (!v || std::sscanf(v, "bm%d_bn%d_bk%d_tm%d_tn%d%n", &t.tile.bm, &t.tile.bn, &t.tile.bk, &t.tile.tm, &t.tile.tn, &used) != 5)
-            return Tune{};
-        if (std::sscanf(v + used, "_split%d", &split) == 1 && split >= 0) t.split_target = uint64_t(split);
-        return t;
-    }();
-    return tuned;
-}
-
 }  // namespace
 
 void run_conv(GlesDevice& dev, const OpCall& call) {
@@ -154,7 +129,9 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             // 3.1 minimum: 128 invocations, 16 KiB). TGL_TUNE_CONV overrides where it fits.
             const Tile big{128, 128, 8, 8, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4};
             Tile t = small;
-            if (tune().tile.bm > 0 && M > 32 && fits(L, tune().tile)) t = tune().tile;
+            const ConvTuning& tuned = dev.tuning().conv;
+            const Tile tuned_tile{tuned.tile.bm, tuned.tile.bn, tuned.tile.bk, tuned.tile.tm, tuned.tile.tn};
+            if (tuned_tile.bm > 0 && M > 32 && fits(L, tuned_tile)) t = tuned_tile;
             else if (M >= 512 && N < 4096 && fits(L, big)) t = big;
             else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
             else if (fits(L, mid) && M > 32) t = mid;
@@ -171,7 +148,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             // kSplitMinK, partials within kSplitMaxBytes of scratch.
             const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
             uint64_t splits = 1;
-            const uint64_t split_target = tune().split_target;
+            const uint64_t split_target = tuned.split_target >= 0 ? uint64_t(tuned.split_target) : kSplitTarget;
             if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
                 splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
                                              kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});

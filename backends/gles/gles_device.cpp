@@ -25,25 +25,6 @@ UniformValue uniform_uint(const char* name, std::vector<uint32_t> values) {
     return UniformValue{name, UniformValue::Uint, std::move(values)};
 }
 
-void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys) {
-    const char* v = ::secure_getenv(name);
-    if (!v) return;
-    std::string s(v);
-    size_t pos = 0;
-    while (pos <= s.size()) {
-        size_t end = s.find('_', pos);
-        if (end == std::string::npos) end = s.size();
-        std::string tok = s.substr(pos, end - pos);
-        size_t digit = tok.find_first_of("0123456789");
-        if (digit != std::string::npos && digit > 0 && tok.find_first_not_of("0123456789", digit) == std::string::npos) {
-            for (const auto& k : keys)
-                if (tok.compare(0, digit, k.first) == 0 && std::strlen(k.first) == digit)
-                    *k.second = int(std::min(std::strtol(tok.c_str() + digit, nullptr, 10), 1L << 20));
-        }
-        pos = end + 1;
-    }
-}
-
 UniformValue uniform_float(const char* name, float value) {
     UniformValue u{name, UniformValue::Float, {0}};
     std::memcpy(u.bits.data(), &value, 4);
@@ -232,20 +213,8 @@ void StagingPool::put(Block* b) {
 }
 
 namespace {
-// TGL_TUNE_STREAM=wg<N>_v<M>: the streaming kernels' workgroup size and vec4s per invocation (a
-// tuning knob for benchmark sweeps; unset: 1024 and 4). A malformed value fails device_open.
-StreamShape read_stream_shape(const Limits& L) {
-    StreamShape s;
-    if (const char* v = ::secure_getenv("TGL_TUNE_STREAM"); v && *v) {
-        int wg = 0, per = 0;
-        char end = 0;
-        if (std::sscanf(v, "wg%d_v%d%c", &wg, &per, &end) != 2 || wg < 32 || wg > 1024 || (wg & (wg - 1)) ||
-            per < 1 || per > 16)
-            fail(TGL_ERROR_DEVICE_UNAVAILABLE, "TGL_TUNE_STREAM=%s: expected wg<N>_v<M> with N a power of two in "
-                 "[32, 1024] and M in [1, 16], e.g. wg256_v4", v);
-        s.wg = wg;
-        s.per_invocation = per;
-    }
+// TGL_TUNE_STREAM's shape (tuning.h), its workgroup size halved to the device's limits.
+StreamShape fit_stream_shape(StreamShape s, const Limits& L) {
     while (s.wg > 32 && (s.wg > L.max_invocations || s.wg > L.max_size[0])) s.wg /= 2;
     return s;
 }
@@ -255,12 +224,13 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     : gl_(std::make_shared<GlThread>(desc.target, stats ? std::shared_ptr<GlThreadCounters>(stats, &stats->gl) : nullptr)),
       stats_(std::move(stats)) {
     hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
+    tuning_ = read_tuning();      // likewise
     gl_->configure(read_timeout_ms());
     const Limits& L = gl_->limits();
     int wg = 256;
     while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
     wg_size_ = wg;
-    stream_ = read_stream_shape(L);
+    stream_ = fit_stream_shape(tuning_.stream, L);
     if (L.max_count[0] < 1 || L.max_count[1] < 1 || L.max_count[2] < 1 || L.max_ssbo_block_bytes < 16 ||
         L.max_compute_ssbo_blocks < 3 || wg < 32) {
         gl_->shutdown();
@@ -281,8 +251,8 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
             // A software renderer runs the dispatches on the CPU's cores: no polling for work there.
             // TGL_TUNE_POLL_US (microseconds) overrides it for tuning sweeps.
             int64_t poll_ns = software_timer_ ? 0 : GlThread::kPollBeforeSleepNs;
-            if (const char* v = ::secure_getenv("TGL_TUNE_POLL_US"); v && *v) poll_ns = 1000 * std::atoll(v);
-            gl_->poll_before_sleep(std::max<int64_t>(poll_ns, 0));
+            if (tuning_.poll_us >= 0) poll_ns = 1000 * tuning_.poll_us;
+            gl_->poll_before_sleep(poll_ns);
             timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
             cache_.bind_driver();
         });
@@ -401,6 +371,7 @@ std::shared_ptr<const Program> GlesDevice::program(const std::string& file, cons
             if (it->second.file == file && it->second.defines == defines) return it->second.program;
     }
     ShaderSource src = build_shader_source(file, defines);
+    ProgramCache::tag_source(src);
     std::shared_ptr<const Program> result;
     {
         std::lock_guard<std::mutex> lock(programs_mutex_);

@@ -8,6 +8,7 @@
 #include "program_cache.h"
 #include "shaders.h"
 #include "test_hooks.h"
+#include "tuning.h"
 
 #include <atomic>
 #include <initializer_list>
@@ -76,11 +77,6 @@ struct UniformValue {
     std::string name;
     Kind kind;
     std::vector<uint32_t> bits;
-};
-
-struct StreamShape {
-    int wg = 1024;
-    int per_invocation = 4;
 };
 
 struct Dispatch {
@@ -159,13 +155,14 @@ public:
     // Invocations of the 1-D kernels (a power of two within the limits).
     int workgroup_size() const { return wg_size_; }
     // Workgroup size and vec4s per invocation of the streaming kernels (buffer_bytes.comp and
-    // elementwise.comp's VEC4): TGL_TUNE_STREAM=wg<N>_v<M> (e.g. wg512_v4) overrides the default
-    // (1024 and 4: the best of a sweep on the H100) for tuning sweeps; the workgroup size stays
-    // within the device's limits.
+    // elementwise.comp's VEC4): TGL_TUNE_STREAM (tuning.h), the workgroup size within the device's
+    // limits.
     StreamShape stream_shape() const { return stream_; }
     // Whether kernel plans keep loop_budget.h's per-invocation loop budget: on Mesa's software
     // renderers, which cut longer loops short, and under TGL_GLES_LIMITS=minimum.
     bool loop_limited() const { return software_timer_ || limits().minimum; }
+    // The TGL_TUNE_* knobs read when this device was opened (tuning.h).
+    const Tuning& tuning() const { return tuning_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
     std::vector<GridChunk> split_grid(uint64_t groups) const;
     // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered). One per
@@ -214,6 +211,7 @@ private:
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
+    Tuning tuning_;
     StreamShape stream_;
     std::mutex programs_mutex_;
     std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
@@ -256,11 +254,6 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
 // Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_copy.comp.
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes);
-
-// Kernel tuning by environment (TGL_TUNE_REDUCE, TGL_TUNE_NORM): the variable `name`, if set, is
-// '_'-separated tokens <key><number> (e.g. "rwg256_ru4"); each known key sets its int, unknown
-// keys and malformed tokens are ignored. For the GPU sweep: the defaults are the guesses.
-void read_tune(const char* name, std::initializer_list<std::pair<const char*, int*>> keys);
 
 // Helpers for building uniforms.
 UniformValue uniform_int(const char* name, std::vector<int32_t> values);

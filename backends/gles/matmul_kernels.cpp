@@ -29,73 +29,6 @@ constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
 constexpr int kGemvWg = 64;   // invocations per GEMV workgroup
 
-// Kernel choices that depend on the GPU, for sweeping them on one: TGL_TUNE_MATMUL, read once,
-// '_'-separated tokens, each optional (e.g. "bm128_bn128_bk8_tm8_tn8_sk528_gk64"):
-//   bm<N> bn<N> bk<N> tm<N> tn<N>  the FAST tile of every product that takes it (tm, tn and bk
-//                                  multiples of 4; a tile the device cannot hold is skipped);
-//                                  default: 128x128x8 8x8 for >= 264 such tiles, else 64x64x16 4x4
-//   general                        no FAST tiles and no GEMV (the general kernel only)
-//   sk<N>                          split-K target workgroups: K is split when a product has fewer
-//                                  than N / 8 tiles (sk0: never); default 1056
-//   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 32
-//                                  for W n-contiguous, 32 * lanes for W k-contiguous
-//   gl<N>                          GEMV invocations per column for W k-contiguous (power of two
-//                                  <= 64); default 16
-//   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
-//                                  K step; where the shared memory holds two); default 1
-struct Tune {
-    Tile tile{0, 0, 0, 0, 0};
-    bool general = false;
-    int split_target = 1056;
-    int gemv_chunk = -1;  // -1: the default
-    int gemv_lanes = 16;
-    bool double_buf = true;
-};
-
-const Tune& tuning() {
-    static const Tune tune = [] {
-        Tune t;
-        const char* v = ::secure_getenv("TGL_TUNE_MATMUL");
-        if (!v) return t;
-        Tile tile{128, 128, 8, 8, 8};
-        bool any_tile = false;
-        std::string s(v);
-        for (size_t pos = 0; pos < s.size();) {
-            size_t end = s.find('_', pos);
-            if (end == std::string::npos) end = s.size();
-            std::string tok = s.substr(pos, end - pos);
-            pos = end + 1;
-            if (tok == "general") {
-                t.general = true;
-                continue;
-            }
-            size_t digits = tok.find_first_of("0123456789");
-            if (digits == std::string::npos || digits == 0) continue;
-            std::string key = tok.substr(0, digits);
-            int n = std::atoi(tok.c_str() + digits);
-            int* field = key == "bm" ? &tile.bm : key == "bn" ? &tile.bn : key == "bk" ? &tile.bk : key == "tm" ? &tile.tm : key == "tn" ? &tile.tn : nullptr;
-            if (field) {
-                *field = n;
-                any_tile = true;
-            } else if (key == "sk") {
-                t.split_target = n;
-            } else if (key == "db") {
-                t.double_buf = n != 0;
-            } else if (key == "gk") {
-                t.gemv_chunk = n;
-            } else if (key == "gl" && n >= 1 && n <= kGemvWg && (n & (n - 1)) == 0) {
-                t.gemv_lanes = n;
-            }
-        }
-        // A tile the kernel cannot run (WG_X * TN = BN, quads) is ignored.
-        if (any_tile && tile.tm > 0 && tile.tn > 0 && tile.bk > 0 && tile.tm % 4 == 0 && tile.tn % 4 == 0 && tile.bk % 4 == 0 &&
-            tile.bm % tile.tm == 0 && tile.bn % tile.tn == 0)
-            t.tile = tile;
-        return t;
-    }();
-    return tune;
-}
-
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
 bool quad_window(GlesDevice& dev, Binding& b, const TensorArg& t) {
@@ -223,7 +156,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             add_pack(dev, call, p.zero_input, p.N, groups, p.zero_n_stride, p.zero_g_stride, side, zero_base, dispatches);
     };
 
-    const Tune& tune = tuning();
+    // Kernel choices that depend on the GPU, for sweeping them on one: TGL_TUNE_MATMUL (tuning.h).
+    const MatmulTuning& tune = dev.tuning().matmul;
     // General tiles: 64 x 64 or 32 x 32 with 4 x 4 outputs per invocation, and 4 x 32 rows x
     // columns with one output each and a deep K step for decode-shaped products (M <= 4: a mat-vec
     // whose cost is reading W once); each only where the device's invocation, workgroup-size and
@@ -251,7 +185,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
     {
         const uint64_t tiles128 = ceil_div(uint64_t(M), 128) * ceil_div(uint64_t(Nmax), 128) * batch_count;
         std::vector<Tile> order;
-        if (tune.tile.bm) order.push_back(tune.tile);
+        if (tune.tile.bm) order.push_back(Tile{tune.tile.bm, tune.tile.bn, tune.tile.bk, tune.tile.tm, tune.tile.tn});
         if (tiles128 >= 264) order.push_back(fast_big);
         if (M > 16 && Nmax > 16) order.push_back(fast_mid);
         order.push_back(fast_small);

@@ -40,24 +40,13 @@ const char* stats_define(tgl_op op) {
 // norm.comp's ROW_VEC4 variant (f32 rows kept in registers): `wg` invocations per row to start
 // with, at most `per` quads (vec4) per invocation; longer rows double the invocations up to the
 // device's limit, rows longer than 4 * per * that take the general path; short rows halve them
-// (down to 32). TGL_TUNE_NORM, read once: e.g. "wg512_per4" (the defaults: on the H100, 8192-wide
+// (down to 32). TGL_TUNE_NORM (tuning.h): e.g. "wg512_per4" (the defaults: on the H100, 8192-wide
 // rows ran softmax 0.24 ms, layer_norm 0.22, rms_norm 0.19 with 512 x 4 against 0.29, 0.23, 0.23
-// with 256 x 8); keys as in read_tune.
-struct NormTune {
-    int wg = 512, per = 4;
-};
-const NormTune& norm_tune() {
-    static const NormTune t = [] {
-        NormTune r;
-        read_tune("TGL_TUNE_NORM", {{"wg", &r.wg}, {"per", &r.per}});
-        return r;
-    }();
-    return t;
-}
+// with 256 x 8).
 
 // Invocations per row and quads per invocation of ROW_VEC4 for rows of `len`; false if none fits.
 bool row_vec4_shape(const GlesDevice& dev, uint64_t len, int* wg, int* per) {
-    const NormTune& t = norm_tune();
+    const NormTuning& t = dev.tuning().norm;
     const Limits& L = dev.limits();
     const int max_wg = std::min(L.max_invocations, L.max_size[0]);
     const int max_per = std::max(1, std::min(t.per, 16));

@@ -214,23 +214,7 @@ int pow2_within(const GlesDevice& dev, int v, int lo) {
 //                (4 columns each with VEC4, else 1) x rwg/cl row lanes over a chunk of `cr` rows
 //                (0: enough chunks for about 2048 workgroups), `cu` loads per lane per loop step;
 //                chunk partials (f32, [chunk][output]) then a MODE_THREAD pass over the chunks.
-struct ReduceTune {
-    int rwg = 256, ru = 4, cwg = 256, cl = 64, cr = 0, cu = 4;
-};
-
-// TGL_TUNE_REDUCE, read once: '_'-separated <key><number> tokens, any subset, e.g.
-// "rwg256_ru4_cwg256_cl64_cr0_cu4" (the defaults: unset keys keep them). Keys: rwg (invocations
-// per row, MODE_GROUP), ru (vec4 per row-invocation per step: 1 2 4 8), cwg (invocations per
-// column workgroup), cl (column lanes: 4..cwg), cr (rows per column chunk; 0 = automatic), cu
-// (loads per column lane per step: 1 2 4 8). Values are clamped to the device's limits.
-const ReduceTune& reduce_tune() {
-    static const ReduceTune t = [] {
-        ReduceTune r;
-        read_tune("TGL_TUNE_REDUCE", {{"rwg", &r.rwg}, {"ru", &r.ru}, {"cwg", &r.cwg}, {"cl", &r.cl}, {"cr", &r.cr}, {"cu", &r.cu}});
-        return r;
-    }();
-    return t;
-}
+// The tunables are TGL_TUNE_REDUCE's (tuning.h: ReduceTuning), clamped to the device's limits.
 
 enum class ReduceMode { Thread, Group, Column };
 
@@ -296,7 +280,7 @@ bool quad_strides(const std::vector<Dim>& dims) {
 // chunks of rows (splits; else one chunk).
 void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, uint32_t reduce_count, bool x_f32,
                  bool may_split) {
-    const ReduceTune& tune = reduce_tune();
+    const ReduceTuning& tune = dev.tuning().reduce;
     const Dim& col = pass.outer.back();
     pass.mode = ReduceMode::Column;
     pass.vec4 = x_f32 && col.n % 4 == 0 && quad_strides(pass.inner) &&
@@ -349,7 +333,7 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_PROD: reduce_define = "REDUCE_PROD"; break;
     default: fail(TGL_ERROR_UNIMPLEMENTED, "op '%s' has no reduction shader in plugin 'gles'", call.info->name);
     }
-    const ReduceTune& tune = reduce_tune();
+    const ReduceTuning& tune = dev.tuning().reduce;
 
     ReducePass first;
     first.outer = collapse(p.outer_rank, p.outer_shape, p.outer_x_strides, p.outer_y_strides);

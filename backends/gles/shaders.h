@@ -35,6 +35,7 @@ struct ShaderSource {
     std::string text;
     std::string legend;  // "source 1 = elementwise.comp, source 2 = common.glsl, ..."
     std::string label;   // "elementwise.comp [OP_ADD N_IN=2 RANK=1 ...]" for messages
+    std::string identity;  // the name of its identity block, once tagged (program_cache.h)
 };
 ShaderSource build_shader_source(const std::string& file, const Defines& defines);
 

@@ -1,29 +1,13 @@
 #include "test_hooks.h"
 
+#include "env_value.h"
 #include "status.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 
 namespace tgl {
 namespace gles {
-
-namespace {
-
-// A decimal number with no sign, no suffix and no overflow.
-bool parse_u64(const std::string& s, uint64_t* out) {
-    if (s.empty() || s.size() > 19) return false;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        v = v * 10 + uint64_t(c - '0');
-    }
-    *out = v;
-    return true;
-}
-
-}  // namespace
 
 bool FaultHooks::refuse_alloc(uint64_t bytes) {
     if (!max_bytes) return false;
@@ -54,10 +38,10 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
             h->compile = true;
         } else if (name == "lose" && !has_value) {
             h->lose = true;
-        } else if (name == "slow" && (!has_value || (parse_u64(value, &n) && n > 0 && n <= 65535))) {
+        } else if (name == "slow" && (!has_value || parse_decimal(value, 1, 65535, &n))) {
             h->slow = true;
             if (has_value) h->slow_thousands = uint32_t(n);
-        } else if (name == "max_bytes" && parse_u64(value, &n) && n > 0) {
+        } else if (name == "max_bytes" && parse_decimal(value, 1, UINT64_MAX, &n)) {
             h->max_bytes = n;
         } else {
             fail(TGL_ERROR_INVALID_ARGUMENT,
@@ -70,13 +54,8 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
 }
 
 uint32_t read_timeout_ms() {
-    const char* v = secure_getenv("TGL_GLES_TIMEOUT_MS");
-    if (!v || !*v) return kDefaultTimeoutMs;
-    uint64_t n = 0;
-    if (!parse_u64(v, &n) || n > 86400000u)
-        fail(TGL_ERROR_INVALID_ARGUMENT,
-             "TGL_GLES_TIMEOUT_MS=%s: expected milliseconds as a decimal number from 0 (no limit) to 86400000", v);
-    return uint32_t(n);
+    return uint32_t(env_number("TGL_GLES_TIMEOUT_MS", 0, 86400000, kDefaultTimeoutMs,
+                               "milliseconds (0: no limit), e.g. 60000"));
 }
 
 const char* const kSlowShaderSource = R"(#version 310 es

@@ -401,5 +401,55 @@ TEST_F(Faults, SampleOfManyShortRowsStaysWithinTimeLimit) {
     EXPECT_EQ(std::count(y[0].begin(), y[0].end(), 1.0), rows / 4);
 }
 
+// Every TGL_* value the GLES plugin reads at device_open has one policy (env_value.h): unset or
+// empty is the default; anything malformed (overflow, trailing junk, a sign, an empty or unknown
+// or repeated token, a missing part, out of range, a relative cache path) fails device_open with
+// TGL_ERROR_INVALID_ARGUMENT naming the variable and the value, and the next device opens fine.
+TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin variables";
+    const tgl_plugin_api& api = plug().api();
+    const std::vector<std::pair<std::string, std::vector<std::string>>> hostile = {
+        {"TGL_TUNE_STREAM", {"wg99999999999999999999_v4", "wg256_v4junk", "wg-256_v4", "wg256_v4_", "wg256",
+                             "wg100_v4", "wg256_v4_wg256", " wg256_v4", "wg2048_v4", "wg256_v0"}},
+        {"TGL_TUNE_REDUCE", {"rwg99999999999999999999", "rwg256x", "rwg-1", "rwg256__ru4", "foo4", "rwg256_rwg128",
+                             "ru16", "_"}},
+        {"TGL_TUNE_NORM", {"wg18446744073709551617", "wg512_per4 ", "per-4", "wg0", "wg512_per", "+wg512"}},
+        {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
+                             "general_general", "bm128_bn128_bk8_tm6_tn8", "general "}},
+        {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
+                           "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_"}},
+        {"TGL_TUNE_ATTENTION", {"bq64_bk32_tm4_tx8_pfx", "bq64_bk32_tm4_tx99999999999999999999",
+                                "bq64_bk32_tm3_tx8", "bq64_bk32_tm4_tx8,", "legacyx", "bq64_bk32_tm4"}},
+        {"TGL_TUNE_POLL_US", {"99999999999999999999999", "9223372036854775807", "100us", "-5", "1e3", " 100",
+                              "1000001", "0x10"}},
+        {"TGL_GLES_TIMEOUT_MS", {"18446744073709551616", "300ms", "-1", "86400001"}},
+        {"TGL_CACHE_DIR", {"relative/cache", "./cache", "~/.cache"}},
+    };
+    int tried = 0;
+    for (const auto& var : hostile) {
+        for (const std::string& value : var.second) {
+            ScopedEnv env({{var.first, value}});
+            tgl_device h = 0;
+            SCOPED_TRACE(var.first + "=" + value);
+            EXPECT_TGL_ERROR(api.device_open(0, &h), TGL_ERROR_INVALID_ARGUMENT, {"device_open", var.first, value});
+            ++tried;
+        }
+    }
+    // Well-formed values (and empty ones: the defaults) open a device that computes exactly.
+    for (auto kv : std::vector<std::pair<std::string, std::string>>{
+             {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
+             {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
+             {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_POLL_US", "0"},
+             {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""}}) {
+        auto d = open_with({kv});
+        DeviceTensor a(*d, contiguous({5})), y(*d, contiguous({5}));
+        a.set_values({1, 2, 3, 4, 5});
+        y.poison();
+        d->run_ok(TGL_OP_NEG, nullptr, {a.desc()}, {y.desc()});
+        EXPECT_EQ(y.read(), f32({-1, -2, -3, -4, -5})) << kv.first << "=" << kv.second;
+    }
+    std::printf("[ faults   ] %d malformed TGL_* values refused at device_open\n", tried);
+}
+
 }  // namespace
 }  // namespace conf

@@ -1,0 +1,113 @@
+#include "tuning.h"
+
+#include "env_value.h"
+
+#include <cstring>
+
+namespace tgl {
+namespace gles {
+
+namespace {
+
+const int kMaxTileDim = 1024, kMaxCount = 1 << 20;
+
+void read_stream(StreamShape& s) {
+    const char* name = "TGL_TUNE_STREAM";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "wg<N>_v<M> with N a power of two in [32, 1024] and M in [1, 16], e.g. wg256_v4";
+    parse_tune_tokens(name, v, v, {{"wg", &s.wg, 32, 1024, true}, {"v", &s.per_invocation, 1, 16, true}}, {}, expected);
+    if (s.wg & (s.wg - 1)) env_malformed(name, v, "the workgroup size is not a power of two", expected);
+}
+
+void read_matmul(MatmulTuning& m) {
+    const char* name = "TGL_TUNE_MATMUL";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
+                           "gk<N>, gl<N> (a power of two <= 64), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+    TileTuning t{-1, -1, -1, -1, -1};
+    int db = -1;
+    parse_tune_tokens(name, v, v,
+                      {{"bm", &t.bm, 1, kMaxTileDim, false}, {"bn", &t.bn, 1, kMaxTileDim, false},
+                       {"bk", &t.bk, 1, kMaxTileDim, false}, {"tm", &t.tm, 1, kMaxTileDim, false},
+                       {"tn", &t.tn, 1, kMaxTileDim, false}, {"sk", &m.split_target, 0, kMaxCount, false},
+                       {"gk", &m.gemv_chunk, 0, kMaxCount, false}, {"gl", &m.gemv_lanes, 1, 64, false},
+                       {"db", &db, 0, 1, false}},
+                      {{"general", &m.general}}, expected);
+    const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
+    if (given != 0 && given != 5) env_malformed(name, v, "a tile needs all of bm, bn, bk, tm and tn", expected);
+    if (given == 5 && (t.tm % 4 || t.tn % 4 || t.bk % 4 || t.bm % t.tm || t.bn % t.tn))
+        env_malformed(name, v, "the tile breaks the kernel's rules (tm, tn and bk multiples of 4, bm of tm, bn of tn)",
+                      expected);
+    if (given == 5) m.tile = t;
+    if (m.gemv_lanes & (m.gemv_lanes - 1)) env_malformed(name, v, "gl is not a power of two", expected);
+    if (db >= 0) m.double_buf = db != 0;
+}
+
+void read_conv(ConvTuning& c) {
+    const char* name = "TGL_TUNE_CONV";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>], e.g. bm64_bn64_bk16_tm4_tn4_split512";
+    parse_tune_tokens(name, v, v,
+                      {{"bm", &c.tile.bm, 1, kMaxTileDim, true}, {"bn", &c.tile.bn, 1, kMaxTileDim, true},
+                       {"bk", &c.tile.bk, 1, kMaxTileDim, true}, {"tm", &c.tile.tm, 1, kMaxTileDim, true},
+                       {"tn", &c.tile.tn, 1, kMaxTileDim, true}, {"split", &c.split_target, 0, kMaxCount, false}},
+                      {}, expected);
+}
+
+void read_attention(AttentionTuning& a) {
+    const char* name = "TGL_TUNE_ATTENTION";
+    const char* v = env_value(name);
+    if (!v) return;
+    a.value = v;
+    if (!std::strcmp(v, "legacy")) {
+        a.legacy = true;
+        return;
+    }
+    const char* expected = "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf] (BQ and BKV multiples of TM and TX, TM a multiple of "
+                           "4), or '<f32 tile>,<f16 tile>', or legacy";
+    const std::string s(v);
+    const size_t comma = s.find(',');
+    const std::string part[2] = {s.substr(0, comma), comma == std::string::npos ? s : s.substr(comma + 1)};
+    for (int i = 0; i < 2; ++i) {
+        FlashTileTuning& f = a.tile[i];
+        f.prefetch = false;
+        parse_tune_tokens(name, v, part[i],
+                          {{"bq", &f.bq, 1, kMaxTileDim, true}, {"bk", &f.bkv, 1, kMaxTileDim, true},
+                           {"tm", &f.tm, 1, kMaxTileDim, true}, {"tx", &f.tx, 1, kMaxTileDim, true}},
+                          {{"pf", &f.prefetch}}, expected);
+        if (f.tm % 4 || f.bq % f.tm || f.bkv % f.tx)
+            env_malformed(name, v, "'" + part[i] + "' breaks the tile's rules", expected);
+    }
+}
+
+}  // namespace
+
+Tuning read_tuning() {
+    Tuning t;
+    read_stream(t.stream);
+    const char* reduce = env_value("TGL_TUNE_REDUCE");
+    if (reduce) {
+        ReduceTuning& r = t.reduce;
+        parse_tune_tokens("TGL_TUNE_REDUCE", reduce, reduce,
+                          {{"rwg", &r.rwg, 1, kMaxTileDim, false}, {"ru", &r.ru, 1, 8, false},
+                           {"cwg", &r.cwg, 1, kMaxTileDim, false}, {"cl", &r.cl, 1, kMaxTileDim, false},
+                           {"cr", &r.cr, 0, kMaxCount, false}, {"cu", &r.cu, 1, 8, false}},
+                          {}, "'_'-separated tokens rwg<N> ru<N> cwg<N> cl<N> cr<N> cu<N>, any subset, e.g. rwg256_ru4");
+    }
+    if (const char* norm = env_value("TGL_TUNE_NORM"))
+        parse_tune_tokens("TGL_TUNE_NORM", norm, norm,
+                          {{"wg", &t.norm.wg, 1, kMaxTileDim, false}, {"per", &t.norm.per, 1, 16, false}}, {},
+                          "wg<N>_per<M>, either part optional, e.g. wg512_per4");
+    read_matmul(t.matmul);
+    read_conv(t.conv);
+    read_attention(t.attention);
+    if (env_value("TGL_TUNE_POLL_US"))
+        t.poll_us = int64_t(env_number("TGL_TUNE_POLL_US", 0, 1000000, 0, "microseconds, e.g. 100"));
+    return t;
+}
+
+}  // namespace gles
+}  // namespace tgl

@@ -1,0 +1,107 @@
+// Kernel tuning by environment, for benchmark sweeps on a GPU (bench/RESULTS.md, Tuning): the
+// TGL_TUNE_* variables, read when a device is opened (each device keeps its own). Unset or empty:
+// the defaults below, chosen on an H100. Every value is parsed strictly (env_value.h): a malformed
+// one (unknown or repeated token, trailing junk, sign, overflow, out of range, a missing required
+// part) fails device_open with TGL_ERROR_INVALID_ARGUMENT naming the variable and the form
+// expected. A well-formed tile or size that a device or a problem cannot hold falls back to one
+// that fits (each kernel file says how).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tgl {
+namespace gles {
+
+// TGL_TUNE_STREAM=wg<N>_v<M>: the streaming kernels' (buffer_bytes.comp, elementwise.comp's VEC4)
+// workgroup size (a power of two in [32, 1024]) and vec4s per invocation ([1, 16]); both required.
+struct StreamShape {
+    int wg = 1024;
+    int per_invocation = 4;
+};
+
+// TGL_TUNE_REDUCE: '_'-separated <key><number> tokens, any subset, e.g.
+// "rwg256_ru4_cwg256_cl64_cr0_cu4" (the defaults). Keys: rwg (invocations per row, MODE_GROUP),
+// ru (vec4 per row-invocation per step: 1 2 4 8), cwg (invocations per column workgroup), cl
+// (column lanes: 4..cwg), cr (rows per column chunk; 0 = automatic), cu (loads per column lane per
+// step: 1 2 4 8). Values are clamped to the device's limits (reduce_kernels.cpp).
+struct ReduceTuning {
+    int rwg = 256, ru = 4, cwg = 256, cl = 64, cr = 0, cu = 4;
+};
+
+// TGL_TUNE_NORM=wg<N>_per<M>, either part optional: norm.comp's ROW_VEC4 variant's invocations per
+// row to start with and quads per invocation (norm_kernels.cpp).
+struct NormTuning {
+    int wg = 512, per = 4;
+};
+
+// A tile of the implicit-GEMM kernels; bm == 0: none given.
+struct TileTuning {
+    int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;
+};
+
+// TGL_TUNE_MATMUL: '_'-separated tokens, each optional (e.g. "bm128_bn128_bk8_tm8_tn8_sk528_gk64"):
+//   bm<N> bn<N> bk<N> tm<N> tn<N>  the FAST tile of every product that takes it (all five; tm, tn
+//                                  and bk multiples of 4, bm of tm, bn of tn; a tile the device
+//                                  cannot hold is skipped); default: 128x128x8 8x8 for >= 264 such
+//                                  tiles, else 64x64x16 4x4
+//   general                        no FAST tiles and no GEMV (the general kernel only)
+//   sk<N>                          split-K target workgroups: K is split when a product has fewer
+//                                  than N / 8 tiles (sk0: never); default 1056
+//   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 32
+//                                  for W n-contiguous, 32 * lanes for W k-contiguous
+//   gl<N>                          GEMV invocations per column for W k-contiguous (a power of two
+//                                  <= 64); default 16
+//   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
+//                                  K step; where the shared memory holds two); default 1
+struct MatmulTuning {
+    TileTuning tile;
+    bool general = false;
+    int split_target = 1056;
+    int gemv_chunk = -1;  // -1: the default
+    int gemv_lanes = 16;
+    bool double_buf = true;
+};
+
+// TGL_TUNE_CONV=bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>]: the tile of every implicit GEMM it
+// fits (conv_kernels.cpp), TM and TN multiples of 4; S: split K up to S workgroups where there are
+// fewer tiles (0: never; -1 here: the default). Candidates: bm64_bn64_bk16_tm4_tn4,
+// bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm128_bn128_bk16_tm8_tn8,
+// bm32_bn128_bk16_tm4_tn4, bm64_bn64_bk32_tm4_tn4, bm128_bn64_bk32_tm8_tn4, also with _split0 or
+// _split512.
+struct ConvTuning {
+    TileTuning tile;
+    int split_target = -1;
+};
+
+// TGL_TUNE_ATTENTION: the PASS_FLASH tiles of the attention forward: a tile
+// "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>" (BQ and BKV
+// multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous kernel
+// (PASS_FWD) everywhere (attention_kernels.cpp).
+struct FlashTileTuning {
+    int bq, bkv, tm, tx;
+    bool prefetch;
+};
+struct AttentionTuning {
+    bool legacy = false;
+    std::string value;  // as given; "" when unset
+    FlashTileTuning tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, f16
+};
+
+struct Tuning {
+    StreamShape stream;
+    ReduceTuning reduce;
+    NormTuning norm;
+    MatmulTuning matmul;
+    ConvTuning conv;
+    AttentionTuning attention;
+    // TGL_TUNE_POLL_US: how long the GL thread polls for work before sleeping, in microseconds
+    // ([0, 1000000]); -1: the default (gles_device.cpp).
+    int64_t poll_us = -1;
+};
+
+// Every TGL_TUNE_* variable; throws TGL_ERROR_INVALID_ARGUMENT for a malformed one.
+Tuning read_tuning();
+
+}  // namespace gles
+}  // namespace tgl
