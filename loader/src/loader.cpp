@@ -8,20 +8,25 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #define TGL_LOADER_EXPORT extern "C" __attribute__((visibility("default")))
@@ -103,16 +108,41 @@ tgl_status fail(tgl_status status, const char* fmt, ...) {
 }
 
 // ------------------------------------------------------------------------------------------
-// The registry of loaded plugins. Intentionally leaked (never destroyed at exit), like the
-// libraries themselves.
+// The registry: loaded plugins, every library the loader mapped, and the loads in progress.
+// Intentionally leaked (never destroyed at exit), like the libraries themselves. The mutex is
+// never held while plugin code runs (dlopen runs its constructors, then the entry point and
+// get_plugin_info), so a plugin may call tgl_plugin_load from its own initialisation.
 
-std::mutex& registry_mutex() {
-    static std::mutex* m = new std::mutex;
-    return *m;
-}
+// A load in progress: one thread runs the plugin's code for this file; others wait for it.
+struct Loading {
+    dev_t dev;
+    ino_t ino;
+    std::string file;
+    std::thread::id owner;
+};
 
-std::vector<tgl_plugin*>& registry() {
-    static std::vector<tgl_plugin*>* r = new std::vector<tgl_plugin*>;
+// A library the loader mapped. It is never unloaded (its constructors have run), and `fd` stays
+// open for the life of the process: glibc knows the library by the name it was opened under,
+// /proc/self/fd/<fd>, which must never come to mean another file.
+struct Mapped {
+    dev_t dev;
+    ino_t ino;
+    int fd;
+    void* handle;
+};
+
+struct Registry {
+    std::mutex mutex;
+    std::condition_variable load_finished;
+    std::vector<tgl_plugin*> plugins;
+    std::vector<Mapped> mapped;
+    std::vector<const Loading*> loading;
+    // Threads waiting for a load, and the load; an entry leaves when its load ends.
+    std::vector<std::pair<std::thread::id, const Loading*>> waiting;
+};
+
+Registry& registry() {
+    static Registry* r = new Registry;
     return *r;
 }
 
@@ -217,39 +247,236 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 }
 
 // ------------------------------------------------------------------------------------------
-// Checks before dlopen.
+// Who may change the plugin: the path checks.
+//
+// Trusted are root and the process's effective user (either could change the plugin anyway).
+// Whoever else may write a directory the path passes through (the path as given, and the target
+// of every symlink on it) could replace the entry below it, and so the plugin: every such
+// directory and symlink, and the file, must be owned by a trusted user, and no directory may be
+// writable by others unless it is sticky (then only an entry's owner may replace it).
 
-// A directory that anybody may write into (and that is not sticky) lets anybody replace the
-// plugin. Returns TGL_OK or fails with TGL_ERROR_PLUGIN_INSECURE.
-// `file` is how the plugin is named in the message.
-tgl_status check_dir(const std::string& file, const std::string& dir) {
-    struct stat st;
-    if (::stat(dir.c_str(), &st) != 0) return TGL_OK;  // the file's own stat succeeded
-    if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-        return fail(TGL_ERROR_PLUGIN_INSECURE,
-                    "%s: refusing to load: its directory %s is world-writable (mode %04o) and not "
-                    "sticky, so anybody could replace the plugin",
-                    file.c_str(), dir.c_str(), static_cast<unsigned>(st.st_mode & 07777));
-    return TGL_OK;
+bool trusted_uid(uid_t uid) { return uid == 0 || uid == ::geteuid(); }
+
+// A group's write permission gives nothing away for root's group and the process's own effective
+// group (the user private group that umask 002 on Debian and Ubuntu makes group-writable).
+bool trusted_gid(gid_t gid) { return gid == 0 || gid == ::getegid(); }
+
+// Who besides the trusted users may write `st`, in words (empty: nobody), and the chmod that
+// takes that permission away.
+struct OtherWriters {
+    std::string who;
+    const char* chmod = "";
+};
+OtherWriters other_writers(const struct stat& st) {
+    if (st.st_mode & S_IWOTH) return {"world-writable", "o-w"};
+    if ((st.st_mode & S_IWGRP) && !trusted_gid(st.st_gid))
+        return {format("writable by group %u", static_cast<unsigned>(st.st_gid)), "g-w"};
+    return {};
 }
 
-// Every directory above `dir` (a resolved path) up to the root: whoever may write one of them
-// (without the sticky bit) can rename the directory below it and put another plugin in its place.
-tgl_status check_ancestors(const std::string& file, const std::string& dir) {
-    std::string d = dir;
-    while (d != "/" && !d.empty()) {
-        d = dirname_of(d);
-        struct stat st;
-        if (::stat(d.c_str(), &st) != 0) continue;
-        if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
-            return fail(TGL_ERROR_PLUGIN_INSECURE,
-                        "%s: refusing to load: its parent directory %s is world-writable (mode %04o) "
-                        "and not sticky, so anybody could rename the directories below it and "
-                        "replace the plugin",
-                        file.c_str(), d.c_str(), static_cast<unsigned>(st.st_mode & 07777));
+std::deque<std::string> split_path(const std::string& path) {
+    std::deque<std::string> parts;
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t slash = path.find('/', start);
+        if (slash == std::string::npos) slash = path.size();
+        if (slash > start) parts.push_back(path.substr(start, slash - start));
+        start = slash + 1;
     }
+    return parts;
+}
+
+bool read_link(const std::string& path, std::string* out) {
+    std::vector<char> buf(256);
+    for (;;) {
+        ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size());
+        if (n < 0) return false;
+        if (static_cast<size_t>(n) < buf.size()) {
+            out->assign(buf.data(), static_cast<size_t>(n));
+            return true;
+        }
+        buf.resize(buf.size() * 2);
+    }
+}
+
+// How the plugin is named in the messages of the path checks: as given, and where it leads.
+std::string label_of(const std::string& given) {
+    std::string real;
+    if (realpath_of(given, &real) && real != given) return given + " (resolves to " + real + ")";
+    return given;
+}
+
+// Resolves `given` one component at a time, as the kernel does, and checks every directory it
+// looks a name up in and every symlink it follows. Sets *resolved to the absolute path of the
+// last component (symlinks resolved) and *last to its lstat.
+tgl_status walk_path(const std::string& given, std::string* resolved, struct stat* last) {
+    std::string start = given;
+    if (start.empty() || start[0] != '/') {
+        char* cwd = ::getcwd(nullptr, 0);
+        if (!cwd)
+            return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                        "%s: cannot resolve a relative path: the current directory is unknown (%s)",
+                        given.c_str(), std::strerror(errno));
+        start = std::string(cwd) + "/" + start;
+        std::free(cwd);
+    }
+    const std::string label = label_of(given);
+    const unsigned euid = ::geteuid();
+    std::deque<std::string> todo = split_path(start);
+    std::string dir = "/";
+    int links = 0;
+    while (!todo.empty()) {
+        const std::string name = todo.front();
+        todo.pop_front();
+        if (name == ".") continue;
+        if (name == "..") {  // `dir` has no symlinks left: its parent is its dirname
+            dir = dirname_of(dir);
+            continue;
+        }
+        const std::string entry = (dir == "/" ? "" : dir) + "/" + name;
+        struct stat st;
+        if (::lstat(entry.c_str(), &st) != 0) {
+            int err = errno;
+            if (err == ENOENT || err == ENOTDIR)
+                return fail(TGL_ERROR_PLUGIN_NOT_FOUND, "%s: no such file (%s: %s)", given.c_str(),
+                            entry.c_str(), std::strerror(err));
+            return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot stat %s: %s", given.c_str(),
+                        entry.c_str(), std::strerror(err));
+        }
+        const bool is_last = todo.empty();
+        const char* what = S_ISLNK(st.st_mode)  ? "a symlink on its path"
+                           : S_ISDIR(st.st_mode) ? "a directory on its path"
+                                                 : "the plugin file";
+        struct stat dst;
+        if (::lstat(dir.c_str(), &dst) != 0)
+            return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot stat %s: %s", given.c_str(),
+                        dir.c_str(), std::strerror(errno));
+        if (!trusted_uid(dst.st_uid))
+            return fail(TGL_ERROR_PLUGIN_INSECURE,
+                        "%s: refusing to load: directory %s is owned by uid %u, who could replace "
+                        "'%s' (%s) in it; only root or this process's user (uid %u) may own the "
+                        "directories on a plugin's path",
+                        label.c_str(), dir.c_str(), static_cast<unsigned>(dst.st_uid), name.c_str(),
+                        what, euid);
+        OtherWriters w = other_writers(dst);
+        if (!w.who.empty() && !(dst.st_mode & S_ISVTX))
+            return fail(TGL_ERROR_PLUGIN_INSECURE,
+                        "%s: refusing to load: its %sdirectory %s is %s (mode %04o) and not sticky, "
+                        "so others could replace '%s' (%s) in it; remove that permission (chmod %s "
+                        "%s) or make the directory sticky (chmod +t)",
+                        label.c_str(), is_last ? "" : "parent ", dir.c_str(), w.who.c_str(),
+                        static_cast<unsigned>(dst.st_mode & 07777), name.c_str(), what, w.chmod,
+                        dir.c_str());
+        if (S_ISLNK(st.st_mode)) {
+            // A symlink is replaced, never changed, so its directory's checks cover it; its owner
+            // matters in a sticky directory, where the owner may replace it.
+            if (!trusted_uid(st.st_uid))
+                return fail(TGL_ERROR_PLUGIN_INSECURE,
+                            "%s: refusing to load: the symlink %s on its path is owned by uid %u, "
+                            "who could point it elsewhere; only root or this process's user (uid "
+                            "%u) may own it",
+                            label.c_str(), entry.c_str(), static_cast<unsigned>(st.st_uid), euid);
+            if (++links > 40)
+                return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                            "%s: too many symbolic links on its path (more than 40; a loop?)",
+                            given.c_str());
+            std::string target;
+            if (!read_link(entry, &target))
+                return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot read the symlink %s: %s",
+                            given.c_str(), entry.c_str(), std::strerror(errno));
+            std::deque<std::string> parts = split_path(target);
+            todo.insert(todo.begin(), parts.begin(), parts.end());
+            if (!target.empty() && target[0] == '/') dir = "/";
+            continue;
+        }
+        if (!is_last) {
+            if (!S_ISDIR(st.st_mode))
+                return fail(TGL_ERROR_PLUGIN_NOT_FOUND, "%s: no such file (%s is not a directory)",
+                            given.c_str(), entry.c_str());
+            dir = entry;
+            continue;
+        }
+        *resolved = entry;
+        *last = st;
+        return TGL_OK;
+    }
+    // The path names a directory ("/", or it ends in "." or "..").
+    *resolved = dir;
+    return ::lstat(dir.c_str(), last) == 0
+               ? TGL_OK
+               : fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot stat %s: %s", given.c_str(),
+                      dir.c_str(), std::strerror(errno));
+}
+
+// Closes a descriptor unless released.
+class Fd {
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    int get() const { return fd_; }
+    int release() {
+        int fd = fd_;
+        fd_ = -1;
+        return fd;
+    }
+    void reset(int fd) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// The plugin file, opened once: every later check reads this descriptor, and the library is
+// mapped through it, so the file checked is the file loaded.
+struct CheckedFile {
+    std::string path;  // absolute, symlinks resolved
+    Fd fd;
+    struct stat st;  // fstat of fd
+};
+
+tgl_status open_checked(const std::string& given, CheckedFile* out) {
+    struct stat lst;
+    tgl_status s = walk_path(given, &out->path, &lst);
+    if (s != TGL_OK) return s;
+    const char* file = out->path.c_str();
+    if (!S_ISREG(lst.st_mode))
+        return fail(TGL_ERROR_PLUGIN_INSECURE, "%s: refusing to load: not a regular file (%s)", file,
+                    S_ISDIR(lst.st_mode) ? "a directory" : "a device, FIFO or socket");
+    // O_NONBLOCK: should a FIFO take the file's place after the walk, open does not wait for it.
+    out->fd.reset(::open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (out->fd.get() < 0)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot be opened for reading: %s", file,
+                    std::strerror(errno));
+    struct stat& st = out->st;
+    if (::fstat(out->fd.get(), &st) != 0)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot stat the open file: %s", file,
+                    std::strerror(errno));
+    if (!S_ISREG(st.st_mode) || st.st_dev != lst.st_dev || st.st_ino != lst.st_ino)
+        return fail(TGL_ERROR_PLUGIN_INSECURE,
+                    "%s: refusing to load: the file was replaced while it was being checked", file);
+    if (!trusted_uid(st.st_uid))
+        return fail(TGL_ERROR_PLUGIN_INSECURE,
+                    "%s: refusing to load: the file is owned by uid %u, who could change it; only "
+                    "root or this process's user (uid %u) may own a plugin",
+                    file, static_cast<unsigned>(st.st_uid), static_cast<unsigned>(::geteuid()));
+    OtherWriters w = other_writers(st);
+    if (!w.who.empty())
+        return fail(TGL_ERROR_PLUGIN_INSECURE,
+                    "%s: refusing to load: the file is %s (mode %04o); remove that write "
+                    "permission (chmod %s)",
+                    file, w.who.c_str(), static_cast<unsigned>(st.st_mode & 07777), w.chmod);
     return TGL_OK;
 }
+
+// ------------------------------------------------------------------------------------------
+// The ELF file.
 
 #if defined(__x86_64__)
 #define TGL_NATIVE_MACHINE EM_X86_64
@@ -297,31 +524,48 @@ std::string describe_bytes(const unsigned char* b, size_t n) {
     return "it starts with " + hex + " \"" + text + "\"";
 }
 
-// Cheap metadata before dlopen: ELF magic, class, byte order, type and machine. A file that is
-// not an ELF shared object for this process fails with TGL_ERROR_PLUGIN_NOT_LOADABLE here, with
-// a reason a person can act on (dlopen's own message is less clear about these).
-tgl_status check_elf(const std::string& file) {
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot be opened for reading: %s",
-                    file.c_str(), std::strerror(errno));
-    unsigned char hdr[sizeof(Elf64_Ehdr)];
-    size_t n = 0;
-    while (n < sizeof hdr) {
-        ssize_t r = ::read(fd, hdr + n, sizeof hdr - n);
+// Reads up to n bytes at `offset`; returns how many it got.
+size_t read_at(int fd, void* buf, size_t n, off_t offset) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = ::pread(fd, static_cast<char*>(buf) + got, n - got,
+                            offset + static_cast<off_t>(got));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) break;
-        n += static_cast<size_t>(r);
+        got += static_cast<size_t>(r);
     }
-    ::close(fd);
+    return got;
+}
+
+const char* segment_type_name(uint32_t t) {
+    switch (t) {
+    case PT_LOAD: return "PT_LOAD";
+    case PT_DYNAMIC: return "PT_DYNAMIC";
+    case PT_INTERP: return "PT_INTERP";
+    case PT_NOTE: return "PT_NOTE";
+    case PT_TLS: return "PT_TLS";
+    case PT_GNU_EH_FRAME: return "PT_GNU_EH_FRAME";
+    case PT_GNU_RELRO: return "PT_GNU_RELRO";
+    default: return "segment";
+    }
+}
+
+// The file's metadata before dlopen, read from the open file: ELF magic, class, byte order,
+// type and machine, then the program headers: every segment's bytes must lie inside the file.
+// dlopen maps segments without that check, and a segment that reaches past the end of a
+// truncated file kills the process with SIGBUS when it is touched. A file that fails fails with
+// TGL_ERROR_PLUGIN_NOT_LOADABLE here, with a reason a person can act on.
+tgl_status check_elf(const char* file, int fd, uint64_t file_size) {
+    unsigned char hdr[sizeof(ElfW(Ehdr))];
+    const size_t n = read_at(fd, hdr, sizeof hdr, 0);
     if (n < SELFMAG || std::memcmp(hdr, ELFMAG, SELFMAG) != 0)
         return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
                     "%s: not an ELF shared object (%s; an ELF file starts with 7f 45 4c 46)",
-                    file.c_str(), describe_bytes(hdr, std::min<size_t>(n, 4)).c_str());
+                    file, describe_bytes(hdr, std::min<size_t>(n, 4)).c_str());
     const unsigned native_class = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
     if (n <= EI_DATA || hdr[EI_CLASS] != native_class)
         return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
-                    "%s: wrong ELF class: the file is %s, this process is %s", file.c_str(),
+                    "%s: wrong ELF class: the file is %s, this process is %s", file,
                     n <= EI_CLASS                  ? "truncated"
                     : hdr[EI_CLASS] == ELFCLASS32 ? "32-bit"
                     : hdr[EI_CLASS] == ELFCLASS64 ? "64-bit"
@@ -335,28 +579,55 @@ tgl_status check_elf(const std::string& file) {
     if (hdr[EI_DATA] != native_data)
         return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
                     "%s: wrong byte order: the file is %s-endian, this process is %s-endian",
-                    file.c_str(), hdr[EI_DATA] == ELFDATA2LSB ? "little" : "big",
+                    file, hdr[EI_DATA] == ELFDATA2LSB ? "little" : "big",
                     native_data == ELFDATA2LSB ? "little" : "big");
-    // e_type and e_machine sit at the same offsets (16, 18) in both classes.
-    if (n < 20)
-        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: truncated ELF header (%zu bytes)",
-                    file.c_str(), n);
-    uint16_t type, machine;
-    std::memcpy(&type, hdr + 16, 2);
-    std::memcpy(&machine, hdr + 18, 2);
-    if (type != ET_DYN)
+    if (n < sizeof(ElfW(Ehdr)))
         return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
-                    "%s: not a shared object: its ELF type is %s (%u)", file.c_str(),
-                    elf_type_name(type), static_cast<unsigned>(type));
+                    "%s: truncated ELF header (%zu bytes of %zu)", file, n, sizeof(ElfW(Ehdr)));
+    ElfW(Ehdr) eh;
+    std::memcpy(&eh, hdr, sizeof eh);
+    if (eh.e_type != ET_DYN)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                    "%s: not a shared object: its ELF type is %s (%u)", file,
+                    elf_type_name(eh.e_type), static_cast<unsigned>(eh.e_type));
 #ifdef TGL_NATIVE_MACHINE
-    if (machine != TGL_NATIVE_MACHINE)
+    if (eh.e_machine != TGL_NATIVE_MACHINE)
         return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
                     "%s: built for another CPU: ELF machine %u (%s), this process runs on %u (%s)",
-                    file.c_str(), static_cast<unsigned>(machine), machine_name(machine),
+                    file, static_cast<unsigned>(eh.e_machine), machine_name(eh.e_machine),
                     static_cast<unsigned>(TGL_NATIVE_MACHINE), machine_name(TGL_NATIVE_MACHINE));
-#else
-    (void)machine;
 #endif
+    if (eh.e_phentsize != sizeof(ElfW(Phdr)))
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                    "%s: damaged ELF header: program header entries of %u bytes, expected %zu",
+                    file, static_cast<unsigned>(eh.e_phentsize), sizeof(ElfW(Phdr)));
+    if (eh.e_phnum == 0 || eh.e_phnum == PN_XNUM)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                    "%s: damaged ELF header: %u program headers", file,
+                    static_cast<unsigned>(eh.e_phnum));
+    const uint64_t ph_bytes = uint64_t{eh.e_phnum} * sizeof(ElfW(Phdr));
+    if (eh.e_phoff > file_size || ph_bytes > file_size - eh.e_phoff)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                    "%s: truncated or damaged: its program headers (file bytes %llu to %llu) end "
+                    "past the end of the file (%llu bytes)",
+                    file, static_cast<unsigned long long>(eh.e_phoff),
+                    static_cast<unsigned long long>(eh.e_phoff + ph_bytes),
+                    static_cast<unsigned long long>(file_size));
+    std::vector<ElfW(Phdr)> ph(eh.e_phnum);
+    if (read_at(fd, ph.data(), ph_bytes, static_cast<off_t>(eh.e_phoff)) != ph_bytes)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot read its program headers", file);
+    for (size_t i = 0; i < ph.size(); ++i) {
+        const ElfW(Phdr)& p = ph[i];
+        if (p.p_filesz != 0 && (p.p_offset > file_size || p.p_filesz > file_size - p.p_offset))
+            return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                        "%s: truncated or damaged: segment %zu (%s, file bytes %llu to %llu) ends "
+                        "past the end of the file (%llu bytes); mapping it would crash the process",
+                        file, i, segment_type_name(p.p_type),
+                        static_cast<unsigned long long>(p.p_offset),
+                        static_cast<unsigned long long>(p.p_offset) +
+                            static_cast<unsigned long long>(p.p_filesz),
+                        static_cast<unsigned long long>(file_size));
+    }
     return TGL_OK;
 }
 
@@ -410,11 +681,143 @@ bool member_is_null(const tgl_plugin_api* api, size_t offset) {
     return p == nullptr;
 }
 
-// The plugin's own message after a failing call, if its table lets us ask safely.
+// The plugin's message after a failing call, from a table the loader has verified (its own copy).
 std::string plugin_message(const tgl_plugin_api* api) {
-    if (!api || api->abi_major != 1 ||
-        api->struct_size < offsetof(tgl_plugin_api, last_error_message) + sizeof(void*) ||
-        !api->last_error_message)
+    if (!api || !api->last_error_message) return {};
+    const char* m = api->last_error_message();
+    return m ? m : "";
+}
+
+// ------------------------------------------------------------------------------------------
+// The mapped library: its memory, its entry point, its table.
+
+// The memory a library's readable PT_LOAD segments occupy, as mapped.
+struct Segment {
+    uintptr_t begin, end;
+    bool exec;
+};
+struct Image {
+    Segment segments[32];
+    size_t count = 0;
+
+    // [p, p + n) lies inside one segment (an executable one if `exec`).
+    bool holds(const void* p, size_t n, bool exec) const {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+        for (size_t i = 0; i < count; ++i)
+            if (a >= segments[i].begin && a < segments[i].end && n <= segments[i].end - a &&
+                (!exec || segments[i].exec))
+                return true;
+        return false;
+    }
+};
+
+Image image_of(void* handle) {
+    struct Search {
+        const link_map* map;
+        Image image;
+    } search{nullptr, {}};
+    link_map* map = nullptr;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return {};
+    search.map = map;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) -> int {
+            Search* s = static_cast<Search*>(data);
+            if (info->dlpi_addr != s->map->l_addr || !info->dlpi_name || !s->map->l_name ||
+                std::strcmp(info->dlpi_name, s->map->l_name) != 0)
+                return 0;
+            for (ElfW(Half) i = 0; i < info->dlpi_phnum && s->image.count < 32; ++i) {
+                const ElfW(Phdr)& p = info->dlpi_phdr[i];
+                if (p.p_type != PT_LOAD || !(p.p_flags & PF_R)) continue;
+                const uintptr_t begin = info->dlpi_addr + p.p_vaddr;
+                s->image.segments[s->image.count++] = {begin, begin + p.p_memsz,
+                                                       (p.p_flags & PF_X) != 0};
+            }
+            return 1;
+        },
+        &search);
+    return search.image;
+}
+
+const char* symbol_type_name(unsigned t) {
+    switch (t) {
+    case STT_NOTYPE: return "a symbol without a type (STT_NOTYPE)";
+    case STT_OBJECT: return "a data object (STT_OBJECT)";
+    case STT_SECTION: return "a section (STT_SECTION)";
+    case STT_FILE: return "a file name (STT_FILE)";
+    case STT_COMMON: return "a common data object (STT_COMMON)";
+    case STT_TLS: return "thread-local data (STT_TLS)";
+    default: return "not a function";
+    }
+}
+
+// The entry point, once it is known to be a function of the library.
+tgl_status entry_point(void* handle, const char* file, tgl_plugin_init_v1_fn* out) {
+    dlerror();
+    void* sym = dlsym(handle, TGL_PLUGIN_ENTRY_NAME);
+    if (!sym)
+        return fail(TGL_ERROR_PLUGIN_NO_ENTRY,
+                    "symbol " TGL_PLUGIN_ENTRY_NAME " not found in %s (not a tensorgl ABI 1 "
+                    "plugin: a plugin exports exactly this one symbol); the library stays loaded, "
+                    "since its constructors have run",
+                    file);
+    Dl_info info;
+    void* symbol_entry = nullptr;
+    const int found = dladdr1(sym, &info, &symbol_entry, RTLD_DL_SYMENT);
+    const ElfW(Sym)* entry = static_cast<const ElfW(Sym)*>(symbol_entry);
+    if (!found || !entry)
+        return fail(TGL_ERROR_PLUGIN_NO_ENTRY,
+                    "%s: the address of " TGL_PLUGIN_ENTRY_NAME " lies in no symbol of the "
+                    "library, so its type is unknown; refusing to call it",
+                    file);
+    const unsigned type = ELF64_ST_TYPE(entry->st_info);  // the same in both classes
+    if (type != STT_FUNC && type != STT_GNU_IFUNC)
+        return fail(TGL_ERROR_PLUGIN_NO_ENTRY,
+                    "%s: " TGL_PLUGIN_ENTRY_NAME " is %s, not a function (STT_FUNC); refusing to "
+                    "call it",
+                    file, symbol_type_name(type));
+    std::memcpy(out, &sym, sizeof *out);
+    return TGL_OK;
+}
+
+// What is wrong with a table from tgl_plugin_init_v1 before any member is read (status TGL_OK:
+// nothing): it must lie inside the plugin's own memory (plugin_api.h: the plugin returns its
+// static table), aligned, say ABI 1 and be at least the v1.0 size, all inside that memory.
+struct TableFault {
+    tgl_status status;
+    std::string why;
+};
+TableFault table_header_fault(const tgl_plugin_api* api, const Image& image) {
+    if (!api)
+        return {TGL_ERROR_PLUGIN_INIT_FAILED, TGL_PLUGIN_ENTRY_NAME " returned TGL_OK but no function table"};
+    if (reinterpret_cast<uintptr_t>(api) % alignof(tgl_plugin_api) != 0 || !image.holds(api, 16, false))
+        return {TGL_ERROR_PLUGIN_BAD_TABLE,
+                format(TGL_PLUGIN_ENTRY_NAME " returned a function table at %p, which is not an "
+                       "aligned address inside the plugin's own memory (the table must be static "
+                       "storage of the plugin)",
+                       static_cast<const void*>(api))};
+    if (api->abi_major != TGL_ABI_MAJOR)
+        return {TGL_ERROR_PLUGIN_ABI_MISMATCH,
+                format("plugin ABI %u.%u, loader needs %u.x", api->abi_major, api->abi_minor,
+                       static_cast<unsigned>(TGL_ABI_MAJOR))};
+    if (api->struct_size < TGL_PLUGIN_API_SIZE_V1_0)
+        return {TGL_ERROR_PLUGIN_BAD_TABLE,
+                format("function table is %llu bytes, smaller than the %u bytes of ABI 1.0",
+                       static_cast<unsigned long long>(api->struct_size),
+                       static_cast<unsigned>(TGL_PLUGIN_API_SIZE_V1_0))};
+    const size_t readable = std::min<uint64_t>(api->struct_size, sizeof(tgl_plugin_api));
+    if (!image.holds(api, readable, false))
+        return {TGL_ERROR_PLUGIN_BAD_TABLE,
+                format("function table of %llu bytes at %p reaches past the plugin's own memory",
+                       static_cast<unsigned long long>(api->struct_size),
+                       static_cast<const void*>(api))};
+    return {TGL_OK, {}};
+}
+
+// The plugin's own message after its entry point failed: only from a table without a fault,
+// through a last_error_message that is code of the plugin; else "".
+std::string message_of_failed_init(const tgl_plugin_api* api, const Image& image) {
+    if (table_header_fault(api, image).status != TGL_OK || !api->last_error_message ||
+        !image.holds(reinterpret_cast<const void*>(api->last_error_message), 1, true))
         return {};
     const char* m = api->last_error_message();
     return m ? m : "";
@@ -423,106 +826,113 @@ std::string plugin_message(const tgl_plugin_api* api) {
 // ------------------------------------------------------------------------------------------
 // Loading one file.
 
+// Callers hold the registry mutex.
 tgl_plugin* find_loaded(dev_t dev, ino_t ino) {
-    for (tgl_plugin* p : registry())
+    for (tgl_plugin* p : registry().plugins)
         if (p->dev == dev && p->ino == ino) return p;
     return nullptr;
 }
 
 tgl_plugin* find_loaded_name(const std::string& name) {
-    for (tgl_plugin* p : registry())
+    for (tgl_plugin* p : registry().plugins)
         if (p->name == name) return p;
     return nullptr;
 }
 
-// Loads `given` (a path) with every check. Caller holds the registry mutex.
-tgl_status load_file(const std::string& given, tgl_plugin** out) {
-    struct stat st;
-    if (::stat(given.c_str(), &st) != 0) {
-        int err = errno;
-        if (err == ENOENT || err == ENOTDIR)
-            return fail(TGL_ERROR_PLUGIN_NOT_FOUND, "%s: no such file", given.c_str());
-        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot stat the file: %s", given.c_str(),
-                    std::strerror(err));
-    }
-    std::string path;
-    if (!realpath_of(given, &path)) path = given;
-    const char* file = path.c_str();
-    if (path != given) debug("  %s resolves to %s", given.c_str(), file);
+const Loading* find_loading(dev_t dev, ino_t ino) {
+    for (const Loading* l : registry().loading)
+        if (l->dev == dev && l->ino == ino) return l;
+    return nullptr;
+}
 
-    if (!S_ISREG(st.st_mode))
-        return fail(TGL_ERROR_PLUGIN_INSECURE, "%s: refusing to load: not a regular file (%s)",
-                    file, S_ISDIR(st.st_mode) ? "a directory" : "a device, FIFO or socket");
-    if (st.st_mode & S_IWOTH)
-        return fail(TGL_ERROR_PLUGIN_INSECURE,
-                    "%s: refusing to load: the file is world-writable (mode %04o); remove the "
-                    "write permission of others (chmod o-w)",
-                    file, static_cast<unsigned>(st.st_mode & 07777));
-    tgl_status s = check_dir(file, dirname_of(path));
-    if (s != TGL_OK) return s;
-    s = check_ancestors(file, dirname_of(path));
-    if (s != TGL_OK) return s;
-    struct stat lst;
-    if (::lstat(given.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-        // The symlink can be replaced by whoever may write its directory.
-        s = check_dir(given + " (a symlink to " + path + ")", dirname_of(given));
-        if (s != TGL_OK) return s;
-        std::string link_dir;
-        if (realpath_of(dirname_of(given), &link_dir)) {
-            s = check_ancestors(given + " (a symlink to " + path + ")", link_dir);
-            if (s != TGL_OK) return s;
+// If waiting for `busy` would close a circle of threads each waiting for a load that the next
+// one runs (each plugin's init loading the next plugin), the circle in words; else "".
+std::string wait_cycle(const Loading* busy, std::thread::id me) {
+    std::string chain;
+    std::vector<const Loading*> seen;
+    for (const Loading* l = busy; l && std::find(seen.begin(), seen.end(), l) == seen.end();) {
+        seen.push_back(l);
+        chain += (chain.empty() ? "" : ", whose initialisation waits for ") + l->file;
+        if (l->owner == me) return chain;
+        const Loading* next = nullptr;
+        for (const auto& w : registry().waiting)
+            if (w.first == l->owner) next = w.second;
+        l = next;
+    }
+    return {};
+}
+
+// Maps the checked file through its descriptor (/proc/self/fd/N names exactly the file that was
+// checked, whatever happens to its path meanwhile), or finds it mapped by an earlier attempt.
+tgl_status map_library(CheckedFile& cf, void** handle) {
+    Registry& reg = registry();
+    {
+        std::lock_guard<std::mutex> lock(reg.mutex);
+        for (const Mapped& m : reg.mapped)
+            if (m.dev == cf.st.st_dev && m.ino == cf.st.st_ino) {
+                *handle = m.handle;
+                return TGL_OK;
+            }
+        // A descriptor of ours that the host closed behind our back: its number names a mapped
+        // library to glibc. Take a number no library is named after.
+        int highest = -1;
+        bool clash = false;
+        for (const Mapped& m : reg.mapped) {
+            highest = std::max(highest, m.fd);
+            clash = clash || m.fd == cf.fd.get();
+        }
+        if (clash) {
+            int moved = ::fcntl(cf.fd.get(), F_DUPFD_CLOEXEC, highest + 1);
+            if (moved < 0)
+                return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: cannot duplicate its descriptor: %s",
+                            cf.path.c_str(), std::strerror(errno));
+            cf.fd.reset(moved);
         }
     }
-
-    if (tgl_plugin* p = find_loaded(st.st_dev, st.st_ino)) {
-        ++p->refs;
-        debug("  %s: already loaded as plugin '%s'; same handle (references: %ld)", file,
-              p->name.c_str(), p->refs);
-        *out = p;
-        return TGL_OK;
-    }
-
-    s = check_elf(path);
-    if (s != TGL_OK) return s;
-
+    const std::string via = "/proc/self/fd/" + std::to_string(cf.fd.get());
+    struct stat st;
+    if (::stat(via.c_str(), &st) != 0 || st.st_dev != cf.st.st_dev || st.st_ino != cf.st.st_ino)
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                    "%s: cannot map it through its open descriptor (%s does not lead to it; is "
+                    "/proc mounted?): the loader maps exactly the file it checked",
+                    cf.path.c_str(), via.c_str());
     dlerror();
-    void* handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
+    void* h = dlopen(via.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
         const char* why = dlerror();
-        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: dlopen failed: %s", file,
+        return fail(TGL_ERROR_PLUGIN_NOT_LOADABLE, "%s: dlopen failed: %s", cf.path.c_str(),
                     why ? why : "(no reason given)");
     }
-    dlerror();
-    void* sym = dlsym(handle, TGL_PLUGIN_ENTRY_NAME);
-    if (!sym) {
-        dlclose(handle);  // its entry point never ran: safe to unmap
-        return fail(TGL_ERROR_PLUGIN_NO_ENTRY,
-                    "symbol " TGL_PLUGIN_ENTRY_NAME " not found in %s (not a tensorgl ABI 1 "
-                    "plugin: a plugin exports exactly this one symbol)",
-                    file);
-    }
-    tgl_plugin_init_v1_fn init;
-    std::memcpy(&init, &sym, sizeof init);
+    debug("  %s: mapped through %s", cf.path.c_str(), via.c_str());
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    reg.mapped.push_back({cf.st.st_dev, cf.st.st_ino, cf.fd.release(), h});
+    *handle = h;
+    return TGL_OK;
+}
 
+// Everything that runs the plugin's code: mapping (its constructors), the entry point,
+// get_plugin_info, and the checks of what they return. Runs without the registry mutex; the
+// caller has claimed the file (a Loading record), so no other thread runs this for it meanwhile.
+tgl_status run_plugin(CheckedFile& cf, std::unique_ptr<tgl_plugin>* out) {
+    const char* file = cf.path.c_str();
+    void* handle = nullptr;
+    tgl_status s = map_library(cf, &handle);
+    if (s != TGL_OK) return s;
     // From here on the plugin's code has run: it is never dlclose'd, whatever happens.
+    tgl_plugin_init_v1_fn init = nullptr;
+    s = entry_point(handle, file, &init);
+    if (s != TGL_OK) return s;
+    const Image image = image_of(handle);
+
     const tgl_plugin_api* api = nullptr;
     tgl_status st_init = init(TGL_ABI_MINOR, &api);
     if (st_init != TGL_OK) {
-        std::string msg = plugin_message(api);
+        std::string msg = message_of_failed_init(api, image);
         return fail(TGL_ERROR_PLUGIN_INIT_FAILED, "%s: " TGL_PLUGIN_ENTRY_NAME " failed with %s%s%s",
                     file, tgl_status_name(st_init), msg.empty() ? "" : ": ", msg.c_str());
     }
-    if (!api)
-        return fail(TGL_ERROR_PLUGIN_INIT_FAILED,
-                    "%s: " TGL_PLUGIN_ENTRY_NAME " returned TGL_OK but no function table", file);
-    if (api->abi_major != TGL_ABI_MAJOR)
-        return fail(TGL_ERROR_PLUGIN_ABI_MISMATCH, "%s: plugin ABI %u.%u, loader needs %u.x", file,
-                    api->abi_major, api->abi_minor, static_cast<unsigned>(TGL_ABI_MAJOR));
-    if (api->struct_size < TGL_PLUGIN_API_SIZE_V1_0)
-        return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
-                    "%s: function table is %llu bytes, smaller than the %u bytes of ABI 1.0",
-                    file, static_cast<unsigned long long>(api->struct_size),
-                    static_cast<unsigned>(TGL_PLUGIN_API_SIZE_V1_0));
+    TableFault fault = table_header_fault(api, image);
+    if (fault.status != TGL_OK) return fail(fault.status, "%s: %s", file, fault.why.c_str());
     for (const RequiredMember& m : kRequiredV1_0)
         if (member_is_null(api, m.offset))
             return fail(TGL_ERROR_PLUGIN_BAD_TABLE,
@@ -557,18 +967,13 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
                     "of letters, digits, '_', '-' or '.'",
                     file, info.name ? "'" : "no name", info.name ? info.name : "",
                     info.name ? "'" : "");
-    if (tgl_plugin* other = find_loaded_name(info.name))
-        return fail(TGL_ERROR_PLUGIN_DUPLICATE,
-                    "%s: a plugin named '%s' is already loaded from %s; two plugins of one name "
-                    "cannot be loaded at once",
-                    file, info.name, other->path.c_str());
 
     std::unique_ptr<tgl_plugin> p(new tgl_plugin);
-    p->path = path;
+    p->path = cf.path;
     p->name = info.name;
     p->version = info.version ? info.version : "";
-    p->dev = st.st_dev;
-    p->ino = st.st_ino;
+    p->dev = cf.st.st_dev;
+    p->ino = cf.st.st_ino;
     p->handle = handle;
     p->negotiated_minor = std::min<uint32_t>(TGL_ABI_MINOR, api->abi_minor);
     size_t table_size = TGL_PLUGIN_API_SIZE_V1_0;  // of the negotiated minor
@@ -582,7 +987,81 @@ tgl_status load_file(const std::string& given, tgl_plugin** out) {
     debug("  loaded %s: plugin '%s' version %s, ABI %u.%u, negotiated minor %u", file,
           p->name.c_str(), p->version.empty() ? "(none)" : p->version.c_str(), api->abi_major,
           api->abi_minor, p->negotiated_minor);
-    registry().push_back(p.get());
+    *out = std::move(p);
+    return TGL_OK;
+}
+
+// Loads `given` (a path) with every check.
+tgl_status load_file(const std::string& given, tgl_plugin** out) {
+    CheckedFile cf;
+    tgl_status s = open_checked(given, &cf);
+    if (s != TGL_OK) return s;
+    const char* file = cf.path.c_str();
+    if (cf.path != given) debug("  %s resolves to %s", given.c_str(), file);
+    s = check_elf(file, cf.fd.get(), static_cast<uint64_t>(cf.st.st_size));
+    if (s != TGL_OK) return s;
+
+    Registry& reg = registry();
+    const std::thread::id me = std::this_thread::get_id();
+    std::unique_lock<std::mutex> lock(reg.mutex);
+    for (;;) {
+        if (tgl_plugin* p = find_loaded(cf.st.st_dev, cf.st.st_ino)) {
+            ++p->refs;
+            debug("  %s: already loaded as plugin '%s'; same handle (references: %ld)", file,
+                  p->name.c_str(), p->refs);
+            *out = p;
+            return TGL_OK;
+        }
+        const Loading* busy = find_loading(cf.st.st_dev, cf.st.st_ino);
+        if (!busy) break;
+        if (busy->owner == me)
+            return fail(TGL_ERROR_PLUGIN_INIT_FAILED,
+                        "%s: tgl_plugin_load was called for this plugin while this thread is "
+                        "loading it (from its own constructors, " TGL_PLUGIN_ENTRY_NAME " or "
+                        "get_plugin_info); a plugin cannot be loaded before its own load finishes",
+                        file);
+        std::string cycle = wait_cycle(busy, me);
+        if (!cycle.empty())
+            return fail(TGL_ERROR_PLUGIN_INIT_FAILED,
+                        "%s: circular plugin loads: it is being loaded by another thread, "
+                        "waiting for %s, which this thread is loading; refusing this load so that "
+                        "no thread waits for ever",
+                        file, cycle.c_str());
+        debug("  %s: being loaded by another thread; waiting for it", file);
+        reg.waiting.emplace_back(me, busy);
+        reg.load_finished.wait(lock);
+        auto w = std::find(reg.waiting.begin(), reg.waiting.end(), std::make_pair(me, busy));
+        if (w != reg.waiting.end()) reg.waiting.erase(w);  // else `busy` ended and took it away
+    }
+
+    // Claim the file, and run the plugin's code without the mutex.
+    const Loading mine{cf.st.st_dev, cf.st.st_ino, cf.path, me};
+    reg.loading.push_back(&mine);
+    struct Release {  // the claim ends on every way out, exceptions included
+        Registry& reg;
+        std::unique_lock<std::mutex>& lock;
+        const Loading* mine;
+        ~Release() {
+            if (!lock.owns_lock()) lock.lock();
+            reg.loading.erase(std::find(reg.loading.begin(), reg.loading.end(), mine));
+            // Nobody waits for an ended load: `waiting` only ever points at live claims.
+            reg.waiting.erase(std::remove_if(reg.waiting.begin(), reg.waiting.end(),
+                                             [&](const auto& w) { return w.second == mine; }),
+                              reg.waiting.end());
+            reg.load_finished.notify_all();
+        }
+    } release{reg, lock, &mine};
+    lock.unlock();
+    std::unique_ptr<tgl_plugin> p;
+    s = run_plugin(cf, &p);
+    lock.lock();
+    if (s != TGL_OK) return s;
+    if (tgl_plugin* other = find_loaded_name(p->name))
+        return fail(TGL_ERROR_PLUGIN_DUPLICATE,
+                    "%s: a plugin named '%s' is already loaded from %s; two plugins of one name "
+                    "cannot be loaded at once",
+                    file, p->name.c_str(), other->path.c_str());
+    reg.plugins.push_back(p.get());
     *out = p.release();
     return TGL_OK;
 }
@@ -628,7 +1107,6 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_load(const char* name_or_path, tgl_plugi
     if (!name_or_path) return fail(TGL_ERROR_NULL_POINTER, "tgl_plugin_load: name_or_path is NULL");
     std::string arg = name_or_path;
     try {
-        std::lock_guard<std::mutex> lock(registry_mutex());
         if (arg.find('/') != std::string::npos) {
             debug("loading plugin from the explicit path %s", arg.c_str());
             return load_file(arg, out);
@@ -648,7 +1126,7 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_load(const char* name_or_path, tgl_plugi
 
 TGL_LOADER_EXPORT void tgl_plugin_release(tgl_plugin* plugin) {
     if (!plugin) return;
-    std::lock_guard<std::mutex> lock(registry_mutex());
+    std::lock_guard<std::mutex> lock(registry().mutex);
     if (plugin->refs > 0) --plugin->refs;
 }
 

@@ -64,9 +64,9 @@ enum {
 
     /* Loader statuses (returned by libtensorgl, never by a plugin). */
     TGL_ERROR_PLUGIN_NOT_FOUND = 32,     /* no such file, or no plugin of that name on the path */
-    TGL_ERROR_PLUGIN_INSECURE = 33,      /* not a regular file, or world-writable file/directory */
+    TGL_ERROR_PLUGIN_INSECURE = 33,      /* not a regular file, or another user could change it */
     TGL_ERROR_PLUGIN_NOT_LOADABLE = 34,  /* dlopen failed: not an ELF shared object, missing deps */
-    TGL_ERROR_PLUGIN_NO_ENTRY = 35,      /* symbol tgl_plugin_init_v1 not found */
+    TGL_ERROR_PLUGIN_NO_ENTRY = 35,      /* symbol tgl_plugin_init_v1 not found, or not a function */
     TGL_ERROR_PLUGIN_INIT_FAILED = 36,   /* the entry point returned an error or no table */
     TGL_ERROR_PLUGIN_ABI_MISMATCH = 37,  /* plugin ABI major differs from the loader's */
     TGL_ERROR_PLUGIN_BAD_TABLE = 38,     /* table smaller than v1.0 or a required function NULL */
@@ -1336,7 +1336,8 @@ typedef struct tgl_plugin_api {
 } tgl_plugin_api;
 
 /* The one exported symbol of every plugin. The host passes the highest ABI minor it understands;
- * the plugin returns its static table. No side effects (no driver is touched): devices are
+ * the plugin returns its static table (a loader never reads a table outside the plugin's own
+ * memory). No side effects (no driver is touched): devices are
  * discovered on the first device call. Returns TGL_OK and sets *out, or an error status. */
 typedef tgl_status (*tgl_plugin_init_v1_fn)(uint32_t host_abi_minor, const tgl_plugin_api** out);
 tgl_status tgl_plugin_init_v1(uint32_t host_abi_minor, const tgl_plugin_api** out);

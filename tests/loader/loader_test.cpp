@@ -9,16 +9,23 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -369,7 +376,7 @@ TEST(LoaderFailure, SymlinkInWorldWritableDirectoryIsRefused) {
     const std::string link = dir + "/libtensorgl-fixture.so";
     ASSERT_EQ(::symlink(fixture("libtensorgl-fixture.so").c_str(), link.c_str()), 0);
     expect_failure(link, TGL_ERROR_PLUGIN_INSECURE,
-                   {link + " (a symlink to " + real(fixture("libtensorgl-fixture.so")) + ")",
+                   {link + " (resolves to " + real(fixture("libtensorgl-fixture.so")) + ")",
                     "directory " + dir + " is world-writable"});
 }
 
@@ -394,7 +401,7 @@ TEST(LoaderFailure, WorldWritableParentDirectoryIsRefusedUnlessSticky) {
     // A symlink kept below the open directory is refused as well, even to a safe file.
     const std::string link = safe + "/libtensorgl-" + unique("wwparentlink") + ".so";
     ASSERT_EQ(::symlink(fixture("libtensorgl-fixture.so").c_str(), link.c_str()), 0);
-    expect_failure(link, TGL_ERROR_PLUGIN_INSECURE, {link + " (a symlink to", "parent directory " + open});
+    expect_failure(link, TGL_ERROR_PLUGIN_INSECURE, {link + " (resolves to", "parent directory " + open});
     // Sticky (like /tmp): nobody but the owner may rename safe/.
     ASSERT_EQ(::chmod(open.c_str(), 01777), 0);
     LoadResult r = load(f);
@@ -435,12 +442,22 @@ TEST(LoaderFailure, WrongElfClassMachineAndType) {
 }
 
 TEST(LoaderFailure, DlopenErrorIsReported) {
-    // A valid ELF identity that dlopen itself refuses: program header entry size is wrong.
+    // An ELF file the loader's own checks pass and dlopen refuses: an OS ABI glibc does not know.
+    TempDir tmp;
+    const std::string f = tmp / "libtensorgl-osabi.so";
+    copy_file(fixture("libtensorgl-fixture.so"), f);
+    patch(f, EI_OSABI, {0x42});
+    expect_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE, {f, "dlopen failed: "});
+}
+
+TEST(LoaderFailure, DamagedProgramHeaderTableIsRefused) {
     TempDir tmp;
     const std::string f = tmp / "libtensorgl-phent.so";
     copy_file(fixture("libtensorgl-fixture.so"), f);
     patch(f, offsetof(Elf64_Ehdr, e_phentsize), {0x20, 0x00});
-    expect_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE, {f, "dlopen failed: "});
+    expect_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE,
+                   {f, "program header entries of 32 bytes, expected " +
+                           std::to_string(sizeof(Elf64_Phdr))});
 }
 
 TEST(LoaderFailure, DuplicateNameFromAnotherFile) {
@@ -468,10 +485,12 @@ TEST(LoaderFailure, BadArguments) {
     expect_failure("two words", TGL_ERROR_INVALID_ARGUMENT, {"'two words'"});
 }
 
-TEST(LoaderFailure, RejectedBeforeInitIsUnloadedAfterInitIsNot) {
-    expect_failure(fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY, {});
+// Whatever is refused after dlopen stays mapped: its constructors have run (they may have started
+// threads that run its code), before the entry point was looked up or after it ran.
+TEST(LoaderFailure, RejectedLibrariesStayMapped) {
+    expect_failure(fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY, {"stays loaded"});
     void* h = ::dlopen(real(fixture("fixture_no_entry.so")).c_str(), RTLD_NOW | RTLD_NOLOAD);
-    EXPECT_EQ(h, nullptr) << "a library whose entry point never ran is dlclose'd";
+    EXPECT_NE(h, nullptr) << "a library whose constructors ran must stay mapped";
     if (h) ::dlclose(h);
     expect_failure(fixture("fixture_abi2.so"), TGL_ERROR_PLUGIN_ABI_MISMATCH, {});
     h = ::dlopen(real(fixture("fixture_abi2.so")).c_str(), RTLD_NOW | RTLD_NOLOAD);
@@ -784,4 +803,455 @@ TEST(Wrapper, DtypesAndParams) {
     EXPECT_EQ(mp.transpose_a, 0u);
     tgl_reduce_params rp = tgl::make_params<tgl_reduce_params>();
     EXPECT_EQ(rp.struct_size, sizeof(tgl_reduce_params));
+}
+
+// ------------------------------------------------------------------------------------------
+// Hostile plugins and files (issue 14). Each of these once crashed, hung or fooled the loader, so
+// each load runs in a forked child: a crash or a hang there fails the test instead of killing the
+// test program. The children end with _exit (no atexit handlers, no leak check of the copy).
+
+namespace {
+
+// How a child ended: empty if it exited normally with code 0, else how it died.
+std::string how_it_died(int wstatus, unsigned timeout_s) {
+    if (WIFSIGNALED(wstatus)) {
+        int sig = WTERMSIG(wstatus);
+        std::string d = "killed by signal " + std::to_string(sig) + " (" + ::strsignal(sig) + ")";
+        if (sig == SIGALRM) d += ": still running after " + std::to_string(timeout_s) + " s, a hang";
+        return d;
+    }
+    if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0)
+        return "exited with code " + std::to_string(WEXITSTATUS(wstatus));
+    return {};
+}
+
+struct ChildOutcome {
+    std::string died;    // empty: exited normally
+    std::string output;  // what body returned
+};
+
+// Runs `body` in a forked child and returns what it returned, or how the child died.
+ChildOutcome in_child(const std::function<std::string()>& body, unsigned timeout_s = 30) {
+    ChildOutcome r;
+    int fds[2];
+    if (::pipe(fds) != 0) {
+        r.died = "pipe failed";
+        return r;
+    }
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        r.died = "fork failed";
+        return r;
+    }
+    if (pid == 0) {
+        ::close(fds[0]);
+        ::alarm(timeout_s);
+        const std::string out = body();
+        size_t done = 0;
+        while (done < out.size()) {
+            ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
+            if (n <= 0) ::_exit(3);
+            done += static_cast<size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        r.output.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fds[0]);
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    r.died = how_it_died(wstatus, timeout_s);
+    return r;
+}
+
+// A load in a child: its status and message, and what `then` reports about the loaded plugin.
+struct ChildLoad {
+    std::string died;
+    tgl_status status = -1;
+    std::string message, then;
+};
+
+ChildLoad load_in_child(const std::string& arg,
+                        const std::function<std::string(tgl_plugin*)>& then = nullptr) {
+    ChildOutcome o = in_child([&] {
+        LoadResult r = load(arg);
+        std::string more = (then && r.plugin) ? then(r.plugin) : "";
+        return std::to_string(r.status) + '\x1f' + r.message + '\x1f' + more;
+    });
+    ChildLoad c;
+    c.died = o.died;
+    size_t a = o.output.find('\x1f'), b = o.output.rfind('\x1f');
+    if (c.died.empty() && a != std::string::npos && b != a) {
+        c.status = static_cast<tgl_status>(std::stol(o.output.substr(0, a)));
+        c.message = o.output.substr(a + 1, b - a - 1);
+        c.then = o.output.substr(b + 1);
+    }
+    return c;
+}
+
+// The load of `arg` in a child ends normally with `status` and a message with every piece.
+void expect_child_failure(const std::string& arg, tgl_status status,
+                          const std::vector<std::string>& pieces) {
+    ChildLoad c = load_in_child(arg);
+    ASSERT_EQ(c.died, "") << "loading " << arg << " killed the process";
+    EXPECT_EQ(c.status, status) << "expected " << tgl_status_name(status) << ", got "
+                                << tgl_status_name(c.status) << " (" << c.message << ")";
+    for (const std::string& p : pieces)
+        EXPECT_NE(c.message.find(p), std::string::npos) << "message lacks '" << p << "': " << c.message;
+}
+
+// A plugin file of its own (and so a plugin name of its own): a copy of `from` in `dir`.
+std::string plugin_copy(const std::string& dir, const std::string& base,
+                        const std::string& from = fixture("libtensorgl-fixture.so")) {
+    const std::string f = dir + "/libtensorgl-" + unique(base) + ".so";
+    fs::copy_file(from, f, fs::copy_options::overwrite_existing);
+    ::chmod(f.c_str(), 0755);
+    return f;
+}
+
+std::string plugin_name_of(const std::string& file) {
+    std::string base = fs::path(file).filename().string();
+    return base.substr(12, base.size() - 15);  // libtensorgl-<name>.so
+}
+
+// A uid and gid nobody on this machine has (a stranger's files).
+constexpr uid_t kStranger = 54321;
+
+bool can_chown() { return ::geteuid() == 0; }
+
+}  // namespace
+
+// ---- Defect 2: who may change the plugin. Every directory the path passes through, as given and
+// through every symlink on it, must be writable by no one but root and this process's user.
+
+TEST(LoaderPathTrust, SymlinkedDirectoryInWorldWritableDirectoryIsRefused) {
+    // The issue's case: ww/ is world-writable (not sticky) and d a symlink in it to a safe
+    // directory: anybody may repoint d to a directory with their own plugin.
+    TempDir tmp;
+    const std::string safe = tmp / "safe", ww = tmp / "ww", d = ww + "/d";
+    ASSERT_EQ(::mkdir(safe.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(ww.c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(ww.c_str(), 0777), 0);
+    ASSERT_EQ(::symlink(safe.c_str(), d.c_str()), 0);
+    const std::string f = plugin_copy(safe, "symdir");
+    const std::string via = d + "/" + fs::path(f).filename().string();
+    expect_failure(via, TGL_ERROR_PLUGIN_INSECURE,
+                   {via + " (resolves to " + f + ")", "parent directory " + ww + " is world-writable",
+                    "'d' (a symlink on its path)"});
+    {  // by name too
+        EnvVar path("TGL_PLUGIN_PATH", d.c_str());
+        expect_failure(plugin_name_of(f), TGL_ERROR_PLUGIN_INSECURE,
+                       {"parent directory " + ww + " is world-writable"});
+    }
+    // Sticky and ours (like /tmp): only we may replace d.
+    ASSERT_EQ(::chmod(ww.c_str(), 01777), 0);
+    LoadResult r = load(via);
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_path(r.plugin), f);
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderPathTrust, SymlinkTargetInWorldWritableDirectoryIsRefused) {
+    // The other way round: a safe path whose symlink leads through a world-writable directory.
+    TempDir tmp;
+    const std::string safe = tmp / "safe", ww = tmp / "ww", inner = ww + "/inner";
+    ASSERT_EQ(::mkdir(safe.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(ww.c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(ww.c_str(), 0777), 0);
+    ASSERT_EQ(::mkdir(inner.c_str(), 0755), 0);
+    const std::string f = plugin_copy(inner, "symtarget");
+    const std::string link = safe + "/" + fs::path(f).filename().string();
+    ASSERT_EQ(::symlink((std::string("../ww/inner/") + fs::path(f).filename().string()).c_str(),
+                        link.c_str()), 0);
+    expect_failure(link, TGL_ERROR_PLUGIN_INSECURE,
+                   {"parent directory " + ww + " is world-writable", "'inner'"});
+}
+
+TEST(LoaderPathTrust, SymlinkOwnedByAnotherUserIsRefused) {
+    // In a sticky world-writable directory (like /tmp) a symlink's owner may repoint it: the
+    // stranger's symlink is refused, wherever it points, and ours is followed.
+    if (!can_chown()) GTEST_SKIP() << "needs root to give a symlink to another user";
+    TempDir tmp;
+    const std::string sticky = tmp / "sticky", good = tmp / "good", evil = tmp / "evil";
+    for (const std::string& dir : {good, evil}) ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(sticky.c_str(), 01777), 0);
+    ASSERT_EQ(::chmod(sticky.c_str(), 01777), 0);
+    const std::string g = plugin_copy(good, "repoint_good");
+    const std::string name = fs::path(g).filename().string();
+    fs::copy_file(fixture("libtensorgl-fixture.so"), evil + "/" + name);
+    const std::string d = sticky + "/d", via = d + "/" + name;
+    ASSERT_EQ(::symlink(good.c_str(), d.c_str()), 0);
+    ASSERT_EQ(::lchown(d.c_str(), kStranger, kStranger), 0);
+    expect_failure(via, TGL_ERROR_PLUGIN_INSECURE,
+                   {via, "the symlink " + d + " on its path is owned by uid " +
+                             std::to_string(kStranger)});
+    // The stranger repoints it at their own plugin: still refused.
+    ASSERT_EQ(::unlink(d.c_str()), 0);
+    ASSERT_EQ(::symlink(evil.c_str(), d.c_str()), 0);
+    ASSERT_EQ(::lchown(d.c_str(), kStranger, kStranger), 0);
+    expect_failure(via, TGL_ERROR_PLUGIN_INSECURE, {"owned by uid " + std::to_string(kStranger)});
+    // Ours again, repointed at the good directory: it loads, and the plugin that runs is the file
+    // that was checked (its name comes from the file the loader mapped).
+    ASSERT_EQ(::unlink(d.c_str()), 0);
+    ASSERT_EQ(::symlink(good.c_str(), d.c_str()), 0);
+    LoadResult r = load(via);
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_path(r.plugin), g);
+    EXPECT_EQ(tgl_plugin_name(r.plugin), plugin_name_of(g));
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderPathTrust, FileOrDirectoryOwnedByAnotherUserIsRefused) {
+    // "Owner" is root or the process's effective user: a test running as root accepts only
+    // root's files, so a file or directory given to another uid is refused.
+    if (!can_chown()) GTEST_SKIP() << "needs root to give a file to another user";
+    TempDir tmp;
+    const std::string dir = tmp / "dir";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    const std::string f = plugin_copy(dir, "stranger");
+    ASSERT_EQ(::chown(f.c_str(), kStranger, kStranger), 0);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {f, "the file is owned by uid " + std::to_string(kStranger),
+                    "only root or this process's user (uid " + std::to_string(::geteuid()) + ")"});
+    ASSERT_EQ(::chown(f.c_str(), 0, 0), 0);
+    ASSERT_EQ(::chown(dir.c_str(), kStranger, kStranger), 0);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {"directory " + dir + " is owned by uid " + std::to_string(kStranger)});
+    ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
+    LoadResult r = load(f);
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderPathTrust, GroupWritableIsRefusedForAnotherGroup) {
+    // Group write is harmless for root's group and the process's own group only.
+    if (!can_chown()) GTEST_SKIP() << "needs root to give a file to another group";
+    TempDir tmp;
+    const std::string dir = tmp / "dir";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    const std::string f = plugin_copy(dir, "groupw");
+    ASSERT_EQ(::chown(f.c_str(), 0, kStranger), 0);
+    ASSERT_EQ(::chmod(f.c_str(), 0775), 0);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {f, "writable by group " + std::to_string(kStranger), "chmod g-w"});
+    ASSERT_EQ(::chmod(f.c_str(), 0755), 0);
+    ASSERT_EQ(::chown(dir.c_str(), 0, kStranger), 0);
+    ASSERT_EQ(::chmod(dir.c_str(), 0775), 0);
+    expect_failure(f, TGL_ERROR_PLUGIN_INSECURE,
+                   {"its directory " + dir + " is writable by group " + std::to_string(kStranger)});
+    ASSERT_EQ(::chown(dir.c_str(), 0, ::getegid()), 0);  // our own group: fine
+    ASSERT_EQ(::chown(f.c_str(), 0, ::getegid()), 0);
+    ASSERT_EQ(::chmod(f.c_str(), 0775), 0);
+    LoadResult r = load(f);
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+    tgl_plugin_release(r.plugin);
+}
+
+TEST(LoaderPathTrust, FifoAndSymlinkLoopFailWithoutHanging) {
+    TempDir tmp;
+    const std::string fifo = tmp / "libtensorgl-fifo.so";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+    expect_child_failure(fifo, TGL_ERROR_PLUGIN_INSECURE, {fifo, "not a regular file"});
+    const std::string link = tmp / "libtensorgl-tofifo.so";  // a symlink to it: the same
+    ASSERT_EQ(::symlink(fifo.c_str(), link.c_str()), 0);
+    expect_child_failure(link, TGL_ERROR_PLUGIN_INSECURE, {fifo, "not a regular file"});
+    const std::string a = tmp / "libtensorgl-a.so", b = tmp / "libtensorgl-b.so";
+    ASSERT_EQ(::symlink(b.c_str(), a.c_str()), 0);
+    ASSERT_EQ(::symlink(a.c_str(), b.c_str()), 0);
+    expect_child_failure(a, TGL_ERROR_PLUGIN_NOT_LOADABLE, {a, "too many symbolic links"});
+}
+
+TEST(LoaderPathTrust, MapsTheCheckedDescriptor) {
+    // The library is mapped through the descriptor its checks read (/proc/self/fd/N), not by
+    // opening its path again, so the file checked is the file loaded.
+    TempDir tmp;
+    const std::string f = plugin_copy(tmp.path(), "viafd");
+    LoadResult r = load(f);
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    Dl_info info;
+    ASSERT_NE(::dladdr(reinterpret_cast<void*>(tgl_plugin_get_api(r.plugin)->device_count), &info), 0);
+    EXPECT_EQ(std::string(info.dli_fname).rfind("/proc/self/fd/", 0), 0u) << info.dli_fname;
+    struct stat mapped, checked;
+    ASSERT_EQ(::stat(info.dli_fname, &mapped), 0) << "the descriptor stays open";
+    ASSERT_EQ(::stat(f.c_str(), &checked), 0);
+    EXPECT_EQ(mapped.st_ino, checked.st_ino);
+    EXPECT_EQ(mapped.st_dev, checked.st_dev);
+    tgl_plugin_release(r.plugin);
+}
+
+// ---- Defect 8: a truncated plugin (valid ELF header, segments past the end of the file) made
+// dlopen die of SIGBUS. Every truncation is refused with a message, before dlopen.
+
+namespace {
+
+// Sizes to cut `file` to: inside the ELF header, inside the program headers, and at the start,
+// middle and last byte of every segment's file bytes.
+std::vector<off_t> truncation_sizes(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    Elf64_Ehdr eh;
+    in.read(reinterpret_cast<char*>(&eh), sizeof eh);
+    std::vector<Elf64_Phdr> ph(eh.e_phnum);
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+    in.read(reinterpret_cast<char*>(ph.data()), static_cast<std::streamsize>(ph.size() * sizeof(Elf64_Phdr)));
+    std::vector<off_t> sizes = {20, sizeof(Elf64_Ehdr),
+                                static_cast<off_t>(eh.e_phoff + ph.size() * sizeof(Elf64_Phdr) - 1)};
+    const off_t header_end = static_cast<off_t>(eh.e_phoff + ph.size() * sizeof(Elf64_Phdr));
+    for (const Elf64_Phdr& p : ph) {
+        if (p.p_type != PT_LOAD || p.p_filesz == 0) continue;
+        for (uint64_t cut : {p.p_offset, p.p_offset + p.p_filesz / 2, p.p_offset + p.p_filesz - 1})
+            if (static_cast<off_t>(cut) > header_end) sizes.push_back(static_cast<off_t>(cut));
+    }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+}
+
+}  // namespace
+
+TEST(LoaderHostileFile, TruncatedPluginIsRefusedNotACrash) {
+    std::vector<std::string> originals = {fixture("libtensorgl-fixture.so")};
+#ifdef TGL_CPU_PLUGIN_FILE
+    originals.push_back(TGL_CPU_PLUGIN_FILE);  // a real plugin, with segments of many pages
+#endif
+    TempDir tmp;
+    int cases = 0;
+    for (const std::string& original : originals) {
+        for (off_t size : truncation_sizes(original)) {
+            SCOPED_TRACE(original + " cut to " + std::to_string(size) + " bytes");
+            const std::string f = plugin_copy(tmp.path(), "cut", original);
+            ASSERT_EQ(::truncate(f.c_str(), size), 0);
+            expect_child_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE, {f, "truncated"});
+            ++cases;
+        }
+    }
+    EXPECT_GE(cases, 10);
+    std::printf("truncated plugin files refused: %d\n", cases);
+}
+
+// ---- Defect 9: a library refused for its missing entry point was dlclose'd although its
+// constructors had run; the thread one of them started then crashed the process.
+
+TEST(LoaderHostilePlugin, LibraryWithoutEntryPointStaysMappedForItsThreads) {
+    const std::string f = fixture("fixture_no_entry_thread.so");
+    ChildOutcome o = in_child([&] {
+        LoadResult r = load(f);
+        ::usleep(200 * 1000);  // its thread keeps running the library's code meanwhile
+        void* h = ::dlopen(real(f).c_str(), RTLD_NOW | RTLD_NOLOAD);
+        return std::to_string(r.status) + " " + (h ? "mapped" : "unmapped") + " " + r.message;
+    });
+    ASSERT_EQ(o.died, "") << "the library was unloaded under its own thread";
+    EXPECT_EQ(o.output.rfind(std::to_string(TGL_ERROR_PLUGIN_NO_ENTRY) + " mapped ", 0), 0u) << o.output;
+    EXPECT_NE(o.output.find("the library stays loaded, since its constructors have run"),
+              std::string::npos) << o.output;
+}
+
+// ---- Defect 10: an entry point exported as data was called as a function.
+
+TEST(LoaderHostilePlugin, DataSymbolEntryIsNotCalled) {
+    expect_child_failure(fixture("fixture_data_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY,
+                         {real(fixture("fixture_data_entry.so")),
+                          "tgl_plugin_init_v1 is a data object (STT_OBJECT), not a function"});
+}
+
+// ---- Defect 11: an init that failed and left a garbage table pointer crashed the loader as it
+// read the plugin's message from that table. The message comes only from a table that lies in
+// the plugin's own memory and passes the size and version checks.
+
+TEST(LoaderHostilePlugin, GarbageTablePointersAreNeverRead) {
+    expect_child_failure(fixture("fixture_init_fail_garbage.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
+                         {real(fixture("fixture_init_fail_garbage.so")),
+                          "tgl_plugin_init_v1 failed with TGL_ERROR_BACKEND_FAILURE"});
+    expect_child_failure(fixture("fixture_init_fail_bad_message.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
+                         {"tgl_plugin_init_v1 failed with TGL_ERROR_BACKEND_FAILURE"});
+    expect_child_failure(fixture("fixture_ok_garbage.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                         {real(fixture("fixture_ok_garbage.so")), "function table at 0x10",
+                          "not an aligned address inside the plugin's own memory"});
+}
+
+// ---- Defect 7: a plugin whose init calls tgl_plugin_load (a wrapper loading the plugin it wraps)
+// deadlocked: the registry lock was held while plugin code ran.
+
+TEST(LoaderReentrancy, InitLoadsAnotherPlugin) {
+    TempDir tmp;
+    const std::string f = plugin_copy(tmp.path(), "nest", fixture("fixture_nested_load.so"));
+    const std::string var = "TGL_FIXTURE_LOAD_" + plugin_name_of(f);
+    EnvVar target(var.c_str(), fixture("libtensorgl-fixture.so").c_str());
+    ChildLoad c = load_in_child(f, [](tgl_plugin* p) {
+        const char* s = tgl_device_property(p, 0, "nested.status");
+        tgl_plugin* inner = nullptr;  // loaded by the nested call: now just another reference
+        tgl_status again = tgl_plugin_load(fixture("libtensorgl-fixture.so").c_str(), &inner);
+        return std::string(s ? s : "(none)") + " " + tgl_status_name(again);
+    });
+    ASSERT_EQ(c.died, "") << "a plugin loading another from its init";
+    EXPECT_EQ(c.status, TGL_OK) << c.message;
+    EXPECT_EQ(c.then, "TGL_OK TGL_OK");
+}
+
+TEST(LoaderReentrancy, InitLoadingItselfFailsWithAStatus) {
+    TempDir tmp;
+    const std::string f = plugin_copy(tmp.path(), "selfnest", fixture("fixture_nested_load.so"));
+    const std::string var = "TGL_FIXTURE_LOAD_" + plugin_name_of(f);
+    EnvVar target(var.c_str(), f.c_str());
+    ChildLoad c = load_in_child(f, [](tgl_plugin* p) {
+        const char* s = tgl_device_property(p, 0, "nested.status");
+        const char* m = tgl_device_property(p, 0, "nested.message");
+        return std::string(s ? s : "(none)") + " " + (m ? m : "");
+    });
+    ASSERT_EQ(c.died, "") << "a plugin loading itself from its init";
+    EXPECT_EQ(c.status, TGL_OK) << c.message;  // the outer load goes on
+    EXPECT_EQ(c.then.rfind("TGL_ERROR_PLUGIN_INIT_FAILED " + f + ": tgl_plugin_load was called for "
+                           "this plugin while this thread is loading it", 0), 0u) << c.then;
+}
+
+TEST(LoaderReentrancy, CircularInitsOnTwoThreadsFailOneNestedLoad) {
+    // X's init loads Y and Y's init loads X, on two threads whose inits meet first: one nested
+    // load waits for the other plugin, the other finds the circle and fails; nobody waits for ever.
+    TempDir tmp;
+    const std::string x = plugin_copy(tmp.path(), "cyclex", fixture("fixture_nested_load.so"));
+    const std::string y = plugin_copy(tmp.path(), "cycley", fixture("fixture_nested_load.so"));
+    int x_to_y[2], y_to_x[2];
+    ASSERT_EQ(::pipe(x_to_y), 0);
+    ASSERT_EQ(::pipe(y_to_x), 0);
+    const std::string nx = plugin_name_of(x), ny = plugin_name_of(y);
+    EnvVar lx(("TGL_FIXTURE_LOAD_" + nx).c_str(), y.c_str());
+    EnvVar ly(("TGL_FIXTURE_LOAD_" + ny).c_str(), x.c_str());
+    EnvVar sx(("TGL_FIXTURE_SIGNAL_FD_" + nx).c_str(), std::to_string(x_to_y[1]).c_str());
+    EnvVar wy(("TGL_FIXTURE_WAIT_FD_" + ny).c_str(), std::to_string(x_to_y[0]).c_str());
+    EnvVar sy(("TGL_FIXTURE_SIGNAL_FD_" + ny).c_str(), std::to_string(y_to_x[1]).c_str());
+    EnvVar wx(("TGL_FIXTURE_WAIT_FD_" + nx).c_str(), std::to_string(y_to_x[0]).c_str());
+    ChildOutcome o = in_child([&] {
+        LoadResult rx, ry;
+        std::thread tx([&] { rx = load(x); });
+        std::thread ty([&] { ry = load(y); });
+        tx.join();
+        ty.join();
+        std::string out;
+        for (LoadResult* r : {&rx, &ry}) {
+            const char* s = r->plugin ? tgl_device_property(r->plugin, 0, "nested.status") : nullptr;
+            const char* m = r->plugin ? tgl_device_property(r->plugin, 0, "nested.message") : nullptr;
+            out += std::string(tgl_status_name(r->status)) + "|" + (s ? s : "-") + "|" + (m ? m : "") + "\n";
+        }
+        return out;
+    });
+    for (int fd : {x_to_y[0], x_to_y[1], y_to_x[0], y_to_x[1]}) ::close(fd);
+    ASSERT_EQ(o.died, "") << "two plugins loading each other from their inits";
+    std::istringstream lines(o.output);
+    std::string line;
+    int outer_ok = 0, nested_ok = 0, nested_circular = 0;
+    while (std::getline(lines, line)) {
+        outer_ok += line.rfind("TGL_OK|", 0) == 0;
+        nested_ok += line.find("|TGL_OK|") != std::string::npos;
+        nested_circular += line.find("|TGL_ERROR_PLUGIN_INIT_FAILED|") != std::string::npos &&
+                           line.find("circular plugin loads") != std::string::npos;
+    }
+    EXPECT_EQ(outer_ok, 2) << o.output;
+    EXPECT_EQ(nested_ok, 1) << o.output;
+    EXPECT_EQ(nested_circular, 1) << o.output;
 }

@@ -15,25 +15,56 @@
  * as given. TGL_LOADER_DEBUG=1 prints every candidate and why it was taken or skipped, and every
  * rejection (stderr). Environment variables are read with secure_getenv, on every call.
  *
- * Before a plugin is trusted: the file exists and is a regular file that is not world-writable,
- * in a directory that is not world-writable (unless sticky, like /tmp), under parent directories
- * none of which is world-writable unless sticky (the same for a symlink's own directory and its
- * parents); it is an ELF shared
- * object of this process's class and machine; dlopen(RTLD_NOW | RTLD_LOCAL) succeeds;
- * tgl_plugin_init_v1 exists and returns TGL_OK with a table; the table's ABI major is 1, it is at
- * least the v1.0 size and every v1.0 function is set; get_plugin_info gives a name that no plugin
- * loaded from another file already has. Each failure has its own status (TGL_ERROR_PLUGIN_*) and
- * a message naming the file and the reason.
+ * Before a plugin is trusted (each failure has its own status, TGL_ERROR_PLUGIN_*, and a message
+ * naming the file and the reason):
+ *  - Who may change it. "Trusted" users are root and the process's effective user (a process
+ *    running as root trusts root only). The path is resolved one component at a time, as given
+ *    and through the target of every symlink on it. Every directory a name is looked up in must
+ *    be owned by a trusted user and, unless it is sticky (like /tmp: then only an entry's owner
+ *    may replace the entry), writable by nobody else: neither by others nor by its group, except
+ *    when that group is root's or the process's effective group (a user private group, which
+ *    umask 002 makes group-writable). Every symlink followed must be owned by a trusted user. The file must be a regular file owned by a trusted user, not writable by
+ *    others or by another group. (So a world-writable directory holding a symlinked directory is
+ *    refused, and so is a plugin in another user's tree.) TGL_ERROR_PLUGIN_INSECURE.
+ *  - The file is opened once (O_NOFOLLOW, O_NONBLOCK: a FIFO never blocks the load), checked by
+ *    fstat, and everything after reads that descriptor: the library is mapped with
+ *    dlopen("/proc/self/fd/N"), so the file checked is the file loaded (/proc must be mounted).
+ *    The descriptor stays open (O_CLOEXEC) for the life of the process, one per library mapped:
+ *    glibc knows the library by that name, so dladdr and dl_iterate_phdr report it as
+ *    /proc/self/fd/N (realpath of that name gives the file; an in-process symbolizer, as gcc's
+ *    sanitizers use, finds it, an external one such as llvm-symbolizer does not, and prints the
+ *    frame as /proc/self/fd/N+offset with the BuildId). For the same reason $ORIGIN in a
+ *    plugin's own RUNPATH means /proc/self/fd: a plugin must not find its dependencies through
+ *    $ORIGIN (dlopen then fails, TGL_ERROR_PLUGIN_NOT_LOADABLE).
+ *  - It is an ELF shared object of this process's class, byte order and machine, whose program
+ *    headers and every segment's file bytes lie inside the file (a truncated file is refused
+ *    here: mapping it would kill the process with SIGBUS). TGL_ERROR_PLUGIN_NOT_LOADABLE, as is a
+ *    failing dlopen(RTLD_NOW | RTLD_LOCAL).
+ *  - tgl_plugin_init_v1 exists and is a function (ELF symbol type STT_FUNC or STT_GNU_IFUNC; a
+ *    data object of that name is never called): TGL_ERROR_PLUGIN_NO_ENTRY.
+ *  - It returns TGL_OK with a table that lies inside the plugin's own memory (its static table:
+ *    a pointer elsewhere is never read), aligned, of ABI major 1, at least the v1.0 size, with
+ *    every function of the minors it claims set; get_plugin_info gives a name that no plugin
+ *    loaded from another file already has. When init fails, the plugin's own message is read
+ *    only from a table that passes those checks, through a last_error_message that is code of
+ *    the plugin; otherwise the message has the status alone.
  *
- * Lifetime: a plugin is never unloaded while it may still run threads. Loaded plugins are never
- * dlclose'd; tgl_plugin_release only drops the host's reference (devices left open stay open and
+ * Plugin code (constructors, the entry point, get_plugin_info) never runs under the loader's
+ * lock: a plugin's init may itself call tgl_plugin_load (a wrapper loading the plugin it wraps).
+ * While one thread loads a file, other threads loading the same file wait for it and get the
+ * same result's handle; a plugin that asks for itself from its own initialisation (on the thread
+ * loading it), or a circle of threads each waiting for a plugin the next one is loading, gets
+ * TGL_ERROR_PLUGIN_INIT_FAILED for that nested load, never a deadlock.
+ *
+ * Lifetime: a library the loader has mapped is never unloaded: its constructors have run (they may
+ * have started threads that run its code), even when it is then refused (the message says so).
+ * tgl_plugin_release only drops the host's reference (devices left open stay open and
  * usable, with their threads, until device_close), and a tgl_plugin pointer stays valid for the
  * life of the process. The plugins of this project are also linked with -z nodelete, so a host
  * that dlcloses one itself cannot unmap it either. Their threads end with their devices
  * (device_close joins them); at process exit the GLES plugin finishes and joins the GL threads of
  * devices still open before the driver's exit handlers run. Loading the same file twice (same
- * device and inode, e.g. through a symlink) returns the same tgl_plugin. Only a library rejected
- * before its entry point ran is dlclose'd again.
+ * device and inode, e.g. through a symlink) returns the same tgl_plugin.
  * All functions are thread-safe. Error messages are per calling thread.
  */
 #ifndef TENSORGL_LOADER_H
