@@ -250,7 +250,18 @@ void run_reduce(GlesDevice& dev, const OpCall& call);
 void run_matmul(GlesDevice& dev, const OpCall& call);  // matmul_kernels.cpp
 void run_norm(GlesDevice& dev, const OpCall& call);
 void run_layout(GlesDevice& dev, const OpCall& call);
-void run_index(GlesDevice& dev, const OpCall& call);
+// index_kernels.cpp. A piece of gather/index_select run in pieces (window_split.cpp): the whole
+// index tensor was checked under `check` already (add_index_check), and x is the window
+// [axis_lo, axis_lo + x's size) of the indexed axis: elements whose index lies outside it are
+// left to the other pieces.
+struct IndexPiece {
+    GlesDevice::DeviceCheck check;
+    int64_t axis_lo = 0;
+};
+void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece = nullptr);
+// The check and report passes of an index op over its whole index tensor.
+void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
+                     std::vector<Dispatch>& ds);
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);

@@ -33,10 +33,12 @@ struct Piece {
     std::vector<uint8_t> params;
     std::vector<TensorArg> operands;
     size_t n_inputs = 0;
+    int index_axis = 0;    // gather, index_select: the indexed axis
+    int64_t axis_lo = 0;   // ... and the first index of it that x holds (a Window cut)
 };
 
 struct CutAxis {
-    enum Kind { Independent, Accumulate, Combine };
+    enum Kind { Independent, Accumulate, Combine, Window };
     Kind kind = Independent;
     int64_t extent = 0;
     std::vector<int> axis;  // per operand: the operand's axis that follows this one; -1: not cut
@@ -232,6 +234,19 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         }
         break;
     }
+    case OpFamily::Index: {
+        if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
+        // y and the index along any axis (index_select's index only along the indexed one), x
+        // along the others; x's indexed axis in windows (the indices outside are skipped).
+        const TensorArg& y = ops[n_in];
+        const int a = p.index_axis;
+        for (int d = 0; d < y.rank; ++d) {
+            const int in_index = op == TGL_OP_GATHER ? d : (d == a ? 0 : -1);
+            add(CutAxis::Independent, y.shape[d], {d == a ? -1 : d, in_index, d});
+        }
+        if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
+        break;
+    }
     default:
         break;
     }
@@ -241,6 +256,20 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
 class Splitter {
 public:
     explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
+
+    // gather/index_select: the whole index tensor is checked once, up front, under check_; the
+    // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
+    // reported at its position in the whole tensor.
+    void check_indices_once(const OpCall& call) {
+        const TensorArg& index = call.inputs[size_t(call.index.index_input)];
+        if (dev_.window_bytes(index) > max_)
+            refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
+        check_ = dev_.device_check();
+        indexed_ = true;
+        std::vector<Dispatch> ds;
+        add_index_check(dev_, call, check_, ds);
+        dev_.submit(call.info->name, std::move(ds));
+    }
 
     // Runs the piece (planning its dispatches, which the caller captures), cut where needed.
     void run(const Piece& p) {
@@ -252,8 +281,10 @@ public:
         }
         if (worst == p.operands.size()) {
             OpCall call = planned(p);
-            if (!call.noop) dev_.run(call);
-            return;
+            if (call.noop) return;
+            if (!indexed_) return dev_.run(call);
+            const IndexPiece piece{check_, p.axis_lo};
+            return run_index(dev_, call, &piece);
         }
         // The cut that shrinks the worst operand most: its outermost axis among the family's.
         const TensorArg& t = p.operands[worst];
@@ -277,6 +308,7 @@ public:
             Piece part = p;
             for (size_t k = 0; k < p.operands.size(); ++k)
                 if (cut.axis[k] >= 0) part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo, hi);
+            if (cut.kind == CutAxis::Window) part.axis_lo += lo;
             if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
@@ -337,6 +369,7 @@ private:
     }
 
     [[noreturn]] void refuse(const Piece& p, size_t k, int64_t bytes) {
+        (void)bytes;
         const TensorArg& t = p.operands[k];
         char label[96];
         operand_label_into(label, sizeof label, *p.info, k >= p.n_inputs, uint32_t(k >= p.n_inputs ? k - p.n_inputs : k));
@@ -344,30 +377,46 @@ private:
         switch (p.info->family) {
         case OpFamily::Reduce:
             why = combinable(p.info->op, t.dtype)
-                      ? "the op's axes do not cut this operand into smaller windows"
+                      ? "none of the op's axes cuts this operand into smaller windows"
                       : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
-                        "combined within its contract (var/std; or f16 sums, which are rounded once)";
+                        "combined within its contract (var/std; f16 sums, which are rounded once)";
             break;
         case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary: case OpFamily::Matmul:
-            why = "none of the op's axes cuts this operand into smaller windows";
+            why = p.info->op == TGL_OP_MATMUL || p.info->family != OpFamily::Matmul || p.info->op == TGL_OP_LINEAR
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces";
+            break;
+        case OpFamily::Layout:
+            why = p.info->op == TGL_OP_CONTIGUOUS || p.info->op == TGL_OP_EXPAND || p.info->op == TGL_OP_PERMUTE
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces (contiguous, expand and permute are)";
+            break;
+        case OpFamily::Index:
+            why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces (gather and index_select are)";
             break;
         default:
-            why = "this op is not run in pieces";
+            why = "this op family is not run in pieces";
             break;
         }
+        refuse(p.info, t, label, why);
+    }
+
+    [[noreturn]] void refuse(const OpInfo* info, const TensorArg& t, const char* label, const char* why) {
         fail(TGL_ERROR_RESOURCE_EXHAUSTED,
              "op '%s': %s spans %lld bytes (bytes [%lld, %lld) of its buffer), but one shader storage block on this "
              "device covers at most %lld bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE = %lld%s), and the op cannot run in "
              "pieces whose operands fit: %s",
-             p.info->name, label, (long long)bytes, (long long)t.byte_lo, (long long)t.byte_hi,
+             info->name, label, (long long)dev_.window_bytes(t), (long long)t.byte_lo, (long long)t.byte_hi,
              (long long)max_, (long long)dev_.limits().max_ssbo_block_bytes,
-             dev_.max_window_bytes() < dev_.limits().max_ssbo_block_bytes ? ", lowered by TGL_GLES_TEST_FAULT=max_window"
-                                                                          : "",
-             why);
+             max_ < dev_.limits().max_ssbo_block_bytes ? ", lowered by TGL_GLES_TEST_FAULT=max_window" : "", why);
     }
 
     GlesDevice& dev_;
     const int64_t max_;
+    bool indexed_ = false;  // gather/index_select: pieces use check_ (check_indices_once)
+    GlesDevice::DeviceCheck check_;
 };
 
 }  // namespace
@@ -388,8 +437,13 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands = call.inputs;
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
+    whole.index_axis = call.index.axis;
+    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT;
     Splitter splitter(dev);
-    std::vector<Dispatch> dispatches = dev.capture([&] { splitter.run(whole); });
+    std::vector<Dispatch> dispatches = dev.capture([&] {
+        if (indexed) splitter.check_indices_once(call);
+        splitter.run(whole);
+    });
     dev.submit(call.info->name, std::move(dispatches));
     return true;
 }

@@ -115,6 +115,28 @@ MultiSpec linear(const Shape& x, int64_t n, bool bias, Rng& rng) {
                 "linear " + shape_name(x) + " by W (" + std::to_string(n) + ", " + std::to_string(k) + ")");
 }
 
+// gather (index of y's shape) or index_select (1-D index) along `axis`; exact bits.
+MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng& rng, tgl_dtype dt = F32) {
+    InputArg table;
+    table.dtype = dt;
+    table.view = contiguous(x);
+    table.storage = random_storage(dt, table.view.storage, rng,
+                                   dt == TGL_DTYPE_U8 ? int_values(dt, 0, 255) : float_values(dt, -100, 100));
+    InputArg idx;
+    idx.dtype = TGL_DTYPE_I32;
+    idx.view = contiguous(index);
+    idx.storage = random_storage(TGL_DTYPE_I32, idx.view.storage, rng, int_values(TGL_DTYPE_I32, 0, x[size_t(axis)] - 1));
+    Shape y = index;
+    if (op == TGL_OP_INDEX_SELECT) {
+        y = x;
+        y[size_t(axis)] = index[0];
+    }
+    tgl_axis_params p{sizeof p, axis};
+    return spec(op, param_bytes(p), {table, idx}, {output_of(dt, y)}, CompareMode::ExactBits, 0,
+                std::string(op == TGL_OP_GATHER ? "gather" : "index_select") + " from " + shape_name(x) + " by " +
+                    shape_name(index) + " along axis " + std::to_string(axis));
+}
+
 struct WindowCase {
     std::string name;
     std::function<MultiSpec(Rng&)> build;
@@ -206,6 +228,15 @@ std::vector<WindowCase> window_cases() {
         {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},
         {"linear_bias", [](Rng& r) { return linear({5, 300}, 40, true, r); }},
         {"linear_batch_no_bias", [](Rng& r) { return linear({4, 3, 100}, 30, false, r); }},
+        // gather / index_select: y and the index cut; the table in windows of its indexed axis
+        {"index_select_big_table", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {300, 16}, 0, {50}, r); }},
+        {"index_select_big_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {20, 30}, 0, {200}, r); }},
+        {"embedding_big_table_and_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, r); }},
+        {"index_select_axis1_f16", [](Rng& r) {
+             return indexing(TGL_OP_INDEX_SELECT, {30, 200}, 1, {70}, r, TGL_DTYPE_F16);
+         }},
+        {"gather_axis1", [](Rng& r) { return indexing(TGL_OP_GATHER, {16, 300}, 1, {16, 50}, r); }},
+        {"gather_axis0_u8", [](Rng& r) { return indexing(TGL_OP_GATHER, {3000, 3}, 0, {200, 3}, r, TGL_DTYPE_U8); }},
     };
 }
 
@@ -214,6 +245,65 @@ class WindowDiff : public SeededTestWithParam<WindowCase> {};
 TEST_P(WindowDiff, MatchesReference) { check(GetParam().build(rng_), &windowed_device()); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, WindowDiff, ::testing::ValuesIn(window_cases()), window_case_name);
+
+// A bad index in any piece: nothing written by any piece, the error reported once (at the wait) with
+// its position in the whole index tensor, and the device usable afterwards.
+TEST(WindowIndex, BadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(300);
+    for (double& v : index) v = double(rng.integer(0, 499));
+    index[217] = 500;
+    tgl_axis_params p{sizeof p, 0};
+    InputArg table = input_values(F32, {500, 8}, std::vector<double>(4000, 1.5));
+    tgl_test::OpCall call(d, {table, input_values(TGL_DTYPE_I32, {300}, index)}, {output_of(F32, {300, 8})});
+    ASSERT_EQ(call.run(TGL_OP_INDEX_SELECT, &p), TGL_OK) << d.plugin().last_error();
+    const tgl_status st = d.api().synchronize(d.handle());
+    const std::string msg = d.plugin().last_error();
+    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
+    EXPECT_NE(msg.find("holds 500 at position 217"), std::string::npos) << msg;
+    EXPECT_TRUE(call.all_unchanged());
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+    index[217] = 499;
+    check(spec(TGL_OP_INDEX_SELECT, param_bytes(p), {table, input_values(TGL_DTYPE_I32, {300}, index)},
+               {output_of(F32, {300, 8})}, CompareMode::ExactBits, 0, "index_select after the error"),
+          &d);
+}
+
+// What cannot be cut fails before anything is queued: RESOURCE_EXHAUSTED naming the limit and why.
+TEST(WindowRefused, SaysWhy) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    struct Refused {
+        tgl_op op;
+        std::vector<uint8_t> params;
+        std::vector<InputArg> in;
+        std::vector<OutputArg> out;
+        std::string why;
+    };
+    tgl_sort_params sort{};
+    sort.struct_size = sizeof sort;
+    sort.axis = -1;
+    const std::vector<Refused> cases = {
+        {TGL_OP_VAR, reduce_params({}), {floats({3000}, Kind::Contiguous, rng)}, {output_of(F32, {})},
+         "cannot be combined"},
+        {TGL_OP_SUM, reduce_params({}), {floats({5000}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16)},
+         {output_of(TGL_DTYPE_F16, {})}, "f16 sums"},
+        {TGL_OP_SORT, param_bytes(sort), {floats({3000}, Kind::Contiguous, rng)},
+         {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "not run in pieces"},
+    };
+    for (const Refused& c : cases) {
+        tgl_test::OpCall call(d, c.in, c.out);
+        const tgl_status st = call.run(c.op, c.params.data());
+        const std::string msg = d.plugin().last_error();
+        EXPECT_EQ(st, TGL_ERROR_RESOURCE_EXHAUSTED) << msg;
+        for (const std::string& token : {std::string("GL_MAX_SHADER_STORAGE_BLOCK_SIZE"), std::string("max_window"), c.why})
+            EXPECT_NE(msg.find(token), std::string::npos) << "\"" << token << "\" not in: " << msg;
+        EXPECT_TRUE(call.all_unchanged());
+    }
+}
 
 }  // namespace
 }  // namespace diff
