@@ -292,6 +292,39 @@ TEST(WindowIndex, BadIndexWritesNothing) {
           &d);
 }
 
+// An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
+// table windows and the one index check held by the graph), replayed over fresh inputs.
+TEST(WindowGraph, ReplaysPieces) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<MultiSpec> specs = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
+                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+    std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
+    ASSERT_EQ(d.api().graph_begin(d.handle()), TGL_OK) << d.plugin().last_error();
+    for (const MultiSpec& s : specs) {
+        calls.push_back(std::make_unique<tgl_test::OpCall>(d, s.inputs, s.outputs));
+        ASSERT_EQ(calls.back()->run(s.op, s.params.data()), TGL_OK) << s.what << ": " << d.plugin().last_error();
+    }
+    tgl_graph g = 0;
+    ASSERT_EQ(d.api().graph_end(d.handle(), &g), TGL_OK) << d.plugin().last_error();
+    for (int round = 0; round < 2; ++round) {
+        const MultiSpec fresh[2] = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
+                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+        for (size_t i = 0; i < specs.size(); ++i)
+            for (size_t k = 0; k < fresh[i].inputs.size(); ++k) calls[i]->input(k)->set_storage(fresh[i].inputs[k].storage);
+        ASSERT_EQ(d.api().graph_replay(d.handle(), g), TGL_OK) << d.plugin().last_error();
+        for (size_t i = 0; i < specs.size(); ++i) {
+            const MultiSpec& s = fresh[i];
+            std::vector<double> want = run_op_values(shared_device(Role::Reference), s.op, s.params.data(), s.inputs, s.outputs)[0];
+            std::vector<double> got = calls[i]->read()[0];
+            EXPECT_TRUE(compare(s.outputs[0].dtype, got, want, s.outputs[0].view.shape, s.tolerance[0], s.mode[0],
+                                "round " + std::to_string(round) + ", " + s.what));
+        }
+    }
+    EXPECT_EQ(d.api().graph_destroy(d.handle(), g), TGL_OK) << d.plugin().last_error();
+}
+
 // What cannot be cut fails before anything is queued: RESOURCE_EXHAUSTED naming the limit and why.
 TEST(WindowRefused, SaysWhy) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
