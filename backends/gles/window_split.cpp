@@ -234,6 +234,43 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         }
         break;
     }
+    case OpFamily::ArgReduce: {  // kept axes; the reduced one must fit
+        const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0});
+        const TensorArg& x = ops[0];
+        const int axis = x.rank ? (prm.axis + x.rank) % x.rank : 0;
+        for (int d = 0, yd = 0; d < x.rank; ++d) {
+            if (d != axis) add(CutAxis::Independent, x.shape[d], {d, yd});
+            if (d != axis || prm.keepdims) ++yd;
+        }
+        break;
+    }
+    case OpFamily::Scan:
+    case OpFamily::Select:
+    case OpFamily::Normalize: {  // rows: every axis of x but the ones the op works along
+        const TensorArg& x = ops[0];
+        uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
+        if (p.info->family == OpFamily::Scan) {
+            along = 1u << ((read_params(p, tgl_scan_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (p.info->family == OpFamily::Select) {
+            along = 1u << ((read_params(p, tgl_sort_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
+            along = 1u << ((read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
+                   op == TGL_OP_ADD_RMS_NORM) {
+            const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
+            for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+        } else {
+            break;  // group_norm, batch_norm: not cut
+        }
+        for (int d = 0; d < x.rank; ++d) {
+            if (along >> d & 1u) continue;
+            std::vector<int> axis(n, -1);
+            for (size_t k = 0; k < n; ++k)
+                if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
+            add(CutAxis::Independent, x.shape[d], axis);
+        }
+        break;
+    }
     case OpFamily::Index: {
         if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
         // y and the index along any axis (index_select's index only along the indexed one), x
@@ -381,10 +418,13 @@ private:
                       : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
                         "combined within its contract (var/std; f16 sums, which are rounded once)";
             break;
-        case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary: case OpFamily::Matmul:
-            why = p.info->op == TGL_OP_MATMUL || p.info->family != OpFamily::Matmul || p.info->op == TGL_OP_LINEAR
+        case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary:
+            why = "none of the op's axes cuts this operand into smaller windows";
+            break;
+        case OpFamily::Matmul:
+            why = p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
                       ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces";
+                      : "this op is not run in pieces (matmul and linear are)";
             break;
         case OpFamily::Layout:
             why = p.info->op == TGL_OP_CONTIGUOUS || p.info->op == TGL_OP_EXPAND || p.info->op == TGL_OP_PERMUTE
@@ -395,6 +435,12 @@ private:
             why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
                       ? "none of the op's axes cuts this operand into smaller windows"
                       : "this op is not run in pieces (gather and index_select are)";
+            break;
+        case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
+            why = p.info->op == TGL_OP_GROUP_NORM || p.info->op == TGL_OP_BATCH_NORM
+                      ? "this op is not run in pieces"
+                      : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
+                        "only the other axes are cut";
             break;
         default:
             why = "this op family is not run in pieces";

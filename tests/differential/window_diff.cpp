@@ -229,6 +229,42 @@ std::vector<WindowCase> window_cases() {
         {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},
         {"linear_bias", [](Rng& r) { return linear({5, 300}, 40, true, r); }},
         {"linear_batch_no_bias", [](Rng& r) { return linear({4, 3, 100}, 30, false, r); }},
+        // rows: every axis but the ones the op works along
+        {"softmax_rows", [](Rng& r) {
+             return spec(TGL_OP_SOFTMAX, {}, {floats({60, 40}, Kind::Stepped, r), absent_input()}, {output_of(F32, {60, 40})},
+                         CompareMode::Nmse, tol::kTranscendental, "softmax of (60, 40)");
+         }},
+        {"layer_norm_rows", [](Rng& r) {
+             return spec(TGL_OP_LAYER_NORM, {}, {floats({30, 50}, Kind::Contiguous, r), floats({50}, Kind::Contiguous, r),
+                                                 floats({50}, Kind::Contiguous, r)},
+                         {output_of(F32, {30, 50})}, CompareMode::Nmse, tol::kTranscendental, "layer_norm of (30, 50)");
+         }},
+        {"rms_norm_3d", [](Rng& r) {
+             return spec(TGL_OP_RMS_NORM, {}, {floats({3, 20, 40}, Kind::Contiguous, r), floats({40}, Kind::Contiguous, r)},
+                         {output_of(F32, {3, 20, 40})}, CompareMode::Nmse, tol::kTranscendental, "rms_norm of (3, 20, 40)");
+         }},
+        {"argmax_rows", [](Rng& r) {
+             tgl_arg_reduce_params p{sizeof p, 1, 0, 0};
+             return spec(TGL_OP_ARGMAX, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)},
+                         {output_of(TGL_DTYPE_I32, {60})}, CompareMode::Exact, 0, "argmax of (60, 40) along axis 1");
+         }},
+        {"cumsum_rows", [](Rng& r) {
+             tgl_scan_params p{sizeof p, -1, 0, 0};
+             return spec(TGL_OP_CUMSUM, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)}, {output_of(F32, {60, 40})},
+                         CompareMode::Nmse, tol::kReduction, "cumsum of (60, 40) along axis 1");
+         }},
+        {"sort_rows", [](Rng& r) {
+             tgl_sort_params p{sizeof p, -1, 1, 0};
+             return spec(TGL_OP_SORT, param_bytes(p), {floats({50, 30}, Kind::Contiguous, r)},
+                         {output_of(F32, {50, 30}), output_of(TGL_DTYPE_I32, {50, 30})}, CompareMode::ExactBits, 0,
+                         "descending sort of (50, 30) along axis 1");
+         }},
+        {"topk_rows", [](Rng& r) {
+             tgl_sort_params p{sizeof p, -1, 1, 0};
+             return spec(TGL_OP_TOPK, param_bytes(p), {floats({80, 30}, Kind::Contiguous, r)},
+                         {output_of(F32, {80, 5}), output_of(TGL_DTYPE_I32, {80, 5})}, CompareMode::ExactBits, 0,
+                         "top 5 of (80, 30) along axis 1");
+         }},
         // gather / index_select: y and the index cut; the table in windows of its indexed axis
         {"index_select_big_table", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {300, 16}, 0, {50}, r); }},
         {"index_select_big_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {20, 30}, 0, {200}, r); }},
@@ -346,7 +382,10 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_SUM, reduce_params({}), {floats({5000}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16)},
          {output_of(TGL_DTYPE_F16, {})}, "f16 sums"},
         {TGL_OP_SORT, param_bytes(sort), {floats({3000}, Kind::Contiguous, rng)},
-         {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "not run in pieces"},
+         {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "each of its rows"},
+        {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {1}, {0}),
+                              input_values(F32, {1}, {1})},
+         {output_of(F32, {3000})}, "not run in pieces"},
     };
     for (const Refused& c : cases) {
         tgl_test::OpCall call(d, c.in, c.out);
