@@ -271,6 +271,15 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         }
         break;
     }
+    case OpFamily::Generate: {  // full: any axis; eye, tril, triu: the batch axes (all but the last two)
+        const TensorArg& y = ops[n_in];
+        const int batch = op == TGL_OP_FULL ? y.rank : (op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU ? y.rank - 2 : 0);
+        for (int d = 0; d < batch; ++d) {
+            std::vector<int> axis(n, d);  // tril/triu: x has y's shape
+            add(CutAxis::Independent, y.shape[d], axis);
+        }
+        break;
+    }
     case OpFamily::Index: {
         if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
         // y and the index along any axis (index_select's index only along the indexed one), x
@@ -435,6 +444,14 @@ private:
             why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
                       ? "none of the op's axes cuts this operand into smaller windows"
                       : "this op is not run in pieces (gather and index_select are)";
+            break;
+        case OpFamily::Generate:
+            why = p.info->op == TGL_OP_FULL
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
+                            ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
+                            : "this op is not run in pieces (its values depend on each element's position in the "
+                              "whole output)";
             break;
         case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
             why = p.info->op == TGL_OP_GROUP_NORM || p.info->op == TGL_OP_BATCH_NORM

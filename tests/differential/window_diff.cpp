@@ -265,6 +265,21 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {80, 5}), output_of(TGL_DTYPE_I32, {80, 5})}, CompareMode::ExactBits, 0,
                          "top 5 of (80, 30) along axis 1");
          }},
+        // generators: full along any axis; tril along its batch axes
+        {"full_f16", [](Rng&) {
+             tgl_full_params p{};
+             p.struct_size = sizeof p;
+             p.value = -2.75;
+             return spec(TGL_OP_FULL, param_bytes(p), {}, {output_of(TGL_DTYPE_F16, {70, 50})}, CompareMode::ExactBits, 0,
+                         "full (70, 50) f16");
+         }},
+        {"tril_batch", [](Rng& r) {
+             tgl_diagonal_params p{};
+             p.struct_size = sizeof p;
+             p.diagonal = 1;
+             return spec(TGL_OP_TRIL, param_bytes(p), {floats({9, 12, 20}, Kind::Contiguous, r)},
+                         {output_of(F32, {9, 12, 20})}, CompareMode::ExactBits, 0, "tril of (9, 12, 20), diagonal 1");
+         }},
         // gather / index_select: y and the index cut; the table in windows of its indexed axis
         {"index_select_big_table", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {300, 16}, 0, {50}, r); }},
         {"index_select_big_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {20, 30}, 0, {200}, r); }},
