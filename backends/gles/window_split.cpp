@@ -217,7 +217,8 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             }
             add(CutAxis::Independent, y.shape[y.rank - 2], {am, -1, y.rank - 2});
             add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
-            add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
+            // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
+            if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
         } else if (op == TGL_OP_LINEAR) {  // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N)
             const bool bias = n_in == 3 && ops[2].present();
             for (int d = 0; d < y.rank - 1; ++d) {
@@ -431,7 +432,10 @@ private:
             why = "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Matmul:
-            why = p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
+            why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
+                      ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
+                        "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
+                  : p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
                       ? "none of the op's axes cuts this operand into smaller windows"
                       : "this op is not run in pieces (matmul and linear are)";
             break;
