@@ -344,7 +344,7 @@ public:
             const int64_t half = dev_.window_bytes(cut_view(t, a, 0, (c.extent + 1) / 2));
             if (half < best_bytes) best = &c, best_bytes = half;
         }
-        if (!best || best_bytes > worst_bytes / 4 * 3) refuse(p, worst, worst_bytes);
+        if (!best || best_bytes > worst_bytes / 4 * 3) refuse(p, worst);
         // Pieces of about a window each (a view's window may start up to one alignment early).
         const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
         const int64_t count = std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room));
@@ -415,8 +415,7 @@ private:
         run(divide);
     }
 
-    [[noreturn]] void refuse(const Piece& p, size_t k, int64_t bytes) {
-        (void)bytes;
+    [[noreturn]] void refuse(const Piece& p, size_t k) {
         const TensorArg& t = p.operands[k];
         char label[96];
         operand_label_into(label, sizeof label, *p.info, k >= p.n_inputs, uint32_t(k >= p.n_inputs ? k - p.n_inputs : k));
