@@ -15,7 +15,8 @@
 //   PASS_COMMIT   y[c] = t[n], converted to Y_DTYPE (scatter_add of f16/bf16).
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
-// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE.
+// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE; WINDOWED (PASS_GATHER of a
+// piece whose x is a window of the indexed axis, backends/gles/window_split.cpp).
 #include "grid.glsl"
 #include "dtype.glsl"
 #define STATUS_BINDING 3
@@ -48,6 +49,8 @@ uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
 uniform uint u_op;     // PASS_CHECK: op id, for the error
 uniform uint u_report; // PASS_CHECK: 1 in the report dispatch
 uniform uint u_one;    // PASS_ONE_HOT
+uniform int u_lo;      // WINDOWED: x holds indices [u_lo, u_hi) of the axis
+uniform int u_hi;
 
 uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, Y_DTYPE)], i, Y_DTYPE); }
 
@@ -119,7 +122,14 @@ void main() {
     int j = c[u_axis];
 #if defined(PASS_GATHER)
     if (tgl_op_failed()) return;
-    y_store_bits(yo, x_bits(xo + i_data[io + j * u_i_str[u_axis]] * u_x_str[u_axis]));
+    int v = i_data[io + j * u_i_str[u_axis]];
+#if defined(WINDOWED)
+    // A piece of an op run in pieces: x holds indices [u_lo, u_hi) of the axis; another piece
+    // writes the elements whose index lies elsewhere.
+    if (v < u_lo || v >= u_hi) return;
+    v -= u_lo;
+#endif
+    y_store_bits(yo, x_bits(xo + v * u_x_str[u_axis]));
 #elif defined(PASS_SCATTER)
     uint bits = x_bits(xo + j * u_x_str[u_axis]);
     int len = in_rows ? u_index_shape[u_axis] : 0;

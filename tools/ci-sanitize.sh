@@ -4,7 +4,9 @@
 #      plugins, differential, loader, support, samples, bench, Python, and the GLES suites again
 #      under TGL_GLES_LIMITS=minimum) under ASan + LSan + UBSan, except the softpipe repeats
 #      (label softpipe: the same tests and the same code of ours as the minimum run, on another
-#      Mesa driver, which Mesa does not instrument; they run in the normal stage);
+#      Mesa driver, which Mesa does not instrument; they run in the normal stage) and the big-operand
+#      cases (label big: minutes of host work under ASan; the small-window WindowDiff cases run the
+#      same code of ours);
 #   2. build-tsan (-DTGL_SANITIZE=thread): under TSan, the conformance suite on both plugins (its
 #      'Threads*' tests share devices between host threads; and every GLES call crosses to the
 #      device's GL thread) and the loader tests (threads loading and failing at once).
@@ -36,7 +38,7 @@ if [[ $what == all || $what == asan ]]; then
   echo "== ASan + UBSan: the whole suite"
   export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:$common"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:$common"
-  ctest --test-dir "$asan_build" --output-on-failure -j "$jobs" -LE softpipe
+  ctest --test-dir "$asan_build" --output-on-failure -j "$jobs" -LE 'softpipe|big'
 
   unset ASAN_OPTIONS LSAN_OPTIONS
 fi

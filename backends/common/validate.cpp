@@ -502,6 +502,7 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
                    const BufferLookup& lookup) {
     OpCall call;
     call.info = &info;
+    call.params = params;
     const uint32_t min_in = info.min_inputs ? info.min_inputs : info.n_inputs;
     const uint32_t min_out = info.min_outputs ? info.min_outputs : info.n_outputs;
     if (n_inputs < min_in || n_inputs > info.n_inputs || n_outputs < min_out || n_outputs > info.n_outputs) {

@@ -70,6 +70,8 @@ struct ReducePlan {
 
 struct OpCall {
     const OpInfo* info = nullptr;
+    // The caller's params struct (NULL: defaults); valid only while the call is being run or recorded.
+    const void* params = nullptr;
     tgl_dtype dtype = TGL_DTYPE_INVALID;  // dtype of the first input (of the output if none)
     std::vector<TensorArg> inputs, outputs;
     bool noop = false;  // every output is empty: nothing to run

@@ -304,6 +304,7 @@ GlesDevice::~GlesDevice() {
 
 int64_t GlesDevice::max_window_bytes() const {
     int64_t cap = int64_t(INT32_MAX) + 1 - window_alignment();
+    if (hooks_ && hooks_->max_window) cap = std::min<int64_t>(cap, std::max<int64_t>(int64_t(hooks_->max_window), 4 * window_alignment()));
     return std::min<int64_t>(limits().max_ssbo_block_bytes, cap) & ~int64_t(3);
 }
 
@@ -311,10 +312,16 @@ int64_t GlesDevice::window_alignment() const {
     return std::lcm<int64_t>(limits().ssbo_offset_alignment, 16);
 }
 
+int64_t GlesDevice::window_bytes(const TensorArg& t) const {
+    if (t.byte_hi <= t.byte_lo) return 0;
+    const int64_t start = t.byte_lo - t.byte_lo % window_alignment();
+    return (t.byte_hi - start + 3) & ~int64_t(3);  // whole words (the store is padded to them)
+}
+
 Binding GlesDevice::window(const TensorArg& t, const char* what, int32_t* elem_offset) const {
     int64_t align = window_alignment();
     int64_t start = t.byte_lo - t.byte_lo % align;
-    int64_t size = (t.byte_hi - start + 3) & ~int64_t(3);  // whole words (the store is padded to them)
+    int64_t size = window_bytes(t);
     if (t.byte_hi <= t.byte_lo)
         fail(TGL_ERROR_INTERNAL, "%s: window of an empty view", what);
     if (size > max_window_bytes())
@@ -519,18 +526,24 @@ void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
     });
 }
 
-std::shared_ptr<Device::RecordedOp> GlesDevice::record(const OpCall& call) {
-    auto op = std::make_shared<GlesRecordedOp>();
-    Capture capture{this, &op->ds};
+std::vector<Dispatch> GlesDevice::capture(const std::function<void()>& plan) {
+    std::vector<Dispatch> out;
+    Capture capture{this, &out};
     Capture* outer = t_capture;
     t_capture = &capture;
     try {
-        run(call);
+        plan();
     } catch (...) {
         t_capture = outer;
         throw;
     }
     t_capture = outer;
+    return out;
+}
+
+std::shared_ptr<Device::RecordedOp> GlesDevice::record(const OpCall& call) {
+    auto op = std::make_shared<GlesRecordedOp>();
+    op->ds = capture([&] { run(call); });
     // Where the op sets u_check_seq: each distinct recorded value is one device check.
     std::vector<uint32_t> recorded;
     for (size_t i = 0; i < op->ds.size(); ++i) {
@@ -731,6 +744,7 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 }
 
 void GlesDevice::run(const OpCall& call) {
+    if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
     switch (call.info->family) {
     case OpFamily::Unary:
     case OpFamily::Binary:

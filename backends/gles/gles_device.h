@@ -11,6 +11,7 @@
 #include "tuning.h"
 
 #include <atomic>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -146,8 +147,10 @@ public:
     // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
     // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
     Binding window(const TensorArg& t, const char* what, int32_t* elem_offset) const;
+    // Bytes of the window that window() binds for a view (0 for an empty or absent view).
+    int64_t window_bytes(const TensorArg& t) const;
     // Largest SSBO window in bytes (the block size limit, capped so that element indices fit in
-    // 32-bit signed integers).
+    // 32-bit signed integers; lowered by TGL_GLES_TEST_FAULT=max_window).
     int64_t max_window_bytes() const;
     // Byte alignment of window starts: lcm(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, 16), so that
     // a 16-byte aligned view starts a vec4 boundary of its window.
@@ -172,6 +175,10 @@ public:
     static constexpr uint64_t kScratchKeepBytes = uint64_t(4) << 20;
     // Queues the dispatches in order, with a memory barrier after each.
     void submit(const char* what, std::vector<Dispatch> dispatches);
+    // What `plan` submits on this thread, captured instead of queued (record(), run_in_pieces()).
+    std::vector<Dispatch> capture(const std::function<void()>& plan);
+    // A plugin-internal buffer of `bytes` (not counted as a live user buffer).
+    BufferRef internal_buffer(uint64_t bytes) { return alloc_buffer(bytes, false); }
     // Device-side errors (glsl/device_status.glsl): for an op that checks its data on the GPU, the
     // status buffer's binding and a fresh sequence number (u_check_seq). Every call that waits
     // (synchronize, download, and so device_close) reads the status after the wait and throws the
@@ -234,6 +241,9 @@ private:
     void wait_idle(const char* what);
 };
 
+// window_split.cpp: runs the call in pieces when an operand is larger than one SSBO window (true),
+// else does nothing (false).
+bool run_in_pieces(GlesDevice& dev, const OpCall& call);
 // kernels.cpp
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);
@@ -241,7 +251,18 @@ void run_reduce(GlesDevice& dev, const OpCall& call);
 void run_matmul(GlesDevice& dev, const OpCall& call);  // matmul_kernels.cpp
 void run_norm(GlesDevice& dev, const OpCall& call);
 void run_layout(GlesDevice& dev, const OpCall& call);
-void run_index(GlesDevice& dev, const OpCall& call);
+// index_kernels.cpp. A piece of gather/index_select run in pieces (window_split.cpp): the whole
+// index tensor was checked under `check` already (add_index_check), and x is the window
+// [axis_lo, axis_lo + x's size) of the indexed axis: elements whose index lies outside it are
+// left to the other pieces.
+struct IndexPiece {
+    GlesDevice::DeviceCheck check;
+    int64_t axis_lo = 0;
+};
+void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece = nullptr);
+// The check and report passes of an index op over its whole index tensor.
+void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
+                     std::vector<Dispatch>& ds);
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);

@@ -10,47 +10,61 @@
 namespace tgl {
 namespace gles {
 
-void run_index(GlesDevice& dev, const OpCall& call) {
+namespace {
+
+std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call, const char* pass, int rank, bool windowed = false) {
+    Defines d = {{pass, ""}, {"Y_DTYPE", str(call.outputs[0].dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(dev.workgroup_size())}};
+    if (call.info->op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
+    if (windowed) d.emplace_back("WINDOWED", "");
+    return dev.program("index.comp", d);
+}
+
+}  // namespace
+
+void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check, std::vector<Dispatch>& ds) {
+    const IndexPlan& p = call.index;
+    const TensorArg& index = call.inputs[size_t(p.index_input)];
+    if (index.numel == 0) return;
+    int32_t i_off = 0;
+    const Binding ib = dev.window(index, "the index tensor", &i_off);
+    // Check, then report: one invocation per index element, row-major over its shape.
+    int64_t one = 1, zero = 0;
+    const int rank = std::max(index.rank, 1);
+    Dispatch d;
+    d.program = index_program(dev, call, "PASS_CHECK", rank);
+    d.bindings = {ib, ib, ib, check.status};
+    d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
+                  uniform_int("u_shape", index.rank ? to_i32s(index.shape, rank, "the index's shape") : to_i32s(&one, 1, "")),
+                  uniform_int("u_i_str", index.rank ? to_i32s(index.strides, rank, "a stride of the index") : to_i32s(&zero, 1, "")),
+                  uniform_int("u_i_offset", {i_off}),
+                  uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
+                  uniform_uint("u_op", {uint32_t(call.info->op)}),
+                  uniform_int("u_axis", {p.axis}),
+                  uniform_uint("u_check_seq", {check.seq})};
+    const uint64_t groups = ceil_div(uint64_t(index.numel), uint64_t(dev.workgroup_size()));
+    Dispatch report = d;
+    d.uniforms.push_back(uniform_uint("u_report", {0u}));
+    report.uniforms.push_back(uniform_uint("u_report", {1u}));
+    add_chunks(dev, d, groups, ds);
+    add_chunks(dev, report, groups, ds);
+}
+
+void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     const IndexPlan& p = call.index;
     const tgl_op op = call.info->op;
     const TensorArg& y = call.outputs[0];
     const TensorArg& index = call.inputs[size_t(p.index_input)];
     const bool scatter = op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD;
     const int wg = dev.workgroup_size();
-    const GlesDevice::DeviceCheck check = dev.device_check();
-    auto program = [&](const char* pass, int rank) {
-        Defines d = {{pass, ""}, {"Y_DTYPE", str(y.dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(wg)}};
-        if (op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
-        return dev.program("index.comp", d);
-    };
+    const GlesDevice::DeviceCheck check = piece ? piece->check : dev.device_check();
+    auto program = [&](const char* pass, int rank) { return index_program(dev, call, pass, rank, piece != nullptr); };
     std::vector<Dispatch> ds;
 
     int32_t i_off = 0, y_off = 0, x_off = 0, s_off = 0;
     Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
     Binding ib = yb;  // an empty index (scatter only) binds a stand-in that is never read
-    if (index.numel > 0) {
-        ib = dev.window(index, "the index tensor", &i_off);
-        // Check, then report: one invocation per index element, row-major over its shape.
-        int64_t one = 1, zero = 0;
-        const int rank = std::max(index.rank, 1);
-        Dispatch d;
-        d.program = program("PASS_CHECK", rank);
-        d.bindings = {ib, ib, ib, check.status};
-        d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
-                      uniform_int("u_shape", index.rank ? to_i32s(index.shape, rank, "the index's shape") : to_i32s(&one, 1, "")),
-                      uniform_int("u_i_str", index.rank ? to_i32s(index.strides, rank, "a stride of the index") : to_i32s(&zero, 1, "")),
-                      uniform_int("u_i_offset", {i_off}),
-                      uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
-                      uniform_uint("u_op", {uint32_t(op)}),
-                      uniform_int("u_axis", {p.axis}),
-                      uniform_uint("u_check_seq", {check.seq})};
-        const uint64_t groups = ceil_div(uint64_t(index.numel), uint64_t(wg));
-        Dispatch report = d;
-        d.uniforms.push_back(uniform_uint("u_report", {0u}));
-        report.uniforms.push_back(uniform_uint("u_report", {1u}));
-        add_chunks(dev, d, groups, ds);
-        add_chunks(dev, report, groups, ds);
-    }
+    if (index.numel > 0) ib = dev.window(index, "the index tensor", &i_off);
+    if (!piece) add_index_check(dev, call, check, ds);
 
     // The data passes iterate over y's elements.
     const uint32_t numel = count_u32(y.numel, "outputs[0] (y)");
@@ -81,6 +95,10 @@ void run_index(GlesDevice& dev, const OpCall& call) {
             d.uniforms.push_back(uniform_uint("u_one", {bits}));
         } else {
             d.program = program("PASS_GATHER", p.rank);
+            if (piece) {
+                d.uniforms.push_back(uniform_int("u_lo", {to_i32(piece->axis_lo, "an index window")}));
+                d.uniforms.push_back(uniform_int("u_hi", {to_i32(piece->axis_lo + p.axis_size, "an index window")}));
+            }
         }
         d.bindings = {yb, xb, ib, check.status};
         add_chunks(dev, d, groups, ds);

@@ -43,10 +43,12 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
             if (has_value) h->slow_thousands = uint32_t(n);
         } else if (name == "max_bytes" && parse_decimal(value, 1, UINT64_MAX, &n)) {
             h->max_bytes = n;
+        } else if (name == "max_window" && parse_u64(value, &n) && n >= 1024) {
+            h->max_window = n;
         } else {
             fail(TGL_ERROR_INVALID_ARGUMENT,
                  "TGL_GLES_TEST_FAULT=%s: '%s' is not a test hook (expected a comma-separated list of compile, lose, "
-                 "slow[=<thousands of workgroups, 1..65535>], max_bytes=<bytes > 0>)",
+                 "slow[=<thousands of workgroups, 1..65535>], max_bytes=<bytes > 0>, max_window=<bytes >= 1024>)",
                  v, item.c_str());
         }
     }

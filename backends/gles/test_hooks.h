@@ -11,6 +11,9 @@
 //                    workgroups of 50,000 loop steps each (default 200: seconds on llvmpipe)
 //     max_bytes=N    buffer_alloc is refused as GL_OUT_OF_MEMORY once the device's live buffers
 //                    would exceed N bytes
+//     max_window=N   one SSBO binding covers at most N bytes (N >= 1024), as if the device's
+//                    GL_MAX_SHADER_STORAGE_BLOCK_SIZE were N: ops on larger operands run in pieces
+//                    (window_split.cpp), which small tensors then exercise quickly
 #pragma once
 
 #include <atomic>
@@ -28,6 +31,7 @@ struct FaultHooks {
     std::atomic<bool> slow{false};
     uint32_t slow_thousands = 200;
     uint64_t max_bytes = 0;  // 0: no limit
+    uint64_t max_window = 0;  // 0: the device's own limit
     std::atomic<uint64_t> live_bytes{0};
 
     // max_bytes accounting of a buffer store of `bytes`: true if it must be refused.

@@ -118,6 +118,12 @@ typedef uint64_t tgl_graph; /* since ABI 1.2: a recorded sequence of ops (graph_
  *   A tensor with any shape[d] == 0 is empty and valid; an op whose outputs are all empty does
  *   nothing. Entries at index >= rank are ignored.
  *   Helper: tgl_tensor_contiguous() fills row-major strides.
+ *   Size: any view that fits its buffer is accepted. A GPU plugin whose shaders see an operand
+ *   through one binding of limited size (GLES: GL_MAX_SHADER_STORAGE_BLOCK_SIZE, 128 MiB at the
+ *   OpenGL ES 3.1 minimum) runs an op with a larger operand in pieces along its independent axes
+ *   (results as for one run, up to the rounding of partial sums and of matmul's accumulation over
+ *   K); where the op cannot be cut so (e.g. a sort whose one row exceeds the limit, var over such
+ *   an axis) run_op returns TGL_ERROR_RESOURCE_EXHAUSTED naming the operand, the limit and why.
  * ------------------------------------------------------------------------------------------- */
 typedef struct tgl_tensor {
     tgl_buffer buffer;

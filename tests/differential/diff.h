@@ -171,13 +171,15 @@ inline std::string describe(const MultiSpec& spec) {
     return s;
 }
 
-// Reference vs subject; EXPECTs (non-fatal) each present output's comparison.
-inline void check(const MultiSpec& spec) {
+// Reference vs subject; EXPECTs (non-fatal) each present output's comparison. `subject`: a device
+// of the subject plugin other than its shared one (e.g. opened with a test hook).
+inline void check(const MultiSpec& spec, Device* subject = nullptr) {
     SCOPED_TRACE(describe(spec));
     const void* params = spec.params.empty() ? nullptr : spec.params.data();
     auto run = [&](Role role) {
         try {
-            return run_op_values(shared_device(role), spec.op, params, spec.inputs, spec.outputs);
+            Device& d = role == Role::Subject && subject ? *subject : shared_device(role);
+            return run_op_values(d, spec.op, params, spec.inputs, spec.outputs);
         } catch (const Failure& f) {
             throw Failure(std::string(role == Role::Reference ? "reference: " : "subject: ") + f.what());
         }

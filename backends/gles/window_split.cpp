@@ -1,0 +1,518 @@
+// Operands larger than one SSBO window. A shader sees each operand through one SSBO binding, and
+// one binding covers at most max_window_bytes() (GL_MAX_SHADER_STORAGE_BLOCK_SIZE: 128 MiB at the
+// OpenGL ES 3.1 minimum and on llvmpipe). Binding one operand several times does not scale (4 SSBO
+// blocks per shader at the minimum, and GLSL ES 3.10 indexes block arrays by constants only), so
+// an op with an operand that does not fit runs in pieces instead: it is cut along an axis of its
+// iteration space (which operand axes follow that axis is the family's rule, cut_axes below),
+// recursively, until every operand of every piece fits one window. Each piece is validated and
+// planned as an ordinary op (validate_op on the cut views), and the dispatches of all pieces are
+// queued together, in order: no host wait, and nothing queued when any piece fails to plan.
+//   Independent axes (an output axis and the input axes that follow it): each piece writes its own
+//     part of the outputs.
+//   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
+//     C = alpha Ai Bi + C.
+//   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all): each piece
+//     reduces its part into a scratch tensor of partial results, which the same reduction (sum for
+//     mean, then a division by the count) reduces into y.
+// An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
+#include "gles_device.h"
+
+#include "status.h"
+#include "validate_util.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tgl {
+namespace gles {
+namespace {
+
+// One op to run: an op, its params' bytes (empty: NULL) and its operands (inputs, then outputs).
+struct Piece {
+    const OpInfo* info = nullptr;
+    std::vector<uint8_t> params;
+    std::vector<TensorArg> operands;
+    size_t n_inputs = 0;
+    int index_axis = 0;    // gather, index_select: the indexed axis
+    int64_t axis_lo = 0;   // ... and the first index of it that x holds (a Window cut)
+};
+
+struct CutAxis {
+    enum Kind { Independent, Accumulate, Combine, Window };
+    Kind kind = Independent;
+    int64_t extent = 0;
+    std::vector<int> axis;  // per operand: the operand's axis that follows this one; -1: not cut
+};
+
+int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
+
+// byte_lo/byte_hi of a view from its offset, shape and strides (as validate_op computes them).
+void set_byte_range(TensorArg& t) {
+    t.numel = 1;
+    int64_t lo = t.offset, hi = t.offset;
+    for (int d = 0; d < t.rank; ++d) {
+        t.numel *= t.shape[d];
+        if (t.shape[d] == 0) continue;
+        const int64_t reach = (t.shape[d] - 1) * t.strides[d];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    if (!t.present() || t.numel == 0) {
+        t.byte_lo = t.byte_hi = 0;
+        return;
+    }
+    t.byte_lo = lo * elem_bytes(t);
+    t.byte_hi = (hi + 1) * elem_bytes(t);
+}
+
+// Elements [lo, hi) of the view along `axis`.
+TensorArg cut_view(TensorArg t, int axis, int64_t lo, int64_t hi) {
+    t.offset += lo * t.strides[axis];
+    t.shape[axis] = hi - lo;
+    set_byte_range(t);
+    return t;
+}
+
+// A contiguous row-major view of `buffer` at element `offset`.
+TensorArg contiguous_view(const BufferRef& buffer, tgl_dtype dtype, int rank, const int64_t* shape, int64_t offset) {
+    TensorArg t;
+    t.buffer = buffer;
+    t.dtype = dtype;
+    t.rank = rank;
+    t.offset = offset;
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+        t.shape[d] = shape[d];
+        t.strides[d] = stride;
+        stride *= shape[d];
+    }
+    set_byte_range(t);
+    return t;
+}
+
+template <class P>
+std::vector<uint8_t> param_bytes(const P& p) {
+    std::vector<uint8_t> b(sizeof p);
+    std::memcpy(b.data(), &p, sizeof p);
+    return b;
+}
+
+// The caller's params struct as P (NULL or a shorter published size: `defaults` for the rest).
+template <class P>
+P read_params(const Piece& piece, P defaults) {
+    if (!piece.params.empty()) std::memcpy(&defaults, piece.params.data(), std::min(piece.params.size(), sizeof defaults));
+    defaults.struct_size = sizeof defaults;
+    return defaults;
+}
+
+// The OpCall of a piece: validate_op over the piece's views, so that the family's own rules plan it.
+OpCall planned(const Piece& p) {
+    std::vector<tgl_tensor> descs(p.operands.size());
+    for (size_t k = 0; k < p.operands.size(); ++k) {
+        const TensorArg& t = p.operands[k];
+        tgl_tensor& d = descs[k];
+        std::memset(&d, 0, sizeof d);
+        d.buffer = t.present() ? tgl_buffer(k + 1) : 0;  // resolved by the lookup below
+        d.byte_offset = uint64_t(t.offset * elem_bytes(t));
+        d.dtype = t.dtype;
+        d.rank = uint32_t(t.rank);
+        std::copy(t.shape, t.shape + t.rank, d.shape);
+        std::copy(t.strides, t.strides + t.rank, d.strides);
+    }
+    auto lookup = [&](tgl_buffer h, const char*) { return p.operands[size_t(h - 1)].buffer; };
+    return validate_op(*p.info, p.params.empty() ? nullptr : p.params.data(), descs.data(), uint32_t(p.n_inputs),
+                       descs.data() + p.n_inputs, uint32_t(descs.size() - p.n_inputs), lookup);
+}
+
+// Axis `d` of an output of rank `out_rank` in an input of rank `in_rank` broadcast NumPy-style
+// (right-aligned) to it: the input's axis, or -1 where the input has none or stretches a 1.
+int broadcast_axis(const TensorArg& in, int out_rank, int d, int64_t extent) {
+    const int a = d - (out_rank - in.rank);
+    return a >= 0 && in.shape[a] == extent ? a : -1;
+}
+
+// The reduced axes of a reduction (tgl_reduce_params, tgl_var_params and tgl_vector_norm_params
+// share their first members) and whether y keeps them.
+void reduced_axes(const Piece& p, bool* reduced, bool* keepdims) {
+    tgl_reduce_params prm = read_params(p, tgl_reduce_params{sizeof(tgl_reduce_params), 0, 0, {}, 0});
+    const int r = p.operands[0].rank;
+    *keepdims = prm.keepdims != 0;
+    for (int d = 0; d < r; ++d) reduced[d] = prm.n_axes == 0;
+    for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) reduced[(prm.axes[i] + r) % r] = true;
+}
+
+// Whether partial results of `op` reduced again by it (sum for mean) give the reduction of the
+// whole, rounded as the op's contract says: exact for max/min/any/all in any dtype; the others
+// keep f32 partial results, so f16 (rounded once at the store) is not cut along a reduced axis.
+bool combinable(tgl_op op, tgl_dtype dt) {
+    switch (op) {
+    case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_ANY: case TGL_OP_ALL: return true;
+    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_PROD: case TGL_OP_LOGSUMEXP: case TGL_OP_NORM:
+        return dt == TGL_DTYPE_F32;
+    default: return false;
+    }
+}
+
+// The family's rule: the axes along which the op may be cut.
+std::vector<CutAxis> cut_axes(const Piece& p) {
+    std::vector<CutAxis> cuts;
+    const size_t n = p.operands.size(), n_in = p.n_inputs;
+    const TensorArg* ops = p.operands.data();
+    auto add = [&](CutAxis::Kind kind, int64_t extent, std::vector<int> axis) {
+        if (extent >= 2) cuts.push_back(CutAxis{kind, extent, std::move(axis)});
+    };
+    const tgl_op op = p.info->op;
+    switch (p.info->family) {
+    case OpFamily::Unary:
+    case OpFamily::Binary:
+    case OpFamily::Ternary: {  // any axis of y, and the inputs' axes broadcast to it
+        const TensorArg& y = ops[n_in];
+        for (int d = 0; d < y.rank; ++d) {
+            std::vector<int> axis(n, -1);
+            for (size_t k = 0; k < n_in; ++k) axis[k] = broadcast_axis(ops[k], y.rank, d, y.shape[d]);
+            axis[n_in] = d;
+            add(CutAxis::Independent, y.shape[d], axis);
+        }
+        break;
+    }
+    case OpFamily::Layout: {
+        const TensorArg& x = ops[0];
+        const TensorArg& y = ops[n_in];
+        if (op == TGL_OP_CONTIGUOUS || op == TGL_OP_EXPAND) {  // y[i] = x[i], x broadcast
+            for (int d = 0; d < y.rank; ++d) add(CutAxis::Independent, y.shape[d], {broadcast_axis(x, y.rank, d, y.shape[d]), d});
+        } else if (op == TGL_OP_PERMUTE) {  // y axis d is x axis perm[d]
+            tgl_permute_params prm = read_params(p, tgl_permute_params{});
+            for (int d = 0; d < y.rank; ++d) {
+                const int a = (prm.perm[d] + x.rank) % x.rank;
+                add(CutAxis::Independent, y.shape[d], {a, d});
+            }
+        }
+        break;
+    }
+    case OpFamily::Reduce: {  // kept axes independent; reduced axes combined
+        const TensorArg& x = ops[0];
+        bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
+        reduced_axes(p, reduced, &keepdims);
+        const bool combine = combinable(op, x.dtype) && ops[n_in].rank < TGL_MAX_RANK;
+        int yd = 0;
+        for (int d = 0; d < x.rank; ++d) {
+            if (!reduced[d]) add(CutAxis::Independent, x.shape[d], {d, yd++});
+            else {
+                if (combine) add(CutAxis::Combine, x.shape[d], {d, -1});
+                if (keepdims) ++yd;
+            }
+        }
+        break;
+    }
+    case OpFamily::Matmul: {
+        const TensorArg& y = ops[n_in];
+        if (op == TGL_OP_MATMUL) {  // C (batch..., M, N) = A (batch..., M, K) B (batch..., K, N)
+            tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
+            const TensorArg& a = ops[0];
+            const TensorArg& b = ops[1];
+            const int am = prm.transpose_a ? a.rank - 1 : a.rank - 2, ak = prm.transpose_a ? a.rank - 2 : a.rank - 1;
+            const int bk = prm.transpose_b ? b.rank - 1 : b.rank - 2, bn = prm.transpose_b ? b.rank - 2 : b.rank - 1;
+            for (int d = 0; d < y.rank - 2; ++d) {
+                const int ab = broadcast_axis(a, y.rank, d, y.shape[d]), bb = broadcast_axis(b, y.rank, d, y.shape[d]);
+                add(CutAxis::Independent, y.shape[d], {ab < a.rank - 2 ? ab : -1, bb < b.rank - 2 ? bb : -1, d});
+            }
+            add(CutAxis::Independent, y.shape[y.rank - 2], {am, -1, y.rank - 2});
+            add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
+            // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
+            if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
+        } else if (op == TGL_OP_LINEAR) {  // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N)
+            const bool bias = n_in == 3 && ops[2].present();
+            for (int d = 0; d < y.rank - 1; ++d) {
+                std::vector<int> axis(n, -1);
+                axis[0] = d;
+                axis[n_in] = d;
+                add(CutAxis::Independent, y.shape[d], axis);
+            }
+            std::vector<int> axis(n, -1);
+            axis[1] = 0;
+            if (bias) axis[2] = 0;
+            axis[n_in] = y.rank - 1;
+            add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+        }
+        break;
+    }
+    case OpFamily::ArgReduce: {  // kept axes; the reduced one must fit
+        const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0});
+        const TensorArg& x = ops[0];
+        const int axis = x.rank ? (prm.axis + x.rank) % x.rank : 0;
+        for (int d = 0, yd = 0; d < x.rank; ++d) {
+            if (d != axis) add(CutAxis::Independent, x.shape[d], {d, yd});
+            if (d != axis || prm.keepdims) ++yd;
+        }
+        break;
+    }
+    case OpFamily::Scan:
+    case OpFamily::Select:
+    case OpFamily::Normalize: {  // rows: every axis of x but the ones the op works along
+        const TensorArg& x = ops[0];
+        uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
+        if (p.info->family == OpFamily::Scan) {
+            along = 1u << ((read_params(p, tgl_scan_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (p.info->family == OpFamily::Select) {
+            along = 1u << ((read_params(p, tgl_sort_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
+            along = 1u << ((read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis + x.rank) % std::max(x.rank, 1));
+        } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
+                   op == TGL_OP_ADD_RMS_NORM) {
+            const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
+            for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+        } else {
+            break;  // group_norm, batch_norm: not cut
+        }
+        for (int d = 0; d < x.rank; ++d) {
+            if (along >> d & 1u) continue;
+            std::vector<int> axis(n, -1);
+            for (size_t k = 0; k < n; ++k)
+                if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
+            add(CutAxis::Independent, x.shape[d], axis);
+        }
+        break;
+    }
+    case OpFamily::Generate: {  // full: any axis; eye, tril, triu: the batch axes (all but the last two)
+        const TensorArg& y = ops[n_in];
+        const int batch = op == TGL_OP_FULL ? y.rank : (op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU ? y.rank - 2 : 0);
+        for (int d = 0; d < batch; ++d) {
+            std::vector<int> axis(n, d);  // tril/triu: x has y's shape
+            add(CutAxis::Independent, y.shape[d], axis);
+        }
+        break;
+    }
+    case OpFamily::Index: {
+        if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
+        // y and the index along any axis (index_select's index only along the indexed one), x
+        // along the others; x's indexed axis in windows (the indices outside are skipped).
+        const TensorArg& y = ops[n_in];
+        const int a = p.index_axis;
+        for (int d = 0; d < y.rank; ++d) {
+            const int in_index = op == TGL_OP_GATHER ? d : (d == a ? 0 : -1);
+            add(CutAxis::Independent, y.shape[d], {d == a ? -1 : d, in_index, d});
+        }
+        if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
+        break;
+    }
+    default:
+        break;
+    }
+    return cuts;
+}
+
+class Splitter {
+public:
+    explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
+
+    // gather/index_select: the whole index tensor is checked once, up front, under check_; the
+    // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
+    // reported at its position in the whole tensor.
+    void check_indices_once(const OpCall& call) {
+        const TensorArg& index = call.inputs[size_t(call.index.index_input)];
+        if (dev_.window_bytes(index) > max_)
+            refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
+        check_ = dev_.device_check();
+        indexed_ = true;
+        std::vector<Dispatch> ds;
+        add_index_check(dev_, call, check_, ds);
+        dev_.submit(call.info->name, std::move(ds));
+    }
+
+    // Runs the piece (planning its dispatches, which the caller captures), cut where needed.
+    void run(const Piece& p) {
+        size_t worst = p.operands.size();
+        int64_t worst_bytes = 0;
+        for (size_t k = 0; k < p.operands.size(); ++k) {
+            const int64_t w = dev_.window_bytes(p.operands[k]);
+            if (w > max_ && w > worst_bytes) worst = k, worst_bytes = w;
+        }
+        if (worst == p.operands.size()) {
+            OpCall call = planned(p);
+            if (call.noop) return;
+            if (!indexed_) return dev_.run(call);
+            const IndexPiece piece{check_, p.axis_lo};
+            return run_index(dev_, call, &piece);
+        }
+        // The cut that shrinks the worst operand most: its outermost axis among the family's.
+        const TensorArg& t = p.operands[worst];
+        const CutAxis* best = nullptr;
+        int64_t best_bytes = worst_bytes;
+        const std::vector<CutAxis> cuts = cut_axes(p);
+        for (const CutAxis& c : cuts) {
+            const int a = c.axis[worst];
+            if (a < 0) continue;
+            const int64_t half = dev_.window_bytes(cut_view(t, a, 0, (c.extent + 1) / 2));
+            if (half < best_bytes) best = &c, best_bytes = half;
+        }
+        if (!best || best_bytes > worst_bytes / 4 * 3) refuse(p, worst);
+        // Pieces of about a window each (a view's window may start up to one alignment early).
+        const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
+        const int64_t count = std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room));
+        const CutAxis cut = *best;
+        if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
+            Piece part = p;
+            for (size_t k = 0; k < p.operands.size(); ++k)
+                if (cut.axis[k] >= 0) part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo, hi);
+            if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
+                tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
+                prm.beta = 1.0f;
+                part.params = param_bytes(prm);
+            }
+            run(part);
+        }
+    }
+
+private:
+    // A reduction cut along a reduced axis into `count` parts: partial results, then reduced again.
+    void combine(const Piece& p, const CutAxis& cut, int64_t count) {
+        const TensorArg& y = p.operands[p.n_inputs];
+        const tgl_op op = p.info->op;
+        const OpInfo* partial_op = find_op(op == TGL_OP_MEAN ? tgl_op(TGL_OP_SUM) : op);
+        // partials: (count, y.shape...) contiguous, y's dtype
+        int64_t shape[TGL_MAX_RANK] = {count};
+        std::copy(y.shape, y.shape + y.rank, shape + 1);
+        const BufferRef partials = dev_.internal_buffer(uint64_t(count * y.numel * elem_bytes(y)));
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
+            Piece part = p;
+            part.info = partial_op;
+            part.operands[0] = cut_view(p.operands[0], cut.axis[0], lo, hi);
+            part.operands[p.n_inputs] = contiguous_view(partials, y.dtype, y.rank, y.shape, i * y.numel);
+            run(part);
+        }
+        Piece total = p;
+        total.info = partial_op;
+        total.operands[0] = contiguous_view(partials, y.dtype, y.rank + 1, shape, 0);
+        if (op == TGL_OP_NORM) {
+            tgl_vector_norm_params prm = read_params(p, tgl_vector_norm_params{0, 0, 0, {}, 2.0f});
+            prm.keepdims = 0;
+            prm.n_axes = 1;
+            std::fill(prm.axes, prm.axes + TGL_MAX_RANK, 0);
+            total.params = param_bytes(prm);
+        } else {
+            tgl_reduce_params prm{sizeof prm, 0, 1, {0}, 0};
+            total.params = param_bytes(prm);
+        }
+        run(total);
+        if (op != TGL_OP_MEAN) return;
+        // mean = sum / count of reduced elements (y /= n in place; n is an f32 scalar on the device)
+        const TensorArg& x = p.operands[0];
+        bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
+        reduced_axes(p, reduced, &keepdims);
+        double n = 1;
+        for (int d = 0; d < x.rank; ++d)
+            if (reduced[d]) n *= double(x.shape[d]);
+        const float nf = float(n);
+        const BufferRef scalar = dev_.internal_buffer(sizeof nf);
+        dev_.upload(scalar, 0, &nf, sizeof nf);
+        Piece divide;
+        divide.info = find_op(TGL_OP_DIV);
+        divide.n_inputs = 2;
+        divide.operands = {y, contiguous_view(scalar, TGL_DTYPE_F32, 0, nullptr, 0), y};
+        run(divide);
+    }
+
+    [[noreturn]] void refuse(const Piece& p, size_t k) {
+        const TensorArg& t = p.operands[k];
+        char label[96];
+        operand_label_into(label, sizeof label, *p.info, k >= p.n_inputs, uint32_t(k >= p.n_inputs ? k - p.n_inputs : k));
+        const char* why;
+        switch (p.info->family) {
+        case OpFamily::Reduce:
+            why = combinable(p.info->op, t.dtype)
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
+                        "combined within its contract (var/std; f16 sums, which are rounded once)";
+            break;
+        case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary:
+            why = "none of the op's axes cuts this operand into smaller windows";
+            break;
+        case OpFamily::Matmul:
+            why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
+                      ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
+                        "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
+                  : p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces (matmul and linear are)";
+            break;
+        case OpFamily::Layout:
+            why = p.info->op == TGL_OP_CONTIGUOUS || p.info->op == TGL_OP_EXPAND || p.info->op == TGL_OP_PERMUTE
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces (contiguous, expand and permute are)";
+            break;
+        case OpFamily::Index:
+            why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : "this op is not run in pieces (gather and index_select are)";
+            break;
+        case OpFamily::Generate:
+            why = p.info->op == TGL_OP_FULL
+                      ? "none of the op's axes cuts this operand into smaller windows"
+                      : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
+                            ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
+                            : "this op is not run in pieces (its values depend on each element's position in the "
+                              "whole output)";
+            break;
+        case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
+            why = p.info->op == TGL_OP_GROUP_NORM || p.info->op == TGL_OP_BATCH_NORM
+                      ? "this op is not run in pieces"
+                      : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
+                        "only the other axes are cut";
+            break;
+        default:
+            why = "this op family is not run in pieces";
+            break;
+        }
+        refuse(p.info, t, label, why);
+    }
+
+    [[noreturn]] void refuse(const OpInfo* info, const TensorArg& t, const char* label, const char* why) {
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "op '%s': %s spans %lld bytes (bytes [%lld, %lld) of its buffer), but one shader storage block on this "
+             "device covers at most %lld bytes (GL_MAX_SHADER_STORAGE_BLOCK_SIZE = %lld%s), and the op cannot run in "
+             "pieces whose operands fit: %s",
+             info->name, label, (long long)dev_.window_bytes(t), (long long)t.byte_lo, (long long)t.byte_hi,
+             (long long)max_, (long long)dev_.limits().max_ssbo_block_bytes,
+             max_ < dev_.limits().max_ssbo_block_bytes ? ", lowered by TGL_GLES_TEST_FAULT=max_window" : "", why);
+    }
+
+    GlesDevice& dev_;
+    const int64_t max_;
+    bool indexed_ = false;  // gather/index_select: pieces use check_ (check_indices_once)
+    GlesDevice::DeviceCheck check_;
+};
+
+}  // namespace
+
+bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
+    const int64_t max = dev.max_window_bytes();
+    bool fits = true;
+    for (const TensorArg& t : call.inputs) fits = fits && dev.window_bytes(t) <= max;
+    for (const TensorArg& t : call.outputs) fits = fits && dev.window_bytes(t) <= max;
+    if (fits) return false;
+    Piece whole;
+    whole.info = call.info;
+    if (call.params) {
+        uint32_t size = 0;  // validated: a published size of the op's params struct
+        std::memcpy(&size, call.params, sizeof size);
+        whole.params.assign(static_cast<const uint8_t*>(call.params), static_cast<const uint8_t*>(call.params) + size);
+    }
+    whole.operands = call.inputs;
+    whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
+    whole.n_inputs = call.inputs.size();
+    whole.index_axis = call.index.axis;
+    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT;
+    Splitter splitter(dev);
+    std::vector<Dispatch> dispatches = dev.capture([&] {
+        if (indexed) splitter.check_indices_once(call);
+        splitter.run(whole);
+    });
+    dev.submit(call.info->name, std::move(dispatches));
+    return true;
+}
+
+}  // namespace gles
+}  // namespace tgl

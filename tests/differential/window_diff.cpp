@@ -1,0 +1,420 @@
+// Operands larger than one SSBO window (GL_MAX_SHADER_STORAGE_BLOCK_SIZE: 128 MiB on llvmpipe and
+// at the OpenGL ES 3.1 minimum): the GLES plugin runs such an op in pieces whose operands each fit
+// one window (backends/gles/window_split.cpp). WindowDiff runs every family the mechanism serves
+// on a subject device opened with TGL_GLES_TEST_FAULT=max_window=4096 (windows of 4 KiB, so that
+// small tensors are cut into many pieces, along every kind of axis), against the CPU reference;
+// exact where the op is exact. WindowBigDiff keeps the true cases (operands of 137 to 256
+// MiB against the real limit); they take seconds on llvmpipe. WindowRefused: ops that cannot be
+// cut fail with RESOURCE_EXHAUSTED saying why, and write nothing.
+#include "diff.h"
+
+#include <cstdlib>
+
+namespace diff {
+namespace {
+
+const tgl_dtype F32 = TGL_DTYPE_F32;
+
+// The subject plugin's device with 4 KiB windows (the hook is read at device_open; other plugins
+// ignore it).
+Device& windowed_device() {
+    static std::unique_ptr<Device> d = [] {
+        struct Env {  // unset again even when device_open fails
+            Env() { setenv("TGL_GLES_TEST_FAULT", "max_window=4096", 1); }
+            ~Env() { unsetenv("TGL_GLES_TEST_FAULT"); }
+        } env;
+        return std::make_unique<Device>(plugin(Role::Subject), 0);
+    }();
+    return *d;
+}
+
+InputArg floats(const Shape& shape, Kind k, Rng& rng, double lo = -2, double hi = 2, tgl_dtype dt = F32) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = view_of(shape, k, rng, true, dt);
+    a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
+    return a;
+}
+
+InputArg bools(const Shape& shape, Rng& rng) {
+    InputArg a;
+    a.dtype = TGL_DTYPE_BOOL;
+    a.view = contiguous(shape);
+    a.storage = random_storage(TGL_DTYPE_BOOL, a.view.storage, rng, bool_values(0.02));
+    return a;
+}
+
+MultiSpec spec(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
+               CompareMode mode, double tol, const std::string& what) {
+    MultiSpec s;
+    s.op = op;
+    s.params = std::move(params);
+    s.inputs = std::move(ins);
+    s.outputs = std::move(outs);
+    s.mode.assign(s.outputs.size(), mode);
+    s.tolerance.assign(s.outputs.size(), tol);
+    s.what = what;
+    return s;
+}
+
+std::vector<uint8_t> reduce_params(std::vector<int> axes, bool keepdims = false) {
+    tgl_reduce_params p{};
+    p.struct_size = sizeof p;
+    p.keepdims = keepdims;
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    return param_bytes(p);
+}
+
+std::vector<uint8_t> norm_params(std::vector<int> axes, float ord) {
+    tgl_vector_norm_params p{};
+    p.struct_size = sizeof p;
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    p.ord = ord;
+    return param_bytes(p);
+}
+
+std::vector<uint8_t> matmul_params(bool ta, bool tb, float alpha, float beta) {
+    tgl_matmul_params p{};
+    p.struct_size = sizeof p;
+    p.transpose_a = ta;
+    p.transpose_b = tb;
+    p.alpha = alpha;
+    p.beta = beta;
+    return param_bytes(p);
+}
+
+MultiSpec reduce(tgl_op op, const Shape& x, std::vector<int> axes, const Shape& y, Rng& rng, double lo = -2,
+                 double hi = 2, bool keepdims = false, Kind k = Kind::Contiguous) {
+    const bool exact = op == TGL_OP_MAX || op == TGL_OP_MIN;
+    return spec(op, reduce_params(axes, keepdims), {floats(x, k, rng, lo, hi)}, {output_of(F32, y)},
+                exact ? CompareMode::ExactBits : CompareMode::Nmse, tol::kReduction,
+                "reduction " + std::to_string(op) + " of " + shape_name(x));
+}
+
+MultiSpec matmul(const Shape& a, const Shape& b, const Shape& c, Rng& rng, bool ta = false, bool tb = false,
+                 float alpha = 1, float beta = 0) {
+    OutputArg y = output_of(F32, c);
+    if (beta != 0) {
+        int64_t n = 1;
+        for (int64_t d : c) n *= d;
+        for (int64_t i = 0; i < n; ++i) y.init.push_back(rng.uniformf(-1, 1));
+    }
+    return spec(TGL_OP_MATMUL, matmul_params(ta, tb, alpha, beta), {floats(a, Kind::Contiguous, rng), floats(b, Kind::Contiguous, rng)},
+                {y}, CompareMode::Nmse, tol::kMatmul, "matmul " + shape_name(a) + " @ " + shape_name(b));
+}
+
+MultiSpec linear(const Shape& x, int64_t n, bool bias, Rng& rng) {
+    const int64_t k = x.back();
+    Shape y = x;
+    y.back() = n;
+    std::vector<InputArg> ins = {floats(x, Kind::Contiguous, rng), floats({n, k}, Kind::Contiguous, rng)};
+    ins.push_back(bias ? floats({n}, Kind::Contiguous, rng) : absent_input());
+    tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+    return spec(TGL_OP_LINEAR, param_bytes(p), ins, {output_of(F32, y)}, CompareMode::Nmse, tol::kMatmul,
+                "linear " + shape_name(x) + " by W (" + std::to_string(n) + ", " + std::to_string(k) + ")");
+}
+
+// gather (index of y's shape) or index_select (1-D index) along `axis`; exact bits.
+MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng& rng, tgl_dtype dt = F32) {
+    InputArg table;
+    table.dtype = dt;
+    table.view = contiguous(x);
+    table.storage = random_storage(dt, table.view.storage, rng,
+                                   dt == TGL_DTYPE_U8 ? int_values(dt, 0, 255) : float_values(dt, -100, 100));
+    InputArg idx;
+    idx.dtype = TGL_DTYPE_I32;
+    idx.view = contiguous(index);
+    idx.storage = random_storage(TGL_DTYPE_I32, idx.view.storage, rng, int_values(TGL_DTYPE_I32, 0, x[size_t(axis)] - 1));
+    Shape y = index;
+    if (op == TGL_OP_INDEX_SELECT) {
+        y = x;
+        y[size_t(axis)] = index[0];
+    }
+    tgl_axis_params p{sizeof p, axis};
+    return spec(op, param_bytes(p), {table, idx}, {output_of(dt, y)}, CompareMode::ExactBits, 0,
+                std::string(op == TGL_OP_GATHER ? "gather" : "index_select") + " from " + shape_name(x) + " by " +
+                    shape_name(index) + " along axis " + std::to_string(axis));
+}
+
+struct WindowCase {
+    std::string name;
+    std::function<MultiSpec(Rng&)> build;
+};
+void PrintTo(const WindowCase& c, std::ostream* os) { *os << c.name; }
+std::string window_case_name(const ::testing::TestParamInfo<WindowCase>& info) { return info.param.name; }
+
+std::vector<WindowCase> window_cases() {
+    auto perm = [](std::vector<int> p) {
+        tgl_permute_params prm{};
+        prm.struct_size = sizeof prm;
+        for (size_t i = 0; i < p.size(); ++i) prm.perm[i] = p[i];
+        return param_bytes(prm);
+    };
+    return {
+        // elementwise: any axis of y; broadcast inputs are not cut along their stretched axes
+        {"add_broadcast_row", [](Rng& r) {
+             return spec(TGL_OP_ADD, {}, {floats({40, 100}, Kind::Permuted, r), floats({100}, Kind::Contiguous, r)},
+                         {output_of(F32, {40, 100})}, CompareMode::ExactBits, 0, "add (40, 100) + (100)");
+         }},
+        {"mul_column_broadcast_negstride", [](Rng& r) {
+             return spec(TGL_OP_MUL, {}, {floats({3, 50, 30}, Kind::Negative, r), floats({3, 50, 1}, Kind::Contiguous, r)},
+                         {output_of(F32, {3, 50, 30})}, CompareMode::ExactBits, 0, "mul (3, 50, 30) * (3, 50, 1)");
+         }},
+        {"exp_stepped", [](Rng& r) {
+             return spec(TGL_OP_EXP, {}, {floats({70, 33}, Kind::Stepped, r)}, {output_of(F32, {70, 33})},
+                         CompareMode::Nmse, tol::kTranscendental, "exp (70, 33)");
+         }},
+        {"where_bool_cond", [](Rng& r) {
+             return spec(TGL_OP_WHERE, {}, {bools({30, 1}, r), floats({30, 60}, Kind::Contiguous, r),
+                                            floats({60}, Kind::Contiguous, r)},
+                         {output_of(F32, {30, 60})}, CompareMode::ExactBits, 0, "where (30, 1) ? (30, 60) : (60)");
+         }},
+        {"cast_f32_to_f16", [](Rng& r) {
+             return spec(TGL_OP_CAST, {}, {floats({60, 70}, Kind::Contiguous, r, -1000, 1000)},
+                         {output_of(TGL_DTYPE_F16, {60, 70})}, CompareMode::ExactBits, 0, "cast (60, 70) to f16");
+         }},
+        {"cast_f16_to_f32_1d", [](Rng& r) {
+             return spec(TGL_OP_CAST, {}, {floats({5001}, Kind::Contiguous, r, -100, 100, TGL_DTYPE_F16)},
+                         {output_of(F32, {5001})}, CompareMode::ExactBits, 0, "cast (5001) f16 to f32");
+         }},
+        // layout
+        {"contiguous_of_transposed", [](Rng& r) {
+             return spec(TGL_OP_CONTIGUOUS, {}, {floats({50, 60}, Kind::Permuted, r)}, {output_of(F32, {50, 60})},
+                         CompareMode::ExactBits, 0, "contiguous of a permuted (50, 60)");
+         }},
+        {"expand_row", [](Rng& r) {
+             return spec(TGL_OP_EXPAND, {}, {floats({1, 70}, Kind::Contiguous, r)}, {output_of(F32, {50, 70})},
+                         CompareMode::ExactBits, 0, "expand (1, 70) to (50, 70)");
+         }},
+        {"permute_3d", [perm](Rng& r) {
+             return spec(TGL_OP_PERMUTE, perm({2, 0, 1}), {floats({40, 30, 5}, Kind::Contiguous, r)},
+                         {output_of(F32, {5, 40, 30})}, CompareMode::ExactBits, 0, "permute (40, 30, 5) by (2, 0, 1)");
+         }},
+        // reductions: kept axes cut, reduced axes combined
+        {"sum_rows", [](Rng& r) { return reduce(TGL_OP_SUM, {40, 300}, {1}, {40}, r); }},
+        {"sum_columns", [](Rng& r) { return reduce(TGL_OP_SUM, {300, 40}, {0}, {40}, r); }},
+        {"sum_all", [](Rng& r) { return reduce(TGL_OP_SUM, {40, 300}, {}, {}, r); }},
+        {"sum_all_permuted_keepdims", [](Rng& r) {
+             return reduce(TGL_OP_SUM, {30, 7, 40}, {}, {1, 1, 1}, r, -2, 2, true, Kind::Permuted);
+         }},
+        {"mean_all", [](Rng& r) { return reduce(TGL_OP_MEAN, {50, 101}, {}, {}, r); }},
+        {"mean_axis0", [](Rng& r) { return reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, r); }},
+        {"max_axis0", [](Rng& r) { return reduce(TGL_OP_MAX, {300, 20}, {0}, {20}, r); }},
+        {"min_all", [](Rng& r) { return reduce(TGL_OP_MIN, {60, 70}, {}, {}, r); }},
+        {"prod_all", [](Rng& r) { return reduce(TGL_OP_PROD, {40, 50}, {}, {}, r, 0.999, 1.001); }},
+        {"logsumexp_all", [](Rng& r) { return reduce(TGL_OP_LOGSUMEXP, {40, 50}, {}, {}, r); }},
+        {"norm2_all", [](Rng& r) {
+             return spec(TGL_OP_NORM, norm_params({}, 2), {floats({40, 50}, Kind::Contiguous, r)}, {output_of(F32, {})},
+                         CompareMode::Nmse, tol::kReduction, "norm 2 of (40, 50)");
+         }},
+        {"norm1_axis0", [](Rng& r) {
+             return spec(TGL_OP_NORM, norm_params({0}, 1), {floats({300, 10}, Kind::Contiguous, r)}, {output_of(F32, {10})},
+                         CompareMode::Nmse, tol::kReduction, "norm 1 of (300, 10) over axis 0");
+         }},
+        {"any_all_bool", [](Rng& r) {
+             return spec(TGL_OP_ANY, reduce_params({}), {bools({80, 80}, r)}, {output_of(TGL_DTYPE_BOOL, {})},
+                         CompareMode::Exact, 0, "any of (80, 80) bool");
+         }},
+        {"all_rows_bool", [](Rng& r) {
+             return spec(TGL_OP_ALL, reduce_params({0}), {bools({5000, 3}, r)}, {output_of(TGL_DTYPE_BOOL, {3})},
+                         CompareMode::Exact, 0, "all of (5000, 3) bool over axis 0");
+         }},
+        // matmul: batch, M, N cut; K accumulated (alpha, beta kept)
+        {"matmul_big_B_K_split", [](Rng& r) { return matmul({8, 300}, {300, 50}, {8, 50}, r); }},
+        {"matmul_big_B_transposed", [](Rng& r) { return matmul({8, 300}, {50, 300}, {8, 50}, r, false, true); }},
+        {"matmul_big_A_alpha_beta", [](Rng& r) { return matmul({300, 40}, {40, 8}, {300, 8}, r, false, false, 0.5f, 2.0f); }},
+        {"matmul_K_split_alpha_beta", [](Rng& r) { return matmul({300, 9}, {300, 40}, {9, 40}, r, true, false, -1.5f, 0.5f); }},
+        {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},
+        {"linear_bias", [](Rng& r) { return linear({5, 300}, 40, true, r); }},
+        {"linear_batch_no_bias", [](Rng& r) { return linear({4, 3, 100}, 30, false, r); }},
+        // rows: every axis but the ones the op works along
+        {"softmax_rows", [](Rng& r) {
+             return spec(TGL_OP_SOFTMAX, {}, {floats({60, 40}, Kind::Stepped, r), absent_input()}, {output_of(F32, {60, 40})},
+                         CompareMode::Nmse, tol::kTranscendental, "softmax of (60, 40)");
+         }},
+        {"layer_norm_rows", [](Rng& r) {
+             return spec(TGL_OP_LAYER_NORM, {}, {floats({30, 50}, Kind::Contiguous, r), floats({50}, Kind::Contiguous, r),
+                                                 floats({50}, Kind::Contiguous, r)},
+                         {output_of(F32, {30, 50})}, CompareMode::Nmse, tol::kTranscendental, "layer_norm of (30, 50)");
+         }},
+        {"rms_norm_3d", [](Rng& r) {
+             return spec(TGL_OP_RMS_NORM, {}, {floats({3, 20, 40}, Kind::Contiguous, r), floats({40}, Kind::Contiguous, r)},
+                         {output_of(F32, {3, 20, 40})}, CompareMode::Nmse, tol::kTranscendental, "rms_norm of (3, 20, 40)");
+         }},
+        {"argmax_rows", [](Rng& r) {
+             tgl_arg_reduce_params p{sizeof p, 1, 0, 0};
+             return spec(TGL_OP_ARGMAX, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)},
+                         {output_of(TGL_DTYPE_I32, {60})}, CompareMode::Exact, 0, "argmax of (60, 40) along axis 1");
+         }},
+        {"cumsum_rows", [](Rng& r) {
+             tgl_scan_params p{sizeof p, -1, 0, 0};
+             return spec(TGL_OP_CUMSUM, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)}, {output_of(F32, {60, 40})},
+                         CompareMode::Nmse, tol::kReduction, "cumsum of (60, 40) along axis 1");
+         }},
+        {"sort_rows", [](Rng& r) {
+             tgl_sort_params p{sizeof p, -1, 1, 0};
+             return spec(TGL_OP_SORT, param_bytes(p), {floats({50, 30}, Kind::Contiguous, r)},
+                         {output_of(F32, {50, 30}), output_of(TGL_DTYPE_I32, {50, 30})}, CompareMode::ExactBits, 0,
+                         "descending sort of (50, 30) along axis 1");
+         }},
+        {"topk_rows", [](Rng& r) {
+             tgl_sort_params p{sizeof p, -1, 1, 0};
+             return spec(TGL_OP_TOPK, param_bytes(p), {floats({80, 30}, Kind::Contiguous, r)},
+                         {output_of(F32, {80, 5}), output_of(TGL_DTYPE_I32, {80, 5})}, CompareMode::ExactBits, 0,
+                         "top 5 of (80, 30) along axis 1");
+         }},
+        // generators: full along any axis; tril along its batch axes
+        {"full_f16", [](Rng&) {
+             tgl_full_params p{};
+             p.struct_size = sizeof p;
+             p.value = -2.75;
+             return spec(TGL_OP_FULL, param_bytes(p), {}, {output_of(TGL_DTYPE_F16, {70, 50})}, CompareMode::ExactBits, 0,
+                         "full (70, 50) f16");
+         }},
+        {"tril_batch", [](Rng& r) {
+             tgl_diagonal_params p{};
+             p.struct_size = sizeof p;
+             p.diagonal = 1;
+             return spec(TGL_OP_TRIL, param_bytes(p), {floats({9, 12, 20}, Kind::Contiguous, r)},
+                         {output_of(F32, {9, 12, 20})}, CompareMode::ExactBits, 0, "tril of (9, 12, 20), diagonal 1");
+         }},
+        // gather / index_select: y and the index cut; the table in windows of its indexed axis
+        {"index_select_big_table", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {300, 16}, 0, {50}, r); }},
+        {"index_select_big_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {20, 30}, 0, {200}, r); }},
+        {"embedding_big_table_and_output", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, r); }},
+        {"index_select_axis1_f16", [](Rng& r) {
+             return indexing(TGL_OP_INDEX_SELECT, {30, 200}, 1, {70}, r, TGL_DTYPE_F16);
+         }},
+        {"gather_axis1", [](Rng& r) { return indexing(TGL_OP_GATHER, {16, 300}, 1, {16, 50}, r); }},
+        {"gather_axis0_u8", [](Rng& r) { return indexing(TGL_OP_GATHER, {3000, 3}, 0, {200, 3}, r, TGL_DTYPE_U8); }},
+    };
+}
+
+class WindowDiff : public SeededTestWithParam<WindowCase> {};
+
+TEST_P(WindowDiff, MatchesReference) { check(GetParam().build(rng_), &windowed_device()); }
+
+INSTANTIATE_TEST_SUITE_P(Diff, WindowDiff, ::testing::ValuesIn(window_cases()), window_case_name);
+
+// The cases, against the device's real limit (128 MiB on llvmpipe, also under
+// TGL_GLES_LIMITS=minimum): operands of 137 to 256 MiB. 7-20 s each on llvmpipe (mostly the
+// harness's host work on 36-64 M elements), so they run in their own ctest, labelled big
+// (tests/differential/CMakeLists.txt), and not in the default and minimum runs.
+std::vector<WindowCase> big_cases() {
+    return {
+        {"sum_all_8192x8192_big", [](Rng& r) { return reduce(TGL_OP_SUM, {8192, 8192}, {}, {}, r, -1, 1); }},
+        {"matmul_weight_4096x14336_big", [](Rng& r) { return matmul({2, 4096}, {4096, 14336}, {2, 14336}, r); }},
+        {"linear_weight_4096x14336_big", [](Rng& r) { return linear({2, 14336}, 4096, true, r); }},
+        {"embedding_table_140MiB_big", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {36000, 1024}, 0, {64}, r); }},
+        {"embedding_output_137MiB_big", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {1000, 4096}, 0, {8770}, r); }},
+    };
+}
+
+class WindowBigDiff : public SeededTestWithParam<WindowCase> {};
+
+TEST_P(WindowBigDiff, MatchesReference) { check(GetParam().build(rng_)); }
+
+INSTANTIATE_TEST_SUITE_P(Diff, WindowBigDiff, ::testing::ValuesIn(big_cases()), window_case_name);
+
+// A bad index in any piece: nothing written by any piece, the error reported once (at the wait) with
+// its position in the whole index tensor, and the device usable afterwards.
+TEST(WindowIndex, BadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(300);
+    for (double& v : index) v = double(rng.integer(0, 499));
+    index[217] = 500;
+    tgl_axis_params p{sizeof p, 0};
+    InputArg table = input_values(F32, {500, 8}, std::vector<double>(4000, 1.5));
+    tgl_test::OpCall call(d, {table, input_values(TGL_DTYPE_I32, {300}, index)}, {output_of(F32, {300, 8})});
+    ASSERT_EQ(call.run(TGL_OP_INDEX_SELECT, &p), TGL_OK) << d.plugin().last_error();
+    const tgl_status st = d.api().synchronize(d.handle());
+    const std::string msg = d.plugin().last_error();
+    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
+    EXPECT_NE(msg.find("holds 500 at position 217"), std::string::npos) << msg;
+    EXPECT_TRUE(call.all_unchanged());
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+    index[217] = 499;
+    check(spec(TGL_OP_INDEX_SELECT, param_bytes(p), {table, input_values(TGL_DTYPE_I32, {300}, index)},
+               {output_of(F32, {300, 8})}, CompareMode::ExactBits, 0, "index_select after the error"),
+          &d);
+}
+
+// An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
+// table windows and the one index check held by the graph), replayed over fresh inputs.
+TEST(WindowGraph, ReplaysPieces) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<MultiSpec> specs = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
+                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+    std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
+    ASSERT_EQ(d.api().graph_begin(d.handle()), TGL_OK) << d.plugin().last_error();
+    for (const MultiSpec& s : specs) {
+        calls.push_back(std::make_unique<tgl_test::OpCall>(d, s.inputs, s.outputs));
+        ASSERT_EQ(calls.back()->run(s.op, s.params.data()), TGL_OK) << s.what << ": " << d.plugin().last_error();
+    }
+    tgl_graph g = 0;
+    ASSERT_EQ(d.api().graph_end(d.handle(), &g), TGL_OK) << d.plugin().last_error();
+    for (int round = 0; round < 2; ++round) {
+        const MultiSpec fresh[2] = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
+                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+        for (size_t i = 0; i < specs.size(); ++i)
+            for (size_t k = 0; k < fresh[i].inputs.size(); ++k) calls[i]->input(k)->set_storage(fresh[i].inputs[k].storage);
+        ASSERT_EQ(d.api().graph_replay(d.handle(), g), TGL_OK) << d.plugin().last_error();
+        for (size_t i = 0; i < specs.size(); ++i) {
+            const MultiSpec& s = fresh[i];
+            std::vector<double> want = run_op_values(shared_device(Role::Reference), s.op, s.params.data(), s.inputs, s.outputs)[0];
+            std::vector<double> got = calls[i]->read()[0];
+            EXPECT_TRUE(compare(s.outputs[0].dtype, got, want, s.outputs[0].view.shape, s.tolerance[0], s.mode[0],
+                                "round " + std::to_string(round) + ", " + s.what));
+        }
+    }
+    EXPECT_EQ(d.api().graph_destroy(d.handle(), g), TGL_OK) << d.plugin().last_error();
+}
+
+// What cannot be cut fails before anything is queued: RESOURCE_EXHAUSTED naming the limit and why.
+TEST(WindowRefused, SaysWhy) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    struct Refused {
+        tgl_op op;
+        std::vector<uint8_t> params;
+        std::vector<InputArg> in;
+        std::vector<OutputArg> out;
+        std::string why;
+    };
+    tgl_sort_params sort{};
+    sort.struct_size = sizeof sort;
+    sort.axis = -1;
+    const std::vector<Refused> cases = {
+        {TGL_OP_VAR, reduce_params({}), {floats({3000}, Kind::Contiguous, rng)}, {output_of(F32, {})},
+         "cannot be combined"},
+        {TGL_OP_SUM, reduce_params({}), {floats({5000}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16)},
+         {output_of(TGL_DTYPE_F16, {})}, "f16 sums"},
+        {TGL_OP_SORT, param_bytes(sort), {floats({3000}, Kind::Contiguous, rng)},
+         {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "each of its rows"},
+        {TGL_OP_MATMUL, matmul_params(false, false, 1, 0),
+         {floats({4, 3000}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16), floats({3000, 2}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16)},
+         {output_of(TGL_DTYPE_F16, {4, 2})}, "rounded once per piece"},
+        {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {1}, {0}),
+                              input_values(F32, {1}, {1})},
+         {output_of(F32, {3000})}, "not run in pieces"},
+    };
+    for (const Refused& c : cases) {
+        tgl_test::OpCall call(d, c.in, c.out);
+        const tgl_status st = call.run(c.op, c.params.data());
+        const std::string msg = d.plugin().last_error();
+        EXPECT_EQ(st, TGL_ERROR_RESOURCE_EXHAUSTED) << msg;
+        for (const std::string& token : {std::string("GL_MAX_SHADER_STORAGE_BLOCK_SIZE"), std::string("max_window"), c.why})
+            EXPECT_NE(msg.find(token), std::string::npos) << "\"" << token << "\" not in: " << msg;
+        EXPECT_TRUE(call.all_unchanged());
+    }
+}
+
+}  // namespace
+}  // namespace diff
