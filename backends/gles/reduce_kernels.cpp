@@ -4,6 +4,7 @@
 #include "reduce_kernels.h"
 
 #include "dispatch_util.h"
+#include "loop_budget.h"
 
 #include "status.h"
 
@@ -175,8 +176,13 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu blocks of %llu elements exceed the 32-bit block index",
              call.info->name, (unsigned long long)groups, (unsigned long long)block);
     Binding tb = yb;
+    // A row's carry loop walks its blocks: more than the loop budget take several dispatches, the
+    // running carries kept in a scratch word per row (after the totals; bound in y's place).
+    const uint64_t carry_per = loop_items_within_budget(1);
+    const uint64_t align = uint64_t(dev.window_alignment());
+    const uint64_t carry_at = blocks > carry_per ? ceil_div(groups * 4, align) * align : 0;
     if (blocks > 1) {
-        BufferRef scratch = dev.scratch(groups * 4);
+        BufferRef scratch = dev.scratch(carry_at ? carry_at + uint64_t(rows) * 4 : groups * 4);
         tb.keep = scratch;
         tb.name = static_cast<GlesBuffer&>(*scratch).name();
         tb.offset = 0;
@@ -188,7 +194,17 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
         Dispatch carry = base;
         carry.program = variant("PASS_CARRY");
         carry.bindings = {yb, xb, tb};
-        add_chunks(dev, carry, ceil_div(rows, uint64_t(wg)), dispatches);
+        if (carry_at) {
+            carry.bindings[0] = tb;
+            carry.bindings[0].offset = int64_t(carry_at);
+            carry.bindings[0].size = int64_t(rows) * 4;
+        }
+        for (uint64_t b = 0; b < blocks; b += carry_per) {
+            Dispatch d = carry;
+            d.uniforms.push_back(uniform_uint("u_b_begin", {uint32_t(b)}));
+            d.uniforms.push_back(uniform_uint("u_b_end", {uint32_t(std::min(blocks, b + carry_per))}));
+            add_chunks(dev, d, ceil_div(rows, uint64_t(wg)), dispatches);
+        }
     }
     Dispatch scan = base;
     scan.program = variant("PASS_SCAN");

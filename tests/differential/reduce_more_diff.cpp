@@ -253,5 +253,18 @@ TEST_P(ReduceMore, MatchesReference) { check_more(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, ReduceMore, ::testing::ValuesIn(cases()), more_case_name);
 
+// A row of more blocks (4 x 256 positions; 4 x 128 at the minimum limits) than the GLES carry
+// loop's budget: 2^25 + 7 f16 of mean 0 (the sums stay within f16). llvmpipe cut that loop at
+// 65,535 blocks under TGL_GLES_LIMITS=minimum, returning TGL_OK. Disabled: the harness alone
+// takes about 6 s of CPU over 2^25 elements (run it with --gtest_also_run_disabled_tests).
+class ReduceMoreLong : public SeededTest {};
+
+TEST_F(ReduceMoreLong, DISABLED_CumsumRowOfMoreBlocksThanTheLoopBudget) {
+    MoreSpec s = make(ops()[10], TGL_DTYPE_F16, TGL_DTYPE_F16, {(int64_t(1) << 25) + 7}, {0}, false, Kind::Contiguous,
+                      Kind::Contiguous, false, rng_);
+    s.x = random_storage(TGL_DTYPE_F16, s.xv.storage, rng_, float_values(TGL_DTYPE_F16, -1, 1));
+    check_more(s);
+}
+
 }  // namespace
 }  // namespace diff
