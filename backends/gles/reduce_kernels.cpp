@@ -116,7 +116,35 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     outer_uniforms(outer, base);
     inner_uniforms(inner, base);
     std::vector<Dispatch> dispatches;
-    add_chunks(dev, base, group ? uint64_t(out_count) : ceil_div(out_count, uint64_t(wg)), dispatches);
+    const uint64_t groups = group ? uint64_t(out_count) : ceil_div(out_count, uint64_t(wg));
+    // An invocation's walk over its elements (every element in MODE_THREAD, one in WG_SIZE in
+    // MODE_GROUP) longer than the loop budget: ranges of elements, one dispatch each, the walkers'
+    // States kept in scratch between them (WALK_SPLIT).
+    const uint64_t lanes = group ? uint64_t(wg) : 1;
+    if (loop_cost(ceil_div(reduce_count, lanes)) <= kLoopTripBudget) {
+        add_chunks(dev, base, groups, dispatches);
+        dev.submit(call.info->name, std::move(dispatches));
+        return;
+    }
+    const uint64_t bytes = uint64_t(out_count) * lanes * 5 * 4, range = loop_items_within_budget(1) * lanes;
+    if (bytes > uint64_t(dev.max_window_bytes()))
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "op '%s': reductions of %u elements take several dispatches, whose running states for %u outputs (%llu bytes) "
+             "exceed one shader storage block (%lld bytes)",
+             call.info->name, reduce_count, out_count, (unsigned long long)bytes, (long long)dev.max_window_bytes());
+    defines.emplace_back("WALK_SPLIT", "");
+    base.program = dev.program("reduce_state.comp", defines);
+    Binding state;
+    state.keep = dev.scratch(bytes);
+    state.name = static_cast<GlesBuffer&>(*state.keep).name();
+    state.size = int64_t(bytes);
+    base.bindings.push_back(state);
+    for (uint64_t r = 0; r < reduce_count; r += range) {
+        Dispatch d = base;
+        d.uniforms.push_back(uniform_uint("u_r_begin", {uint32_t(r)}));
+        d.uniforms.push_back(uniform_uint("u_r_end", {uint32_t(std::min<uint64_t>(reduce_count, r + range))}));
+        add_chunks(dev, d, groups, dispatches);
+    }
     dev.submit(call.info->name, std::move(dispatches));
 }
 
