@@ -136,7 +136,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
     // The direct variant's invocation walks every (channel, tap) pair of its group.
     const uint64_t direct_passes = loop_cost(uint64_t(p.cx)) + loop_cost(uint64_t(kvol), uint64_t(p.cx));
-    if (!wgrad && p.cy <= kDirectMaxChannels && direct_passes <= kLoopTripBudget) {
+    if (!wgrad && p.cy <= kDirectMaxChannels && direct_passes <= loop_budget(dev)) {
         Defines defines = variant(true);
         defines.emplace_back("DIRECT", "");
         defines.emplace_back("WG_SIZE", str(wg));
@@ -183,7 +183,8 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             // A workgroup's K range within the loop budget: each step of BK passes the step loop
             // once and the product loop (and with db its sum loop) BK + 1 times (llvmpipe unrolls
             // neither). Longer K is split whatever the tile count (the partials must fit a block).
-            const uint64_t k_max = loop_items_within_budget(1 + loop_cost(uint64_t(t.bk)) * (wgrad && B ? 2 : 1)) * uint64_t(t.bk);
+            const uint64_t k_max = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1 + loop_cost(uint64_t(t.bk)) * (wgrad && B ? 2 : 1)),
+                                                      ceil_div(uint64_t(K), uint64_t(t.bk))) * uint64_t(t.bk);
             if (uint64_t(K) > k_max) {
                 splits = std::max(splits, ceil_div(uint64_t(K), k_max));
                 const uint64_t need = 4 * splits * (c_elems + db_elems);
@@ -194,7 +195,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
                          "its partials (%llu bytes) exceed one shader storage block (%lld bytes)",
                          info.name, K, (unsigned long long)splits, (unsigned long long)kLoopTripBudget, (unsigned long long)need,
                          (long long)dev.max_window_bytes());
-                check_loop_budget(loop_cost(splits), info.name, "the sum over K splits");
+                check_loop_budget(dev, loop_cost(splits), info.name, "the sum over K splits");
             }
             const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
             splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;

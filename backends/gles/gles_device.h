@@ -163,6 +163,9 @@ public:
     // (1024 and 4: the best of a sweep on the H100) for tuning sweeps; the workgroup size stays
     // within the device's limits.
     StreamShape stream_shape() const { return stream_; }
+    // Whether kernel plans keep loop_budget.h's per-invocation loop budget: on Mesa's software
+    // renderers, which cut longer loops short, and under TGL_GLES_LIMITS=minimum.
+    bool loop_limited() const { return software_timer_ || limits().minimum; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
     std::vector<GridChunk> split_grid(uint64_t groups) const;
     // A device-side scratch buffer of at least `bytes` (reused: queued work is ordered). One per

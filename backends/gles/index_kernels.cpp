@@ -110,7 +110,7 @@ void run_index(GlesDevice& dev, const OpCall& call) {
     // Each element of y walks its whole index row: rows longer than the loop budget take several
     // dispatches, each over a range of the row, in order (the result is the same).
     const uint64_t row = uint64_t(std::max<int64_t>(p.index_shape[p.axis], 1));
-    const uint64_t k_chunk = loop_items_within_budget(1);
+    const uint64_t k_chunk = std::min(row, loop_items_within(loop_budget(dev), 1));
     for (uint64_t k = 0; k < row; k += k_chunk) {
         Dispatch range = owner;
         range.uniforms.push_back(uniform_int("u_k_begin", {int32_t(k)}));

@@ -360,7 +360,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             pl.splits = std::min<uint64_t>(ceil_div(uint64_t(K), pl.k_chunk), std::max<uint64_t>(1, max_part / out_elems));
             // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart),
             // or of GEMV_UNROLL rows of W.
-            const uint64_t k_max = loop_items_within_budget(gemv_trip_passes(M), 8) * (pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4);
+            const uint64_t k_trip = pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4;
+            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), gemv_trip_passes(M), 8), ceil_div(uint64_t(K), k_trip)) * k_trip;
             pl.splits = std::max(pl.splits, ceil_div(uint64_t(K), k_max));
             pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(K), pl.splits), 4) * 4);
             pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
@@ -380,7 +381,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
                 splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(K) / kSplitMinK, max_part / std::max<uint64_t>(1, out_elems)});
             // A workgroup's K range within the loop budget, whatever the tile count (grouped_linear
             // splits its experts instead, below).
-            const uint64_t k_max = loop_items_within_budget(tile_step_passes(pl.t.bk)) * uint64_t(pl.t.bk);
+            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(K), uint64_t(pl.t.bk))) *
+                                   uint64_t(pl.t.bk);
             if (!grouped && uint64_t(K) > k_max) splits = std::max(splits, ceil_div(uint64_t(K), k_max));
             if (splits > 1) {
                 pl.k_chunk = ceil_div(ceil_div(uint64_t(K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
@@ -396,7 +398,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
                      "stops loops after 65535); the partials of %llu outputs exceed one shader storage block (%llu bytes)",
                      call.info->name, K, (unsigned long long)pl.splits, (unsigned long long)kLoopTripBudget,
                      (unsigned long long)out_elems, (unsigned long long)dev.max_window_bytes());
-            check_loop_budget(loop_cost(pl.splits), call.info->name, "the sum over K splits");
+            check_loop_budget(dev, loop_cost(pl.splits), call.info->name, "the sum over K splits");
             pl.part_offset = scratch_bytes;
             pl.part_bytes = int64_t(pl.splits * out_elems * 4);
             scratch_bytes += (pl.part_bytes + align - 1) / align * align;
@@ -555,8 +557,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             // `per` per dispatch keep those passes within the loop budget.
             const uint64_t steps = ceil_div(uint64_t(K), uint64_t(t.bk));
             const uint64_t scan = 1 + loop_cost(uint64_t(t.bm)), k_loop = loop_cost(steps) + steps * loop_cost(uint64_t(t.bk));
-            check_loop_budget(2 * scan + k_loop, call.info->name, "one expert's pass over K in a grouped_linear tile");
-            const uint64_t per = (kLoopTripBudget - scan) / (scan + k_loop), experts = uint64_t(std::max<int64_t>(p.experts, 1));
+            check_loop_budget(dev, 2 * scan + k_loop, call.info->name, "one expert's pass over K in a grouped_linear tile");
+            const uint64_t per = (loop_budget(dev) - scan) / (scan + k_loop), experts = uint64_t(std::max<int64_t>(p.experts, 1));
             const uint64_t range = std::min<uint64_t>(uint64_t(t.bm), experts) <= per ? experts : per;
             for (uint64_t e = 0; e < experts; e += range) {
                 Dispatch d = base;

@@ -134,14 +134,14 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
 
     // Windows whose three nested loops would pass the loop budget are walked flat, a range of
-    // loop_items_within_budget(1) positions per dispatch (WIN_SPLIT); the state between dispatches
+    // loop_items_within(budget, 1) positions per dispatch (WIN_SPLIT); the state between dispatches
     // (max: 4 words, sums: 1) goes through scratch words per written element.
     int64_t box[3];
     window_box(p, box);
     const uint64_t b0 = uint64_t(std::max<int64_t>(box[0], 0)), b1 = uint64_t(std::max<int64_t>(box[1], 0)),
                    b2 = uint64_t(std::max<int64_t>(box[2], 0));
-    if (!global && loop_cost(b0) + loop_cost(b1, b0) + loop_cost(b2, b0 * b1) > kLoopTripBudget) {
-        const uint64_t vol = b0 * b1 * b2, range = loop_items_within_budget(1);
+    if (!global && loop_cost(b0) + loop_cost(b1, b0) + loop_cost(b2, b0 * b1) > loop_budget(dev)) {
+        const uint64_t vol = b0 * b1 * b2, range = std::min(vol, loop_items_within(loop_budget(dev), 1));
         to_i32(int64_t(vol), "the positions of a pooling window");
         const uint64_t words = p.kind == P::kMaxPool ? 4 : 1;
         const uint64_t bytes = uint64_t(written) * words * 4;
@@ -182,13 +182,13 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
     }
     // Chunks short enough for the loop budget (at most 2^31 / (32767 * 32) = 2048 of them, which
     // PASS_FINAL's invocations walk in 64 passes or fewer).
-    const uint64_t max_chunk = loop_items_within_budget(1) * uint64_t(group_wg);
+    const uint64_t max_chunk = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1), uint64_t(plane_in)) * uint64_t(group_wg);
     if (chunk > max_chunk) {
         chunk = max_chunk;
         chunks = ceil_div(uint64_t(plane_in), chunk);
     }
     // Planes of more loop passes per invocation than the budget are always split.
-    const bool long_plane = ceil_div(uint64_t(plane_in), uint64_t(group_wg)) + 1 > kLoopTripBudget;
+    const bool long_plane = loop_cost(ceil_div(uint64_t(plane_in), uint64_t(group_wg))) > loop_budget(dev);
     if (group && ((planes < kSplitPlanes && chunks >= 4) || long_plane)) {
         const uint64_t parts = uint64_t(planes) * chunks;
         BufferRef scratch = dev.scratch(parts * 4);

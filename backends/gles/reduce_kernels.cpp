@@ -121,12 +121,12 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     // MODE_GROUP) longer than the loop budget: ranges of elements, one dispatch each, the walkers'
     // States kept in scratch between them (WALK_SPLIT).
     const uint64_t lanes = group ? uint64_t(wg) : 1;
-    if (loop_cost(ceil_div(reduce_count, lanes)) <= kLoopTripBudget) {
+    if (loop_cost(ceil_div(reduce_count, lanes)) <= loop_budget(dev)) {
         add_chunks(dev, base, groups, dispatches);
         dev.submit(call.info->name, std::move(dispatches));
         return;
     }
-    const uint64_t bytes = uint64_t(out_count) * lanes * 5 * 4, range = loop_items_within_budget(1) * lanes;
+    const uint64_t bytes = uint64_t(out_count) * lanes * 5 * 4, range = loop_items_within(loop_budget(dev), 1) * lanes;
     if (bytes > uint64_t(dev.max_window_bytes()))
         fail(TGL_ERROR_RESOURCE_EXHAUSTED,
              "op '%s': reductions of %u elements take several dispatches, whose running states for %u outputs (%llu bytes) "
@@ -206,7 +206,7 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
     Binding tb = yb;
     // A row's carry loop walks its blocks: more than the loop budget take several dispatches, the
     // running carries kept in a scratch word per row (after the totals; bound in y's place).
-    const uint64_t carry_per = loop_items_within_budget(1);
+    const uint64_t carry_per = std::min<uint64_t>(blocks, loop_items_within(loop_budget(dev), 1));
     const uint64_t align = uint64_t(dev.window_alignment());
     const uint64_t carry_at = blocks > carry_per ? ceil_div(groups * 4, align) * align : 0;
     if (blocks > 1) {
@@ -419,7 +419,8 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     bool column = !first.outer.empty() && first.outer.back().xs == 1 && !first.inner.empty() && reduce_count > 1;
     if (column) first.mode = ReduceMode::Column;
     else if (reduce_count <= 32) first.mode = ReduceMode::Thread;
-    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg))) first.mode = ReduceMode::Thread;
+    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg)) && loop_cost(reduce_count) <= loop_budget(dev))
+        first.mode = ReduceMode::Thread;  // (a longer walk than the loop budget takes the workgroups)
     else first.mode = ReduceMode::Group;
     first.wg = wg;
     first.chunk = reduce_count;
