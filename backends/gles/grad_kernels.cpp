@@ -337,7 +337,15 @@ void embedding_backward(GlesDevice& dev, const OpCall& call) {
     gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
                                                           to_i32(p.dw_strides[1], "a stride of dW")}));
     set(gather, "u_dw_offset", dw_off);
-    ps.add(gather, ceil_div(V * D, uint64_t(ps.wg)));
+    // A dW element walks its index value's run of tokens (up to all T): runs longer than the loop
+    // budget take several dispatches, each over a range of offsets into the runs, in order.
+    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(dev), 1));
+    for (uint64_t r = 0; r < std::max<uint64_t>(T, 1); r += run) {
+        Dispatch d = gather;
+        setu(d, "u_run_begin", uint32_t(r));
+        setu(d, "u_run_end", uint32_t(r + run));
+        ps.add(d, ceil_div(V * D, uint64_t(ps.wg)));
+    }
     ps.submit();
 }
 
