@@ -26,7 +26,9 @@
 //   PASS_CE_SUM  one workgroup: the sum (or mean) of the per-row losses -> loss (unless failed)
 //   PASS_EMB_BOUNDS  per sorted position s (positions sorted by index, stably): start[k] / end[k]
 //                of each index value's run
-//   PASS_EMB_GATHER  per (v, j) of dW: the sum over the run of v of dy[token, j], in position order
+//   PASS_EMB_GATHER  per (v, j) of dW: the sum over the run of v of dy[token, j], in position order;
+//                    a dispatch walks run offsets [u_run_begin, u_run_end) only, later ones adding to
+//                    the dW the previous one stored (runs longer than the loop budget)
 // Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
 // OUTER_RANK, INNER_RANK (0..8), P_RANK (PASS_COLUMN_FINAL), STATUS_BINDING, WG_SIZE.
 #include "common.glsl"
@@ -102,6 +104,8 @@ uniform int u_pos_off;     // embedding: sorted positions
 uniform int u_start_off;   // embedding: start of each value's run (end: + u_vocab)
 uniform uint u_vocab;
 uniform int u_padding;     // embedding: the row that stays 0, or -1
+uniform uint u_run_begin;  // PASS_EMB_GATHER: the offsets into each run this dispatch walks
+uniform uint u_run_end;
 uniform uint u_chunks;
 uniform uint u_chunk_rows;
 uniform int u_dw_stride[2];
@@ -464,17 +468,24 @@ void main() {
     if (i >= u_vocab * u_len || tgl_op_failed()) return;
     uint j = i % u_len, v = i / u_len;
     int aj = elem_offsets(j).x;
+    int at = u_dw_offset + int(v) * u_dw_stride[0] + int(j) * u_dw_stride[1];
     float acc = 0.0;
+    if (u_run_begin > 0u) {
+        uint s0 = s_data[u_start_off + int(v)], s1 = s_data[u_start_off + int(u_vocab + v)];
+        if (int(v) == u_padding || s1 - s0 <= u_run_begin) return;  // its run ended in an earlier dispatch
+        acc = tgl_to_f32(tgl_extract(d_data[tgl_word_of(at, DTYPE)], at, DTYPE), DTYPE);
+    }
     if (int(v) != u_padding) {
-        uint s1 = s_data[u_start_off + int(u_vocab + v)];
-        for (uint s = s_data[u_start_off + int(v)]; s < s1; ++s) {
+        uint s0 = s_data[u_start_off + int(v)];
+        uint s1 = min(s_data[u_start_off + int(u_vocab + v)], s0 + u_run_end);
+        for (uint s = s0 + u_run_begin; s < s1; ++s) {
             ivec4 b4;
             ivec2 b2;
             row_base(s_data[u_pos_off + int(s)], b4, b2);
             acc += a_at(b4.x + aj);
         }
     }
-    STORE_AT(d_data, u_dw_offset + int(v) * u_dw_stride[0] + int(j) * u_dw_stride[1], acc)
+    STORE_AT(d_data, at, acc)
 }
 
 #else

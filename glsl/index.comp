@@ -11,7 +11,9 @@
 //                 src element replaces it (the last match wins) or is added (f32 accumulator for
 //                 float dtypes, rounded once by the commit; i32 wraps). Cost: O(row length) per
 //                 element of y, O(numel(y) * index.shape[axis]) in all, in exchange for a
-//                 deterministic result without float atomics;
+//                 deterministic result without float atomics. A dispatch walks k in [u_k_begin,
+//                 u_k_end) only: the first starts from x's element, later ones from the scratch
+//                 word the previous one left (long rows take several, within the loop budget);
 //   PASS_COMMIT   y[c] = t[n], converted to Y_DTYPE (scatter_add of f16/bf16).
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
@@ -45,6 +47,8 @@ uniform int u_x_offset;
 uniform int u_i_offset;
 uniform int u_s_offset;
 uniform int u_axis;
+uniform int u_k_begin;  // PASS_SCATTER: the range of the index row this dispatch walks
+uniform int u_k_end;
 uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
 uniform uint u_op;     // PASS_CHECK: op id, for the error
 uniform uint u_report; // PASS_CHECK: 1 in the report dispatch
@@ -131,20 +135,21 @@ void main() {
 #endif
     y_store_bits(yo, x_bits(xo + v * u_x_str[u_axis]));
 #elif defined(PASS_SCATTER)
-    uint bits = x_bits(xo + j * u_x_str[u_axis]);
-    int len = in_rows ? u_index_shape[u_axis] : 0;
+    bool first = u_k_begin == 0;
+    uint bits = first ? x_bits(xo + j * u_x_str[u_axis]) : y_data[n];
+    int len = in_rows ? min(u_index_shape[u_axis], u_k_end) : 0;
     int istep = u_i_str[u_axis], sstep = u_s_str[u_axis];
 #if defined(ADD) && Y_DTYPE == DT_I32
     int acc = int(bits);
-    for (int k = 0; k < len; ++k)
+    for (int k = u_k_begin; k < len; ++k)
         if (i_data[io + k * istep] == j) acc += int(s_data[so + k * sstep]);
     bits = uint(acc);
 #elif defined(ADD)
     // Without a match x's bits pass unchanged (no arithmetic that could flush or quiet them).
-    bits = tgl_to_f32_bits(bits, Y_DTYPE);
+    if (first) bits = tgl_to_f32_bits(bits, Y_DTYPE);
     float acc = uintBitsToFloat(bits);
     bool hit = false;
-    for (int k = 0; k < len; ++k) {
+    for (int k = u_k_begin; k < len; ++k) {
         if (i_data[io + k * istep] != j) continue;
         int s = so + k * sstep;
         acc += tgl_to_f32(tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE), Y_DTYPE);
@@ -153,7 +158,7 @@ void main() {
     if (hit) bits = floatBitsToUint(acc);
 #else
     int last = -1;
-    for (int k = 0; k < len; ++k)
+    for (int k = u_k_begin; k < len; ++k)
         if (i_data[io + k * istep] == j) last = k;
     if (last >= 0) {
         int s = so + last * sstep;

@@ -14,7 +14,9 @@
 // Experts (grouped_linear): rows of one tile may use different experts. The tile loops over the
 // distinct experts of its rows in increasing order; in the pass for expert e, A rows of other
 // experts load as zeros, so every row sums only its own expert's products (sort-free; a tile whose
-// rows share one expert, e.g. tokens sorted by expert, does one pass).
+// rows share one expert, e.g. tokens sorted by expert, does one pass). A dispatch serves only the
+// rows whose expert is in [u_e_lo, u_e_hi) (the host splits the experts over dispatches where a
+// tile's passes would exceed the loop budget); the others are neither computed nor stored.
 //
 // Side operands (index, bias, scales, zero points) come packed as f32 words (index: i32) in one
 // scratch block by PASS_PACK dispatches of this file (so the main pass needs at most A, B, side and
@@ -179,6 +181,8 @@ uniform int u_zero_base;    // side words: zero point, as scale
 uniform int u_groups;
 uniform int u_group_size;
 uniform uint u_check_seq;   // EXPERTS: this op's sequence number (the fail flag's value)
+uniform int u_e_lo;         // EXPERTS: the experts this dispatch serves, [u_e_lo, u_e_hi)
+uniform int u_e_hi;
 uniform uvec3 u_tile_base;
 uniform int u_splits;       // SPLIT_K, PASS_GEMV, PASS_REDUCE: K ranges (partials per output)
 uniform int u_k_chunk;      // SPLIT_K, PASS_GEMV: K range s is [s * u_k_chunk, (s + 1) * u_k_chunk)
@@ -515,8 +519,10 @@ void main() {
     // A failed index check (the fail flag) leaves every row without an expert: nothing is computed
     // or stored. No early return: barriers follow.
     bool failed = side_data[0] == u_check_seq;
-    for (int i = tid; i < BM; i += NT)
-        s_e[i] = (!failed && m0 + i < u_M) ? int(side_data[u_idx_base + m0 + i]) : NO_EXPERT;
+    for (int i = tid; i < BM; i += NT) {
+        int e = (!failed && m0 + i < u_M) ? int(side_data[u_idx_base + m0 + i]) : NO_EXPERT;
+        s_e[i] = e >= u_e_lo && e < u_e_hi ? e : NO_EXPERT;
+    }
     int cur = -1;
     for (;;) {
         memoryBarrierShared();
@@ -627,7 +633,7 @@ void main() {
         if (gm >= u_M) continue;
 #if defined(EXPERTS)
         int e = s_e[mm];
-        if (e == NO_EXPERT) continue;  // failed check
+        if (e == NO_EXPERT) continue;  // failed check, or another dispatch's expert
 #else
         int e = 0;
 #endif

@@ -10,11 +10,16 @@
 // of the outputs (deterministic, no float atomics). Global pooling: MODE_THREAD, one invocation
 // per (n, c) plane (small planes), or MODE_GROUP, one workgroup per plane with a shared-memory tree;
 // few large planes are split into chunks (one workgroup each) whose partials a second pass combines.
+// WIN_SPLIT (windows of more loop passes than the plan's budget): each invocation walks its window
+// (a box of taps / inputs / outputs) flat, only t in [u_t_begin, u_t_end) of the box's row-major
+// order, one dispatch per range in order; the running state (max: value, order key, index, NaN
+// flag; the others: the f32 sum) goes through block 3 (scratch, u_state_words per written element)
+// from one dispatch to the next, and the dispatch with u_last = 1 stores y.
 //
 // Defines: OP_MAX | OP_AVG | OP_GLOBAL_MAX | OP_GLOBAL_AVG | OP_ADAPTIVE | OP_NEAREST | OP_BILINEAR |
 // OP_MAX_BWD | OP_AVG_BWD | OP_ADAPTIVE_BWD; HAS_IDX (max_pool's indices output); CIP
 // (count_include_pad); ALIGN (align_corners); MODE_THREAD | MODE_GROUP (global), PASS_PARTIAL |
-// PASS_FINAL (global pooling of few large planes in two passes); DTYPE; WG_SIZE.
+// PASS_FINAL (global pooling of few large planes in two passes); WIN_SPLIT; DTYPE; WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -29,6 +34,9 @@ layout(std430, binding = 1) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 2) writeonly buffer IBuffer { int i_data[]; };
 #elif defined(OP_MAX_BWD)
 layout(std430, binding = 2) readonly buffer IBuffer { int i_data[]; };
+#endif
+#if defined(WIN_SPLIT)
+layout(std430, binding = 3) buffer SBuffer { uint s_state[]; };
 #endif
 #include "store.glsl"
 
@@ -48,6 +56,28 @@ uniform int u_sc[3];
 uniform int u_sp[9];  // block * 3 + dim
 uniform uint u_chunks;  // global pooling in two passes: chunks per plane
 uniform uint u_chunk;   // elements per chunk
+uniform int u_t_begin;  // WIN_SPLIT: the range of each window this dispatch walks
+uniform int u_t_end;
+uniform uint u_last;    // WIN_SPLIT: 1 in the dispatch that stores y
+
+// The body that follows runs for each v in the box [lo, lo + n) in row-major order (n may be <= 0
+// along a dim: then not at all); close it with END_BOX. WIN_SPLIT: one flat loop over this
+// dispatch's range of the box, else three nested loops.
+#if defined(WIN_SPLIT)
+#define FOR_BOX(v, lo, n)                                                                       \
+    ivec3 box_n_ = (n);                                                                         \
+    int box_end_ = all(greaterThan(box_n_, ivec3(0))) ? min(u_t_end, box_n_.x * box_n_.y * box_n_.z) : 0; \
+    for (int t_ = u_t_begin; t_ < box_end_; ++t_) {                                             \
+        ivec3 v = (lo) + ivec3(t_ / (box_n_.y * box_n_.z), (t_ / box_n_.z) % box_n_.y, t_ % box_n_.z);
+#else
+#define FOR_BOX(v, lo, n)                             \
+    ivec3 box_n_ = (n);                               \
+    for (int a0_ = 0; a0_ < box_n_.x; ++a0_)          \
+        for (int a1_ = 0; a1_ < box_n_.y; ++a1_)      \
+            for (int a2_ = 0; a2_ < box_n_.z; ++a2_) { \
+                ivec3 v = (lo) + ivec3(a0_, a1_, a2_);
+#endif
+#define END_BOX }
 
 #if defined(OP_MAX_BWD) || defined(OP_AVG_BWD) || defined(OP_ADAPTIVE_BWD)
 #define BACKWARD
@@ -157,6 +187,24 @@ void main() {
 
 #else
 
+// The running sum of written element e: 0, or (WIN_SPLIT, not the first range) what the previous
+// dispatch left; split_sum_end keeps it for the next dispatch (true: not the last, nothing to store).
+float split_sum_begin(uint e) {
+#if defined(WIN_SPLIT)
+    if (u_t_begin > 0) return uintBitsToFloat(s_state[e]);
+#endif
+    return 0.0;
+}
+bool split_sum_end(uint e, float sum) {
+#if defined(WIN_SPLIT)
+    if (u_last == 0u) {
+        s_state[e] = floatBitsToUint(sum);
+        return true;
+    }
+#endif
+    return false;
+}
+
 void main() {
     uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     if (e >= u_count) return;
@@ -187,23 +235,39 @@ void main() {
     int best_key = tgl_order_key(floatBitsToUint(best), DT_F32);
     bool best_nan = false;
     int best_i = -1;
-    for (int j0 = 0; j0 < kernel.x; ++j0)
-        for (int j1 = 0; j1 < kernel.y; ++j1)
-            for (int j2 = 0; j2 < kernel.z; ++j2) {
-                ivec3 i = first + ivec3(j0, j1, j2) * dil;
-                if (any(lessThan(i, ivec3(0))) || any(greaterThanEqual(i, in3()))) continue;  // padding
-                int at = flat_in(i);
-                if (best_i < 0) best_i = at;
-                uint bits = r_bits(rbase + sp_off(0, i));
-                bool is_nan = tgl_is_nan_bits(bits, DTYPE);
-                int key = tgl_order_key(bits, DTYPE);
-                if (is_nan || (!best_nan && key > best_key)) {  // PyTorch's rule: a later NaN replaces
-                    best = r_val(rbase + sp_off(0, i));
-                    best_key = key;
-                    best_nan = is_nan;
-                    best_i = at;
-                }
-            }
+#if defined(WIN_SPLIT)
+    uint st = e * 4u;
+    if (u_t_begin > 0) {
+        best = uintBitsToFloat(s_state[st]);
+        best_key = int(s_state[st + 1u]);
+        best_i = int(s_state[st + 2u]);
+        best_nan = s_state[st + 3u] != 0u;
+    }
+#endif
+    FOR_BOX(j, ivec3(0), kernel)
+        ivec3 i = first + j * dil;
+        if (any(lessThan(i, ivec3(0))) || any(greaterThanEqual(i, in3()))) continue;  // padding
+        int at = flat_in(i);
+        if (best_i < 0) best_i = at;
+        uint bits = r_bits(rbase + sp_off(0, i));
+        bool is_nan = tgl_is_nan_bits(bits, DTYPE);
+        int key = tgl_order_key(bits, DTYPE);
+        if (is_nan || (!best_nan && key > best_key)) {  // PyTorch's rule: a later NaN replaces
+            best = r_val(rbase + sp_off(0, i));
+            best_key = key;
+            best_nan = is_nan;
+            best_i = at;
+        }
+    END_BOX
+#if defined(WIN_SPLIT)
+    if (u_last == 0u) {
+        s_state[st] = floatBitsToUint(best);
+        s_state[st + 1u] = uint(best_key);
+        s_state[st + 2u] = uint(best_i);
+        s_state[st + 3u] = best_nan ? 1u : 0u;
+        return;
+    }
+#endif
     result = best;
 #if defined(HAS_IDX)
     i_data[plane_base(2, n, c) + sp_off(2, w)] = best_i;
@@ -218,10 +282,11 @@ void main() {
     adaptive_window(w, lo, hi);
     div = float(hi.x - lo.x) * float(hi.y - lo.y) * float(hi.z - lo.z);
 #endif
-    float sum = 0.0;
-    for (int i0 = lo.x; i0 < hi.x; ++i0)
-        for (int i1 = lo.y; i1 < hi.y; ++i1)
-            for (int i2 = lo.z; i2 < hi.z; ++i2) sum += r_val(rbase + sp_off(0, ivec3(i0, i1, i2)));
+    float sum = split_sum_begin(e);
+    FOR_BOX(i, lo, hi - lo)
+        sum += r_val(rbase + sp_off(0, i));
+    END_BOX
+    if (split_sum_end(e, sum)) return;
     result = div > 0.0 ? sum / div : 0.0;
 
 #elif defined(OP_NEAREST)
@@ -264,27 +329,25 @@ void main() {
     int ibase = plane_base(2, n, c);
     int target = flat_in(w);
 #endif
-    float sum = 0.0;
-    for (int o0 = o_lo.x; o0 <= o_hi.x; ++o0)
-        for (int o1 = o_lo.y; o1 <= o_hi.y; ++o1)
-            for (int o2 = o_lo.z; o2 <= o_hi.z; ++o2) {
-                ivec3 o = ivec3(o0, o1, o2);
+    float sum = split_sum_begin(e);
+    FOR_BOX(o, o_lo, o_hi - o_lo + 1)
 #if defined(OP_MAX_BWD)
-                ivec3 t = w + pad - o * stride;  // offset of w in o's window, a multiple of the dilation
-                if (any(notEqual(t % dil, ivec3(0))) || i_data[ibase + sp_off(2, o)] != target) continue;
-                sum += r_val(dbase + sp_off(0, o));
+        ivec3 t = w + pad - o * stride;  // offset of w in o's window, a multiple of the dilation
+        if (any(notEqual(t % dil, ivec3(0))) || i_data[ibase + sp_off(2, o)] != target) continue;
+        sum += r_val(dbase + sp_off(0, o));
 #elif defined(OP_AVG_BWD)
-                ivec3 lo, hi;
-                float div;
-                avg_window(o, lo, hi, div);
-                sum += r_val(dbase + sp_off(0, o)) / div;
+        ivec3 lo, hi;
+        float div;
+        avg_window(o, lo, hi, div);
+        sum += r_val(dbase + sp_off(0, o)) / div;
 #else
-                ivec3 lo, hi;
-                adaptive_window(o, lo, hi);
-                if (any(lessThan(w, lo)) || any(greaterThanEqual(w, hi))) continue;
-                sum += r_val(dbase + sp_off(0, o)) / (float(hi.x - lo.x) * float(hi.y - lo.y) * float(hi.z - lo.z));
+        ivec3 lo, hi;
+        adaptive_window(o, lo, hi);
+        if (any(lessThan(w, lo)) || any(greaterThanEqual(w, hi))) continue;
+        sum += r_val(dbase + sp_off(0, o)) / (float(hi.x - lo.x) * float(hi.y - lo.y) * float(hi.z - lo.z));
 #endif
-            }
+    END_BOX
+    if (split_sum_end(e, sum)) return;
     result = sum;
 #else
 #error "pool.comp: no OP_* define"

@@ -14,10 +14,14 @@
 //                then a shared-memory tree merges the WG_SIZE states.
 // Operands are arrays of uint words (dtype.glsl); x of X_DTYPE, y of Y_DTYPE (1-byte outputs are
 // stored with atomicAnd/atomicOr on their own bits).
+// WALK_SPLIT (more elements per invocation than the loop budget): a dispatch walks only the reduced
+// elements [u_r_begin, u_r_end); each walker (an output's invocation) starts from the State the
+// previous dispatch left in block 2 (5 words per walker) and leaves its own there, and the dispatch
+// whose range ends the reduction merges and stores.
 //
 // Defines: OP_ARGMAX | OP_ARGMIN | OP_LOGSUMEXP | OP_VAR | OP_STD | OP_ANY | OP_ALL | OP_NORM1 |
 // OP_NORM2 (one); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP; OUTER_RANK, INNER_RANK (0..8);
-// WG_SIZE (a power of two in MODE_GROUP).
+// WG_SIZE (a power of two in MODE_GROUP); WALK_SPLIT.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -184,6 +188,41 @@ uint finish(State s) {
 #error "reduce_state.comp: no OP_* define"
 #endif
 
+#if defined(WALK_SPLIT)
+layout(std430, binding = 2) buffer SBuffer { uint s_state[]; };
+uniform uint u_r_begin;
+uniform uint u_r_end;
+
+State load_state(uint w) {
+    uint at = w * 5u;
+    return State(uintBitsToFloat(s_state[at]), uintBitsToFloat(s_state[at + 1u]), uintBitsToFloat(s_state[at + 2u]),
+                 int(s_state[at + 3u]), s_state[at + 4u]);
+}
+void save_state(uint w, State s) {
+    uint at = w * 5u;
+    s_state[at] = floatBitsToUint(s.a);
+    s_state[at + 1u] = floatBitsToUint(s.b);
+    s_state[at + 2u] = floatBitsToUint(s.c);
+    s_state[at + 3u] = uint(s.k);
+    s_state[at + 4u] = s.i;
+}
+#endif
+
+int inner_offset(uint r) {
+#if INNER_RANK == 0
+    return 0;
+#else
+    int off = 0;
+    uint rest = r;
+    for (int d = INNER_RANK - 1; d > 0; --d) {
+        uint n = uint(u_inner_shape[d]);
+        off += int(rest % n) * u_inner_x_stride[d];
+        rest /= n;
+    }
+    return off + int(rest) * u_inner_x_stride[0];
+#endif
+}
+
 void outer_offsets(uint o, out int xo, out int yo) {
     xo = u_x_offset;
     yo = u_y_offset;
@@ -209,7 +248,14 @@ void main() {
     int xo, yo;
     outer_offsets(o, xo, yo);
     State acc = identity();
-#if INNER_RANK == 0
+#if defined(WALK_SPLIT)
+    if (u_r_begin > 0u) acc = load_state(o);
+    for (uint r = u_r_begin; r < min(u_r_end, u_reduce_count); ++r) acc = combine(acc, from_element(x_bits(xo + inner_offset(r)), r));
+    if (u_r_end < u_reduce_count) {
+        save_state(o, acc);
+        return;
+    }
+#elif INNER_RANK == 0
     if (u_reduce_count > 0u) acc = combine(acc, from_element(x_bits(xo), 0u));
 #else
     int idx[INNER_RANK];
@@ -232,21 +278,6 @@ void main() {
 
 shared State s_partial[WG_SIZE];
 
-int inner_offset(uint r) {
-#if INNER_RANK == 0
-    return 0;
-#else
-    int off = 0;
-    uint rest = r;
-    for (int d = INNER_RANK - 1; d > 0; --d) {
-        uint n = uint(u_inner_shape[d]);
-        off += int(rest % n) * u_inner_x_stride[d];
-        rest /= n;
-    }
-    return off + int(rest) * u_inner_x_stride[0];
-#endif
-}
-
 void main() {
     uint o = tgl_group_index();
     uint lid = gl_LocalInvocationID.x;
@@ -255,8 +286,20 @@ void main() {
     State acc = identity();
     if (in_range) {
         outer_offsets(o, xo, yo);
+#if defined(WALK_SPLIT)
+        if (u_r_begin > 0u) acc = load_state(o * uint(WG_SIZE) + lid);
+        for (uint r = u_r_begin + lid; r < min(u_r_end, u_reduce_count); r += uint(WG_SIZE))
+            acc = combine(acc, from_element(x_bits(xo + inner_offset(r)), r));
+#else
         for (uint r = lid; r < u_reduce_count; r += uint(WG_SIZE)) acc = combine(acc, from_element(x_bits(xo + inner_offset(r)), r));
+#endif
     }
+#if defined(WALK_SPLIT)
+    if (u_r_end < u_reduce_count) {  // uniform: not the last range, nothing to merge yet
+        if (in_range) save_state(o * uint(WG_SIZE) + lid, acc);
+        return;
+    }
+#endif
     s_partial[lid] = acc;
     memoryBarrierShared();
     barrier();

@@ -5,7 +5,9 @@
 //   PASS_ROW     one invocation per row scans it sequentially (short rows; no scratch);
 //   PASS_TOTALS  one workgroup per (row, block): the block's total -> t_data[row * u_blocks + block];
 //   PASS_CARRY   one invocation per row: exclusive scan of its block totals, in place (the carry
-//                into each block);
+//                into each block), over blocks [u_b_begin, u_b_end) only: rows of more blocks than
+//                the loop budget take several dispatches, each starting from the row's running
+//                carry that the previous one left in y_data[row] (then a scratch word per row);
 //   PASS_SCAN    one workgroup per (row, block): each invocation scans ITEMS consecutive positions
 //                in registers, a shared-memory (Hillis-Steele) scan combines the invocations' totals,
 //                and the block's carry (when u_use_carry) is applied.
@@ -26,6 +28,8 @@ uniform uint u_rows;
 uniform uint u_len;
 uniform uint u_blocks;     // blocks per row
 uniform uint u_use_carry;  // PASS_SCAN: add t_data's carry
+uniform uint u_b_begin;    // PASS_CARRY: the blocks this dispatch scans
+uniform uint u_b_end;
 uniform int u_x_offset;
 uniform int u_y_offset;
 uniform int u_x_stride;    // along the scanned axis
@@ -107,12 +111,14 @@ void main() {
     uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     if (row >= u_rows) return;
     uint base = row * u_blocks;
-    float carry = identity();
-    for (uint b = 0u; b < u_blocks; ++b) {
+    float carry = u_b_begin == 0u ? identity() : uintBitsToFloat(y_data[row]);
+    uint end = min(u_blocks, u_b_end);
+    for (uint b = u_b_begin; b < end; ++b) {
         float t = t_data[base + b];
         t_data[base + b] = carry;
         carry = combine(carry, t);
     }
+    if (end < u_blocks) y_data[row] = floatBitsToUint(carry);
 }
 
 #else  // PASS_TOTALS, PASS_SCAN: one workgroup per (row, block)

@@ -8,9 +8,12 @@
 // workgroup-size and shared-memory limits (TGL_TUNE_CONV overrides the choice, for sweeps on a
 // GPU); each grid (tiles x groups x splits) is a linear index split into dispatches within the
 // workgroup-count limits. Convolutions whose taps all lie inside x (1x1, unpadded) load without
-// bound tests (IN_BOUNDS).
+// bound tests (IN_BOUNDS). Every plan keeps each invocation's loop passes within the loop budget
+// (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
+// workgroup is split to fit.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -106,7 +109,9 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     };
     const int wg = dev.workgroup_size();
     std::vector<Dispatch> dispatches;
-    if (!wgrad && p.cy <= kDirectMaxChannels) {
+    // The direct variant's invocation walks every (channel, tap) pair of its group.
+    const uint64_t direct_passes = loop_cost(uint64_t(p.cx)) + loop_cost(uint64_t(kvol), uint64_t(p.cx));
+    if (!wgrad && p.cy <= kDirectMaxChannels && direct_passes <= loop_budget(dev)) {
         Defines defines = variant(true);
         defines.emplace_back("DIRECT", "");
         defines.emplace_back("WG_SIZE", str(wg));
@@ -152,6 +157,23 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
                 splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
                                              kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
+            // A workgroup's K range within the loop budget: each step of BK passes the step loop
+            // once and the product loop (and with db its sum loop) BK + 1 times (llvmpipe unrolls
+            // neither). Longer K is split whatever the tile count (the partials must fit a block).
+            const uint64_t k_max = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1 + loop_cost(uint64_t(t.bk)) * (wgrad && B ? 2 : 1)),
+                                                      ceil_div(uint64_t(K), uint64_t(t.bk))) * uint64_t(t.bk);
+            if (uint64_t(K) > k_max) {
+                splits = std::max(splits, ceil_div(uint64_t(K), k_max));
+                const uint64_t need = 4 * splits * (c_elems + db_elems);
+                if (need > uint64_t(dev.max_window_bytes()))
+                    fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                         "op '%s': a reduction of %d (channels x taps, or positions for the weight gradient) is split %llu ways "
+                         "to keep each shader invocation's loops within %llu passes (llvmpipe stops loops after 65535); "
+                         "its partials (%llu bytes) exceed one shader storage block (%lld bytes)",
+                         info.name, K, (unsigned long long)splits, (unsigned long long)kLoopTripBudget, (unsigned long long)need,
+                         (long long)dev.max_window_bytes());
+                check_loop_budget(dev, loop_cost(splits), info.name, "the sum over K splits");
+            }
             const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
             splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
             Defines defines = variant(splits == 1);

@@ -15,6 +15,7 @@
 // Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "reduce_kernels.h"
 #include "validate_util.h"
 
@@ -93,7 +94,14 @@ struct Passes {
         if (!has_check) check = dev.device_check();
         has_check = true;
     }
+    // PASS_ROW's mode. Its invocations walk their row up to 4 times (one element in wg each in
+    // MODE_GROUP), with a tree of log2(wg) steps after each walk; there is no split of a row, so a
+    // longer row fails (RESOURCE_EXHAUSTED) on a device with a loop budget.
     Defines row_mode() const {
+        int tree = 0;
+        while ((1 << tree) < wg) ++tree;
+        const uint64_t walk = p.len > kThreadRowMax ? ceil_div(uint64_t(p.len), uint64_t(wg)) : uint64_t(p.len);
+        check_loop_budget(dev, 4 * (loop_cost(walk) + loop_cost(uint64_t(tree))), call.info->name, "the walks over a row");
         return {{p.len > kThreadRowMax ? "MODE_GROUP" : "MODE_THREAD", ""}};
     }
     uint64_t row_groups() const { return p.len > kThreadRowMax ? uint64_t(p.rows) : ceil_div(uint64_t(p.rows), uint64_t(wg)); }
@@ -129,6 +137,9 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     // per chunk, and at most 1024 chunks for the final pass to add up per element.
     uint64_t chunks = std::min<uint64_t>({ceil_div(rows, 8), ceil_div(uint64_t(1) << 18, len), 1024});
     chunks = std::max<uint64_t>(chunks, 1);
+    // PASS_COLUMN walks a chunk's rows, PASS_COLUMN_FINAL the chunks: both within the loop budget.
+    chunks = std::max<uint64_t>(chunks, ceil_div(rows, std::min<uint64_t>(std::max<uint64_t>(rows, 1), loop_items_within(loop_budget(dev), 1))));
+    if (cols) check_loop_budget(dev, loop_cost(chunks), info.name, "the sum over the chunks of rows");
     const uint64_t chunk_rows = std::max<uint64_t>(1, ceil_div(rows, chunks));
     chunks = std::max<uint64_t>(1, ceil_div(rows, chunk_rows));
     const uint64_t gamma_off = 2, stats_off = gamma_off + (p.has_gamma ? len : 0);
@@ -238,6 +249,8 @@ void cross_entropy(GlesDevice& dev, const OpCall& call) {
     if (p.reduction == TGL_REDUCTION_MEAN) red.emplace_back("MEAN", "");
 
     if (rows > 0) targets_pass(ps, sb, tgt_off, p.len, call.inputs[0].rank == 1 ? 0 : 1, true);
+    // PASS_COUNT and PASS_CE_SUM: one workgroup walks every row (one in wg per invocation).
+    check_loop_budget(dev, loop_cost(ceil_div(rows, uint64_t(ps.wg))) + 64, info.name, "the walk over the rows' targets and losses");
     ps.status();
     Dispatch count = ps.make("PASS_COUNT", {{"B_S", sb}}, {{"STATUS_BINDING", "1"}});
     count.bindings.push_back(ps.check.status);
@@ -324,7 +337,15 @@ void embedding_backward(GlesDevice& dev, const OpCall& call) {
     gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
                                                           to_i32(p.dw_strides[1], "a stride of dW")}));
     set(gather, "u_dw_offset", dw_off);
-    ps.add(gather, ceil_div(V * D, uint64_t(ps.wg)));
+    // A dW element walks its index value's run of tokens (up to all T): runs longer than the loop
+    // budget take several dispatches, each over a range of offsets into the runs, in order.
+    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(dev), 1));
+    for (uint64_t r = 0; r < std::max<uint64_t>(T, 1); r += run) {
+        Dispatch d = gather;
+        setu(d, "u_run_begin", uint32_t(r));
+        setu(d, "u_run_end", uint32_t(r + run));
+        ps.add(d, ceil_div(V * D, uint64_t(ps.wg)));
+    }
     ps.submit();
 }
 

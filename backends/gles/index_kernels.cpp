@@ -4,6 +4,7 @@
 // host never reads an index.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 
 #include <algorithm>
 
@@ -124,7 +125,16 @@ void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     owner.uniforms.push_back(uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")));
     owner.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
     owner.uniforms.push_back(uniform_int("u_index_shape", to_i32s(p.index_shape, p.rank, "the index's shape")));
-    add_chunks(dev, owner, groups, ds);
+    // Each element of y walks its whole index row: rows longer than the loop budget take several
+    // dispatches, each over a range of the row, in order (the result is the same).
+    const uint64_t row = uint64_t(std::max<int64_t>(p.index_shape[p.axis], 1));
+    const uint64_t k_chunk = std::min(row, loop_items_within(loop_budget(dev), 1));
+    for (uint64_t k = 0; k < row; k += k_chunk) {
+        Dispatch range = owner;
+        range.uniforms.push_back(uniform_int("u_k_begin", {int32_t(k)}));
+        range.uniforms.push_back(uniform_int("u_k_end", {int32_t(std::min(row, k + k_chunk))}));
+        add_chunks(dev, range, groups, ds);
+    }
     Dispatch commit = base;
     commit.program = program("PASS_COMMIT", p.rank);
     commit.bindings = {yb, tb, ib, check.status};

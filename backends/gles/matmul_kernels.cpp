@@ -7,9 +7,13 @@
 // the kernel is: the mat-vec kernel (M <= 8, W read as quads), or tiles: FAST where A and B can be
 // read as quads (float, no experts: offsets and strides multiples of 4, windows of whole quads),
 // else the general tiles; split over K (partials + a reduce pass) where the tiles are few and K
-// long. Knobs for tuning on a GPU: TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
+// long. Every plan keeps each invocation's loop passes within the loop budget (loop_budget.h): K
+// is split wherever a workgroup's K range would pass it, and grouped_linear's experts go to several
+// dispatches where a tile's passes over its experts would. Knobs for tuning on a GPU:
+// TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -40,6 +44,14 @@ bool quad_window(GlesDevice& dev, Binding& b, const TensorArg& t) {
 }
 
 int64_t mag(int64_t s) { return s < 0 ? -s : s; }
+
+// Loop passes of one K step of BK in the tiled kernels: the step loop once, the product loop BK + 1
+// times (measured on llvmpipe: unrolled for some tiles only; the loaders' loops are unrolled).
+uint64_t tile_step_passes(int bk) { return 1 + loop_cost(uint64_t(bk)); }
+
+// Loop passes of one GEMV loop trip (GEMV_UNROLL quads of W and GEMV_M rows each), were none of its
+// inner loops unrolled.
+uint64_t gemv_trip_passes(int rows) { return 1 + loop_cost(4) + 4 * loop_cost(uint64_t(rows)) * 2; }
 
 // PASS_PACK of a rank <= 2 operand (rows x cols, strides s0, s1) into side words at dst_base.
 void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
@@ -280,6 +292,11 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             pl.k_chunk = tune.gemv_chunk > 0 ? uint64_t(tune.gemv_chunk) : (pl.b_quad == 1 ? uint64_t(32 * pl.lanes) : 32u);
             pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
             pl.splits = std::min<uint64_t>(ceil_div(uint64_t(K), pl.k_chunk), std::max<uint64_t>(1, max_part / out_elems));
+            // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart),
+            // or of GEMV_UNROLL rows of W.
+            const uint64_t k_trip = pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4;
+            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), gemv_trip_passes(M), 8), ceil_div(uint64_t(K), k_trip)) * k_trip;
+            pl.splits = std::max(pl.splits, ceil_div(uint64_t(K), k_max));
             pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(K), pl.splits), 4) * 4);
             pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
         } else {
@@ -293,16 +310,29 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             // 9 ways, 0.81 unsplit.
             const uint64_t tiles = ceil_div(uint64_t(pass.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(M), uint64_t(pl.t.bm)) * batch_count;
             const uint64_t target = uint64_t(tune.split_target);
-            if (!grouped && tiles > 0 && tiles * 8 < target && uint64_t(K) >= 2 * kSplitMinK) {
-                uint64_t splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(K) / kSplitMinK, max_part / std::max<uint64_t>(1, out_elems)});
-                if (splits > 1) {
-                    pl.k_chunk = ceil_div(ceil_div(uint64_t(K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
-                    pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
-                    pl.mode = pl.splits > 1 ? Mode::Split : Mode::Tiled;
-                }
+            uint64_t splits = 1;
+            if (!grouped && tiles > 0 && tiles * 8 < target && uint64_t(K) >= 2 * kSplitMinK)
+                splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(K) / kSplitMinK, max_part / std::max<uint64_t>(1, out_elems)});
+            // A workgroup's K range within the loop budget, whatever the tile count (grouped_linear
+            // splits its experts instead, below).
+            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(K), uint64_t(pl.t.bk))) *
+                                   uint64_t(pl.t.bk);
+            if (!grouped && uint64_t(K) > k_max) splits = std::max(splits, ceil_div(uint64_t(K), k_max));
+            if (splits > 1) {
+                pl.k_chunk = ceil_div(ceil_div(uint64_t(K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
+                pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
+                pl.mode = pl.splits > 1 ? Mode::Split : Mode::Tiled;
             }
         }
         if (pl.mode != Mode::Tiled) {
+            // Splits the loop budget forces may take partials up to a block.
+            if (pl.splits * out_elems > uint64_t(dev.max_window_bytes()) / 4)
+                fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                     "op '%s': K = %d is split %llu ways to keep each shader invocation's loops within %llu passes (llvmpipe "
+                     "stops loops after 65535); the partials of %llu outputs exceed one shader storage block (%llu bytes)",
+                     call.info->name, K, (unsigned long long)pl.splits, (unsigned long long)kLoopTripBudget,
+                     (unsigned long long)out_elems, (unsigned long long)dev.max_window_bytes());
+            check_loop_budget(dev, loop_cost(pl.splits), call.info->name, "the sum over K splits");
             pl.part_offset = scratch_bytes;
             pl.part_bytes = int64_t(pl.splits * out_elems * 4);
             scratch_bytes += (pl.part_bytes + align - 1) / align * align;
@@ -452,7 +482,24 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             if (pair) defs.emplace_back("C_PAIR", "");
             Dispatch base = make_base(pass.outs, has_side);
             base.program = dev.program("matmul.comp", defs);
-            add_grid(base, nx, ny, batch_count);
+            if (!grouped) {
+                add_grid(base, nx, ny, batch_count);
+                continue;
+            }
+            // grouped_linear: a tile makes one pass per distinct expert of its rows (plus the one
+            // that finds none left), each a scan of its rows and the whole K loop. Experts at most
+            // `per` per dispatch keep those passes within the loop budget.
+            const uint64_t steps = ceil_div(uint64_t(K), uint64_t(t.bk));
+            const uint64_t scan = 1 + loop_cost(uint64_t(t.bm)), k_loop = loop_cost(steps) + steps * loop_cost(uint64_t(t.bk));
+            check_loop_budget(dev, 2 * scan + k_loop, call.info->name, "one expert's pass over K in a grouped_linear tile");
+            const uint64_t per = (loop_budget(dev) - scan) / (scan + k_loop), experts = uint64_t(std::max<int64_t>(p.experts, 1));
+            const uint64_t range = std::min<uint64_t>(uint64_t(t.bm), experts) <= per ? experts : per;
+            for (uint64_t e = 0; e < experts; e += range) {
+                Dispatch d = base;
+                d.uniforms.push_back(uniform_int("u_e_lo", {int32_t(e)}));
+                d.uniforms.push_back(uniform_int("u_e_hi", {int32_t(std::min(experts, e + range))}));
+                add_grid(d, nx, ny, batch_count);
+            }
             continue;
         }
         // Partials of every K range into the scratch (binding 2), then PASS_REDUCE: the sums in

@@ -5,6 +5,7 @@
 // the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "validate_util.h"
 
 #include <cstring>
@@ -41,6 +42,24 @@ std::vector<int32_t> i32x3(const int64_t (&v)[3], const char* what) {
     return {to_i32(v[0], what), to_i32(v[1], what), to_i32(v[2], what)};
 }
 std::vector<int32_t> i32x3(const int32_t (&v)[3]) { return {v[0], v[1], v[2]}; }
+
+// Per spatial dim, the most positions of the box one written element walks (pool.comp's FOR_BOX:
+// the taps of a max window, the inputs of an avg/adaptive window, the outputs whose window holds a
+// dx element); 0 for the kinds without one.
+void window_box(const P& p, int64_t (&box)[3]) {
+    for (int d = 0; d < 3; ++d) {
+        const int64_t k = p.kernel[d], in = p.in[d], out = p.out[d];
+        switch (p.kind) {
+        case P::kMaxPool: box[d] = k; break;
+        case P::kAvgPool: box[d] = std::min(k, in); break;
+        case P::kAdaptiveAvg: box[d] = std::min(in, in / std::max<int64_t>(out, 1) + 2); break;
+        case P::kMaxPoolBwd:
+        case P::kAvgPoolBwd: box[d] = std::min(out, (k - 1) * p.dilation[d] / p.stride[d] + 1); break;
+        case P::kAdaptiveAvgBwd: box[d] = std::min(out, out / std::max<int64_t>(in, 1) + 2); break;
+        default: box[d] = 0; break;
+        }
+    }
+}
 
 }  // namespace
 
@@ -114,6 +133,44 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
     count_u32(plane_in, "a spatial plane of x");
     std::vector<Dispatch> dispatches;
 
+    // Windows whose three nested loops would pass the loop budget are walked flat, a range of
+    // loop_items_within(budget, 1) positions per dispatch (WIN_SPLIT); the state between dispatches
+    // (max: 4 words, sums: 1) goes through scratch words per written element.
+    int64_t box[3];
+    window_box(p, box);
+    const uint64_t b0 = uint64_t(std::max<int64_t>(box[0], 0)), b1 = uint64_t(std::max<int64_t>(box[1], 0)),
+                   b2 = uint64_t(std::max<int64_t>(box[2], 0));
+    if (!global && loop_cost(b0) + loop_cost(b1, b0) + loop_cost(b2, b0 * b1) > loop_budget(dev)) {
+        const uint64_t vol = b0 * b1 * b2, range = std::min(vol, loop_items_within(loop_budget(dev), 1));
+        to_i32(int64_t(vol), "the positions of a pooling window");
+        const uint64_t words = p.kind == P::kMaxPool ? 4 : 1;
+        const uint64_t bytes = uint64_t(written) * words * 4;
+        if (bytes > uint64_t(dev.max_window_bytes()))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                 "op '%s': a window of %llu positions takes several dispatches, whose running state for %lld outputs "
+                 "(%llu bytes) exceeds one shader storage block (%lld bytes)",
+                 info.name, (unsigned long long)vol, (long long)written, (unsigned long long)bytes, (long long)dev.max_window_bytes());
+        Dispatch split = base;
+        Defines defs = defines;
+        defs.emplace_back("WIN_SPLIT", "");
+        split.program = dev.program("pool.comp", defs);
+        Binding state;
+        state.keep = dev.scratch(std::max<uint64_t>(bytes, 4));
+        state.name = static_cast<GlesBuffer&>(*state.keep).name();
+        state.size = int64_t(std::max<uint64_t>(bytes, 4));
+        while (split.bindings.size() < 3) split.bindings.push_back(split.bindings[1]);  // block 2 unused: a stand-in
+        split.bindings.push_back(state);
+        for (uint64_t t = 0; t < vol; t += range) {
+            Dispatch d = split;
+            d.uniforms.push_back(uniform_int("u_t_begin", {int32_t(t)}));
+            d.uniforms.push_back(uniform_int("u_t_end", {int32_t(std::min(vol, t + range))}));
+            d.uniforms.push_back(uniform_uint("u_last", {t + range >= vol ? 1u : 0u}));
+            add_chunks(dev, d, ceil_div(count, uint64_t(wg)), dispatches);
+        }
+        dev.submit(info.name, std::move(dispatches));
+        return;
+    }
+
     // Few large planes (3 planes of a megapixel would keep 3 workgroups busy): each plane is cut
     // into chunks of at least 16 elements per invocation, one workgroup each (PASS_PARTIAL, f32
     // partials in scratch), then PASS_FINAL combines each plane's partials and stores y.
@@ -123,7 +180,16 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
         chunk = ceil_div(uint64_t(plane_in), kMaxChunks);
         chunks = ceil_div(uint64_t(plane_in), chunk);
     }
-    if (group && planes < kSplitPlanes && chunks >= 4) {
+    // Chunks short enough for the loop budget (at most 2^31 / (32767 * 32) = 2048 of them, which
+    // PASS_FINAL's invocations walk in 64 passes or fewer).
+    const uint64_t max_chunk = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1), uint64_t(plane_in)) * uint64_t(group_wg);
+    if (chunk > max_chunk) {
+        chunk = max_chunk;
+        chunks = ceil_div(uint64_t(plane_in), chunk);
+    }
+    // Planes of more loop passes per invocation than the budget are always split.
+    const bool long_plane = loop_cost(ceil_div(uint64_t(plane_in), uint64_t(group_wg))) > loop_budget(dev);
+    if (group && ((planes < kSplitPlanes && chunks >= 4) || long_plane)) {
         const uint64_t parts = uint64_t(planes) * chunks;
         BufferRef scratch = dev.scratch(parts * 4);
         Binding sb;

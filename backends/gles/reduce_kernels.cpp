@@ -4,6 +4,7 @@
 #include "reduce_kernels.h"
 
 #include "dispatch_util.h"
+#include "loop_budget.h"
 
 #include "status.h"
 
@@ -115,7 +116,35 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     outer_uniforms(outer, base);
     inner_uniforms(inner, base);
     std::vector<Dispatch> dispatches;
-    add_chunks(dev, base, group ? uint64_t(out_count) : ceil_div(out_count, uint64_t(wg)), dispatches);
+    const uint64_t groups = group ? uint64_t(out_count) : ceil_div(out_count, uint64_t(wg));
+    // An invocation's walk over its elements (every element in MODE_THREAD, one in WG_SIZE in
+    // MODE_GROUP) longer than the loop budget: ranges of elements, one dispatch each, the walkers'
+    // States kept in scratch between them (WALK_SPLIT).
+    const uint64_t lanes = group ? uint64_t(wg) : 1;
+    if (loop_cost(ceil_div(reduce_count, lanes)) <= loop_budget(dev)) {
+        add_chunks(dev, base, groups, dispatches);
+        dev.submit(call.info->name, std::move(dispatches));
+        return;
+    }
+    const uint64_t bytes = uint64_t(out_count) * lanes * 5 * 4, range = loop_items_within(loop_budget(dev), 1) * lanes;
+    if (bytes > uint64_t(dev.max_window_bytes()))
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "op '%s': reductions of %u elements take several dispatches, whose running states for %u outputs (%llu bytes) "
+             "exceed one shader storage block (%lld bytes)",
+             call.info->name, reduce_count, out_count, (unsigned long long)bytes, (long long)dev.max_window_bytes());
+    defines.emplace_back("WALK_SPLIT", "");
+    base.program = dev.program("reduce_state.comp", defines);
+    Binding state;
+    state.keep = dev.scratch(bytes);
+    state.name = static_cast<GlesBuffer&>(*state.keep).name();
+    state.size = int64_t(bytes);
+    base.bindings.push_back(state);
+    for (uint64_t r = 0; r < reduce_count; r += range) {
+        Dispatch d = base;
+        d.uniforms.push_back(uniform_uint("u_r_begin", {uint32_t(r)}));
+        d.uniforms.push_back(uniform_uint("u_r_end", {uint32_t(std::min<uint64_t>(reduce_count, r + range))}));
+        add_chunks(dev, d, groups, dispatches);
+    }
     dev.submit(call.info->name, std::move(dispatches));
 }
 
@@ -175,8 +204,13 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu blocks of %llu elements exceed the 32-bit block index",
              call.info->name, (unsigned long long)groups, (unsigned long long)block);
     Binding tb = yb;
+    // A row's carry loop walks its blocks: more than the loop budget take several dispatches, the
+    // running carries kept in a scratch word per row (after the totals; bound in y's place).
+    const uint64_t carry_per = std::min<uint64_t>(blocks, loop_items_within(loop_budget(dev), 1));
+    const uint64_t align = uint64_t(dev.window_alignment());
+    const uint64_t carry_at = blocks > carry_per ? ceil_div(groups * 4, align) * align : 0;
     if (blocks > 1) {
-        BufferRef scratch = dev.scratch(groups * 4);
+        BufferRef scratch = dev.scratch(carry_at ? carry_at + uint64_t(rows) * 4 : groups * 4);
         tb.keep = scratch;
         tb.name = static_cast<GlesBuffer&>(*scratch).name();
         tb.offset = 0;
@@ -188,7 +222,17 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
         Dispatch carry = base;
         carry.program = variant("PASS_CARRY");
         carry.bindings = {yb, xb, tb};
-        add_chunks(dev, carry, ceil_div(rows, uint64_t(wg)), dispatches);
+        if (carry_at) {
+            carry.bindings[0] = tb;
+            carry.bindings[0].offset = int64_t(carry_at);
+            carry.bindings[0].size = int64_t(rows) * 4;
+        }
+        for (uint64_t b = 0; b < blocks; b += carry_per) {
+            Dispatch d = carry;
+            d.uniforms.push_back(uniform_uint("u_b_begin", {uint32_t(b)}));
+            d.uniforms.push_back(uniform_uint("u_b_end", {uint32_t(std::min(blocks, b + carry_per))}));
+            add_chunks(dev, d, ceil_div(rows, uint64_t(wg)), dispatches);
+        }
     }
     Dispatch scan = base;
     scan.program = variant("PASS_SCAN");
@@ -359,7 +403,8 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     bool column = !first.outer.empty() && first.outer.back().xs == 1 && !first.inner.empty() && reduce_count > 1;
     if (column) first.mode = ReduceMode::Column;
     else if (reduce_count <= 32) first.mode = ReduceMode::Thread;
-    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg))) first.mode = ReduceMode::Thread;
+    else if (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg)) && loop_cost(reduce_count) <= loop_budget(dev))
+        first.mode = ReduceMode::Thread;  // (a longer walk than the loop budget takes the workgroups)
     else first.mode = ReduceMode::Group;
     first.wg = wg;
     first.chunk = reduce_count;

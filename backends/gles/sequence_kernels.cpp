@@ -10,6 +10,7 @@
 //     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
 #include "dispatch_util.h"
+#include "loop_budget.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -103,6 +104,9 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
     if (p.inverse) defines.emplace_back("INVERSE", "");
     std::vector<Dispatch> dispatches;
     if (!pow2) {
+        // Each output walks the whole row; there is no split (a long row of another length fails
+        // on a device with a loop budget).
+        check_loop_budget(dev, loop_cost(n), call.info->name, "the DFT of a row whose length is not a power of two");
         defines.emplace_back("PASS_DFT", "");
         defines.emplace_back("WG_SIZE", str(wg));
         Dispatch d = common;
@@ -206,6 +210,14 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
         d.uniforms.push_back(uniform_int("u_s_stride", {to_i32(st.strides[0], "last_state"), to_i32(st.strides[1], "last_state"),
                                                          to_i32(st.strides[2], "last_state")}));
     }
+    // An invocation walks the whole sequence in blocks of ts steps: per block the block loop and the
+    // sum of NP partials (measured on llvmpipe: the ts-step loop is unrolled at N = 16; the PER loop
+    // counted where PER > 1). There is no split of the sequence, so a longer one fails on a device
+    // with a loop budget.
+    const uint64_t blocks = ceil_div(uint64_t(std::max<int64_t>(p.len, 0)), uint64_t(ts));
+    const uint64_t per_block = loop_cost(uint64_t(np)) + (per > 1 ? uint64_t(ts) * loop_cost(uint64_t(per)) : 0);
+    check_loop_budget(dev, loop_cost(blocks) + blocks * per_block + 2 * loop_cost(uint64_t(per)), info.name,
+                      "the walk over the sequence (L)");
     d.program = dev.program("selective_scan.comp", defines);
     d.uniforms.push_back(uniform_uint("u_channels", {channels}));
     d.uniforms.push_back(uniform_int("u_dim", {to_i32(p.dim, "D")}));

@@ -3,8 +3,9 @@
 // pads beyond the kernel's reach, 'same', 1d/2d/3d, channels-last, transposed 1d/2d with
 // output_padding, both conv2d backward ops (with and without db), every activation, permuted /
 // stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
-// an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), and one grid
-// of more than 65,535 workgroups; f32 and f16.
+// an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), one grid
+// of more than 65,535 workgroups, and kernels of more taps than llvmpipe's 65,535 loop passes per
+// invocation (LongKernels); f32 and f16.
 // Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
 // double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
@@ -304,6 +305,18 @@ TEST_F(ConvDiff, ManyWorkgroups) {
     s.tolerance = {tol::kMatmul};
     s.what = "conv1d groups 65600";
     check(s);
+}
+
+// Kernels of more taps than llvmpipe's 65,535 loop passes per invocation, at channel counts that
+// took the direct variant (one invocation per output walking every tap; cut short with TGL_OK):
+// 131,072 taps, and 70,000 taps in 2 groups of 2 output channels.
+TEST_F(ConvDiff, LongKernels) {
+    Conv c = c2(1, 1, 1, {131074}, {131072});
+    c.bias = true;
+    forward(c, F32, rng_, "conv1d 131,072 taps");
+    c = c2(1, 2, 4, {70003}, {70000});
+    c.groups = 2;
+    forward(c, F16, rng_, "conv1d 70,000 taps, 2 groups");
 }
 
 }  // namespace

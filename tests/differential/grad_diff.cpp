@@ -150,6 +150,21 @@ TEST_F(GradDiff, CrossEntropy) {
             }
 }
 
+// A row of 2^23 + 1024: each invocation of a GLES row workgroup walks it twice (32,772 passes each),
+// past llvmpipe's 65,535 (TGL_OK over a wrong result before). No split of the row exists: the
+// subject refuses it (RESOURCE_EXHAUSTED) or computes it right.
+TEST_F(GradDiff, SoftmaxBackwardRowPastTheLoopBudget) {
+    MultiSpec s;
+    s.op = TGL_OP_SOFTMAX_BACKWARD;
+    const Shape row = {(int64_t(1) << 23) + 1024};
+    s.inputs = {input_values(F32, row, random_values(row[0], rng_, float_values(F32, 0, 1e-6))),
+                input_values(F32, row, random_values(row[0], rng_, float_values(F32, -1, 1)))};
+    s.outputs = {output_of(F32, row)};
+    s.tolerance = {tol_row(F32)};
+    s.what = "softmax_backward of one row of 2^23 + 1024";
+    check_or_loop_refusal(s);
+}
+
 TEST_F(GradDiff, Empty) {
     check_op(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {0, 5}, rng_, 0, 1), rand_input(F32, {0, 5}, rng_, 0, 1)},
              {rand_output(F32, {0, 5}, rng_)}, {0}, "softmax_backward (0, 5)");
@@ -180,6 +195,10 @@ TEST_F(GradDiff, Big) {
              {output_of(F32, {})}, {tol_red(F32)}, "cross_entropy of 70,000 rows of 33");
     check_op(TGL_OP_EMBEDDING_BACKWARD, {}, {rand_input(F32, {70000, 2}, rng_, -1, 1, false), rand_index({70000}, rng_, 0, 999, 0, 0, false)},
              {output_of(F32, {1000, 2})}, {tol_red(F32)}, "embedding_backward of 70,000 tokens");
+    // 70,000 tokens of indices 0..2 (nearly all 1): dW[1] sums a run longer than llvmpipe's 65,535
+    // loop passes per invocation (cut short with TGL_OK before).
+    check_op(TGL_OP_EMBEDDING_BACKWARD, {}, {rand_input(F32, {70000, 2}, rng_, -1, 1, false), rand_index({70000}, rng_, 1, 1, 0, 0.001, false)},
+             {output_of(F32, {3, 2})}, {tol_red(F32)}, "embedding_backward of 70,000 tokens, one run of about 69,930");
 }
 
 }  // namespace

@@ -176,6 +176,10 @@ std::vector<IndexCase> cases() {
     // Long rows with many duplicates (the quadratic owner loop, kept small for llvmpipe).
     add("scatter_add_long_rows", {TGL_OP_SCATTER_ADD, TGL_DTYPE_F32, {3, 300}, 1, Kind::Negative, Kind::Permuted, Kind::Stepped, 900, true});
     add("scatter_long_rows", {TGL_OP_SCATTER, TGL_DTYPE_F16, {300, 2}, 0, Kind::Permuted, Kind::Negative, Kind::Padded, 700, true});
+    // Index rows past llvmpipe's 65,535 loop passes per invocation: every index hits y's one
+    // element (x of shape (1,)), so its owner walks the whole row.
+    add("scatter_add_row_65539_i32", {TGL_OP_SCATTER_ADD, I32, {1}, 0, Kind::Contiguous, Kind::Negative, Kind::Contiguous, 65539, true});
+    add("scatter_row_65539", {TGL_OP_SCATTER, TGL_DTYPE_F32, {1}, 0, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 65539, true});
     // Past 65,535 workgroups: an embedding lookup of 4200 rows of 4096 u8 (17.2M elements).
     add("index_select_embedding_big", {TGL_OP_INDEX_SELECT, TGL_DTYPE_U8, {97, 4096}, 0, Kind::Contiguous, Kind::Contiguous,
                                        Kind::Contiguous, 4200, true});
@@ -192,6 +196,21 @@ TEST_P(IndexDiffCases, MatchesReference) { check(GetParam().build(rng_)); }
 std::string index_case_name(const ::testing::TestParamInfo<IndexCase>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(IndexDiff, IndexDiffCases, ::testing::ValuesIn(cases()), index_case_name);
+
+// scatter_add of 65,539 f32 ones into one element: the exact count on both plugins (a cut-short
+// owner loop lost the last ones; NMSE would not see 4 of 65,539).
+class IndexDiffLongRow : public SeededTest {};
+
+TEST_F(IndexDiffLongRow, ScatterAddOnesCountsExactly) {
+    const int64_t n = 65539;
+    MultiSpec s = build({TGL_OP_SCATTER_ADD, TGL_DTYPE_F32, {1}, 0, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, n, true}, rng_);
+    s.inputs[0].storage = Storage::from_values(TGL_DTYPE_F32, std::vector<double>(size_t(s.inputs[0].view.storage), 0.0));
+    s.inputs[2].storage = Storage::from_values(TGL_DTYPE_F32, std::vector<double>(size_t(s.inputs[2].view.storage), 1.0));
+    s.mode = {CompareMode::ExactBits};
+    check(s);
+    for (Role role : {Role::Reference, Role::Subject})
+        EXPECT_EQ(run_op_values(shared_device(role), s.op, s.params.data(), s.inputs, s.outputs)[0][0], double(n));
+}
 
 }  // namespace
 }  // namespace diff

@@ -154,6 +154,19 @@ TEST_F(MatmulFamilyDiff, Grouped) {
         }
 }
 
+// A tile of 32 rows with 32 distinct experts and K = 2048: its passes over the experts (each the
+// whole K loop) exceed llvmpipe's 65,535 loop passes per invocation (cut short with TGL_OK); the
+// GLES plugin spreads the experts over dispatches.
+TEST_F(MatmulFamilyDiff, GroupedManyExpertsLongK) {
+    const int64_t T = 32, K = 2048, N = 8, E = 32;
+    std::vector<double> idx(static_cast<size_t>(T), 0.0);
+    for (int64_t i = 0; i < T; ++i) idx[size_t(i)] = double((i * 7) % E);
+    tgl_linear_params p{sizeof(tgl_linear_params), TGL_ACTIVATION_NONE};
+    run_case(TGL_OP_GROUPED_LINEAR, param_bytes(p),
+             {rand_float(F32, {T, K}, rng_), rand_float(F32, {E, N, K}, rng_), input_values(TGL_DTYPE_I32, {T}, idx), rand_float(F32, {E, N}, rng_)},
+             {rand_output(F32, {T, N}, rng_)}, F32, "grouped_linear T 32 K 2048 N 8, 32 experts in one tile");
+}
+
 TEST_F(MatmulFamilyDiff, Int8) {
     // A subset of sizes() (each case compiles its own shader variants: runtime on llvmpipe).
     const std::vector<std::array<int64_t, 3>> int8_sizes = {{1, 1, 1}, {1, 64, 129}, {33, 17, 65}, {2, 96, 71}};

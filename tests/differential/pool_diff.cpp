@@ -2,8 +2,8 @@
 // prime sizes, random kernels/strides/paddings/dilations, ceil_mode and count_include_pad both
 // ways, permuted / stepped / negative-stride / padded input views, non-contiguous outputs,
 // misaligned f16 views, NaN/inf in windows, empty batches, global pooling of few large planes (two
-// passes on the GPU) and over 70,000 planes (70,000 workgroups, past the 65,535 per-axis limit); f32
-// and f16.
+// passes on the GPU) and over 70,000 planes (70,000 workgroups, past the 65,535 per-axis limit),
+// windows of more than 65,535 positions (llvmpipe's loop limit per invocation); f32 and f16.
 // Comparison: max pooling values and indices, global max and nearest upsampling are exact (the
 // same element is selected, its bits copied). Averages, bilinear and the backward ops are f32
 // sums on the GPU against double sums on the CPU: NMSE tol::kReduction (f32), and for f16 two
@@ -221,6 +221,46 @@ TEST_F(PoolDiff, EmptyAndLarge) {
              "global_avg_pool 70000 planes");
     run_case(TGL_OP_GLOBAL_MAX_POOL, nullptr, 0, {x}, {output_of(TGL_DTYPE_F16, {1, 70000, 1})}, 0, CompareMode::ExactBits,
              "global_max_pool 70000 planes");
+}
+
+// Windows of more positions than llvmpipe's 65,535 loop passes per invocation (which cut the
+// window loops short, returning TGL_OK): each maximum lies past position 65,535 of its window, the
+// averages are of positive values, so that a window walked only in part shows.
+TEST_F(PoolDiff, WideWindows) {
+    const tgl_dtype F32 = TGL_DTYPE_F32;
+    auto values = [&](int64_t n) { return random_values(n, rng_, float_values(F32, 1, 2)); };
+    tgl_pool_params p{};
+    p.struct_size = sizeof p;
+    // max_pool1d: windows of 70,000 taps, stride 3, over 70,010 positions (4 outputs per channel):
+    // channel 0's maximum at 69,999, a NaN at 69,000 in channel 1.
+    p.kernel[0] = 70000;
+    p.stride[0] = 3;
+    std::vector<double> x = values(2 * 70010);
+    x[69999] = 10;
+    x[70010 + 69000] = std::numeric_limits<double>::quiet_NaN();
+    run_case(TGL_OP_MAX_POOL, &p, sizeof p, {input_values(F32, {1, 2, 70010}, x)},
+             {rand_output(F32, {1, 2, 4}, rng_), rand_output(TGL_DTYPE_I32, {1, 2, 4}, rng_)}, 0, CompareMode::ExactBits,
+             "max_pool1d, 70,000-tap windows");
+    // avg_pool1d: windows of 131,072 over 131,074 positions (3 outputs per channel).
+    p.kernel[0] = 131072;
+    p.stride[0] = 1;
+    run_case(TGL_OP_AVG_POOL, &p, sizeof p, {input_values(F32, {1, 2, 131074}, values(2 * 131074))}, {rand_output(F32, {1, 2, 3}, rng_)},
+             tol::kReduction, CompareMode::Nmse, "avg_pool1d, 131,072-position windows");
+    // 2d: 260 x 260 windows (67,600 positions) over 260 x 261, the maximum in the last row.
+    p.kernel[0] = p.kernel[1] = 260;
+    p.stride[0] = p.stride[1] = 1;
+    x = values(260 * 261);
+    x[259 * 261 + 100] = 10;
+    run_case(TGL_OP_MAX_POOL, &p, sizeof p, {input_values(F32, {1, 1, 260, 261}, x)},
+             {rand_output(F32, {1, 1, 1, 2}, rng_), rand_output(TGL_DTYPE_I32, {1, 1, 1, 2}, rng_)}, 0, CompareMode::ExactBits,
+             "max_pool2d, 260x260 windows");
+    run_case(TGL_OP_AVG_POOL, &p, sizeof p, {input_values(F32, {1, 1, 260, 261}, x)}, {rand_output(F32, {1, 1, 1, 2}, rng_)},
+             tol::kReduction, CompareMode::Nmse, "avg_pool2d, 260x260 windows");
+    // Adaptive: one output over 70,001 inputs, and its backward (one dx element gathering 70,001 dy).
+    run_case(TGL_OP_ADAPTIVE_AVG_POOL, nullptr, 0, {input_values(F32, {1, 2, 70001}, values(2 * 70001))}, {rand_output(F32, {1, 2, 1}, rng_)},
+             tol::kReduction, CompareMode::Nmse, "adaptive_avg_pool1d, 70,001 -> 1");
+    run_case(TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, nullptr, 0, {input_values(F32, {1, 2, 70001}, values(2 * 70001))},
+             {rand_output(F32, {1, 2, 1}, rng_)}, tol::kReduction, CompareMode::Nmse, "adaptive_avg_pool1d_backward, 70,001 -> 1");
 }
 
 }  // namespace

@@ -137,6 +137,23 @@ TEST_F(SequenceDiff, SelectiveScan) {
         }
 }
 
+// A sequence of 70,000 steps (N 16): one GLES invocation walks it in 4,375 blocks of 18 loop
+// passes, past llvmpipe's 65,535 (TGL_OK over a wrong y before). No split of the sequence exists:
+// the subject refuses it (RESOURCE_EXHAUSTED) or computes it right.
+TEST_F(SequenceDiff, SelectiveScanPastTheLoopBudget) {
+    const int64_t L = 70000, N = 16;
+    tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), 0u, {0, 0}};
+    MultiSpec s;
+    s.op = TGL_OP_SELECTIVE_SCAN;
+    s.params = param_bytes(p);
+    s.inputs = {rand_input(F32, {1, 1, L}, rng_, -1, 1), rand_input(F32, {1, 1, L}, rng_, 0.001, 0.2), rand_input(F32, {1, N}, rng_, -4, -0.05),
+                rand_input(F32, {1, N, L}, rng_, -1, 1), rand_input(F32, {1, N, L}, rng_, -1, 1), absent_input(), absent_input(), absent_input()};
+    s.outputs = {output_of(F32, {1, 1, L}), output_of(F32, {1, 1, N})};
+    s.tolerance = {tol::kMatmul, tol::kMatmul};
+    s.what = "selective_scan B D L N 1 1 70000 16";
+    check_or_loop_refusal(s);
+}
+
 // ----- sample ---------------------------------------------------------------------------------------
 
 // Logits with ties and -inf now and then; integer-valued ones tie often.
