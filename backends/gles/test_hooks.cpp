@@ -43,7 +43,7 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
             if (has_value) h->slow_thousands = uint32_t(n);
         } else if (name == "max_bytes" && parse_decimal(value, 1, UINT64_MAX, &n)) {
             h->max_bytes = n;
-        } else if (name == "max_window" && parse_u64(value, &n) && n >= 1024) {
+        } else if (name == "max_window" && parse_decimal(value, 1024, UINT64_MAX, &n)) {
             h->max_window = n;
         } else {
             fail(TGL_ERROR_INVALID_ARGUMENT,
