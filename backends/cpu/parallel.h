@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,6 +15,9 @@ namespace cpu {
 
 // Calls fn(begin, end) over disjoint ranges covering [0, count). At most `threads` ranges, none
 // smaller than `min_chunk` (except the last); small counts run on the calling thread only.
+// An exception thrown by fn on any thread (std::bad_alloc of a kernel's scratch, a tgl::Error)
+// is rethrown here on the calling thread once every chunk has ended: the first one thrown wins,
+// later ones are dropped. (Escaping a std::thread it would call std::terminate.)
 template <class Fn>
 void parallel_for(int64_t count, unsigned threads, int64_t min_chunk, const Fn& fn) {
     if (count <= 0) return;
@@ -23,18 +28,28 @@ void parallel_for(int64_t count, unsigned threads, int64_t min_chunk, const Fn& 
         return;
     }
     int64_t chunk = (count + n - 1) / n;
+    std::mutex first_mutex;
+    std::exception_ptr first;
+    auto run_chunk = [&](int64_t begin, int64_t end) noexcept {
+        try {
+            fn(begin, end);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(first_mutex);
+            if (!first) first = std::current_exception();
+        }
+    };
     std::vector<std::thread> workers;
-    workers.reserve(size_t(n - 1));
     for (int64_t begin = chunk; begin < count; begin += chunk) {
         int64_t end = std::min(count, begin + chunk);
         try {
-            workers.emplace_back([&fn, begin, end] { fn(begin, end); });
+            workers.emplace_back(run_chunk, begin, end);
         } catch (...) {
-            fn(begin, end);  // could not start a thread: do this chunk here instead
+            run_chunk(begin, end);  // could not start a thread (or list it): do this chunk here instead
         }
     }
-    fn(int64_t(0), std::min(count, chunk));
+    run_chunk(int64_t(0), std::min(count, chunk));
     for (std::thread& t : workers) t.join();
+    if (first) std::rethrow_exception(first);
 }
 
 }  // namespace cpu
