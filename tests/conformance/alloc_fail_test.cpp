@@ -530,7 +530,7 @@ TEST_F(AllocFail, EveryFailedAllocationIsAStatusAndTheDeviceStaysUsable) {
     g_plugin = object_range(so);
     g_libstdcxx = object_range("libstdc++.so");
     ASSERT_NE(g_plugin.begin, 0u) << "plugin " << so << " not found among the loaded objects";
-    int64_t tried = 0, failed_calls = 0, recovered = 0;
+    int64_t tried = 0, fired = 0, failed_calls = 0, recovered = 0;
     for (const Named& sc : scenarios()) {
         Device d(plug());
         std::unique_ptr<Scenario> s = sc.make();
@@ -561,6 +561,7 @@ TEST_F(AllocFail, EveryFailedAllocationIsAStatusAndTheDeviceStaysUsable) {
                 injected = inj.injected();
             }
             ++tried;
+            fired += injected != 0;
             bool failed = false;
             for (const Outcome& o : out) {
                 if (o.status == TGL_OK) continue;
@@ -582,10 +583,10 @@ TEST_F(AllocFail, EveryFailedAllocationIsAStatusAndTheDeviceStaysUsable) {
         d.close();
     }
     g_trying[0] = '\0';
-    std::printf("[ alloc-fail ] %s plugin: %lld injections (%s form), %lld calls failed with a status, %lld "
-                "absorbed by the plugin\n",
-                plug().name().c_str(), (long long)tried, full_run() ? "full" : "short", (long long)failed_calls,
-                (long long)recovered);
+    std::printf("[ alloc-fail ] %s plugin (%s form): %lld runs, %lld allocations failed, %lld calls then failed with a "
+                "status, %lld failures absorbed by the plugin (a nothrow new with a fallback)\n",
+                plug().name().c_str(), full_run() ? "full" : "short", (long long)tried, (long long)fired,
+                (long long)failed_calls, (long long)recovered);
 }
 
 }  // namespace
