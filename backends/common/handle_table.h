@@ -64,6 +64,9 @@ public:
     std::vector<std::shared_ptr<T>> remove_if(Pred pred) {
         std::lock_guard<std::mutex> lock(mutex_);
         std::vector<std::shared_ptr<T>> removed;
+        size_t n = 0;
+        for (const Slot& s : slots_) n += s.object && pred(*s.object);
+        removed.reserve(n);  // (out of memory: throws before anything is removed)
         for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
             if (slots_[slot].object && pred(*slots_[slot].object)) {
                 removed.push_back(std::move(slots_[slot].object));
