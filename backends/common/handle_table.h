@@ -1,6 +1,9 @@
 // Checked handles: a handle is (tag:8 | generation:24 | slot+1:32). A freed slot bumps its
 // generation, so a freed handle is recognised as stale (use after free, double free) and a made-up
-// or foreign one as invalid. Never a raw pointer taken on trust.
+// or foreign one as invalid. Never a raw pointer taken on trust. A slot whose generation reached
+// the last one (2^24 - 1) is retired when freed, never reused: a wrapped generation would make a
+// stale handle valid again (it then reads and frees the new owner's object). A retired slot costs
+// its 24 bytes: 16.7 million alloc/free pairs per 24 bytes.
 #pragma once
 
 #include "status.h"
@@ -19,8 +22,11 @@ public:
     // `kind` names the handle in messages ("buffer", "device"); `tag` makes handles of different
     // tables and plugins distinguishable; `released` is how a removed handle is described
     // ("freed" for buffers, "closed" for devices, "destroyed" for graphs).
-    HandleTable(const char* kind, uint8_t tag, const char* released = "freed")
-        : kind_(kind), tag_(tag), released_(released) {}
+    // `first_generation` (1 unless a test starts slots near the last generation) is the
+    // generation of a new slot.
+    HandleTable(const char* kind, uint8_t tag, const char* released = "freed", uint32_t first_generation = 1)
+        : kind_(kind), tag_(tag), released_(released),
+          first_generation_(first_generation >= 1 && first_generation <= kLastGeneration ? first_generation : 1) {}
 
     uint64_t insert(std::shared_ptr<T> object) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -31,7 +37,7 @@ public:
         } else {
             if (slots_.size() >= 0xFFFFFFFEu) fail(TGL_ERROR_RESOURCE_EXHAUSTED, "too many %ss", kind_);
             slot = static_cast<uint32_t>(slots_.size());
-            slots_.push_back(Slot{});
+            slots_.push_back(Slot{nullptr, first_generation_});
         }
         slots_[slot].object = std::move(object);
         return make_handle(slot, slots_[slot].generation);
@@ -49,8 +55,7 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         uint32_t slot = check(handle, what, true);
         std::shared_ptr<T> object = std::move(slots_[slot].object);
-        slots_[slot].generation = (slots_[slot].generation + 1) & 0xFFFFFFu;
-        free_slots_.push_back(slot);
+        release(slot);
         return object;
     }
 
@@ -59,21 +64,37 @@ public:
     std::vector<std::shared_ptr<T>> remove_if(Pred pred) {
         std::lock_guard<std::mutex> lock(mutex_);
         std::vector<std::shared_ptr<T>> removed;
+        size_t n = 0;
+        for (const Slot& s : slots_) n += s.object && pred(*s.object);
+        removed.reserve(n);  // (out of memory: throws before anything is removed)
         for (uint32_t slot = 0; slot < slots_.size(); ++slot) {
             if (slots_[slot].object && pred(*slots_[slot].object)) {
                 removed.push_back(std::move(slots_[slot].object));
-                slots_[slot].generation = (slots_[slot].generation + 1) & 0xFFFFFFu;
-                free_slots_.push_back(slot);
+                release(slot);
             }
         }
         return removed;
     }
 
 private:
+    static constexpr uint32_t kLastGeneration = 0xFFFFFFu;
+
     struct Slot {
         std::shared_ptr<T> object;
-        uint32_t generation = 1;
+        uint32_t generation;
     };
+
+    // The slot's object is gone: its handles become stale, and the slot is reused under the next
+    // generation, or retired (left empty at the last generation: its handles stay stale).
+    // Never throws: with no memory to list it as free, the slot is retired instead.
+    void release(uint32_t slot) noexcept {
+        if (slots_[slot].generation == kLastGeneration) return;
+        ++slots_[slot].generation;
+        try {
+            free_slots_.push_back(slot);
+        } catch (...) {
+        }
+    }
 
     uint64_t make_handle(uint32_t slot, uint32_t generation) const {
         return (uint64_t(tag_) << 56) | (uint64_t(generation) << 32) | (uint64_t(slot) + 1);
@@ -107,6 +128,7 @@ private:
     const char* kind_;
     uint8_t tag_;
     const char* released_;
+    const uint32_t first_generation_;
     mutable std::mutex mutex_;
     std::vector<Slot> slots_;
     std::vector<uint32_t> free_slots_;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -419,18 +421,33 @@ uint64_t Device::timer_end(uint32_t*) {
     fail(TGL_ERROR_UNIMPLEMENTED, "this device has no timer");
 }
 
+// Test hook TGL_TEST_HANDLE_GENERATION=<n> (1 .. 2^24 - 1, decimal or 0x hex), read when the plugin
+// is initialised: new handle slots start at generation n instead of 1, so that a test reaches the
+// last generation of a slot in a few reuses rather than 16.7 million.
+uint32_t first_handle_generation() {
+    const char* v = secure_getenv("TGL_TEST_HANDLE_GENERATION");
+    if (!v || !*v) return 1;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long n = std::strtoull(v, &end, 0);
+    if (errno || *end || n < 1 || n > 0xFFFFFFu)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "TGL_TEST_HANDLE_GENERATION = '%s' is not a number from 1 to 16777215", v);
+    return uint32_t(n);
+}
+
 tgl_status plugin_init(Backend& backend, uint32_t host_abi_minor, const tgl_plugin_api** out) {
     return guard("tgl_plugin_init_v1", [&] {
         require(out, "out");
         Frame& f = frame();
         static std::once_flag once;
         std::call_once(once, [&] {
-            f.backend = &backend;
+            const uint32_t g = first_handle_generation();
             f.devices = std::make_unique<HandleTable<DeviceRecord>>("device", uint8_t(backend.handle_tag() ^ 0x80),
-                                                                     "closed");
-            f.buffers = std::make_unique<HandleTable<BufferRecord>>("buffer", backend.handle_tag());
+                                                                     "closed", g);
+            f.buffers = std::make_unique<HandleTable<BufferRecord>>("buffer", backend.handle_tag(), "freed", g);
             f.graphs = std::make_unique<HandleTable<GraphRecord>>("graph", uint8_t(backend.handle_tag() ^ 0x40),
-                                                                   "destroyed");
+                                                                   "destroyed", g);
+            f.backend = &backend;  // last: a throw above leaves the frame uninitialised, tried again next time
         });
         f.negotiated_minor = std::min<uint32_t>(host_abi_minor, TGL_ABI_MINOR);
         *out = &kApi;

@@ -1,6 +1,7 @@
 #include "status.h"
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace tgl {
@@ -40,6 +41,9 @@ static thread_local bool t_use_fallback = false;
 const char* last_error_message() { return t_use_fallback ? t_fallback : t_last_error.c_str(); }
 
 void set_last_error(const char* function, const char* prefix, const char* message) noexcept {
+    const size_t n = std::strlen(function);
+    if (n && std::strncmp(message, function, n) == 0 && message[n] == ':' && message[n + 1] == ' ')
+        message += n + 2;  // named already: the name is written once, below
     try {
         t_last_error.assign(function).append(function[0] ? ": " : "").append(prefix).append(message);
         t_use_fallback = false;

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace tgl {
 
@@ -24,10 +25,13 @@ private:
 [[noreturn]] void fail(tgl_status status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// The calling thread's last error message ("" after a successful call).
+// The message of the calling thread's most recent failing call ("" if none). A successful call
+// leaves it as it is (plugin_api.h, last_error_message; the loader does the same).
 const char* last_error_message();
-// Sets it to "<function>: <prefix><message>" (just prefix + message when function is ""). Never
-// throws: when the host is out of memory it is cut to a fixed-size buffer.
+// Sets it to "<function>: <prefix><message>" (just prefix + message when function is ""). A
+// message that already starts with "<function>: " (work named after the call that runs it, e.g.
+// the GL thread's "synchronize") gets the name once, not twice. Never throws: when the host is out
+// of memory it is cut to a fixed-size buffer.
 void set_last_error(const char* function, const char* prefix, const char* message) noexcept;
 
 // Runs f, mapping any exception to a status and recording its message for this thread. Nothing in
@@ -36,7 +40,6 @@ template <class F>
 tgl_status guard(const char* function, F&& f) noexcept {
     try {
         f();
-        set_last_error("", "", "");
         return TGL_OK;
     } catch (const Error& e) {
         set_last_error(function, "", e.what());
@@ -44,6 +47,14 @@ tgl_status guard(const char* function, F&& f) noexcept {
     } catch (const std::bad_alloc&) {
         set_last_error(function, "", "out of host memory");
         return TGL_ERROR_RESOURCE_EXHAUSTED;
+    } catch (const std::system_error& e) {
+        // std::thread's EAGAIN: the process, user or system is at its thread limit.
+        if (e.code() == std::errc::resource_unavailable_try_again) {
+            set_last_error(function, "out of threads (the process, user or system is at its thread limit): ", e.what());
+            return TGL_ERROR_RESOURCE_EXHAUSTED;
+        }
+        set_last_error(function, "internal error: ", e.what());
+        return TGL_ERROR_INTERNAL;
     } catch (const std::exception& e) {
         set_last_error(function, "internal error: ", e.what());
         return TGL_ERROR_INTERNAL;

@@ -73,8 +73,14 @@ void forward(const OpCall& call, unsigned threads) {
     const Operand q = operand(call, R::kQ), k = operand(call, R::kK), v = operand(call, R::kV);
     const Operand mask = operand(call, R::kMask), o = operand(call, R::kO), lse = operand(call, R::kLse);
     const int64_t rows = p.B * p.Hq * p.Sq;
-    parallel_for(rows, threads, 1, [&](int64_t begin, int64_t end) {
-        std::vector<double> s, acc(size_t(p.Dv));
+    struct Scratch {
+        std::vector<double> s, acc;
+    };
+    // (s sized as scores() fills it: no allocation once rows are being written)
+    auto make = [&] { return Scratch{std::vector<double>(size_t(p.Skv)), std::vector<double>(size_t(p.Dv))}; };
+    parallel_for_with_scratch(rows, threads, 1, make, [&](int64_t begin, int64_t end, Scratch& sc) {
+        std::vector<double>& s = sc.s;
+        std::vector<double>& acc = sc.acc;
         for (int64_t row = begin; row < end; ++row) {
             const int64_t i = row % p.Sq, h = row / p.Sq % p.Hq, b = row / p.Sq / p.Hq, hk = h / p.G;
             scores(p, q, k, mask, b, h, i, s);
@@ -113,9 +119,18 @@ void backward(const OpCall& call, unsigned threads) {
     const Operand mask = operand(call, R::kMask);
     const Operand dq = operand(call, R::kDq), dk = operand(call, R::kDk), dv = operand(call, R::kDv);
     // One task per (batch, kv head): it owns dk and dv of that head and dq of the group's q heads.
-    parallel_for(p.B * p.Hkv, threads, 1, [&](int64_t begin, int64_t end) {
-        std::vector<double> s, dqi(size_t(p.D));
-        std::vector<double> dks(size_t(p.Skv * p.D)), dvs(size_t(p.Skv * p.Dv));
+    struct Scratch {
+        std::vector<double> s, dqi, dks, dvs;
+    };
+    auto make = [&] {
+        return Scratch{std::vector<double>(size_t(p.Skv)), std::vector<double>(size_t(p.D)),
+                       std::vector<double>(size_t(p.Skv * p.D)), std::vector<double>(size_t(p.Skv * p.Dv))};
+    };
+    parallel_for_with_scratch(p.B * p.Hkv, threads, 1, make, [&](int64_t begin, int64_t end, Scratch& sc) {
+        std::vector<double>& s = sc.s;
+        std::vector<double>& dqi = sc.dqi;
+        std::vector<double>& dks = sc.dks;
+        std::vector<double>& dvs = sc.dvs;
         for (int64_t bh = begin; bh < end; ++bh) {
             const int64_t b = bh / p.Hkv, hk = bh % p.Hkv;
             std::fill(dks.begin(), dks.end(), 0.0);

@@ -88,9 +88,19 @@ void run_norm(const OpCall& c, unsigned threads) {
     auto param = [&](int k, int64_t e, double absent) { return prm[k].empty() ? absent : prm[k][size_t(e)]; };
 
     const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, p.len));
-    parallel_for(p.rows, threads, min_rows, [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> offs[NormPlan::kRoles];
-        std::vector<double> v(size_t(p.len));
+    struct Scratch {
+        std::vector<int64_t> offs[NormPlan::kRoles];  // sized as row_offsets() fills them
+        std::vector<double> v;
+    };
+    auto make = [&] {
+        Scratch s;
+        for (auto& o : s.offs) o.resize(size_t(p.len));
+        s.v.resize(size_t(p.len));
+        return s;
+    };
+    parallel_for_with_scratch(p.rows, threads, min_rows, make, [&](int64_t begin, int64_t end, Scratch& sc) {
+        std::vector<int64_t>(&offs)[NormPlan::kRoles] = sc.offs;
+        std::vector<double>& v = sc.v;
         for (int64_t row = begin; row < end; ++row) {
             row_offsets(p, row, offs);
             for (size_t j = 0; j < v.size(); ++j) {

@@ -211,8 +211,9 @@ void run_pool(const OpCall& call, unsigned threads) {
     const int64_t planes = p.N * p.C;
     const int64_t work = std::max<int64_t>(1, p.in[0] * p.in[1] * p.in[2] + p.out[0] * p.out[1] * p.out[2]);
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
-    parallel_for(planes, threads, std::max<int64_t>(1, (int64_t(1) << 15) / work), [&](int64_t begin, int64_t end) {
-        std::vector<double> acc(bwd ? size_t(p.in[0] * p.in[1] * p.in[2]) : 0);
+    auto make = [&] { return std::vector<double>(bwd ? size_t(p.in[0] * p.in[1] * p.in[2]) : 0); };
+    parallel_for_with_scratch(planes, threads, std::max<int64_t>(1, (int64_t(1) << 15) / work), make,
+                              [&](int64_t begin, int64_t end, std::vector<double>& acc) {
         for (int64_t pi = begin; pi < end; ++pi) {
             const int64_t n = pi / p.C, c = pi % p.C;
             Plane pl{p, {}};

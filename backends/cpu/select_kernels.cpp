@@ -31,9 +31,14 @@ void run_select(const OpCall& call, unsigned threads) {
         return desc ? a > b : a < b;
     };
     const int64_t min_rows = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(1, p.n));
-    parallel_for(p.rows, threads, min_rows, [&](int64_t begin, int64_t end) {
-        std::vector<double> key(size_t(p.n));
-        std::vector<int64_t> order(size_t(p.n));
+    struct Scratch {
+        std::vector<double> key;
+        std::vector<int64_t> order;
+    };
+    auto make = [&] { return Scratch{std::vector<double>(size_t(p.n)), std::vector<int64_t>(size_t(p.n))}; };
+    parallel_for_with_scratch(p.rows, threads, min_rows, make, [&](int64_t begin, int64_t end, Scratch& s) {
+        std::vector<double>& key = s.key;
+        std::vector<int64_t>& order = s.order;
         for (int64_t r = begin; r < end; ++r) {
             int64_t xo = p.x_offset, vo = p.v_offset, io = p.i_offset, rest = r;
             for (int d = p.outer_rank - 1; d >= 0; --d) {

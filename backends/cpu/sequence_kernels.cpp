@@ -94,8 +94,14 @@ void run_fft(const OpCall& c, unsigned threads) {
     const bool pow2 = (n & (n - 1)) == 0;
     const double sign = p.inverse ? 1.0 : -1.0;
     const double scale = p.inverse ? 1.0 / double(n) : 1.0;
-    parallel_for(p.rows, threads, std::max<int64_t>(1, 4096 / n), [&](int64_t begin, int64_t end) {
-        std::vector<cd> v(static_cast<size_t>(n)), out(static_cast<size_t>(n));
+    struct Scratch {
+        std::vector<cd> v, out;
+    };
+    auto make = [&] { return Scratch{std::vector<cd>(static_cast<size_t>(n)), std::vector<cd>(static_cast<size_t>(n))}; };
+    parallel_for_with_scratch(p.rows, threads, std::max<int64_t>(1, 4096 / n), make, [&](int64_t begin, int64_t end,
+                                                                                          Scratch& sc) {
+        std::vector<cd>& v = sc.v;
+        std::vector<cd>& out = sc.out;
         for (int64_t row = begin; row < end; ++row) {
             int64_t b[SequencePlan::kRoles];
             row_base(p, row, b);
@@ -140,8 +146,9 @@ void run_selective_scan(const OpCall& c, unsigned threads) {
     const TensorArg& st = c.outputs[1];
     uint8_t* yb = cpu_buffer(y.buffer).bytes();
     uint8_t* sb = p.has_state ? cpu_buffer(st.buffer).bytes() : nullptr;
-    parallel_for(p.batch * p.dim, threads, 1, [&](int64_t begin, int64_t end) {
-        std::vector<double> state(size_t(p.nstate));
+    auto make = [&] { return std::vector<double>(size_t(p.nstate)); };
+    parallel_for_with_scratch(p.batch * p.dim, threads, 1, make, [&](int64_t begin, int64_t end,
+                                                                     std::vector<double>& state) {
         for (int64_t bd = begin; bd < end; ++bd) {
             const int64_t b = bd / p.dim, d = bd % p.dim;
             std::fill(state.begin(), state.end(), 0.0);
@@ -177,9 +184,20 @@ void run_sample(const OpCall& c, unsigned threads) {
     const uint8_t* xb = cpu_buffer(x.buffer).bytes();
     uint8_t* tb = cpu_buffer(c.outputs[0].buffer).bytes();
     const int64_t V = p.n;
-    parallel_for(p.rows, threads, std::max<int64_t>(1, 4096 / V), [&](int64_t begin, int64_t end) {
-        std::vector<float> key(static_cast<size_t>(V));
-        std::vector<uint32_t> w(static_cast<size_t>(V)), sorted;
+    struct Scratch {
+        std::vector<float> key;
+        std::vector<uint32_t> w, sorted;
+    };
+    auto make = [&] {
+        Scratch s{std::vector<float>(static_cast<size_t>(V)), std::vector<uint32_t>(static_cast<size_t>(V)), {}};
+        s.sorted.reserve(static_cast<size_t>(V));  // (assigned V weights per row: no allocation then)
+        return s;
+    };
+    parallel_for_with_scratch(p.rows, threads, std::max<int64_t>(1, 4096 / V), make, [&](int64_t begin, int64_t end,
+                                                                                         Scratch& sc) {
+        std::vector<float>& key = sc.key;
+        std::vector<uint32_t>& w = sc.w;
+        std::vector<uint32_t>& sorted = sc.sorted;
         for (int64_t row = begin; row < end; ++row) {
             const int64_t xo = p.offset[R::kX] + row * p.row_strides[R::kX][0];
             int64_t best = 0;

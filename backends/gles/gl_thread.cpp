@@ -165,7 +165,7 @@ GlThread::~GlThread() {
 
 void GlThread::run(const EglTarget&) {
     bool unflushed = false;
-    std::deque<Task> batch;  // taken from the queue all at once: one lock per batch, not per task
+    std::deque<Task>& batch = batch_;  // taken from the queue all at once: one lock per batch, not per task
     for (;;) {
         {
             std::unique_lock<std::mutex> lock(mutex_);
@@ -199,13 +199,13 @@ void GlThread::run(const EglTarget&) {
                 task.fn();
                 check_gl(task.what);
             } catch (const Error& e) {
-                record_error(e.status(), std::string(task.what) + ": " + e.what());
+                record_error(e.status(), task.what, "", e.what());
             } catch (const std::bad_alloc&) {
-                record_error(TGL_ERROR_RESOURCE_EXHAUSTED, std::string(task.what) + ": out of host memory");
+                record_error(TGL_ERROR_RESOURCE_EXHAUSTED, task.what, "", "out of host memory");
             } catch (const std::exception& e) {
-                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error: " + e.what());
+                record_error(TGL_ERROR_INTERNAL, task.what, "internal error: ", e.what());
             } catch (...) {
-                record_error(TGL_ERROR_INTERNAL, std::string(task.what) + ": internal error (unknown exception)");
+                record_error(TGL_ERROR_INTERNAL, task.what, "", "internal error (unknown exception)");
             }
             if (counters_ && task.counted) {
                 counters_->tasks.fetch_add(1, std::memory_order_relaxed);
@@ -246,12 +246,17 @@ void GlThread::check_gl(const char* what) {
     fail(status, "the driver reported %s", errors.c_str());
 }
 
-void GlThread::record_error(tgl_status status, const std::string& message) {
+void GlThread::record_error(tgl_status status, const char* what, const char* prefix, const char* detail) noexcept {
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (has_pending_) return;  // the first error is the informative one
     has_pending_ = true;
     pending_status_ = status;
-    pending_message_ = message;
+    pending_what_ = what;
+    try {
+        pending_message_.assign(what).append(": ").append(prefix).append(detail);
+    } catch (...) {
+        pending_message_.clear();
+    }
 }
 
 void GlThread::throw_if_lost() {
@@ -265,7 +270,9 @@ void GlThread::raise_pending() {
         has_pending_ = false;
         tgl_status s = pending_status_;
         std::string m = std::move(pending_message_);
+        const char* what = pending_what_;
         lock.unlock();
+        if (m.empty()) fail(s, "an earlier queued operation failed: %s: (no host memory was left for its message)", what);
         fail(s, "an earlier queued operation failed: %s", m.c_str());
     }
     if (lost_) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "device lost: %s", lost_message_.c_str());
@@ -310,18 +317,28 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
     enqueue(Task{what, [this, what, &fn, done, phase] {
         int queued = 0;
         if (!phase->compare_exchange_strong(queued, 1)) return;
+        // Copying a message may itself run out of memory: the status is set first, and an empty
+        // message is worded by the caller.
         Outcome out;
         try {
             fn();
             check_gl(what);
         } catch (const Error& e) {
-            out = {e.status(), e.what()};
+            out.status = e.status();
+            try {
+                out.message = e.what();
+            } catch (...) {
+            }
         } catch (const std::bad_alloc&) {
-            out = {TGL_ERROR_RESOURCE_EXHAUSTED, std::string(what) + ": out of host memory"};
+            out.status = TGL_ERROR_RESOURCE_EXHAUSTED;
         } catch (const std::exception& e) {
-            out = {TGL_ERROR_INTERNAL, std::string(what) + ": internal error: " + e.what()};
+            out.status = TGL_ERROR_INTERNAL;
+            try {
+                out.message = std::string(what) + ": internal error: " + e.what();
+            } catch (...) {
+            }
         } catch (...) {
-            out = {TGL_ERROR_INTERNAL, std::string(what) + ": internal error (unknown exception)"};
+            out.status = TGL_ERROR_INTERNAL;
         }
         done->set_value(std::move(out));
     }, false});
@@ -341,7 +358,11 @@ void GlThread::call(const char* what, const std::function<void()>& fn) {
         throw_if_lost();
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: the device is closed", what);
     }
-    if (out.status != TGL_OK) throw Error(out.status, std::move(out.message));
+    if (out.status == TGL_OK) return;
+    if (out.message.empty())
+        fail(out.status, "%s: %s", what,
+             out.status == TGL_ERROR_RESOURCE_EXHAUSTED ? "out of host memory" : "internal error (unknown exception)");
+    throw Error(out.status, std::move(out.message));
 }
 
 std::string GlThread::overdue() const {
@@ -424,10 +445,14 @@ void GlThread::delete_buffer(GLuint name) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (stopping_) return;
-        queue_.push_back(Task{"glDeleteBuffers", [this, name] {
-                                  glDeleteBuffers(1, &name);
-                                  ++deletions_;
-                              }, true});
+        try {
+            queue_.push_back(Task{"glDeleteBuffers", [this, name] {
+                                      glDeleteBuffers(1, &name);
+                                      ++deletions_;
+                                  }, true});
+        } catch (...) {
+            return;  // (called from destructors) no memory to queue it: the name goes with the context
+        }
         posted_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_one();

@@ -101,7 +101,9 @@ private:
     };
     void enqueue(Task task);
     void run(const EglTarget& target);
-    void record_error(tgl_status status, const std::string& message);
+    // Keeps the first error of queued work: "<what>: <prefix><detail>". Never throws (the GL
+    // thread's loop must survive running out of host memory).
+    void record_error(tgl_status status, const char* what, const char* prefix, const char* detail) noexcept;
     void throw_if_lost();
     // "" or why the work the GL thread runs now is past the time limit.
     std::string overdue() const;
@@ -110,6 +112,7 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Task> queue_;
+    std::deque<Task> batch_;  // GL thread only; made with this object, so the loop allocates nothing
     bool stopping_ = false;
     bool sleeping_ = false;                 // the GL thread waits on wake_ (mutex_)
     std::atomic<int64_t> poll_ns_{kPollBeforeSleepNs};
@@ -135,7 +138,8 @@ private:
     std::mutex error_mutex_;
     bool has_pending_ = false;
     tgl_status pending_status_ = TGL_OK;
-    std::string pending_message_;
+    std::string pending_message_;  // empty when there was no memory for it
+    const char* pending_what_ = "";
     bool lost_ = false;
     std::string lost_message_;
 };

@@ -7,8 +7,12 @@
 #include "status.h"
 
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace tgl {
@@ -26,17 +30,33 @@ public:
 
     uint32_t device_count() override { return uint32_t(probe_devices().devices.size()); }
 
+    // A snapshot of the device's properties with its counters as they are now. Snapshots are never
+    // changed or freed (plugin_api.h: the strings live until the plugin is unloaded), so a caller's
+    // earlier result stays as it was while other threads ask again. The store grows only when a
+    // counter changed since the last snapshot of that index: by one array of tgl_property plus the
+    // counter strings not seen before (about 1 KiB: 40 properties on llvmpipe), never per call.
     const std::vector<tgl_property>& device_properties(uint32_t index) override {
         init_once();
-        // The counters' values are rewritten in place (fixed storage: the pointers stay valid).
-        std::lock_guard<std::mutex> lock(dyn_mutex_);
         const DeviceStats& s = *stats_.at(index);  // index checked by the frame
+        std::lock_guard<std::mutex> lock(snapshots_mutex_);  // (read under it: snapshots never go back in time)
         const int64_t values[kDynamic] = {s.live_bytes.load(), s.held_bytes.load(), int64_t(s.cache.hits.load()),
                                           int64_t(s.cache.misses.load()), int64_t(s.cache.writes.load()),
                                           int64_t(s.cache.rejected.load()), s.gl.tasks.load(), s.gl.busy_ns.load()};
+        Snapshots& snaps = snapshots_[index];
+        const std::vector<tgl_property>& latest = snaps.arrays.back();
+        const size_t first_dynamic = latest.size() - kDynamic;
+        char text[kDynamic][24];
+        bool changed = false;
+        for (int i = 0; i < kDynamic; ++i) {
+            std::snprintf(text[i], sizeof text[i], "%lld", (long long)values[i]);
+            changed = changed || std::strcmp(text[i], latest[first_dynamic + size_t(i)].value) != 0;
+        }
+        if (!changed) return latest;
+        std::vector<tgl_property> next = latest;
         for (int i = 0; i < kDynamic; ++i)
-            std::snprintf(dyn_[index].values[i], sizeof dyn_[index].values[i], "%lld", (long long)values[i]);
-        return props_.at(index);
+            next[first_dynamic + size_t(i)].value = snaps.values.insert(text[i]).first->c_str();
+        snaps.arrays.push_back(std::move(next));
+        return snaps.arrays.back();
     }
 
     std::string device_count_note() override { return probe_devices().note; }
@@ -54,31 +74,31 @@ private:
     static constexpr const char* kDynamicNames[kDynamic] = {
         "memory.live_bytes", "memory.held_bytes", "program_cache.hits", "program_cache.misses",
         "program_cache.writes", "program_cache.rejected", "gl_thread.tasks", "gl_thread.busy_ns"};
-    struct Dynamic {
-        char values[kDynamic][24] = {};
+    // Every snapshot handed out, per device index: arrays in a deque (elements never move) and the
+    // counter strings they point at in a node-based set (each distinct string stored once).
+    struct Snapshots {
+        std::deque<std::vector<tgl_property>> arrays;
+        std::unordered_set<std::string> values;
     };
     void init_once() {
         std::call_once(props_once_, [this] {
             const auto& devices = probe_devices().devices;
-            dyn_.reset(new Dynamic[devices.size() + 1]);
             for (size_t i = 0; i < devices.size(); ++i) {
+                Snapshots snaps;
                 std::vector<tgl_property> props;
                 for (const auto& kv : devices[i].properties)
                     props.push_back(tgl_property{kv.first.c_str(), kv.second.c_str()});
-                for (int k = 0; k < kDynamic; ++k) {
-                    std::snprintf(dyn_[i].values[k], sizeof dyn_[i].values[k], "0");
-                    props.push_back(tgl_property{kDynamicNames[k], dyn_[i].values[k]});
-                }
-                props_.push_back(std::move(props));
+                for (int k = 0; k < kDynamic; ++k) props.push_back(tgl_property{kDynamicNames[k], "0"});
+                snaps.arrays.push_back(std::move(props));
+                snapshots_.push_back(std::move(snaps));
                 stats_.push_back(std::make_shared<DeviceStats>());
             }
         });
     }
     std::once_flag props_once_;
-    std::vector<std::vector<tgl_property>> props_;
+    std::deque<Snapshots> snapshots_;
     std::vector<std::shared_ptr<DeviceStats>> stats_;  // per device index, shared by its open devices
-    std::unique_ptr<Dynamic[]> dyn_;
-    std::mutex dyn_mutex_;
+    std::mutex snapshots_mutex_;
 };
 
 GlesBackend& backend_singleton() {

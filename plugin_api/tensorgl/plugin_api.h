@@ -1209,7 +1209,8 @@ typedef struct tgl_plugin_info {
  *   "program_binary_formats" (GLES: how many program binary formats the driver offers; 0 means
  *   the on-disk program cache is off for this device).
  * Counters of the GLES plugin, over all open devices of the index (a snapshot taken by each
- * device_properties call; the value strings are rewritten in place by later calls):
+ * device_properties call; like every property string it never changes and lives until the plugin
+ * is unloaded, so each call that finds a counter changed keeps a new snapshot, about 1 KiB):
  *   "memory.live_bytes" (bytes of live buffers allocated with buffer_alloc),
  *   "memory.held_bytes" (bytes of every GL buffer store the plugin holds: user buffers, padded to
  *   whole words, plus internal scratch and status buffers; returned when buffers are freed and
@@ -1239,7 +1240,8 @@ typedef struct tgl_plugin_api {
 
     /* --- since 1.0 --- */
 
-    /* Message of the most recent call on this thread that did not return TGL_OK ("" if none).
+    /* Message of the most recent call on this thread that did not return TGL_OK ("" if none); a
+     * call that returns TGL_OK leaves it as it is (as tgl_loader_last_error does).
      * Valid until the next call into this plugin from the same thread. Never NULL. */
     const char* (*last_error_message)(void);
 

@@ -7,11 +7,20 @@
 #include "tgl_test/op_runner.h"
 
 #include <dirent.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -345,6 +354,8 @@ TEST_F(Faults, GlesDispatchPastTimeLimitIsReported) {
         tokens.push_back(software ? "'add'" : "has not finished the queued work");
         EXPECT_TGL_ERROR(api.synchronize(d->handle()), TGL_ERROR_DEVICE_UNAVAILABLE, tokens);
         waited = seconds_since(t0);
+        EXPECT_EQ(plug().last_error().rfind("synchronize: synchronize:", 0), std::string::npos)
+            << "the call's name twice: " << plug().last_error();
         float host[4];
         EXPECT_TGL_ERROR(api.buffer_download(d->handle(), y.buffer(), 0, host, sizeof host),
                          TGL_ERROR_DEVICE_UNAVAILABLE, {"device lost", "TGL_GLES_TIMEOUT_MS"});
@@ -449,6 +460,135 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         EXPECT_EQ(y.read(), f32({-1, -2, -3, -4, -5})) << kv.first << "=" << kv.second;
     }
     std::printf("[ faults   ] %d malformed TGL_* values refused at device_open\n", tried);
+}
+
+// The child of ScratchAllocationFailureOnWorkerThreadsIsAStatus: exits 0 if the sort under the cap
+// is RESOURCE_EXHAUSTED about memory and an add is exact afterwards (3: setrlimit failed, 4: wrong
+// status or message, 5: add not exact after, 6: a setup call failed).
+void sort_under_address_space_cap() {
+    const int64_t kRow = int64_t(4) << 20;
+    alarm(120);  // a hang ends the child, and fails the test
+    int code = 0;
+    try {
+        Device d(plug());
+        DeviceTensor x(d, contiguous({2, kRow})), v(d, contiguous({2, kRow})), ix(d, contiguous({2, kRow}), TGL_DTYPE_I32);
+        std::vector<float> xs(size_t(2 * kRow));
+        for (size_t i = 0; i < xs.size(); ++i) xs[i] = float((i * 7919) % 1000003);
+        x.set_values(xs);
+        v.poison();
+        ix.poison();
+        rlimit cap{};
+        getrlimit(RLIMIT_AS, &cap);
+        cap.rlim_cur = rlim_t(vm_size_kib()) * 1024 + (rlim_t(80) << 20);
+        if (setrlimit(RLIMIT_AS, &cap) != 0) std::_Exit(3);
+        tgl_status s = d.run(TGL_OP_SORT, nullptr, {x.desc()}, {v.desc(), ix.desc()});
+        std::string m = s == TGL_OK ? std::string() : plug().last_error();
+        cap.rlim_cur = RLIM_INFINITY;
+        setrlimit(RLIMIT_AS, &cap);
+        std::fprintf(stderr, "[ faults   ] sort of 2 x 4M under RLIMIT_AS = VmSize + 80 MiB: %s \"%s\"\n",
+                     tgl_status_name(s), m.c_str());
+        if (s != TGL_ERROR_RESOURCE_EXHAUSTED || m.find("memory") == std::string::npos) code = 4;
+        if (code == 0 && exact_add(d, 4097) != "") code = 5;
+        d.close();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "child: %s\n", e.what());
+        code = 6;
+    }
+    std::fflush(stderr);
+    std::_Exit(code);
+}
+
+// A kernel's scratch allocation failing on a worker thread of the CPU plugin's parallel_for (a
+// sort of two 4M-element rows with the default thread count, RLIMIT_AS = VmSize + 80 MiB: each
+// row's chunk needs about 64 MiB) is RESOURCE_EXHAUSTED, not std::terminate, and the plugin works
+// afterwards. Run in a fresh process (a death-test child re-executes this binary): an abort there
+// fails this test instead of ending the suite, and no address space that earlier tests reserved
+// (glibc's per-thread malloc arenas) serves the sort behind the cap's back.
+TEST_F(Faults, ScratchAllocationFailureOnWorkerThreadsIsAStatus) {
+#ifdef TGL_FAULTS_SANITIZED
+    GTEST_SKIP() << "a sanitizer reserves terabytes of address space: RLIMIT_AS cannot cap it";
+#else
+    if (is_gles()) GTEST_SKIP() << "CPU plugin's worker threads (GLES rows are capped at 2^21 elements)";
+    ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+    EXPECT_EXIT(sort_under_address_space_cap(), ::testing::ExitedWithCode(0), "")
+        << "exit code 3: setrlimit failed, 4: wrong status or message, 5: add not exact after, 6: a setup call "
+           "failed; killed by SIGABRT: std::terminate";
+#endif
+}
+
+// Runs fn on a new thread that cannot start threads: a seccomp filter on that thread alone (other
+// threads are unaffected, and it ends with the thread) makes clone fail with EAGAIN, as the kernel
+// does at RLIMIT_NPROC or threads-max, and clone3 report ENOSYS so that glibc falls back to clone.
+// Chosen over RLIMIT_NPROC, which the kernel does not enforce for root (CI containers run as
+// root), and over a hook inside the plugins: the plugins' real std::thread path is what fails.
+// Returns "" or why the filter could not be installed.
+std::string on_thread_without_threads(const std::function<void()>& fn) {
+#if defined(__x86_64__)
+    const uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    const uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+    return "no seccomp filter for this architecture";
+#endif
+#if defined(__x86_64__) || defined(__aarch64__)
+    std::string error;
+    std::thread t([&] {
+        sock_filter filter[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EAGAIN & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+            error = std::string("seccomp filter refused: ") + std::strerror(errno);
+            return;
+        }
+        fn();
+    });
+    t.join();
+    return error;
+#endif
+}
+
+// Out of threads at device_open (std::thread's EAGAIN): RESOURCE_EXHAUSTED saying so, not INTERNAL.
+// GLES starts the device's GL thread there; the CPU plugin starts none at open, and its ops run
+// their chunks on the calling thread when workers cannot start. Either way the plugin works again
+// once threads can be had.
+TEST_F(Faults, OutOfThreadsIsResourceExhausted) {
+    const tgl_plugin_api& api = plug().api();
+    uint32_t count = 0;
+    ASSERT_EQ(api.device_count(&count), TGL_OK);  // the GLES device probe (a thread of its own) is done
+    tgl_status s = TGL_OK;
+    std::string m, add;
+    std::string why = on_thread_without_threads([&] {
+        tgl_device h = 0;
+        s = api.device_open(0, &h);
+        m = plug().last_error();
+        if (s == TGL_OK) {
+            // (Device's constructor would open another; run on this one through a wrapper-free path.)
+            api.device_close(h);
+            Device d(plug());
+            add = exact_add(d, 1 << 20);  // a million elements: more than one chunk of parallel work
+        }
+    });
+    if (!why.empty()) GTEST_SKIP() << why;
+    if (is_gles()) {
+        EXPECT_TRUE(is_error(s, TGL_ERROR_RESOURCE_EXHAUSTED, m, {"device_open", "out of threads", "thread limit"}));
+    } else {
+        EXPECT_EQ(s, TGL_OK) << m;
+        EXPECT_EQ(add, "");
+    }
+    std::printf("[ faults   ] %s plugin, device_open with no thread to be had: %s \"%s\"\n", plug().name().c_str(),
+                tgl_status_name(s), m.c_str());
+    Device fresh(plug());
+    EXPECT_EQ(exact_add(fresh, 1000), "");
+    fresh.close();
 }
 
 }  // namespace
