@@ -40,6 +40,9 @@ public:
     // call is validated, not a no-op, and its dtype is one the backend declared for the op.
     virtual void run(const OpCall& call) = 0;
     virtual void synchronize() = 0;
+    // device_close's wait: synchronize, and also a failure of queued work that was kept for a
+    // host thread which has not waited since (plugin_api.h, device_close).
+    virtual void synchronize_for_close() { synchronize(); }
     // ABI 1.1 timer (plugin_api.h, timer_begin/timer_end); the frame checks that regions pair up.
     // Default: no timer (TGL_ERROR_UNIMPLEMENTED).
     virtual void timer_begin();

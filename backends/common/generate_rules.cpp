@@ -1,5 +1,6 @@
 #include "generate_rules.h"
 
+#include "dim_merge.h"
 #include "dtype_bits.h"
 #include "validate_util.h"
 
@@ -14,28 +15,18 @@ bool is_matrix_op(tgl_op op) { return op == TGL_OP_EYE || op == TGL_OP_TRIL || o
 // The row-major index space of y (and x): see GeneratePlan. The last `keep` dims are copied as they
 // are; the ones before them lose size-1 dims and merge where contiguous in y and x.
 void index_space(GeneratePlan& p, const TensorArg& y, const TensorArg* x, int keep) {
-    p.rank = 0;
     p.numel = y.numel;
     p.y_offset = y.offset;
     p.x_offset = x ? x->offset : 0;
-    // An empty y is a no-op: its strides may be anything (huge ones overflowed stride * size below).
-    if (y.numel == 0) return;
+    bool kept[TGL_MAX_RANK];
     for (int d = 0; d < y.rank; ++d) {
-        const int64_t n = y.shape[d], ys = y.strides[d], xs = x ? x->strides[d] : 0;
-        const bool kept = d >= y.rank - keep;
-        if (!kept && n == 1) continue;
-        const int r = p.rank;
-        if (!kept && r > 0 && p.y_strides[r - 1] == ys * n && p.x_strides[r - 1] == xs * n) {
-            p.shape[r - 1] *= n;
-            p.y_strides[r - 1] = ys;
-            p.x_strides[r - 1] = xs;
-            continue;
-        }
-        p.shape[r] = n;
-        p.y_strides[r] = ys;
-        p.x_strides[r] = xs;
-        ++p.rank;
+        p.shape[d] = y.shape[d];
+        p.y_strides[d] = y.strides[d];
+        p.x_strides[d] = x ? x->strides[d] : 0;
+        kept[d] = d >= y.rank - keep;
     }
+    int64_t* strides[2] = {p.y_strides, p.x_strides};
+    p.rank = merge_dims_in_place(y.rank, p.shape, 2, strides, kept);
 }
 
 void require_finite(const OpInfo& info, const char* what, double v) {

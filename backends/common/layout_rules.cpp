@@ -1,5 +1,6 @@
 #include "layout_rules.h"
 
+#include "dim_merge.h"
 #include "validate_util.h"
 
 // The double -> dtype conversion of op 'cast' (header-only, no CPU plugin code beyond it): the pad
@@ -123,50 +124,22 @@ void add_map_step(LayoutPlan& plan, CopyStep s) {
             t.step[r] = 1;
         }
     }
-    // Merge neighbours that are Direct and contiguous on both sides.
-    int r = 0;
-    for (int d = 0; d < t.rank; ++d) {
-        bool merge = r > 0 && t.mode[r - 1] == CoordMode::Direct && t.mode[d] == CoordMode::Direct &&
-                     t.out_strides[r - 1] == t.out_strides[d] * t.shape[d] &&
-                     t.in_strides[r - 1] == t.in_strides[d] * t.shape[d];
-        if (merge) {
-            t.shape[r - 1] *= t.shape[d];
-            t.out_strides[r - 1] = t.out_strides[d];
-            t.in_strides[r - 1] = t.in_strides[d];
-            t.in_size[r - 1] = t.shape[r - 1];
-            continue;
-        }
-        if (r != d) {
-            t.shape[r] = t.shape[d];
-            t.out_strides[r] = t.out_strides[d];
-            t.in_strides[r] = t.in_strides[d];
-            t.in_size[r] = t.in_size[d];
-            t.mode[r] = t.mode[d];
-            t.start[r] = t.start[d];
-            t.step[r] = t.step[d];
-        }
-        ++r;
+    // Merge neighbours that are Direct and contiguous on both sides; a merged Direct dim reads
+    // its whole run (in_size = its size).
+    bool pinned[TGL_MAX_RANK];
+    int from[TGL_MAX_RANK];
+    for (int d = 0; d < t.rank; ++d) pinned[d] = t.mode[d] != CoordMode::Direct;
+    int64_t* strides[2] = {t.out_strides, t.in_strides};
+    const int r = merge_dims_in_place(t.rank, t.shape, 2, strides, pinned, from);
+    for (int k = 0; k < r; ++k) {  // from[k] >= k: nothing is read after it is overwritten
+        const int d = from[k];
+        t.mode[k] = t.mode[d];
+        t.start[k] = t.start[d];
+        t.step[k] = t.step[d];
+        t.in_size[k] = t.mode[k] == CoordMode::Direct ? t.shape[k] : t.in_size[d];
     }
     t.rank = r;
     plan.steps.push_back(t);
-}
-
-// Drops size-1 dims of a row-major (shape, strides) and merges contiguous neighbours; the
-// row-major order of the elements is unchanged.
-int collapse_linear(int rank, int64_t* shape, int64_t* strides) {
-    int r = 0;
-    for (int d = 0; d < rank; ++d) {
-        if (shape[d] == 1) continue;
-        if (r > 0 && strides[r - 1] == strides[d] * shape[d]) {
-            shape[r - 1] *= shape[d];
-            strides[r - 1] = strides[d];
-            continue;
-        }
-        shape[r] = shape[d];
-        strides[r] = strides[d];
-        ++r;
-    }
-    return r;
 }
 
 // A linear step: `count` elements from row-major index in_lin of x to out_lin of y.
@@ -183,8 +156,11 @@ void add_linear_step(LayoutPlan& plan, int input, const ViewDesc& x, int64_t in_
     std::copy(y.strides, y.strides + y.rank, s.out_strides);
     std::copy(x.shape, x.shape + x.rank, s.in_shape);
     std::copy(x.strides, x.strides + x.rank, s.in_lin_strides);
-    s.rank = collapse_linear(y.rank, s.shape, s.out_strides);
-    s.in_rank = collapse_linear(x.rank, s.in_shape, s.in_lin_strides);
+    // Size-1 dims dropped and contiguous neighbours merged: the row-major order is unchanged.
+    int64_t* out_strides = s.out_strides;
+    int64_t* in_strides = s.in_lin_strides;
+    s.rank = merge_dims_in_place(y.rank, s.shape, 1, &out_strides);
+    s.in_rank = merge_dims_in_place(x.rank, s.in_shape, 1, &in_strides);
     if (s.rank <= 1 && s.in_rank <= 1) {
         // Both sides are a single strided run: a rank-1 map step.
         int64_t os = s.rank ? s.out_strides[0] : 0, is = s.in_rank ? s.in_lin_strides[0] : 0;

@@ -21,8 +21,8 @@
 //     element is the element of row-major index in_lin + i of the input view (in_shape,
 //     in_lin_strides, in_offset), two independent unravellings.
 //   input == -1: every element of the step is the constant value_bits (x is never read).
-// After planning, dims of size 1 are gone, Direct dims have start 0 and step 1 (folded into
-// in_offset and in_strides), and neighbouring dims that are contiguous on both sides are merged,
+// After planning, dims of size 1 are gone, Direct dims have start 0, step 1 (folded into
+// in_offset and in_strides) and in_size equal to their size, and neighbouring dims that are contiguous on both sides are merged,
 // so rank is usually 1 or 2. Steps with count 0 are not listed. Offsets and strides are in
 // elements of the op's dtype (the same on both sides).
 #pragma once

@@ -1,5 +1,6 @@
 #include "matmul_rules.h"
 
+#include "dim_merge.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -21,8 +22,8 @@ void merge_batch_into_m(MatmulPlan& p) {
         const int64_t n = p.batch_shape[d];
         bool ok = n == 1 || p.M == 1 || p.b_batch_strides[d] == 0;
         if (n != 1 && p.M > 1) {
-            ok = ok && p.a_batch_strides[d] == p.M * p.a_m_stride;
-            for (int o = 0; o < p.n_out; ++o) ok = ok && p.out[o].batch_strides[d] == p.M * p.out[o].m_stride;
+            ok = ok && strides_nest(p.a_batch_strides[d], p.a_m_stride, p.M);
+            for (int o = 0; o < p.n_out; ++o) ok = ok && strides_nest(p.out[o].batch_strides[d], p.out[o].m_stride, p.M);
         }
         if (!ok || (n != 1 && p.b_batch_strides[d] != 0)) return;
         if (n != 1 && p.M == 1) {  // the single row's strides are free: take the batch dim's

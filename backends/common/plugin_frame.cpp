@@ -169,7 +169,7 @@ tgl_status api_device_close(tgl_device device) {
             rec->recording = false;
             rec->recorded.clear();
         }
-        rec->device->synchronize();
+        rec->device->synchronize_for_close();
     });
 }
 

@@ -1,6 +1,7 @@
 #include "validate.h"
 
 #include "backend.h"
+#include "dim_merge.h"
 #include "status.h"
 #include "validate_util.h"
 
@@ -36,6 +37,32 @@ std::string shape_string(int rank, const int64_t* shape) {
 namespace {
 
 using i128 = __int128;
+
+// Whether a non-empty view may map two elements to one address, by a sufficient test of
+// distinctness: dims of size 1 left out, the others taken by increasing |stride|, each |stride|
+// must exceed the span (sum of |stride| * (size - 1)) of the dims before it. It refuses some exotic
+// interleaved views whose elements are distinct (shape (3, 2), strides (2, 3)); plugin_api.h says so.
+bool may_overlap_itself(const TensorArg& t) {
+    i128 abs_stride[TGL_MAX_RANK];
+    int64_t size[TGL_MAX_RANK];
+    int n = 0;
+    for (int d = 0; d < t.rank; ++d) {
+        if (t.shape[d] == 1) continue;
+        abs_stride[n] = t.strides[d] < 0 ? -i128(t.strides[d]) : i128(t.strides[d]);
+        size[n++] = t.shape[d];
+    }
+    bool used[TGL_MAX_RANK] = {};
+    i128 span = 0;
+    for (int k = 0; k < n; ++k) {
+        int next = -1;  // the unused dim of least |stride| (rank <= 8: a selection is enough)
+        for (int j = 0; j < n; ++j)
+            if (!used[j] && (next < 0 || abs_stride[j] < abs_stride[next])) next = j;
+        used[next] = true;
+        if (abs_stride[next] <= span) return true;
+        span += abs_stride[next] * (size[next] - 1);
+    }
+    return false;
+}
 
 TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
                        const BufferLookup& lookup) {
@@ -89,8 +116,11 @@ TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uin
                      (long long)arg.shape[d]);
     }
     if (numel == 0) {
+        // An empty view touches no memory: its strides (which may be anything) are never used;
+        // zeroed, no plan or kernel meets them.
+        std::fill(arg.strides, arg.strides + arg.rank, int64_t(0));
         arg.byte_lo = arg.byte_hi = int64_t(t.byte_offset);
-        return arg;  // an empty view touches no memory
+        return arg;
     }
     i128 lo = 0, hi = 0;
     for (int d = 0; d < arg.rank; ++d) {
@@ -109,27 +139,20 @@ TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uin
              (unsigned long long)arg.buffer->size());
     arg.byte_lo = int64_t(byte_lo);
     arg.byte_hi = int64_t(byte_hi);
+    if (output && may_overlap_itself(arg))
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "%s: view of shape %s, strides %s overlaps itself (two of its elements can share an address); an "
+             "output's elements must be distinct: leaving out dims of size 1 and taking the others by increasing "
+             "|stride|, each |stride| must exceed the span of the dims before it",
+             what, shape_string(arg.rank, arg.shape).c_str(), shape_string(arg.rank, arg.strides).c_str());
     return arg;
 }
 
 // Drops size-1 dims and merges dims that are contiguous for every operand.
 void collapse(ElementwisePlan& p) {
-    int r = 0;
-    for (int d = 0; d < p.rank; ++d) {
-        if (p.shape[d] == 1) continue;
-        bool merge = r > 0;
-        for (int k = 0; merge && k < p.n_operands; ++k)
-            merge = p.strides[k][r - 1] == p.strides[k][d] * p.shape[d];
-        if (merge) {
-            p.shape[r - 1] *= p.shape[d];
-            for (int k = 0; k < p.n_operands; ++k) p.strides[k][r - 1] = p.strides[k][d];
-        } else {
-            p.shape[r] = p.shape[d];
-            for (int k = 0; k < p.n_operands; ++k) p.strides[k][r] = p.strides[k][d];
-            ++r;
-        }
-    }
-    p.rank = r;
+    int64_t* strides[ElementwisePlan::kMaxOperands];
+    for (int k = 0; k < p.n_operands; ++k) strides[k] = p.strides[k];
+    p.rank = merge_dims_in_place(p.rank, p.shape, p.n_operands, strides);
 }
 
 void plan_elementwise(OpCall& call) {

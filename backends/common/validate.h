@@ -26,7 +26,8 @@ namespace tgl {
 
 class DeviceBuffer;
 
-// A checked view. offset and strides are in elements of dtype.
+// A checked view. offset and strides are in elements of dtype; an empty view's strides are all 0
+// (it touches no memory, so whatever the caller gave is never used).
 struct TensorArg {
     std::shared_ptr<DeviceBuffer> buffer;
     tgl_dtype dtype = TGL_DTYPE_INVALID;

@@ -2,6 +2,7 @@
 // split of a 1-D grid into dispatches within the device's workgroup-count limits.
 #pragma once
 
+#include "dim_merge.h"
 #include "gles_device.h"
 #include "status.h"
 
@@ -48,24 +49,21 @@ struct MergedDim {
 };
 
 // The dims (shape[d], strides[k][d]) without size-1 dims, neighbours merged where contiguous in
-// every operand, in order: fewer dims for the shader to walk (and fewer variants).
+// every operand (dim_merge.h), in order: fewer dims for the shader to walk (and fewer variants).
 template <size_t N>
 std::vector<MergedDim<N>> merge_dims(int rank, const int64_t* shape, const int64_t* const (&strides)[N]) {
-    std::vector<MergedDim<N>> out;
+    int64_t n[TGL_MAX_RANK], s[N][TGL_MAX_RANK];
+    int64_t* s_of[N];
+    for (size_t k = 0; k < N; ++k) s_of[k] = s[k];
     for (int d = 0; d < rank; ++d) {
-        if (shape[d] == 1) continue;
-        MergedDim<N> cur{shape[d], {}};
-        bool contiguous = !out.empty();
-        for (size_t k = 0; k < N; ++k) {
-            cur.s[k] = strides[k][d];
-            contiguous = contiguous && out.back().s[k] == cur.s[k] * cur.n;
-        }
-        if (contiguous) {
-            out.back().n *= cur.n;
-            for (size_t k = 0; k < N; ++k) out.back().s[k] = cur.s[k];
-        } else {
-            out.push_back(cur);
-        }
+        n[d] = shape[d];
+        for (size_t k = 0; k < N; ++k) s[k][d] = strides[k][d];
+    }
+    const int merged = merge_dims_in_place(rank, n, int(N), s_of);
+    std::vector<MergedDim<N>> out(static_cast<size_t>(merged));
+    for (int d = 0; d < merged; ++d) {
+        out[size_t(d)].n = n[d];
+        for (size_t k = 0; k < N; ++k) out[size_t(d)].s[k] = s[k][d];
     }
     return out;
 }

@@ -278,13 +278,15 @@ void GlesDevice::timer_begin() {
 uint64_t GlesDevice::timer_end(uint32_t* flags) {
     GLuint64 ns = 0;
     GLint disjoint = 0;
+    const std::thread::id waiter = std::this_thread::get_id();
     gl_->call("timer_end", [&] {
         glEndQueryEXT(GL_TIME_ELAPSED_EXT);
         wait_idle("timer_end");
         glGetQueryObjectui64vEXT(timer_query_, GL_QUERY_RESULT_EXT, &ns);
         glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
-        raise_device_status();
+        read_device_status(waiter);
     });
+    raise_device_error();
     gl_->raise_pending();
     *flags = disjoint ? TGL_TIMER_DISJOINT : 0;
     return uint64_t(ns);
@@ -519,10 +521,16 @@ void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
         return;
     }
     uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
-    gl_->post(what, [ds = std::move(dispatches), slow, bound = bound_, gl = gl_.get()] {
+    // An op with a device check: whose it was, for the errors it may raise (device_errors.h).
+    const bool checked = std::any_of(dispatches.begin(), dispatches.end(), [](const Dispatch& d) {
+        return std::any_of(d.uniforms.begin(), d.uniforms.end(), [](const UniformValue& u) { return u.name == "u_check_seq"; });
+    });
+    gl_->post(what, [ds = std::move(dispatches), slow, bound = bound_, gl = gl_.get(), errors = checked ? errors_ : nullptr,
+                     by = std::this_thread::get_id()] {
         BoundState& b = *bound;
         begin_batch(b, gl, slow);
         for (const Dispatch& d : ds) issue(b, d);
+        if (errors) errors->ran_checked(by);
     });
 }
 
@@ -577,7 +585,8 @@ void GlesDevice::replay(const RecordedOps& ops) {
     std::vector<uint32_t> seqs;
     if (checks) next_check_seqs(seqs, checks);
     uint32_t slow = hooks_ && hooks_->slow.exchange(false) ? hooks_->slow_thousands : 0;
-    gl_->post("graph_replay", [ops, seqs = std::move(seqs), slow, bound = bound_, gl = gl_.get()] {
+    gl_->post("graph_replay", [ops, seqs = std::move(seqs), slow, bound = bound_, gl = gl_.get(),
+                               errors = checks ? errors_ : nullptr, by = std::this_thread::get_id()] {
         BoundState& b = *bound;
         begin_batch(b, gl, slow);
         size_t first_seq = 0;  // the current op's first fresh sequence number in seqs
@@ -596,6 +605,7 @@ void GlesDevice::replay(const RecordedOps& ops) {
             }
             first_seq += op.checks;
         }
+        if (errors) errors->ran_checked(by);
     });
 }
 
@@ -619,13 +629,13 @@ GlesDevice::DeviceCheck GlesDevice::device_check() {
     return DeviceCheck{b, check_seq_};
 }
 
-void GlesDevice::raise_device_status() {
+void GlesDevice::read_device_status(std::thread::id waiter) {
     BufferRef status;
     {
         std::lock_guard<std::mutex> lock(status_mutex_);
         status = status_;
     }
-    if (!status) return;
+    if (!status) return;  // no op has had a device check
     uint32_t w[8];
     glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(status).name());
     const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, sizeof w, GL_MAP_READ_BIT);
@@ -637,18 +647,25 @@ void GlesDevice::raise_device_status() {
     std::memcpy(w, p, sizeof w);
     glUnmapBuffer(GL_COPY_READ_BUFFER);
     glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    if (w[1] == 0) return;
+    if (w[1] == 0) {
+        errors_->status_read(nullptr, waiter);
+        return;
+    }
     glBindBuffer(GL_COPY_WRITE_BUFFER, gl_buffer(status).name());
     glBufferSubData(GL_COPY_WRITE_BUFFER, 0, sizeof kStatusClear, kStatusClear);
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     const tgl_status code = tgl_status(w[4]);
     const OpInfo* info = find_op(tgl_op(w[5]));
-    if (code == TGL_ERROR_INDEX_OUT_OF_RANGE && info)
-        fail(code, "%s (found on the GPU while running an op queued earlier)",
-             index_out_of_range_message(*info, int64_t(w[2]), int64_t(int32_t(w[3])), int64_t(w[6]), int(w[7])).c_str());
-    fail(code != TGL_OK ? code : TGL_ERROR_INTERNAL,
-         "op %s (id %u), queued earlier, raised %s on the GPU (position %u, value %u, details %u, %u)",
-         info ? info->name : "?", w[5], tgl_status_name(code), w[2], w[3], w[6], w[7]);
+    const Error error =
+        code == TGL_ERROR_INDEX_OUT_OF_RANGE && info
+            ? Error(code, format("%s (found on the GPU while running an op queued earlier)",
+                                 index_out_of_range_message(*info, int64_t(w[2]), int64_t(int32_t(w[3])), int64_t(w[6]),
+                                                            int(w[7]))
+                                     .c_str()))
+            : Error(code != TGL_OK ? code : TGL_ERROR_INTERNAL,
+                    format("op %s (id %u), queued earlier, raised %s on the GPU (position %u, value %u, details %u, %u)",
+                           info ? info->name : "?", w[5], tgl_status_name(code), w[2], w[3], w[6], w[7]));
+    errors_->status_read(&error, waiter);
 }
 
 BufferRef GlesDevice::alloc(uint64_t bytes) { return alloc_buffer(bytes, true); }
@@ -698,6 +715,7 @@ void GlesDevice::upload(const BufferRef& dst, uint64_t offset, const void* src, 
 }
 
 void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint64_t bytes) {
+    const std::thread::id waiter = std::this_thread::get_id();
     gl_->call("buffer_download", [&] {
         wait_idle("buffer_download");
         glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(src).name());
@@ -713,8 +731,9 @@ void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint
         GLboolean intact = glUnmapBuffer(GL_COPY_READ_BUFFER);
         glBindBuffer(GL_COPY_READ_BUFFER, 0);
         if (!intact) fail(TGL_ERROR_BACKEND_FAILURE, "the buffer's contents were lost while mapped (glUnmapBuffer)");
-        raise_device_status();
+        read_device_status(waiter);
     });
+    raise_device_error();
     gl_->raise_pending();
 }
 
@@ -772,16 +791,23 @@ void GlesDevice::run(const OpCall& call) {
 }
 
 void GlesDevice::synchronize() {
-    gl_->call("synchronize", [this] {
+    const std::thread::id waiter = std::this_thread::get_id();
+    gl_->call("synchronize", [this, waiter] {
         wait_idle("synchronize");
-        raise_device_status();
+        read_device_status(waiter);
     });
     {
         // Idle now: a large scratch buffer is not kept held (see scratch()).
         std::lock_guard<std::mutex> lock(scratch_mutex_);
         if (scratch_ && scratch_->size() > kScratchKeepBytes) scratch_.reset();
     }
+    raise_device_error();
     gl_->raise_pending();
+}
+
+void GlesDevice::synchronize_for_close() {
+    synchronize();
+    errors_->raise_any();
 }
 
 }  // namespace gles

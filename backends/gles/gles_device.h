@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend.h"
+#include "device_errors.h"
 #include "egl_devices.h"
 #include "gl_thread.h"
 #include "program_cache.h"
@@ -127,6 +128,8 @@ public:
               uint32_t pattern_size) override;
     void run(const OpCall& call) override;
     void synchronize() override;
+    // synchronize, then an error found on the GPU that no thread has heard of yet.
+    void synchronize_for_close() override;
     // GL_EXT_disjoint_timer_query (GL_TIME_ELAPSED_EXT); UNIMPLEMENTED where the driver lacks it.
     void timer_begin() override;
     uint64_t timer_end(uint32_t* flags) override;
@@ -181,8 +184,9 @@ public:
     BufferRef internal_buffer(uint64_t bytes) { return alloc_buffer(bytes, false); }
     // Device-side errors (glsl/device_status.glsl): for an op that checks its data on the GPU, the
     // status buffer's binding and a fresh sequence number (u_check_seq). Every call that waits
-    // (synchronize, download, and so device_close) reads the status after the wait and throws the
-    // first recorded error (then clears it; the device stays usable).
+    // (synchronize, download, timer_end, and so device_close) reads the status after the wait and
+    // clears it (the device stays usable); a recorded error goes to the host threads whose checked
+    // ops ran since the last read (device_errors.h), and each throws it from its next wait.
     struct DeviceCheck {
         Binding status;
         uint32_t seq;
@@ -234,8 +238,12 @@ private:
     std::mutex status_mutex_;
     BufferRef status_;  // device_status.glsl's words; allocated by the first device_check()
     uint32_t check_seq_ = 0;
-    // On the GL thread after a wait: throws the recorded device-side error, if any, and clears it.
-    void raise_device_status();
+    std::shared_ptr<DeviceErrorRoute> errors_ = std::make_shared<DeviceErrorRoute>();
+    // On the GL thread after a wait by host thread `waiter`: reads the device-side status, clears
+    // it and hands a recorded error to errors_ (raise_device_error() throws it on each thread).
+    void read_device_status(std::thread::id waiter);
+    // On a host thread after its wait: throws the device-side error kept for it, if any.
+    void raise_device_error() { errors_->raise_for_this_thread(); }
     // On the GL thread: waits for all GL work issued so far (a fence, bounded by the time limit),
     // then checks for a GPU reset.
     void wait_idle(const char* what);

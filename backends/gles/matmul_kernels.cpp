@@ -115,21 +115,12 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         int64_t n, as, bs, cs[3];
     };
     std::vector<BatchDim> batch;
-    for (int d = 0; d < p.batch_rank; ++d) {
-        BatchDim cur{p.batch_shape[d], p.a_batch_strides[d], p.b_batch_strides[d], {}};
-        for (int o = 0; o < p.n_out; ++o) cur.cs[o] = p.out[o].batch_strides[d];
-        if (cur.n == 1) continue;
-        bool merge = !batch.empty() && batch.back().as == cur.as * cur.n && batch.back().bs == cur.bs * cur.n;
-        for (int o = 0; o < p.n_out; ++o) merge = merge && batch.back().cs[o] == cur.cs[o] * cur.n;
-        if (merge) {
-            BatchDim& b = batch.back();
-            b.n *= cur.n;
-            b.as = cur.as;
-            b.bs = cur.bs;
-            for (int o = 0; o < p.n_out; ++o) b.cs[o] = cur.cs[o];
-        } else {
-            batch.push_back(cur);
-        }
+    {
+        const int64_t none[TGL_MAX_RANK] = {};  // outputs past n_out
+        const int64_t* strides[5] = {p.a_batch_strides, p.b_batch_strides, p.out[0].batch_strides,
+                                     p.n_out > 1 ? p.out[1].batch_strides : none, p.n_out > 2 ? p.out[2].batch_strides : none};
+        for (const MergedDim<5>& m : merge_dims<5>(p.batch_rank, p.batch_shape, strides))
+            batch.push_back(BatchDim{m.n, m.s[0], m.s[1], {m.s[2], m.s[3], m.s[4]}});
     }
     const int32_t M = int32_t(count_u32(p.M, "the rows (M) of the product"));
     const int32_t K = int32_t(count_u32(p.K, "the inner dim (K) of the product"));

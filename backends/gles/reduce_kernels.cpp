@@ -21,25 +21,12 @@ struct Dim {
     int64_t n, xs, ys;
 };
 
-// Drops size-1 dims and merges neighbours contiguous in x (and y).
+// Drops size-1 dims and merges neighbours contiguous in x (and y): dispatch_util.h's merge_dims.
 std::vector<Dim> collapse(int rank, const int64_t* shape, const int64_t* xs, const int64_t* ys) {
+    const int64_t no_y[TGL_MAX_RANK] = {};
+    const int64_t* const strides[2] = {xs, ys ? ys : no_y};
     std::vector<Dim> out;
-    for (int d = 0; d < rank; ++d) {
-        if (shape[d] == 1) continue;
-        Dim cur{shape[d], xs[d], ys ? ys[d] : 0};
-        // outer == inner * n without overflow (a fuzzed view's strides may be huge).
-        auto spans = [&](int64_t outer, int64_t inner) {
-            int64_t p = 0;
-            return !__builtin_mul_overflow(inner, cur.n, &p) && p == outer;
-        };
-        if (!out.empty() && spans(out.back().xs, cur.xs) && spans(out.back().ys, cur.ys)) {
-            out.back().n *= cur.n;
-            out.back().xs = cur.xs;
-            out.back().ys = cur.ys;
-        } else {
-            out.push_back(cur);
-        }
-    }
+    for (const MergedDim<2>& d : merge_dims(rank, shape, strides)) out.push_back(Dim{d.n, d.s[0], d.s[1]});
     return out;
 }
 

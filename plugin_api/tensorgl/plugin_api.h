@@ -115,8 +115,14 @@ typedef uint64_t tgl_graph; /* since ABI 1.2: a recorded sequence of ops (graph_
  *   element (i0..i{rank-1}) lives at byte
  *       byte_offset + elem_size * sum_d(i_d * strides[d])
  *   strides are in elements and may be 0 (broadcast, inputs only) or negative. rank 0 is a scalar.
- *   A tensor with any shape[d] == 0 is empty and valid; an op whose outputs are all empty does
- *   nothing. Entries at index >= rank are ignored.
+ *   A tensor with any shape[d] == 0 is empty and valid, whatever its strides (it touches no
+ *   memory); an op whose outputs are all empty does nothing. Entries at index >= rank are ignored.
+ *   An output never overlaps itself: two of its elements at one address is
+ *   TGL_ERROR_INVALID_ARGUMENT (naming the output, its shape and strides), checked by a sufficient
+ *   rule: leaving out dims of size 1 and taking the others by increasing |stride|, each |stride|
+ *   must exceed the span sum(|stride| * (size - 1)) of the dims before it. Every permuted, sliced
+ *   or padded view of a contiguous tensor passes; a few interleaved views whose elements are in
+ *   fact distinct do not (shape (3, 2), strides (2, 3)).
  *   Helper: tgl_tensor_contiguous() fills row-major strides.
  *   Size: any view that fits its buffer is accepted. A GPU plugin whose shaders see an operand
  *   through one binding of limited size (GLES: GL_MAX_SHADER_STORAGE_BLOCK_SIZE, 128 MiB at the
@@ -408,11 +414,17 @@ enum {
      * scatter's y = x copy included). The message names the op, the first bad index in row-major
      * order of the index tensor (flat position and value) and the valid range, on every plugin.
      * The CPU plugin checks all indices before writing and returns the error from run_op. The GLES
-     * plugin sees indices only on the GPU: run_op returns TGL_OK, a first GPU pass checks them and
-     * the error surfaces at the next call that waits (synchronize, buffer_download -- whose bytes
-     * are still delivered -- or device_close), reported once (the first failure since the last
-     * wait; later ones before that wait are not reported); the device stays usable, and later
-     * ops run normally. An index tensor that is not empty over an axis of size 0 is rejected by
+     * plugin sees indices only on the GPU: run_op returns TGL_OK, a first GPU pass checks them, and
+     * the error reaches the host thread that queued the op at that thread's next call that waits
+     * (synchronize, buffer_download -- whose bytes are still delivered --, timer_end or
+     * device_close), whichever thread's wait found it on the GPU. The GPU keeps one error per
+     * span between two reads of its status (the first failure; a later failing op of the span
+     * writes nothing but is not named), so every thread whose ops with such a check ran in that
+     * span gets that error, once, at its next wait: a thread never waits with TGL_OK over an op of
+     * its own that failed, but it may be told of another thread's failure (then its own outputs of
+     * that span are not known to be written). A thread that queued no such op is not handed
+     * another thread's error. device_close returns an error that a thread has not yet been told
+     * of. The device stays usable, and later ops run normally. An index tensor that is not empty over an axis of size 0 is rejected by
      * run_op on every plugin (no index can be valid). An op whose y is empty does nothing.
      * gather: (x, index) -> (y), torch.gather: index has x's rank, y has index's shape,
      *   index.shape[d] <= x.shape[d] for d != axis (PyTorch's rule), y[..i..] = x[..index[..i..]..]
@@ -1285,9 +1297,12 @@ typedef struct tgl_plugin_api {
     tgl_status (*query_op)(tgl_op op, tgl_op_caps* caps);
 
     /* Queues one op. Everything is validated before anything is queued: on error nothing is
-     * written. An output may share memory with an input only as the identical view of an
-     * elementwise op (in place); any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself surface at the next
-     * synchronize/download. n_inputs/n_outputs must be exactly the op's operand counts. */
+     * written. Outputs overlap neither themselves (see the tensor descriptor) nor each other. An
+     * output may share memory with an input only as the identical view where the op is in place:
+     * elementwise ops, tril/triu, and y over x in scatter/scatter_add; any other overlap is
+     * rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself
+     * surface at the next synchronize/download (errors found on the device: see the Indexing ops).
+     * n_inputs/n_outputs must be exactly the op's operand counts. */
     tgl_status (*run_op)(tgl_device device, tgl_op op, const void* params,
                          const tgl_tensor* inputs, uint32_t n_inputs, const tgl_tensor* outputs,
                          uint32_t n_outputs);

@@ -15,6 +15,7 @@ struct Ctx {
     DeviceTensor a{d, contiguous({2, 3})}, b{d, contiguous({3})}, y{d, contiguous({2, 3})};
     DeviceTensor x{d, contiguous({2, 3})}, r{d, contiguous({2})};
     DeviceTensor A{d, contiguous({2, 3})}, B{d, contiguous({3, 2})}, C{d, contiguous({2, 2})};
+    DeviceTensor I{d, contiguous({2, 3}), TGL_DTYPE_I32};  // indices along x's axis 1
     tgl_reduce_params rp = reduce_params({1}, false);
     tgl_matmul_params mp = matmul_params(false, false, 1.0f, 0.0f);
     std::string message;  // set by a case whose failing call is not its last call
@@ -26,6 +27,7 @@ struct Ctx {
         x.set_values({1, 2, 3, 4, 5, 6});
         A.set_values({1, 2, 3, 4, 5, 6});
         B.set_values({7, 8, 9, 10, 11, 12});
+        I.set_logical({0, 1, 2, 2, 1, 0});
         y.poison();
         r.poison();
         C.poison();
@@ -44,9 +46,9 @@ struct Ctx {
     }
 
     void expect_untouched() {
-        DeviceTensor* all[] = {&a, &b, &y, &x, &r, &A, &B, &C};
-        const char* names[] = {"a", "b", "y", "x", "r", "A", "B", "C"};
-        for (int i = 0; i < 8; ++i) EXPECT_TRUE(all[i]->unchanged()) << "tensor " << names[i] << " after the bad call";
+        DeviceTensor* all[] = {&a, &b, &y, &x, &r, &A, &B, &C, &I};
+        const char* names[] = {"a", "b", "y", "x", "r", "A", "B", "C", "I"};
+        for (int i = 0; i < 9; ++i) EXPECT_TRUE(all[i]->unchanged()) << "tensor " << names[i] << " after the bad call";
     }
 
     void expect_device_works() {
@@ -456,6 +458,76 @@ std::vector<BadCase> bad_cases() {
                                       t.byte_offset = k.x.desc().byte_offset + 4;
                                   }),
                                   &k.rp);
+                 }});
+    // ---- outputs that overlap themselves (two elements at one address): rejected for every op,
+    // naming the output, its shape and strides. y (2, 3) with strides (1, 1) writes elements
+    // 0 1 2 / 1 2 3; with strides (2, 1): 0 1 2 / 2 3 4.
+    auto self_overlap = [](tgl_tensor t, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+        t.rank = uint32_t(shape.size());
+        for (size_t i = 0; i < shape.size(); ++i) {
+            t.shape[i] = shape[i];
+            t.strides[i] = strides[i];
+        }
+        return t;
+    };
+    const std::vector<std::string> y_tokens = {"outputs[0] (y)", "overlaps itself", "(2, 3)", "(1, 1)"};
+    c.push_back({"BinaryOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     return k.add(k.a.desc(), k.b.desc(), self_overlap(k.y.desc(), {2, 3}, {1, 1}));
+                 }});
+    c.push_back({"UnaryOutputOverlapsItselfByOneRow", TGL_ERROR_INVALID_ARGUMENT,
+                 {"outputs[0] (y)", "overlaps itself", "(2, 3)", "(2, 1)"}, [=](Ctx& k) {
+                     tgl_tensor x = k.a.desc(), y = self_overlap(k.y.desc(), {2, 3}, {2, 1});
+                     return k.api.run_op(k.d.handle(), TGL_OP_NEG, nullptr, &x, 1, &y, 1);
+                 }});
+    c.push_back({"UnaryOutputOverlapsItselfNegativeStride", TGL_ERROR_INVALID_ARGUMENT,
+                 {"outputs[0] (y)", "overlaps itself", "(2, 3)", "(-1, 1)"}, [=](Ctx& k) {
+                     tgl_tensor x = k.a.desc(), y = self_overlap(k.y.desc(), {2, 3}, {-1, 1});
+                     y.byte_offset += 4;  // element (1, 0) at the start of the storage
+                     return k.api.run_op(k.d.handle(), TGL_OP_NEG, nullptr, &x, 1, &y, 1);
+                 }});
+    c.push_back({"ReduceOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     // x (2, 3, 1) summed over its last axis into y (2, 3).
+                     tgl_tensor x = self_overlap(k.x.desc(), {2, 3, 1}, {3, 1, 1});
+                     tgl_tensor y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     tgl_reduce_params p = reduce_params({2}, false);
+                     return k.api.run_op(k.d.handle(), TGL_OP_SUM, &p, &x, 1, &y, 1);
+                 }});
+    c.push_back({"MatmulOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, {"outputs[0] (C)", "overlaps itself", "(2, 2)", "(1, 1)"},
+                 [=](Ctx& k) { return k.matmul(k.A.desc(), k.B.desc(), self_overlap(k.C.desc(), {2, 2}, {1, 1}), &k.mp); }});
+    c.push_back({"ContiguousOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     tgl_tensor x = k.x.desc(), y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     return k.api.run_op(k.d.handle(), TGL_OP_CONTIGUOUS, nullptr, &x, 1, &y, 1);
+                 }});
+    c.push_back({"FlipOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     tgl_tensor x = k.x.desc(), y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     tgl_flip_params p{};
+                     p.struct_size = sizeof p;
+                     p.n_axes = 1;
+                     p.axes[0] = 1;
+                     return k.api.run_op(k.d.handle(), TGL_OP_FLIP, &p, &x, 1, &y, 1);
+                 }});
+    c.push_back({"GatherOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     tgl_tensor in[2] = {k.x.desc(), k.I.desc()};
+                     tgl_tensor y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     tgl_axis_params p{sizeof p, 1};
+                     return k.api.run_op(k.d.handle(), TGL_OP_GATHER, &p, in, 2, &y, 1);
+                 }});
+    c.push_back({"SoftmaxOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     tgl_tensor in[2] = {k.x.desc(), tgl_tensor{}};  // no mask
+                     tgl_tensor y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     return k.api.run_op(k.d.handle(), TGL_OP_SOFTMAX, nullptr, in, 2, &y, 1);
+                 }});
+    c.push_back({"FullOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     tgl_tensor y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
+                     tgl_full_params p{sizeof p, 0, 7.0};
+                     return k.api.run_op(k.d.handle(), TGL_OP_FULL, &p, nullptr, 0, &y, 1);
+                 }});
+    c.push_back({"ArgmaxOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
+                     // x (2, 3, 1), argmax over its last axis into an i32 y (2, 3) over I's buffer.
+                     tgl_tensor x = self_overlap(k.x.desc(), {2, 3, 1}, {3, 1, 1});
+                     tgl_tensor y = self_overlap(k.I.desc(), {2, 3}, {1, 1});
+                     tgl_arg_reduce_params p{sizeof p, 2, 0, 0};
+                     return k.api.run_op(k.d.handle(), TGL_OP_ARGMAX, &p, &x, 1, &y, 1);
                  }});
     // ---- reductions with no result
     c.push_back({"MaxOverEmptyAxis", TGL_ERROR_INVALID_ARGUMENT, {"'max'", "x has shape"}, [](Ctx& k) {

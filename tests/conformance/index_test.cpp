@@ -5,6 +5,9 @@
 
 #include "tgl_test/op_runner.h"
 
+#include <future>
+#include <thread>
+
 namespace conf {
 namespace {
 
@@ -271,6 +274,127 @@ TEST_F(IndexOps, OutOfRangeReportedByDeviceClose) {
         EXPECT_NE(msg.find("TGL_ERROR_INDEX_OUT_OF_RANGE"), std::string::npos) << msg;
     }
     EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"gather", "holds -7", "position 0"}));
+}
+
+// ----- deferred errors and threads -----------------------------------------------------------------
+// An out-of-range index reaches the host thread whose op failed: from run_op (CPU) or from that
+// thread's next wait (GLES), even when another thread's wait found it on the GPU first. That other
+// thread, whose own work was fine, is not handed the error (plugin_api.h, Indexing ops).
+
+// A thread's bad gather, then waits: `waits` says which call of the failing thread comes after
+// another thread's synchronize.
+struct FailingThread {
+    FailingThread(Device& d, int64_t bad_index)
+        : dev(d), call(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {0, double(bad_index)})}, {output_of(F32, {2})}),
+          bad_index(bad_index) {}
+    // Runs the bad op on its own thread, then waits for `go` and makes its waiting call.
+    void start(std::shared_future<void> go, bool by_download) {
+        thread = std::thread([this, go, by_download] {
+            const tgl_plugin_api& api = dev.api();
+            tgl_axis_params a0 = axis_p(0);
+            status = call.run(TGL_OP_GATHER, &a0);
+            message = plug().last_error();
+            queued.set_value();
+            go.wait();
+            tgl_status w;
+            if (by_download) {
+                uint8_t bytes[8];
+                w = api.buffer_download(dev.handle(), call.output(0)->buffer(), call.output(0)->storage_byte_offset(), bytes, 8);
+            } else {
+                w = api.synchronize(dev.handle());
+            }
+            if (status == TGL_OK) {
+                status = w;
+                message = plug().last_error();
+            } else {
+                first_wait_after_error = w;  // the CPU plugin reported it from run_op already
+            }
+            second_wait = api.synchronize(dev.handle());  // reported once to this thread
+        });
+    }
+    Device& dev;
+    tgl_test::OpCall call;
+    int64_t bad_index;
+    std::thread thread;
+    std::promise<void> queued;
+    tgl_status status = TGL_OK, first_wait_after_error = TGL_OK, second_wait = TGL_ERROR_INTERNAL;
+    std::string message;
+};
+
+TEST_F(IndexOps, DeferredErrorReachesTheThreadWhoseOpFailed) {
+    for (bool by_download : {false, true}) {
+        SCOPED_TRACE(by_download ? "failing thread waits by buffer_download" : "failing thread waits by synchronize");
+        Device d(plug());
+        FailingThread a(d, 3);
+        std::promise<void> go;
+        a.start(go.get_future().share(), by_download);
+        a.queued.get_future().wait();
+        // Thread B (this one) waits first; its own work (none) is fine.
+        tgl_status b = d.api().synchronize(d.handle());
+        std::string b_message = plug().last_error();
+        go.set_value();
+        a.thread.join();
+        EXPECT_EQ(b, TGL_OK) << b_message;
+        EXPECT_TRUE(is_error(a.status, TGL_ERROR_INDEX_OUT_OF_RANGE, a.message, {"gather", "holds 3", "position 1", "[0, 3)"}));
+        EXPECT_EQ(a.first_wait_after_error, TGL_OK);
+        EXPECT_EQ(a.second_wait, TGL_OK) << "a deferred error is reported once to each thread";
+        EXPECT_TRUE(a.call.all_unchanged());
+    }
+}
+
+// Two threads fail before anyone waits (the GPU records only the first failure); a third thread
+// waits first. Each failing thread still gets an index error from its own next wait.
+TEST_F(IndexOps, DeferredErrorsOfTwoThreadsReachBoth) {
+    Device d(plug());
+    FailingThread a(d, 3), c(d, -1);
+    std::promise<void> go;
+    std::shared_future<void> go_f = go.get_future().share();
+    a.start(go_f, false);
+    a.queued.get_future().wait();
+    c.start(go_f, true);
+    c.queued.get_future().wait();
+    tgl_status b = d.api().synchronize(d.handle());
+    std::string b_message = plug().last_error();
+    go.set_value();
+    a.thread.join();
+    c.thread.join();
+    EXPECT_EQ(b, TGL_OK) << b_message;
+    for (FailingThread* t : {&a, &c}) {
+        SCOPED_TRACE("thread with bad index " + std::to_string(t->bad_index));
+        EXPECT_TRUE(is_error(t->status, TGL_ERROR_INDEX_OUT_OF_RANGE, t->message, {"gather", "position 1"}));
+        EXPECT_EQ(t->second_wait, TGL_OK);
+        EXPECT_TRUE(t->call.all_unchanged());
+    }
+}
+
+// A failing thread that never waits again: the device_close made by another thread returns the
+// error after that thread's own synchronize passed over it (it is never dropped unreported).
+TEST_F(IndexOps, DeferredErrorOfAnotherThreadReportedByDeviceClose) {
+    Device d(plug());
+    tgl_status a_status = TGL_OK;
+    std::string a_message;
+    std::thread a([&] {
+        tgl_axis_params a0 = axis_p(0);
+        tgl_test::OpCall bad(d, {input_values(F32, {3}, {1, 2, 3}), idx({2}, {5, 0})}, {output_of(F32, {2})});
+        a_status = bad.run(TGL_OP_GATHER, &a0);
+        a_message = plug().last_error();
+    });
+    a.join();
+    tgl_status b = d.api().synchronize(d.handle());
+    EXPECT_EQ(b, TGL_OK) << plug().last_error();
+    if (a_status != TGL_OK) {  // reported by run_op (CPU)
+        EXPECT_TRUE(is_error(a_status, TGL_ERROR_INDEX_OUT_OF_RANGE, a_message, {"gather", "holds 5", "position 0"}));
+        d.close();
+        return;
+    }
+    try {
+        d.close();
+        ADD_FAILURE() << "device_close did not report the other thread's deferred error";
+    } catch (const Failure& f) {
+        std::string msg = f.what();
+        EXPECT_NE(msg.find("TGL_ERROR_INDEX_OUT_OF_RANGE"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("holds 5"), std::string::npos) << msg;
+    }
 }
 
 // ----- other bad input ----------------------------------------------------------------------------
