@@ -290,19 +290,23 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
             // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
             if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-        } else if (op == TGL_OP_LINEAR) {  // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N)
-            const bool bias = n_in == 3 && ops[2].present();
+        } else if (op == TGL_OP_LINEAR || op == TGL_OP_LINEAR_INT8 || op == TGL_OP_LINEAR_INT4 || op == TGL_OP_LINEAR_QKV) {
+            // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
+            // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
+            // (linear_qkv's N is three outputs': only its batch axes are cut)
             for (int d = 0; d < y.rank - 1; ++d) {
                 std::vector<int> axis(n, -1);
                 axis[0] = d;
-                axis[n_in] = d;
+                for (size_t k = n_in; k < n; ++k) axis[k] = d;
                 add(CutAxis::Independent, y.shape[d], axis);
             }
-            std::vector<int> axis(n, -1);
-            axis[1] = 0;
-            if (bias) axis[2] = 0;
-            axis[n_in] = y.rank - 1;
-            add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+            if (op != TGL_OP_LINEAR_QKV) {
+                std::vector<int> axis(n, -1);
+                for (size_t k = 1; k < n_in; ++k)
+                    if (ops[k].present()) axis[k] = 0;
+                axis[n_in] = y.rank - 1;
+                add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+            }
         }
         break;
     }
@@ -331,8 +335,16 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
                    op == TGL_OP_ADD_RMS_NORM) {
             const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
             for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
-        } else {
-            break;  // group_norm, batch_norm: not cut
+        } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
+                  // every axis, its per-channel operands (C) along the channel axis (1)
+            const bool batch_norm = op == TGL_OP_BATCH_NORM;
+            for (int d = 0; d < (batch_norm ? x.rank : std::min(x.rank, 1)); ++d) {
+                std::vector<int> axis(n, -1);
+                for (size_t k = 0; k < n; ++k)
+                    if (ops[k].present()) axis[k] = k == 0 || k == n_in ? d : (d == 1 ? 0 : -1);
+                add(CutAxis::Independent, x.shape[d], axis);
+            }
+            break;
         }
         for (int d = 0; d < x.rank; ++d) {
             if (along >> d & 1u) continue;
@@ -353,6 +365,10 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         break;
     }
     case OpFamily::Index: {
+        if (op == TGL_OP_ONE_HOT) {  // y (index.shape..., classes): the index's axes
+            for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
+            break;
+        }
         if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
         // y and the index along any axis (index_select's index only along the indexed one), x
         // along the others; x's indexed axis in windows (the indices outside are skipped).
@@ -581,9 +597,12 @@ private:
             why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
                       ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
                         "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
-                  : p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces (matmul and linear are)";
+                  : p.info->op == TGL_OP_LINEAR_QKV
+                      ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
+                        "fit one window"
+                  : p.info->op == TGL_OP_GROUPED_LINEAR
+                      ? "this op is not run in pieces (its expert index is checked all-or-nothing per op)"
+                      : "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Layout:
             why = "a layout op is cut only along the axes it copies unchanged (slice, narrow, flip, pad, roll: the "
@@ -609,7 +628,10 @@ private:
         case OpFamily::Index:
             why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
                       ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces (gather and index_select are)";
+                  : p.info->op == TGL_OP_ONE_HOT
+                      ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
+                      : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
+                        "not keep its all-or-nothing index check and its last-write-wins order)";
             break;
         case OpFamily::Generate:
             why = p.info->op == TGL_OP_FULL
@@ -620,8 +642,11 @@ private:
                               "whole output)";
             break;
         case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
-            why = p.info->op == TGL_OP_GROUP_NORM || p.info->op == TGL_OP_BATCH_NORM
-                      ? "this op is not run in pieces"
+            why = p.info->op == TGL_OP_GROUP_NORM
+                      ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
+                        "positions), so one sample must fit one window"
+                  : p.info->op == TGL_OP_BATCH_NORM
+                      ? "none of the op's axes cuts this operand into smaller windows"
                       : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
                         "only the other axes are cut";
             break;
@@ -667,7 +692,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
     whole.index_axis = call.index.axis;
-    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT;
+    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT || call.info->op == TGL_OP_ONE_HOT;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);

@@ -36,6 +36,14 @@ InputArg floats(const Shape& shape, Kind k, Rng& rng, double lo = -2, double hi 
     return a;
 }
 
+InputArg ints(const Shape& shape, tgl_dtype dt, int64_t lo, int64_t hi, Rng& rng) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, int_values(dt, lo, hi));
+    return a;
+}
+
 InputArg bools(const Shape& shape, Rng& rng) {
     InputArg a;
     a.dtype = TGL_DTYPE_BOOL;
@@ -272,6 +280,28 @@ std::vector<WindowCase> window_cases() {
         {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},
         {"linear_bias", [](Rng& r) { return linear({5, 300}, 40, true, r); }},
         {"linear_batch_no_bias", [](Rng& r) { return linear({4, 3, 100}, 30, false, r); }},
+        {"linear_int8_big_weight", [](Rng& r) {
+             tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+             return spec(TGL_OP_LINEAR_INT8, param_bytes(p),
+                         {floats({4, 100}, Kind::Contiguous, r), ints({60, 100}, TGL_DTYPE_I8, -127, 127, r),
+                          floats({60}, Kind::Contiguous, r, 0.001, 0.02), floats({60}, Kind::Contiguous, r)},
+                         {output_of(F32, {4, 60})}, CompareMode::Nmse, tol::kMatmul, "linear_int8 (4, 100) by Wq (60, 100)");
+         }},
+        {"linear_int4_big_weight", [](Rng& r) {
+             tgl_linear_int4_params p{sizeof p, TGL_ACTIVATION_NONE, 32, 0};
+             return spec(TGL_OP_LINEAR_INT4, param_bytes(p),
+                         {floats({3, 128}, Kind::Contiguous, r), ints({80, 64}, TGL_DTYPE_U8, 0, 255, r),
+                          floats({80, 4}, Kind::Contiguous, r, 0.001, 0.02), ints({80, 4}, TGL_DTYPE_U8, 0, 15, r),
+                          absent_input()},
+                         {output_of(F32, {3, 80})}, CompareMode::Nmse, tol::kMatmul, "linear_int4 (3, 128) by Wq (80, 64), G 32");
+         }},
+        {"linear_qkv_batch", [](Rng& r) {
+             tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+             return spec(TGL_OP_LINEAR_QKV, param_bytes(p),
+                         {floats({50, 30}, Kind::Contiguous, r), floats({24, 30}, Kind::Contiguous, r), floats({24}, Kind::Contiguous, r)},
+                         {output_of(F32, {50, 12}), output_of(F32, {50, 8}), output_of(F32, {50, 4})}, CompareMode::Nmse,
+                         tol::kMatmul, "linear_qkv (50, 30) into 12 + 8 + 4");
+         }},
         // rows: every axis but the ones the op works along
         {"softmax_rows", [](Rng& r) {
              return spec(TGL_OP_SOFTMAX, {}, {floats({60, 40}, Kind::Stepped, r), absent_input()}, {output_of(F32, {60, 40})},
@@ -285,6 +315,20 @@ std::vector<WindowCase> window_cases() {
         {"rms_norm_3d", [](Rng& r) {
              return spec(TGL_OP_RMS_NORM, {}, {floats({3, 20, 40}, Kind::Contiguous, r), floats({40}, Kind::Contiguous, r)},
                          {output_of(F32, {3, 20, 40})}, CompareMode::Nmse, tol::kTranscendental, "rms_norm of (3, 20, 40)");
+         }},
+        {"batch_norm_all_axes", [](Rng& r) {
+             tgl_batch_norm_params p{sizeof p, 1e-5f};
+             return spec(TGL_OP_BATCH_NORM, param_bytes(p),
+                         {floats({6, 5, 12, 12}, Kind::Contiguous, r), floats({5}, Kind::Contiguous, r),
+                          floats({5}, Kind::Contiguous, r, 0.5, 2), floats({5}, Kind::Contiguous, r), absent_input()},
+                         {output_of(F32, {6, 5, 12, 12})}, CompareMode::Nmse, tol::kTranscendental, "batch_norm of (6, 5, 12, 12)");
+         }},
+        {"group_norm_batch", [](Rng& r) {
+             tgl_group_norm_params p{sizeof p, 2, 1e-5f, 0};
+             return spec(TGL_OP_GROUP_NORM, param_bytes(p),
+                         {floats({6, 4, 10, 10}, Kind::Contiguous, r), floats({4}, Kind::Contiguous, r), floats({4}, Kind::Contiguous, r)},
+                         {output_of(F32, {6, 4, 10, 10})}, CompareMode::Nmse, tol::kTranscendental,
+                         "group_norm of (6, 4, 10, 10), 2 groups");
          }},
         {"argmax_rows", [](Rng& r) {
              tgl_arg_reduce_params p{sizeof p, 1, 0, 0};
@@ -332,6 +376,11 @@ std::vector<WindowCase> window_cases() {
          }},
         {"gather_axis1", [](Rng& r) { return indexing(TGL_OP_GATHER, {16, 300}, 1, {16, 50}, r); }},
         {"gather_axis0_u8", [](Rng& r) { return indexing(TGL_OP_GATHER, {3000, 3}, 0, {200, 3}, r, TGL_DTYPE_U8); }},
+        {"one_hot_f16", [](Rng& r) {
+             tgl_unary_params p{sizeof p, 0};
+             return spec(TGL_OP_ONE_HOT, param_bytes(p), {ints({20, 30}, TGL_DTYPE_I32, 0, 9, r)},
+                         {output_of(TGL_DTYPE_F16, {20, 30, 10})}, CompareMode::ExactBits, 0, "one_hot of (20, 30), 10 classes, f16");
+         }},
         // layout: the axes the op copies unchanged; concat/split/stack: the joined axis by operand
         {"concat_axis0", [](Rng& r) {
              tgl_axis_params p{sizeof p, 0};
@@ -524,6 +573,25 @@ TEST(WindowIndex, BadIndexWritesNothing) {
           &d);
 }
 
+// one_hot in pieces: the index tensor is checked once, before any piece writes.
+TEST(WindowIndex, OneHotBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(600);
+    for (double& v : index) v = double(rng.integer(0, 9));
+    index[417] = 10;
+    tgl_unary_params p{sizeof p, 0};
+    tgl_test::OpCall call(d, {input_values(TGL_DTYPE_I32, {20, 30}, index)}, {output_of(F32, {20, 30, 10})});
+    ASSERT_EQ(call.run(TGL_OP_ONE_HOT, &p), TGL_OK) << d.plugin().last_error();
+    const tgl_status st = d.api().synchronize(d.handle());
+    const std::string msg = d.plugin().last_error();
+    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
+    EXPECT_NE(msg.find("holds 10 at position 417"), std::string::npos) << msg;
+    EXPECT_TRUE(call.all_unchanged());
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+}
+
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
 // table windows and the one index check held by the graph), replayed over fresh inputs.
 TEST(WindowGraph, ReplaysPieces) {
@@ -573,6 +641,7 @@ TEST(WindowRefused, SaysWhy) {
     sort.struct_size = sizeof sort;
     sort.axis = -1;
     const tgl_narrow_params narrow{sizeof narrow, 0, 10, 30};
+    const tgl_group_norm_params group_norm{sizeof group_norm, 2, 1e-5f, 0};
     const MultiSpec causal = attention(1, 1, 1, 100, 10, 16, true, false, rng);
     const std::vector<Refused> cases = {
         {TGL_OP_VAR, reduce_params({}), {floats({3000}, Kind::Contiguous, rng)}, {output_of(F32, {})},
@@ -592,6 +661,10 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "with causal one head's queries"},
+        {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
+         {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
+        {TGL_OP_LINEAR_QKV, {}, {floats({2, 100}, Kind::Contiguous, rng), floats({30, 100}, Kind::Contiguous, rng), absent_input()},
+         {output_of(F32, {2, 10}), output_of(F32, {2, 10}), output_of(F32, {2, 10})}, "W must fit one window"},
         {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {1}, {0}),
                               input_values(F32, {1}, {1})},
          {output_of(F32, {3000})}, "not run in pieces"},
