@@ -548,6 +548,20 @@ TEST_P(WindowBigDiff, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, WindowBigDiff, ::testing::ValuesIn(big_cases()), window_case_name);
 
+// Runs an op whose index holds a bad value: INDEX_OUT_OF_RANGE at the wait, saying `where`, nothing
+// written, the device usable afterwards.
+void expect_bad_index_writes_nothing(Device& d, tgl_op op, const void* params, const std::vector<InputArg>& in,
+                                     const std::vector<OutputArg>& out, const std::string& where) {
+    tgl_test::OpCall call(d, in, out);
+    ASSERT_EQ(call.run(op, params), TGL_OK) << d.plugin().last_error();
+    const tgl_status st = d.api().synchronize(d.handle());
+    const std::string msg = d.plugin().last_error();
+    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
+    EXPECT_NE(msg.find(where), std::string::npos) << msg;
+    EXPECT_TRUE(call.all_unchanged());
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+}
+
 // A bad index in any piece: nothing written by any piece, the error reported once (at the wait) with
 // its position in the whole index tensor, and the device usable afterwards.
 TEST(WindowIndex, BadIndexWritesNothing) {
@@ -559,14 +573,8 @@ TEST(WindowIndex, BadIndexWritesNothing) {
     index[217] = 500;
     tgl_axis_params p{sizeof p, 0};
     InputArg table = input_values(F32, {500, 8}, std::vector<double>(4000, 1.5));
-    tgl_test::OpCall call(d, {table, input_values(TGL_DTYPE_I32, {300}, index)}, {output_of(F32, {300, 8})});
-    ASSERT_EQ(call.run(TGL_OP_INDEX_SELECT, &p), TGL_OK) << d.plugin().last_error();
-    const tgl_status st = d.api().synchronize(d.handle());
-    const std::string msg = d.plugin().last_error();
-    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
-    EXPECT_NE(msg.find("holds 500 at position 217"), std::string::npos) << msg;
-    EXPECT_TRUE(call.all_unchanged());
-    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+    expect_bad_index_writes_nothing(d, TGL_OP_INDEX_SELECT, &p, {table, input_values(TGL_DTYPE_I32, {300}, index)},
+                                    {output_of(F32, {300, 8})}, "holds 500 at position 217");
     index[217] = 499;
     check(spec(TGL_OP_INDEX_SELECT, param_bytes(p), {table, input_values(TGL_DTYPE_I32, {300}, index)},
                {output_of(F32, {300, 8})}, CompareMode::ExactBits, 0, "index_select after the error"),
@@ -582,14 +590,8 @@ TEST(WindowIndex, OneHotBadIndexWritesNothing) {
     for (double& v : index) v = double(rng.integer(0, 9));
     index[417] = 10;
     tgl_unary_params p{sizeof p, 0};
-    tgl_test::OpCall call(d, {input_values(TGL_DTYPE_I32, {20, 30}, index)}, {output_of(F32, {20, 30, 10})});
-    ASSERT_EQ(call.run(TGL_OP_ONE_HOT, &p), TGL_OK) << d.plugin().last_error();
-    const tgl_status st = d.api().synchronize(d.handle());
-    const std::string msg = d.plugin().last_error();
-    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
-    EXPECT_NE(msg.find("holds 10 at position 417"), std::string::npos) << msg;
-    EXPECT_TRUE(call.all_unchanged());
-    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+    expect_bad_index_writes_nothing(d, TGL_OP_ONE_HOT, &p, {input_values(TGL_DTYPE_I32, {20, 30}, index)},
+                                    {output_of(F32, {20, 30, 10})}, "holds 10 at position 417");
 }
 
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
