@@ -461,29 +461,63 @@ public:
             const int64_t w = dev_.window_bytes(p.operands[k]);
             if (w > max_ && w > worst_bytes) worst = k, worst_bytes = w;
         }
-        if (worst == p.operands.size()) {
-            OpCall call = planned(p);
-            if (call.noop) return;
-            if (!indexed_) return dev_.run(call);
-            const IndexPiece piece{check_, p.axis_lo};
-            return run_index(dev_, call, &piece);
-        }
-        // The cut that shrinks the worst operand most: its outermost axis among the family's.
-        const TensorArg& t = p.operands[worst];
-        const CutAxis* best = nullptr;
-        int64_t best_bytes = worst_bytes;
+        if (worst == p.operands.size()) return run_fitting(p);
         const std::vector<CutAxis> cuts = cut_axes(p);
-        for (const CutAxis& c : cuts) {
-            const int a = c.axis[worst];
-            if (a < 0) continue;
-            const int64_t half = dev_.window_bytes(cut_view(t, a, 0, (c.extent + 1) / 2 * per(c, worst)));
-            if (half < best_bytes) best = &c, best_bytes = half;
-        }
-        if (!best || best_bytes > worst_bytes / 4 * 3) refuse(p, worst);
+        const CutAxis* best = best_cut(p, cuts, worst);
+        if (!best || dev_.window_bytes(halved(p, *best, worst)) > worst_bytes / 4 * 3) refuse(p, worst);
         // Pieces of about a window each (a view's window may start up to one alignment early).
         const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
-        const int64_t count = std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room));
-        const CutAxis cut = *best;
+        cut_into(p, *best, std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room)));
+    }
+
+private:
+    static int64_t per(const CutAxis& c, size_t k) { return c.per.empty() ? 1 : c.per[k]; }
+
+    // Operand k of p cut to the first half of `c`.
+    TensorArg halved(const Piece& p, const CutAxis& c, size_t k) {
+        return cut_view(p.operands[k], c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
+    }
+
+    // The cut that shrinks operand k most (the first, outermost, of equals); null: none shrinks it.
+    const CutAxis* best_cut(const Piece& p, const std::vector<CutAxis>& cuts, size_t k) {
+        const CutAxis* best = nullptr;
+        int64_t best_bytes = dev_.window_bytes(p.operands[k]);
+        for (const CutAxis& c : cuts) {
+            if (c.axis[k] < 0) continue;
+            const int64_t half = dev_.window_bytes(halved(p, c, k));
+            if (half < best_bytes) best = &c, best_bytes = half;
+        }
+        return best;
+    }
+
+    // A piece whose operands fit. Where its own plan needs more than a window (attention's scratch
+    // of packed k, v and partial rows grows with the piece), it is halved along the cut that
+    // shrinks its largest operand most, while one does; then the plan's error stands.
+    void run_fitting(const Piece& p) {
+        OpCall call = planned(p);
+        if (call.noop) return;
+        std::vector<Dispatch> ds;
+        try {
+            ds = dev_.capture([&] {
+                if (!indexed_) return dev_.run(call);
+                const IndexPiece piece{check_, p.axis_lo};
+                run_index(dev_, call, &piece);
+            });
+        } catch (const Error& e) {
+            if (e.status() != TGL_ERROR_RESOURCE_EXHAUSTED) throw;
+            size_t largest = 0;
+            for (size_t k = 1; k < p.operands.size(); ++k)
+                if (dev_.window_bytes(p.operands[k]) > dev_.window_bytes(p.operands[largest])) largest = k;
+            const std::vector<CutAxis> cuts = cut_axes(p);
+            const CutAxis* best = best_cut(p, cuts, largest);
+            if (!best || best->kind == CutAxis::Combine) throw;
+            return cut_into(p, *best, 2);
+        }
+        dev_.submit(p.info->name, std::move(ds));
+    }
+
+    // p cut along `cut` into `count` pieces, each run (and cut further where needed).
+    void cut_into(const Piece& p, const CutAxis& cut, int64_t count) {
         if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
         if (cut.kind == CutAxis::Route) return route(p, cut);
         for (int64_t i = 0; i < count; ++i) {
@@ -501,9 +535,6 @@ public:
             run(part);
         }
     }
-
-private:
-    static int64_t per(const CutAxis& c, size_t k) { return c.per.empty() ? 1 : c.per[k]; }
 
     // concat, split, stack along their axis: one piece per joined operand (an empty one adds
     // nothing), with its part of the whole.
