@@ -11,9 +11,15 @@
 //     part of the outputs.
 //   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
 //     C = alpha Ai Bi + C.
+//     An operand may follow an axis several elements per index (attention's q heads per KV head;
+//     reshape's x (4, 10) as y's 40).
+//   Route (concat, split, stack along their joined axis): one piece per joined operand, with its
+//     part of the whole.
 //   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all): each piece
 //     reduces its part into a scratch tensor of partial results, which the same reduction (sum for
 //     mean, then a division by the count) reduces into y.
+// A piece whose operands fit but whose own plan needs a larger scratch (attention's packed k, v)
+// is halved again while a cut shrinks it.
 // An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
 #include "gles_device.h"
 
