@@ -296,7 +296,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
             // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
             if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-        } else if (op == TGL_OP_LINEAR || op == TGL_OP_LINEAR_INT8 || op == TGL_OP_LINEAR_INT4 || op == TGL_OP_LINEAR_QKV) {
+        } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
             // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
             // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
             // (linear_qkv's N is three outputs': only its batch axes are cut)
@@ -638,7 +638,8 @@ private:
                       ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
                         "fit one window"
                   : p.info->op == TGL_OP_GROUPED_LINEAR
-                      ? "this op is not run in pieces (its expert index is checked all-or-nothing per op)"
+                      ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
+                        "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
                       : "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Layout:
