@@ -11,9 +11,15 @@
 //     part of the outputs.
 //   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
 //     C = alpha Ai Bi + C.
+//     An operand may follow an axis several elements per index (attention's q heads per KV head;
+//     reshape's x (4, 10) as y's 40).
+//   Route (concat, split, stack along their joined axis): one piece per joined operand, with its
+//     part of the whole.
 //   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all): each piece
 //     reduces its part into a scratch tensor of partial results, which the same reduction (sum for
 //     mean, then a division by the count) reduces into y.
+// A piece whose operands fit but whose own plan needs a larger scratch (attention's packed k, v)
+// is halved again while a cut shrinks it.
 // An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
 #include "gles_device.h"
 
@@ -38,10 +44,16 @@ struct Piece {
 };
 
 struct CutAxis {
-    enum Kind { Independent, Accumulate, Combine, Window };
+    enum Kind { Independent, Accumulate, Combine, Window, Route };
     Kind kind = Independent;
     int64_t extent = 0;
     std::vector<int> axis;  // per operand: the operand's axis that follows this one; -1: not cut
+    // per operand: elements of its axis per element of this one (empty: 1), e.g. attention's q
+    // heads per KV head
+    std::vector<int64_t> per = {};
+    // Route (concat, split, stack along their axis): one piece per operand marked here, holding
+    // that operand and its part of the others' axis (stack: 1 element; concat, split: its size)
+    std::vector<bool> routed = {};
 };
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
@@ -157,8 +169,8 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
     std::vector<CutAxis> cuts;
     const size_t n = p.operands.size(), n_in = p.n_inputs;
     const TensorArg* ops = p.operands.data();
-    auto add = [&](CutAxis::Kind kind, int64_t extent, std::vector<int> axis) {
-        if (extent >= 2) cuts.push_back(CutAxis{kind, extent, std::move(axis)});
+    auto add = [&](CutAxis::Kind kind, int64_t extent, std::vector<int> axis, std::vector<int64_t> per = {}) {
+        if (extent >= 2) cuts.push_back(CutAxis{kind, extent, std::move(axis), std::move(per)});
     };
     const tgl_op op = p.info->op;
     switch (p.info->family) {
@@ -184,6 +196,71 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             for (int d = 0; d < y.rank; ++d) {
                 const int a = (prm.perm[d] + x.rank) % x.rank;
                 add(CutAxis::Independent, y.shape[d], {a, d});
+            }
+        } else if (op == TGL_OP_RESHAPE && x.numel > 0) {
+            // x's axis e and y's axis d with as many elements before them (row-major): equal
+            // extents are cut alike; where one is several axes of the other (x (4, 10) as y's
+            // 40), the outer one of those is cut, and the other by as many elements per index.
+            int64_t xo[TGL_MAX_RANK + 1] = {1}, yo[TGL_MAX_RANK + 1] = {1};  // elements before each axis
+            for (int e = 0; e < x.rank; ++e) xo[e + 1] = xo[e] * x.shape[e];
+            for (int d = 0; d < y.rank; ++d) yo[d + 1] = yo[d] * y.shape[d];
+            auto ends_at = [](const int64_t* outer, int rank, int from, int64_t count) {
+                for (int a = from; a <= rank; ++a)
+                    if (outer[a] == count) return true;
+                return false;
+            };
+            for (int e = 0; e < x.rank; ++e)
+                for (int d = 0; d < y.rank; ++d) {
+                    if (xo[e] != yo[d]) continue;
+                    if (x.shape[e] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {e, d});
+                    else if (x.shape[e] < y.shape[d] && ends_at(xo, x.rank, e + 1, yo[d + 1]))  // y's d is x's e, e + 1, ...
+                        add(CutAxis::Independent, x.shape[e], {e, d}, {1, y.shape[d] / x.shape[e]});
+                    else if (y.shape[d] < x.shape[e] && ends_at(yo, y.rank, d + 1, xo[e + 1]))  // x's e is y's d, d + 1, ...
+                        add(CutAxis::Independent, y.shape[d], {e, d}, {x.shape[e] / y.shape[d], 1});
+                }
+        } else if (op == TGL_OP_CONCAT || op == TGL_OP_SPLIT || op == TGL_OP_STACK) {
+            // the other axes of every operand; the joined axis routed, one piece per joined operand
+            const size_t shared = op == TGL_OP_SPLIT ? 0 : n_in;
+            const TensorArg& whole = ops[shared];
+            const int axis = read_params(p, tgl_axis_params{0, 0}).axis;
+            const int a = whole.rank ? (axis + whole.rank) % whole.rank : 0;
+            for (int d = 0; d < whole.rank; ++d) {
+                std::vector<int> ax(n, -1);
+                for (size_t k = 0; k < n; ++k) ax[k] = op == TGL_OP_STACK && k != shared ? (d < a ? d : d - 1) : d;
+                if (d != a || (n == 2 && op != TGL_OP_STACK)) {  // one joined operand: a copy along a too
+                    add(CutAxis::Independent, whole.shape[d], ax);
+                    continue;
+                }
+                std::vector<bool> routed(n, true);
+                routed[shared] = false;
+                std::fill(ax.begin(), ax.end(), -1);
+                ax[shared] = a;
+                if (n >= 3) cuts.push_back(CutAxis{CutAxis::Route, whole.shape[d], ax, {}, routed});
+            }
+        } else {  // the axes the op leaves alone: x's axis d is y's
+            bool acts[TGL_MAX_RANK] = {};
+            const int yx = y.rank - x.rank;  // tile: y's leading axes repeat all of x
+            if (op == TGL_OP_SLICE || op == TGL_OP_NARROW) {
+                const int axis = op == TGL_OP_SLICE ? read_params(p, tgl_slice_params{}).axis
+                                                    : read_params(p, tgl_narrow_params{}).axis;
+                acts[(axis + x.rank) % std::max(x.rank, 1)] = true;
+            } else if (op == TGL_OP_FLIP) {
+                const tgl_flip_params prm = read_params(p, tgl_flip_params{});
+                for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
+            } else if (op == TGL_OP_PAD) {
+                const tgl_pad_params prm = read_params(p, tgl_pad_params{});
+                for (int d = 0; d < x.rank; ++d) acts[d] = prm.before[d] != 0 || prm.after[d] != 0;
+            } else if (op == TGL_OP_ROLL) {
+                const tgl_roll_params prm = read_params(p, tgl_roll_params{});
+                for (int d = 0; d < x.rank; ++d) acts[d] = prm.n_axes == 0;
+                for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
+            } else if (op != TGL_OP_TILE) {
+                break;
+            }
+            for (int d = 0; d < y.rank; ++d) {
+                const int a = d - yx;
+                if (a < 0) add(CutAxis::Independent, y.shape[d], {-1, d});  // tile: whole copies of x
+                else if (!acts[a] && x.shape[a] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {a, d});
             }
         }
         break;
@@ -219,19 +296,23 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
             // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
             if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-        } else if (op == TGL_OP_LINEAR) {  // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N)
-            const bool bias = n_in == 3 && ops[2].present();
+        } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
+            // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
+            // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
+            // (linear_qkv's N is three outputs': only its batch axes are cut)
             for (int d = 0; d < y.rank - 1; ++d) {
                 std::vector<int> axis(n, -1);
                 axis[0] = d;
-                axis[n_in] = d;
+                for (size_t k = n_in; k < n; ++k) axis[k] = d;
                 add(CutAxis::Independent, y.shape[d], axis);
             }
-            std::vector<int> axis(n, -1);
-            axis[1] = 0;
-            if (bias) axis[2] = 0;
-            axis[n_in] = y.rank - 1;
-            add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+            if (op != TGL_OP_LINEAR_QKV) {
+                std::vector<int> axis(n, -1);
+                for (size_t k = 1; k < n_in; ++k)
+                    if (ops[k].present()) axis[k] = 0;
+                axis[n_in] = y.rank - 1;
+                add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+            }
         }
         break;
     }
@@ -260,8 +341,16 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
                    op == TGL_OP_ADD_RMS_NORM) {
             const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
             for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
-        } else {
-            break;  // group_norm, batch_norm: not cut
+        } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
+                  // every axis, its per-channel operands (C) along the channel axis (1)
+            const bool batch_norm = op == TGL_OP_BATCH_NORM;
+            for (int d = 0; d < (batch_norm ? x.rank : std::min(x.rank, 1)); ++d) {
+                std::vector<int> axis(n, -1);
+                for (size_t k = 0; k < n; ++k)
+                    if (ops[k].present()) axis[k] = k == 0 || k == n_in ? d : (d == 1 ? 0 : -1);
+                add(CutAxis::Independent, x.shape[d], axis);
+            }
+            break;
         }
         for (int d = 0; d < x.rank; ++d) {
             if (along >> d & 1u) continue;
@@ -282,6 +371,10 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         break;
     }
     case OpFamily::Index: {
+        if (op == TGL_OP_ONE_HOT) {  // y (index.shape..., classes): the index's axes
+            for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
+            break;
+        }
         if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
         // y and the index along any axis (index_select's index only along the indexed one), x
         // along the others; x's indexed axis in windows (the indices outside are skipped).
@@ -292,6 +385,54 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[d], {d == a ? -1 : d, in_index, d});
         }
         if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
+        break;
+    }
+    case OpFamily::Conv: {  // batch; output channels (weight rows) where groups == 1
+        tgl_conv_params defaults{};
+        defaults.groups = 1;
+        const tgl_conv_params prm = read_params(p, defaults);
+        const TensorArg& y = ops[n_in];
+        const int ch = prm.layout == TGL_CONV_LAYOUT_CHANNELS_LAST ? y.rank - 1 : 1;  // of x, y, dy, dx
+        const bool one_group = prm.groups == 1;
+        if (op == TGL_OP_CONV2D_BACKWARD_WEIGHT) {  // (x, dy) -> (dw, db?): dw's rows; batch is summed
+            if (one_group) add(CutAxis::Independent, y.shape[0], {-1, ch, 0, ops[3].present() ? 0 : -1});
+        } else if (op == TGL_OP_CONV2D_BACKWARD_INPUT) {  // (dy, w) -> (dx): batch; dx's channels (w's columns)
+            add(CutAxis::Independent, y.shape[0], {0, -1, 0});
+            if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, 1, ch});
+        } else {  // (x, w, bias?) -> (y); conv: w (C_out, ...), conv_transpose: w (C_in, C_out, ...)
+            const bool bias = ops[2].present();
+            add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
+            const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
+            if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
+        }
+        break;
+    }
+    case OpFamily::Pool: {  // every operand is (N, C, ...), each (n, c) on its own
+        for (int d = 0; d < 2; ++d) {
+            std::vector<int> axis(n, -1);
+            for (size_t k = 0; k < n; ++k)
+                if (ops[k].present()) axis[k] = d;
+            add(CutAxis::Independent, ops[0].shape[d], axis);
+        }
+        break;
+    }
+    case OpFamily::Attention: {
+        if (op != TGL_OP_ATTENTION) break;
+        // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
+        // unless causal (bottom-right aligned: a piece of rows would move the diagonal)
+        const TensorArg& q = ops[0];
+        const TensorArg& kv = ops[1];
+        const TensorArg& mask = ops[3];
+        const bool lse = ops[5].present();
+        const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
+        auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
+        add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
+        const int mh = mask_axis(1, q.shape[1]);
+        cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
+        if (cuts.back().extent < 2) cuts.pop_back();
+        if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
+        if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal)
+            add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, lse ? 2 : -1});
         break;
     }
     default:
@@ -326,35 +467,71 @@ public:
             const int64_t w = dev_.window_bytes(p.operands[k]);
             if (w > max_ && w > worst_bytes) worst = k, worst_bytes = w;
         }
-        if (worst == p.operands.size()) {
-            OpCall call = planned(p);
-            if (call.noop) return;
-            if (!indexed_) return dev_.run(call);
-            const IndexPiece piece{check_, p.axis_lo};
-            return run_index(dev_, call, &piece);
-        }
-        // The cut that shrinks the worst operand most: its outermost axis among the family's.
-        const TensorArg& t = p.operands[worst];
-        const CutAxis* best = nullptr;
-        int64_t best_bytes = worst_bytes;
+        if (worst == p.operands.size()) return run_fitting(p);
         const std::vector<CutAxis> cuts = cut_axes(p);
-        for (const CutAxis& c : cuts) {
-            const int a = c.axis[worst];
-            if (a < 0) continue;
-            const int64_t half = dev_.window_bytes(cut_view(t, a, 0, (c.extent + 1) / 2));
-            if (half < best_bytes) best = &c, best_bytes = half;
-        }
-        if (!best || best_bytes > worst_bytes / 4 * 3) refuse(p, worst);
+        const CutAxis* best = best_cut(p, cuts, worst);
+        if (!best || dev_.window_bytes(halved(p, *best, worst)) > worst_bytes / 4 * 3) refuse(p, worst);
         // Pieces of about a window each (a view's window may start up to one alignment early).
         const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
-        const int64_t count = std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room));
-        const CutAxis cut = *best;
+        cut_into(p, *best, std::min(best->extent, std::max<int64_t>(2, (worst_bytes + room - 1) / room)));
+    }
+
+private:
+    static int64_t per(const CutAxis& c, size_t k) { return c.per.empty() ? 1 : c.per[k]; }
+
+    // Operand k of p cut to the first half of `c`.
+    TensorArg halved(const Piece& p, const CutAxis& c, size_t k) {
+        return cut_view(p.operands[k], c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
+    }
+
+    // The cut that shrinks operand k most (the first, outermost, of equals); null: none shrinks it.
+    const CutAxis* best_cut(const Piece& p, const std::vector<CutAxis>& cuts, size_t k) {
+        const CutAxis* best = nullptr;
+        int64_t best_bytes = dev_.window_bytes(p.operands[k]);
+        for (const CutAxis& c : cuts) {
+            if (c.axis[k] < 0) continue;
+            const int64_t half = dev_.window_bytes(halved(p, c, k));
+            if (half < best_bytes) best = &c, best_bytes = half;
+        }
+        return best;
+    }
+
+    // A piece whose operands fit. Where its own plan needs more than a window (attention's scratch
+    // of packed k, v and partial rows grows with the piece), it is halved along the cut that
+    // shrinks its largest operand most, while one does; then the plan's error stands.
+    void run_fitting(const Piece& p) {
+        OpCall call = planned(p);
+        if (call.noop) return;
+        std::vector<Dispatch> ds;
+        try {
+            ds = dev_.capture([&] {
+                if (!indexed_) return dev_.run(call);
+                const IndexPiece piece{check_, p.axis_lo};
+                run_index(dev_, call, &piece);
+            });
+        } catch (const Error& e) {
+            if (e.status() != TGL_ERROR_RESOURCE_EXHAUSTED) throw;
+            size_t largest = 0;
+            for (size_t k = 1; k < p.operands.size(); ++k)
+                if (dev_.window_bytes(p.operands[k]) > dev_.window_bytes(p.operands[largest])) largest = k;
+            const std::vector<CutAxis> cuts = cut_axes(p);
+            const CutAxis* best = best_cut(p, cuts, largest);
+            if (!best || best->kind == CutAxis::Combine) throw;
+            return cut_into(p, *best, 2);
+        }
+        dev_.submit(p.info->name, std::move(ds));
+    }
+
+    // p cut along `cut` into `count` pieces, each run (and cut further where needed).
+    void cut_into(const Piece& p, const CutAxis& cut, int64_t count) {
         if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
+        if (cut.kind == CutAxis::Route) return route(p, cut);
         for (int64_t i = 0; i < count; ++i) {
             const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
             Piece part = p;
             for (size_t k = 0; k < p.operands.size(); ++k)
-                if (cut.axis[k] >= 0) part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo, hi);
+                if (cut.axis[k] >= 0)
+                    part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
             if (cut.kind == CutAxis::Window) part.axis_lo += lo;
             if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
@@ -365,7 +542,30 @@ public:
         }
     }
 
-private:
+    // concat, split, stack along their axis: one piece per joined operand (an empty one adds
+    // nothing), with its part of the whole.
+    void route(const Piece& p, const CutAxis& cut) {
+        size_t whole = 0;
+        while (cut.axis[whole] < 0) ++whole;
+        const int a = cut.axis[whole];
+        const bool stack = p.info->op == TGL_OP_STACK;
+        int64_t lo = 0;
+        for (size_t r = 0; r < p.operands.size(); ++r) {
+            if (!cut.routed[r]) continue;
+            const int64_t len = stack ? 1 : p.operands[r].shape[a];
+            Piece part = p;
+            part.operands.clear();
+            part.n_inputs = 0;
+            for (size_t k = 0; k < p.operands.size(); ++k) {
+                if (cut.routed[k] && k != r) continue;
+                part.operands.push_back(k == whole ? cut_view(p.operands[k], a, lo, lo + len) : p.operands[k]);
+                if (k < p.n_inputs) ++part.n_inputs;
+            }
+            lo += len;
+            if (len > 0) run(part);
+        }
+    }
+
     // A reduction cut along a reduced axis into `count` parts: partial results, then reduced again.
     void combine(const Piece& p, const CutAxis& cut, int64_t count) {
         const TensorArg& y = p.operands[p.n_inputs];
@@ -434,19 +634,42 @@ private:
             why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
                       ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
                         "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
-                  : p.info->op == TGL_OP_MATMUL || p.info->op == TGL_OP_LINEAR
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces (matmul and linear are)";
+                  : p.info->op == TGL_OP_LINEAR_QKV
+                      ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
+                        "fit one window"
+                  : p.info->op == TGL_OP_GROUPED_LINEAR
+                      ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
+                        "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
+                      : "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Layout:
-            why = p.info->op == TGL_OP_CONTIGUOUS || p.info->op == TGL_OP_EXPAND || p.info->op == TGL_OP_PERMUTE
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces (contiguous, expand and permute are)";
+            why = "a layout op is cut only along the axes it copies unchanged (slice, narrow, flip, pad, roll: the "
+                  "axes they do not act on; tile: y's leading axes and those of 1 repetition; reshape: the leading "
+                  "and trailing axes x and y share; concat, split, stack: the other axes, and the joined axis one "
+                  "joined operand per piece), and none of those cuts this operand into smaller windows";
+            break;
+        case OpFamily::Conv:
+            why = "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it) and, "
+                  "with groups == 1, along the channels it outputs (the weight's rows), so one image's input, all "
+                  "its channels, and the weights of one output channel must each fit one window";
+            break;
+        case OpFamily::Pool:
+            why = "a pooling op is cut along N and C only, so one (n, c) plane must fit one window";
+            break;
+        case OpFamily::Attention:
+            why = p.info->op == TGL_OP_ATTENTION
+                      ? "attention is cut along the batch, the KV heads with their query heads, and (not causal: the "
+                        "bottom-right diagonal depends on Sq) the query rows, so one head's keys and values, and "
+                        "with causal one head's queries, must fit one window"
+                      : "this op is not run in pieces (attention forward is)";
             break;
         case OpFamily::Index:
             why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
                       ? "none of the op's axes cuts this operand into smaller windows"
-                      : "this op is not run in pieces (gather and index_select are)";
+                  : p.info->op == TGL_OP_ONE_HOT
+                      ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
+                      : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
+                        "not keep its all-or-nothing index check and its last-write-wins order)";
             break;
         case OpFamily::Generate:
             why = p.info->op == TGL_OP_FULL
@@ -457,8 +680,11 @@ private:
                               "whole output)";
             break;
         case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
-            why = p.info->op == TGL_OP_GROUP_NORM || p.info->op == TGL_OP_BATCH_NORM
-                      ? "this op is not run in pieces"
+            why = p.info->op == TGL_OP_GROUP_NORM
+                      ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
+                        "positions), so one sample must fit one window"
+                  : p.info->op == TGL_OP_BATCH_NORM
+                      ? "none of the op's axes cuts this operand into smaller windows"
                       : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
                         "only the other axes are cut";
             break;
@@ -504,7 +730,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
     whole.index_axis = call.index.axis;
-    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT;
+    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT || call.info->op == TGL_OP_ONE_HOT;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);

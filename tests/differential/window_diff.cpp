@@ -36,6 +36,14 @@ InputArg floats(const Shape& shape, Kind k, Rng& rng, double lo = -2, double hi 
     return a;
 }
 
+InputArg ints(const Shape& shape, tgl_dtype dt, int64_t lo, int64_t hi, Rng& rng) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, int_values(dt, lo, hi));
+    return a;
+}
+
 InputArg bools(const Shape& shape, Rng& rng) {
     InputArg a;
     a.dtype = TGL_DTYPE_BOOL;
@@ -138,6 +146,49 @@ MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng&
                     shape_name(index) + " along axis " + std::to_string(axis));
 }
 
+// A layout op of x (one input unless `more`) into outputs of `ys`; exact bits.
+MultiSpec layout(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins, std::vector<Shape> ys,
+                 const std::string& what) {
+    std::vector<OutputArg> outs;
+    for (const Shape& y : ys) outs.push_back(output_of(F32, y));
+    return spec(op, std::move(params), std::move(ins), std::move(outs), CompareMode::ExactBits, 0, what);
+}
+
+std::vector<uint8_t> conv_params(uint32_t layout = TGL_CONV_LAYOUT_CHANNELS_FIRST, int stride = 1, int pad = 0) {
+    tgl_conv_params p{};
+    p.struct_size = sizeof p;
+    p.layout = layout;
+    p.groups = 1;
+    for (int d = 0; d < 3; ++d) p.stride[d] = stride, p.dilation[d] = 1, p.pad_begin[d] = p.pad_end[d] = pad;
+    return param_bytes(p);
+}
+
+MultiSpec conv(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins, const Shape& y, const std::string& what) {
+    return spec(op, std::move(params), std::move(ins), {output_of(F32, y)}, CompareMode::Nmse, tol::kMatmul, what);
+}
+
+std::vector<uint8_t> pool_params(int kernel, int stride, int pad) {
+    tgl_pool_params p{};
+    p.struct_size = sizeof p;
+    for (int d = 0; d < 3; ++d) p.kernel[d] = kernel, p.stride[d] = stride, p.pad_begin[d] = p.pad_end[d] = pad;
+    return param_bytes(p);
+}
+
+// attention of q (B, Hq, Sq, D) over k, v (B, Hkv, Skv, D) (v with negative strides), with an
+// additive (Sq, Skv) mask when asked, and lse. One head's k and v must fit a window: Skv * D small.
+MultiSpec attention(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv, int64_t D, bool causal, bool mask,
+                    Rng& rng) {
+    tgl_attention_params p{sizeof p, causal ? 1u : 0u, 0.0f, 0};
+    std::vector<InputArg> ins = {floats({B, Hq, Sq, D}, Kind::Contiguous, rng, -1.5, 1.5),
+                                 floats({B, Hkv, Skv, D}, Kind::Contiguous, rng, -1.5, 1.5),
+                                 floats({B, Hkv, Skv, D}, Kind::Negative, rng),
+                                 mask ? floats({Sq, Skv}, Kind::Contiguous, rng) : absent_input()};
+    return spec(TGL_OP_ATTENTION, param_bytes(p), ins, {output_of(F32, {B, Hq, Sq, D}), output_of(F32, {B, Hq, Sq})},
+                CompareMode::Nmse, tol::kMatmul,
+                std::string(causal ? "causal " : "") + "attention q " + shape_name({B, Hq, Sq, D}) + ", kv " +
+                    shape_name({B, Hkv, Skv, D}) + (mask ? ", mask (Sq, Skv)" : ""));
+}
+
 struct WindowCase {
     std::string name;
     std::function<MultiSpec(Rng&)> build;
@@ -229,6 +280,28 @@ std::vector<WindowCase> window_cases() {
         {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},
         {"linear_bias", [](Rng& r) { return linear({5, 300}, 40, true, r); }},
         {"linear_batch_no_bias", [](Rng& r) { return linear({4, 3, 100}, 30, false, r); }},
+        {"linear_int8_big_weight", [](Rng& r) {
+             tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+             return spec(TGL_OP_LINEAR_INT8, param_bytes(p),
+                         {floats({4, 100}, Kind::Contiguous, r), ints({60, 100}, TGL_DTYPE_I8, -127, 127, r),
+                          floats({60}, Kind::Contiguous, r, 0.001, 0.02), floats({60}, Kind::Contiguous, r)},
+                         {output_of(F32, {4, 60})}, CompareMode::Nmse, tol::kMatmul, "linear_int8 (4, 100) by Wq (60, 100)");
+         }},
+        {"linear_int4_big_weight", [](Rng& r) {
+             tgl_linear_int4_params p{sizeof p, TGL_ACTIVATION_NONE, 32, 0};
+             return spec(TGL_OP_LINEAR_INT4, param_bytes(p),
+                         {floats({3, 128}, Kind::Contiguous, r), ints({80, 64}, TGL_DTYPE_U8, 0, 255, r),
+                          floats({80, 4}, Kind::Contiguous, r, 0.001, 0.02), ints({80, 4}, TGL_DTYPE_U8, 0, 15, r),
+                          absent_input()},
+                         {output_of(F32, {3, 80})}, CompareMode::Nmse, tol::kMatmul, "linear_int4 (3, 128) by Wq (80, 64), G 32");
+         }},
+        {"linear_qkv_batch", [](Rng& r) {
+             tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+             return spec(TGL_OP_LINEAR_QKV, param_bytes(p),
+                         {floats({50, 30}, Kind::Contiguous, r), floats({24, 30}, Kind::Contiguous, r), floats({24}, Kind::Contiguous, r)},
+                         {output_of(F32, {50, 12}), output_of(F32, {50, 8}), output_of(F32, {50, 4})}, CompareMode::Nmse,
+                         tol::kMatmul, "linear_qkv (50, 30) into 12 + 8 + 4");
+         }},
         // rows: every axis but the ones the op works along
         {"softmax_rows", [](Rng& r) {
              return spec(TGL_OP_SOFTMAX, {}, {floats({60, 40}, Kind::Stepped, r), absent_input()}, {output_of(F32, {60, 40})},
@@ -242,6 +315,20 @@ std::vector<WindowCase> window_cases() {
         {"rms_norm_3d", [](Rng& r) {
              return spec(TGL_OP_RMS_NORM, {}, {floats({3, 20, 40}, Kind::Contiguous, r), floats({40}, Kind::Contiguous, r)},
                          {output_of(F32, {3, 20, 40})}, CompareMode::Nmse, tol::kTranscendental, "rms_norm of (3, 20, 40)");
+         }},
+        {"batch_norm_all_axes", [](Rng& r) {
+             tgl_batch_norm_params p{sizeof p, 1e-5f};
+             return spec(TGL_OP_BATCH_NORM, param_bytes(p),
+                         {floats({6, 5, 12, 12}, Kind::Contiguous, r), floats({5}, Kind::Contiguous, r),
+                          floats({5}, Kind::Contiguous, r, 0.5, 2), floats({5}, Kind::Contiguous, r), absent_input()},
+                         {output_of(F32, {6, 5, 12, 12})}, CompareMode::Nmse, tol::kTranscendental, "batch_norm of (6, 5, 12, 12)");
+         }},
+        {"group_norm_batch", [](Rng& r) {
+             tgl_group_norm_params p{sizeof p, 2, 1e-5f, 0};
+             return spec(TGL_OP_GROUP_NORM, param_bytes(p),
+                         {floats({6, 4, 10, 10}, Kind::Contiguous, r), floats({4}, Kind::Contiguous, r), floats({4}, Kind::Contiguous, r)},
+                         {output_of(F32, {6, 4, 10, 10})}, CompareMode::Nmse, tol::kTranscendental,
+                         "group_norm of (6, 4, 10, 10), 2 groups");
          }},
         {"argmax_rows", [](Rng& r) {
              tgl_arg_reduce_params p{sizeof p, 1, 0, 0};
@@ -289,6 +376,149 @@ std::vector<WindowCase> window_cases() {
          }},
         {"gather_axis1", [](Rng& r) { return indexing(TGL_OP_GATHER, {16, 300}, 1, {16, 50}, r); }},
         {"gather_axis0_u8", [](Rng& r) { return indexing(TGL_OP_GATHER, {3000, 3}, 0, {200, 3}, r, TGL_DTYPE_U8); }},
+        {"one_hot_f16", [](Rng& r) {
+             tgl_unary_params p{sizeof p, 0};
+             return spec(TGL_OP_ONE_HOT, param_bytes(p), {ints({20, 30}, TGL_DTYPE_I32, 0, 9, r)},
+                         {output_of(TGL_DTYPE_F16, {20, 30, 10})}, CompareMode::ExactBits, 0, "one_hot of (20, 30), 10 classes, f16");
+         }},
+        // layout: the axes the op copies unchanged; concat/split/stack: the joined axis by operand
+        {"concat_axis0", [](Rng& r) {
+             tgl_axis_params p{sizeof p, 0};
+             return layout(TGL_OP_CONCAT, param_bytes(p), {floats({30, 40}, Kind::Contiguous, r), floats({0, 40}, Kind::Contiguous, r),
+                                                           floats({20, 40}, Kind::Permuted, r)},
+                           {{50, 40}}, "concat (30, 40), (0, 40), (20, 40) along axis 0");
+         }},
+        {"concat_axis1", [](Rng& r) {
+             tgl_axis_params p{sizeof p, -1};
+             return layout(TGL_OP_CONCAT, param_bytes(p), {floats({40, 30}, Kind::Contiguous, r), floats({40, 50}, Kind::Stepped, r)},
+                           {{40, 80}}, "concat (40, 30), (40, 50) along axis 1");
+         }},
+        {"split_axis1", [](Rng& r) {
+             tgl_axis_params p{sizeof p, 1};
+             return layout(TGL_OP_SPLIT, param_bytes(p), {floats({40, 80}, Kind::Contiguous, r)}, {{40, 30}, {40, 50}},
+                           "split (40, 80) into 30 + 50 along axis 1");
+         }},
+        {"stack_axis1", [](Rng& r) {
+             tgl_axis_params p{sizeof p, 1};
+             return layout(TGL_OP_STACK, param_bytes(p), {floats({30, 40}, Kind::Contiguous, r), floats({30, 40}, Kind::Negative, r),
+                                                          floats({30, 40}, Kind::Contiguous, r)},
+                           {{30, 3, 40}}, "stack 3 of (30, 40) along axis 1");
+         }},
+        {"slice_axis1_step3", [](Rng& r) {
+             tgl_slice_params p{sizeof p, 1, 1, INT64_MAX, 3};
+             return layout(TGL_OP_SLICE, param_bytes(p), {floats({60, 80}, Kind::Contiguous, r)}, {{60, 27}},
+                           "slice (60, 80)[:, 1::3]");
+         }},
+        {"narrow_axis1", [](Rng& r) {
+             tgl_narrow_params p{sizeof p, 1, 10, 30};
+             return layout(TGL_OP_NARROW, param_bytes(p), {floats({100, 50}, Kind::Contiguous, r)}, {{100, 30}},
+                           "narrow (100, 50) along axis 1 from 10, 30 long");
+         }},
+        {"flip_axis1", [](Rng& r) {
+             tgl_flip_params p{};
+             p.struct_size = sizeof p;
+             p.n_axes = 1;
+             p.axes[0] = -1;
+             return layout(TGL_OP_FLIP, param_bytes(p), {floats({60, 50}, Kind::Contiguous, r)}, {{60, 50}}, "flip (60, 50) along axis 1");
+         }},
+        {"pad_reflect_last", [](Rng& r) {
+             tgl_pad_params p{};
+             p.struct_size = sizeof p;
+             p.mode = TGL_PAD_REFLECT;
+             p.before[2] = 2;
+             p.after[2] = 3;
+             return layout(TGL_OP_PAD, param_bytes(p), {floats({4, 30, 40}, Kind::Contiguous, r)}, {{4, 30, 45}},
+                           "reflect pad (4, 30, 40) by 2, 3 along axis 2");
+         }},
+        {"pad_constant_crop", [](Rng& r) {
+             tgl_pad_params p{};
+             p.struct_size = sizeof p;
+             p.value = -7.5;
+             p.before[1] = 3;
+             p.after[1] = -5;
+             return layout(TGL_OP_PAD, param_bytes(p), {floats({70, 40}, Kind::Contiguous, r)}, {{70, 38}},
+                           "constant pad (70, 40) by 3, -5 along axis 1");
+         }},
+        {"tile_leading_and_last", [](Rng& r) {
+             return layout(TGL_OP_TILE, {}, {floats({20, 30}, Kind::Contiguous, r)}, {{3, 20, 60}}, "tile (20, 30) to (3, 20, 60)");
+         }},
+        {"roll_axis1", [](Rng& r) {
+             tgl_roll_params p{};
+             p.struct_size = sizeof p;
+             p.n_axes = 1;
+             p.axes[0] = 1;
+             p.shifts[0] = -7;
+             return layout(TGL_OP_ROLL, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)}, {{60, 40}}, "roll (60, 40) by -7 along axis 1");
+         }},
+        {"reshape_leading", [](Rng& r) {
+             return layout(TGL_OP_RESHAPE, {}, {floats({60, 40}, Kind::Contiguous, r)}, {{60, 8, 5}}, "reshape (60, 40) to (60, 8, 5)");
+         }},
+        {"reshape_merged_axes", [](Rng& r) {
+             return layout(TGL_OP_RESHAPE, {}, {floats({4, 10, 60}, Kind::Negative, r)}, {{40, 60}}, "reshape a negative-strided (4, 10, 60) to (40, 60)");
+         }},
+        // conv: the batch axis; output channels (weight rows)
+        {"conv2d_batch", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1),
+                         {floats({6, 3, 12, 12}, Kind::Contiguous, r), floats({8, 3, 3, 3}, Kind::Contiguous, r),
+                          floats({8}, Kind::Contiguous, r)},
+                         {6, 8, 12, 12}, "conv2d (6, 3, 12, 12) by (8, 3, 3, 3), pad 1, bias");
+         }},
+        {"conv2d_big_weight", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(),
+                         {floats({2, 16, 6, 6}, Kind::Contiguous, r), floats({40, 16, 3, 3}, Kind::Contiguous, r),
+                          floats({40}, Kind::Contiguous, r)},
+                         {2, 40, 4, 4}, "conv2d (2, 16, 6, 6) by (40, 16, 3, 3), bias");
+         }},
+        {"conv1d_channels_last", [](Rng& r) {
+             return conv(TGL_OP_CONV1D, conv_params(TGL_CONV_LAYOUT_CHANNELS_LAST, 2),
+                         {floats({5, 60, 8}, Kind::Contiguous, r), floats({12, 8, 3}, Kind::Contiguous, r), absent_input()},
+                         {5, 29, 12}, "conv1d NLC (5, 60, 8) by (12, 8, 3), stride 2");
+         }},
+        {"conv3d_batch", [](Rng& r) {
+             return conv(TGL_OP_CONV3D, conv_params(), {floats({4, 2, 6, 6, 6}, Kind::Contiguous, r),
+                                                        floats({3, 2, 2, 2, 2}, Kind::Contiguous, r), absent_input()},
+                         {4, 3, 5, 5, 5}, "conv3d (4, 2, 6, 6, 6) by (3, 2, 2, 2, 2)");
+         }},
+        {"conv_transpose2d_batch", [](Rng& r) {
+             return conv(TGL_OP_CONV_TRANSPOSE2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 2),
+                         {floats({5, 4, 6, 6}, Kind::Contiguous, r), floats({4, 3, 3, 3}, Kind::Contiguous, r),
+                          floats({3}, Kind::Contiguous, r)},
+                         {5, 3, 13, 13}, "conv_transpose2d (5, 4, 6, 6) by (4, 3, 3, 3), stride 2, bias");
+         }},
+        {"conv2d_backward_input_batch", [](Rng& r) {
+             return conv(TGL_OP_CONV2D_BACKWARD_INPUT, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1),
+                         {floats({5, 6, 10, 10}, Kind::Contiguous, r), floats({6, 4, 3, 3}, Kind::Contiguous, r)},
+                         {5, 4, 10, 10}, "conv2d_backward_input dy (5, 6, 10, 10), w (6, 4, 3, 3), pad 1");
+         }},
+        {"conv2d_backward_weight_rows", [](Rng& r) {
+             return spec(TGL_OP_CONV2D_BACKWARD_WEIGHT, conv_params(),
+                         {floats({2, 20, 5, 5}, Kind::Contiguous, r), floats({2, 30, 3, 3}, Kind::Contiguous, r)},
+                         {output_of(F32, {30, 20, 3, 3}), output_of(F32, {30})}, CompareMode::Nmse, tol::kMatmul,
+                         "conv2d_backward_weight x (2, 20, 5, 5), dy (2, 30, 3, 3)");
+         }},
+        // pool: N and C
+        {"max_pool2d_indices", [](Rng& r) {
+             return spec(TGL_OP_MAX_POOL, pool_params(3, 2, 1), {floats({6, 4, 10, 10}, Kind::Negative, r)},
+                         {output_of(F32, {6, 4, 5, 5}), output_of(TGL_DTYPE_I32, {6, 4, 5, 5})}, CompareMode::ExactBits, 0,
+                         "max_pool 3x3 stride 2 pad 1 of (6, 4, 10, 10), indices");
+         }},
+        {"avg_pool1d", [](Rng& r) {
+             return spec(TGL_OP_AVG_POOL, pool_params(4, 2, 0), {floats({3, 20, 50}, Kind::Contiguous, r)},
+                         {output_of(F32, {3, 20, 24})}, CompareMode::Nmse, tol::kReduction, "avg_pool 4 stride 2 of (3, 20, 50)");
+         }},
+        {"global_avg_pool", [](Rng& r) {
+             return spec(TGL_OP_GLOBAL_AVG_POOL, {}, {floats({8, 6, 7, 9}, Kind::Contiguous, r)}, {output_of(F32, {8, 6})},
+                         CompareMode::Nmse, tol::kReduction, "global_avg_pool of (8, 6, 7, 9)");
+         }},
+        {"upsample_nearest2d", [](Rng& r) {
+             return spec(TGL_OP_UPSAMPLE_NEAREST, {}, {floats({3, 5, 8, 8}, Kind::Contiguous, r)}, {output_of(F32, {3, 5, 16, 16})},
+                         CompareMode::ExactBits, 0, "upsample_nearest (3, 5, 8, 8) to 16x16");
+         }},
+        // attention: batch, KV heads with their query heads, query rows (not causal)
+        {"attention_gqa_batch_heads", [](Rng& r) { return attention(2, 4, 2, 20, 12, 16, false, false, r); }},
+        {"attention_gqa_causal", [](Rng& r) { return attention(2, 6, 2, 20, 12, 16, true, false, r); }},
+        {"attention_rows_mask", [](Rng& r) { return attention(1, 1, 1, 200, 12, 16, false, true, r); }},
+        {"attention_mqa_heads", [](Rng& r) { return attention(1, 8, 1, 20, 12, 16, false, false, r); }},
     };
 }
 
@@ -318,6 +548,20 @@ TEST_P(WindowBigDiff, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, WindowBigDiff, ::testing::ValuesIn(big_cases()), window_case_name);
 
+// Runs an op whose index holds a bad value: INDEX_OUT_OF_RANGE at the wait, saying `where`, nothing
+// written, the device usable afterwards.
+void expect_bad_index_writes_nothing(Device& d, tgl_op op, const void* params, const std::vector<InputArg>& in,
+                                     const std::vector<OutputArg>& out, const std::string& where) {
+    tgl_test::OpCall call(d, in, out);
+    ASSERT_EQ(call.run(op, params), TGL_OK) << d.plugin().last_error();
+    const tgl_status st = d.api().synchronize(d.handle());
+    const std::string msg = d.plugin().last_error();
+    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
+    EXPECT_NE(msg.find(where), std::string::npos) << msg;
+    EXPECT_TRUE(call.all_unchanged());
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+}
+
 // A bad index in any piece: nothing written by any piece, the error reported once (at the wait) with
 // its position in the whole index tensor, and the device usable afterwards.
 TEST(WindowIndex, BadIndexWritesNothing) {
@@ -329,18 +573,25 @@ TEST(WindowIndex, BadIndexWritesNothing) {
     index[217] = 500;
     tgl_axis_params p{sizeof p, 0};
     InputArg table = input_values(F32, {500, 8}, std::vector<double>(4000, 1.5));
-    tgl_test::OpCall call(d, {table, input_values(TGL_DTYPE_I32, {300}, index)}, {output_of(F32, {300, 8})});
-    ASSERT_EQ(call.run(TGL_OP_INDEX_SELECT, &p), TGL_OK) << d.plugin().last_error();
-    const tgl_status st = d.api().synchronize(d.handle());
-    const std::string msg = d.plugin().last_error();
-    EXPECT_EQ(st, TGL_ERROR_INDEX_OUT_OF_RANGE) << msg;
-    EXPECT_NE(msg.find("holds 500 at position 217"), std::string::npos) << msg;
-    EXPECT_TRUE(call.all_unchanged());
-    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+    expect_bad_index_writes_nothing(d, TGL_OP_INDEX_SELECT, &p, {table, input_values(TGL_DTYPE_I32, {300}, index)},
+                                    {output_of(F32, {300, 8})}, "holds 500 at position 217");
     index[217] = 499;
     check(spec(TGL_OP_INDEX_SELECT, param_bytes(p), {table, input_values(TGL_DTYPE_I32, {300}, index)},
                {output_of(F32, {300, 8})}, CompareMode::ExactBits, 0, "index_select after the error"),
           &d);
+}
+
+// one_hot in pieces: the index tensor is checked once, before any piece writes.
+TEST(WindowIndex, OneHotBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(600);
+    for (double& v : index) v = double(rng.integer(0, 9));
+    index[417] = 10;
+    tgl_unary_params p{sizeof p, 0};
+    expect_bad_index_writes_nothing(d, TGL_OP_ONE_HOT, &p, {input_values(TGL_DTYPE_I32, {20, 30}, index)},
+                                    {output_of(F32, {20, 30, 10})}, "holds 10 at position 417");
 }
 
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
@@ -391,6 +642,9 @@ TEST(WindowRefused, SaysWhy) {
     tgl_sort_params sort{};
     sort.struct_size = sizeof sort;
     sort.axis = -1;
+    const tgl_narrow_params narrow{sizeof narrow, 0, 10, 30};
+    const tgl_group_norm_params group_norm{sizeof group_norm, 2, 1e-5f, 0};
+    const MultiSpec causal = attention(1, 1, 1, 100, 10, 16, true, false, rng);
     const std::vector<Refused> cases = {
         {TGL_OP_VAR, reduce_params({}), {floats({3000}, Kind::Contiguous, rng)}, {output_of(F32, {})},
          "cannot be combined"},
@@ -401,6 +655,21 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MATMUL, matmul_params(false, false, 1, 0),
          {floats({4, 3000}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16), floats({3000, 2}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16)},
          {output_of(TGL_DTYPE_F16, {4, 2})}, "rounded once per piece"},
+        {TGL_OP_NARROW, param_bytes(narrow), {floats({100, 50}, Kind::Contiguous, rng)}, {output_of(F32, {30, 50})},
+         "the axes it copies unchanged"},
+        {TGL_OP_CONV2D, conv_params(), {floats({1, 3, 30, 30}, Kind::Contiguous, rng), floats({4, 3, 3, 3}, Kind::Contiguous, rng),
+                                        absent_input()},
+         {output_of(F32, {1, 4, 28, 28})}, "one image's input"},
+        {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
+         {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
+        {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "with causal one head's queries"},
+        {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
+         {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
+        {TGL_OP_LINEAR_QKV, {}, {floats({2, 100}, Kind::Contiguous, rng), floats({30, 100}, Kind::Contiguous, rng), absent_input()},
+         {output_of(F32, {2, 10}), output_of(F32, {2, 10}), output_of(F32, {2, 10})}, "W must fit one window"},
+        {TGL_OP_GROUPED_LINEAR, {}, {floats({2, 50}, Kind::Contiguous, rng), floats({3, 40, 50}, Kind::Contiguous, rng),
+                                     input_values(TGL_DTYPE_I32, {2}, {0, 2}), absent_input()},
+         {output_of(F32, {2, 40})}, "grouped_linear is not run in pieces"},
         {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {1}, {0}),
                               input_values(F32, {1}, {1})},
          {output_of(F32, {3000})}, "not run in pieces"},
