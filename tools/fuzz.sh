@@ -8,7 +8,10 @@
 # written to build-fuzz/crashes/. New interesting inputs go to build-fuzz/corpus/<target>/ (merge
 # the best into tests/fuzz/corpus/<target>/ with -merge=1, see README.md).
 # Environment: TGL_FUZZ_PLUGINS (default "cpu gles"), TGL_FUZZ_BUILD (default <repo>/build-fuzz),
-# TGL_FUZZ_ARGS (extra libFuzzer flags, e.g. -seed=1).
+# TGL_FUZZ_ARGS (extra libFuzzer flags, e.g. -seed=1), TGL_FUZZ_JOBS=<n> (n fuzzing processes per
+# target and plugin, libFuzzer's -jobs/-workers: a long run on a many-core machine; the executions
+# reported are summed over them), TGL_FUZZ_NO_BUILD=1 (use build-fuzz as it is: a machine without
+# the compilers, given a build-fuzz made elsewhere).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:?usage: tools/fuzz.sh <seconds per target and plugin> [target...]}
@@ -18,12 +21,14 @@ targets=("$@")
 plugins=(${TGL_FUZZ_PLUGINS:-cpu gles})
 build=${TGL_FUZZ_BUILD:-$root/build-fuzz}
 
-if [[ ! -f $build/CMakeCache.txt ]]; then
-  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGL_FUZZ=ON \
-    -DTGL_BUILD_TESTS=OFF -DTGL_BUILD_SAMPLES=OFF -DTGL_BUILD_BENCH=OFF >/dev/null || exit 1
+if [[ -z ${TGL_FUZZ_NO_BUILD:-} ]]; then
+  if [[ ! -f $build/CMakeCache.txt ]]; then
+    CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGL_FUZZ=ON \
+      -DTGL_BUILD_TESTS=OFF -DTGL_BUILD_SAMPLES=OFF -DTGL_BUILD_BENCH=OFF >/dev/null || exit 1
+  fi
+  cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null || {
+    echo "fuzz.sh: build failed (cmake --build $build)" >&2; exit 1; }
 fi
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null || {
-  echo "fuzz.sh: build failed (cmake --build $build)" >&2; exit 1; }
 
 mkdir -p "$build/crashes"
 export ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:handle_abort=1:${ASAN_OPTIONS:-}"
@@ -40,20 +45,36 @@ for target in "${targets[@]}"; do
     mkdir -p "$work" "$seeds"
     log="$build/fuzz-$target-$plugin.log"
     echo "== $target on $plugin for ${secs}s (log: $log)"
-    TGL_FUZZ_PLUGIN=$plugin TGL_FUZZ_STATS=1 "$build/bin/$target" "$work" "$seeds" \
+    jobs=()
+    logs=("$log")
+    if [[ -n ${TGL_FUZZ_JOBS:-} ]]; then  # each job writes fuzz-<i>.log in the current directory
+      jobdir="$build/jobs-$target-$plugin"
+      rm -rf "$jobdir" && mkdir -p "$jobdir"
+      jobs=(-jobs="$TGL_FUZZ_JOBS" -workers="$TGL_FUZZ_JOBS")
+    fi
+    (cd "${jobdir:-.}" && TGL_FUZZ_PLUGIN=$plugin TGL_FUZZ_STATS=1 "$build/bin/$target" "$work" "$seeds" \
       -max_total_time="$secs" -timeout=10 -max_len=2048 -len_control=20 -rss_limit_mb=4096 \
       -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$build/crashes/$target-$plugin-" \
-      ${TGL_FUZZ_ARGS:-} >"$log" 2>&1
+      "${jobs[@]}" ${TGL_FUZZ_ARGS:-}) >"$log" 2>&1
     rc=$?
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    outcomes=$(grep -m1 '^fuzz_run_op outcomes' "$log" | sed 's/^[^:]*: *//')
+    if [[ -n ${TGL_FUZZ_JOBS:-} ]]; then
+      logs=("$jobdir"/fuzz-*.log)
+      # A crashing job does not always fail the parent: any report in a job's log fails the run.
+      grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE' "${logs[@]}" && rc=1
+    fi
+    execs=0 rate=0
+    for l in "${logs[@]}"; do
+      e=$(sed -n 's/^stat::number_of_executed_units: *//p' "$l" | tail -1)
+      r=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$l" | tail -1)
+      execs=$((execs + ${e:-0})) rate=$((rate + ${r:-0}))
+    done
+    outcomes=$(grep -h -m1 '^fuzz_run_op outcomes' "${logs[@]}" | head -1 | sed 's/^[^:]*: *//')
     line="$target $plugin: ${execs:-?} executions, ${rate:-?} exec/s, rc $rc"
     if ((rc != 0)); then
       status=1
       line+=" FAILED"
-      grep -E -m5 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE|SUMMARY' "$log" | sed 's/^/   /'
-      grep -E 'Test unit written to' "$log" | sed 's/^/   /'
+      grep -h -E -m5 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE|SUMMARY' "${logs[@]}" | sed 's/^/   /'
+      grep -h -E 'Test unit written to' "${logs[@]}" | sed 's/^/   /'
     fi
     echo "$line"
     [[ -n $outcomes ]] && echo "   run_op statuses: $outcomes"

@@ -132,23 +132,6 @@ void check_forward(const FwdCase& c, Rng& rng) {
     check(s);
 }
 
-// check(s), except that the subject may refuse with TGL_ERROR_RESOURCE_EXHAUSTED for its loop
-// budget (a shape whose per-invocation loops it has no split for) and must then stay usable.
-void check_or_loop_refusal(const MultiSpec& s) {
-    SCOPED_TRACE(describe(s));
-    try {
-        run_op_values(shared_device(Role::Subject), s.op, s.params.data(), s.inputs, s.outputs);
-    } catch (const Failure& f) {
-        const std::string m = f.what();
-        ASSERT_NE(m.find("TGL_ERROR_RESOURCE_EXHAUSTED"), std::string::npos) << m;
-        ASSERT_NE(m.find("loop iterations in one shader invocation"), std::string::npos) << m;
-        check_op(TGL_OP_ADD, {}, {input_values(TGL_DTYPE_F32, {2}, {1, 2}), input_values(TGL_DTYPE_F32, {2}, {3, 4})},
-                 {output_of(TGL_DTYPE_F32, {2})}, {0.0}, "an add after the refusal");
-        return;
-    }
-    check(s);
-}
-
 void check_backward(const FwdCase& c, Rng& rng, bool may_refuse = false) {
     const Dims& d = c.d;
     std::vector<InputArg> fin = fwd_inputs(c, rng);
