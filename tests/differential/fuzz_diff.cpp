@@ -105,6 +105,9 @@ struct Seed {
     // squares its inputs, which overflows in f32 on the GPU but not in the reference's double.
     bool no_max = false;
     bool no_inf = false;  // no +-inf either (see the FFT)
+    // No subnormals: a running product of them underflows to 0 in f32 (then 0 * inf = NaN) but not
+    // in the reference's double (prod, cumprod).
+    bool no_subnormal = false;
     std::string what;
 };
 
@@ -341,6 +344,7 @@ const std::vector<OpFuzz>& op_fuzzers() {
             add(q.op, [q](Rng& r) {
                 Seed c = reduction(r, tgl_reduce_params{}, real({}, q.lo, q.hi), F32, tol::kReduction, q.empty_ok);
                 c.no_max = q.no_max;
+                c.no_subnormal = q.op == TGL_OP_PROD;
                 return c;
             });
         for (tgl_op op : {TGL_OP_VAR, TGL_OP_STD})
@@ -383,6 +387,7 @@ const std::vector<OpFuzz>& op_fuzzers() {
                 p.reverse = r.chance(0.3);
                 Seed c{P_(p), {op == TGL_OP_CUMPROD ? real(xs, 0.8, 1.25) : real(xs)}, {out(xs)}, kNorm};
                 c.no_max = true;
+                c.no_subnormal = op == TGL_OP_CUMPROD;
                 return c;
             });
         // -- matmul family
@@ -945,7 +950,8 @@ double draw_value(const Arg& a, Rng& rng, bool specials, const Seed& seed) {
     if (is_float && a.vals != Vals::Index && specials && !a.plain && rng.chance(0.12)) {
         float v;
         do v = rng.pick(fuzz_specials());
-        while ((seed.no_max && is_large(v)) || (seed.no_inf && std::isinf(v)));
+        while ((seed.no_max && is_large(v)) || (seed.no_inf && std::isinf(v)) ||
+               (seed.no_subnormal && std::fpclassify(v) == FP_SUBNORMAL));
         return v;
     }
     switch (a.vals) {
