@@ -316,7 +316,7 @@ void main() {
     }
     se = group_reduce(se, false, 1u);
     // Not finite (inf or NaN logits): the max itself carries it (NaN, or inf - inf = NaN).
-    float lse = finite ? mx + tgl_log(se.x) : mx - mx;
+    float lse = finite ? mx + tgl_log(se.x) : tgl_nan();  // not mx - mx: a compiler may fold x - x to 0
     float C = float(u_len);
 #if defined(OP_CE)
     if (live && lead) {

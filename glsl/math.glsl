@@ -111,7 +111,9 @@ float tgl_div(float a, float b) {
         return neg ? tgl_neg_zero() : 0.0;
     }
     if (tgl_isinf(a)) return neg ? tgl_neg_inf() : tgl_inf();
-    if (tgl_abs(b) > 8.507059e37) return (a * 0.25) / (b * 0.25);
+    // b / 4 by its exponent bits (b is normal here): a compiler may fold (a * 0.25) / (b * 0.25)
+    // back into a * rcp(b), which a GPU that flushes subnormals makes 0.
+    if (tgl_abs(b) > 8.507059e37) return (a * 0.25) / uintBitsToFloat(floatBitsToUint(b) - 0x01000000u);
     return a / b;
 }
 

@@ -581,6 +581,12 @@ void main() {
             barrier();
         }
 #else
+#if defined(EXPERTS)
+        // This invocation's rows of expert e. The others' A is zero-filled, but 0 * an inf or NaN
+        // of e's weights would still turn their sums to NaN: they take no part in this pass.
+        bool mine[TM];
+        for (int i = 0; i < TM; ++i) mine[i] = s_e[ROW_OF(i)] == e;
+#endif
         for (int k0 = k_beg; k0 < k_end; k0 += BK) {
             // Constant trip counts (unrollable); the guard folds away when NT divides the tile.
             for (int l0 = 0; l0 < BM * BK; l0 += NT) {
@@ -618,8 +624,12 @@ void main() {
                 float br[TN];
                 for (int i = 0; i < TM; ++i) ar[i] = s_a[kk * SA + ty + i * WG_Y];
                 for (int j = 0; j < TN; ++j) br[j] = s_b[kk * SB + tx + j * WG_X];
-                for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i) {
+#if defined(EXPERTS)
+                    if (!mine[i]) continue;
+#endif
                     for (int j = 0; j < TN; ++j) acc[i * TN + j] += ar[i] * br[j];
+                }
             }
             memoryBarrierShared();
             barrier();

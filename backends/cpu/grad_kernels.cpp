@@ -208,7 +208,8 @@ void cross_entropy(const OpCall& c) {
         for (double z : r.a) { sum += std::exp(z - m); zsum += z; }
         const double lse = m + std::log(sum);
         if (!backward) {
-            const double l = t < 0 ? 0.0 : (1.0 - ls) * (lse - r.a[size_t(t)]) + ls * (lse - zsum / C);
+            // The smoothing term only with smoothing: a -inf logit (a masked class) would make it 0 * inf.
+            const double l = t < 0 ? 0.0 : (1.0 - ls) * (lse - r.a[size_t(t)]) + (ls > 0 ? ls * (lse - zsum / C) : 0.0);
             if (p.reduction == TGL_REDUCTION_NONE) store_from_double(out_bytes(c, 0), c.dtype, base[R::kL], l, false);
             total += l;
             continue;

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace conf {
 namespace {
@@ -206,6 +207,32 @@ Vals randv(Rng& rng, size_t n, double lo, double hi) {
     Vals v(n);
     for (double& a : v) a = double(float(rng.uniform(lo, hi)));
     return v;
+}
+
+// Special logits (IEEE, as torch.nn.functional.cross_entropy): a -inf logit (a masked class) is a
+// class of probability 0 and leaves the loss finite without label smoothing (the smoothing term is
+// absent, not 0 * inf); a NaN or +inf logit makes its row's loss and gradient NaN (inf - inf).
+// GLES once folded the NaN lse (mx - mx) to 0, the CPU once gave NaN for a -inf logit.
+TEST_F(GradOps, CrossEntropySpecialLogits) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    const double lse = std::log(1 + std::exp(1.0) + std::exp(2.0));  // of (0, -inf, 1, 2)
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        const InputArg logits = in(dt, {3, 4}, {0, -inf, 1, 2, 0, inf, 1, 2, 0, nan, 1, 2});
+        const InputArg t = idx({3}, {0, 0, 0});
+        auto none = ce(TGL_REDUCTION_NONE);
+        EXPECT_TRUE(near(dt, run1(TGL_OP_CROSS_ENTROPY, &none, {logits, t}, {output_of(dt, {3})}), {lse, nan, nan}));
+        auto sum = ce(TGL_REDUCTION_SUM);
+        Vals total = run1(TGL_OP_CROSS_ENTROPY, &sum, {logits, t}, {output_of(dt, {})});
+        EXPECT_TRUE(std::isnan(total.at(0))) << "sum over rows with a NaN loss: got " << total.at(0);
+        const double p1 = 0, p2 = std::exp(1 - lse), p3 = std::exp(2 - lse), p0 = std::exp(-lse);
+        EXPECT_TRUE(near(dt, run1(TGL_OP_CROSS_ENTROPY_BACKWARD, &none, {logits, t, in(dt, {3}, {1, 1, 1})}, {output_of(dt, {3, 4})}),
+                         {p0 - 1, p1, p2, p3, nan, nan, nan, nan, nan, nan, nan, nan}));
+        // With label smoothing the -inf class makes the loss +inf (ls * (lse - mean(z)), mean(z) = -inf).
+        auto lsp = ce(TGL_REDUCTION_NONE, -100, 0.25f);
+        Vals smoothed = run1(TGL_OP_CROSS_ENTROPY, &lsp, {in(dt, {1, 4}, {0, -inf, 1, 2}), idx({1}, {0})}, {output_of(dt, {1})});
+        EXPECT_EQ(smoothed.at(0), inf);
+    }
 }
 
 TEST_F(GradOps, FiniteDifferencesSoftmax) {

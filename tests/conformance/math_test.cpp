@@ -5,6 +5,7 @@
 // Python's math module in double (math.sin etc. of the f32-rounded input; remainder = Python's %),
 // rounded to f32; generated once and written out here. Ops a plugin does not implement (query_op
 // reports supported = 0) are skipped.
+#include <limits>
 #include "common.h"
 
 #include <memory>
@@ -347,6 +348,17 @@ TEST_F(MathKnownAnswer, Atan2) {
     const auto y = binary1(TGL_OP_ATAN2, a, b);
     EXPECT_TRUE(close(y, want, tol::kTranscendental));
     EXPECT_TRUE(zero_signs(y, want));
+}
+
+// Divisors beyond 2^126: their reciprocal is subnormal, which a GPU that flushes subnormals (NVIDIA)
+// makes 0. GLES once scaled both operands by 0.25, which its compiler folded away: FLT_MAX / FLT_MAX
+// and atan2(FLT_MAX, FLT_MAX) gave 0 there.
+TEST_F(MathKnownAnswer, HugeDivisors) {
+    const float m = std::numeric_limits<float>::max();
+    EXPECT_TRUE(close(binary1(TGL_OP_DIV, {m, -m, 3e38f, 1.0f}, {m, m, 1e38f, 2e38f}), {1.0f, -1.0f, 3.0f, 5e-39f}, tol::kElementwise));
+    if (!supported(TGL_OP_ATAN2)) return;
+    EXPECT_TRUE(close(binary1(TGL_OP_ATAN2, {m, m, -m}, {m, -m, m}), f32({0.7853981852531433, 2.356194496154785, -0.7853981852531433}),
+                      tol::kTranscendental));
 }
 
 // fmod is exact: a - trunc(a / b) * b in f32 would not be. Every a = k * b + r with r exactly

@@ -1,6 +1,7 @@
 // Known-answer and bad-input tests of the matmul family (linear, qkv, grouped and quantized matmul, f16 storage), run on every plugin.
 // Expected values are worked out by hand in the comments (the activations by their defining
 // formulas in double).
+#include <limits>
 #include "common.h"
 
 #include "tgl_test/op_runner.h"
@@ -128,6 +129,27 @@ TEST_F(MatmulFamily, LinearQkvSplitsTheColumns) {
         EXPECT_TRUE(near(dt, ys[0], {1, 3}));
         EXPECT_TRUE(ys[1].empty());
         EXPECT_TRUE(near(dt, ys[2], {3, 0, 7, 0}));
+    }
+}
+
+// y[t] reads only W[index[t]]: an inf or NaN in another expert's weights leaves t's row finite
+// (GLES once zero-filled the other experts' rows of a tile and multiplied them in: 0 * inf = NaN).
+TEST_F(MatmulFamily, GroupedOtherExpertsSpecialsDoNotLeak) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    // Expert 0 identity, expert 1 holds inf and NaN. Rows 0 and 2 use expert 0, row 1 expert 1.
+    const Vals x = {1, 2, 3, 4, 5, 6}, w = {1, 0, 0, 1, inf, 1, nan, 1};
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        tgl_linear_params p = lin();
+        Vals y = run1(TGL_OP_GROUPED_LINEAR, &p, {in(dt, {3, 2}, x), in(dt, {2, 2, 2}, w), in(I32, {3}, {0, 1, 0}), absent_input()},
+                      output_of(dt, {3, 2}));
+        ASSERT_EQ(y.size(), 6u);
+        EXPECT_EQ(y[0], 1);
+        EXPECT_EQ(y[1], 2);
+        EXPECT_EQ(y[2], inf);  // 3 * inf + 4 * 1
+        EXPECT_TRUE(std::isnan(y[3])) << y[3];
+        EXPECT_EQ(y[4], 5);
+        EXPECT_EQ(y[5], 6);
     }
 }
 
