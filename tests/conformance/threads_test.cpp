@@ -666,6 +666,18 @@ int count_threads(const char* name = nullptr) {
     return n;
 }
 
+// count_threads once it equals `want`, or after 2 s. A joined thread leaves /proc/self/task a
+// moment after pthread_join returns (the kernel wakes the joiner before it reaps the task), so a
+// count taken right after device_close can still see it.
+int count_threads_settled(int want, const char* name = nullptr) {
+    int n = count_threads(name);
+    for (int i = 0; i < 200 && n != want; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        n = count_threads(name);
+    }
+    return n;
+}
+
 // The GLES plugin names each device's GL thread (gl_thread.h); the CPU plugin owns no thread.
 const char kGlThreadName[] = "tgl-gles-gl";
 
@@ -717,7 +729,7 @@ TEST_F(Threads, TwoDevicesOfOneIndexWorkAtOnce) {
 
     EXPECT_EQ(api.device_close(d[0]), TGL_OK) << plug().last_error();
     if (is_gles()) {
-        EXPECT_EQ(count_threads(kGlThreadName), gl_before + 1);
+        EXPECT_EQ(count_threads_settled(gl_before + 1, kGlThreadName), gl_before + 1);
     }
     StressResult after;
     Caller c1(api, d[1]);
@@ -725,7 +737,7 @@ TEST_F(Threads, TwoDevicesOfOneIndexWorkAtOnce) {
     EXPECT_TRUE(after.problems.empty()) << after.problems[0];
     EXPECT_EQ(after.checked, 20);
     EXPECT_EQ(api.device_close(d[1]), TGL_OK) << plug().last_error();
-    EXPECT_EQ(count_threads(kGlThreadName), gl_before);
+    EXPECT_EQ(count_threads_settled(gl_before, kGlThreadName), gl_before);
 }
 
 // Every device the plugin enumerates (two GPUs of one host, say) opened at once, each with
@@ -869,8 +881,8 @@ TEST_F(Threads, PluginThreadsAreJoinedOnClose) {
         } else {
             EXPECT_EQ(open_total, base_total) << "cycle " << i << ": the CPU device should own no thread";
         }
-        EXPECT_EQ(count_threads(), base_total) << "cycle " << i << ": threads left after device_close";
-        EXPECT_EQ(count_threads(kGlThreadName), base_named) << "cycle " << i;
+        EXPECT_EQ(count_threads_settled(base_total), base_total) << "cycle " << i << ": threads left after device_close";
+        EXPECT_EQ(count_threads_settled(base_named, kGlThreadName), base_named) << "cycle " << i;
         if (i == 0)
             std::printf("[ THREADS  ] %s: %d threads in the process before open, %d with a device open "
                         "(%d of them the plugin's), %d after close\n",
