@@ -169,7 +169,7 @@ TEST_F(GraphTest, BadCallsAreErrorsAndChangeNothing) {
 TEST_F(GraphTest, FailedRunOpRecordsNothing) {
     GDevice d;
     const size_t n = 32;
-    tgl_buffer x = d.with(std::vector<float>(n, 2)), y = d.with(std::vector<float>(n, 0)), small = d.alloc(4);
+    tgl_buffer x = d.with(std::vector<float>(n, 2)), y = d.with(std::vector<float>(n, 0)), small = d.with(std::vector<float>(1, 7));
     ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
     EXPECT_TGL_ERROR(d.binary(TGL_OP_ADD, y, x, small, n), TGL_ERROR_OUT_OF_BOUNDS, {"outputs[0]"});
     EXPECT_TGL_ERROR(d.api.run_op(d.h, tgl_op(99999), nullptr, nullptr, 0, nullptr, 0), TGL_ERROR_UNKNOWN_OP, {"99999"});
@@ -177,7 +177,7 @@ TEST_F(GraphTest, FailedRunOpRecordsNothing) {
     tgl_graph g = d.end();
     ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK);
     EXPECT_EQ(d.read(y, n), std::vector<float>(n, 2));  // one add: the failed calls left no trace
-    EXPECT_EQ(d.read(small, 1), std::vector<float>(1, d.read(small, 1)[0]));
+    EXPECT_EQ(d.read(small, 1), std::vector<float>(1, 7));  // the refused output was never written
     EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
 }
 
