@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under the sanitizers (README.md, "Reliability" > "Sanitizers"):
+# The test suite under the sanitizers (docs/testing.md, "Sanitizers"):
 #   1. build-asan (-DTGL_SANITIZE=address,undefined): the whole ctest suite (conformance on both
 #      plugins, differential, loader, support, samples, bench, Python, and the GLES suites again
 #      under TGL_GLES_LIMITS=minimum) under ASan + LSan + UBSan, except the softpipe repeats
