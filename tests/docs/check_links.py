@@ -7,6 +7,7 @@ resolves. Fails on
   - an #anchor that no heading of the target file (or of this file) makes, by GitHub's rules;
   - a path written in the text that climbs out of the repository (`../elsewhere/file`).
 Usage: check_links.py <repository root>
+       check_links.py --self-test     (the checker on made-up files: each kind of bad link is caught)
 """
 
 import os
@@ -97,7 +98,47 @@ def check(root, md):
     return problems
 
 
+def self_test():
+    """Writes a tiny repository with one link of each kind, checks that exactly the bad ones are reported."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.realpath(os.path.join(tmp, "repo"))
+        os.makedirs(os.path.join(root, "docs"))
+        with open(os.path.join(root, "docs", "a.md"), "w") as f:
+            f.write("# Title\n\n## Some `code` (here)\n\n```sh\n# not a heading\n```\n")
+        with open(os.path.join(root, "README.md"), "w") as f:
+            f.write("\n".join([
+                "# Top",
+                "[ok](docs/a.md) [ok](docs/a.md#some-code-here) [ok](#top) ![ok](docs/) [ok][r]",
+                "[web](https://example.org/x) see <http://example.org> or mailto:someone@example.org",
+                "[missing](docs/b.md) [anchor](docs/a.md#not-a-heading) [self](#nowhere)",
+                "[escape](../outside.md) and the path ../../etc/passwd in the text",
+                "`[in code](nowhere.md)` is not a link",
+                "[r]: docs/a.md#title",
+                "[s]: docs/c.md",
+                "```", "ftp://example.org in a code block still counts", "```", ""]))
+        got = [p.split(": ", 1)[1] for p in check(root, os.path.join(root, "README.md"))]
+    want = ["links outside the repository: https://example.org/x",
+            "links outside the repository: http://example.org",
+            "links outside the repository: mailto:someone@example.org",
+            "links outside the repository: ftp://example.org",
+            "broken link: docs/b.md (no such file: docs/b.md)",
+            "broken link: docs/a.md#not-a-heading (no heading of docs/a.md makes #not-a-heading)",
+            "broken link: #nowhere (no heading of README.md makes #nowhere)",
+            "links outside the repository: ../outside.md",
+            "names a path outside the repository: ../outside.md",
+            "names a path outside the repository: ../../etc/passwd",
+            "broken link: docs/c.md (no such file: docs/c.md)"]
+    if sorted(got) != sorted(want):
+        print("FAILED: the checker reported\n  %s\nwhere the self-test expects\n  %s" % ("\n  ".join(got), "\n  ".join(want)))
+        return 1
+    print("OK: the checker reports each of the %d bad links of the self-test and nothing else" % len(want))
+    return 0
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     if len(argv) != 2:
         sys.exit(__doc__)
     root = os.path.realpath(argv[1])
