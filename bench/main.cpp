@@ -4,6 +4,9 @@
 //                  [--dtype=LIST] [--broadcast] [--axis=K] [--variant=V] [--quick]
 //                  [--baseline=PLUGIN] [--json=FILE] [--csv=FILE] [--max-time=S] [--list]
 //   tensorgl-bench --compare A.json B.json [--markdown]
+//   tensorgl-bench --help | --version
+// Options take their value as --opt=VALUE or --opt VALUE (getopt_long); a bad option or value
+// exits with status 2 and a message naming both.
 #include "cases.h"
 #include "report.h"
 #include "timing.h"
