@@ -1,6 +1,7 @@
 #include "cases.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -393,6 +394,23 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
     }
     account(w);
     return Plan::Run;
+}
+
+void size_copy_reference(std::vector<Case>& cases, const Catalogue& cat) {
+    double most = 0;
+    for (const Case& c : cases) {
+        Workload w;
+        std::string why;
+        if (!c.copy_reference && plan_case(c, cat, w, why) == Plan::Run) most = std::max(most, w.bytes);
+    }
+    if (!(most > 0)) return;
+    int64_t largest = 1;  // the copy suite's full size, in f32 elements
+    for (const auto& e : suite_table())
+        if (e.op == std::string(kBufferCopy)) largest = e.full.at(0);
+    // A copy reads and writes its buffer: most / 2 bytes of f32 elements, rounded up.
+    const int64_t elements = std::min<int64_t>(largest, std::max<int64_t>(1, int64_t(std::ceil(most / 8))));
+    for (Case& c : cases)
+        if (c.copy_reference) c.dims = {elements};
 }
 
 }  // namespace bench

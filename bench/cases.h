@@ -51,6 +51,7 @@ struct Case {
     std::vector<int64_t> dims;
     tgl_dtype dtype = TGL_DTYPE_F32;
     int batch = 0;  // fixed runs per sample, 0: calibrated
+    bool copy_reference = false;  // the buffer_copy that % copy compares with (size_copy_reference)
 
     std::string shape() const;  // "4096x4096x4096"
     std::string key() const;    // "op[variant] shape dtype": how rows are matched across files
@@ -87,6 +88,12 @@ enum class Plan { Run, Skip, Error };
 // Builds the workload of `c` for a plugin with catalogue `cat`; Skip (with the reason) when the
 // plugin does not support the op or dtype, Error when the case itself is malformed.
 Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& why);
+
+// Sizes the copy reference among `cases` to move as many bytes as the largest other case the
+// plugin can plan (each operand once, as GB/s counts them), at most the copy suite's full size:
+// `--op=softmax --shape=64x64` compares with a 16 KiB copy, not a 256 MiB one. Left as built
+// when no other case moves bytes.
+void size_copy_reference(std::vector<Case>& cases, const Catalogue& cat);
 
 // dtype names ("f32") and back (TGL_DTYPE_INVALID when unknown).
 const char* dtype_name(tgl_dtype dt);

@@ -4,6 +4,9 @@
 //                  [--dtype=LIST] [--broadcast] [--axis=K] [--variant=V] [--quick]
 //                  [--baseline=PLUGIN] [--json=FILE] [--csv=FILE] [--max-time=S] [--list]
 //   tensorgl-bench --compare A.json B.json [--markdown]
+//   tensorgl-bench --help | --version
+// Options take their value as --opt=VALUE or --opt VALUE (getopt_long); a bad option or value
+// exits with status 2 and a message naming both.
 #include "cases.h"
 #include "report.h"
 #include "timing.h"
@@ -19,7 +22,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <cerrno>
+#include <climits>
+#include <cctype>
 #include <dirent.h>
+#include <getopt.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <stdexcept>
@@ -54,25 +61,31 @@ struct Options {
 
 const char* kUsage =
     "usage: tensorgl-bench [options]\n"
+    "       tensorgl-bench --compare A.json B.json [--markdown]\n"
+    "Every option with a value takes it as --opt=VALUE or --opt VALUE.\n"
     "  --plugin=NAME|PATH   plugin to time (default gles)\n"
     "  --baseline=NAME|PATH also run the same cases on this plugin and print B/A ratios\n"
     "  --device=N           device index (default 0)\n"
-    "  --suite=LIST         comma-separated suites (default all): %s\n"
-    "  --op=NAME            one op instead of suites (an op name of the plugin's catalogue,\n"
-    "                       buffer_copy/copy, buffer_fill/fill, first_op)\n"
+    "  --suite=LIST         comma-separated suites (default all; see below)\n"
+    "  --op=NAME            one op instead of suites (see below; also copy, fill, first_op)\n"
     "  --shape=LIST         shapes for --op, e.g. 4096x4096x4096 or 1024,4096 (matmul: MxKxN or\n"
     "                       BxMxKxN); default: the suite table's shapes of that op\n"
-    "  --dtype=LIST         f32 (default), f16, ...; unsupported ones are listed as skipped\n"
+    "  --dtype=LIST         f32 (default), f16, bf16, i32, i8, u8, bool; unsupported ones are\n"
+    "                       listed as skipped\n"
     "  --broadcast          binary ops: b is the last dim of a (a scalar for a 1-D shape)\n"
     "  --axis=K             reductions/softmax: reduce along axis K (default: the last)\n"
-    "  --variant=V          chain (dependent in-place runs), graph (the chain recorded once as an ABI 1.2\n"
-    "                       graph and replayed) or sync (one op + synchronize per run)\n"
+    "  --variant=V          chain (dependent in-place runs), graph (the chain recorded once as an\n"
+    "                       ABI 1.2 graph and replayed) or sync (one op + synchronize per run)\n"
     "  --quick              tiny shapes and short timing (checks the runner; exits 1 if any\n"
     "                       result is missing or nonsensical)\n"
     "  --max-time=S         timed sampling per case stops after S seconds (default 2, quick 0.15)\n"
     "  --json=FILE --csv=FILE   write the results\n"
     "  --compare A.json B.json  print per-row B/A throughput of two result files (--markdown)\n"
-    "  --list               print the suite table and exit\n";
+    "  --list               print the cases that would run and exit\n"
+    "  --version            print the version and exit\n"
+    "  --help, -h           print this help (with the ops of --plugin) and exit\n"
+    "The % copy column compares with a buffer_copy of as many bytes as the largest case moves\n"
+    "(run first when the copy suite is not asked for).\n";
 
 std::vector<std::string> split(const std::string& s, char sep) {
     std::vector<std::string> out;
@@ -86,68 +99,221 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return out;
 }
 
+// A bad command line: the message names the option and the value it was given.
+[[noreturn]] void bad_value(const char* option, const std::string& value, const std::string& expected) {
+    throw std::invalid_argument(std::string("--") + option + ": expected " + expected + ", got \"" + value + "\"");
+}
+
+// A decimal integer in [lo, hi] (digits with an optional leading '-'), all of `text`.
+bool parse_int(const std::string& text, long long lo, long long hi, long long& out) {
+    if (text.empty() || text.size() > 20) return false;
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (errno || *end || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '-')) return false;
+    if (v < lo || v > hi) return false;
+    out = v;
+    return true;
+}
+
 std::vector<int64_t> parse_shape(const std::string& s) {
     std::vector<int64_t> dims;
     for (const auto& part : split(s, 'x')) {
-        char* end = nullptr;
-        long long v = std::strtoll(part.c_str(), &end, 10);
-        if (part.empty() || *end || v < 0) throw std::invalid_argument("bad shape \"" + s + "\"");
+        long long v = 0;
+        if (!parse_int(part, 0, INT64_MAX, v))  // 0 is conv2d's padding; the recipes check the rest
+            bad_value("shape", s, "dims that are integers from 0 joined by x, e.g. 4096x4096 (a list: 1024,4096)");
         dims.push_back(v);
     }
     return dims;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+}
+
+// The ops --op can time on `plugin`: those of its catalogue that cases.cpp has a recipe for.
+std::vector<std::string> runnable_ops(const tgl::Plugin& plugin) {
+    std::vector<std::string> ops;
+    const Catalogue cat = load_catalogue(plugin);
+    for (const auto& entry : cat) {
+        const std::string& name = entry.first;
+        Case c;
+        c.op = name;
+        c.dims = {2, 2};  // the shape each family's recipe takes, at its smallest
+        if (name == "matmul") c.dims = {2, 2, 2};
+        if (name == "conv2d") c.dims = {1, 1, 4, 4, 1, 1, 1, 1, 0};
+        if (name == "attention") c.dims = {1, 1, 2, 2, 4};
+        Workload w;
+        std::string why;
+        if (plan_case(c, cat, w, why) == Plan::Run) ops.push_back(name);
+    }
+    return ops;
+}
+
+void print_help(const std::string& plugin_spec) {
+    std::printf("%s", kUsage);
+    std::printf("\nsuites (--suite; elementwise = unary + binary, all = every suite):\n");
+    for (const auto& suite : suite_names()) {
+        std::vector<std::string> ops;
+        for (const auto& e : suite_table())
+            if (e.suite == suite && std::find(ops.begin(), ops.end(), e.op) == ops.end()) ops.push_back(e.op);
+        if (!ops.empty()) std::printf("  %-10s %s\n", suite.c_str(), joined(ops).c_str());
+    }
+    std::printf("\nops (--op) of plugin \"%s\":\n", plugin_spec.c_str());
+    try {
+        tgl::Plugin plugin(plugin_spec);
+        std::string line = " ";
+        for (const auto& op : runnable_ops(plugin)) {  // wrapped at 100 columns
+            if (line.size() + op.size() > 98) std::printf("%s\n", line.c_str()), line = " ";
+            line += " " + op + ",";
+        }
+        std::printf("%s\n", line.c_str());
+    } catch (const std::exception& e) {
+        std::printf("  (not listed: %s)\n", e.what());
+    }
+    std::printf("  and the pseudo-ops copy (buffer_copy), fill (buffer_fill), first_op\n");
+}
+
 Options parse_args(int argc, char** argv) {
-    Options o;
-    auto value = [](const std::string& arg, const char* name, std::string& out) {
-        std::string prefix = std::string(name) + "=";
-        if (arg.compare(0, prefix.size(), prefix) != 0) return false;
-        out = arg.substr(prefix.size());
-        return true;
+    enum {
+        kPlugin = 256, kBaseline, kDevice, kSuite, kOp, kShape, kDtype, kBroadcast, kAxis, kVariant, kQuick,
+        kList, kMarkdown, kChildFirstOp, kJson, kCsv, kMaxTime, kCompare, kVersion, kHelp
     };
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i], v;
-        if (a == "--help" || a == "-h") {
-            std::string names;
-            for (const auto& s : suite_names()) names += (names.empty() ? "" : ", ") + s;
-            std::printf(kUsage, names.c_str());
-            std::exit(0);
-        } else if (value(a, "--plugin", v)) o.plugin = v;
-        else if (value(a, "--baseline", v)) o.baseline = v;
-        else if (value(a, "--device", v)) o.device = static_cast<uint32_t>(std::stoul(v));
-        else if (value(a, "--suite", v)) for (auto& s : split(v, ',')) o.suites.push_back(s);
-        else if (value(a, "--op", v)) o.op = v;
-        else if (value(a, "--shape", v)) for (auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s));
-        else if (value(a, "--dtype", v)) {
-            o.dtypes.clear();
+    static const option kLong[] = {
+        {"plugin", required_argument, nullptr, kPlugin},     {"baseline", required_argument, nullptr, kBaseline},
+        {"device", required_argument, nullptr, kDevice},     {"suite", required_argument, nullptr, kSuite},
+        {"op", required_argument, nullptr, kOp},             {"shape", required_argument, nullptr, kShape},
+        {"dtype", required_argument, nullptr, kDtype},       {"broadcast", no_argument, nullptr, kBroadcast},
+        {"axis", required_argument, nullptr, kAxis},         {"variant", required_argument, nullptr, kVariant},
+        {"quick", no_argument, nullptr, kQuick},             {"list", no_argument, nullptr, kList},
+        {"markdown", no_argument, nullptr, kMarkdown},       {"child-first-op", no_argument, nullptr, kChildFirstOp},
+        {"json", required_argument, nullptr, kJson},         {"csv", required_argument, nullptr, kCsv},
+        {"max-time", required_argument, nullptr, kMaxTime},  {"compare", required_argument, nullptr, kCompare},
+        {"version", no_argument, nullptr, kVersion},         {"help", no_argument, nullptr, kHelp},
+        {nullptr, 0, nullptr, 0}};
+    // What getopt_long could not take, said with the option's name: unknown, ambiguous (a prefix
+    // of several), missing its value, or given a value it does not take.
+    auto refuse = [&](const std::string& arg, bool missing_value) {
+        const std::string name = arg.substr(0, arg.find('='));
+        const std::string bare = name.compare(0, 2, "--") == 0 ? name.substr(2) : name;
+        std::vector<std::string> matches;
+        for (const option* l = kLong; l->name; ++l)
+            if (bare == l->name) matches = {l->name};
+        if (matches.empty() && name.compare(0, 2, "--") == 0)
+            for (const option* l = kLong; l->name; ++l)
+                if (std::string(l->name).compare(0, bare.size(), bare) == 0) matches.push_back(std::string("--") + l->name);
+        if (missing_value)
+            throw std::invalid_argument(name + " needs a value: " + name + "=VALUE or " + name + " VALUE");
+        if (matches.size() == 1 && arg.find('=') != std::string::npos)
+            throw std::invalid_argument(name + " takes no value (got \"" + arg + "\")");
+        if (matches.size() > 1)
+            throw std::invalid_argument("option \"" + arg + "\" is ambiguous: " + joined(matches));
+        throw std::invalid_argument("unknown option \"" + arg + "\" (see --help)");
+    };
+
+    Options o;
+    bool help = false, version = false;
+    opterr = 0;  // the errors are ours (refuse), with the option's name
+    optind = 1;
+    for (;;) {
+        const int prev = optind;
+        const int c = getopt_long(argc, argv, ":h", kLong, nullptr);
+        if (c == -1) break;
+        const std::string v = optarg ? optarg : "";
+        // The argument getopt_long just looked at (for a missing value, it may be the last one).
+        const std::string arg = argv[std::min(prev, argc - 1)];
+        switch (c) {
+        case 'h': case kHelp: help = true; break;
+        case kVersion: version = true; break;
+        case kPlugin: case kBaseline:
+            if (v.empty()) bad_value(c == kPlugin ? "plugin" : "baseline", v, "a plugin name (gles, cpu) or a path");
+            (c == kPlugin ? o.plugin : o.baseline) = v;
+            break;
+        case kDevice: {
+            long long d = 0;
+            if (!parse_int(v, 0, UINT32_MAX, d)) bad_value("device", v, "a device index (an integer from 0)");
+            o.device = static_cast<uint32_t>(d);
+            break;
+        }
+        case kSuite:
             for (auto& s : split(v, ',')) {
-                tgl_dtype dt = parse_dtype(s);
-                if (!dt) throw std::invalid_argument("unknown dtype \"" + s + "\"");
-                o.dtypes.push_back(dt);
+                bool known = false;
+                for (const auto& n : suite_names()) known = known || n == s;
+                if (!known) bad_value("suite", v, "suites among " + joined(suite_names()));
+                o.suites.push_back(s);
             }
-        } else if (a == "--broadcast") o.variant = "broadcast";
-        else if (value(a, "--axis", v)) o.variant = "dim" + v;
-        else if (value(a, "--variant", v)) o.variant = v;
-        else if (a == "--quick") o.quick = true;
-        else if (a == "--list") o.list = true;
-        else if (a == "--markdown") o.markdown = true;
-        else if (a == "--child-first-op") o.child_first_op = true;  // internal
-        else if (value(a, "--json", v)) o.json_path = v;
-        else if (value(a, "--csv", v)) o.csv_path = v;
-        else if (value(a, "--max-time", v)) o.max_time = std::stod(v);
-        else if (a == "--compare") {
-            if (i + 2 >= argc) throw std::invalid_argument("--compare needs two JSON files");
-            o.compare = {argv[i + 1], argv[i + 2]};
-            i += 2;
-        } else throw std::invalid_argument("unknown argument \"" + a + "\" (see --help)");
+            break;
+        case kOp:
+            if (v.empty()) bad_value("op", v, "an op name (see --help)");
+            o.op = v;
+            break;
+        case kShape: for (auto& s : split(v, ',')) o.shapes.push_back(parse_shape(s)); break;
+        case kDtype:
+            o.dtypes.clear();
+            for (auto& s : split(v, ','))
+                if (tgl_dtype dt = parse_dtype(s)) o.dtypes.push_back(dt);
+                else bad_value("dtype", v, "dtypes among f32, f16, bf16, i32, i8, u8, bool");
+            break;
+        case kBroadcast: o.variant = "broadcast"; break;
+        case kAxis: {
+            long long a = 0;
+            if (!parse_int(v, -TGL_MAX_RANK, TGL_MAX_RANK - 1, a))
+                bad_value("axis", v, "an axis, an integer from " + std::to_string(-TGL_MAX_RANK) + " to " +
+                                         std::to_string(TGL_MAX_RANK - 1));
+            o.variant = "dim" + std::to_string(a);
+            break;
+        }
+        case kVariant: {
+            static const char* const kVariants[] = {"broadcast", "chain", "graph", "sync", "causal", "cold", "warm"};
+            long long a = 0;
+            bool known = v.compare(0, 3, "dim") == 0 && parse_int(v.substr(3), -TGL_MAX_RANK, TGL_MAX_RANK - 1, a);
+            for (const char* k : kVariants) known = known || v == k;
+            if (!known) bad_value("variant", v, "chain, graph, sync, broadcast, causal, cold, warm or dimK");
+            o.variant = v;
+            break;
+        }
+        case kQuick: o.quick = true; break;
+        case kList: o.list = true; break;
+        case kMarkdown: o.markdown = true; break;
+        case kChildFirstOp: o.child_first_op = true; break;  // internal: spawned by the first_op suite
+        case kJson: if (v.empty()) bad_value("json", v, "a file name"); o.json_path = v; break;
+        case kCsv: if (v.empty()) bad_value("csv", v, "a file name"); o.csv_path = v; break;
+        case kMaxTime: {
+            errno = 0;
+            char* end = nullptr;
+            double t = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end || errno || !std::isfinite(t) || !(t > 0))
+                bad_value("max-time", v, "a positive number of seconds, e.g. 0.5");
+            o.max_time = t;
+            break;
+        }
+        case kCompare: o.compare = {v}; break;
+        case ':': refuse(arg, true); break;
+        default: refuse(arg, false); break;
+        }
+    }
+    if (help) {
+        print_help(o.plugin);
+        std::exit(0);
+    }
+    if (version) {
+        std::printf("tensorgl-bench %s (plugin ABI headers %d.%d)\n", TGL_BENCH_VERSION, TGL_ABI_MAJOR, TGL_ABI_MINOR);
+        std::exit(0);
+    }
+    // Operands: only --compare's second file.
+    std::vector<std::string> rest(argv + optind, argv + argc);
+    if (!o.compare.empty()) {
+        if (rest.size() != 1)
+            throw std::invalid_argument("--compare needs two JSON files: --compare A.json B.json (got " +
+                                        std::to_string(1 + rest.size()) + ")");
+        o.compare.push_back(rest[0]);
+    } else if (!rest.empty()) {
+        throw std::invalid_argument("unexpected argument \"" + rest[0] + "\" (options start with --; see --help)");
     }
     if (!o.op.empty() && !o.suites.empty())
         throw std::invalid_argument("--op and --suite exclude each other");
-    for (const auto& s : o.suites) {
-        bool known = false;
-        for (const auto& n : suite_names()) known = known || n == s;
-        if (!known) throw std::invalid_argument("unknown suite \"" + s + "\" (see --list)");
-    }
     if (o.op == "copy") o.op = kBufferCopy;
     if (o.op == "fill") o.op = kBufferFill;
     if (o.quick) {
@@ -214,8 +380,9 @@ std::vector<Case> build_cases(const Options& o) {
                 Case c;
                 c.suite = e.suite;
                 c.op = e.op;
-                c.dims = o.quick ? e.quick : e.full;
+                c.dims = o.quick ? e.quick : e.full;  // resized by size_copy_reference
                 c.label = "reference for % copy";
+                c.copy_reference = true;
                 cases.insert(cases.begin(), c);
                 break;
             }
@@ -722,12 +889,14 @@ Run run_plugin(const Options& o, const std::string& spec, const std::vector<Case
     const GpuTimer timer = probe_timer(plugin, dev);
     run.gpu_timer = timer.description;
     const Catalogue cat = load_catalogue(plugin);
+    std::vector<Case> sized = cases;
+    size_copy_reference(sized, cat);
     const bool tty = isatty(STDERR_FILENO);
-    for (size_t i = 0; i < cases.size(); ++i) {
-        std::fprintf(stderr, "%s[%zu/%zu] %s: %s%s", tty ? "\r\033[K" : "", i + 1, cases.size(),
-                     run.plugin_name.c_str(), cases[i].key().c_str(), tty ? "" : "\n");
+    for (size_t i = 0; i < sized.size(); ++i) {
+        std::fprintf(stderr, "%s[%zu/%zu] %s: %s%s", tty ? "\r\033[K" : "", i + 1, sized.size(),
+                     run.plugin_name.c_str(), sized[i].key().c_str(), tty ? "" : "\n");
         std::fflush(stderr);
-        run.results.push_back(run_case(o, spec, dev, cat, cases[i], timer));
+        run.results.push_back(run_case(o, spec, dev, cat, sized[i], timer));
     }
     if (tty) std::fprintf(stderr, "\r\033[K");
     dev.close();
@@ -793,7 +962,8 @@ int main_impl(int argc, char** argv) {
     const std::vector<Case> cases = build_cases(o);
     if (o.list) {
         for (const auto& c : cases)
-            std::printf("%-9s %-40s %s\n", c.suite.c_str(), c.key().c_str(), c.label.c_str());
+            std::printf("%-9s %-40s %s%s\n", c.suite.c_str(), c.key().c_str(), c.label.c_str(),
+                        c.copy_reference ? " (sized at run time to the largest case's bytes)" : "");
         return 0;
     }
 

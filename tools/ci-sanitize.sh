@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under the sanitizers (README.md, "Reliability" > "Sanitizers"):
+# The test suite under the sanitizers (docs/testing.md, "Sanitizers"):
 #   1. build-asan (-DTGL_SANITIZE=address,undefined): the ctest suite (conformance on both plugins
 #      and again under TGL_GLES_LIMITS=minimum, allocation-failure injection, loader, support,
 #      samples, bench, Python) under ASan + LSan + UBSan, with the differential suite in its short

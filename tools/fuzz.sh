@@ -6,7 +6,7 @@
 # any crash, hang (-timeout=10 per input), leak (LeakSanitizer; what Mesa itself leaks is
 # suppressed in tools/sanitizers/lsan-fuzz.supp) or sanitizer report; the input that did it is
 # written to build-fuzz/crashes/. New interesting inputs go to build-fuzz/corpus/<target>/ (merge
-# the best into tests/fuzz/corpus/<target>/ with -merge=1, see README.md).
+# the best into tests/fuzz/corpus/<target>/ with -merge=1, see docs/testing.md, "Fuzzing").
 # Environment: TGL_FUZZ_PLUGINS (default "cpu gles"), TGL_FUZZ_BUILD (default <repo>/build-fuzz),
 # TGL_FUZZ_ARGS (extra libFuzzer flags, e.g. -seed=1), TGL_FUZZ_JOBS=<n> (n fuzzing processes per
 # target and plugin, libFuzzer's -jobs/-workers: a long run on a many-core machine; the executions
