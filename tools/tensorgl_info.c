@@ -72,6 +72,11 @@ static void json_string(const char* s) {
     putchar('"');
 }
 
+static void json_string_or_null(const char* s) {
+    if (s) json_string(s);
+    else fputs("null", stdout);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The op table: dtype masks as text (shared by the Markdown table and the JSON). */
 
@@ -608,15 +613,13 @@ static void print_json(const report* r, int with_ops, const char* error) {
         printf(",\n      \"abi\": \"%u.%u\", \"abi_used\": \"1.%u\",\n", p->info.abi_major, p->info.abi_minor,
                tgl_plugin_abi_minor(p->plugin));
         printf("      \"device_count\": %u,\n      \"no_device\": ", p->device_count);
-        if (p->no_device) json_string(p->no_device);
-        else printf("null");
+        json_string_or_null(p->no_device);
         printf(",\n      \"devices\": [");
         for (uint32_t d = 0; d < p->n_devices; ++d) {
             const device_report* dv = &p->devices[d];
             printf("%s\n        {\"index\": %u, \"usable\": %s, \"error\": ", d ? "," : "", dv->index,
                    dv->usable ? "true" : "false");
-            if (dv->error) json_string(dv->error);
-            else printf("null");
+            json_string_or_null(dv->error);
             printf(",\n         \"not_reported\": [");
             int first = 1;
             for (int h = 0; dv->props && h <= N_HEADLINE; ++h) {
@@ -644,8 +647,7 @@ static void print_json(const report* r, int with_ops, const char* error) {
         printf("\n    }");
     }
     printf("%s],\n  \"usable_devices\": %d,\n  \"error\": ", r->n_plugins ? "\n  " : "", r->usable_devices);
-    if (error) json_string(error);
-    else printf("null");
+    json_string_or_null(error);
     printf("\n}\n");
 }
 
@@ -698,7 +700,7 @@ int main(int argc, char** argv) {
         {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     program = argv[0]; /* as getopt_long names the program in its messages */
-    const char* wanted[MAX_PLUGINS];
+    static const char* wanted[MAX_PLUGINS]; /* static: the copies of listed names stay reachable */
     int n_wanted = 0, json = 0, with_ops = 1, ops_markdown = 0;
     long only_device = -1;
     int c;
@@ -769,9 +771,8 @@ int main(int argc, char** argv) {
     if (json) print_json(&r, with_ops, error);
     else print_text(&r, with_ops);
     fflush(stdout);
-    if (error) {
-        fprintf(stderr, "%s: %s\n", program, error);
-        return EXIT_NO_DEVICE;
-    }
-    return 0;
+    if (!error) return 0;
+    fprintf(stderr, "%s: %s\n", program, error);
+    free(error);
+    return EXIT_NO_DEVICE;
 }

@@ -1,9 +1,9 @@
 """tensorgl-info: command line, text and JSON reports, and its failures (ctest: tensorgl_info).
 
 Environment (set by tests/info/CMakeLists.txt): TENSORGL_INFO (the binary), TGL_TEST_PLUGIN_DIR
-(where the build's plugins are), TGL_TEST_PLUGINS (the plugins built, comma-separated),
-TGL_EXPECTED_VERSION (the project's version).
+(where the build's plugins are), TGL_EXPECTED_VERSION (the project's version).
 """
+import glob
 import json
 import os
 import shutil
@@ -13,7 +13,10 @@ import pytest
 
 INFO = os.environ["TENSORGL_INFO"]
 PLUGIN_DIR = os.environ["TGL_TEST_PLUGIN_DIR"]
-PLUGINS = os.environ["TGL_TEST_PLUGINS"].split(",")
+# The plugins built: every plugin file in the build's library directory, in the loader's order.
+PLUGINS = sorted(os.path.basename(f)[len("libtensorgl-"):-len(".so")]
+                 for f in glob.glob(os.path.join(PLUGIN_DIR, "libtensorgl-*.so")))
+assert "cpu" in PLUGINS, f"no CPU plugin in {PLUGIN_DIR}"
 
 
 def run(*args, plugin_path=PLUGIN_DIR, env_extra=None):
