@@ -190,9 +190,16 @@ std::string loader_dir() {
     return dirname_of(self);
 }
 
+// A search directory or candidate file passed over, and why (tgl_plugin_list_skipped).
+struct Skipped {
+    std::string path;
+    std::string reason;
+};
+
 struct SearchPath {
     std::vector<std::string> dirs;
-    std::string origin;  // "TGL_PLUGIN_PATH" or "defaults"
+    std::string origin;              // "TGL_PLUGIN_PATH" or "defaults"
+    std::vector<Skipped> skipped;    // TGL_PLUGIN_PATH elements that are not searched
 };
 
 // TGL_PLUGIN_PATH (replaces the defaults when set and non-empty), else: the directory of
@@ -217,6 +224,8 @@ SearchPath search_path() {
                 debug("search dir '%s' (TGL_PLUGIN_PATH): skipped, relative directories are "
                       "never searched",
                       elem.c_str());
+                sp.skipped.push_back({elem, "relative directory in TGL_PLUGIN_PATH: relative "
+                                            "directories are never searched"});
                 continue;
             }
             raw.push_back(elem);
@@ -1093,8 +1102,13 @@ tgl_status load_by_name(const std::string& name, tgl_plugin** out) {
                                         : "TGL_PLUGIN_PATH");
 }
 
-// Per-thread storage for tgl_plugin_list's strings.
+// Per-thread storage for the strings of tgl_plugin_list, tgl_plugin_list_skipped and
+// tgl_plugin_search_dirs.
 thread_local std::vector<std::string> t_list_names, t_list_paths;
+thread_local std::vector<Skipped> t_list_skipped;
+thread_local std::vector<std::string> t_search_dirs;
+thread_local std::string t_search_origin;
+
 
 }  // namespace
 
@@ -1155,11 +1169,14 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_list(const char** names, const char** pa
     try {
         SearchPath sp = search_path();
         std::vector<std::string> found_names, found_paths;
+        std::vector<Skipped> skipped = sp.skipped;
         const size_t plen = sizeof kPrefix - 1, slen = sizeof kSuffix - 1;
         for (const std::string& dir : sp.dirs) {
             DIR* d = ::opendir(dir.c_str());
             if (!d) {
                 debug("list: directory %s skipped: %s", dir.c_str(), std::strerror(errno));
+                skipped.push_back({dir, format("search directory cannot be read: %s",
+                                               std::strerror(errno))});
                 continue;
             }
             std::vector<std::string> here;
@@ -1176,15 +1193,28 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_list(const char** names, const char** pa
                 std::string name = fn.substr(plen, fn.size() - plen - slen);
                 std::string path = (dir == "/" ? "" : dir) + "/" + fn;
                 struct stat st;
-                if (!valid_name(name) || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-                    debug("list: %s skipped: not a regular file with a valid plugin name",
-                          path.c_str());
+                std::string why;
+                if (!valid_name(name))
+                    why = format("'%s' is not a plugin name (letters, digits, '_', '-', '.', not "
+                                 "starting with '.')",
+                                 name.c_str());
+                else if (::stat(path.c_str(), &st) != 0)
+                    why = format("cannot stat: %s", std::strerror(errno));
+                else if (!S_ISREG(st.st_mode))
+                    why = "not a regular file";
+                if (!why.empty()) {
+                    debug("list: %s skipped: %s", path.c_str(), why.c_str());
+                    skipped.push_back({path, why});
                     continue;
                 }
                 auto it = std::find(found_names.begin(), found_names.end(), name);
                 if (it != found_names.end()) {
-                    debug("list: %s skipped: shadowed by %s", path.c_str(),
-                          found_paths[static_cast<size_t>(it - found_names.begin())].c_str());
+                    const std::string& first =
+                        found_paths[static_cast<size_t>(it - found_names.begin())];
+                    debug("list: %s skipped: shadowed by %s", path.c_str(), first.c_str());
+                    skipped.push_back({path, format("shadowed by %s (plugin '%s' is taken from "
+                                                    "the first directory that has it)",
+                                                    first.c_str(), name.c_str())});
                     continue;
                 }
                 debug("list: found plugin '%s' at %s", name.c_str(), path.c_str());
@@ -1194,6 +1224,7 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_list(const char** names, const char** pa
         }
         t_list_names.swap(found_names);
         t_list_paths.swap(found_paths);
+        t_list_skipped.swap(skipped);
         for (size_t i = 0; i < t_list_names.size() && i < capacity; ++i) {
             if (names) names[i] = t_list_names[i].c_str();
             if (paths) paths[i] = t_list_paths[i].c_str();
@@ -1205,6 +1236,35 @@ TGL_LOADER_EXPORT tgl_status tgl_plugin_list(const char** names, const char** pa
     } catch (const std::exception& e) {
         return fail(TGL_ERROR_INTERNAL, "tgl_plugin_list: internal error: %s", e.what());
     }
+}
+
+TGL_LOADER_EXPORT tgl_status tgl_plugin_list_skipped(const char** paths, const char** reasons,
+                                                     size_t capacity, size_t* count) {
+    if (!count) return fail(TGL_ERROR_NULL_POINTER, "tgl_plugin_list_skipped: count is NULL");
+    for (size_t i = 0; i < t_list_skipped.size() && i < capacity; ++i) {
+        if (paths) paths[i] = t_list_skipped[i].path.c_str();
+        if (reasons) reasons[i] = t_list_skipped[i].reason.c_str();
+    }
+    *count = t_list_skipped.size();
+    return TGL_OK;
+}
+
+TGL_LOADER_EXPORT tgl_status tgl_plugin_search_dirs(const char** dirs, size_t capacity,
+                                                    size_t* count, const char** origin) {
+    if (!count) return fail(TGL_ERROR_NULL_POINTER, "tgl_plugin_search_dirs: count is NULL");
+    *count = 0;
+    try {
+        SearchPath sp = search_path();
+        t_search_dirs.swap(sp.dirs);
+        t_search_origin = sp.origin;
+    } catch (const std::bad_alloc&) {
+        return fail(TGL_ERROR_RESOURCE_EXHAUSTED, "tgl_plugin_search_dirs: out of host memory");
+    }
+    for (size_t i = 0; dirs && i < t_search_dirs.size() && i < capacity; ++i)
+        dirs[i] = t_search_dirs[i].c_str();
+    *count = t_search_dirs.size();
+    if (origin) *origin = t_search_origin.c_str();
+    return TGL_OK;
 }
 
 TGL_LOADER_EXPORT const char* tgl_device_property(const tgl_plugin* plugin, uint32_t device_index,

@@ -706,6 +706,68 @@ TEST(LoaderList, EmptyWhenNothingIsThere) {
     EXPECT_EQ(count, 0u);
 }
 
+// Everything tgl_plugin_list passed over is reported with its reason, in search order.
+TEST(LoaderList, ReportsWhatItSkippedAndWhy) {
+    TempDir a;
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-fixture.so");  // shadows
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libtensorgl-.hidden.so");  // bad name
+    ASSERT_EQ(::mkdir((a / "libtensorgl-dir.so").c_str(), 0755), 0);            // not a file
+    copy_file(fixture("libtensorgl-fixture.so"), a / "libfoo.so");  // no candidate: not listed
+    EnvVar path("TGL_PLUGIN_PATH",
+                ("relative/dir:" + a.path() + ":/nonexistent/tgl_dir:" + kFixtureDir).c_str());
+
+    size_t found = 0;
+    ASSERT_EQ(tgl_plugin_list(nullptr, nullptr, 0, &found), TGL_OK);
+    size_t count = 0;
+    ASSERT_EQ(tgl_plugin_list_skipped(nullptr, nullptr, 0, &count), TGL_OK);
+    ASSERT_EQ(count, 5u);
+    std::vector<const char*> paths(count), reasons(count);
+    ASSERT_EQ(tgl_plugin_list_skipped(paths.data(), reasons.data(), count, &count), TGL_OK);
+    auto expect = [&](size_t i, const std::string& p, const std::string& why) {
+        SCOPED_TRACE("skipped entry " + std::to_string(i));
+        EXPECT_EQ(std::string(paths[i]), p);
+        EXPECT_NE(std::string(reasons[i]).find(why), std::string::npos) << reasons[i];
+    };
+    expect(0, "relative/dir", "relative directories are never searched");
+    expect(1, a / "libtensorgl-.hidden.so", "'.hidden' is not a plugin name");
+    expect(2, a / "libtensorgl-dir.so", "not a regular file");
+    expect(3, "/nonexistent/tgl_dir", "cannot be read: No such file or directory");
+    expect(4, kFixtureDir + "/libtensorgl-fixture.so", "shadowed by " + (a / "libtensorgl-fixture.so"));
+
+    // A smaller capacity fills only what fits and still counts everything.
+    const char* one_reason = nullptr;
+    ASSERT_EQ(tgl_plugin_list_skipped(nullptr, &one_reason, 1, &count), TGL_OK);
+    EXPECT_EQ(count, 5u);
+    EXPECT_NE(std::string(one_reason).find("relative"), std::string::npos);
+    EXPECT_EQ(tgl_plugin_list_skipped(nullptr, nullptr, 0, nullptr), TGL_ERROR_NULL_POINTER);
+    EXPECT_NE(std::string(tgl_loader_last_error()).find("count is NULL"), std::string::npos);
+}
+
+TEST(LoaderList, SearchDirsFollowTheEnvironment) {
+    size_t count = 0;
+    const char* origin = nullptr;
+    {
+        EnvVar path("TGL_PLUGIN_PATH", "/a/b:rel::/c/");
+        ASSERT_EQ(tgl_plugin_search_dirs(nullptr, 0, &count, &origin), TGL_OK);
+        ASSERT_EQ(count, 2u);
+        EXPECT_STREQ(origin, "TGL_PLUGIN_PATH");
+        std::vector<const char*> dirs(count);
+        ASSERT_EQ(tgl_plugin_search_dirs(dirs.data(), count, &count, nullptr), TGL_OK);
+        EXPECT_STREQ(dirs[0], "/a/b");
+        EXPECT_STREQ(dirs[1], "/c");  // trailing '/' dropped
+    }
+    EnvVar unset("TGL_PLUGIN_PATH", nullptr);
+    ASSERT_EQ(tgl_plugin_search_dirs(nullptr, 0, &count, &origin), TGL_OK);
+    ASSERT_EQ(count, 3u);  // libtensorgl's directory, its tensorgl/, the install directory
+    EXPECT_STREQ(origin, "defaults");
+    std::vector<const char*> dirs(count);
+    ASSERT_EQ(tgl_plugin_search_dirs(dirs.data(), count, &count, nullptr), TGL_OK);
+    const std::string own = fs::canonical(TGL_LOADER_FILE).parent_path().string();
+    EXPECT_EQ(std::string(dirs[0]), own);
+    EXPECT_EQ(std::string(dirs[1]), own + "/tensorgl");
+    EXPECT_EQ(tgl_plugin_search_dirs(nullptr, 0, nullptr, nullptr), TGL_ERROR_NULL_POINTER);
+}
+
 // ------------------------------------------------------------------------------------------
 // Accessors and tgl_device_property.
 

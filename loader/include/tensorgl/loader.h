@@ -112,6 +112,26 @@ const char* tgl_loader_last_error(void);
  * array is not filled); count must not be NULL. */
 tgl_status tgl_plugin_list(const char** names, const char** paths, size_t capacity, size_t* count);
 
+/* Since libtensorgl 1.1: what the most recent tgl_plugin_list call on this thread passed over,
+ * in search order, each with the reason: a TGL_PLUGIN_PATH element that is relative, a search
+ * directory that cannot be read (e.g. it does not exist), a libtensorgl-<name>.so whose <name> is
+ * not a plugin name or that is not a regular file, and a plugin shadowed by a file of the same
+ * name earlier on the path. Fills up to `capacity` entries of paths/reasons (strings owned by the
+ * loader, valid until the next tgl_plugin_list call on this thread) and sets *count to the number
+ * of entries (0 before any tgl_plugin_list call). paths and reasons may each be NULL; count must
+ * not be NULL. A file that tgl_plugin_list did find may still fail to load: tgl_plugin_load says
+ * why. */
+tgl_status tgl_plugin_list_skipped(const char** paths, const char** reasons, size_t capacity,
+                                   size_t* count);
+
+/* Since libtensorgl 1.1: the directories searched for a plugin given by name, in search order, as
+ * the environment makes them now (see the search order above). Fills up to `capacity` entries of
+ * dirs (may be NULL) and sets *count to the number of directories; *origin (origin may be NULL)
+ * is set to "TGL_PLUGIN_PATH" when that variable gave the path, else to "defaults". The strings
+ * are owned by the loader, valid until the next call of this function on this thread. */
+tgl_status tgl_plugin_search_dirs(const char** dirs, size_t capacity, size_t* count,
+                                  const char** origin);
+
 /* Convenience for hosts: the value of a named device property, or NULL if the plugin does not
  * report it (or index is not a device). When the plugin's device_properties call fails, its
  * status and message are recorded for tgl_loader_last_error(). */
