@@ -227,21 +227,21 @@ def argmin(x, dim=None, keepdim=False):
     return _arg("argmin", x, dim, keepdim)
 
 
-def max(x, dim=None, keepdim=False):
-    """torch.max: the maximum (dim None), (values, indices) along dim, or maximum(x, other)."""
-    if isinstance(dim, Tensor):
-        return maximum(x, dim)
-    if dim is None:
-        return amax(x)
-    return amax(x, dim, keepdim), argmax(x, dim, keepdim)
+def _extreme(elementwise, reduce, arg, what):
+    def fn(x, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return elementwise(x, dim)
+        if dim is None:
+            return reduce(x)
+        return reduce(x, dim, keepdim), arg(x, dim, keepdim)
+    fn.__name__ = what
+    fn.__doc__ = ("torch.%s: the %simum (dim None), (values, indices) along dim (indices int32), or "
+                  "%simum(x, other)" % (what, what, what))
+    return fn
 
 
-def min(x, dim=None, keepdim=False):
-    if isinstance(dim, Tensor):
-        return minimum(x, dim)
-    if dim is None:
-        return amin(x)
-    return amin(x, dim, keepdim), argmin(x, dim, keepdim)
+max = _extreme(maximum, amax, argmax, "max")
+min = _extreme(minimum, amin, argmin, "min")
 
 
 def cumsum(x, dim):
