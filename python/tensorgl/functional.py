@@ -702,4 +702,20 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
 # Everything else (rms_norm's fused forms, linear_qkv, grouped/quantized linear, rope, fft,
 # selective_scan, sample, the backward ops, ...) is tensorgl.ops.<abi name>, re-exported by the
 # package where PyTorch has no function of that name.
+
+
+# Tensor methods as in torch (t.sum(dim=1), t.softmax(-1), t.exp(), ...): the functions above.
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in ("sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std",
+              "norm", "any", "all", "cumsum", "cumprod", "softmax", "log_softmax", "relu", "sigmoid", "tanh", "exp",
+              "log", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil", "round", "trunc", "sign", "clamp", "matmul",
+              "flip", "roll", "tile", "gather", "index_select", "topk", "sort", "argsort", "tril", "triu", "split"):
+    setattr(Tensor, _name, _method(globals()[_name]))
 del _name

@@ -183,3 +183,12 @@ def test_graph_record_and_replay(dev, rng):
 
 def test_seed_is_reported():
     assert SEED >= 0
+
+
+def test_tensor_methods_mirror_the_functions(dev, rng):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    t = dev.tensor(a)
+    np.testing.assert_allclose(t.sum(dim=1).numpy(), a.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(t.softmax(-1).numpy().sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(t.argmax(dim=0).numpy(), a.argmax(0))
+    np.testing.assert_allclose(t.exp().numpy(), np.exp(a), rtol=1e-5)
