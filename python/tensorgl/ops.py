@@ -155,8 +155,7 @@ def run(op, args, kwargs):
                             % (op, ", ".join(missing), ", ".join(in_names), ", ".join(info["optional"]) or "none"))
         inputs.extend([None] * (info["min_inputs"] - len(inputs)))
     required_out = [n for n in out_names[:info["min_outputs"]] if n not in info["optional"]]
-    if not outputs or builtins.any(outputs[i] is None for i, n in enumerate(out_names[:len(outputs)])
-                          if n in required_out):
+    if builtins.any(i >= len(outputs) or outputs[i] is None for i, n in enumerate(out_names) if n in required_out):
         inferred = _infer_outputs(op, info, inputs, dtype, shape, device)
         if inferred is None:
             raise TypeError("ops.%s does not infer its outputs (%s): pass them as out=(...) or by name "

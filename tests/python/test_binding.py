@@ -183,3 +183,13 @@ def test_unknown_op_and_plugin(plugin, lib):
 def test_library_not_found_says_what_was_tried():
     with pytest.raises(OSError, match="TENSORGL_LIB"):
         tg.Library("/nonexistent/libtensorgl.so")
+
+
+def test_ops_ask_for_the_outputs_they_cannot_infer(dev):
+    x = dev.tensor(np.ones((2, 5), np.float32))
+    with pytest.raises(TypeError, match=r"ops.topk does not infer its outputs \(values, indices\)"):
+        tg.ops.topk(x, values=dev.empty((2, 2)), axis=1)  # indices missing
+    with pytest.raises(TypeError, match="missing input"):
+        tg.ops.add(x)
+    y = tg.ops.add(x, x)  # elementwise: allocated
+    assert y.shape == (2, 5) and y.numpy().tolist() == [[2.0] * 5] * 2
