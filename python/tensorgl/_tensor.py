@@ -194,18 +194,14 @@ class Device:
         float32 / int32 / bool. dtype converts on the host first."""
         if isinstance(data, Tensor):
             data = data.numpy()
-        if dtype is not None:
-            arr = np.asarray(data, dtype=np.dtype(dtype) if dtype not in (bfloat16, "bf16") else None)
-        elif isinstance(data, np.ndarray) or hasattr(data, "__array_interface__"):
-            arr = np.asarray(data)
-        else:
-            arr = np.asarray(data)
-            if arr.dtype.kind == "f":
-                arr = arr.astype(np.float32)
-            elif arr.dtype.kind in "iu":
-                arr = arr.astype(np.int32)
-        if dtype in (bfloat16, "bf16"):
-            return self.tensor(arr, np.float32).to(bfloat16)
+        elif not isinstance(data, np.ndarray) and hasattr(data, "__dlpack__"):
+            data = np.from_dlpack(data)
+        if isinstance(dtype, str) and dtype in (bfloat16, "bf16"):
+            return self.tensor(data, np.float32).to(bfloat16)
+        arr = np.asarray(data, dtype=dtype)
+        if dtype is None and not (isinstance(data, np.ndarray) or hasattr(data, "__array_interface__")):
+            # Python numbers and lists: numpy's float64/int64 become tensorgl's float32/int32.
+            arr = arr.astype({"f": np.float32, "i": np.int32, "u": np.int32}.get(arr.dtype.kind, arr.dtype))
         tgl_dtype(arr.dtype)  # a clear error before allocating
         arr = np.ascontiguousarray(arr)
         t = self.empty(arr.shape, arr.dtype)

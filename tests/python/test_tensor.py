@@ -192,3 +192,11 @@ def test_tensor_methods_mirror_the_functions(dev, rng):
     np.testing.assert_allclose(t.softmax(-1).numpy().sum(-1), 1.0, rtol=1e-5)
     np.testing.assert_array_equal(t.argmax(dim=0).numpy(), a.argmax(0))
     np.testing.assert_allclose(t.exp().numpy(), np.exp(a), rtol=1e-5)
+
+
+def test_dlpack_with_torch_when_installed(dev):
+    torch = pytest.importorskip("torch")  # not a tensorgl dependency; Debian's python3-torch if present
+    t = dev.tensor(torch.arange(6, dtype=torch.float32).reshape(2, 3))
+    np.testing.assert_array_equal(t.numpy(), np.arange(6).reshape(2, 3))
+    back = torch.from_dlpack(t * 2.0)
+    assert back.dtype == torch.float32 and back.tolist() == [[0, 2, 4], [6, 8, 10]]
