@@ -193,3 +193,20 @@ def test_ops_ask_for_the_outputs_they_cannot_infer(dev):
         tg.ops.add(x)
     y = tg.ops.add(x, x)  # elementwise: allocated
     assert y.shape == (2, 5) and y.numpy().tolist() == [[2.0] * 5] * 2
+
+
+def test_generator_refuses_what_it_does_not_understand(tmp_path):
+    """A header the generator cannot read fully stops the build instead of giving a partial binding."""
+    sys.path.insert(0, os.path.join(_ROOT, "python"))
+    try:
+        import gen_abi
+    finally:
+        sys.path.pop(0)
+    for rel in gen_abi.SOURCES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(open(os.path.join(_ROOT, rel)).read())
+    header = tmp_path / gen_abi.SOURCES[0]
+    assert "TGL_OP_SOFTMAX" in gen_abi.generate(str(tmp_path))
+    header.write_text(header.read_text().replace("    float scale;\n", "    long double scale;\n", 1))
+    with pytest.raises(gen_abi.GenError, match="long double"):
+        gen_abi.generate(str(tmp_path))
