@@ -7,6 +7,7 @@ pkgs=(build-essential cmake pkg-config binutils
       googletest libgtest-dev                           # GoogleTest
       python3-numpy python3-pytest                      # Python tests (in /usr/bin/python3)
       python3-matplotlib                                # bench/plot.py charts
+      python3-venv python3-pip python3-setuptools       # pip install ./python (docs/python.md)
       clang libclang-rt-14-dev)                         # libFuzzer + ASan/UBSan (tools/fuzz.sh)
 missing=()
 for p in "${pkgs[@]}"; do

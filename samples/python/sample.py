@@ -9,17 +9,17 @@ unless another name or a plugin path is given); the results are compared with a 
 reference and the program exits 0 only if every element agrees within 1e-5 relative:
 |y - ref| <= 1e-5 * max(|ref|, 1).
 
-Usage: TENSORGL_LIB=<build>/lib/libtensorgl.so /usr/bin/python3 sample.py [plugin] [--lib PATH]
+Usage: python3 sample.py [plugin] [--lib PATH], with the package tensorgl installed (pip install
+./python, or cmake --install), or from a build tree:
+    PYTHONPATH=<build>/python TENSORGL_LIB=<build>/lib/libtensorgl.so /usr/bin/python3 sample.py
 """
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tensorgl  # noqa: E402
+import tensorgl
 
 M, K, N = 4, 5, 3
 TOL = 1e-5
@@ -37,12 +37,12 @@ def inputs():
 
 def run(plugin, x, w, bias):
     """The four ops on device 0 of `plugin`; returns (Y, s) as numpy arrays."""
-    with plugin.open_device(0) as dev:
-        tx, tw, tb = dev.from_numpy(x), dev.from_numpy(w), dev.from_numpy(bias)
-        h = dev.matmul(tx, tw)              # X @ W             (4, 3)
-        t = dev.add(h, tb)                  # + bias, broadcast (4, 3)
-        y = dev.relu(t)                     # relu              (4, 3)
-        s = dev.sum(y, axes=1)              # row sums          (4,)
+    with tensorgl.Device(plugin, 0) as dev:
+        tx, tw, tb = dev.tensor(x), dev.tensor(w), dev.tensor(bias)
+        h = tx @ tw                         # X @ W             (4, 3)
+        t = h + tb                          # + bias, broadcast (4, 3)
+        y = tensorgl.relu(t)                # relu              (4, 3)
+        s = tensorgl.sum(y, dim=1)          # row sums          (4,)
         return y.numpy(), s.numpy()
 
 

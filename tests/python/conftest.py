@@ -1,15 +1,34 @@
-"""Shared by the Python tests: the binding and sample on sys.path, and one Library per session."""
-import os
-import sys
+"""Shared by the Python tests: one Library per session (libtensorgl from $TENSORGL_LIB, or the
+install the imported package belongs to), the plugins under test and the random seed.
 
+Run by ctest (python_tests), or by hand from a build tree:
+    PYTHONPATH=<build>/python TENSORGL_LIB=<build>/lib/libtensorgl.so /usr/bin/python3 -m pytest tests/python
+"""
+import os
+import random
+import zlib
+
+import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                                 "samples", "python")))
+import tensorgl as tg
 
-import tensorgl as tg  # noqa: E402
+# Plugins the package tests run on (every one must load and have a device: not skipped).
+PLUGINS = [p.strip() for p in os.environ.get("TGL_TEST_PLUGINS", "cpu,gles").split(",") if p.strip()]
+SEED = int(os.environ.get("TGL_TEST_SEED", random.SystemRandom().randrange(1 << 31)))
+
+
+def pytest_report_header(config):
+    return "tensorgl %s from %s; plugins %s; TGL_TEST_SEED=%d" % (tg.__version__, os.path.dirname(tg.__file__),
+                                                                  ",".join(PLUGINS), SEED)
 
 
 @pytest.fixture(scope="session")
 def lib():
-    return tg.Library()
+    return tg.default_library()
+
+
+@pytest.fixture
+def rng(request):
+    """A random stream per test from TGL_TEST_SEED and the test's name (the seed shows in the header)."""
+    return np.random.default_rng([SEED, zlib.crc32(request.node.name.encode())])
