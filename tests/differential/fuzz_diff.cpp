@@ -109,7 +109,7 @@ struct Seed {
     // No subnormals (nor FLT_MIN): a running product of them underflows to 0 in f32 (then
     // 0 * inf = NaN) but not in the reference's double (prod, cumprod).
     bool no_subnormal = false;
-    std::string what;
+    std::string what{};  // (initialised: aggregate initialisers above stop before it)
 };
 
 template <class P> std::vector<uint8_t> P_(P p) {
