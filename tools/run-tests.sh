@@ -8,5 +8,5 @@ build=${1:-$root/build}
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
-"$root/tools/ci-sanitize.sh"   # ASan+UBSan whole suite, TSan threaded tests (docs/testing.md: Sanitizers)
-"$root/tools/ci-fuzz.sh"   # fuzzing: each libFuzzer target on each plugin, briefly
+"$root/tools/ci-sanitize.sh" ci   # ASan+UBSan (clang): conformance on both plugins, allocation failures, loader (docs/testing.md: Sanitizers)
+"$root/tools/ci-fuzz.sh"         # fuzzing: each libFuzzer target on each plugin, briefly (the same clang build)

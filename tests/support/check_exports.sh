@@ -3,8 +3,10 @@
 #
 # Asserts that each shared library exports exactly the expected dynamic symbols (default: the
 # one plugin entry point, tgl_plugin_init_v1), as listed by `nm -D --defined-only`. Nothing is
-# ignored: any other defined dynamic symbol (a leaked libstdc++ template, a version node, a
-# helper that forgot `static`) is a failure. Exit status 0 when every library passes.
+# ignored but the section bounds the linker defines for sanitizer coverage (__start___sancov_*,
+# __stop___sancov_*: only in a -fsanitize=fuzzer-no-link build, tools/ci-sanitize.sh ci): any other
+# defined dynamic symbol (a leaked libstdc++ template, a version node, a helper that forgot
+# `static`) is a failure. Exit status 0 when every library passes.
 set -u
 
 expect="tgl_plugin_init_v1"
@@ -33,7 +35,7 @@ for lib in "$@"; do
     continue
   fi
   # "<address> <type> <name>" (absolute symbols such as version nodes have the same shape).
-  actual_sorted=$(printf '%s\n' "$out" | awk 'NF >= 3 { print $3 }' | LC_ALL=C sort -u)
+  actual_sorted=$(printf '%s\n' "$out" | awk 'NF >= 3 && $3 !~ /^__(start|stop)___sancov_/ { print $3 }' | LC_ALL=C sort -u)
   missing=$(LC_ALL=C comm -23 <(printf '%s\n' "$expected_sorted") <(printf '%s\n' "$actual_sorted") | paste -sd' ')
   extra=$(LC_ALL=C comm -13 <(printf '%s\n' "$expected_sorted") <(printf '%s\n' "$actual_sorted") | paste -sd' ')
   if [ -n "$missing$extra" ]; then
