@@ -720,11 +720,26 @@ void lower_split(Lowering& L) {
     }
 }
 
-// Indices known on the host: negative ones wrap as ONNX says, checked. Run-time indices must be
-// in [0, n): the plugin reports a negative one as out of range (it does not wrap).
+// Indices of an axis of n: negative ones count from the end (ONNX), the ABI's do not wrap. Host
+// indices are wrapped and checked at load; run-time ones on the device:
+//   where(idx < 0, i32(f32(idx) + n), idx)
+// exact for n <= 2^23 (the f32 sum of a valid negative index is exact; an index below -n stays
+// negative and the plugin reports it out of range, as any index >= n).
 Operand index_operand(Lowering& L, size_t i, int64_t n) {
     const Value& iv = L.in_v(i);
-    if (!iv.on_host) return L.dev(i);
+    if (!iv.on_host) {
+        Operand idx = L.dev(i);
+        if (n > (1 << 23)) return idx;  // negative run-time indices are then reported out of range
+        const Shape& s = iv.shape;
+        Operand neg = L.temp(s, TensorProto::BOOL), f = L.temp(s, TensorProto::FLOAT), fw = L.temp(s, TensorProto::FLOAT),
+                w = L.temp(s, TensorProto::INT32), r = L.temp(s, TensorProto::INT32);
+        L.emit<tgl_binary_params>(TGL_OP_LT, nullptr, {idx, L.constant(TensorProto::INT32, {}, {0.0})}, {neg});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {idx}, {f});
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {f, L.constant(TensorProto::FLOAT, {}, {(double)n})}, {fw});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {fw}, {w});
+        L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {neg, w, idx}, {r});
+        return r;
+    }
     std::vector<int64_t> idx = iv.host_ints();
     std::vector<double> fixed;
     for (int64_t k : idx) {

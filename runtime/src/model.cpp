@@ -469,9 +469,45 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
 }
 
 // Loads and plans; then one run on zeros, so that anything the plugin refuses surfaces now.
-static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string& bytes, const std::string& model_dir) {
+// Fixed inputs become initializers before anything else looks at the graph.
+static void bind_fixed_inputs(onnx::ModelProto& model, const tglrt_load_options* opt) {
+    if (!opt || !opt->n_fixed_inputs) return;
+    if (opt->struct_size != sizeof(tglrt_load_options))
+        throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->struct_size is " + std::to_string(opt->struct_size) + ", expected " +
+                                                      std::to_string(sizeof(tglrt_load_options)));
+    if (!opt->fixed_inputs) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->fixed_inputs is NULL");
+    onnx::GraphProto& g = *model.mutable_graph();
+    for (uint32_t i = 0; i < opt->n_fixed_inputs; ++i) {
+        const tglrt_fixed_input& f = opt->fixed_inputs[i];
+        if (!f.name || (!f.data && f.bytes)) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "fixed input " + std::to_string(i) + ": name or data is NULL");
+        const onnx::ValueInfoProto* vi = nullptr;
+        for (const auto& in : g.input())
+            if (in.name() == f.name) vi = &in;
+        if (!vi || !vi->type().has_tensor_type() || !vi->type().tensor_type().has_shape())
+            throw Error(TGLRT_ERROR_INVALID_ARGUMENT, std::string("fixed input '") + f.name + "' is not a tensor input of static shape of the model");
+        onnx::TensorProto t;
+        t.set_name(f.name);
+        t.set_data_type(vi->type().tensor_type().elem_type());
+        int64_t n = 1;
+        for (const auto& d : vi->type().tensor_type().shape().dim()) {
+            if (!d.has_dim_value()) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, std::string("fixed input '") + f.name + "' has a dynamic dim");
+            t.add_dims(d.dim_value());
+            n *= d.dim_value();
+        }
+        uint64_t want = (uint64_t)n * host_elem_size(t.data_type());
+        if (host_elem_size(t.data_type()) == 0 || f.bytes != want)
+            throw Error(TGLRT_ERROR_INVALID_ARGUMENT, std::string("fixed input '") + f.name + "': " + std::to_string(f.bytes) + " bytes given, expected " +
+                                                          std::to_string(want) + " (" + onnx_type_name(t.data_type()) + ")");
+        t.set_raw_data(std::string((const char*)f.data, f.bytes));
+        *g.add_initializer() = t;
+    }
+}
+
+static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string& bytes, const std::string& model_dir,
+                                         const tglrt_load_options* options = nullptr) {
     onnx::ModelProto model;
     if (!model.ParseFromString(bytes)) throw Error(TGLRT_ERROR_INVALID_MODEL, "not an ONNX model (protobuf parsing failed)");
+    bind_fixed_inputs(model, options);
     auto m = std::make_unique<tglrt_model>();
     m->m.device = device;
     try {
@@ -573,6 +609,10 @@ tglrt_status tglrt_device_close(tglrt_device* d) {
 const char* tglrt_device_plugin_name(const tglrt_device* d) { return d ? tgl_plugin_name(d->plugin) : nullptr; }
 
 tglrt_status tglrt_model_load(tglrt_device* device, const char* path, tglrt_model** out) {
+    return tglrt_model_load_ex(device, path, nullptr, out);
+}
+
+tglrt_status tglrt_model_load_ex(tglrt_device* device, const char* path, const tglrt_load_options* options, tglrt_model** out) {
     return guarded([&] {
         need(out, "out");
         *out = nullptr;
@@ -585,7 +625,7 @@ tglrt_status tglrt_model_load(tglrt_device* device, const char* path, tglrt_mode
         std::string p = path;
         size_t slash = p.rfind('/');
         std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-        *out = load(device, bytes, dir).release();
+        *out = load(device, bytes, dir, options).release();
     });
 }
 

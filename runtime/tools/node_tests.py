@@ -21,6 +21,7 @@ import collections
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,15 @@ class TensorInfo(ctypes.Structure):
                 ("shape", ctypes.c_int64 * MAX_RANK), ("bytes", ctypes.c_uint64)]
 
 
+class FixedInput(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("bytes", ctypes.c_uint64)]
+
+
+class LoadOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
+                ("fixed_inputs", ctypes.POINTER(FixedInput))]
+
+
 class Runtime:
     """The few C API calls the tests need."""
 
@@ -78,6 +88,7 @@ class Runtime:
         lib.tglrt_device_open.argtypes = [ctypes.c_char_p, u32, ctypes.POINTER(vp)]
         lib.tglrt_device_close.argtypes = [vp]
         lib.tglrt_model_load.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
+        lib.tglrt_model_load_ex.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(vp)]
         lib.tglrt_model_free.argtypes = [vp]
         lib.tglrt_model_input_count.argtypes = [vp]
         lib.tglrt_model_input_count.restype = u32
@@ -108,20 +119,49 @@ class Runtime:
         return out
 
 
-NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16}
+# bfloat16 (16): ONNX's test data holds its bits as uint16.
+NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 16: np.uint16}
+
+
+NEEDS_FIXED = re.compile(r"input \d+ \('([^']*)'\) must be known when the model is loaded")
+
+
+def load(rt, dev, case_dir, arrays):
+    """Loads the case's model. An input the runtime needs at load (a shape parameter such as
+    Reshape's shape or TopK's k, which the node tests pass as graph inputs) is bound with the
+    case's value (tglrt_load_options.fixed_inputs) and the load retried. Returns
+    (model or None, status, message, fixed input names)."""
+    fixed = []
+    while True:
+        keep = [np.ascontiguousarray(arrays[n]) for n in fixed]
+        items = (FixedInput * max(len(fixed), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
+        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(fixed), items)
+        model = ctypes.c_void_p()
+        s = rt.lib.tglrt_model_load_ex(dev, os.path.join(case_dir, "model.onnx").encode(), ctypes.byref(opts), ctypes.byref(model))
+        if s == 0:
+            return model, 0, "", fixed
+        msg = rt.error(s)
+        m = NEEDS_FIXED.search(msg)
+        if s != TGLRT_ERROR_UNSUPPORTED or not m or m.group(1) not in arrays or m.group(1) in fixed:
+            return None, s, msg, fixed
+        fixed.append(m.group(1))
 
 
 def run_case(rt, dev, case_dir):
-    """Returns (status, reason)."""
+    """Returns (status, reason, fixed input names)."""
     meta = json.load(open(os.path.join(case_dir, "case.json")))
-    model = ctypes.c_void_p()
-    s = rt.lib.tglrt_model_load(dev, os.path.join(case_dir, "model.onnx").encode(), ctypes.byref(model))
+    arrays = {n: np.load(os.path.join(case_dir, "in%d.npy" % i)) for i, n in enumerate(meta["inputs"])}
+    model, s, msg, fixed = load(rt, dev, case_dir, arrays)
     if s:
-        return ("unsupported" if s == TGLRT_ERROR_UNSUPPORTED else "fail"), rt.error(s)
+        return ("unsupported" if s == TGLRT_ERROR_UNSUPPORTED else "fail"), msg, fixed
+    status, reason = compare(rt, model, meta, case_dir, arrays)
+    return status, reason, fixed
+
+
+def compare(rt, model, meta, case_dir, arrays):
     try:
         ins = rt.infos(model, rt.lib.tglrt_model_input_count, rt.lib.tglrt_model_input_info)
         outs = rt.infos(model, rt.lib.tglrt_model_output_count, rt.lib.tglrt_model_output_info)
-        arrays = {n: np.load(os.path.join(case_dir, "in%d.npy" % i)) for i, n in enumerate(meta["inputs"])}
         in_bufs = []
         for ti in ins:
             a = np.ascontiguousarray(arrays[ti.name.decode()])
@@ -162,10 +202,10 @@ def worker(args):
         if not case_dir:
             continue
         try:
-            status, reason = run_case(rt, dev, case_dir)
+            status, reason, fixed = run_case(rt, dev, case_dir)
         except Exception as e:  # a bug of this script or the binding: a failure of the case
-            status, reason = "fail", "%s: %s" % (type(e).__name__, e)
-        print(json.dumps({"case": case_dir, "status": status, "reason": reason}), flush=True)
+            status, reason, fixed = "fail", "%s: %s" % (type(e).__name__, e), []
+        print(json.dumps({"case": case_dir, "status": status, "reason": reason, "fixed": fixed}), flush=True)
     return 0
 
 
@@ -192,30 +232,37 @@ def write_cases(selection, root):
         inputs, outputs = c.data_sets[0]
         in_names = [vi.name for vi in c.model.graph.input]
         out_names = [vi.name for vi in c.model.graph.output]
-        ok = True
-        for i, a in enumerate(inputs):
-            if not isinstance(a, np.ndarray):
-                ok = False  # sequences, optionals
-                break
-            np.save(os.path.join(d, "in%d.npy" % i), a)
-        for i, a in enumerate(outputs):
-            if not isinstance(a, np.ndarray):
-                ok = False
-                break
-            np.save(os.path.join(d, "out%d.npy" % i), a)
-        json.dump({"inputs": in_names, "outputs": out_names, "rtol": c.rtol, "atol": c.atol, "tensors_only": ok},
+        inputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in inputs]
+        outputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in outputs]
+        why = None  # why the case cannot run here, or None
+        for a in list(inputs) + list(outputs):
+            if not isinstance(a, np.ndarray) or a.dtype == object:
+                why = "inputs or outputs are not numeric tensors (sequences, optionals or strings are not supported)"
+        if why is None:
+            # The runtime plans the shapes the model declares; a case whose data has other shapes
+            # (onnx 1.12's castlike cases declare 'like' as (3, 4) and pass one element) cannot run.
+            for vi, a in zip(c.model.graph.input, inputs):
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+                if None not in dims and tuple(dims) != a.shape:
+                    why = "the case's input '%s' has shape %s, its model declares %s (the runtime runs static shapes)" % (vi.name, a.shape, tuple(dims))
+        if why is None:
+            for i, a in enumerate(inputs):
+                np.save(os.path.join(d, "in%d.npy" % i), a)
+            for i, a in enumerate(outputs):
+                np.save(os.path.join(d, "out%d.npy" % i), a)
+        json.dump({"inputs": in_names, "outputs": out_names, "rtol": c.rtol, "atol": c.atol},
                   open(os.path.join(d, "case.json"), "w"))
-        out.append((c.name, op, d, ok))
+        out.append((c.name, op, d, why))
     return out
 
 
 def run_plugin(args, plugin, cases):
     """Runs every case on one plugin in worker processes; returns {case name: (status, reason)}."""
     results = {}
-    todo = [c for c in cases if c[3]]
-    for name, _, _, ok in cases:
-        if not ok:
-            results[name] = ("unsupported", "inputs or outputs are sequences/optionals (only tensors are supported)")
+    todo = [c for c in cases if c[3] is None]
+    for name, _, _, why in cases:
+        if why is not None:
+            results[name] = ("unsupported", why, [])
     i = 0
     while i < len(todo):
         p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--worker", plugin],
@@ -224,14 +271,14 @@ def run_plugin(args, plugin, cases):
         p.stdin.close()
         for line in p.stdout:
             r = json.loads(line)
-            results[todo[i][0]] = (r["status"], r["reason"])
+            results[todo[i][0]] = (r["status"], r["reason"], r["fixed"])
             i += 1
         rc = p.wait()
         err = p.stderr.read()
         if i < len(todo):  # the worker died on todo[i]
             why = "crashed (exit status %d)" % rc if rc else "worker stopped"
             tail = err.strip().splitlines()[-1:] if err.strip() else []
-            results[todo[i][0]] = ("fail", why + (": " + tail[0] if tail else ""))
+            results[todo[i][0]] = ("fail", why + (": " + tail[0] if tail else ""), [])
             i += 1
     return results
 
@@ -252,15 +299,18 @@ def markdown(cases, plugins, results, selection_label, seconds):
     for p in plugins:
         t = totals[p]
         lines.append("| %s | %d | %d | %d | %d |" % (p, len(cases), t["pass"], t["fail"], t["unsupported"]))
-    lines += ["", "| op type | cases | " + " | ".join("%s pass / fail / unsup." % p for p in plugins) + " | reasons (first of each kind) |",
-              "|---|---|" + "---|" * len(plugins) + "---|"]
+    lines += ["", "*fixed*: cases whose shape parameters (inputs such as Reshape's shape, Slice's starts, TopK's k) "
+              "the runtime needs at load were loaded with those inputs bound to the case's values "
+              "(`tglrt_load_options.fixed_inputs`): the runtime plans static shapes.", "",
+              "| op type | cases | " + " | ".join("%s pass / fail / unsup." % p for p in plugins) + " | fixed | reasons (first of each kind) |",
+              "|---|---|" + "---|" * len(plugins) + "---|---|"]
     for op, names in by_op.items():
         cells, reasons = [], []
         for p in plugins:
             c = collections.Counter(results[p][n][0] for n in names)
             cells.append("%d / %d / %d" % (c["pass"], c["fail"], c["unsupported"]))
             for n in names:
-                st, why = results[p][n]
+                st, why, _ = results[p][n]
                 if st != "pass":
                     short = why.replace("|", "\\|").replace("\n", " ")
                     if len(short) > 220:
@@ -268,7 +318,8 @@ def markdown(cases, plugins, results, selection_label, seconds):
                     entry = "%s %s (`%s`): %s" % (p, st, n, short)
                     if not any(r.startswith("%s %s" % (p, st)) for r in reasons):
                         reasons.append(entry)
-        lines.append("| %s | %d | %s | %s |" % (op, len(names), " | ".join(cells), "<br>".join(reasons)))
+        nfixed = sum(1 for n in names if results[plugins[0]][n][2])
+        lines.append("| %s | %d | %s | %d | %s |" % (op, len(names), " | ".join(cells), nfixed, "<br>".join(reasons)))
     return "\n".join(lines) + "\n"
 
 
@@ -296,10 +347,10 @@ def main():
         results = {p: run_plugin(args, p, cases) for p in plugins}
     seconds = time.time() - t0
     for p in plugins:
-        c = collections.Counter(s for s, _ in results[p].values())
+        c = collections.Counter(r[0] for r in results[p].values())
         print("%-6s %d cases: %d pass, %d fail, %d unsupported" % (p, len(cases), c["pass"], c["fail"], c["unsupported"]))
         for name, _, _, _ in cases:
-            st, why = results[p][name]
+            st, why, _ = results[p][name]
             if st == "fail":
                 print("  FAIL %s: %s" % (name, why[:300]))
     if args.markdown:
@@ -307,7 +358,7 @@ def main():
             f.write(markdown(cases, plugins, results, label, seconds))
         print("table written to", args.markdown)
     print("%.1f s" % seconds)
-    failed = any(s == "fail" for p in plugins for s, _ in results[p].values())
+    failed = any(r[0] == "fail" for p in plugins for r in results[p].values())
     return 1 if (failed and args.fail_on_mismatch) else 0
 
 

@@ -110,6 +110,25 @@ TGLRT_API tglrt_status tglrt_model_load_bytes(tglrt_device* device, const void* 
                                     tglrt_model** out);
 TGLRT_API void tglrt_model_free(tglrt_model* model);
 
+/* An input bound to a value at load: it becomes a constant of the model (shape parameters such as
+ * Reshape's shape, Slice's starts, TopK's k that a graph takes as inputs), no longer a run-time
+ * input. data: the input's declared dtype and static shape, C order; bytes must match. */
+typedef struct tglrt_fixed_input {
+    const char* name;
+    const void* data;
+    uint64_t bytes;
+} tglrt_fixed_input;
+
+typedef struct tglrt_load_options {
+    uint32_t struct_size; /* sizeof(tglrt_load_options) */
+    uint32_t n_fixed_inputs;
+    const tglrt_fixed_input* fixed_inputs;
+} tglrt_load_options;
+
+/* tglrt_model_load with options (NULL: none). */
+TGLRT_API tglrt_status tglrt_model_load_ex(tglrt_device* device, const char* path,
+                                           const tglrt_load_options* options, tglrt_model** out);
+
 TGLRT_API uint32_t tglrt_model_input_count(const tglrt_model* model);
 TGLRT_API uint32_t tglrt_model_output_count(const tglrt_model* model);
 TGLRT_API tglrt_status tglrt_model_input_info(const tglrt_model* model, uint32_t index, tglrt_tensor_info* out);
