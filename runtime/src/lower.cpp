@@ -978,7 +978,6 @@ void lower_layer_norm(Lowering& L) {
     const Shape& s = L.in_v(0).shape;
     int64_t axis = norm_axis(L, L.attr_i("axis", -1), s.size());
     if (L.attr_i("stash_type", 1) != 1) L.unsupported("stash_type other than 1 (float)");
-    if (L.has_out(1) || L.has_out(2)) L.unsupported("the Mean / InvStdDev outputs");
     Shape norm(s.begin() + axis, s.end());
     tgl_layer_norm_params p = make_params<tgl_layer_norm_params>();
     p.n_norm_dims = (uint32_t)norm.size();
@@ -995,6 +994,28 @@ void lower_layer_norm(Lowering& L) {
     };
     Operand x = L.dev(0), g = affine(1), b = affine(2);
     L.emit(TGL_OP_LAYER_NORM, &p, {x, g, b}, {L.out(0, s)});
+    if (!L.has_out(1) && !L.has_out(2)) return;
+    // Mean and InvStdDev = 1 / sqrt(biased var + eps), over the normalized dims, kept as 1s.
+    Shape stat(s.begin(), s.begin() + axis);
+    stat.resize(s.size(), 1);
+    tgl_var_params v = make_params<tgl_var_params>();
+    v.keepdims = 1;
+    v.n_axes = (uint32_t)norm.size();
+    for (uint32_t k = 0; k < v.n_axes; ++k) v.axes[k] = (int32_t)(axis + k);
+    v.correction = 0;
+    if (L.has_out(1)) {
+        tgl_reduce_params m = make_params<tgl_reduce_params>();
+        m.keepdims = 1;
+        m.n_axes = v.n_axes;
+        std::memcpy(m.axes, v.axes, sizeof m.axes);
+        L.emit(TGL_OP_MEAN, &m, {x}, {L.out(1, stat, TensorProto::FLOAT)});
+    }
+    if (L.has_out(2)) {
+        Operand var = L.temp(stat, TensorProto::FLOAT), ve = L.temp(stat, TensorProto::FLOAT);
+        L.emit(TGL_OP_VAR, &v, {x}, {var});
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {var, L.constant(TensorProto::FLOAT, {}, {p.eps})}, {ve});
+        L.emit<tgl_unary_params>(TGL_OP_RSQRT, nullptr, {ve}, {L.out(2, stat, TensorProto::FLOAT)});
+    }
 }
 
 // Conv / pool geometry: kernel, strides, dilations and pads after auto_pad.
@@ -1231,6 +1252,56 @@ void lower_depth_space(Lowering& L) {
     L.emit(TGL_OP_PERMUTE, &p, {view(x, L.in_v(0), in6)}, {view(Y, L.v(Y.value), out6)});
 }
 
+// Resize / Upsample onto the ABI's PyTorch-style upsampling: nearest with asymmetric coordinates
+// and floor rounding (PyTorch's 'nearest'), and linear over 2 spatial dims with half_pixel
+// (PyTorch's align_corners=False) or align_corners. Other modes name what is missing.
+void lower_resize(Lowering& L) {
+    const Shape& s = L.in_v(0).shape;
+    bool upsample = L.node.op_type() == "Upsample";
+    std::string mode = L.attr_s("mode", "nearest");
+    std::string ctm = upsample ? "asymmetric" : L.attr_s("coordinate_transformation_mode", "half_pixel");
+    std::string nm = upsample ? "floor" : L.attr_s("nearest_mode", "round_prefer_floor");
+    if (upsample && L.opset < 9) L.unsupported("Upsample before opset 9 (scales as an attribute)");
+    size_t scales_at = upsample || L.opset < 11 ? 1 : 2, sizes_at = 3;
+    std::vector<double> scales;
+    std::vector<int64_t> sizes;
+    if (L.has_in(scales_at) && numel(L.in_v(scales_at).shape) > 0) scales = L.host_doubles(scales_at);
+    if (!upsample && L.opset >= 11 && L.has_in(sizes_at) && numel(L.in_v(sizes_at).shape) > 0) sizes = L.host_ints(sizes_at);
+    if (scales.empty() == sizes.empty()) L.invalid("exactly one of scales and sizes must be given");
+    if ((!scales.empty() && scales.size() != s.size()) || (!sizes.empty() && sizes.size() != s.size()))
+        L.invalid("scales/sizes must have one entry per dim");
+    Shape y(s.size());
+    for (size_t d = 0; d < s.size(); ++d) y[d] = sizes.empty() ? (int64_t)std::floor(s[d] * scales[d]) : sizes[d];
+    if (s.size() < 3 || s.size() > 5 || y[0] != s[0] || y[1] != s[1])
+        L.unsupported("resizing other than the 1 to 3 spatial dims of (N, C, ...) input");
+    tgl_upsample_params p = make_params<tgl_upsample_params>();
+    for (size_t d = 2; d < s.size(); ++d) p.scales[d - 2] = scales.empty() ? 0.0f : (float)scales[d];
+    tgl_op op;
+    if (mode == "nearest") {
+        if (ctm != "asymmetric" || nm != "floor")
+            L.unsupported("nearest with coordinate_transformation_mode '" + ctm + "' and nearest_mode '" + nm +
+                          "' (the ABI's upsample_nearest is asymmetric + floor, as PyTorch)");
+        op = TGL_OP_UPSAMPLE_NEAREST;
+    } else if (mode == "linear") {
+        if (s.size() != 4) L.unsupported("linear resize of other than 2 spatial dims (the ABI has bilinear)");
+        bool all_above_one = y[2] > 1 && y[3] > 1;
+        if (ctm == "align_corners") {
+            p.align_corners = 1;
+            for (size_t d = 2; d < 4 && !scales.empty(); ++d)
+                if (s[d] * scales[d] != (double)y[d])
+                    L.unsupported("align_corners with a scale whose output length is fractional (ONNX maps by in * scale, "
+                                  "the ABI's bilinear by the whole output size)");
+        }
+        else if (!(ctm == "half_pixel" || (ctm == "pytorch_half_pixel" && all_above_one)))
+            L.unsupported("linear with coordinate_transformation_mode '" + ctm + "' (the ABI's bilinear has half_pixel and align_corners)");
+        op = TGL_OP_UPSAMPLE_BILINEAR;
+    } else {
+        L.unsupported("mode '" + mode + "' (the ABI has nearest and bilinear upsampling)");
+    }
+    Operand x = L.dev(0);
+    L.emit(op, &p, {x}, {L.out(0, y)});
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -1349,6 +1420,8 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"ConstantOfShape", {lower_constant_of_shape, {"value"}}},
         {"OneHot", {lower_one_hot, {"axis"}}},
         {"DepthToSpace", {lower_depth_space, {"blocksize", "mode"}}},
+        {"Resize", {lower_resize, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value"}}},
+        {"Upsample", {lower_resize, {"mode"}}},
         {"SpaceToDepth", {lower_depth_space, {"blocksize"}}},
     };
     return table;
