@@ -198,7 +198,7 @@ static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& mod
     int opset = -1;
     for (const auto& op : model.opset_import())
         if (op.domain().empty() || op.domain() == "ai.onnx") opset = (int)op.version();
-    if (opset < 0) throw Error(TGLRT_ERROR_INVALID_MODEL, "the model imports no default-domain opset");
+    if (opset < 0) opset = 0;  // no default-domain op can appear; other domains are refused per node
     if (opset > kMaxOpset)
         throw Error(TGLRT_ERROR_UNSUPPORTED, "the model uses opset " + std::to_string(opset) + "; the runtime supports opsets up to " + std::to_string(kMaxOpset));
 
