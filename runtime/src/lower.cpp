@@ -538,6 +538,19 @@ void lower_not(Lowering& L) {
     L.emit<tgl_unary_params>(TGL_OP_LOGICAL_NOT, nullptr, {x}, {L.out(0, L.in_v(0).shape, TensorProto::BOOL)});
 }
 
+// Pow: an integer exponent of a float base is cast to the base's type (exact below 2^24).
+void lower_pow(Lowering& L) {
+    Shape s = broadcast_inputs(L);
+    Operand a = L.dev(0), b = L.dev(1);
+    int32_t ta = L.in_v(0).type, tb = L.in_v(1).type;
+    if (is_int_type(tb) && !is_int_type(ta)) {
+        Operand bf = L.temp(L.in_v(1).shape, ta);
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bf});
+        b = bf;
+    }
+    L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {a, b}, {L.out(0, s)});
+}
+
 void lower_mod(Lowering& L) {
     Shape s = broadcast_inputs(L);
     bool fmod = L.attr_i("fmod", 0) != 0;
@@ -729,8 +742,13 @@ Operand index_operand(Lowering& L, size_t i, int64_t n) {
     const Value& iv = L.in_v(i);
     if (!iv.on_host) {
         Operand idx = L.dev(i);
-        if (n > (1 << 23)) return idx;  // negative run-time indices are then reported out of range
         const Shape& s = iv.shape;
+        if (!is_int_type(iv.type)) {  // OneHot takes float indices: cast (truncating) as ONNX does
+            Operand c = L.temp(s, TensorProto::INT32);
+            L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {idx}, {c});
+            idx = c;
+        }
+        if (n > (1 << 23)) return idx;  // negative run-time indices are then reported out of range
         Operand neg = L.temp(s, TensorProto::BOOL), f = L.temp(s, TensorProto::FLOAT), fw = L.temp(s, TensorProto::FLOAT),
                 w = L.temp(s, TensorProto::INT32), r = L.temp(s, TensorProto::INT32);
         L.emit<tgl_binary_params>(TGL_OP_LT, nullptr, {idx, L.constant(TensorProto::INT32, {}, {0.0})}, {neg});
@@ -740,9 +758,9 @@ Operand index_operand(Lowering& L, size_t i, int64_t n) {
         L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {neg, w, idx}, {r});
         return r;
     }
-    std::vector<int64_t> idx = iv.host_ints();
     std::vector<double> fixed;
-    for (int64_t k : idx) {
+    for (double kd : iv.host_doubles()) {
+        int64_t k = (int64_t)kd;
         if (k < -n || k >= n) L.invalid("index " + std::to_string(k) + " is outside [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
         fixed.push_back((double)(k < 0 ? k + n : k));
     }
@@ -899,7 +917,6 @@ void lower_reduce(Lowering& L) {
 
 void lower_arg(Lowering& L) {
     const Shape& s = L.in_v(0).shape;
-    if (L.attr_i("select_last_index", 0)) L.unsupported("select_last_index = 1 (the ABI's argmax/argmin pick the first)");
     int64_t axis = norm_axis(L, L.attr_i("axis", 0), s.size());
     bool keep = L.attr_i("keepdims", 1) != 0;
     std::vector<int64_t> axes{axis};
@@ -907,8 +924,24 @@ void lower_arg(Lowering& L) {
     tgl_arg_reduce_params p = make_params<tgl_arg_reduce_params>();
     p.axis = (int32_t)axis;
     p.keepdims = keep;
+    tgl_op op = L.node.op_type() == "ArgMax" ? TGL_OP_ARGMAX : TGL_OP_ARGMIN;
     Operand x = L.dev(0);
-    L.emit(L.node.op_type() == "ArgMax" ? TGL_OP_ARGMAX : TGL_OP_ARGMIN, &p, {x}, {L.out(0, y, TensorProto::INT64)});
+    if (!L.attr_i("select_last_index", 0)) {
+        L.emit(op, &p, {x}, {L.out(0, y, TensorProto::INT64)});
+        return;
+    }
+    // The last extreme: the first one of the flipped axis, i = n - 1 - i' (in f32: exact below 2^24).
+    if (s[axis] > (1 << 24)) L.unsupported("select_last_index over an axis longer than 2^24");
+    tgl_flip_params f = make_params<tgl_flip_params>();
+    f.n_axes = 1;
+    f.axes[0] = (int32_t)axis;
+    Operand xf = L.temp(s, L.in_v(0).type), i = L.temp(y, TensorProto::INT32), fi = L.temp(y, TensorProto::FLOAT),
+            fr = L.temp(y, TensorProto::FLOAT);
+    L.emit(TGL_OP_FLIP, &f, {x}, {xf});
+    L.emit(op, &p, {xf}, {i});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {i}, {fi});
+    L.emit<tgl_binary_params>(TGL_OP_SUB, nullptr, {L.constant(TensorProto::FLOAT, {}, {(double)(s[axis] - 1)}), fi}, {fr});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {fr}, {L.out(0, y, TensorProto::INT64)});
 }
 
 void lower_softmax(Lowering& L) {
@@ -933,25 +966,61 @@ void lower_softmax(Lowering& L) {
     L.emit(kind, &p, {view(x, L.in_v(0), {a, b})}, {view(Y, L.v(Y.value), {a, b})});
 }
 
-void lower_hardmax(Lowering& L) {  // one_hot(argmax) along the last axis
+// Permutes `src` (shape s, its last dim being dim `axis` of the result) into `dst`: the inverse
+// of moving dim `axis` to the end. one_hot and argmax work on the last axis; this puts it back.
+void last_to_axis(Lowering& L, const Operand& src, const Shape& s, int64_t axis, const Operand& dst) {
+    tgl_permute_params p = make_params<tgl_permute_params>();
+    int64_t r = (int64_t)s.size(), k = 0;
+    for (int64_t d = 0; d < r; ++d) p.perm[d] = (int32_t)(d == axis ? r - 1 : k++);
+    L.emit(TGL_OP_PERMUTE, &p, {src}, {dst});
+}
+
+void lower_hardmax(Lowering& L) {  // one_hot(argmax) along the last axis, permuted where needed
     const Shape& s = L.in_v(0).shape;
     int64_t axis = L.attr_i("axis", L.opset >= 13 ? -1 : 1);
     if (axis < 0) axis += (int64_t)s.size();
-    int64_t a = 1, b = 1;
-    if (L.opset >= 13) {
-        if (axis != (int64_t)s.size() - 1) L.unsupported("axis other than the last (one_hot writes the last axis)");
-        b = s.back();
-        a = numel(s) / std::max<int64_t>(b, 1);
-    } else {
-        for (int64_t d = 0; d < (int64_t)s.size(); ++d) (d < axis ? a : b) *= s[d];
-    }
+    int32_t ty = L.in_v(0).type;
     Operand x = L.dev(0);
+    Operand Y = L.out(0, s);
+    int64_t a = 1, b = 1;
+    if (L.opset < 13) {  // coerced to 2-D at axis: already row-major (a, b)
+        for (int64_t d = 0; d < (int64_t)s.size(); ++d) (d < axis ? a : b) *= s[d];
+        Operand idx = L.temp({a}, TensorProto::INT32);
+        tgl_arg_reduce_params p = make_params<tgl_arg_reduce_params>();
+        p.axis = 1;
+        L.emit(TGL_OP_ARGMAX, &p, {view(x, L.in_v(0), {a, b})}, {idx});
+        L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {view(Y, L.v(Y.value), {a, b})});
+        return;
+    }
+    norm_axis(L, axis, s.size());
+    Shape moved;  // s with `axis` moved to the end
+    for (size_t d = 0; d < s.size(); ++d)
+        if ((int64_t)d != axis) moved.push_back(s[d]);
+    moved.push_back(s[axis]);
+    b = s[axis];
+    a = numel(s) / std::max<int64_t>(b, 1);
+    bool last = axis == (int64_t)s.size() - 1;
+    Operand xm = x;
+    if (!last) {
+        tgl_permute_params p = make_params<tgl_permute_params>();
+        int64_t k = 0;
+        for (size_t d = 0; d < s.size(); ++d)
+            if ((int64_t)d != axis) p.perm[k++] = (int32_t)d;
+        p.perm[k] = (int32_t)axis;
+        xm = L.temp(moved, ty);
+        L.emit(TGL_OP_PERMUTE, &p, {x}, {xm});
+    }
     Operand idx = L.temp({a}, TensorProto::INT32);
     tgl_arg_reduce_params p = make_params<tgl_arg_reduce_params>();
     p.axis = 1;
-    L.emit(TGL_OP_ARGMAX, &p, {view(x, L.in_v(0), {a, b})}, {idx});
-    Operand Y = L.out(0, s);
-    L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {view(Y, L.v(Y.value), {a, b})});
+    L.emit(TGL_OP_ARGMAX, &p, {view(xm, L.v(xm.value), {a, b})}, {idx});
+    if (last) {
+        L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {view(Y, L.v(Y.value), {a, b})});
+        return;
+    }
+    Operand oh = L.temp(moved, ty);
+    L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {view(oh, L.v(oh.value), {a, b})});
+    last_to_axis(L, oh, moved, axis, Y);
 }
 
 void lower_batch_norm(Lowering& L) {
@@ -1130,7 +1199,45 @@ void lower_pool(Lowering& L) {
         p.pad_end[d] = (int32_t)g.pe[d];
     }
     Operand X = L.dev(0);
-    L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {X}, {L.out(0, L.inferred_shape(0))});
+    bool beyond = false;  // pads past the ABI's (PyTorch's) limit: kernel/2, or half the dilated kernel
+    for (size_t d = 0; d < g.S; ++d) {
+        int64_t limit = avg ? g.k[d] / 2 : (g.dil[d] * (g.k[d] - 1) + 1) / 2;
+        beyond |= g.pb[d] > limit || g.pe[d] > limit;
+    }
+    if (!beyond || p.ceil_mode) {
+        L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {X}, {L.out(0, L.inferred_shape(0))});
+        return;
+    }
+    // Explicit padding, then an unpadded pool: max pads with -inf (never selected); average pads
+    // with 0 and, without count_include_pad, divides by the pooled share of real elements.
+    const Shape& xs = L.in_v(0).shape;
+    int32_t ty = L.in_v(0).type;
+    tgl_pad_params pad = make_params<tgl_pad_params>();
+    pad.mode = TGL_PAD_CONSTANT;
+    pad.value = avg ? 0.0 : -INFINITY;
+    Shape padded = xs;
+    for (size_t d = 0; d < g.S; ++d) {
+        pad.before[d + 2] = g.pb[d];
+        pad.after[d + 2] = g.pe[d];
+        padded[d + 2] += g.pb[d] + g.pe[d];
+        p.pad_begin[d] = p.pad_end[d] = 0;
+    }
+    Shape y = L.inferred_shape(0);
+    Operand xp = L.temp(padded, ty);
+    L.emit(TGL_OP_PAD, &pad, {X}, {xp});
+    if (!avg || p.count_include_pad) {
+        p.count_include_pad = 0;
+        L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {xp}, {L.out(0, y)});
+        return;
+    }
+    Operand ones = L.temp(xs, ty), onesp = L.temp(padded, ty), sum = L.temp(y, ty), share = L.temp(y, ty);
+    tgl_full_params one = make_params<tgl_full_params>();
+    one.value = 1;
+    L.emit(TGL_OP_FULL, &one, {}, {ones});
+    L.emit(TGL_OP_PAD, &pad, {ones}, {onesp});
+    L.emit(TGL_OP_AVG_POOL, &p, {xp}, {sum});
+    L.emit(TGL_OP_AVG_POOL, &p, {onesp}, {share});
+    L.emit<tgl_binary_params>(TGL_OP_DIV, nullptr, {sum, share}, {L.out(0, y)});
 }
 
 void lower_global_pool(Lowering& L) {
@@ -1204,20 +1311,25 @@ void lower_one_hot(Lowering& L) {
     const Shape& is = L.in_v(0).shape;
     int64_t depth = (int64_t)L.host_doubles(1).at(0);
     std::vector<double> vals = L.host_doubles(2);
-    int64_t axis = L.attr_i("axis", -1);
-    if (axis != -1 && axis != (int64_t)is.size()) L.unsupported("axis other than the last (one_hot writes the last axis)");
+    if (depth < 1 || vals.size() != 2) L.invalid("depth must be >= 1 and values hold (off, on)");
+    int64_t axis = norm_axis(L, L.attr_i("axis", -1), is.size() + 1);
+    Shape moved = is;  // the class axis last, as the ABI's one_hot writes it
+    moved.push_back(depth);
     Shape y = is;
-    y.push_back(depth);
+    y.insert(y.begin() + axis, depth);
     int32_t ty = L.in_v(2).type;
     Operand idx = index_operand(L, 0, depth);
-    if (vals.at(0) == 0 && vals.at(1) == 1) {
-        L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {L.out(0, y, ty)});
-        return;
-    }
-    Operand oh = L.temp(y, ty), sc = L.temp(y, ty);
+    bool last = axis == (int64_t)is.size(), plain = vals[0] == 0 && vals[1] == 1;
+    Operand Y = L.out(0, y, ty);
+    Operand oh = plain && last ? Y : L.temp(moved, ty);
     L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {oh});
-    L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {oh, L.constant(ty, {}, {vals[1] - vals[0]})}, {sc});
-    L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {sc, L.constant(ty, {}, {vals[0]})}, {L.out(0, y, ty)});
+    if (!plain) {  // off + (on - off) * one_hot
+        Operand sc = L.temp(moved, ty), v = last ? Y : L.temp(moved, ty);
+        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {oh, L.constant(ty, {}, {vals[1] - vals[0]})}, {sc});
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {sc, L.constant(ty, {}, {vals[0]})}, {v});
+        oh = v;
+    }
+    if (!last) last_to_axis(L, oh, moved, axis, Y);
 }
 
 // DepthToSpace / SpaceToDepth: one permute of a 6-D view.
@@ -1358,7 +1470,7 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"Sub", {binary<TGL_OP_SUB>, {}}},
         {"Mul", {binary<TGL_OP_MUL>, {}}},
         {"Div", {binary<TGL_OP_DIV>, {}}},
-        {"Pow", {binary<TGL_OP_POW>, {}}},
+        {"Pow", {lower_pow, {}}},
         {"Mod", {lower_mod, {"fmod"}}},
         {"Max", {variadic<TGL_OP_MAXIMUM>, {}}},
         {"Min", {variadic<TGL_OP_MINIMUM>, {}}},
