@@ -1414,6 +1414,160 @@ void lower_resize(Lowering& L) {
     L.emit(op, &p, {x}, {L.out(0, y)});
 }
 
+// ---------------------------------------------------------------------------------------------
+// RNN, GRU, LSTM: the input projection of every step at once (one linear), then per step one
+// linear of the state and the gates as elementwise ops on views of the gate tensor. Default
+// activations only, no clip, every sequence full length.
+
+Operand sub_view(const Operand& base, int64_t offset, const Shape& shape, const Shape& strides) {
+    Operand o = base;
+    if (o.value < 0) return o;
+    o.custom = true;
+    o.elem_offset += offset;
+    o.shape = shape;
+    o.strides = strides;
+    return o;
+}
+
+void lower_recurrent(Lowering& L) {
+    const std::string& op = L.node.op_type();
+    const int G = op == "LSTM" ? 4 : op == "GRU" ? 3 : 1;
+    static const std::map<std::string, std::vector<std::string>> default_acts = {
+        {"RNN", {"tanh"}}, {"GRU", {"sigmoid", "tanh"}}, {"LSTM", {"sigmoid", "tanh", "tanh"}}};
+    if (L.has_attr("clip")) L.unsupported("clip");
+    if (L.attr_i("input_forget", 0)) L.unsupported("input_forget = 1");
+    for (const auto& a : L.node.attribute())
+        if (a.name() == "activation_alpha" || a.name() == "activation_beta") L.unsupported("attribute " + a.name());
+    std::string dir = L.attr_s("direction", "forward");
+    int D = dir == "bidirectional" ? 2 : 1;
+    if (dir != "forward" && dir != "reverse" && dir != "bidirectional") L.invalid("direction '" + dir + "'");
+    for (const auto& a : L.node.attribute()) {
+        if (a.name() != "activations") continue;
+        const auto& want = default_acts.at(op);
+        for (int k = 0; k < a.strings_size(); ++k) {
+            std::string got = a.strings(k);
+            std::transform(got.begin(), got.end(), got.begin(), ::tolower);
+            if (got != want[k % want.size()]) L.unsupported("activation '" + a.strings(k) + "' (only the defaults are supported)");
+        }
+    }
+    bool layout1 = L.attr_i("layout", 0) != 0;
+    const Shape& xs = L.in_v(0).shape;
+    if (xs.size() != 3) L.invalid("X must be 3-D");
+    int64_t S = layout1 ? xs[1] : xs[0], B = layout1 ? xs[0] : xs[1], I = xs[2];
+    int64_t H = L.attr_i("hidden_size", L.in_v(2).shape.at(2));
+    int64_t GH = G * H;
+    if (L.in_v(1).shape != Shape{D, GH, I} || L.in_v(2).shape != Shape{D, GH, H}) L.invalid("W or R has the wrong shape");
+    if (L.has_in(4))
+        for (int64_t len : L.host_ints(4))
+            if (len != S) L.unsupported("sequence_lens shorter than the sequence (masking is not supported)");
+    int32_t ty = L.in_v(0).type;
+    bool lbr = L.attr_i("linear_before_reset", 0) != 0;
+    Operand X = L.dev(0), W = L.dev(1), R = L.dev(2), Bias = L.has_in(3) ? L.dev(3) : Operand{};
+    Operand H0 = L.has_in(5) ? L.dev(5) : Operand{}, C0 = op == "LSTM" && L.has_in(6) ? L.dev(6) : Operand{};
+    Operand P = op == "LSTM" && L.has_in(7) ? L.dev(7) : Operand{};
+    Shape ys = layout1 ? Shape{B, S, D, H} : Shape{S, D, B, H}, hs = layout1 ? Shape{B, D, H} : Shape{D, B, H};
+    Operand Y = L.has_out(0) ? L.out(0, ys) : Operand{};
+    Operand Yh = L.has_out(1) ? L.out(1, hs) : Operand{};
+    Operand Yc = op == "LSTM" && L.has_out(2) ? L.out(2, hs) : Operand{};
+    // (B, H) slice of a (.., D, ..) state tensor of direction d (initial_h, Y_h, ...).
+    auto state_view = [&](const Operand& base, int d) {
+        return layout1 ? sub_view(base, d * H, {B, H}, {D * H, 1}) : sub_view(base, d * B * H, {B, H}, {H, 1});
+    };
+    auto act = [&](tgl_op f, const Operand& in, const Operand& out) { L.emit<tgl_unary_params>(f, nullptr, {in}, {out}); };
+    auto bin = [&](tgl_op f, const Operand& a, const Operand& b, const Operand& out) {
+        L.emit<tgl_binary_params>(f, nullptr, {a, b}, {out});
+    };
+    tgl_full_params zero = make_params<tgl_full_params>();
+    for (int d = 0; d < D; ++d) {
+        bool reverse = dir == "reverse" || d == 1;
+        Operand Wd = sub_view(W, d * GH * I, {GH, I}, {I, 1}), Rd = sub_view(R, d * GH * H, {GH, H}, {H, 1});
+        Operand Wb = sub_view(Bias, d * 2 * GH, {GH}, {1}), Rb = sub_view(Bias, d * 2 * GH + GH, {GH}, {1});
+        // Every step's input projection: rows of X in its layout's order.
+        Operand xw = L.temp({S * B, GH}, ty);
+        L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {view(X, L.in_v(0), {S * B, I}), Wd, Wb}, {xw});
+        Operand h = H0.value >= 0 ? state_view(H0, d) : L.temp({B, H}, ty);
+        if (H0.value < 0) L.emit(TGL_OP_FULL, &zero, {}, {h});
+        Operand c;
+        if (op == "LSTM") {
+            c = C0.value >= 0 ? state_view(C0, d) : L.temp({B, H}, ty);
+            if (C0.value < 0) L.emit(TGL_OP_FULL, &zero, {}, {c});
+        }
+        for (int64_t k = 0; k < S; ++k) {
+            int64_t t = reverse ? S - 1 - k : k;
+            Operand xt = layout1 ? sub_view(xw, t * GH, {B, GH}, {S * GH, 1}) : sub_view(xw, t * B * GH, {B, GH}, {GH, 1});
+            auto gate = [&](const Operand& g, int j, int64_t stride) { return sub_view(g, j * H, {B, H}, {stride, 1}); };
+            Operand hn = Y.value >= 0 ? (layout1 ? sub_view(Y, (t * D + d) * H, {B, H}, {S * D * H, 1})
+                                                 : sub_view(Y, (t * D + d) * B * H, {B, H}, {H, 1}))
+                                      : L.temp({B, H}, ty);
+            if (op == "RNN") {
+                Operand hr = L.temp({B, H}, ty), sum = L.temp({B, H}, ty);
+                L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {h, Rd, Rb}, {hr});
+                bin(TGL_OP_ADD, xt, hr, sum);
+                act(TGL_OP_TANH, sum, hn);
+            } else if (op == "GRU") {  // gates z, r, h
+                Operand Rzr = sub_view(R, d * GH * H, {2 * H, H}, {H, 1}), Rh = sub_view(R, d * GH * H + 2 * H * H, {H, H}, {H, 1});
+                Operand Rbzr = sub_view(Bias, d * 2 * GH + GH, {2 * H}, {1}), Rbh = sub_view(Bias, d * 2 * GH + GH + 2 * H, {H}, {1});
+                Operand hr = L.temp({B, 2 * H}, ty), zr = L.temp({B, 2 * H}, ty), zrs = L.temp({B, 2 * H}, ty);
+                L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {h, Rzr, Rbzr}, {hr});
+                bin(TGL_OP_ADD, sub_view(xt, 0, {B, 2 * H}, {layout1 ? S * GH : GH, 1}), hr, zr);
+                act(TGL_OP_SIGMOID, zr, zrs);
+                Operand z = gate(zrs, 0, 2 * H), r = gate(zrs, 1, 2 * H);
+                Operand pre = L.temp({B, H}, ty), ht = L.temp({B, H}, ty);
+                if (lbr) {
+                    Operand lin = L.temp({B, H}, ty), rl = L.temp({B, H}, ty);
+                    L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {h, Rh, Rbh}, {lin});
+                    bin(TGL_OP_MUL, r, lin, rl);
+                    bin(TGL_OP_ADD, gate(xt, 2, layout1 ? S * GH : GH), rl, pre);
+                } else {
+                    Operand rh = L.temp({B, H}, ty), lin = L.temp({B, H}, ty);
+                    bin(TGL_OP_MUL, r, h, rh);
+                    L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {rh, Rh, Rbh}, {lin});
+                    bin(TGL_OP_ADD, gate(xt, 2, layout1 ? S * GH : GH), lin, pre);
+                }
+                act(TGL_OP_TANH, pre, ht);
+                // h' = ht + z * (h - ht)
+                Operand diff = L.temp({B, H}, ty), zd = L.temp({B, H}, ty);
+                bin(TGL_OP_SUB, h, ht, diff);
+                bin(TGL_OP_MUL, z, diff, zd);
+                bin(TGL_OP_ADD, ht, zd, hn);
+            } else {  // LSTM: gates i, o, f, c; peepholes P (i, o, f)
+                Operand hr = L.temp({B, GH}, ty), g = L.temp({B, GH}, ty);
+                L.emit<tgl_linear_params>(TGL_OP_LINEAR, nullptr, {h, Rd, Rb}, {hr});
+                bin(TGL_OP_ADD, xt, hr, g);
+                auto peep = [&](int j, const Operand& state) {  // g_j += P_j * state
+                    if (P.value < 0) return;
+                    Operand m = L.temp({B, H}, ty);
+                    bin(TGL_OP_MUL, sub_view(P, d * 3 * H + j * H, {H}, {1}), state, m);
+                    bin(TGL_OP_ADD, gate(g, j == 0 ? 0 : 2, GH), m, gate(g, j == 0 ? 0 : 2, GH));
+                };
+                peep(0, c);  // i
+                peep(2, c);  // f
+                Operand si = L.temp({B, H}, ty), sf = L.temp({B, H}, ty), ct = L.temp({B, H}, ty);
+                act(TGL_OP_SIGMOID, gate(g, 0, GH), si);
+                act(TGL_OP_SIGMOID, gate(g, 2, GH), sf);
+                act(TGL_OP_TANH, gate(g, 3, GH), ct);
+                Operand fc = L.temp({B, H}, ty), ic = L.temp({B, H}, ty), cn = L.temp({B, H}, ty);
+                bin(TGL_OP_MUL, sf, c, fc);
+                bin(TGL_OP_MUL, si, ct, ic);
+                bin(TGL_OP_ADD, fc, ic, cn);
+                if (P.value >= 0) {  // o sees the new cell
+                    Operand m = L.temp({B, H}, ty);
+                    bin(TGL_OP_MUL, sub_view(P, d * 3 * H + H, {H}, {1}), cn, m);
+                    bin(TGL_OP_ADD, gate(g, 1, GH), m, gate(g, 1, GH));
+                }
+                Operand so = L.temp({B, H}, ty), tc = L.temp({B, H}, ty);
+                act(TGL_OP_SIGMOID, gate(g, 1, GH), so);
+                act(TGL_OP_TANH, cn, tc);
+                bin(TGL_OP_MUL, so, tc, hn);
+                c = cn;
+            }
+            h = hn;
+        }
+        if (Yh.value >= 0) L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {h}, {state_view(Yh, d)});
+        if (Yc.value >= 0) L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {c}, {state_view(Yc, d)});
+    }
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -1534,6 +1688,9 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"DepthToSpace", {lower_depth_space, {"blocksize", "mode"}}},
         {"Resize", {lower_resize, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value"}}},
         {"Upsample", {lower_resize, {"mode"}}},
+        {"RNN", {lower_recurrent, {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout"}}},
+        {"GRU", {lower_recurrent, {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout", "linear_before_reset"}}},
+        {"LSTM", {lower_recurrent, {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout", "input_forget"}}},
         {"SpaceToDepth", {lower_depth_space, {"blocksize"}}},
     };
     return table;
