@@ -1024,13 +1024,86 @@ void lower_hardmax(Lowering& L) {  // one_hot(argmax) along the last axis, permu
 }
 
 void lower_batch_norm(Lowering& L) {
-    if (L.attr_i("training_mode", 0)) L.unsupported("training_mode = 1");
-    if (L.has_out(1) || L.has_out(2)) L.unsupported("the running mean/var outputs (training)");
     if (L.attr_i("spatial", 1) != 1) L.unsupported("spatial = 0");
+    const Shape& s = L.in_v(0).shape;
     tgl_batch_norm_params p = make_params<tgl_batch_norm_params>();
     p.eps = L.attr_f("epsilon", 1e-5f);
     Operand x = L.dev(0), scale = L.dev(1), bias = L.dev(2), mean = L.dev(3), var = L.dev(4);
-    L.emit(TGL_OP_BATCH_NORM, &p, {x, mean, var, scale, bias}, {L.out(0, L.in_v(0).shape)});
+    bool training = L.attr_i("training_mode", 0) != 0;
+    if (!training) {
+        if (L.has_out(1) || L.has_out(2)) L.unsupported("the running mean/var outputs without training_mode");
+        L.emit(TGL_OP_BATCH_NORM, &p, {x, mean, var, scale, bias}, {L.out(0, s)});
+        return;
+    }
+    // Training mode: normalized by the batch's statistics (biased variance); the running
+    // statistics are blended with momentum.
+    if (s.size() < 2) L.invalid("input must be (N, C, ...)");
+    int64_t C = s[1];
+    int32_t ty = L.in_v(0).type;
+    tgl_var_params v = make_params<tgl_var_params>();
+    v.correction = 0;
+    for (int64_t d = 0; d < (int64_t)s.size(); ++d)
+        if (d != 1) v.axes[v.n_axes++] = (int32_t)d;
+    tgl_reduce_params m = make_params<tgl_reduce_params>();
+    m.n_axes = v.n_axes;
+    std::memcpy(m.axes, v.axes, sizeof m.axes);
+    Operand bm = L.temp({C}, ty), bv = L.temp({C}, ty);
+    L.emit(TGL_OP_MEAN, &m, {x}, {bm});
+    L.emit(TGL_OP_VAR, &v, {x}, {bv});
+    L.emit(TGL_OP_BATCH_NORM, &p, {x, bm, bv, scale, bias}, {L.out(0, s)});
+    float momentum = L.attr_f("momentum", 0.9f);
+    auto blend = [&](size_t out, const Operand& running, const Operand& batch) {  // running * m + batch * (1 - m)
+        if (!L.has_out(out)) return;
+        Operand a = L.temp({C}, ty), b = L.temp({C}, ty);
+        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {running, L.constant(ty, {}, {momentum})}, {a});
+        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {batch, L.constant(ty, {}, {1.0 - momentum})}, {b});
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {a, b}, {L.out(out, {C})});
+    };
+    blend(1, mean, bm);
+    blend(2, var, bv);
+}
+
+// Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0
+void lower_shrink(Lowering& L) {
+    const Shape& s = L.in_v(0).shape;
+    int32_t ty = L.in_v(0).type;
+    float lambd = L.attr_f("lambd", 0.5f), bias = L.attr_f("bias", 0.0f);
+    Operand x = L.dev(0);
+    Operand lo = L.temp(s, TensorProto::BOOL), hi = L.temp(s, TensorProto::BOOL), xp = L.temp(s, ty), xm = L.temp(s, ty),
+            upper = L.temp(s, ty);
+    L.emit<tgl_binary_params>(TGL_OP_LT, nullptr, {x, L.constant(ty, {}, {-lambd})}, {lo});
+    L.emit<tgl_binary_params>(TGL_OP_GT, nullptr, {x, L.constant(ty, {}, {lambd})}, {hi});
+    L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {x, L.constant(ty, {}, {bias})}, {xp});
+    L.emit<tgl_binary_params>(TGL_OP_SUB, nullptr, {x, L.constant(ty, {}, {bias})}, {xm});
+    L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {hi, xm, L.constant(ty, {}, {0.0})}, {upper});
+    L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {lo, xp, upper}, {L.out(0, s)});
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over `size` neighbouring channels)^beta; the window
+// sum is an average pool over the channel dim of an (N, 1, C, rest) view.
+void lower_lrn(Lowering& L) {
+    const Shape& s = L.in_v(0).shape;
+    if (s.size() < 3) L.invalid("input must be (N, C, D1, ...)");
+    int32_t ty = L.in_v(0).type;
+    int64_t size = L.attr_i("size", 0), N = s[0], C = s[1], rest = numel(s) / std::max<int64_t>(N * C, 1);
+    if (size < 1) L.invalid("size must be >= 1");
+    float alpha = L.attr_f("alpha", 1e-4f), beta = L.attr_f("beta", 0.75f), bias = L.attr_f("bias", 1.0f);
+    Operand x = L.dev(0);
+    Operand sq = L.temp(s, ty), avg = L.temp(s, ty), sc = L.temp(s, ty), den = L.temp(s, ty), pw = L.temp(s, ty);
+    L.emit<tgl_unary_params>(TGL_OP_SQUARE, nullptr, {x}, {sq});
+    tgl_pool_params p = make_params<tgl_pool_params>();
+    p.kernel[0] = (int32_t)size;
+    p.kernel[1] = 1;
+    p.stride[0] = p.stride[1] = 1;
+    p.pad_begin[0] = (int32_t)((size - 1) / 2);
+    p.pad_end[0] = (int32_t)(size - 1 - (size - 1) / 2);
+    p.count_include_pad = 1;  // divides by size: the sum / size
+    Shape v4{N, 1, C, rest};
+    L.emit(TGL_OP_AVG_POOL, &p, {view(sq, L.v(sq.value), v4)}, {view(avg, L.v(avg.value), v4)});
+    L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {avg, L.constant(ty, {}, {alpha})}, {sc});
+    L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {sc, L.constant(ty, {}, {bias})}, {den});
+    L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {den, L.constant(ty, {}, {beta})}, {pw});
+    L.emit<tgl_binary_params>(TGL_OP_DIV, nullptr, {x, pw}, {L.out(0, s)});
 }
 
 void lower_instance_norm(Lowering& L) {
@@ -1650,6 +1723,8 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"GlobalMaxPool", {lower_global_pool, {}}},
         {"BatchNormalization", {lower_batch_norm, {"epsilon", "momentum", "training_mode", "spatial", "is_test"}}},
         {"InstanceNormalization", {lower_instance_norm, {"epsilon"}}},
+        {"LRN", {lower_lrn, {"alpha", "beta", "bias", "size"}}},
+        {"Shrink", {lower_shrink, {"bias", "lambd"}}},
         {"LayerNormalization", {lower_layer_norm, {"axis", "epsilon", "stash_type"}}},
         {"Softmax", {lower_softmax, {"axis"}}},
         {"LogSoftmax", {lower_softmax, {"axis"}}},
