@@ -1162,6 +1162,7 @@ void lower_layer_norm(Lowering& L) {
 
 // Conv / pool geometry: kernel, strides, dilations and pads after auto_pad.
 struct Window {
+    std::string same_transpose;  // ConvTranspose with auto_pad SAME_*: pads come from the output size
     size_t S;
     std::vector<int64_t> k, stride, dil, pb, pe;
 };
@@ -1185,7 +1186,10 @@ Window window(Lowering& L, const Shape& x, const std::vector<int64_t>& kernel, b
         std::fill(w.pb.begin(), w.pb.end(), 0);
         std::fill(w.pe.begin(), w.pe.end(), 0);
     } else if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-        if (transpose) L.unsupported("auto_pad " + ap + " on ConvTranspose (give pads or output_shape)");
+        if (transpose) {  // ConvTranspose's SAME: output = input * stride, padded like output_shape
+            w.same_transpose = ap;
+            return w;
+        }
         for (size_t d = 0; d < w.S; ++d) {
             int64_t in = x[d + 2], out = (in + w.stride[d] - 1) / w.stride[d];
             int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[d] + (w.k[d] - 1) * w.dil[d] + 1 - in);
@@ -1235,9 +1239,13 @@ void lower_conv_transpose(Lowering& L) {
     Shape y{x[0], w[1] * groups};
     for (size_t d = 0; d < g.S; ++d) {
         int64_t full = g.stride[d] * (x[d + 2] - 1) + op[d] + (k[d] - 1) * g.dil[d] + 1;
-        if (!os.empty()) {
-            int64_t target = os[os.size() - g.S + d], total = full - target;
-            if (total < 0) L.unsupported("output_shape larger than the full transposed convolution (negative padding)");
+        if (!os.empty() || !g.same_transpose.empty()) {
+            int64_t target = !os.empty() ? os[os.size() - g.S + d] : x[d + 2] * g.stride[d], total = full - target;
+            if (total < 0) {  // an output longer than the full result: the extra positions are output padding
+                op[d] -= total;
+                full -= total;
+                total = 0;
+            }
             std::string ap = L.attr_s("auto_pad", "NOTSET");
             g.pb[d] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
             g.pe[d] = total - g.pb[d];
