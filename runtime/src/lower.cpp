@@ -1649,6 +1649,89 @@ void lower_recurrent(Lowering& L) {
     }
 }
 
+// GatherND / ScatterND onto index_select / scatter over a flattened view: the k index components
+// become one flat row index, computed on the device in f32 (exact while the rows number at most
+// 2^23), negative components counted from the end as ONNX says.
+struct FlatIndex {
+    Operand rows;      // i32, one per index tuple (shape: indices' without the last dim)
+    int64_t n_rows;    // rows of the flattened data: batch * prod(indexed dims)
+    Shape rest;        // the data dims after the indexed ones
+};
+
+FlatIndex flat_index(Lowering& L, int64_t batch_dims) {
+    const Shape& ds = L.in_v(0).shape;
+    const Shape& is = L.in_v(1).shape;
+    if (is.empty()) L.invalid("indices must have rank >= 1");
+    int64_t k = is.back(), bd = batch_dims, r = (int64_t)ds.size();
+    if (bd < 0 || bd >= (int64_t)is.size() || k < 1 || bd + k > r) L.invalid("indices' last dim or batch_dims does not fit the data's rank");
+    for (int64_t d = 0; d < bd; ++d)
+        if (is[d] != ds[d]) L.invalid("batch dims of data and indices differ");
+    Shape outer(is.begin(), is.end() - 1), strides(k, 1), dims(ds.begin() + bd, ds.begin() + bd + k);
+    for (int64_t j = k - 2; j >= 0; --j) strides[j] = strides[j + 1] * dims[j + 1];
+    int64_t P = numel(dims), Bn = numel(Shape(ds.begin(), ds.begin() + bd));
+    if (Bn * P > (1 << 23)) L.unsupported("more than 2^23 indexed rows (the flat index is computed in f32)");
+    std::vector<double> dimv(dims.begin(), dims.end()), strv(strides.begin(), strides.end());
+    Operand idx = L.dev(1);
+    Operand f = L.temp(is, TensorProto::FLOAT), neg = L.temp(is, TensorProto::BOOL), fw = L.temp(is, TensorProto::FLOAT),
+            fs = L.temp(is, TensorProto::FLOAT), pr = L.temp(is, TensorProto::FLOAT), flat = L.temp(outer, TensorProto::FLOAT);
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {idx}, {f});
+    L.emit<tgl_binary_params>(TGL_OP_LT, nullptr, {f, L.constant(TensorProto::FLOAT, {}, {0.0})}, {neg});
+    L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {f, L.constant(TensorProto::FLOAT, {k}, dimv)}, {fw});
+    L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {neg, fw, f}, {fs});
+    L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {fs, L.constant(TensorProto::FLOAT, {k}, strv)}, {pr});
+    tgl_reduce_params sum = make_params<tgl_reduce_params>();
+    sum.n_axes = 1;
+    sum.axes[0] = -1;
+    L.emit(TGL_OP_SUM, &sum, {pr}, {flat});
+    if (bd > 0) {  // + the batch's first row
+        std::vector<double> off((size_t)numel(outer));
+        int64_t per_batch = numel(outer) / std::max<int64_t>(Bn, 1);
+        for (size_t e = 0; e < off.size(); ++e) off[e] = (double)((int64_t)e / per_batch * P);
+        Operand shifted = L.temp(outer, TensorProto::FLOAT);
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {flat, L.constant(TensorProto::FLOAT, outer, off)}, {shifted});
+        flat = shifted;
+    }
+    FlatIndex fi;
+    fi.rows = L.temp(outer, TensorProto::INT32);
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {flat}, {fi.rows});
+    fi.n_rows = Bn * P;
+    fi.rest.assign(ds.begin() + bd + k, ds.end());
+    return fi;
+}
+
+void lower_gather_nd(Lowering& L) {
+    FlatIndex fi = flat_index(L, L.attr_i("batch_dims", 0));
+    const Shape& is = L.in_v(1).shape;
+    Shape y(is.begin(), is.end() - 1);
+    y.insert(y.end(), fi.rest.begin(), fi.rest.end());
+    int64_t n = numel(Shape(is.begin(), is.end() - 1));
+    Shape dv{fi.n_rows}, yv{n};
+    dv.insert(dv.end(), fi.rest.begin(), fi.rest.end());
+    yv.insert(yv.end(), fi.rest.begin(), fi.rest.end());
+    Operand x = L.dev(0);
+    Operand Y = L.out(0, y);
+    tgl_axis_params p = make_params<tgl_axis_params>();
+    L.emit(TGL_OP_INDEX_SELECT, &p, {view(x, L.in_v(0), dv), view(fi.rows, L.v(fi.rows.value), {n})}, {view(Y, L.v(Y.value), yv)});
+}
+
+void lower_scatter_nd(Lowering& L) {
+    std::string red = L.attr_s("reduction", "none");
+    if (red != "none" && red != "add") L.unsupported("reduction '" + red + "' (the ABI has scatter and scatter_add only)");
+    FlatIndex fi = flat_index(L, 0);
+    const Shape& is = L.in_v(1).shape;
+    int64_t n = numel(Shape(is.begin(), is.end() - 1)), R = numel(fi.rest);
+    Shape want(is.begin(), is.end() - 1);
+    want.insert(want.end(), fi.rest.begin(), fi.rest.end());
+    if (L.in_v(2).shape != want) L.invalid("updates have shape " + shape_str(L.in_v(2).shape) + ", expected " + shape_str(want));
+    Operand x = L.dev(0), u = L.dev(2);
+    Operand full = L.temp({n, R}, TensorProto::INT32);  // every element of a row gets the row's index
+    L.emit<tgl_unary_params>(TGL_OP_EXPAND, nullptr, {view(fi.rows, L.v(fi.rows.value), {n, 1})}, {full});
+    Operand Y = L.out(0, L.in_v(0).shape);
+    tgl_axis_params p = make_params<tgl_axis_params>();
+    L.emit(red == "add" ? TGL_OP_SCATTER_ADD : TGL_OP_SCATTER, &p,
+           {view(x, L.in_v(0), {fi.n_rows, R}), full, view(u, L.in_v(2), {n, R})}, {view(Y, L.v(Y.value), {fi.n_rows, R})});
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -1761,6 +1844,8 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"GatherElements", {lower_gather_elements, {"axis"}}},
         {"ScatterElements", {lower_scatter_elements, {"axis", "reduction"}}},
         {"Scatter", {lower_scatter_elements, {"axis"}}},
+        {"GatherND", {lower_gather_nd, {"batch_dims"}}},
+        {"ScatterND", {lower_scatter_nd, {"reduction"}}},
         {"Expand", {lower_expand, {}}},
         {"Tile", {lower_tile, {}}},
         {"Pad", {lower_pad, {"mode", "pads", "value"}}},
