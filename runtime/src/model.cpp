@@ -142,6 +142,7 @@ struct Model {
     uint64_t weight_bytes = 0, peak_bytes = 0, naive_bytes = 0;
     std::vector<tgl_buffer> buffers;  // every buffer of the plan (freed with the model)
     bool profiling = false;
+    tgl_graph graph = 0;  // the recorded plan (record_graph), replayed by unprofiled runs
     int timer = -1;  // -1 unknown, 0 none, 1 the device timer
 };
 
@@ -444,7 +445,8 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
         const void* src = narrowed[i].empty() ? inputs[i] : narrowed[i].data();
         if (s.bytes) check_plugin(D, D.api->buffer_upload(D.device, s.buffer, 0, src, s.bytes), "upload of input '" + std::string(M.input_info[i].name) + "'");
     }
-    run_steps(M);
+    if (M.graph && !M.profiling) check_plugin(D, D.api->graph_replay(D.device, M.graph), "graph_replay");
+    else run_steps(M);
     for (uint32_t i = 0; i < n_outputs; ++i) {
         const Value& v = P.values[P.outputs[i]];
         uint64_t bytes = output_bytes[i];
@@ -469,12 +471,39 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
 }
 
 // Loads and plans; then one run on zeros, so that anything the plugin refuses surfaces now.
+// Records the plan as an ABI 1.2 graph: run_op calls between graph_begin and graph_end are
+// validated and recorded instead of queued.
+static void record_graph(Model& M) {
+    const tglrt_device& D = *M.device;
+    if (D.abi_minor < 2 || !D.api->graph_begin)
+        throw Error(TGLRT_ERROR_UNSUPPORTED, "record_graph: the plugin's ABI 1." + std::to_string(D.abi_minor) + " has no graphs (1.2 added them)");
+    check_plugin(D, D.api->graph_begin(D.device), "graph_begin");
+    try {
+        run_steps(M);
+    } catch (...) {
+        tgl_graph g = 0;
+        if (D.api->graph_end(D.device, &g) == TGL_OK && g) D.api->graph_destroy(D.device, g);
+        throw;
+    }
+    check_plugin(D, D.api->graph_end(D.device, &M.graph), "graph_end");
+}
+
+static void release(tglrt_device& d, Model& M) {
+    if (M.graph) d.api->graph_destroy(d.device, M.graph);
+    M.graph = 0;
+    for (tgl_buffer b : M.buffers) d.api->buffer_free(d.device, b);
+    M.buffers.clear();
+}
+
 // Fixed inputs become initializers before anything else looks at the graph.
 static void bind_fixed_inputs(onnx::ModelProto& model, const tglrt_load_options* opt) {
-    if (!opt || !opt->n_fixed_inputs) return;
+    if (!opt) return;
     if (opt->struct_size != sizeof(tglrt_load_options))
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->struct_size is " + std::to_string(opt->struct_size) + ", expected " +
                                                       std::to_string(sizeof(tglrt_load_options)));
+    if (opt->record_graph > 1 || opt->reserved)
+        throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->record_graph must be 0 or 1 and options->reserved 0");
+    if (!opt->n_fixed_inputs) return;
     if (!opt->fixed_inputs) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->fixed_inputs is NULL");
     onnx::GraphProto& g = *model.mutable_graph();
     for (uint32_t i = 0; i < opt->n_fixed_inputs; ++i) {
@@ -524,8 +553,9 @@ static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string
             throw Error(e.status == TGLRT_ERROR_PLUGIN ? TGLRT_ERROR_UNSUPPORTED : e.status,
                         std::string("the plugin refused the plan in a trial run on zeros: ") + e.what());
         }
+        if (options && options->record_graph) record_graph(m->m);
     } catch (...) {
-        for (tgl_buffer b : m->m.buffers) device->api->buffer_free(device->device, b);
+        release(*device, m->m);
         throw;
     }
     device->models++;
@@ -643,7 +673,7 @@ tglrt_status tglrt_model_load_bytes(tglrt_device* device, const void* data, size
 void tglrt_model_free(tglrt_model* m) {
     if (!m) return;
     tglrt_device* d = m->m.device;
-    for (tgl_buffer b : m->m.buffers) d->api->buffer_free(d->device, b);
+    release(*d, m->m);
     d->models--;
     delete m;
 }

@@ -67,6 +67,10 @@ def test_torch_cnn_matches_pytorch(tmp_path, plugin):
     assert got.dtype == np.float32 and got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg="seed %d" % SEED)
     assert "ran 3 time(s)" in p.stdout
+    # The same plan recorded once as an ABI 1.2 graph and replayed.
+    p = run(model, "--plugin=" + plugin, "--input", "x=%s" % x, "--output-dir", out, "--repeat=3", "--graph")
+    assert "(graph replay)" in p.stdout
+    np.testing.assert_allclose(np.load(out / "probs.npy"), expected, rtol=1e-4, atol=1e-5, err_msg="seed %d (graph)" % SEED)
     # Reshape is a view and Constants are data: no plugin op; every Conv is one.
     rows = profile_rows(run(model, "--plugin=" + plugin, "--input", "x=%s" % x, "--profile").stdout)
     assert rows["/Reshape"] == 0 and rows["/conv1/Conv"] == 1, rows

@@ -11,7 +11,7 @@ with the case's rtol/atol: 1e-3 / 1e-7; dtypes must match). Each case is one of
 The cases run in a worker process per plugin; a crash fails that case and the worker restarts.
 
   node_tests.py --lib build/lib/libtensorgl-runtime.so [--plugins cpu,gles] [--ops nn|all|Op,Op]
-                [--markdown docs/onnx-node-tests.md] [--fail-on-mismatch]
+                [--markdown docs/onnx-node-tests.md] [--fail-on-mismatch] [--graph]
 
 --ops nn selects the neural-network op set of issue 17. Exit status: 0, or 1 with
 --fail-on-mismatch when any case of the selection fails (unsupported cases do not count).
@@ -74,7 +74,8 @@ class FixedInput(ctypes.Structure):
 
 class LoadOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
-                ("fixed_inputs", ctypes.POINTER(FixedInput))]
+                ("fixed_inputs", ctypes.POINTER(FixedInput)), ("record_graph", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint32)]
 
 
 class Runtime:
@@ -126,7 +127,7 @@ NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np
 NEEDS_FIXED = re.compile(r"input \d+ \('([^']*)'\) must be known when the model is loaded")
 
 
-def load(rt, dev, case_dir, arrays):
+def load(rt, dev, case_dir, arrays, graph):
     """Loads the case's model. An input the runtime needs at load (a shape parameter such as
     Reshape's shape or TopK's k, which the node tests pass as graph inputs) is bound with the
     case's value (tglrt_load_options.fixed_inputs) and the load retried. Returns
@@ -135,7 +136,7 @@ def load(rt, dev, case_dir, arrays):
     while True:
         keep = [np.ascontiguousarray(arrays[n]) for n in fixed]
         items = (FixedInput * max(len(fixed), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
-        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(fixed), items)
+        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(fixed), items, int(graph), 0)
         model = ctypes.c_void_p()
         s = rt.lib.tglrt_model_load_ex(dev, os.path.join(case_dir, "model.onnx").encode(), ctypes.byref(opts), ctypes.byref(model))
         if s == 0:
@@ -147,11 +148,11 @@ def load(rt, dev, case_dir, arrays):
         fixed.append(m.group(1))
 
 
-def run_case(rt, dev, case_dir):
+def run_case(rt, dev, case_dir, graph):
     """Returns (status, reason, fixed input names)."""
     meta = json.load(open(os.path.join(case_dir, "case.json")))
     arrays = {n: np.load(os.path.join(case_dir, "in%d.npy" % i)) for i, n in enumerate(meta["inputs"])}
-    model, s, msg, fixed = load(rt, dev, case_dir, arrays)
+    model, s, msg, fixed = load(rt, dev, case_dir, arrays, graph)
     if s:
         return ("unsupported" if s == TGLRT_ERROR_UNSUPPORTED else "fail"), msg, fixed
     status, reason = compare(rt, model, meta, case_dir, arrays)
@@ -202,7 +203,7 @@ def worker(args):
         if not case_dir:
             continue
         try:
-            status, reason, fixed = run_case(rt, dev, case_dir)
+            status, reason, fixed = run_case(rt, dev, case_dir, args.graph)
         except Exception as e:  # a bug of this script or the binding: a failure of the case
             status, reason, fixed = "fail", "%s: %s" % (type(e).__name__, e), []
         print(json.dumps({"case": case_dir, "status": status, "reason": reason, "fixed": fixed}), flush=True)
@@ -265,7 +266,8 @@ def run_plugin(args, plugin, cases):
             results[name] = ("unsupported", why, [])
     i = 0
     while i < len(todo):
-        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--worker", plugin],
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--worker", plugin]
+                             + (["--graph"] if args.graph else []),
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         p.stdin.write("".join(c[2] + "\n" for c in todo[i:]))
         p.stdin.close()
@@ -330,6 +332,7 @@ def main():
     ap.add_argument("--ops", default="all", help="nn, all, or a comma-separated list of op types")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--fail-on-mismatch", action="store_true")
+    ap.add_argument("--graph", action="store_true", help="record each model as an ABI 1.2 graph and replay it")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:

@@ -1,7 +1,7 @@
 // tensorgl-run: runs an ONNX model on a tensorgl plugin through the runtime's C API.
 //
 //   tensorgl-run model.onnx [--plugin=gles] [--device=0] [--input name=file.npy ...]
-//                [--output-dir DIR] [--repeat N] [--profile] [--reference=cpu] [--seed N]
+//                [--output-dir DIR] [--repeat N] [--profile] [--reference=cpu] [--seed N] [--graph]
 //
 // Inputs not given are filled from a fixed-seed generator (floats uniform in [-1, 1), integers 0,
 // bools false) and the tool says so. Exit status: 0 success, 1 a runtime/model error, 2 bad usage.
@@ -34,6 +34,7 @@ const char* kUsage =
     "  --output-dir=DIR     write every output as DIR/<name>.npy\n"
     "  --repeat=N           run N times and report the times (default 1)\n"
     "  --profile            per-node device time table (the plugin's GPU timer, ABI 1.1)\n"
+    "  --graph              record the plan once as an ABI 1.2 graph and replay it on every run\n"
     "  --reference=PLUGIN   also run on PLUGIN and print max abs/rel differences per output\n"
     "  --help\n";
 
@@ -85,9 +86,12 @@ struct Session {
         tglrt_model_free(model);
         tglrt_device_close(dev);
     }
-    void open(const std::string& plugin, uint32_t device, const std::string& path) {
+    void open(const std::string& plugin, uint32_t device, const std::string& path, bool graph) {
         check(tglrt_device_open(plugin.c_str(), device, &dev), "opening plugin '" + plugin + "'");
-        check(tglrt_model_load(dev, path.c_str(), &model), "loading '" + path + "' on " + plugin);
+        tglrt_load_options o{};
+        o.struct_size = sizeof o;
+        o.record_graph = graph;
+        check(tglrt_model_load_ex(dev, path.c_str(), &o, &model), "loading '" + path + "' on " + plugin);
     }
     std::vector<std::vector<uint8_t>> run(const std::vector<std::vector<uint8_t>>& inputs) {
         std::vector<const void*> ip;
@@ -119,15 +123,15 @@ int run(int argc, char** argv) {
     uint32_t device = 0;
     long repeat = 1;
     unsigned long seed = 0;
-    bool profile = false;
+    bool profile = false, graph = false;
     std::map<std::string, std::string> input_files;
-    enum { O_PLUGIN = 1, O_DEVICE, O_INPUT, O_OUTDIR, O_REPEAT, O_PROFILE, O_REFERENCE, O_SEED, O_HELP };
+    enum { O_PLUGIN = 1, O_DEVICE, O_INPUT, O_OUTDIR, O_REPEAT, O_PROFILE, O_REFERENCE, O_SEED, O_GRAPH, O_HELP };
     static const option opts[] = {
         {"plugin", required_argument, nullptr, O_PLUGIN}, {"device", required_argument, nullptr, O_DEVICE},
         {"input", required_argument, nullptr, O_INPUT},   {"output-dir", required_argument, nullptr, O_OUTDIR},
         {"repeat", required_argument, nullptr, O_REPEAT}, {"profile", no_argument, nullptr, O_PROFILE},
         {"reference", required_argument, nullptr, O_REFERENCE}, {"seed", required_argument, nullptr, O_SEED},
-        {"help", no_argument, nullptr, O_HELP}, {nullptr, 0, nullptr, 0}};
+        {"graph", no_argument, nullptr, O_GRAPH}, {"help", no_argument, nullptr, O_HELP}, {nullptr, 0, nullptr, 0}};
     auto number = [](const char* opt, const char* s, long lo, long hi) {
         char* end = nullptr;
         errno = 0;
@@ -154,6 +158,7 @@ int run(int argc, char** argv) {
             case O_OUTDIR: output_dir = optarg; break;
             case O_REPEAT: repeat = number("repeat", optarg, 1, 1000000); break;
             case O_PROFILE: profile = true; break;
+            case O_GRAPH: graph = true; break;
             case O_REFERENCE: reference = optarg; break;
             case O_SEED: seed = (unsigned long)number("seed", optarg, 0, 0x7fffffff); break;
             case O_HELP: std::fputs(kUsage, stdout); return 0;
@@ -168,7 +173,7 @@ int run(int argc, char** argv) {
     std::string model_path = argv[optind];
 
     Session s;
-    s.open(plugin, device, model_path);
+    s.open(plugin, device, model_path, graph);
     uint64_t wbytes = 0, peak = 0, naive = 0;
     check(tglrt_model_memory(s.model, &wbytes, &peak, &naive), "memory");
     std::printf("model %s on %s: %u inputs, %u outputs; weights %.1f KiB, activations peak %.1f KiB (%.1f KiB without reuse)\n",
@@ -218,8 +223,8 @@ int run(int argc, char** argv) {
     std::sort(times.begin(), times.end());
     double sum = 0;
     for (double t : times) sum += t;
-    std::printf("ran %ld time(s): median %.3f ms, min %.3f ms, mean %.3f ms (host wall time, inputs and outputs included)\n", repeat,
-                times[times.size() / 2], times.front(), sum / times.size());
+    std::printf("ran %ld time(s)%s: median %.3f ms, min %.3f ms, mean %.3f ms (host wall time, inputs and outputs included)\n", repeat,
+                graph ? " (graph replay)" : "", times[times.size() / 2], times.front(), sum / times.size());
 
     if (!output_dir.empty()) {
         struct stat st;
@@ -279,7 +284,7 @@ int run(int argc, char** argv) {
 
     if (!reference.empty()) {
         Session ref;
-        ref.open(reference, 0, model_path);
+        ref.open(reference, 0, model_path, false);
         auto routs = ref.run(inputs);
         std::printf("\nreference %s vs %s:\n", reference.c_str(), plugin.c_str());
         for (uint32_t i = 0; i < outs.size(); ++i) {

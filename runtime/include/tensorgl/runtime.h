@@ -123,6 +123,11 @@ typedef struct tglrt_load_options {
     uint32_t struct_size; /* sizeof(tglrt_load_options) */
     uint32_t n_fixed_inputs;
     const tglrt_fixed_input* fixed_inputs;
+    /* 1: record the plan once as an ABI 1.2 graph (graph_begin/graph_end) and replay it on every
+     * run (less host work per op); a plugin of ABI 1.0/1.1 then fails the load. Profiled runs
+     * issue the ops one by one. 0: issue the ops on every run. */
+    uint32_t record_graph;
+    uint32_t reserved; /* 0 */
 } tglrt_load_options;
 
 /* tglrt_model_load with options (NULL: none). */
