@@ -98,31 +98,34 @@ static Value tensor_value(const onnx::TensorProto& t) {
     if (es == 0)
         throw Error(TGLRT_ERROR_UNSUPPORTED, "tensor '" + t.name() + "' has dtype " + onnx_type_name(v.type) + ", which the runtime does not support");
     if ((uint64_t)n > kMaxModelBytes * 8 / es)
-        throw Error(TGLRT_ERROR_INVALID_MODEL, "tensor '" + t.name() + "' claims " + std::to_string(n) + " elements");
+        throw Error(TGLRT_ERROR_INVALID_MODEL, "tensor '" + t.name() + "' claims " + std::to_string(n) + " elements, above the " +
+                                                   std::to_string(kMaxModelBytes * 8 >> 30) + " GiB a tensor may hold");
     v.on_host = true;
-    v.host.resize((size_t)n * es);
     auto count_error = [&](size_t got) {
         return Error(TGLRT_ERROR_INVALID_MODEL, "tensor '" + t.name() + "' of shape " + shape_str(v.shape) + " (" +
                                                     onnx_type_name(v.type) + ") holds " + std::to_string(got) +
                                                     (t.has_raw_data() ? " bytes" : " values") + ", expected " +
                                                     std::to_string(t.has_raw_data() ? n * es : n));
     };
+    // Counts are checked before anything is allocated: dims are the file's claim.
+    size_t have = t.has_raw_data() ? t.raw_data().size()
+                  : v.type == onnx::TensorProto::FLOAT ? (size_t)t.float_data_size()
+                  : v.type == onnx::TensorProto::INT64 ? (size_t)t.int64_data_size()
+                                                       : (size_t)t.int32_data_size();
+    if (have != (size_t)n * (t.has_raw_data() ? es : 1)) throw count_error(have);
+    v.host.resize((size_t)n * es);
     if (t.has_raw_data()) {
-        if (t.raw_data().size() != (size_t)n * es) throw count_error(t.raw_data().size());
         if (n) std::memcpy(v.host.data(), t.raw_data().data(), (size_t)n * es);
         return v;
     }
     switch (v.type) {
     case onnx::TensorProto::FLOAT:
-        if ((int64_t)t.float_data_size() != n) throw count_error(t.float_data_size());
         if (n) std::memcpy(v.host.data(), t.float_data().data(), (size_t)n * 4);
         break;
     case onnx::TensorProto::INT64:
-        if ((int64_t)t.int64_data_size() != n) throw count_error(t.int64_data_size());
         if (n) std::memcpy(v.host.data(), t.int64_data().data(), (size_t)n * 8);
         break;
     default:  // int32, int8, uint8, bool, float16, bfloat16: one int32 per element
-        if ((int64_t)t.int32_data_size() != n) throw count_error(t.int32_data_size());
         for (int64_t i = 0; i < n; ++i) {
             int32_t x = t.int32_data((int)i);
             std::memcpy(&v.host[i * es], &x, es);  // little-endian: the low bytes

@@ -282,8 +282,14 @@ const onnx::TensorProto* Lowering::attr_tensor(const std::string& name) const {
 bool Lowering::has_out(size_t i) const { return i < n_out() && !node.output((int)i).empty(); }
 
 int Lowering::new_value(const std::string& name, int32_t type, const Shape& shape) {
-    for (int64_t d : shape)
+    int64_t count = 1;
+    for (int64_t d : shape) {
         if (d < 0) throw Error(TGLRT_ERROR_INTERNAL, where() + ": negative dim for " + name);
+        // Shapes can come from the file (Reshape targets, Expand shapes): an element count that
+        // does not fit 2^48 is refused before anything is sized by it.
+        if (__builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 48))
+            invalid("output '" + name + "' of shape " + shape_str(shape) + " has too many elements");
+    }
     if (shape.size() > TGL_MAX_RANK)
         unsupported("output '" + name + "' has rank " + std::to_string(shape.size()) + ", above the ABI's " + std::to_string(TGL_MAX_RANK));
     // Cross-check with ONNX's shape inference where it knows the output.
@@ -329,7 +335,6 @@ Operand Lowering::out(size_t i, const Shape& shape, int32_t type) {
 }
 
 Operand Lowering::temp(const Shape& shape, int32_t type) {
-    Value dummy;
     int id = new_value("", type, shape);
     Storage s;
     s.bytes = (uint64_t)numel(shape) * tgl_dtype_size(device_dtype(type));
@@ -370,7 +375,6 @@ void Lowering::host_out(size_t i, int32_t type, const Shape& shape, std::vector<
 }
 
 Operand Lowering::constant(int32_t type, const Shape& shape, const std::vector<double>& vals) {
-    Value val;
     int id = new_value("", type, shape);
     Value& c = plan_.values[id];
     c.on_host = true;

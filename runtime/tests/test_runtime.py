@@ -182,6 +182,23 @@ def test_initializer_byte_count_is_checked(tmp_path):
                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w])
     p = run(tmp_path / "m.onnx", "--plugin=cpu", expect_rc=1)
     assert "TGLRT_ERROR_INVALID_MODEL" in p.stderr and "holds 20 bytes, expected 24" in p.stderr, p.stderr
+    # Claims of 8 GiB and 64 GiB with 4 bytes of data: refused before anything is allocated.
+    for rows, msg in ((1 << 28, "holds 4 bytes, expected 8589934592"), (1 << 31, "claims 17179869184 elements")):
+        big = raw_tensor("w", [rows, 8], b"\0" * 4)
+        vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])]
+        save_single(tmp_path / "big.onnx", helper.make_node("Add", ["x", "w"], ["y"]), vi,
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, 8])], [big])
+        p = run(tmp_path / "big.onnx", "--plugin=cpu", expect_rc=1)
+        assert "TGLRT_ERROR_INVALID_MODEL" in p.stderr and msg in p.stderr, p.stderr
+
+
+def test_huge_shapes_are_refused(tmp_path):
+    shape = numpy_helper.from_array(np.array([1 << 40, 1 << 40], dtype=np.int64), "shape")
+    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])]
+    save_single(tmp_path / "m.onnx", helper.make_node("Expand", ["x", "shape"], ["y"], name="expand"), vi,
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1 << 40, 1 << 40])], [shape])
+    p = run(tmp_path / "m.onnx", "--plugin=cpu", expect_rc=1)
+    assert "node 'expand' (Expand): output 'y' of shape (1099511627776, 1099511627776) has too many elements" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("location", ["../outside.bin", "/etc/passwd", "link.bin"])
