@@ -301,3 +301,45 @@ def test_float32_cumsum_and_logsumexp(tmp_path, plugin):
     m = x.max(axis=(0, 2), keepdims=True)
     lse = (np.log(np.exp(x - m).sum(axis=(0, 2), keepdims=True)) + m).reshape(4)
     np.testing.assert_allclose(np.load(tmp_path / "l.npy"), lse, rtol=1e-5, atol=1e-5, err_msg="seed %d" % SEED)
+
+
+def test_c_api_argument_errors(tmp_path):
+    """The C API through ctypes: bad arguments get a status and a message, and lose nothing."""
+    import ctypes
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+    import node_tests as nt
+    lib_path = os.environ.get("TGLRT_LIB", "")
+    if not lib_path:
+        pytest.skip("TGLRT_LIB is not set")
+    rt = nt.Runtime(lib_path)
+    lib = rt.lib
+    assert lib.tglrt_device_open(b"cpu", 0, None) == 1  # out is NULL
+    assert b"out is NULL" in lib.tglrt_last_error()
+    dev = rt.open("cpu")
+    chain_model(tmp_path / "m.onnx", 2)
+    model = ctypes.c_void_p()
+    assert lib.tglrt_model_load(dev, str(tmp_path / "nope.onnx").encode(), ctypes.byref(model)) == 2  # IO
+    assert b"nope.onnx" in lib.tglrt_last_error() and not model.value
+    assert lib.tglrt_model_load(dev, str(tmp_path / "m.onnx").encode(), ctypes.byref(model)) == 0
+    x = np.ones((64, 64), np.float32)
+    y = np.zeros((64, 64), np.float32)
+    ip = (ctypes.c_void_p * 1)(x.ctypes.data)
+    op = (ctypes.c_void_p * 1)(y.ctypes.data)
+    good = (ctypes.c_uint64 * 1)(x.nbytes)
+    short = (ctypes.c_uint64 * 1)(x.nbytes - 4)
+    assert lib.tglrt_model_run(model, ip, short, 1, op, good, 1) == 1
+    assert b"input 0 ('x'): 16380 bytes given, expected 16384" in lib.tglrt_last_error()
+    assert lib.tglrt_model_run(model, ip, good, 2, op, good, 1) == 1
+    assert b"n_inputs is 2, the model has 1 inputs" in lib.tglrt_last_error()
+    assert not y.any()  # nothing ran
+    assert lib.tglrt_device_close(dev) == 1  # a model is still alive
+    assert b"not freed" in lib.tglrt_last_error()
+    assert lib.tglrt_model_run(model, ip, good, 1, op, good, 1) == 0
+    np.testing.assert_allclose(y, np.tanh(np.tanh(x)), rtol=1e-6)
+    assert lib.tglrt_model_run(None, ip, good, 1, op, good, 1) == 1
+    ti = nt.TensorInfo()
+    assert lib.tglrt_model_input_info(model, 5, ctypes.byref(ti)) == 1
+    assert b"input index 5 is out of range (the model has 1)" in lib.tglrt_last_error()
+    lib.tglrt_model_free(model)
+    assert lib.tglrt_device_close(dev) == 0
