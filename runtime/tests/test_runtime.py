@@ -343,3 +343,26 @@ def test_c_api_argument_errors(tmp_path):
     assert b"input index 5 is out of range (the model has 1)" in lib.tglrt_last_error()
     lib.tglrt_model_free(model)
     assert lib.tglrt_device_close(dev) == 0
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_float16_model(tmp_path, plugin):
+    """An f16 model (f16 is storage in the ABI: computed in f32, rounded at each op's store)."""
+    rng = np.random.default_rng(SEED)
+    w = rng.standard_normal((8, 4)).astype(np.float16)
+    b = rng.standard_normal((4,)).astype(np.float16)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Add", ["h", "b"], ["hb"]),
+             helper.make_node("Relu", ["hb"], ["r"]), helper.make_node("Softmax", ["r"], ["y"], axis=-1)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [3, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [3, 4])],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "m.onnx"))
+    x = rng.standard_normal((3, 8)).astype(np.float16)
+    np.save(tmp_path / "x.npy", x)
+    run(tmp_path / "m.onnx", "--plugin=" + plugin, "--input", "x=%s" % (tmp_path / "x.npy"), "--output-dir", tmp_path)
+    got = np.load(tmp_path / "y.npy")
+    h = np.maximum((x.astype(np.float32) @ w.astype(np.float32)).astype(np.float16).astype(np.float32) + b.astype(np.float32), 0)
+    h = h.astype(np.float16).astype(np.float32)
+    e = np.exp(h - h.max(-1, keepdims=True))
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), e / e.sum(-1, keepdims=True), rtol=2e-3, atol=1e-3, err_msg="seed %d" % SEED)
