@@ -645,19 +645,28 @@ void lower_transpose(Lowering& L) {
     L.emit(TGL_OP_PERMUTE, &p, {x}, {L.out(0, y)});
 }
 
+// A view of `base` (elements) at an extra offset with its own shape and strides; an absent
+// operand stays absent.
+Operand sub_view(const Operand& base, int64_t offset, const Shape& shape, const Shape& strides) {
+    Operand o = base;
+    if (o.value < 0) return o;
+    o.custom = true;
+    o.elem_offset += offset;
+    o.shape = shape;
+    o.strides = strides;
+    return o;
+}
+
 // A strided view of operand `o` (of value v): dims selected by slice_dims.
 Operand strided_view(const Operand& o, const Value& v, const std::vector<SliceDim>& dims) {
-    Operand r = o;
-    r.custom = true;
-    Shape st = contiguous_strides(v.shape);
-    r.shape.clear();
-    r.strides.clear();
+    Shape st = contiguous_strides(v.shape), shape, strides;
+    int64_t offset = 0;
     for (size_t d = 0; d < dims.size(); ++d) {
-        r.elem_offset += dims[d].start * st[d];
-        r.shape.push_back(dims[d].count);
-        r.strides.push_back(st[d] * dims[d].step);
+        offset += dims[d].start * st[d];
+        shape.push_back(dims[d].count);
+        strides.push_back(st[d] * dims[d].step);
     }
-    return r;
+    return sub_view(o, offset, shape, strides);
 }
 
 void lower_slice(Lowering& L) {
@@ -1500,15 +1509,6 @@ void lower_resize(Lowering& L) {
 // linear of the state and the gates as elementwise ops on views of the gate tensor. Default
 // activations only, no clip, every sequence full length.
 
-Operand sub_view(const Operand& base, int64_t offset, const Shape& shape, const Shape& strides) {
-    Operand o = base;
-    if (o.value < 0) return o;
-    o.custom = true;
-    o.elem_offset += offset;
-    o.shape = shape;
-    o.strides = strides;
-    return o;
-}
 
 void lower_recurrent(Lowering& L) {
     const std::string& op = L.node.op_type();

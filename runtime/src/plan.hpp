@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -78,7 +79,8 @@ struct NodeInfo {
 };
 
 struct Plan {
-    std::vector<Value> values;
+    // A deque: lowerings hold references to values (shapes of inputs) while adding new ones.
+    std::deque<Value> values;
     std::map<std::string, int> by_name;
     std::vector<Storage> storages;
     std::vector<Step> steps;
