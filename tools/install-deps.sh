@@ -8,7 +8,9 @@ pkgs=(build-essential cmake pkg-config binutils
       python3-numpy python3-pytest                      # Python tests (in /usr/bin/python3)
       python3-matplotlib                                # bench/plot.py charts
       python3-venv python3-pip python3-setuptools       # pip install ./python (docs/python.md)
-      clang libclang-rt-14-dev)                         # libFuzzer + ASan/UBSan (tools/fuzz.sh)
+      clang libclang-rt-14-dev                          # libFuzzer + ASan/UBSan (tools/fuzz.sh)
+      libonnx-dev libprotobuf-dev protobuf-compiler     # runtime/ (ONNX models; skipped without them)
+      python3-onnx)                                     # runtime tests: ONNX's node tests, model building
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

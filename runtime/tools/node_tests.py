@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""ONNX's backend node tests through the tensorgl runtime (C API over ctypes).
+
+Every case of onnx.backend.test.case.node.collect_testcases (python3-onnx 1.12: 924 cases) is
+written to a temporary directory (model.onnx, inputs and expected outputs as .npy), loaded by the
+runtime on each plugin and compared as ONNX's own runner compares (numpy.testing.assert_allclose
+with the case's rtol/atol: 1e-3 / 1e-7; dtypes must match). Each case is one of
+  pass         the outputs match
+  fail         wrong outputs, a run-time error after a successful load, or a crash
+  unsupported  the runtime refused the model at load (TGLRT_ERROR_UNSUPPORTED), with the reason
+The cases run in a worker process per plugin; a crash fails that case and the worker restarts.
+
+  node_tests.py --lib build/lib/libtensorgl-runtime.so [--plugins cpu,gles] [--ops nn|all|Op,Op]
+                [--markdown docs/onnx-node-tests.md] [--fail-on-mismatch] [--graph]
+
+--ops nn selects the neural-network op set of issue 17. Exit status: 0, or 1 with
+--fail-on-mismatch when any case of the selection fails (unsupported cases do not count).
+"""
+import argparse
+import collections
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+# onnx 1.12's generators use aliases that numpy 1.24 removed.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for _alias, _type in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+        if not hasattr(np, _alias):
+            setattr(np, _alias, _type)
+
+import onnx  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+# The neural-network op set of issue 17 (section 2's target).
+NN_OPS = [
+    "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "GlobalMaxPool", "LpPool", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
+    "Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
+    "Tanh", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Gelu", "Softmax", "LogSoftmax",
+    "Hardmax", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+    "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum",
+    "TopK", "Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+    "Slice", "Concat", "Split", "Pad", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+    "Expand", "Tile", "Resize", "Upsample", "Where", "Cast", "CastLike", "Equal", "Less",
+    "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not", "Add", "Sub", "Mul",
+    "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Abs", "Neg", "Exp", "Log", "Sqrt",
+    "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos",
+    "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Clip", "Einsum", "Trilu", "OneHot",
+    "Range", "Dropout", "DepthToSpace", "SpaceToDepth", "LSTM", "GRU", "RNN", "Identity",
+    "IsNaN", "IsInf", "Shape", "Size", "ConstantOfShape", "Constant",
+]
+
+TGLRT_ERROR_UNSUPPORTED = 4
+MAX_RANK = 8
+
+
+class TensorInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_uint32),
+                ("shape", ctypes.c_int64 * MAX_RANK), ("bytes", ctypes.c_uint64)]
+
+
+class FixedInput(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("bytes", ctypes.c_uint64)]
+
+
+class LoadOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
+                ("fixed_inputs", ctypes.POINTER(FixedInput)), ("record_graph", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint32)]
+
+
+class Runtime:
+    """The few C API calls the tests need."""
+
+    def __init__(self, lib_path):
+        lib = ctypes.CDLL(lib_path)
+        vp, u32 = ctypes.c_void_p, ctypes.c_uint32
+        lib.tglrt_last_error.restype = ctypes.c_char_p
+        lib.tglrt_status_name.restype = ctypes.c_char_p
+        lib.tglrt_device_open.argtypes = [ctypes.c_char_p, u32, ctypes.POINTER(vp)]
+        lib.tglrt_device_close.argtypes = [vp]
+        lib.tglrt_model_load.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
+        lib.tglrt_model_load_ex.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(vp)]
+        lib.tglrt_model_free.argtypes = [vp]
+        lib.tglrt_model_input_count.argtypes = [vp]
+        lib.tglrt_model_input_count.restype = u32
+        lib.tglrt_model_output_count.argtypes = [vp]
+        lib.tglrt_model_output_count.restype = u32
+        lib.tglrt_model_input_info.argtypes = [vp, u32, ctypes.POINTER(TensorInfo)]
+        lib.tglrt_model_output_info.argtypes = [vp, u32, ctypes.POINTER(TensorInfo)]
+        lib.tglrt_model_run.argtypes = [vp, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint64), u32,
+                                        ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint64), u32]
+        self.lib = lib
+
+    def error(self, status):
+        return "%s: %s" % (self.lib.tglrt_status_name(status).decode(), self.lib.tglrt_last_error().decode())
+
+    def open(self, plugin):
+        dev = ctypes.c_void_p()
+        s = self.lib.tglrt_device_open(plugin.encode(), 0, ctypes.byref(dev))
+        if s:
+            raise RuntimeError(self.error(s))
+        return dev
+
+    def infos(self, model, count_fn, info_fn):
+        out = []
+        for i in range(count_fn(model)):
+            ti = TensorInfo()
+            info_fn(model, i, ctypes.byref(ti))
+            out.append(ti)
+        return out
+
+
+# bfloat16 (16): ONNX's test data holds its bits as uint16.
+NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 16: np.uint16}
+
+
+NEEDS_FIXED = re.compile(r"input \d+ \('([^']*)'\) must be known when the model is loaded")
+
+
+def load(rt, dev, case_dir, arrays, graph):
+    """Loads the case's model. An input the runtime needs at load (a shape parameter such as
+    Reshape's shape or TopK's k, which the node tests pass as graph inputs) is bound with the
+    case's value (tglrt_load_options.fixed_inputs) and the load retried. Returns
+    (model or None, status, message, fixed input names)."""
+    fixed = []
+    while True:
+        keep = [np.ascontiguousarray(arrays[n]) for n in fixed]
+        items = (FixedInput * max(len(fixed), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
+        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(fixed), items, int(graph), 0)
+        model = ctypes.c_void_p()
+        s = rt.lib.tglrt_model_load_ex(dev, os.path.join(case_dir, "model.onnx").encode(), ctypes.byref(opts), ctypes.byref(model))
+        if s == 0:
+            return model, 0, "", fixed
+        msg = rt.error(s)
+        m = NEEDS_FIXED.search(msg)
+        if s != TGLRT_ERROR_UNSUPPORTED or not m or m.group(1) not in arrays or m.group(1) in fixed:
+            return None, s, msg, fixed
+        fixed.append(m.group(1))
+
+
+def run_case(rt, dev, case_dir, graph):
+    """Returns (status, reason, fixed input names)."""
+    meta = json.load(open(os.path.join(case_dir, "case.json")))
+    arrays = {n: np.load(os.path.join(case_dir, "in%d.npy" % i)) for i, n in enumerate(meta["inputs"])}
+    model, s, msg, fixed = load(rt, dev, case_dir, arrays, graph)
+    if s:
+        return ("unsupported" if s == TGLRT_ERROR_UNSUPPORTED else "fail"), msg, fixed
+    status, reason = compare(rt, model, meta, case_dir, arrays)
+    return status, reason, fixed
+
+
+def compare(rt, model, meta, case_dir, arrays):
+    try:
+        ins = rt.infos(model, rt.lib.tglrt_model_input_count, rt.lib.tglrt_model_input_info)
+        outs = rt.infos(model, rt.lib.tglrt_model_output_count, rt.lib.tglrt_model_output_info)
+        in_bufs = []
+        for ti in ins:
+            a = np.ascontiguousarray(arrays[ti.name.decode()])
+            in_bufs.append(a)
+        out_bufs = []
+        for ti in outs:
+            if ti.dtype not in NP_OF:
+                return "fail", "output dtype %d" % ti.dtype
+            out_bufs.append(np.empty([ti.shape[d] for d in range(ti.rank)], dtype=NP_OF[ti.dtype]))
+        ip = (ctypes.c_void_p * max(len(in_bufs), 1))(*[a.ctypes.data for a in in_bufs])
+        ib = (ctypes.c_uint64 * max(len(in_bufs), 1))(*[a.nbytes for a in in_bufs])
+        op = (ctypes.c_void_p * max(len(out_bufs), 1))(*[a.ctypes.data for a in out_bufs])
+        ob = (ctypes.c_uint64 * max(len(out_bufs), 1))(*[a.nbytes for a in out_bufs])
+        s = rt.lib.tglrt_model_run(model, ip, ib, len(in_bufs), op, ob, len(out_bufs))
+        if s:
+            return "fail", "run: " + rt.error(s)
+        by_name = {ti.name.decode(): a for ti, a in zip(outs, out_bufs)}
+        for i, name in enumerate(meta["outputs"]):
+            ref = np.load(os.path.join(case_dir, "out%d.npy" % i))
+            got = by_name[name]
+            if got.dtype != ref.dtype or got.shape != ref.shape:
+                return "fail", "output %s: %s %s, expected %s %s" % (name, got.dtype, got.shape, ref.dtype, ref.shape)
+            try:
+                np.testing.assert_allclose(got, ref, rtol=meta["rtol"], atol=meta["atol"])
+            except AssertionError as e:
+                lines = [l.strip() for l in str(e).splitlines() if l.strip().startswith(("Mismatched", "Max abs", "Max rel"))]
+                return "fail", "output %s: %s" % (name, "; ".join(lines))
+        return "pass", ""
+    finally:
+        rt.lib.tglrt_model_free(model)
+
+
+def worker(args):
+    rt = Runtime(args.lib)
+    dev = rt.open(args.worker)
+    for line in sys.stdin:
+        case_dir = line.strip()
+        if not case_dir:
+            continue
+        try:
+            status, reason, fixed = run_case(rt, dev, case_dir, args.graph)
+        except Exception as e:  # a bug of this script or the binding: a failure of the case
+            status, reason, fixed = "fail", "%s: %s" % (type(e).__name__, e), []
+        print(json.dumps({"case": case_dir, "status": status, "reason": reason, "fixed": fixed}), flush=True)
+    return 0
+
+
+def write_cases(selection, root):
+    """Writes the selected cases; returns [(name, op_type, dir)]."""
+    from onnx.backend.test.case import node
+    cases = node.collect_testcases(None)
+    op_of = {}
+    for c in cases:
+        if not c.name.endswith("_expanded") and c.model.graph.node:
+            op_of[c.name] = c.model.graph.node[0].op_type
+    out, seen = [], set()
+    for c in cases:
+        if c.name in seen:  # a few generators register a case twice
+            continue
+        seen.add(c.name)
+        base = c.name[: -len("_expanded")] if c.name.endswith("_expanded") else c.name
+        op = op_of.get(base, c.model.graph.node[0].op_type if c.model.graph.node else "?")
+        if selection is not None and op not in selection:
+            continue
+        d = os.path.join(root, c.name)
+        os.makedirs(d)
+        onnx.save(c.model, os.path.join(d, "model.onnx"))
+        inputs, outputs = c.data_sets[0]
+        in_names = [vi.name for vi in c.model.graph.input]
+        out_names = [vi.name for vi in c.model.graph.output]
+        inputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in inputs]
+        outputs = [np.asarray(a) if isinstance(a, np.generic) else a for a in outputs]
+        why = None  # why the case cannot run here, or None
+        for a in list(inputs) + list(outputs):
+            if not isinstance(a, np.ndarray) or a.dtype == object:
+                why = "inputs or outputs are not numeric tensors (sequences, optionals or strings are not supported)"
+        if why is None:
+            # The runtime plans the shapes the model declares; a case whose data has other shapes
+            # (onnx 1.12's castlike cases declare 'like' as (3, 4) and pass one element) cannot run.
+            for vi, a in zip(c.model.graph.input, inputs):
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+                if None not in dims and tuple(dims) != a.shape:
+                    why = "the case's input '%s' has shape %s, its model declares %s (the runtime runs static shapes)" % (vi.name, a.shape, tuple(dims))
+        if why is None:
+            for i, a in enumerate(inputs):
+                np.save(os.path.join(d, "in%d.npy" % i), a)
+            for i, a in enumerate(outputs):
+                np.save(os.path.join(d, "out%d.npy" % i), a)
+        json.dump({"inputs": in_names, "outputs": out_names, "rtol": c.rtol, "atol": c.atol},
+                  open(os.path.join(d, "case.json"), "w"))
+        out.append((c.name, op, d, why))
+    return out
+
+
+def run_plugin(args, plugin, cases):
+    """Runs every case on one plugin in worker processes; returns {case name: (status, reason)}."""
+    results = {}
+    todo = [c for c in cases if c[3] is None]
+    for name, _, _, why in cases:
+        if why is not None:
+            results[name] = ("unsupported", why, [])
+    i = 0
+    while i < len(todo):
+        p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--worker", plugin]
+                             + (["--graph"] if args.graph else []),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdin.write("".join(c[2] + "\n" for c in todo[i:]))
+        p.stdin.close()
+        for line in p.stdout:
+            r = json.loads(line)
+            results[todo[i][0]] = (r["status"], r["reason"], r["fixed"])
+            i += 1
+        rc = p.wait()
+        err = p.stderr.read()
+        if i < len(todo):  # the worker died on todo[i]
+            why = "crashed (exit status %d)" % rc if rc else "worker stopped"
+            tail = err.strip().splitlines()[-1:] if err.strip() else []
+            results[todo[i][0]] = ("fail", why + (": " + tail[0] if tail else ""), [])
+            i += 1
+    return results
+
+
+def markdown(cases, plugins, results, selection_label, seconds):
+    by_op = collections.OrderedDict()
+    for name, op, _, _ in sorted(cases, key=lambda c: (c[1], c[0])):
+        by_op.setdefault(op, []).append(name)
+    lines = ["# ONNX node tests on tensorgl", "",
+             "Generated by `runtime/tools/node_tests.py` (do not edit by hand): every case of python3-onnx "
+             "1.12's `onnx.backend.test.case.node.collect_testcases` (%s), run through the runtime's C API "
+             "and compared with ONNX's tolerances (`assert_allclose`, rtol 1e-3, atol 1e-7, dtypes equal). "
+             "**unsupported**: refused at load with the reason; **fail**: wrong outputs, a run-time error "
+             "or a crash. Run time %.0f s." % (selection_label, seconds), ""]
+    totals = {p: collections.Counter(results[p][n][0] for n, _, _, _ in cases) for p in plugins}
+    lines.append("| plugin | cases | pass | fail | unsupported |")
+    lines.append("|---|---|---|---|---|")
+    for p in plugins:
+        t = totals[p]
+        lines.append("| %s | %d | %d | %d | %d |" % (p, len(cases), t["pass"], t["fail"], t["unsupported"]))
+    lines += ["", "*fixed*: cases whose shape parameters (inputs such as Reshape's shape, Slice's starts, TopK's k) "
+              "the runtime needs at load were loaded with those inputs bound to the case's values "
+              "(`tglrt_load_options.fixed_inputs`): the runtime plans static shapes.", "",
+              "| op type | cases | " + " | ".join("%s pass / fail / unsup." % p for p in plugins) + " | fixed | reasons (first of each kind) |",
+              "|---|---|" + "---|" * len(plugins) + "---|---|"]
+    for op, names in by_op.items():
+        cells, reasons = [], []
+        for p in plugins:
+            c = collections.Counter(results[p][n][0] for n in names)
+            cells.append("%d / %d / %d" % (c["pass"], c["fail"], c["unsupported"]))
+            for n in names:
+                st, why, _ = results[p][n]
+                if st != "pass":
+                    short = why.replace("|", "\\|").replace("\n", " ")
+                    if len(short) > 220:
+                        short = short[:217] + "..."
+                    entry = "%s %s (`%s`): %s" % (p, st, n, short)
+                    if not any(r.startswith("%s %s" % (p, st)) for r in reasons):
+                        reasons.append(entry)
+        nfixed = sum(1 for n in names if results[plugins[0]][n][2])
+        lines.append("| %s | %d | %s | %d | %s |" % (op, len(names), " | ".join(cells), nfixed, "<br>".join(reasons)))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", required=True, help="path of libtensorgl-runtime.so")
+    ap.add_argument("--plugins", default="cpu,gles")
+    ap.add_argument("--ops", default="all", help="nn, all, or a comma-separated list of op types")
+    ap.add_argument("--markdown", help="write the table to this file")
+    ap.add_argument("--fail-on-mismatch", action="store_true")
+    ap.add_argument("--graph", action="store_true", help="record each model as an ABI 1.2 graph and replay it")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    if not os.path.isfile(args.lib):
+        ap.error("--lib: no such file '%s'" % args.lib)
+    selection = None if args.ops == "all" else set(NN_OPS) if args.ops == "nn" else set(args.ops.split(","))
+    label = "all op types" if selection is None else ("the neural-network op set of issue 17" if args.ops == "nn" else args.ops)
+    plugins = [p for p in args.plugins.split(",") if p]
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="tgl-node-tests-") as root:
+        cases = write_cases(selection, root)
+        if not cases:
+            ap.error("--ops %s selects no case" % args.ops)
+        results = {p: run_plugin(args, p, cases) for p in plugins}
+    seconds = time.time() - t0
+    for p in plugins:
+        c = collections.Counter(r[0] for r in results[p].values())
+        print("%-6s %d cases: %d pass, %d fail, %d unsupported" % (p, len(cases), c["pass"], c["fail"], c["unsupported"]))
+        for name, _, _, _ in cases:
+            st, why, _ = results[p][name]
+            if st == "fail":
+                print("  FAIL %s: %s" % (name, why[:300]))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(cases, plugins, results, label, seconds))
+        print("table written to", args.markdown)
+    print("%.1f s" % seconds)
+    failed = any(r[0] == "fail" for p in plugins for r in results[p].values())
+    return 1 if (failed and args.fail_on_mismatch) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
