@@ -10,7 +10,7 @@ pkgs=(build-essential cmake pkg-config binutils
       python3-venv python3-pip python3-setuptools       # pip install ./python (docs/python.md)
       clang libclang-rt-14-dev                          # libFuzzer + ASan/UBSan (tools/fuzz.sh)
       libonnx-dev libprotobuf-dev protobuf-compiler     # runtime/ (ONNX models; skipped without them)
-      python3-onnx)                                     # runtime tests: ONNX's node tests, model building
+      python3-onnx python3-torch)                       # runtime tests: ONNX's node tests, models exported from PyTorch
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
