@@ -10,7 +10,7 @@ with the case's rtol/atol: 1e-3 / 1e-7; dtypes must match). Each case is one of
   unsupported  the runtime refused the model at load (TGLRT_ERROR_UNSUPPORTED), with the reason
 The cases run in a worker process per plugin; a crash fails that case and the worker restarts.
 
-  node_tests.py --lib build/lib/libtensorgl-runtime.so [--plugins cpu,gles] [--ops nn|all|Op,Op]
+  node_tests.py --lib build/lib/libtensorgl_runtime.so [--plugins cpu,gles] [--ops nn|all|Op,Op]
                 [--markdown docs/onnx-node-tests.md] [--fail-on-mismatch] [--graph]
 
 --ops nn selects the neural-network op set of issue 17. Exit status: 0, or 1 with
@@ -327,7 +327,7 @@ def markdown(cases, plugins, results, selection_label, seconds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", required=True, help="path of libtensorgl-runtime.so")
+    ap.add_argument("--lib", required=True, help="path of libtensorgl_runtime.so")
     ap.add_argument("--plugins", default="cpu,gles")
     ap.add_argument("--ops", default="all", help="nn, all, or a comma-separated list of op types")
     ap.add_argument("--markdown", help="write the table to this file")

@@ -1,6 +1,6 @@
 /*
  * tensorgl runtime: loads an ONNX model, plans it once for one device of a tensorgl plugin and
- * runs it many times. C API (C99 and C++), built as libtensorgl-runtime.
+ * runs it many times. C API (C99 and C++), built as libtensorgl_runtime.
  *
  *   tglrt_device* dev;  tglrt_model* m;
  *   tglrt_device_open("gles", 0, &dev);
