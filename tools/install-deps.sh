@@ -6,7 +6,8 @@ pkgs=(build-essential cmake pkg-config binutils
       libegl-mesa0 libgl1-mesa-dri                      # Mesa EGL + llvmpipe (software GLES)
       googletest libgtest-dev                           # GoogleTest
       python3-numpy python3-pytest                      # Python tests (in /usr/bin/python3)
-      clang libclang-rt-14-dev)                         # libFuzzer + ASan/UBSan (tools/fuzz.sh)
+      clang libclang-rt-14-dev                          # libFuzzer + ASan/UBSan (tools/fuzz.sh)
+      g++-multilib)                                     # i386 build of the ABI header and loader (abi_layout_ilp32)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -76,9 +76,9 @@ int main(int argc, char** argv) {
     printf("\n|---|---|---|");
     for (int i = 0; i < n; ++i) printf("---|");
     printf("\n");
-    /* Ids of ABI 1.0 lie below 2000; every plugin knows the whole catalogue. */
+    /* Every op id of ABI 1 lies below TGL_OP_ID_LIMIT; every plugin knows the whole catalogue. */
     char planned[4096] = "";
-    for (tgl_op op = 1; op < 2000; ++op) {
+    for (tgl_op op = 1; op < TGL_OP_ID_LIMIT; ++op) {
         tgl_op_caps caps[MAX_PLUGINS];
         int known = 1, any = 0;
         for (int i = 0; i < n && known; ++i) {
