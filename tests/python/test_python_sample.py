@@ -69,11 +69,12 @@ def test_ctypes_layouts_match_header_pins():
 
 
 def _header_enums():
-    """NAME -> value of the enum entries (TGL_...) in plugin_api.h."""
+    """NAME -> value of the enum entries (TGL_...) in plugin_api.h and ops.h (the op catalogue)."""
     import re
-    path = os.path.join(_HERE, "..", "..", "plugin_api", "tensorgl", "plugin_api.h")
-    with open(path) as f:
-        text = f.read()
+    text = ""
+    for header in ("plugin_api.h", "ops.h"):
+        with open(os.path.join(_HERE, "..", "..", "plugin_api", "tensorgl", header)) as f:
+            text += f.read()
     return {m.group(1): int(m.group(2))
             for m in re.finditer(r"\b(TGL_[A-Z0-9_]+)\s*=\s*(\d+)(?=\s*(?:,|/\*|\n))", text)}
 
@@ -83,6 +84,7 @@ def test_constants_match_header():
     statuses = {k: v for k, v in enums.items() if k == "TGL_OK" or k.startswith("TGL_ERROR_")}
     assert len(statuses) >= 27
     assert {v: k for k, v in statuses.items()} == tg.STATUS_NAMES
+    assert enums["TGL_OP_ADD"] == 200 and enums["TGL_OP_CROSS_ENTROPY_BACKWARD"] == 1507
     for k, v in enums.items():
         if k.startswith("TGL_DTYPE_") and k != "TGL_DTYPE_COUNT_V1_0":
             assert getattr(tg, k[len("TGL_"):]) == v, k
