@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -177,7 +178,7 @@ TEST_F(AbiTest, FunctionTableHasV10SizeVersionAndEveryFunction) {
                          (void*)api.buffer_upload, (void*)api.buffer_download, (void*)api.buffer_copy,
                          (void*)api.buffer_fill, (void*)api.query_op, (void*)api.run_op, (void*)api.synchronize};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; ++i) EXPECT_NE(fns[i], nullptr) << "function #" << i;
-    EXPECT_EQ(tgl_plugin_get_api(plug().raw()), &api);
+    EXPECT_EQ(tgl_plugin_get_api(plug().raw()), &plug().loader_api());
 }
 
 // ABI 1.1: this project's plugins are 1.1 plugins, so the loader (a 1.1 host) shows the timer.
@@ -479,6 +480,33 @@ TEST_F(AbiTest, DtypeOutsideTheCapabilityIsRejected) {
         }
     }
     if (!tested) GTEST_SKIP() << "the plugin implements f16, bf16 and i32 for every op tried";
+}
+
+// Every op of the catalogue refuses a call with one output more than it takes: INVALID_ARGUMENT
+// naming the op and the counts, and the extra output (and the others) stay untouched. With the
+// family files' own bad-input cases this gives every op a rejection case (op_coverage).
+// Checks TGL-P-11 (plugin_api.h, plugin rules).
+TEST_F(AbiTest, EveryOpRejectsOneOutputTooMany) {
+    for (const AbiOp& op : abi_ops()) {
+        SCOPED_TRACE(op.name);
+        const size_t n_out = op.outputs.size() + 1;
+        std::vector<std::unique_ptr<DeviceTensor>> ins, outs;
+        std::vector<tgl_tensor> in, out;
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+            ins.push_back(std::make_unique<DeviceTensor>(dev(), contiguous({2, 2})));
+            ins.back()->set_values({1, 2, 3, 4});
+            in.push_back(ins.back()->desc());
+        }
+        for (size_t o = 0; o < n_out; ++o) {
+            outs.push_back(std::make_unique<DeviceTensor>(dev(), contiguous({2, 2})));
+            outs.back()->poison();
+            out.push_back(outs.back()->desc());
+        }
+        EXPECT_TGL_ERROR(plug().api().run_op(dev().handle(), op.op, nullptr, in.data(), uint32_t(in.size()), out.data(),
+                                             uint32_t(n_out)),
+                         TGL_ERROR_INVALID_ARGUMENT, {op.name, "n_outputs = " + std::to_string(n_out)});
+        for (const auto& y : outs) EXPECT_TRUE(y->unchanged());
+    }
 }
 
 }  // namespace
