@@ -43,6 +43,7 @@
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+#include "store.glsl"
 #include "math.glsl"
 
 layout(local_size_x = WG) in;
@@ -71,19 +72,7 @@ layout(std430, binding = 5) buffer Blk5 { BLK5 blk5[]; };
 #define LDF(BUF, I) uintBitsToFloat(BUF[I])
 // Stores V (f32) as element I of DTYPE; sub-word elements change only their own bits (their
 // neighbours may belong to other invocations).
-#define ST(BUF, I, V)                                                  \
-    {                                                                  \
-        uint bits_ = tgl_from_f32(V, DTYPE);                           \
-        if (tgl_dt_log2size(DTYPE) == 2) {                             \
-            BUF[I] = bits_;                                            \
-        } else {                                                       \
-            int w_ = tgl_word_of(I, DTYPE);                            \
-            uint sh_ = tgl_shift_of(I, DTYPE);                         \
-            uint m_ = tgl_dt_mask(DTYPE) << sh_;                       \
-            atomicAnd(BUF[w_], ~m_);                                   \
-            atomicOr(BUF[w_], (bits_ << sh_) & m_);                    \
-        }                                                              \
-    }
+#define ST(BUF, I, V) TGL_STORE_BITS(BUF, I, tgl_from_f32(V, DTYPE), DTYPE)
 #define STF(BUF, I, V) BUF[I] = floatBitsToUint(V)
 
 // Element offset of (b, h, s, c) of an operand given as {offset, 4 strides}.

@@ -169,15 +169,7 @@ void store_c_at(int ci, float bias, float v) {
 // db[co]; it may share words with neighbours that other invocations store (f16).
 void store_db(int co, float v) {
     int bi = u_b_off + co * u_bs;
-    uint bits = tgl_from_f32(v, DTYPE);
-    if (tgl_dt_log2size(DTYPE) == 2) {
-        b_data[bi] = bits;
-    } else {
-        int w = tgl_word_of(bi, DTYPE);
-        uint sh = tgl_shift_of(bi, DTYPE);
-        atomicAnd(b_data[w], ~(0xffffu << sh));
-        atomicOr(b_data[w], bits << sh);
-    }
+    TGL_STORE_BITS(b_data, bi, tgl_from_f32(v, DTYPE), DTYPE)
 }
 #endif
 

@@ -42,19 +42,8 @@
 layout(local_size_x = WG_SIZE) in;
 
 // Sub-word elements (f16) share their word with neighbours that other invocations store.
-#define STORE_AT(ARR, I, V)                                       \
-    {                                                             \
-        uint bits_ = tgl_from_f32(V, DTYPE);                      \
-        if (tgl_dt_log2size(DTYPE) == 2) {                        \
-            ARR[I] = bits_;                                       \
-        } else {                                                  \
-            int w_ = tgl_word_of(I, DTYPE);                       \
-            uint sh_ = tgl_shift_of(I, DTYPE);                    \
-            uint m_ = tgl_dt_mask(DTYPE) << sh_;                  \
-            atomicAnd(ARR[w_], ~m_);                              \
-            atomicOr(ARR[w_], (bits_ << sh_) & m_);               \
-        }                                                         \
-    }
+#include "store.glsl"
+#define STORE_AT(ARR, I, V) TGL_STORE_BITS(ARR, I, tgl_from_f32(V, DTYPE), DTYPE)
 
 #if defined(B_A)
 layout(std430, binding = B_A) readonly buffer ABuffer { uint a_data[]; };

@@ -58,19 +58,7 @@ uniform int u_hi;
 
 uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, Y_DTYPE)], i, Y_DTYPE); }
 
-void y_store_bits(int i, uint bits) {
-    if (tgl_dt_log2size(Y_DTYPE) == 2) {
-        y_data[i] = bits;
-    } else {
-        // Only this element's bits of the shared word change: other invocations may be writing
-        // its other bytes at the same time.
-        int w = tgl_word_of(i, Y_DTYPE);
-        uint shift = tgl_shift_of(i, Y_DTYPE);
-        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
-        atomicAnd(y_data[w], ~mask);
-        atomicOr(y_data[w], (bits << shift) & mask);
-    }
-}
+#include "store.glsl"
 
 // Coordinates of the row-major element n of u_shape.
 void unravel(uint n, out int c[RANK]) {

@@ -47,6 +47,7 @@
 //   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
 //   dispatched again with u_report = 1 to store the first bad value and set the fail flag).
 #include "dtype.glsl"
+#include "store.glsl"
 #include "grid.glsl"
 
 #if defined(PASS_PACK)
@@ -280,17 +281,7 @@ void batch_bases(uint z) {
 
 // Stores v into element i of an output of C_DTYPE; an f16 changes only its half of the word
 // (atomicAnd/atomicOr: a neighbouring column, another invocation's, may be stored concurrently).
-#define STORE_C(buf, i, v)                                                        \
-    {                                                                             \
-        uint bits_ = tgl_from_f32(v, C_DTYPE);                                    \
-        if (C_DTYPE == DT_F32) {                                                  \
-            buf[i] = bits_;                                                       \
-        } else {                                                                  \
-            uint shift_ = tgl_shift_of(i, C_DTYPE);                               \
-            atomicAnd(buf[i >> 1], ~(0xffffu << shift_));                         \
-            atomicOr(buf[i >> 1], bits_ << shift_);                               \
-        }                                                                         \
-    }
+#define STORE_C(buf, i, v) TGL_STORE_BITS(buf, i, tgl_from_f32(v, C_DTYPE), C_DTYPE)
 
 // The epilogue of output (gm, gn) (row expert e) from its product sum.
 float epilogue(int gm, int gn, int e, float sum) {

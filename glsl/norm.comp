@@ -39,17 +39,8 @@
 
 layout(local_size_x = WG_SIZE) in;
 
-// Sub-word elements (f16) share their word with neighbours that other invocations store.
-#define STORE_BITS(ARR, I, BITS)                                  \
-    if (tgl_dt_log2size(DTYPE) == 2) {                            \
-        ARR[I] = BITS;                                            \
-    } else {                                                      \
-        int w_ = tgl_word_of(I, DTYPE);                           \
-        uint sh_ = tgl_shift_of(I, DTYPE);                        \
-        uint m_ = tgl_dt_mask(DTYPE) << sh_;                      \
-        atomicAnd(ARR[w_], ~m_);                                  \
-        atomicOr(ARR[w_], (BITS << sh_) & m_);                    \
-    }
+#include "store.glsl"
+#define STORE_BITS(ARR, I, BITS) TGL_STORE_BITS(ARR, I, BITS, DTYPE)
 
 #if defined(PASS_PACK)
 

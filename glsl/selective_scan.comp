@@ -109,16 +109,7 @@ void main() {
             int n = int(lane) + m * NP;
             if (n >= u_n) continue;
             int o = u_s_off + b * u_s_stride[0] + d * u_s_stride[1] + n * u_s_stride[2];
-            uint bits = tgl_from_f32(xs[m], Y_DTYPE);
-            if (tgl_dt_log2size(Y_DTYPE) == 2) {
-                s_data[o] = bits;
-            } else {
-                int w = tgl_word_of(o, Y_DTYPE);
-                uint sh = tgl_shift_of(o, Y_DTYPE);
-                uint mk = tgl_dt_mask(Y_DTYPE) << sh;
-                atomicAnd(s_data[w], ~mk);
-                atomicOr(s_data[w], (bits << sh) & mk);
-            }
+            TGL_STORE_BITS(s_data, o, tgl_from_f32(xs[m], Y_DTYPE), Y_DTYPE)
         }
 #endif
 }

@@ -34,6 +34,7 @@
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+#include "store.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
@@ -127,15 +128,7 @@ void store_out(uint row, uint pos, uvec2 kv) {
 #if defined(HAS_VALUES)
     uint bits = x_bits(o.x + int(kv.y) * u_x_stride);
     int i = o.y + int(pos) * u_v_stride;
-    if (tgl_dt_log2size(X_DTYPE) == 2) {
-        v_data[i] = bits;
-    } else {  // sub-word element: neighbours may be written by other invocations at the same time
-        int w = tgl_word_of(i, X_DTYPE);
-        uint shift = tgl_shift_of(i, X_DTYPE);
-        uint mask = tgl_dt_mask(X_DTYPE) << shift;
-        atomicAnd(v_data[w], ~mask);
-        atomicOr(v_data[w], (bits << shift) & mask);
-    }
+    TGL_STORE_BITS(v_data, i, bits, X_DTYPE)
 #endif
 }
 

@@ -1,15 +1,26 @@
-// y_store_bits(i, bits): stores element i (relative to the bound window) of the output y_data, an
-// array of uint words holding elements of Y_DTYPE (dtype.glsl). Include it after declaring y_data.
-// Elements of 1 or 2 bytes change only their own bits of the shared word (atomicAnd/atomicOr):
-// other invocations may be writing its other bytes at the same time.
-void y_store_bits(int i, uint bits) {
-    if (tgl_dt_log2size(Y_DTYPE) == 2) {
-        y_data[i] = bits;
-    } else {
-        int w = tgl_word_of(i, Y_DTYPE);
-        uint shift = tgl_shift_of(i, Y_DTYPE);
-        uint mask = tgl_dt_mask(Y_DTYPE) << shift;
-        atomicAnd(y_data[w], ~mask);
-        atomicOr(y_data[w], (bits << shift) & mask);
+// The one store routine of the kernels (include it after dtype.glsl).
+// TGL_STORE_BITS(ARR, I, BITS, DT): stores BITS, the encoding of one element of dtype DT, as element
+// I (relative to the bound window) of ARR, an array of uint words holding elements of DT. Elements
+// of 1 or 2 bytes change only their own bits of the shared word (atomicAnd/atomicOr): other
+// invocations may be writing its other bytes at the same time. A macro because GLSL cannot pass a
+// buffer's array to a function.
+#define TGL_STORE_BITS(ARR, I, BITS, DT)                \
+    {                                                   \
+        int st_i = (I);                                 \
+        uint st_bits = (BITS);                          \
+        if (tgl_dt_log2size(DT) == 2) {                 \
+            ARR[st_i] = st_bits;                        \
+        } else {                                        \
+            int st_w = tgl_word_of(st_i, DT);           \
+            uint st_shift = tgl_shift_of(st_i, DT);     \
+            uint st_mask = tgl_dt_mask(DT) << st_shift; \
+            atomicAnd(ARR[st_w], ~st_mask);             \
+            atomicOr(ARR[st_w], (st_bits << st_shift) & st_mask); \
+        }                                               \
     }
-}
+
+#if defined(Y_DTYPE)
+// y_store_bits(i, bits): TGL_STORE_BITS into the output y_data of Y_DTYPE (kernels that define
+// Y_DTYPE include this file after declaring y_data).
+void y_store_bits(int i, uint bits) TGL_STORE_BITS(y_data, i, bits, Y_DTYPE)
+#endif

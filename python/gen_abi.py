@@ -216,7 +216,24 @@ def parse_catalogue(text, constants, structs):
     return ops
 
 
-SOURCES = ("plugin_api/tensorgl/plugin_api.h", "backends/common/op_catalogue.cpp", "CMakeLists.txt")
+SOURCES = ("plugin_api/tensorgl/plugin_api.h", "plugin_api/tensorgl/ops.h", "backends/common/op_catalogue.cpp",
+           "CMakeLists.txt")
+OPS_INCLUDE = '#include "ops.h"'
+
+
+def read_header(root):
+    """plugin_api.h with the op catalogue header (ops.h) put where plugin_api.h includes it: the
+    text a C compiler sees, in its order."""
+    with open(os.path.join(root, SOURCES[0]), encoding="utf-8") as f:
+        header = f.read()
+    with open(os.path.join(root, SOURCES[1]), encoding="utf-8") as f:
+        ops = f.read()
+    lines = header.split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith(OPS_INCLUDE)]
+    if len(at) != 1:
+        raise GenError("plugin_api.h must include ops.h exactly once (found %d)" % len(at))
+    lines[at[0]] = ops
+    return "\n".join(lines)
 
 
 def project_version(root):
@@ -228,10 +245,8 @@ def project_version(root):
 
 
 def generate(root):
-    header_path, catalogue_path, _ = (os.path.join(root, s) for s in SOURCES)
-    with open(header_path, encoding="utf-8") as f:
-        header = f.read()
-    with open(catalogue_path, encoding="utf-8") as f:
+    header = read_header(root)
+    with open(os.path.join(root, SOURCES[2]), encoding="utf-8") as f:
         catalogue = f.read()
     constants, enum_groups, typedefs, structs, pins = parse_header(header)
     ops = parse_catalogue(catalogue, constants, structs)

@@ -1,5 +1,5 @@
 """setuptools hooks of pyproject.toml: the version and the generated tensorgl/_abi.py both come
-from the repository around this directory (CMakeLists.txt and plugin_api/tensorgl/plugin_api.h),
+from the repository around this directory (CMakeLists.txt and plugin_api/tensorgl/plugin_api.h with ops.h),
 so the package is built from a checkout: `pip install ./python`."""
 
 import os

@@ -9,6 +9,7 @@ pkgs=(build-essential cmake pkg-config binutils
       python3-matplotlib                                # bench/plot.py charts
       python3-venv python3-pip python3-setuptools       # pip install ./python (docs/python.md)
       clang libclang-rt-14-dev                          # libFuzzer + ASan/UBSan (tools/fuzz.sh)
+      g++-multilib                                      # i386 build of the ABI header and loader (abi_layout_ilp32)
       libonnx-dev libprotobuf-dev protobuf-compiler     # runtime/ (ONNX models; skipped without them)
       python3-onnx python3-torch)                       # runtime tests: ONNX's node tests, models exported from PyTorch
 missing=()

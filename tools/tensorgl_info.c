@@ -24,7 +24,7 @@
 
 enum { MAX_PLUGINS = 16 };
 /* Every op id of the ABI so far lies below this (ids come in blocks of 100 per family). */
-enum { OP_ID_SCAN_END = 2000 };
+enum { OP_ID_SCAN_END = TGL_OP_ID_LIMIT };  /* every op id of ABI 1 lies below it */
 enum { EXIT_NO_DEVICE = 1, EXIT_USAGE = 2 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace tgl {
@@ -45,17 +46,41 @@ inline std::string operand_label(const OpInfo& info, bool output, uint32_t index
                   name ? name : "", name ? ")" : "");
 }
 
-// Reads params of the op's struct type; NULL gives `defaults`. Checks struct_size.
+// The published sizes of params struct P (ops.h: TGL_<STRUCT>_SIZE_V1_n), oldest first, the last
+// being sizeof(P). A struct that a minor has grown specialises this with its older sizes, e.g.
+//   template <> struct PublishedSizes<tgl_x_params> {
+//       static constexpr uint32_t sizes[] = {TGL_X_PARAMS_SIZE_V1_2, TGL_X_PARAMS_SIZE_V1_3}; };
+template <class P>
+struct PublishedSizes {
+    static constexpr uint32_t sizes[] = {uint32_t(sizeof(P))};
+};
+
+// "8 or 12" for the message of a struct_size that is not published.
+template <class P>
+std::string published_sizes_text() {
+    const auto& sizes = PublishedSizes<P>::sizes;
+    std::string s;
+    for (size_t i = 0; i < std::size(sizes); ++i)
+        s += (i == 0 ? "" : i + 1 == std::size(sizes) ? " or " : ", ") + std::to_string(sizes[i]);
+    return s;
+}
+
+// Reads params of the op's struct type; NULL gives `defaults` (TGL-P-9). struct_size must be a
+// published size of P: a shorter one comes from a host built against an older minor, and the
+// fields it lacks keep their values from `defaults`, the documented NULL-params defaults.
 template <class P>
 P read_params(const OpInfo& info, const void* params, const P& defaults) {
+    constexpr const auto& sizes = PublishedSizes<P>::sizes;
+    static_assert(sizes[std::size(sizes) - 1] == sizeof(P), "the newest published size of a params struct is its sizeof");
     if (!params) return defaults;
     uint32_t size;
     std::memcpy(&size, params, sizeof size);
-    if (size != sizeof(P))
-        fail(TGL_ERROR_PARAMS_SIZE, "params->struct_size is %u but op '%s' takes a %zu-byte params struct",
-             size, info.name, sizeof(P));
-    P p;
-    std::memcpy(&p, params, sizeof p);
+    if (std::find(std::begin(sizes), std::end(sizes), size) == std::end(sizes))
+        fail(TGL_ERROR_PARAMS_SIZE, "params->struct_size is %u but op '%s' takes a %s-byte params struct", size,
+             info.name, published_sizes_text<P>().c_str());
+    P p = defaults;
+    std::memcpy(&p, params, size);
+    p.struct_size = uint32_t(sizeof(P));
     return p;
 }
 

@@ -280,7 +280,7 @@ void run_sequence(GlesDevice& dev, const OpCall& call);
 void run_grad(GlesDevice& dev, const OpCall& call);
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);
-// Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_copy.comp.
+// Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_bytes.comp.
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes);
 

@@ -14,8 +14,7 @@
  *
  * Usage: tgl_sample_c [plugin-name-or-path]
  */
-#include <tensorgl/loader.h>
-#include <tensorgl/plugin_api.h>
+#include "sample_session.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,31 +28,6 @@ typedef struct result {
     float y[M * N];
     float s[M];
 } result;
-
-/* State of one run, so that cleanup is in one place. */
-typedef struct session {
-    const char* label;
-    tgl_plugin* plugin;
-    const tgl_plugin_api* api;
-    tgl_device device;
-    tgl_buffer buffers[7];
-    int n_buffers;
-} session;
-
-static void report_plugin_error(const session* ss, const char* what, tgl_status st) {
-    fprintf(stderr, "[%s] %s failed: %s (%d): %s\n", ss->label, what, tgl_status_name(st), (int)st,
-            ss->api->last_error_message());
-}
-
-/* Checks a plugin call; on failure reports it and jumps to the cleanup label. */
-#define CHECK(call)                                           \
-    do {                                                      \
-        tgl_status st_ = (call);                              \
-        if (st_ != TGL_OK) {                                  \
-            report_plugin_error(&ss, #call, st_);             \
-            goto cleanup;                                     \
-        }                                                     \
-    } while (0)
 
 static void print_matrix(const char* title, const float* v, int rows, int cols) {
     int i, j;
@@ -72,24 +46,11 @@ static void print_vector(const char* title, const float* v, int n) {
     printf("]\n");
 }
 
-/* Allocates a buffer of `bytes` on the session's device; 0 on failure (already reported). */
-static tgl_buffer alloc_buffer(session* ssp, uint64_t bytes) {
-    tgl_buffer b = 0;
-    tgl_status st = ssp->api->buffer_alloc(ssp->device, bytes, &b);
-    if (st != TGL_OK) {
-        report_plugin_error(ssp, "buffer_alloc", st);
-        return 0;
-    }
-    ssp->buffers[ssp->n_buffers++] = b;
-    return b;
-}
-
 /* Loads `plugin_name`, prints its device 0, runs the four ops on it and downloads Y and s.
  * Returns 0 on success, 1 on any failure (already reported). */
 static int run_layer(const char* label, const char* plugin_name, const float* x, const float* w,
                      const float* bias, result* out) {
     session ss;
-    tgl_status st;
     tgl_plugin_info info;
     const tgl_property* props = NULL;
     uint32_t n_props = 0, n_devices = 0, i;
@@ -104,21 +65,7 @@ static int run_layer(const char* label, const char* plugin_name, const float* x,
     const int64_t shape_y[2] = {M, N}, shape_s[1] = {M};
     int rc = 1;
 
-    memset(&ss, 0, sizeof ss);
-    ss.label = label;
-
-    st = tgl_plugin_load(plugin_name, &ss.plugin);
-    if (st != TGL_OK) {
-        fprintf(stderr, "[%s] tgl_plugin_load(\"%s\") failed: %s (%d): %s\n", label, plugin_name,
-                tgl_status_name(st), (int)st, tgl_loader_last_error());
-        return 1;
-    }
-    ss.api = tgl_plugin_get_api(ss.plugin);
-    if (ss.api == NULL) {
-        fprintf(stderr, "[%s] tgl_plugin_get_api returned NULL for a loaded plugin\n", label);
-        tgl_plugin_release(ss.plugin);
-        return 1;
-    }
+    if (session_begin(&ss, label, plugin_name)) return 1;
 
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -146,13 +93,13 @@ static int run_layer(const char* label, const char* plugin_name, const float* x,
     CHECK(ss.api->device_open(0, &ss.device));
 
     /* One buffer per tensor. */
-    if (!(bx = alloc_buffer(&ss, sizeof(float) * M * K))) goto cleanup;
-    if (!(bw = alloc_buffer(&ss, sizeof(float) * K * N))) goto cleanup;
-    if (!(bb = alloc_buffer(&ss, sizeof(float) * N))) goto cleanup;
-    if (!(bh = alloc_buffer(&ss, sizeof(float) * M * N))) goto cleanup; /* X @ W */
-    if (!(bt = alloc_buffer(&ss, sizeof(float) * M * N))) goto cleanup; /* + bias */
-    if (!(by = alloc_buffer(&ss, sizeof(float) * M * N))) goto cleanup; /* relu */
-    if (!(bs = alloc_buffer(&ss, sizeof(float) * M)))     goto cleanup; /* row sums */
+    if (!(bx = session_alloc(&ss, sizeof(float) * M * K))) goto cleanup;
+    if (!(bw = session_alloc(&ss, sizeof(float) * K * N))) goto cleanup;
+    if (!(bb = session_alloc(&ss, sizeof(float) * N))) goto cleanup;
+    if (!(bh = session_alloc(&ss, sizeof(float) * M * N))) goto cleanup; /* X @ W */
+    if (!(bt = session_alloc(&ss, sizeof(float) * M * N))) goto cleanup; /* + bias */
+    if (!(by = session_alloc(&ss, sizeof(float) * M * N))) goto cleanup; /* relu */
+    if (!(bs = session_alloc(&ss, sizeof(float) * M)))     goto cleanup; /* row sums */
 
     CHECK(ss.api->buffer_upload(ss.device, bx, 0, x, sizeof(float) * M * K));
     CHECK(ss.api->buffer_upload(ss.device, bw, 0, w, sizeof(float) * K * N));
@@ -198,23 +145,7 @@ static int run_layer(const char* label, const char* plugin_name, const float* x,
     rc = 0;
 
 cleanup:
-    if (ss.device != 0) {
-        int b;
-        for (b = 0; b < ss.n_buffers; ++b) {
-            st = ss.api->buffer_free(ss.device, ss.buffers[b]);
-            if (st != TGL_OK) {
-                report_plugin_error(&ss, "buffer_free", st);
-                rc = 1;
-            }
-        }
-        st = ss.api->device_close(ss.device);
-        if (st != TGL_OK) {
-            report_plugin_error(&ss, "device_close", st);
-            rc = 1;
-        }
-    }
-    tgl_plugin_release(ss.plugin);
-    return rc;
+    return session_end(&ss, rc);
 }
 
 /* Largest |a - b| and whether every element is within tol * max(|b|, 1); NaN never agrees. */

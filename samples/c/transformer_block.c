@@ -18,8 +18,7 @@
  *
  * Usage: tgl_sample_transformer [plugin-name-or-path]
  */
-#include <tensorgl/loader.h>
-#include <tensorgl/plugin_api.h>
+#include "sample_session.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -52,28 +51,6 @@ typedef struct weights {
 /* Buffers of one run. */
 enum { B_X, B_POS, B_G1, B_G2, B_WQKV, B_WO, B_WG, B_WU, B_WD, B_H, B_Q, B_K, B_V, B_QR, B_KR, B_A, B_P,
        B_H2, B_S, B_GATE, B_UP, B_M, B_D, B_OUT, N_BUFFERS };
-
-typedef struct session {
-    const char* label;
-    tgl_plugin* plugin;
-    const tgl_plugin_api* api;
-    tgl_device device;
-    tgl_buffer buffers[N_BUFFERS];
-} session;
-
-static void report_plugin_error(const session* ss, const char* what, tgl_status st) {
-    fprintf(stderr, "[%s] %s failed: %s (%d): %s\n", ss->label, what, tgl_status_name(st), (int)st,
-            ss->api->last_error_message());
-}
-
-#define CHECK(call)                                           \
-    do {                                                      \
-        tgl_status st_ = (call);                              \
-        if (st_ != TGL_OK) {                                  \
-            report_plugin_error(&ss, #call, st_);             \
-            goto cleanup;                                     \
-        }                                                     \
-    } while (0)
 
 /* A contiguous 2-D (rows, cols) f32 tensor over the whole of buffer b. */
 static tgl_tensor matrix(tgl_buffer b, int64_t rows, int64_t cols) {
@@ -114,8 +91,7 @@ static int run_block(const char* label, const char* plugin_name, const weights* 
         {B_H2, S * DM * 4}, {B_S, S * DM * 4}, {B_GATE, S * FF * 4}, {B_UP, S * FF * 4},
         {B_M, S * FF * 4}, {B_D, S * DM * 4}, {B_OUT, S * DM * 4}};
     session ss;
-    tgl_status st;
-    tgl_buffer* b = ss.buffers;
+    tgl_buffer b[N_BUFFERS];
     tgl_tensor in[4], outs[3];
     tgl_layer_norm_params norm;
     tgl_linear_params lin;
@@ -123,18 +99,11 @@ static int run_block(const char* label, const char* plugin_name, const weights* 
     tgl_attention_params attn;
     int i, rc = 1;
 
-    memset(&ss, 0, sizeof ss);
-    ss.label = label;
-    st = tgl_plugin_load(plugin_name, &ss.plugin);
-    if (st != TGL_OK) {
-        fprintf(stderr, "[%s] tgl_plugin_load(\"%s\") failed: %s (%d): %s\n", label, plugin_name,
-                tgl_status_name(st), (int)st, tgl_loader_last_error());
-        return 1;
-    }
-    ss.api = tgl_plugin_get_api(ss.plugin);
+    if (session_begin(&ss, label, plugin_name)) return 1;
     printf("[%s] plugin %s\n", label, tgl_plugin_path(ss.plugin));
     CHECK(ss.api->device_open(0, &ss.device));
-    for (i = 0; i < N_BUFFERS; ++i) CHECK(ss.api->buffer_alloc(ss.device, sizes[i].bytes, &b[sizes[i].id]));
+    for (i = 0; i < N_BUFFERS; ++i)
+        if (!(b[sizes[i].id] = session_alloc(&ss, sizes[i].bytes))) goto cleanup;
 
     CHECK(ss.api->buffer_upload(ss.device, b[B_X], 0, w->x, sizeof w->x));
     CHECK(ss.api->buffer_upload(ss.device, b[B_POS], 0, w->pos, sizeof w->pos));
@@ -244,23 +213,7 @@ static int run_block(const char* label, const char* plugin_name, const weights* 
     rc = 0;
 
 cleanup:
-    if (ss.device != 0) {
-        for (i = 0; i < N_BUFFERS; ++i) {
-            if (b[i] == 0) continue;
-            st = ss.api->buffer_free(ss.device, b[i]);
-            if (st != TGL_OK) {
-                report_plugin_error(&ss, "buffer_free", st);
-                rc = 1;
-            }
-        }
-        st = ss.api->device_close(ss.device);
-        if (st != TGL_OK) {
-            report_plugin_error(&ss, "device_close", st);
-            rc = 1;
-        }
-    }
-    tgl_plugin_release(ss.plugin);
-    return rc;
+    return session_end(&ss, rc);
 }
 
 /* Deterministic values in [-1, 1) (a 32-bit LCG), scaled. */

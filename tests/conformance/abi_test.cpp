@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 
@@ -165,6 +166,7 @@ tgl_op_caps query(tgl_op op, tgl_status* status) {
 
 using AbiTest = ConformanceTest;
 
+// Checks TGL-P-4, TGL-P-5 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, FunctionTableHasV10SizeVersionAndEveryFunction) {
     const tgl_plugin_api& api = plug().api();
     EXPECT_GE(api.struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_0));
@@ -176,10 +178,11 @@ TEST_F(AbiTest, FunctionTableHasV10SizeVersionAndEveryFunction) {
                          (void*)api.buffer_upload, (void*)api.buffer_download, (void*)api.buffer_copy,
                          (void*)api.buffer_fill, (void*)api.query_op, (void*)api.run_op, (void*)api.synchronize};
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; ++i) EXPECT_NE(fns[i], nullptr) << "function #" << i;
-    EXPECT_EQ(tgl_plugin_get_api(plug().raw()), &api);
+    EXPECT_EQ(tgl_plugin_get_api(plug().raw()), &plug().loader_api());
 }
 
 // ABI 1.1: this project's plugins are 1.1 plugins, so the loader (a 1.1 host) shows the timer.
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, FunctionTableHasV11Timer) {
     const tgl_plugin_api& api = plug().api();
     ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 1u);
@@ -189,6 +192,7 @@ TEST_F(AbiTest, FunctionTableHasV11Timer) {
 }
 
 // ABI 1.2: the graph members (their behaviour: graph_test.cpp).
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, FunctionTableHasV12Graphs) {
     const tgl_plugin_api& api = plug().api();
     ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 2u);
@@ -207,6 +211,7 @@ TEST_F(AbiTest, FunctionTableHasV12Graphs) {
 
 // timer_begin/timer_end around queued work: a positive time, or UNIMPLEMENTED from timer_begin
 // (GLES without GL_EXT_disjoint_timer_query); regions must pair up.
+// Checks TGL-P-7 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, TimerMeasuresQueuedWorkOrIsUnimplemented) {
     const tgl_plugin_api& api = plug().api();
     ASSERT_NE(api.timer_begin, nullptr);
@@ -235,6 +240,7 @@ TEST_F(AbiTest, TimerMeasuresQueuedWorkOrIsUnimplemented) {
     EXPECT_TGL_ERROR(api.timer_end(d.handle(), &ns, &flags), TGL_ERROR_INVALID_ARGUMENT, {"no timer region"});
 }
 
+// Checks TGL-P-6, TGL-P-13 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, PluginInfoNamesTheVersionsAndNegotiatedMinor) {
     const tgl_plugin_api& api = plug().api();
     const std::string before = api.last_error_message();
@@ -357,6 +363,7 @@ std::string mask_names(uint32_t mask) {
     return s.empty() ? "none" : s;
 }
 
+// Checks TGL-P-10 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, EveryOpOfTheAbiIsSupportedWithItsDtypes) {
     for (const AbiOp& op : abi_ops()) {
         SCOPED_TRACE(op.name);
@@ -395,12 +402,13 @@ TEST_F(AbiTest, EveryOpOfTheAbiIsSupportedWithItsDtypes) {
     }
 }
 
+// TGL-P-10. Every op id of ABI 1 lies below TGL_OP_ID_LIMIT: every id the plugin knows is in
+// abi_ops() (so that the list above, and with it the README's table, covers the whole catalogue).
 TEST_F(AbiTest, TheCatalogueHasNoOpBeyondTheAbiList) {
-    // Ids of ABI 1.0 lie below 2000: every id the plugin knows is in abi_ops() (so that the list
-    // above, and with it the README's table, covers the whole catalogue).
     std::set<tgl_op> listed;
     for (const AbiOp& op : abi_ops()) listed.insert(op.op);
-    for (tgl_op op = 1; op < 2000; ++op) {
+    for (const AbiOp& op : abi_ops()) EXPECT_LT(op.op, TGL_OP_ID_LIMIT) << op.name;
+    for (tgl_op op = 1; op < TGL_OP_ID_LIMIT; ++op) {
         tgl_status s;
         tgl_op_caps caps = query(op, &s);
         if (s == TGL_ERROR_UNKNOWN_OP) continue;
@@ -409,8 +417,9 @@ TEST_F(AbiTest, TheCatalogueHasNoOpBeyondTheAbiList) {
     }
 }
 
+// TGL-P-10, TGL-P-11.
 TEST_F(AbiTest, UnknownOpIdsAreRejected) {
-    for (tgl_op op : {tgl_op(99999), tgl_op(TGL_OP_INVALID), tgl_op(199), tgl_op(0xFFFFFFFFu)}) {
+    for (tgl_op op : {tgl_op(99999), tgl_op(TGL_OP_INVALID), tgl_op(199), tgl_op(TGL_OP_ID_LIMIT), tgl_op(0xFFFFFFFFu)}) {
         SCOPED_TRACE("op id " + std::to_string(op));
         tgl_op_caps caps;
         std::memset(&caps, 0, sizeof caps);
@@ -426,6 +435,7 @@ TEST_F(AbiTest, UnknownOpIdsAreRejected) {
     }
 }
 
+// Checks TGL-P-7 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, QueryOpChecksItsArguments) {
     EXPECT_TGL_ERROR(plug().api().query_op(TGL_OP_ADD, nullptr), TGL_ERROR_NULL_POINTER, {"caps"});
     tgl_op_caps caps;
@@ -440,6 +450,7 @@ TEST_F(AbiTest, QueryOpChecksItsArguments) {
 
 // An op run with a dtype its capability mask does not include is a DTYPE_MISMATCH naming the dtype
 // (not a crash, not a silent reinterpretation), and the output stays untouched.
+// Checks TGL-P-11 (plugin_api.h, plugin rules).
 TEST_F(AbiTest, DtypeOutsideTheCapabilityIsRejected) {
     int tested = 0;
     for (tgl_op op : {tgl_op(TGL_OP_ADD), tgl_op(TGL_OP_EXP), tgl_op(TGL_OP_SUM), tgl_op(TGL_OP_MATMUL)}) {
@@ -469,6 +480,33 @@ TEST_F(AbiTest, DtypeOutsideTheCapabilityIsRejected) {
         }
     }
     if (!tested) GTEST_SKIP() << "the plugin implements f16, bf16 and i32 for every op tried";
+}
+
+// Every op of the catalogue refuses a call with one output more than it takes: INVALID_ARGUMENT
+// naming the op and the counts, and the extra output (and the others) stay untouched. With the
+// family files' own bad-input cases this gives every op a rejection case (op_coverage).
+// Checks TGL-P-11 (plugin_api.h, plugin rules).
+TEST_F(AbiTest, EveryOpRejectsOneOutputTooMany) {
+    for (const AbiOp& op : abi_ops()) {
+        SCOPED_TRACE(op.name);
+        const size_t n_out = op.outputs.size() + 1;
+        std::vector<std::unique_ptr<DeviceTensor>> ins, outs;
+        std::vector<tgl_tensor> in, out;
+        for (size_t i = 0; i < op.inputs.size(); ++i) {
+            ins.push_back(std::make_unique<DeviceTensor>(dev(), contiguous({2, 2})));
+            ins.back()->set_values({1, 2, 3, 4});
+            in.push_back(ins.back()->desc());
+        }
+        for (size_t o = 0; o < n_out; ++o) {
+            outs.push_back(std::make_unique<DeviceTensor>(dev(), contiguous({2, 2})));
+            outs.back()->poison();
+            out.push_back(outs.back()->desc());
+        }
+        EXPECT_TGL_ERROR(plug().api().run_op(dev().handle(), op.op, nullptr, in.data(), uint32_t(in.size()), out.data(),
+                                             uint32_t(n_out)),
+                         TGL_ERROR_INVALID_ARGUMENT, {op.name, "n_outputs = " + std::to_string(n_out)});
+        for (const auto& y : outs) EXPECT_TRUE(y->unchanged());
+    }
 }
 
 }  // namespace

@@ -239,13 +239,6 @@ TEST_F(AttentionOps, BackwardMatchesFiniteDifferences) {
 
 // ----- bad input ------------------------------------------------------------------------------------
 
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 InputArg zeros(tgl_dtype dt, const Shape& s) { return in(dt, s, Vals(size_t(numel(s)), 0.0)); }
 
 TEST_F(AttentionOps, BadInput) {

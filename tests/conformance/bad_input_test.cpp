@@ -545,6 +545,7 @@ std::vector<BadCase> bad_cases() {
 
 class BadInput : public SeededTestWithParam<BadCase> {};
 
+// Checks TGL-P-9 (params sizes) and TGL-P-11 (plugin_api.h, plugin rules).
 TEST_P(BadInput, RejectedWithoutSideEffects) {
     const BadCase& bc = GetParam();
     Ctx k;

@@ -2,6 +2,7 @@
 // poisoned tensors and return its (checked) output; error assertions.
 #pragma once
 
+#include "tgl_test/op_runner.h"
 #include "tgl_test/support.h"
 
 #include <cmath>
@@ -125,5 +126,14 @@ inline ::testing::AssertionResult is_error(tgl_status status, tgl_status want, c
     } while (0)
 
 class ConformanceTest : public SeededTest {};
+
+// Runs `op` on the shared device with operands made from `ins` and `outs` and expects status `want`
+// with a message naming every token, and every output untouched (nothing written on error).
+inline void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins,
+                            const std::vector<OutputArg>& outs, tgl_status want, const std::vector<std::string>& tokens) {
+    tgl_test::OpCall call(dev(), ins, outs);
+    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
+    EXPECT_TRUE(call.all_unchanged());
+}
 
 }  // namespace conf

@@ -201,13 +201,6 @@ TEST_F(ConvOps, BackwardMatchesFiniteDifferences) {
 
 // ----- bad input ------------------------------------------------------------------------------------
 
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 TEST_F(ConvOps, BadInput) {
     auto ones = [](const Shape& s) {
         int64_t n = 1;

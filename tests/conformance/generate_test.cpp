@@ -463,14 +463,6 @@ TEST_F(GenerateOps, RandomSeedsOffsetsAndLayouts) {
 
 // ---- bad input ----
 
-// Runs op on the given operands; expects status `want` with the tokens, and every tensor unchanged.
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& in, const std::vector<OutputArg>& out,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), in, out);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 TEST_F(GenerateOps, BadInput) {
     const OutputArg y5 = output_of(TGL_DTYPE_F32, {5});
     tgl_arange_params ap = arange_params(0, dNaN);

@@ -333,14 +333,6 @@ TEST_F(LayoutOps, EveryDtypeAtOddOffsets) {
 
 // ----- bad input ----------------------------------------------------------------------------------
 
-// Runs a call that must fail with `want` and a message naming every token; nothing may change.
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 TEST_F(LayoutOps, RejectsShapesThatDoNotAddUp) {
     auto ax = axis_params(1);
     expect_rejected(TGL_OP_CONCAT, &ax, {in(F32, {2, 1}, {1, 2}), in(F32, {2, 2}, iota(4))}, {out(F32, {2, 4})},

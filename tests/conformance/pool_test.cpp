@@ -339,13 +339,6 @@ TEST_F(PoolOps, EmptyBatch) {
 
 // ----- bad input ------------------------------------------------------------------------------------
 
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 TEST_F(PoolOps, BadInput) {
     const Vals x16(16, 1.0), x4(4, 1.0);
     auto p = pool({2, 2});

@@ -311,13 +311,6 @@ TEST_F(SequenceOps, EmptyTensors) {
     EXPECT_TRUE(run(TGL_OP_SAMPLE, &s, {empty_in(F32, {0, 5})}, {output_of(I32, {0})})[0].empty());
 }
 
-void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-                     tgl_status want, const std::vector<std::string>& tokens) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    EXPECT_TGL_ERROR(call.run(op, params), want, tokens);
-    EXPECT_TRUE(call.all_unchanged());
-}
-
 TEST_F(SequenceOps, BadInput) {
     const Vals eight(8, 1.0);
     auto p = rope_params(TGL_ROPE_NORMAL, 3);

@@ -30,12 +30,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng) {
     a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
     return a;
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o = output_of(dt, shape);
-    o.view = random_view(shape, dt, rng, false);
-    return o;
-}
-
 struct Conv {
     int S = 2;
     int64_t n = 1, cin = 1, cout = 1;

@@ -294,4 +294,13 @@ inline View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) 
     return view_of(shape, rng.pick(kinds), rng, input);
 }
 
+// An output of `shape` and dtype `dt` seen through a random view (strided, offset, permuted: the
+// outputs of an op are checked in every layout), or contiguous when `layouts` is false.
+inline OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool layouts = true) {
+    OutputArg o;
+    o.dtype = dt;
+    o.view = layouts ? random_view(shape, dt, rng, false) : contiguous(shape);
+    return o;
+}
+
 }  // namespace diff

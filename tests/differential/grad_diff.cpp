@@ -30,12 +30,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, doubl
     a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
     return a;
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool layouts = true) {
-    OutputArg o;
-    o.dtype = dt;
-    o.view = layouts ? random_view(shape, dt, rng, false) : contiguous(shape);
-    return o;
-}
 // i32 values in [lo, hi], sometimes `special` instead, in a random view.
 InputArg rand_index(const Shape& shape, Rng& rng, int64_t lo, int64_t hi, int64_t special = 0, double p_special = 0.0,
                     bool layouts = true) {

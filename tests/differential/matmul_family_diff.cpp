@@ -38,13 +38,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, const ValueGen& 
 InputArg rand_float(tgl_dtype dt, const Shape& shape, Rng& rng, double lo = -1, double hi = 1) {
     return rand_input(dt, shape, rng, float_values(dt, lo, hi));
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o;
-    o.dtype = dt;
-    o.view = random_view(shape, dt, rng, false);
-    return o;
-}
-
 Shape with_last(Shape s, int64_t n) {
     s.back() = n;
     return s;

@@ -24,13 +24,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, doubl
     a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
     return a;
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o;
-    o.dtype = dt;
-    o.view = random_view(shape, dt, rng, false);
-    return o;
-}
-
 void run_case(tgl_op op, const std::vector<uint8_t>& params, std::vector<InputArg> ins, std::vector<OutputArg> outs,
               tgl_dtype dt, const std::string& what) {
     check_op(op, params, std::move(ins), std::move(outs), {tol_of(dt), tol_of(dt) / 8},  // sum: one rounding of x + residual

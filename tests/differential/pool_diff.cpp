@@ -34,12 +34,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, bool specials = 
     a.storage = random_storage(dt, a.view.storage, rng, specials ? with_special_values(dt, base, 0.05) : base);
     return a;
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng) {
-    OutputArg o = output_of(dt, shape);
-    o.view = random_view(shape, dt, rng, false);  // non-contiguous outputs too
-    return o;
-}
-
 void run_case(tgl_op op, const void* params, size_t params_size, std::vector<InputArg> ins, std::vector<OutputArg> outs,
               double tol, CompareMode mode, const std::string& what) {
     MultiSpec s;

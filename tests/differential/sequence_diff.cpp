@@ -37,13 +37,6 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, doubl
     a.storage = random_storage(dt, a.view.storage, rng, dt == I32 ? int_values(dt, int64_t(lo), int64_t(hi)) : float_values(dt, lo, hi));
     return a;
 }
-OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool layouts = true) {
-    OutputArg o;
-    o.dtype = dt;
-    o.view = layouts ? random_view(shape, dt, rng, false) : contiguous(shape);
-    return o;
-}
-
 
 // ----- rope -----------------------------------------------------------------------------------------
 

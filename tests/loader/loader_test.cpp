@@ -134,6 +134,7 @@ void expect_failure(const std::string& arg, tgl_status status,
 // ------------------------------------------------------------------------------------------
 // A good plugin.
 
+// Checks TGL-P-2, TGL-P-3, TGL-P-5, TGL-P-6 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, GoodFixtureByPath) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
@@ -149,6 +150,7 @@ TEST(LoaderLoad, GoodFixtureByPath) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-13 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, NegotiatesTheLowerMinor) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
@@ -209,6 +211,7 @@ TEST(LoaderLoad, ConcurrentLoadsOfOneFileShareOneHandle) {
 // ------------------------------------------------------------------------------------------
 // Each failure: its own status, and a message naming the file and the reason.
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, MissingFile) {
     expect_failure("/nonexistent/dir/libtensorgl-gone.so", TGL_ERROR_PLUGIN_NOT_FOUND,
                    {"/nonexistent/dir/libtensorgl-gone.so", "no such file"});
@@ -222,6 +225,7 @@ TEST(LoaderFailure, MissingName) {
                     "TGL_PLUGIN_PATH"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, TextFileIsNotAnElfObject) {
     // By path and by name (the generated libtensorgl-text.so sits in the fixture directory).
     expect_failure(fixture("libtensorgl-text.so"), TGL_ERROR_PLUGIN_NOT_LOADABLE,
@@ -231,6 +235,7 @@ TEST(LoaderFailure, TextFileIsNotAnElfObject) {
                    {"libtensorgl-text.so", "not an ELF shared object", "\"this\""});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, EmptyFile) {
     TempDir tmp;
     std::ofstream(tmp / "libtensorgl-empty.so").close();
@@ -238,39 +243,46 @@ TEST(LoaderFailure, EmptyFile) {
                    {"libtensorgl-empty.so", "not an ELF shared object", "it is empty"});
 }
 
+// Checks TGL-P-2 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, NoEntryPoint) {
     const std::string f = real(fixture("fixture_no_entry.so"));
     expect_failure(fixture("fixture_no_entry.so"), TGL_ERROR_PLUGIN_NO_ENTRY,
                    {"symbol tgl_plugin_init_v1 not found in " + f});
 }
 
+// Checks TGL-P-4 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, AbiMajorTwo) {
     expect_failure(fixture("fixture_abi2.so"), TGL_ERROR_PLUGIN_ABI_MISMATCH,
                    {real(fixture("fixture_abi2.so")), "plugin ABI 2.0, loader needs 1.x"});
 }
 
+// Checks TGL-P-3 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, InitFailsWithItsOwnMessage) {
     expect_failure(fixture("fixture_init_fail.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
                    {real(fixture("fixture_init_fail.so")), "tgl_plugin_init_v1 failed",
                     "TGL_ERROR_BACKEND_FAILURE", "no usable driver (simulated init failure)"});
 }
 
+// Checks TGL-P-3 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, InitFailsWithoutATable) {
     expect_failure(fixture("fixture_init_fail_no_table.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
                    {real(fixture("fixture_init_fail_no_table.so")), "TGL_ERROR_INTERNAL"});
 }
 
+// Checks TGL-P-3 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, InitSaysOkButGivesNoTable) {
     expect_failure(fixture("fixture_ok_no_table.so"), TGL_ERROR_PLUGIN_INIT_FAILED,
                    {real(fixture("fixture_ok_no_table.so")), "no function table"});
 }
 
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, TableTooSmall) {
     expect_failure(fixture("fixture_small_table.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
                    {real(fixture("fixture_small_table.so")), "40 bytes",
                     std::to_string(TGL_PLUGIN_API_SIZE_V1_0) + " bytes of ABI 1.0"});
 }
 
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, NullRequiredMember) {
     expect_failure(fixture("fixture_null_member.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
                    {real(fixture("fixture_null_member.so")), "buffer_fill", "is NULL"});
@@ -279,6 +291,7 @@ TEST(LoaderFailure, NullRequiredMember) {
 // Negotiation: a host of this loader's minor with an older plugin sees the newer members as absent
 // (NULL), never the bytes after the plugin's shorter table: a 1.0 plugin (no timer, no graphs) and
 // a 1.1 plugin (the timer, no graphs); with a newer plugin it sees them all.
+// Checks TGL-P-13 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
     struct Older {
         const char* file;
@@ -308,6 +321,7 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
     }
 }
 
+// Checks TGL-P-5, TGL-P-13 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
@@ -325,11 +339,13 @@ TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, NullMemberOfMinor2) {
     expect_failure(fixture("fixture_v1_2_no_graph.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
                    {real(fixture("fixture_v1_2_no_graph.so")), "graph_replay", "required since ABI 1.2"});
 }
 
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, NullMemberOfMinor1) {
     expect_failure(fixture("fixture_v1_1_no_timer.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
                    {real(fixture("fixture_v1_1_no_timer.so")), "timer_end", "required since ABI 1.1"});
@@ -340,6 +356,7 @@ TEST(LoaderFailure, BadPluginName) {
                    {real(fixture("fixture_bad_name.so")), "'not a name!'"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, WorldWritableFileIsRefused) {
     TempDir tmp;
     const std::string f = tmp / ("libtensorgl-" + unique("ww") + ".so");
@@ -352,6 +369,7 @@ TEST(LoaderFailure, WorldWritableFileIsRefused) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, WorldWritableDirectoryIsRefusedUnlessSticky) {
     TempDir tmp;
     const std::string dir = tmp / "open";
@@ -368,6 +386,7 @@ TEST(LoaderFailure, WorldWritableDirectoryIsRefusedUnlessSticky) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, SymlinkInWorldWritableDirectoryIsRefused) {
     TempDir tmp;
     const std::string dir = tmp / "open";
@@ -380,6 +399,7 @@ TEST(LoaderFailure, SymlinkInWorldWritableDirectoryIsRefused) {
                     "directory " + dir + " is world-writable"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, WorldWritableParentDirectoryIsRefusedUnlessSticky) {
     // open/ (0777) holds safe/ (0755) which holds the plugin: anybody may rename safe/ and put
     // another directory with another plugin in its place.
@@ -409,6 +429,7 @@ TEST(LoaderFailure, WorldWritableParentDirectoryIsRefusedUnlessSticky) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, DirectoryIsNotARegularFile) {
     TempDir tmp;
     const std::string d = tmp / "libtensorgl-dir.so";
@@ -416,6 +437,7 @@ TEST(LoaderFailure, DirectoryIsNotARegularFile) {
     expect_failure(d, TGL_ERROR_PLUGIN_INSECURE, {d, "not a regular file", "a directory"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, WrongElfClassMachineAndType) {
     TempDir tmp;
     const std::string cls = tmp / "libtensorgl-cls.so";
@@ -441,6 +463,7 @@ TEST(LoaderFailure, WrongElfClassMachineAndType) {
     expect_failure(type, TGL_ERROR_PLUGIN_NOT_LOADABLE, {type, "not a shared object: its ELF type is executable"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, DlopenErrorIsReported) {
     // An ELF file the loader's own checks pass and dlopen refuses: an OS ABI glibc does not know.
     TempDir tmp;
@@ -450,6 +473,7 @@ TEST(LoaderFailure, DlopenErrorIsReported) {
     expect_failure(f, TGL_ERROR_PLUGIN_NOT_LOADABLE, {f, "dlopen failed: "});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, DamagedProgramHeaderTableIsRefused) {
     TempDir tmp;
     const std::string f = tmp / "libtensorgl-phent.so";
@@ -460,6 +484,7 @@ TEST(LoaderFailure, DamagedProgramHeaderTableIsRefused) {
                            std::to_string(sizeof(Elf64_Phdr))});
 }
 
+// Checks TGL-P-6 (plugin_api.h, plugin rules).
 TEST(LoaderFailure, DuplicateNameFromAnotherFile) {
     LoadResult orig = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(orig.status, TGL_OK) << orig.message;
@@ -993,6 +1018,7 @@ bool can_chown() { return ::geteuid() == 0; }
 // ---- Defect 2: who may change the plugin. Every directory the path passes through, as given and
 // through every symlink on it, must be writable by no one but root and this process's user.
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderPathTrust, SymlinkedDirectoryInWorldWritableDirectoryIsRefused) {
     // The case: ww/ is world-writable (not sticky) and d a symlink in it to a safe
     // directory: anybody may repoint d to a directory with their own plugin.
@@ -1020,6 +1046,7 @@ TEST(LoaderPathTrust, SymlinkedDirectoryInWorldWritableDirectoryIsRefused) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderPathTrust, SymlinkTargetInWorldWritableDirectoryIsRefused) {
     // The other way round: a safe path whose symlink leads through a world-writable directory.
     TempDir tmp;
@@ -1036,6 +1063,7 @@ TEST(LoaderPathTrust, SymlinkTargetInWorldWritableDirectoryIsRefused) {
                    {"parent directory " + ww + " is world-writable", "'inner'"});
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderPathTrust, SymlinkOwnedByAnotherUserIsRefused) {
     // In a sticky world-writable directory (like /tmp) a symlink's owner may repoint it: the
     // stranger's symlink is refused, wherever it points, and ours is followed.
@@ -1070,6 +1098,7 @@ TEST(LoaderPathTrust, SymlinkOwnedByAnotherUserIsRefused) {
     tgl_plugin_release(r.plugin);
 }
 
+// Checks TGL-P-1 (plugin_api.h, plugin rules).
 TEST(LoaderPathTrust, FileOrDirectoryOwnedByAnotherUserIsRefused) {
     // "Owner" is root or the process's effective user: a test running as root accepts only
     // root's files, so a file or directory given to another uid is refused.

@@ -22,6 +22,8 @@ Plugin::Plugin(const std::string& name_or_path) {
     const char* p = tgl_plugin_path(plugin_);
     name_ = n ? n : "?";
     path_ = p ? p : name_or_path;
+    loader_api_ = api_;
+    api_ = counted_api(name_, api_, &counted_);
 }
 
 Plugin::~Plugin() { tgl_plugin_release(plugin_); }

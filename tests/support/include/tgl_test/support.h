@@ -123,7 +123,10 @@ public:
     Plugin(const Plugin&) = delete;
     Plugin& operator=(const Plugin&) = delete;
 
+    // The table the tests call (with TGL_TEST_OP_REPORT set: a copy whose run_op is counted).
     const tgl_plugin_api& api() const { return *api_; }
+    // The loader's table for this plugin (tgl_plugin_get_api), as it is.
+    const tgl_plugin_api& loader_api() const { return *loader_api_; }
     tgl_plugin* raw() const { return plugin_; }
     const std::string& name() const { return name_; }
     const std::string& path() const { return path_; }
@@ -133,8 +136,15 @@ public:
 private:
     tgl_plugin* plugin_ = nullptr;
     const tgl_plugin_api* api_ = nullptr;
+    const tgl_plugin_api* loader_api_ = nullptr;
+    tgl_plugin_api counted_;  // the table with run_op counted for the op report (op_report.cpp)
     std::string name_, path_;
 };
+
+// With TGL_TEST_OP_REPORT set: `copy` filled with `api`, its run_op counting each call per op id
+// and outcome for the op report written at exit (the op_coverage ctest reads it); returns copy.
+// Otherwise (or past the plugins it can count) returns api.
+const tgl_plugin_api* counted_api(const std::string& plugin_name, const tgl_plugin_api* api, tgl_plugin_api* copy);
 
 // The configured plugin of a role, loaded at first use (throws Failure if it is not configured).
 Plugin& plugin(Role role = Role::Plugin);
