@@ -59,6 +59,10 @@ def parse_header(text):
         name, value = m.group(1), m.group(2)
         if value.startswith('"') or "(" in name:
             continue
+        if value.startswith("TGL_STRUCT_SIZE("):
+            # A published params size (TGL_X_PARAMS_SIZE_V1_n): offsetof + sizeof of a field, which
+            # ctypes gives at run time (tensorgl.abi.published_size); not a literal constant.
+            continue
         try:
             constants[name] = _eval_int(value, constants, name)
         except GenError:
@@ -88,6 +92,8 @@ def parse_header(text):
     for m in re.finditer(r"TGL_STATIC_ASSERT\(\s*(sizeof|offsetof)\((tgl_[a-z0-9_]+)(?:\s*,\s*([a-z0-9_]+))?\)"
                          r"\s*==\s*([^,]+),", src):
         kind, struct, field, expr = m.groups()
+        if re.fullmatch(r"\s*TGL_[A-Z0-9_]+_SIZE_V\d+_\d+\s*", expr):
+            continue  # "no tail padding" (sizeof == a published size): the literal pins cover the layout
         if struct not in structs:
             raise GenError("a pin names struct %s, which the header does not define" % struct)
         pins.append((struct, field if kind == "offsetof" else None,
@@ -250,7 +256,7 @@ def generate(root):
         catalogue = f.read()
     constants, enum_groups, typedefs, structs, pins = parse_header(header)
     ops = parse_catalogue(catalogue, constants, structs)
-    header_ops = {v for k, v in constants.items() if k.startswith("TGL_OP_") and k != "TGL_OP_INVALID"}
+    header_ops = {v for k, v in constants.items() if k.startswith("TGL_OP_") and k not in ("TGL_OP_INVALID", "TGL_OP_ID_LIMIT")}
     missing = header_ops - {o["id"] for o in ops.values()}
     if missing:
         raise GenError("op ids of the header missing from the catalogue: %s" % sorted(missing))
