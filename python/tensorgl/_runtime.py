@@ -54,6 +54,11 @@ class LoadOptions(ctypes.Structure):
                 ("reserved", ctypes.c_uint32)]
 
 
+class ProfileEntry(ctypes.Structure):
+    _fields_ = [("node_name", ctypes.c_char_p), ("op_type", ctypes.c_char_p), ("device_ops", ctypes.c_uint32),
+                ("runs", ctypes.c_uint32), ("total_ns", ctypes.c_uint64), ("device_timer", ctypes.c_uint32)]
+
+
 def _runtime_candidates(path):
     if path:
         return [("the path given", os.fspath(path))]
@@ -85,6 +90,7 @@ class Runtime:
                 ("tglrt_device_open", ctypes.c_int32, [ctypes.c_char_p, u32, ctypes.POINTER(vp)]),
                 ("tglrt_device_close", ctypes.c_int32, [vp]),
                 ("tglrt_device_plugin_name", ctypes.c_char_p, [vp]),
+                ("tglrt_model_load", ctypes.c_int32, [vp, ctypes.c_char_p, ctypes.POINTER(vp)]),
                 ("tglrt_model_load_ex", ctypes.c_int32, [vp, ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(vp)]),
                 ("tglrt_model_load_bytes", ctypes.c_int32, [vp, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(vp)]),
                 ("tglrt_model_free", None, [vp]),
@@ -92,7 +98,11 @@ class Runtime:
                 ("tglrt_model_output_count", u32, [vp]),
                 ("tglrt_model_input_info", ctypes.c_int32, [vp, u32, ctypes.POINTER(TensorInfo)]),
                 ("tglrt_model_output_info", ctypes.c_int32, [vp, u32, ctypes.POINTER(TensorInfo)]),
-                ("tglrt_model_run", ctypes.c_int32, [vp, ctypes.POINTER(vp), u64p, u32, ctypes.POINTER(vp), u64p, u32])):
+                ("tglrt_model_run", ctypes.c_int32, [vp, ctypes.POINTER(vp), u64p, u32, ctypes.POINTER(vp), u64p, u32]),
+                ("tglrt_model_memory", ctypes.c_int32, [vp, u64p, u64p, u64p]),
+                ("tglrt_model_set_profiling", ctypes.c_int32, [vp, ctypes.c_int]),
+                ("tglrt_model_profile_count", u32, [vp]),
+                ("tglrt_model_profile_entry", ctypes.c_int32, [vp, u32, ctypes.POINTER(ProfileEntry)])):
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = restype, argtypes
         self.lib = lib

@@ -119,3 +119,14 @@ def test_backend_prepare_and_run_model(plugin):
     np.testing.assert_allclose(y, reference(x)[0], rtol=1e-4, atol=1e-5, err_msg="seed %d" % SEED)
     y2, _ = backend.run_model(model, {"x": x}, device=DEVICE_OF[plugin])
     np.testing.assert_allclose(y2, y, rtol=1e-6, atol=1e-7)
+
+
+def test_runtime_found_next_to_libtensorgl():
+    """The package finds libtensorgl_runtime in the directory of $TENSORGL_LIB (docs/python.md)."""
+    from tensorgl._runtime import FILE_NAME, Runtime, default_runtime
+    lib = os.environ.get("TENSORGL_LIB")
+    if not lib:
+        pytest.skip("TENSORGL_LIB is not set")
+    assert default_runtime().path == os.path.join(os.path.dirname(lib), FILE_NAME)
+    with pytest.raises(OSError, match="libtensorgl_runtime not found; tried the path given: /nonexistent/x.so"):
+        Runtime("/nonexistent/x.so")
