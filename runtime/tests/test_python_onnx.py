@@ -130,3 +130,20 @@ def test_runtime_found_next_to_libtensorgl():
     assert default_runtime().path == os.path.join(os.path.dirname(lib), FILE_NAME)
     with pytest.raises(OSError, match="libtensorgl_runtime not found; tried the path given: /nonexistent/x.so"):
         Runtime("/nonexistent/x.so")
+
+
+def test_session_record_graph_and_fixed_inputs(tmp_path):
+    """record_graph replays the plan as an ABI 1.2 graph; fixed_inputs binds a shape parameter."""
+    rng = np.random.default_rng(SEED)
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Tanh", ["r"], ["y"])],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+                                    helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
+    path = tmp_path / "reshape.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+    with tgo.InferenceSession(path, plugin=PLUGINS[-1], fixed_inputs={"shape": np.array([3, 4], np.int64)},
+                              record_graph=True) as sess:
+        assert [a.name for a in sess.get_inputs()] == ["x"]  # the bound input is a constant now
+        x = rng.standard_normal((2, 6)).astype(np.float32)
+        [y] = sess.run(["y"], {"x": x})
+        np.testing.assert_allclose(y, np.tanh(x.reshape(3, 4)), rtol=1e-5, atol=1e-6, err_msg="seed %d" % SEED)
