@@ -14,8 +14,8 @@ Modules: tensorgl.functional (torch.nn.functional-like functions; all of them ar
 tensorgl.ops (every ABI op by its ABI name, keyword params generated from plugin_api.h),
 tensorgl.abi (the ctypes layer generated from plugin_api.h). libtensorgl is found through
 $TENSORGL_LIB, the install this package belongs to, or the system's library path (see
-tensorgl.Library). docs/python.md is the guide. (tensorgl.onnx is reserved for the ONNX runtime's
-Python session.)
+tensorgl.Library). docs/python.md is the guide. tensorgl.onnx runs ONNX models through the ONNX runtime
+(libtensorgl_runtime; an onnxruntime-like InferenceSession and an onnx Backend).
 """
 
 from . import abi, functional, ops

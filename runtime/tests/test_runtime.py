@@ -306,9 +306,7 @@ def test_float32_cumsum_and_logsumexp(tmp_path, plugin):
 def test_c_api_argument_errors(tmp_path):
     """The C API through ctypes: bad arguments get a status and a message, and lose nothing."""
     import ctypes
-    import sys
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-    import node_tests as nt
+    import tensorgl._runtime as nt  # the package's binding (ctest puts <build>/python on PYTHONPATH)
     lib_path = os.environ.get("TGLRT_LIB", "")
     if not lib_path:
         pytest.skip("TGLRT_LIB is not set")

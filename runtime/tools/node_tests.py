@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ONNX's backend node tests through the tensorgl runtime (C API over ctypes).
+"""ONNX's backend node tests through the tensorgl runtime (the C API through the package tensorgl's binding, tensorgl._runtime).
 
 Every case of onnx.backend.test.case.node.collect_testcases (python3-onnx 1.12: 924 cases) is
 written to a temporary directory (model.onnx, inputs and expected outputs as .npy), loaded by the
@@ -18,10 +18,8 @@ The cases run in a worker process per plugin; a crash fails that case and the wo
 """
 import argparse
 import collections
-import ctypes
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -39,6 +37,9 @@ with warnings.catch_warnings():
 
 import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
+
+# The package's binding of the runtime (ctest puts <build>/python on PYTHONPATH).
+from tensorgl._runtime import DTYPES, UNSUPPORTED, OnnxRuntimeError, Runtime  # noqa: E402
 
 # The neural-network op set of issue 17 (section 2's target).
 NN_OPS = [
@@ -59,126 +60,36 @@ NN_OPS = [
     "IsNaN", "IsInf", "Shape", "Size", "ConstantOfShape", "Constant",
 ]
 
-TGLRT_ERROR_UNSUPPORTED = 4
-MAX_RANK = 8
-
-
-class TensorInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_uint32),
-                ("shape", ctypes.c_int64 * MAX_RANK), ("bytes", ctypes.c_uint64)]
-
-
-class FixedInput(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("bytes", ctypes.c_uint64)]
-
-
-class LoadOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
-                ("fixed_inputs", ctypes.POINTER(FixedInput)), ("record_graph", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint32)]
-
-
-class Runtime:
-    """The few C API calls the tests need."""
-
-    def __init__(self, lib_path):
-        lib = ctypes.CDLL(lib_path)
-        vp, u32 = ctypes.c_void_p, ctypes.c_uint32
-        lib.tglrt_last_error.restype = ctypes.c_char_p
-        lib.tglrt_status_name.restype = ctypes.c_char_p
-        lib.tglrt_device_open.argtypes = [ctypes.c_char_p, u32, ctypes.POINTER(vp)]
-        lib.tglrt_device_close.argtypes = [vp]
-        lib.tglrt_model_load.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp)]
-        lib.tglrt_model_load_ex.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(LoadOptions), ctypes.POINTER(vp)]
-        lib.tglrt_model_free.argtypes = [vp]
-        lib.tglrt_model_input_count.argtypes = [vp]
-        lib.tglrt_model_input_count.restype = u32
-        lib.tglrt_model_output_count.argtypes = [vp]
-        lib.tglrt_model_output_count.restype = u32
-        lib.tglrt_model_input_info.argtypes = [vp, u32, ctypes.POINTER(TensorInfo)]
-        lib.tglrt_model_output_info.argtypes = [vp, u32, ctypes.POINTER(TensorInfo)]
-        lib.tglrt_model_run.argtypes = [vp, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint64), u32,
-                                        ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_uint64), u32]
-        self.lib = lib
-
-    def error(self, status):
-        return "%s: %s" % (self.lib.tglrt_status_name(status).decode(), self.lib.tglrt_last_error().decode())
-
-    def open(self, plugin):
-        dev = ctypes.c_void_p()
-        s = self.lib.tglrt_device_open(plugin.encode(), 0, ctypes.byref(dev))
-        if s:
-            raise RuntimeError(self.error(s))
-        return dev
-
-    def infos(self, model, count_fn, info_fn):
-        out = []
-        for i in range(count_fn(model)):
-            ti = TensorInfo()
-            info_fn(model, i, ctypes.byref(ti))
-            out.append(ti)
-        return out
-
-
-# bfloat16 (16): ONNX's test data holds its bits as uint16.
-NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 16: np.uint16}
-
-
-NEEDS_FIXED = re.compile(r"input \d+ \('([^']*)'\) must be known when the model is loaded")
-
-
-def load(rt, dev, case_dir, arrays, graph):
-    """Loads the case's model. An input the runtime needs at load (a shape parameter such as
-    Reshape's shape or TopK's k, which the node tests pass as graph inputs) is bound with the
-    case's value (tglrt_load_options.fixed_inputs) and the load retried. Returns
-    (model or None, status, message, fixed input names)."""
-    fixed = []
-    while True:
-        keep = [np.ascontiguousarray(arrays[n]) for n in fixed]
-        items = (FixedInput * max(len(fixed), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
-        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(fixed), items, int(graph), 0)
-        model = ctypes.c_void_p()
-        s = rt.lib.tglrt_model_load_ex(dev, os.path.join(case_dir, "model.onnx").encode(), ctypes.byref(opts), ctypes.byref(model))
-        if s == 0:
-            return model, 0, "", fixed
-        msg = rt.error(s)
-        m = NEEDS_FIXED.search(msg)
-        if s != TGLRT_ERROR_UNSUPPORTED or not m or m.group(1) not in arrays or m.group(1) in fixed:
-            return None, s, msg, fixed
-        fixed.append(m.group(1))
+# NP_OF: tglrt_dtype -> numpy dtype (bfloat16: ONNX's test data holds its bits as uint16).
+NP_OF = {code: np_type for code, (np_type, _) in DTYPES.items()}
 
 
 def run_case(rt, dev, case_dir, graph):
     """Returns (status, reason, fixed input names)."""
     meta = json.load(open(os.path.join(case_dir, "case.json")))
     arrays = {n: np.load(os.path.join(case_dir, "in%d.npy" % i)) for i, n in enumerate(meta["inputs"])}
-    model, s, msg, fixed = load(rt, dev, case_dir, arrays, graph)
-    if s:
-        return ("unsupported" if s == TGLRT_ERROR_UNSUPPORTED else "fail"), msg, fixed
+    try:
+        model, fixed = rt.load_fixing(dev, os.path.join(case_dir, "model.onnx"), arrays, graph)
+    except OnnxRuntimeError as e:
+        msg = "%s: %s" % (e.status_name, e.message)
+        return ("unsupported" if e.status == UNSUPPORTED else "fail"), msg, []
     status, reason = compare(rt, model, meta, case_dir, arrays)
     return status, reason, fixed
 
 
 def compare(rt, model, meta, case_dir, arrays):
     try:
-        ins = rt.infos(model, rt.lib.tglrt_model_input_count, rt.lib.tglrt_model_input_info)
-        outs = rt.infos(model, rt.lib.tglrt_model_output_count, rt.lib.tglrt_model_output_info)
-        in_bufs = []
-        for ti in ins:
-            a = np.ascontiguousarray(arrays[ti.name.decode()])
-            in_bufs.append(a)
+        ins, outs = rt.infos(model, True), rt.infos(model, False)
+        in_bufs = [np.ascontiguousarray(arrays[ti.name.decode()]) for ti in ins]
         out_bufs = []
         for ti in outs:
             if ti.dtype not in NP_OF:
                 return "fail", "output dtype %d" % ti.dtype
             out_bufs.append(np.empty([ti.shape[d] for d in range(ti.rank)], dtype=NP_OF[ti.dtype]))
-        ip = (ctypes.c_void_p * max(len(in_bufs), 1))(*[a.ctypes.data for a in in_bufs])
-        ib = (ctypes.c_uint64 * max(len(in_bufs), 1))(*[a.nbytes for a in in_bufs])
-        op = (ctypes.c_void_p * max(len(out_bufs), 1))(*[a.ctypes.data for a in out_bufs])
-        ob = (ctypes.c_uint64 * max(len(out_bufs), 1))(*[a.nbytes for a in out_bufs])
-        s = rt.lib.tglrt_model_run(model, ip, ib, len(in_bufs), op, ob, len(out_bufs))
-        if s:
-            return "fail", "run: " + rt.error(s)
+        try:
+            rt.run(model, in_bufs, out_bufs)
+        except OnnxRuntimeError as e:
+            return "fail", "run: %s: %s" % (e.status_name, e.message)
         by_name = {ti.name.decode(): a for ti, a in zip(outs, out_bufs)}
         for i, name in enumerate(meta["outputs"]):
             ref = np.load(os.path.join(case_dir, "out%d.npy" % i))
