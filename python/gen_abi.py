@@ -51,6 +51,9 @@ def _eval_int(expr, constants, what):
 
 def parse_header(text):
     src = _strip_comments(text)
+    # The binding is LP64 (sizeof(void*) is 8 above): the header's ILP32 pins (the #elif branch
+    # for 4-byte pointers) are left out.
+    src = re.sub(r"^#elif UINTPTR_MAX == 0xFFFFFFFFu\n.*?(?=^#endif)", "", src, flags=re.S | re.M)
     constants, typedefs, structs, pins = {}, {}, {}, []
     enum_groups = []
 

@@ -15,7 +15,7 @@ import sys
 SOURCES = (".c", ".cpp", ".h", ".hpp", ".py")
 LITERAL = re.compile(r"[\"']((?:TGL|TENSORGL)_[A-Z0-9_]*)[\"']")
 SHELL = re.compile(r"\$\{?((?:TGL|TENSORGL)_[A-Z0-9_]+)")
-HEADERS = ("plugin_api/tensorgl/plugin_api.h", "loader/include/tensorgl/loader.h")
+HEADERS = ("plugin_api/tensorgl/plugin_api.h", "plugin_api/tensorgl/ops.h", "loader/include/tensorgl/loader.h")
 
 
 def files(root):
