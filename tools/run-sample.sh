@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 "$root/tools/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build" -j "$(nproc)" --target tgl_sample_c tgl_sample_transformer
+cmake --build "$build" -j "$(nproc)" --target tgl_sample_c tgl_sample_transformer tensorgl_info
 "$build/bin/tgl_sample_c" gles
 echo
 "$build/bin/tgl_sample_transformer" gles
