@@ -146,6 +146,7 @@ public:
     void host_out(size_t i, int32_t type, const Shape& shape, std::vector<uint8_t> bytes);
     // A temporary device value.
     Operand temp(const Shape& shape, int32_t type);
+    Operand with_storage(const std::string& name, const Shape& shape, int32_t type);
     // A constant uploaded once (a scalar or small tensor of `type` given as doubles).
     Operand constant(int32_t type, const Shape& shape, const std::vector<double>& values);
 

@@ -323,19 +323,14 @@ Operand Lowering::out(size_t i, const Shape& shape, int32_t type) {
     if (type < 0) type = in_v(0).type;
     if (device_dtype(type) == TGL_DTYPE_INVALID)
         unsupported("output " + std::to_string(i) + " has dtype " + onnx_type_name(type) + ", which the device cannot hold");
-    std::string name = i < n_out() ? node.output((int)i) : std::string();
-    int id = new_value(name, type, shape);
-    Storage s;
-    s.bytes = (uint64_t)numel(shape) * tgl_dtype_size(device_dtype(type));
-    plan_.values[id].storage = (int)plan_.storages.size();
-    plan_.storages.push_back(std::move(s));
-    Operand o;
-    o.value = id;
-    return o;
+    return with_storage(i < n_out() ? node.output((int)i) : std::string(), shape, type);
 }
 
-Operand Lowering::temp(const Shape& shape, int32_t type) {
-    int id = new_value("", type, shape);
+Operand Lowering::temp(const Shape& shape, int32_t type) { return with_storage("", shape, type); }
+
+// A new value with a storage of its own, sized for its shape and device dtype.
+Operand Lowering::with_storage(const std::string& name, const Shape& shape, int32_t type) {
+    int id = new_value(name, type, shape);
     Storage s;
     s.bytes = (uint64_t)numel(shape) * tgl_dtype_size(device_dtype(type));
     plan_.values[id].storage = (int)plan_.storages.size();
