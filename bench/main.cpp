@@ -8,6 +8,7 @@
 // Options take their value as --opt=VALUE or --opt VALUE (getopt_long); a bad option or value
 // exits with status 2 and a message naming both.
 #include "cases.h"
+#include "gpu_clock.h"
 #include "report.h"
 #include "timing.h"
 
@@ -821,6 +822,7 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
                 return elapsed / batch;
             },
             o.timing, c.batch);
+        r.sm_clock_mhz = sm_clock_mhz();
         // The timed samples are the last ones measure() took.
         if (gpu.size() >= size_t(r.st.samples)) {
             std::vector<double> timed(gpu.end() - r.st.samples, gpu.end());

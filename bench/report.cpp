@@ -75,6 +75,8 @@ void print_table(const Run& run) {
         } else {
             std::string note = r.note;
             if (!r.c.label.empty()) note = r.c.label + (note.empty() ? "" : "; " + note);
+            if (r.sm_clock_mhz > 0) note += (note.empty() ? "" : "; ") + fmt("SM %d MHz", r.sm_clock_mhz);
+            if (!r.st.settled) note += (note.empty() ? "" : "; ") + std::string("warm-up did not settle");
             row.insert(row.end(),
                        {num(r.st.median_s * 1e3), fmt("%.1f", 100 * r.st.rel_mad()),
                         std::to_string(r.st.samples) + "x" + std::to_string(r.st.batch),
@@ -120,6 +122,9 @@ json::Value to_json(const Run& run) {
     timing.set("max_time_s", run.timing.max_time_s);
     timing.set("min_samples", run.timing.min_samples);
     timing.set("warmup_s", run.timing.warmup_s);
+    timing.set("warmup_max_s", run.timing.warmup_max_s);
+    timing.set("settle_samples", run.timing.settle_samples);
+    timing.set("settle_rel", run.timing.settle_rel);
     timing.set("target_sample_s", run.timing.target_sample_s);
     root.set("timing", timing);
     Value plugin = Value::object();
@@ -165,6 +170,9 @@ json::Value to_json(const Run& run) {
         row.set("gflops", ok && r.flops > 0 ? Value(r.gflops()) : Value());
         row.set("pct_copy", pct_copy(run, r) > 0 ? Value(pct_copy(run, r)) : Value());
         row.set("gpu_ms", ok && r.gpu_s > 0 ? Value(r.gpu_s * 1e3) : Value());
+        row.set("warmup_samples", r.st.warmup_samples);
+        row.set("settled", r.st.settled);
+        row.set("sm_clock_mhz", ok && r.sm_clock_mhz > 0 ? Value(r.sm_clock_mhz) : Value());
         row.set("note", r.note);
         if (!r.extra.empty()) {
             Value extra = Value::object();

@@ -9,7 +9,8 @@
 //                    "status": "ok" | "skipped" | "error", "reason",
 //                    "median_ms", "mad_ms", "rel_mad", "min_ms", "first_ms", "samples", "batch",
 //                    "bytes", "flops", "gbps", "gflops", "pct_copy", "gpu_ms": number | null,
-//                    "note" } ],
+//                    "warmup_samples", "settled", "sm_clock_mhz": number | null, "note" } ],
+//   settled: false where the warm-up ran out of time before the timings settled (timing.h).
 //   gpu_ms: median device time per run from the ABI 1.1 timer (timer_begin/timer_end around each
 //   sample; GL_EXT_disjoint_timer_query on GLES), null where the plugin/driver has none.
 //     "baseline": { the same object for --baseline's plugin } (optional) }
@@ -34,6 +35,7 @@ struct Result {
     std::string note;    // extra for people (us/op, first-op phases)
     Stats st;
     double gpu_s = 0;       // median device time per run from the ABI 1.1 timer (0: none)
+    int sm_clock_mhz = -1;  // the GPU's SM clock right after the timed samples (-1: unknown)
     int gpu_discarded = 0;  // samples dropped for TGL_TIMER_DISJOINT
     double bytes = 0, flops = 0;
     std::vector<std::pair<std::string, double>> extra;  // suite-specific numbers (JSON "extra")

@@ -23,6 +23,15 @@ static double median_of(std::vector<double> v) {
     return 0.5 * (lo + hi);
 }
 
+// The last n samples lie within rel of their minimum.
+static bool settled(const std::vector<double>& xs, int n, double rel) {
+    if (static_cast<int>(xs.size()) < n) return false;
+    auto first = xs.end() - n;
+    const double lo = *std::min_element(first, xs.end());
+    const double hi = *std::max_element(first, xs.end());
+    return hi <= lo * (1 + rel);
+}
+
 Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg, int fixed_batch,
               bool warm) {
     Stats st;
@@ -41,10 +50,20 @@ Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg,
     }
     st.batch = batch;
 
-    // 3. Warm-up at the sampling batch.
-    if (warm) {
-        double t0 = now_s();
-        while (now_s() - t0 < cfg.warmup_s && per_run * batch < cfg.warmup_s) sample(batch);
+    // 3. Warm-up at the sampling batch, until the timings settle (TimingConfig says why).
+    if (warm && cfg.warmup_s > 0) {
+        std::vector<double> ws;
+        const double t0 = now_s();
+        for (;;) {
+            ws.push_back(sample(batch));
+            const double elapsed = now_s() - t0;
+            if (elapsed >= cfg.warmup_s && settled(ws, cfg.settle_samples, cfg.settle_rel)) break;
+            if (elapsed >= cfg.warmup_max_s) {
+                st.settled = false;
+                break;
+            }
+        }
+        st.warmup_samples = static_cast<int>(ws.size());
     }
 
     // 4. Timed samples until the spread is small, or time or count runs out.

@@ -8,7 +8,14 @@
 namespace bench {
 
 struct TimingConfig {
-    double warmup_s = 0.2;         // warm-up after the first (cold) run
+    // Warm-up after the first (cold) run: at least warmup_s, then until timings settle (the last
+    // settle_samples samples within settle_rel of each other) or warmup_max_s has passed. An idle
+    // GPU runs at a low clock and ramps up under load; sampling before it settles timed one row
+    // 3x slow (issue 19: 17.6 ms against 6.1 ms on an H100 that had been idle).
+    double warmup_s = 0.2;
+    double warmup_max_s = 3.0;
+    int settle_samples = 3;
+    double settle_rel = 0.03;
     double target_sample_s = 0.02; // calibrate batch so that one sample takes about this long
     int max_batch = 1000;
     int min_samples = 5;
@@ -24,6 +31,8 @@ struct Stats {
     double first_s = 0;   // the first run of the process for this case: shader compile etc.
     int samples = 0;
     int batch = 0;        // runs per sample
+    int warmup_samples = 0;  // samples the warm-up took
+    bool settled = true;     // false: the warm-up ran out of time before timings settled
     double rel_mad() const { return median_s > 0 ? mad_s / median_s : 0; }
 };
 

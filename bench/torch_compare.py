@@ -245,10 +245,20 @@ def measure(sample, cfg, fixed_batch=0, warm=True):
             per_run = min(per_run, sample(1))
         batch = int(min(max(math.ceil(cfg["target_sample_s"] / max(per_run, 1e-9)), 1),
                         cfg["max_batch"]))
-    if warm:
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < cfg["warmup_s"] and per_run * batch < cfg["warmup_s"]:
-            sample(batch)
+    warmup_samples, settled = 0, True
+    if warm and cfg["warmup_s"] > 0:  # until timings settle, as bench/timing.cpp (timing.h: why)
+        ws, t0 = [], time.monotonic()
+        while True:
+            ws.append(sample(batch))
+            elapsed = time.monotonic() - t0
+            last = ws[-cfg["settle_samples"]:]
+            if (elapsed >= cfg["warmup_s"] and len(last) == cfg["settle_samples"]
+                    and max(last) <= min(last) * (1 + cfg["settle_rel"])):
+                break
+            if elapsed >= cfg["warmup_max_s"]:
+                settled = False
+                break
+        warmup_samples = len(ws)
     xs, t0 = [], time.monotonic()
     while True:
         xs.append(sample(batch))
@@ -263,7 +273,30 @@ def measure(sample, cfg, fixed_batch=0, warm=True):
             break
     med, mad = median_mad(xs)
     return dict(median_s=med, mad_s=mad, min_s=min(xs), first_s=first, samples=len(xs),
-                batch=batch)
+                batch=batch, warmup_samples=warmup_samples, settled=settled)
+
+
+_NVML = []
+
+
+def sm_clock_mhz(device=0):
+    """The GPU's SM clock in MHz from NVML (bench/gpu_clock.cpp does the same), None if unknown."""
+    import ctypes
+    if not _NVML:
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            count, handle = ctypes.c_uint(), ctypes.c_void_p()
+            ok = (lib.nvmlInit_v2() == 0 and lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) == 0
+                  and device < count.value
+                  and lib.nvmlDeviceGetHandleByIndex_v2(device, ctypes.byref(handle)) == 0)
+            _NVML.append((lib, handle) if ok else None)
+        except OSError:
+            _NVML.append(None)
+    if not _NVML[0]:
+        return None
+    lib, handle = _NVML[0]
+    mhz = ctypes.c_uint()
+    return mhz.value if lib.nvmlDeviceGetClockInfo(handle, 1, ctypes.byref(mhz)) == 0 else None
 
 
 FIRST_OP_CHILD = r"""
@@ -291,7 +324,8 @@ def run_torch(cases, args):
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda", args.device)
     torch.cuda.set_device(dev)
-    cfg = dict(warmup_s=0.2, target_sample_s=0.02, max_batch=1000, min_samples=5,
+    cfg = dict(warmup_s=0.2, warmup_max_s=3.0, settle_samples=3, settle_rel=0.03,
+               target_sample_s=0.02, max_batch=1000, min_samples=5,
                max_samples=100, target_rel_mad=0.02, max_time_s=args.max_time or 2.0)
     if args.quick:
         cfg.update(warmup_s=0, target_sample_s=0.002, max_batch=20, min_samples=3, max_samples=20,
@@ -365,6 +399,7 @@ def run_torch(cases, args):
                     return start.elapsed_time(end) / 1e3 / batch
 
                 st = measure(sample, cfg, c.get("batch") or 0)
+                st["sm_clock_mhz"] = sm_clock_mhz(args.device)
                 graphs.clear()
                 if c["variant"] in ("chain", "graph", "sync"):
                     row["note"] = "%.2f us/op" % (st["median_s"] * 1e6)
@@ -381,6 +416,8 @@ def run_torch(cases, args):
             row.update(median_ms=med * 1e3, mad_ms=st["mad_s"] * 1e3, rel_mad=st["mad_s"] / med,
                        min_ms=st["min_s"] * 1e3, first_ms=st["first_s"] * 1e3,
                        samples=st["samples"], batch=st["batch"],
+                       warmup_samples=st.get("warmup_samples", 0), settled=st.get("settled", True),
+                       sm_clock_mhz=st.get("sm_clock_mhz"),
                        gbps=row["bytes"] / med / 1e9 if row["bytes"] else None,
                        gflops=row["flops"] / med / 1e9 if row["flops"] else None)
         else:
@@ -552,8 +589,8 @@ def markdown_table(ours, torch_run):
              "(ratios: ours/torch; latency, first_op, memory: ours alone; f16: ours f16 vs ours f32).",
              "",
              "| op | shape | dtype | ours ms | ours gpu ms | torch ms | ours/torch | target | met "
-             "| ours GB/s | torch GB/s | ours GFLOP/s | torch GFLOP/s | note |",
-             "|---|---|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|---|"]
+             "| ours GB/s | torch GB/s | ours GFLOP/s | torch GFLOP/s | SM MHz ours / torch | note |",
+             "|---|---|---|--:|--:|--:|--:|---|---|--:|--:|--:|--:|--:|---|"]
     for row in ratio_rows(ours, torch_run):
         o, t = row["ours"], row["torch"] or {}
         op = row["op"] + ("[%s]" % row["variant"] if row["variant"] else "")
@@ -563,12 +600,15 @@ def markdown_table(ours, torch_run):
         elif o.get("note") and (row["variant"] in ("chain", "graph") or row["op"] in ("first_op", "memory")):
             note += "; " + o["note"]
         met = {True: "yes", False: "**no**", None: "-"}[row["met"]]
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        clocks = "%s / %s" % (o.get("sm_clock_mhz") or "-", t.get("sm_clock_mhz") or "-")
+        if o.get("settled") is False or t.get("settled") is False:
+            note += "; warm-up did not settle (%s)" % ("ours" if o.get("settled") is False else "torch")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             op, row["shape"], row["dtype"], fmt(o.get("median_ms")), fmt(o.get("gpu_ms")),
             fmt(t.get("median_ms")),
             "%.3f" % row["ratio"] if row["ratio"] is not None else "-", row["target"] or "-", met,
             fmt(o.get("gbps")), fmt(t.get("gbps")), fmt(o.get("gflops")), fmt(t.get("gflops")),
-            note.replace("|", "/")))
+            clocks, note.replace("|", "/")))
     return "\n".join(lines) + "\n"
 
 
