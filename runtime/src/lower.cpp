@@ -1454,15 +1454,167 @@ void lower_depth_space(Lowering& L) {
     L.emit(TGL_OP_PERMUTE, &p, {view(x, L.in_v(0), in6)}, {view(Y, L.v(Y.value), out6)});
 }
 
-// Resize / Upsample onto the ABI's PyTorch-style upsampling: nearest with asymmetric coordinates
-// and floor rounding (PyTorch's 'nearest'), and linear over 2 spatial dims with half_pixel
-// (PyTorch's align_corners=False) or align_corners. Other modes name what is missing.
+// ---------------------------------------------------------------------------------------------
+// Resize in every ONNX mode, as separable per-axis maps onto existing ops: the source positions
+// and weights of each output position are computed on the host exactly as ONNX's reference
+// (onnx/backend/test/case/node/resize.py) computes them; nearest becomes an index_select (exact
+// bits), linear and cubic one matmul by the (out, in) weight matrix; tf_crop_and_resize's
+// positions outside the image get the extrapolation value by a where.
+
+struct ResizeAxis {
+    std::vector<std::vector<std::pair<int64_t, double>>> taps;  // per output position: (source, weight)
+    std::vector<bool> extrapolated;                             // per output position
+    bool identity = true;
+};
+
+ResizeAxis resize_axis(const Lowering& L, const std::string& mode, const std::string& ctm, const std::string& nm,
+                       double cubic_a, bool exclude_outside, int64_t in, int64_t out, double scale, bool scale_f32,
+                       float roi0, float roi1) {
+    ResizeAxis r;
+    // The reference's output_width is scale * input_width, in float32 when the scales came as float32.
+    double ow = scale_f32 ? (double)((float)scale * (float)in) : scale * (double)in;
+    for (int64_t x = 0; x < out; ++x) {
+        double xo;
+        bool outside = false;
+        if (ctm == "align_corners") xo = ow == 1 ? 0.0 : (double)(x * (in - 1)) / (ow - 1);
+        else if (ctm == "asymmetric") xo = (double)x / scale;
+        else if (ctm == "pytorch_half_pixel") xo = ow == 1 ? -0.5 : ((double)x + 0.5) / scale - 0.5;
+        else if (ctm == "half_pixel") xo = ((double)x + 0.5) / scale - 0.5;
+        else if (ctm == "tf_crop_and_resize") {
+            float span = roi1 - roi0, start = roi0 * (float)(in - 1);
+            xo = ow == 1 ? (double)(span * (float)(in - 1) / 2.0f) : (double)x * span * (double)(in - 1) / (ow - 1);
+            xo += start;
+            outside = xo < 0 || xo > (double)(in - 1);
+        } else L.invalid("coordinate_transformation_mode '" + ctm + "'");
+        r.extrapolated.push_back(outside);
+        std::vector<std::pair<int64_t, double>> taps;
+        if (outside) {
+            r.identity = false;
+            r.taps.push_back(taps);
+            continue;
+        }
+        double fl = std::floor(xo);
+        bool whole = xo == fl;
+        double ratio = whole ? 1.0 : xo - fl;
+        std::vector<double> c;
+        if (mode == "nearest") {
+            if (whole) c = {0, 1};
+            else if (nm == "round_prefer_floor") c = {ratio <= 0.5 ? 1.0 : 0.0, ratio > 0.5 ? 1.0 : 0.0};
+            else if (nm == "round_prefer_ceil") c = {ratio < 0.5 ? 1.0 : 0.0, ratio >= 0.5 ? 1.0 : 0.0};
+            else if (nm == "floor") c = {1, 0};
+            else if (nm == "ceil") c = {0, 1};
+            else L.invalid("nearest_mode '" + nm + "'");
+        } else if (mode == "linear") {
+            c = {1 - ratio, ratio};
+        } else if (mode == "cubic") {
+            const double A = cubic_a, r1 = ratio + 1, q = 1 - ratio, q1 = q + 1;
+            c = {((A * r1 - 5 * A) * r1 + 8 * A) * r1 - 4 * A, ((A + 2) * ratio - (A + 3)) * ratio * ratio + 1,
+                 ((A + 2) * q - (A + 3)) * q * q + 1, ((A * q1 - 5 * A) * q1 + 8 * A) * q1 - 4 * A};
+        } else L.invalid("mode '" + mode + "'");
+        // The n nearest positions of the edge-padded axis (ties to the smaller), paired with c in order.
+        int64_t n = (int64_t)c.size(), pad = (n + 1) / 2;
+        int64_t first = (int64_t)(whole ? xo - 1 : fl) - n / 2 + 1;
+        first = std::clamp<int64_t>(first, -pad, in + pad - n);
+        double total = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            int64_t idx = first + i;
+            if (exclude_outside && (idx < 0 || idx >= in)) c[(size_t)i] = 0;
+            total += c[(size_t)i];
+        }
+        if (exclude_outside && total == 0) L.unsupported("exclude_outside leaves output position " + std::to_string(x) + " without a source (0/0)");
+        double own = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            double w = exclude_outside ? c[(size_t)i] / total : c[(size_t)i];
+            if (w == 0) continue;
+            int64_t src = std::clamp<int64_t>(first + i, 0, in - 1);
+            taps.emplace_back(src, w);
+            if (src == x) own += w;
+        }
+        if (in != out || taps.size() != 1 || own != 1) r.identity = false;
+        r.taps.push_back(taps);
+    }
+    return r;
+}
+
+void lower_resize_separable(Lowering& L, const Shape& s, const Shape& y, const std::string& mode, const std::string& ctm,
+                            const std::string& nm, const std::vector<double>& scales) {
+    int32_t ty = L.in_v(0).type;
+    std::vector<double> roi;
+    if (ctm == "tf_crop_and_resize") {
+        if (!L.has_in(1)) L.invalid("tf_crop_and_resize needs the roi input");
+        roi = L.host_doubles(1);
+        if (roi.size() != 2 * s.size()) L.invalid("roi must hold 2 * rank entries");
+    }
+    double extrapolation = L.attr_f("extrapolation_value", 0.0f);
+    std::vector<std::pair<size_t, ResizeAxis>> axes;
+    for (size_t d = 0; d < s.size(); ++d) {
+        double scale = scales.empty() ? (double)y[d] / (double)s[d] : scales[d];
+        ResizeAxis a = resize_axis(L, mode, ctm, nm, L.attr_f("cubic_coeff_a", -0.75f), L.attr_i("exclude_outside", 0) != 0,
+                                   s[d], y[d], scale, !scales.empty(), roi.empty() ? 0.0f : (float)roi[d],
+                                   roi.empty() ? 1.0f : (float)roi[d + s.size()]);
+        if (!a.identity) axes.emplace_back(d, std::move(a));
+    }
+    Operand cur = L.dev(0);
+    Operand Y = L.out(0, y);
+    if (axes.empty()) {
+        L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {cur}, {Y});
+        return;
+    }
+    Shape cs = s;
+    // The innermost axis first, as the reference nests them (only the rounding order depends on it).
+    for (size_t k = axes.size(); k-- > 0;) {
+        size_t d = axes[k].first;
+        const ResizeAxis& a = axes[k].second;
+        int64_t in = cs[d], out = y[d];
+        int64_t pre = numel(Shape(cs.begin(), cs.begin() + d)), post = numel(Shape(cs.begin() + d + 1, cs.end()));
+        Shape ns = cs;
+        ns[d] = out;
+        bool extrapolates = std::find(a.extrapolated.begin(), a.extrapolated.end(), true) != a.extrapolated.end();
+        Operand dst = k == 0 && !extrapolates ? Y : L.temp(ns, ty);
+        Operand src3 = view(cur, L.v(cur.value), {pre, in, post}), dst3 = view(dst, L.v(dst.value), {pre, out, post});
+        if (mode == "nearest") {
+            std::vector<double> idx;
+            for (const auto& t : a.taps) idx.push_back(t.empty() ? 0.0 : (double)t[0].first);
+            tgl_axis_params p = make_params<tgl_axis_params>();
+            p.axis = 1;
+            L.emit(TGL_OP_INDEX_SELECT, &p, {src3, L.constant(TensorProto::INT32, {out}, idx)}, {dst3});
+        } else {
+            std::vector<double> w((size_t)(out * in), 0.0);
+            for (int64_t o = 0; o < out; ++o)
+                for (const auto& [src, wt] : a.taps[(size_t)o]) w[(size_t)(o * in + src)] += wt;
+            Operand W = L.constant(TensorProto::FLOAT, {out, in}, w);
+            if (ty != TensorProto::FLOAT) {  // the weights in the data's dtype (the plugin refuses other than f32/f16)
+                Operand wc = L.temp({out, in}, ty);
+                L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {W}, {wc});
+                W = wc;
+            }
+            L.emit<tgl_matmul_params>(TGL_OP_MATMUL, nullptr, {W, src3}, {dst3});
+        }
+        if (extrapolates) {
+            std::vector<double> m;
+            for (bool e : a.extrapolated) m.push_back(e ? 1.0 : 0.0);
+            Operand mask = L.temp({1, out, 1}, TensorProto::BOOL), value = L.temp({}, ty);
+            L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {L.constant(TensorProto::INT32, {1, out, 1}, m)}, {mask});
+            L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {L.constant(TensorProto::FLOAT, {}, {extrapolation})}, {value});
+            Operand filled = k == 0 ? Y : L.temp(ns, ty);
+            L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {mask, value, dst3}, {view(filled, L.v(filled.value), {pre, out, post})});
+            dst = filled;
+        }
+        cur = dst;
+        cs = ns;
+    }
+}
+
+// Resize / Upsample: PyTorch's modes onto the ABI's upsampling (nearest with asymmetric coordinates
+// and floor rounding; linear over 2 spatial dims with half_pixel or align_corners), every other
+// mode, coordinate transformation and axis by lower_resize_separable. Resize-10 and Upsample map
+// as Upsample did (asymmetric, floor).
 void lower_resize(Lowering& L) {
     const Shape& s = L.in_v(0).shape;
     bool upsample = L.node.op_type() == "Upsample";
     std::string mode = L.attr_s("mode", "nearest");
-    std::string ctm = upsample ? "asymmetric" : L.attr_s("coordinate_transformation_mode", "half_pixel");
-    std::string nm = upsample ? "floor" : L.attr_s("nearest_mode", "round_prefer_floor");
+    std::string ctm = upsample || L.opset < 11 ? "asymmetric" : L.attr_s("coordinate_transformation_mode", "half_pixel");
+    std::string nm = upsample || L.opset < 11 ? "floor" : L.attr_s("nearest_mode", "round_prefer_floor");
     if (upsample && L.opset < 9) L.unsupported("Upsample before opset 9 (scales as an attribute)");
     size_t scales_at = upsample || L.opset < 11 ? 1 : 2, sizes_at = 3;
     std::vector<double> scales;
@@ -1474,32 +1626,21 @@ void lower_resize(Lowering& L) {
         L.invalid("scales/sizes must have one entry per dim");
     Shape y(s.size());
     for (size_t d = 0; d < s.size(); ++d) y[d] = sizes.empty() ? (int64_t)std::floor(s[d] * scales[d]) : sizes[d];
-    if (s.size() < 3 || s.size() > 5 || y[0] != s[0] || y[1] != s[1])
-        L.unsupported("resizing other than the 1 to 3 spatial dims of (N, C, ...) input");
+    // PyTorch's modes map onto the ABI's upsampling ops (one op each); every other mode is separable.
+    bool nchw = s.size() >= 3 && s.size() <= 5 && y[0] == s[0] && y[1] == s[1];
     tgl_upsample_params p = make_params<tgl_upsample_params>();
-    for (size_t d = 2; d < s.size(); ++d) p.scales[d - 2] = scales.empty() ? 0.0f : (float)scales[d];
-    tgl_op op;
-    if (mode == "nearest") {
-        if (ctm != "asymmetric" || nm != "floor")
-            L.unsupported("nearest with coordinate_transformation_mode '" + ctm + "' and nearest_mode '" + nm +
-                          "' (the ABI's upsample_nearest is asymmetric + floor, as PyTorch)");
-        op = TGL_OP_UPSAMPLE_NEAREST;
-    } else if (mode == "linear") {
-        if (s.size() != 4) L.unsupported("linear resize of other than 2 spatial dims (the ABI has bilinear)");
-        bool all_above_one = y[2] > 1 && y[3] > 1;
-        if (ctm == "align_corners") {
+    for (size_t d = 2; d < s.size() && d < 5; ++d) p.scales[d - 2] = scales.empty() ? 0.0f : (float)scales[d];
+    tgl_op op = TGL_OP_INVALID;
+    if (nchw && mode == "nearest" && ctm == "asymmetric" && nm == "floor") op = TGL_OP_UPSAMPLE_NEAREST;
+    if (nchw && mode == "linear" && s.size() == 4) {
+        bool all_above_one = y[2] > 1 && y[3] > 1, whole = true;
+        for (size_t d = 2; d < 4 && !scales.empty(); ++d) whole &= s[d] * scales[d] == (double)y[d];
+        if (ctm == "align_corners" && whole) {
             p.align_corners = 1;
-            for (size_t d = 2; d < 4 && !scales.empty(); ++d)
-                if (s[d] * scales[d] != (double)y[d])
-                    L.unsupported("align_corners with a scale whose output length is fractional (ONNX maps by in * scale, "
-                                  "the ABI's bilinear by the whole output size)");
-        }
-        else if (!(ctm == "half_pixel" || (ctm == "pytorch_half_pixel" && all_above_one)))
-            L.unsupported("linear with coordinate_transformation_mode '" + ctm + "' (the ABI's bilinear has half_pixel and align_corners)");
-        op = TGL_OP_UPSAMPLE_BILINEAR;
-    } else {
-        L.unsupported("mode '" + mode + "' (the ABI has nearest and bilinear upsampling)");
+            op = TGL_OP_UPSAMPLE_BILINEAR;
+        } else if (ctm == "half_pixel" || (ctm == "pytorch_half_pixel" && all_above_one)) op = TGL_OP_UPSAMPLE_BILINEAR;
     }
+    if (op == TGL_OP_INVALID) return lower_resize_separable(L, s, y, mode, ctm, nm, scales);
     Operand x = L.dev(0);
     L.emit(op, &p, {x}, {L.out(0, y)});
 }
