@@ -3,6 +3,7 @@
 #include "plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -1873,6 +1874,187 @@ void lower_scatter_nd(Lowering& L) {
            {view(x, L.in_v(0), {fi.n_rows, R}), full, view(u, L.in_v(2), {n, R})}, {view(Y, L.v(Y.value), {fi.n_rows, R})});
 }
 
+// ---------------------------------------------------------------------------------------------
+// Einsum onto strided views, sum, mul and matmul: a label repeated within an operand is its
+// diagonal (one view, strides added); a label no other operand and not the output needs is summed
+// out at once; operands are then contracted left to right, each pair as one batched matmul
+// (batch, kept-left, contracted) @ (batch, contracted, kept-right) or, with nothing contracted, one
+// broadcasting mul; the last result is permuted into the output's order. Ellipsis dims broadcast
+// as NumPy's (a dim of 1 is a stride-0 view).
+
+struct EinsumTerm {
+    Operand o;                 // a view: shape and strides per label below
+    std::vector<int> labels;   // 'a'..'z', 'A'..'Z', or 1000 + k for the k-th ellipsis dim
+};
+
+void lower_einsum(Lowering& L) {
+    std::string eq;
+    for (char c : L.attr_s("equation", "")) if (c != ' ') eq += c;
+    auto bad = [&](const std::string& why) { L.invalid("equation '" + eq + "': " + why); };
+    size_t arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char c : lhs) {
+        if (c == ',') terms.emplace_back();
+        else terms.back().push_back(c);
+    }
+    if (terms.size() != L.n_in()) bad("names " + std::to_string(terms.size()) + " operands, the node has " + std::to_string(L.n_in()));
+    // Parses a term into letters, -1 marking the ellipsis.
+    auto parse = [&](const std::string& t) {
+        std::vector<int> r;
+        for (size_t i = 0; i < t.size(); ++i) {
+            if (t.compare(i, 3, "...") == 0) {
+                if (std::find(r.begin(), r.end(), -1) != r.end()) bad("two ellipses in one term");
+                r.push_back(-1);
+                i += 2;
+            } else if (std::isalpha((unsigned char)t[i])) r.push_back(t[i]);
+            else bad(std::string("unexpected character '") + t[i] + "'");
+        }
+        return r;
+    };
+    std::vector<std::vector<int>> parsed;
+    size_t ell = 0;  // the most ellipsis dims of any operand
+    for (size_t i = 0; i < terms.size(); ++i) {
+        parsed.push_back(parse(terms[i]));
+        size_t letters = (size_t)std::count_if(parsed[i].begin(), parsed[i].end(), [](int l) { return l >= 0; });
+        bool has_ell = letters != parsed[i].size();
+        size_t rank = L.in_v(i).shape.size();
+        if (rank < letters || (!has_ell && rank != letters))
+            bad("operand " + std::to_string(i) + " has rank " + std::to_string(rank) + " for term '" + terms[i] + "'");
+        if (has_ell) ell = std::max(ell, rank - letters);
+    }
+    // Each operand's labels per axis, and every label's size (ellipsis dims broadcast).
+    std::map<int, int64_t> size;
+    std::map<int, int> count;
+    std::vector<EinsumTerm> ops;
+    for (size_t i = 0; i < terms.size(); ++i) {
+        const Shape& s = L.in_v(i).shape;
+        std::vector<int> labels;
+        size_t letters = (size_t)std::count_if(parsed[i].begin(), parsed[i].end(), [](int l) { return l >= 0; }), e = s.size() - letters;
+        for (int l : parsed[i])
+            if (l >= 0) labels.push_back(l);
+            else for (size_t k = 0; k < e; ++k) labels.push_back(1000 + (int)(ell - e + k));
+        for (size_t d = 0; d < s.size(); ++d) {
+            int l = labels[d];
+            auto it = size.find(l);
+            if (it == size.end() || it->second == 1) size[l] = s[d];
+            else if (s[d] != it->second && !(l >= 1000 && s[d] == 1))
+                bad("label '" + (l >= 1000 ? std::string("...") : std::string(1, (char)l)) + "' has sizes " + std::to_string(it->second) + " and " + std::to_string(s[d]));
+        }
+        // A label repeated within the operand: its diagonal, one dim whose stride is the sum.
+        Operand x = L.dev(i);
+        Shape st = contiguous_strides(s), shape, strides;
+        std::vector<int> uniq;
+        for (size_t d = 0; d < s.size(); ++d) {
+            auto at = std::find(uniq.begin(), uniq.end(), labels[d]);
+            if (at == uniq.end()) {
+                uniq.push_back(labels[d]);
+                shape.push_back(s[d]);
+                strides.push_back(st[d]);
+            } else {
+                size_t k = (size_t)(at - uniq.begin());
+                if (shape[k] != s[d]) bad("a repeated label with sizes " + std::to_string(shape[k]) + " and " + std::to_string(s[d]));
+                strides[k] += st[d];
+            }
+        }
+        for (int l : uniq) ++count[l];
+        ops.push_back({sub_view(x, 0, shape, strides), uniq});
+    }
+    // The output's labels: explicit, or the ellipsis dims then every letter used once, in ASCII order.
+    std::vector<int> out;
+    if (arrow != std::string::npos) {
+        for (int l : parse(eq.substr(arrow + 2))) {
+            if (l == -1) for (size_t k = 0; k < ell; ++k) out.push_back(1000 + (int)k);
+            else if (!size.count(l)) bad(std::string("output label '") + (char)l + "' is in no operand");
+            else if (std::find(out.begin(), out.end(), l) != out.end()) bad(std::string("output label '") + (char)l + "' twice");
+            else out.push_back(l);
+        }
+    } else {
+        for (size_t k = 0; k < ell; ++k) out.push_back(1000 + (int)k);
+        std::map<int, int> uses;
+        for (const auto& p : parsed) for (int l : p) if (l >= 0) ++uses[l];
+        for (const auto& [l, n] : uses) if (n == 1) out.push_back(l);
+    }
+    int32_t ty = L.in_v(0).type;
+    auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+    // A term's view with the given labels in order, each at its full size (stride 0 where the
+    // operand broadcasts it).
+    auto in_order = [&](const EinsumTerm& t, const std::vector<int>& order) {
+        Shape shape, strides;
+        for (int l : order) {
+            size_t k = (size_t)(std::find(t.labels.begin(), t.labels.end(), l) - t.labels.begin());
+            shape.push_back(size[l]);
+            strides.push_back(t.o.shape[k] == size[l] ? t.o.strides[k] : 0);
+        }
+        return sub_view(t.o, 0, shape, strides);
+    };
+    // The same, materialized unless it is already contiguous.
+    auto arranged = [&](const EinsumTerm& t, const std::vector<int>& order) {
+        Operand v = in_order(t, order);
+        if (v.strides == contiguous_strides(v.shape)) return v;
+        Operand c = L.temp(v.shape, ty);
+        L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {v}, {c});
+        return sub_view(c, 0, v.shape, contiguous_strides(v.shape));
+    };
+    // Sums out the labels of t that `keep` does not name.
+    auto reduce = [&](EinsumTerm& t, const std::vector<int>& keep) {
+        tgl_reduce_params p = make_params<tgl_reduce_params>();
+        Shape shape, strides;
+        std::vector<int> kept;
+        for (size_t k = 0; k < t.labels.size(); ++k) {
+            if (has(keep, t.labels[k])) {
+                kept.push_back(t.labels[k]);
+                shape.push_back(t.o.shape[k]);
+            } else p.axes[p.n_axes++] = (int32_t)k;
+        }
+        if (p.n_axes == 0) return;
+        Operand r = L.temp(shape, ty);
+        L.emit(TGL_OP_SUM, &p, {t.o}, {r});
+        t = {sub_view(r, 0, shape, contiguous_strides(shape)), kept};
+    };
+    auto later_labels = [&](size_t from) {  // the labels of operands from..end and of the output
+        std::vector<int> v = out;
+        for (size_t j = from; j < ops.size(); ++j) v.insert(v.end(), ops[j].labels.begin(), ops[j].labels.end());
+        return v;
+    };
+    EinsumTerm acc = ops[0];
+    for (size_t i = 1; i < ops.size(); ++i) {
+        EinsumTerm b = ops[i];
+        std::vector<int> later = later_labels(i + 1), need_a = later, need_b = later;
+        need_a.insert(need_a.end(), b.labels.begin(), b.labels.end());
+        need_b.insert(need_b.end(), acc.labels.begin(), acc.labels.end());
+        reduce(acc, need_a);
+        reduce(b, need_b);
+        std::vector<int> batch, contract, a_only, b_only;
+        for (int l : acc.labels) (has(b.labels, l) ? (has(later, l) ? batch : contract) : a_only).push_back(l);
+        for (int l : b.labels) if (!has(acc.labels, l)) b_only.push_back(l);
+        auto prod = [&](const std::vector<int>& ls) { int64_t n = 1; for (int l : ls) n *= size[l]; return n; };
+        int64_t Bt = prod(batch), M = prod(a_only), K = prod(contract), N = prod(b_only);
+        std::vector<int> ao = batch, bo = batch, ro = batch;
+        ao.insert(ao.end(), a_only.begin(), a_only.end());
+        ao.insert(ao.end(), contract.begin(), contract.end());
+        bo.insert(bo.end(), contract.begin(), contract.end());
+        bo.insert(bo.end(), b_only.begin(), b_only.end());
+        ro.insert(ro.end(), a_only.begin(), a_only.end());
+        ro.insert(ro.end(), b_only.begin(), b_only.end());
+        Operand A = arranged(acc, ao), B = arranged(b, bo);
+        Shape rs;
+        for (int l : ro) rs.push_back(size[l]);
+        Operand R = L.temp(rs, ty);
+        Shape r3{Bt, M, N};
+        if (contract.empty())
+            L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {sub_view(A, 0, {Bt, M, 1}, {M, 1, 1}), sub_view(B, 0, {Bt, 1, N}, {N, N, 1})},
+                                      {sub_view(R, 0, r3, contiguous_strides(r3))});
+        else
+            L.emit<tgl_matmul_params>(TGL_OP_MATMUL, nullptr, {sub_view(A, 0, {Bt, M, K}, {M * K, K, 1}), sub_view(B, 0, {Bt, K, N}, {K * N, N, 1})},
+                                      {sub_view(R, 0, r3, contiguous_strides(r3))});
+        acc = {sub_view(R, 0, rs, contiguous_strides(rs)), ro};
+    }
+    reduce(acc, out);
+    Operand v = in_order(acc, out);
+    L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {v}, {L.out(0, v.shape)});
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -2001,6 +2183,7 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"GRU", {lower_recurrent, {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout", "linear_before_reset"}}},
         {"LSTM", {lower_recurrent, {"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "layout", "input_forget"}}},
         {"SpaceToDepth", {lower_depth_space, {"blocksize"}}},
+        {"Einsum", {lower_einsum, {"equation"}}},
     };
     return table;
 }
