@@ -6,6 +6,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
 
@@ -412,7 +413,12 @@ template <tgl_op OP> void variadic(Lowering& L) {
 
 void lower_view(Lowering& L) {
     if (L.node.op_type() == "Dropout") {
-        if (L.has_in(2) && L.host_ints(2).at(0) != 0) L.unsupported("training_mode = true (random dropout) is not supported");
+        if (L.has_in(2) && L.host_ints(2).at(0) != 0) {  // training: deterministic only when nothing is dropped
+            double ratio = L.has_in(1) ? L.host_doubles(1).at(0) : 0.5;
+            char r[32];
+            std::snprintf(r, sizeof r, "%g", ratio);
+            if (ratio != 0) L.unsupported(std::string("training_mode = true with ratio ") + r + " (random dropout: its outputs cannot match)");
+        }
         if (L.has_out(1)) {
             Operand x = L.dev(0);
             tgl_full_params p = make_params<tgl_full_params>();
@@ -1271,12 +1277,43 @@ void lower_conv_transpose(Lowering& L) {
     L.emit(g.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, &p, {X, W, B}, {L.out(0, y)});
 }
 
+// MaxPool's Indices output: ONNX's index is flat over (N, C, spatial), row-major, or with
+// storage_order = 1 column-major over the spatial dims; the ABI's is the row-major spatial index.
+// Converted in f32 on the device, exact while the tensor has at most 2^24 elements.
+void max_pool_with_indices(Lowering& L, const tgl_pool_params& p, const Operand& X) {
+    const Shape& x = L.in_v(0).shape;
+    Shape y = L.inferred_shape(0);
+    int64_t spatial = numel(Shape(x.begin() + 2, x.end()));
+    bool column_major = L.attr_i("storage_order", 0) != 0 && x.size() > 3;
+    if (column_major && x.size() != 4) L.unsupported("storage_order = 1 with the Indices output over 3 spatial dims");
+    if (numel(x) > (1 << 24)) L.unsupported("the Indices output of an input over 2^24 elements (converted in f32)");
+    const int32_t F = TensorProto::FLOAT;
+    Operand idx = L.temp(y, TensorProto::INT32), f = L.temp(y, F);
+    L.emit(TGL_OP_MAX_POOL, &p, {X}, {L.out(0, y), idx});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {idx}, {f});
+    if (column_major) {  // s = h W + w  ->  w H + h
+        Operand h = L.temp(y, F), hf = L.temp(y, F), hw = L.temp(y, F), w = L.temp(y, F), wh = L.temp(y, F), c = L.temp(y, F);
+        L.emit<tgl_binary_params>(TGL_OP_DIV, nullptr, {f, L.constant(F, {}, {(double)x[3]})}, {h});
+        L.emit<tgl_unary_params>(TGL_OP_FLOOR, nullptr, {h}, {hf});
+        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {hf, L.constant(F, {}, {(double)x[3]})}, {hw});
+        L.emit<tgl_binary_params>(TGL_OP_SUB, nullptr, {f, hw}, {w});
+        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {w, L.constant(F, {}, {(double)x[2]})}, {wh});
+        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {wh, hf}, {c});
+        f = c;
+    }
+    Shape per_plane{x[0], x[1]};
+    per_plane.resize(x.size(), 1);
+    std::vector<double> offsets;
+    for (int64_t nc = 0; nc < x[0] * x[1]; ++nc) offsets.push_back((double)(nc * spatial));
+    Operand flat = L.temp(y, F);
+    L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {f, L.constant(F, per_plane, offsets)}, {flat});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {flat}, {L.out(1, y, TensorProto::INT64)});
+}
+
 void lower_pool(Lowering& L) {
     const std::string& op = L.node.op_type();
     const Shape& x = L.in_v(0).shape;
     if (x.size() < 3 || x.size() > 5) L.unsupported("pooling over " + std::to_string(x.size() - 2) + " spatial dims (1 to 3 are supported)");
-    if (L.has_out(1)) L.unsupported("the Indices output (ONNX's index runs over N and C too; the ABI's is spatial)");
-    if (L.attr_i("storage_order", 0)) L.unsupported("storage_order = 1");
     Window g = window(L, x, L.attr_ints("kernel_shape"));
     tgl_pool_params p = make_params<tgl_pool_params>();
     p.ceil_mode = L.attr_i("ceil_mode", 0) != 0;
@@ -1296,9 +1333,11 @@ void lower_pool(Lowering& L) {
         beyond |= g.pb[d] > limit || g.pe[d] > limit;
     }
     if (!beyond || p.ceil_mode) {
+        if (!avg && L.has_out(1)) return max_pool_with_indices(L, p, X);
         L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {X}, {L.out(0, L.inferred_shape(0))});
         return;
     }
+    if (L.has_out(1)) L.unsupported("the Indices output with pads beyond half the kernel (the pool then runs on an explicitly padded copy)");
     // Explicit padding, then an unpadded pool: max pads with -inf (never selected); average pads
     // with 0 and, without count_include_pad, divides by the pooled share of real elements.
     const Shape& xs = L.in_v(0).shape;
@@ -1412,12 +1451,11 @@ void lower_one_hot(Lowering& L) {
     Operand idx = index_operand(L, 0, depth);
     bool last = axis == (int64_t)is.size(), plain = vals[0] == 0 && vals[1] == 1;
     Operand Y = L.out(0, y, ty);
-    Operand oh = plain && last ? Y : L.temp(moved, ty);
+    Operand oh = plain && last ? Y : L.temp(moved, plain ? ty : TensorProto::BOOL);
     L.emit<tgl_unary_params>(TGL_OP_ONE_HOT, nullptr, {idx}, {oh});
-    if (!plain) {  // off + (on - off) * one_hot
-        Operand sc = L.temp(moved, ty), v = last ? Y : L.temp(moved, ty);
-        L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {oh, L.constant(ty, {}, {vals[1] - vals[0]})}, {sc});
-        L.emit<tgl_binary_params>(TGL_OP_ADD, nullptr, {sc, L.constant(ty, {}, {vals[0]})}, {v});
+    if (!plain) {  // where(one_hot, on, off): the values' own elements, exact in every dtype
+        Operand values = L.dev(2), v = last ? Y : L.temp(moved, ty);
+        L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {oh, sub_view(values, 1, {}, {}), sub_view(values, 0, {}, {})}, {v});
         oh = v;
     }
     if (!last) last_to_axis(L, oh, moved, axis, Y);
