@@ -1277,6 +1277,9 @@ void lower_conv_transpose(Lowering& L) {
     L.emit(g.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, &p, {X, W, B}, {L.out(0, y)});
 }
 
+bool is_8bit(int32_t t);
+void max_pool_8bit(Lowering& L, const tgl_pool_params& p, const Operand& X);
+
 // MaxPool's Indices output: ONNX's index is flat over (N, C, spatial), row-major, or with
 // storage_order = 1 column-major over the spatial dims; the ABI's is the row-major spatial index.
 // Converted in f32 on the device, exact while the tensor has at most 2^24 elements.
@@ -1331,6 +1334,10 @@ void lower_pool(Lowering& L) {
     for (size_t d = 0; d < g.S; ++d) {
         int64_t limit = avg ? g.k[d] / 2 : (g.dil[d] * (g.k[d] - 1) + 1) / 2;
         beyond |= g.pb[d] > limit || g.pe[d] > limit;
+    }
+    if (!avg && is_8bit(L.in_v(0).type)) {
+        if (beyond && !p.ceil_mode) L.unsupported("8-bit MaxPool with pads beyond half the kernel");
+        return max_pool_8bit(L, p, X);
     }
     if (!beyond || p.ceil_mode) {
         if (!avg && L.has_out(1)) return max_pool_with_indices(L, p, X);
@@ -2093,6 +2100,70 @@ void lower_einsum(Lowering& L) {
     L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {v}, {L.out(0, v.shape)});
 }
 
+// ---------------------------------------------------------------------------------------------
+// int8/uint8 arithmetic through f32 (the ABI's arithmetic is float only): every 8-bit value, sum,
+// difference and product (|.| <= 65025), quotient and remainder is exact in f32; the result is
+// truncated to i32 (the ABI's cast) and narrowed to the input's dtype, wrapping as ONNX's
+// integer arithmetic does. Integer division by zero (undefined in ONNX) gives the saturated cast
+// of +-inf, wrapped.
+
+bool is_8bit(int32_t t) { return t == TensorProto::INT8 || t == TensorProto::UINT8; }
+
+Operand to_f32(Lowering& L, const Operand& x, const Shape& s) {
+    Operand f = L.temp(s, TensorProto::FLOAT);
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {x}, {f});
+    return f;
+}
+
+// f32 -> i32 (truncating) -> the 8-bit output (wrapping).
+void from_f32(Lowering& L, const Operand& f, const Shape& s, const Operand& out) {
+    Operand i = L.temp(s, TensorProto::INT32);
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {f}, {i});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {i}, {out});
+}
+
+void lower_8bit_via_f32(Lowering& L) {
+    const std::string& op = L.node.op_type();
+    const int32_t F = TensorProto::FLOAT;
+    if (op == "Clip") {
+        const Shape& s = L.in_v(0).shape;
+        tgl_clamp_params p = make_params<tgl_clamp_params>();
+        p.min = L.has_in(1) ? (float)L.host_doubles(1).at(0) : -INFINITY;
+        p.max = L.has_in(2) ? (float)L.host_doubles(2).at(0) : INFINITY;
+        Operand r = L.temp(s, F);
+        L.emit(TGL_OP_CLAMP, &p, {to_f32(L, L.dev(0), L.in_v(0).shape)}, {r});
+        return from_f32(L, r, s, L.out(0, s));
+    }
+    static const std::map<std::string, tgl_op> ops = {{"Add", TGL_OP_ADD}, {"Sub", TGL_OP_SUB}, {"Mul", TGL_OP_MUL},
+                                                      {"Div", TGL_OP_DIV}, {"Max", TGL_OP_MAXIMUM}, {"Min", TGL_OP_MINIMUM}};
+    tgl_op bop = op != "Mod" ? ops.at(op) : L.attr_i("fmod", 0) ? tgl_op(TGL_OP_FMOD) : tgl_op(TGL_OP_REMAINDER);
+    Shape s = broadcast_inputs(L);
+    Operand acc = to_f32(L, L.dev(0), L.in_v(0).shape);
+    Shape acc_shape = L.in_v(0).shape;
+    for (size_t i = 1; i < L.n_in(); ++i) {
+        acc_shape = broadcast_shapes(acc_shape, L.in_v(i).shape);
+        Operand r = L.temp(acc_shape, F);
+        L.emit<tgl_binary_params>(bop, nullptr, {acc, to_f32(L, L.dev(i), L.in_v(i).shape)}, {r});
+        acc = r;
+    }
+    from_f32(L, acc, s, L.out(0, s));
+}
+
+// MaxPool of int8/uint8: the maximum of exact f32 values, cast back (in range); no Indices.
+void max_pool_8bit(Lowering& L, const tgl_pool_params& p, const Operand& X) {
+    if (L.has_out(1)) L.unsupported("the Indices output of an 8-bit MaxPool");
+    Shape y = L.inferred_shape(0);
+    Operand r = L.temp(y, TensorProto::FLOAT);
+    L.emit(TGL_OP_MAX_POOL, &p, {to_f32(L, X, L.in_v(0).shape)}, {r});
+    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {r}, {L.out(0, y)});
+}
+
+// The table's entry for an arithmetic op: 8-bit inputs through f32, every other dtype by F.
+template <LowerFn F> void or_8bit_via_f32(Lowering& L) {
+    if (is_8bit(L.in_v(0).type)) lower_8bit_via_f32(L);
+    else F(L);
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -2138,21 +2209,21 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"Selu", {lower_elu_like, {"alpha", "gamma"}}},
         {"PRelu", {lower_prelu, {}}},
         {"ThresholdedRelu", {lower_thresholded_relu, {"alpha"}}},
-        {"Clip", {lower_clip, {"min", "max"}}},
+        {"Clip", {or_8bit_via_f32<lower_clip>, {"min", "max"}}},
         {"Cast", {lower_cast, {"to"}}},
         {"CastLike", {lower_cast, {}}},
         {"Not", {lower_not, {}}},
         {"IsNaN", {lower_isnan, {}}},
         {"IsInf", {lower_isinf, {"detect_positive", "detect_negative"}}},
         // Binary.
-        {"Add", {binary<TGL_OP_ADD>, {}}},
-        {"Sub", {binary<TGL_OP_SUB>, {}}},
-        {"Mul", {binary<TGL_OP_MUL>, {}}},
-        {"Div", {binary<TGL_OP_DIV>, {}}},
+        {"Add", {or_8bit_via_f32<binary<TGL_OP_ADD>>, {}}},
+        {"Sub", {or_8bit_via_f32<binary<TGL_OP_SUB>>, {}}},
+        {"Mul", {or_8bit_via_f32<binary<TGL_OP_MUL>>, {}}},
+        {"Div", {or_8bit_via_f32<binary<TGL_OP_DIV>>, {}}},
         {"Pow", {lower_pow, {}}},
-        {"Mod", {lower_mod, {"fmod"}}},
-        {"Max", {variadic<TGL_OP_MAXIMUM>, {}}},
-        {"Min", {variadic<TGL_OP_MINIMUM>, {}}},
+        {"Mod", {or_8bit_via_f32<lower_mod>, {"fmod"}}},
+        {"Max", {or_8bit_via_f32<variadic<TGL_OP_MAXIMUM>>, {}}},
+        {"Min", {or_8bit_via_f32<variadic<TGL_OP_MINIMUM>>, {}}},
         {"Sum", {variadic<TGL_OP_ADD>, {}}},
         {"Mean", {variadic<TGL_OP_ADD>, {}}},
         {"And", {compare<TGL_OP_LOGICAL_AND>, {}}},
