@@ -2164,6 +2164,90 @@ template <LowerFn F> void or_8bit_via_f32(Lowering& L) {
     else F(L);
 }
 
+// ---------------------------------------------------------------------------------------------
+// LpPool / GlobalLpPool: (sum over the window of |x|^p)^(1/p). The sum is an average pool that
+// counts the zero padding (ONNX pads LpPool with zeros) times the window size; pads beyond the
+// ABI's limit (half the kernel) become an explicit zero pad first.
+
+// |x|^p elementwise (p = 2 squares, p = 1 takes abs only).
+Operand abs_pow(Lowering& L, const Operand& x, const Shape& s, int64_t p) {
+    int32_t ty = L.in_v(0).type;
+    Operand a = L.temp(s, ty);
+    L.emit<tgl_unary_params>(p == 2 ? TGL_OP_SQUARE : TGL_OP_ABS, nullptr, {x}, {a});
+    if (p == 1 || p == 2) return a;
+    Operand r = L.temp(s, ty);
+    L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {a, L.constant(ty, {}, {(double)p})}, {r});
+    return r;
+}
+
+// s^(1/p) into out (p = 2: sqrt, p = 1: a copy).
+void root_p(Lowering& L, const Operand& s, int64_t p, const Operand& out) {
+    if (p == 1) return L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {s}, {out});
+    if (p == 2) return L.emit<tgl_unary_params>(TGL_OP_SQRT, nullptr, {s}, {out});
+    L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {s, L.constant(L.in_v(0).type, {}, {1.0 / (double)p})}, {out});
+}
+
+int64_t lp_order(Lowering& L) {
+    int64_t p = L.attr_i("p", 2);
+    if (p < 1) L.invalid("p = " + std::to_string(p) + " (must be >= 1)");
+    return p;
+}
+
+void lower_lp_pool(Lowering& L) {
+    const Shape& x = L.in_v(0).shape;
+    if (x.size() < 3 || x.size() > 5) L.unsupported("pooling over " + std::to_string(x.size() - 2) + " spatial dims (1 to 3 are supported)");
+    int64_t lp = lp_order(L);
+    Window g = window(L, x, L.attr_ints("kernel_shape"));
+    int32_t ty = L.in_v(0).type;
+    tgl_pool_params p = make_params<tgl_pool_params>();
+    p.count_include_pad = 1;
+    tgl_pad_params pad = make_params<tgl_pad_params>();
+    pad.mode = TGL_PAD_CONSTANT;
+    bool beyond = false;
+    Shape padded = x;
+    double window_size = 1;
+    for (size_t d = 0; d < g.S; ++d) {
+        p.kernel[d] = (int32_t)g.k[d];
+        p.stride[d] = (int32_t)g.stride[d];
+        p.dilation[d] = 1;
+        p.pad_begin[d] = (int32_t)g.pb[d];
+        p.pad_end[d] = (int32_t)g.pe[d];
+        beyond |= g.pb[d] > g.k[d] / 2 || g.pe[d] > g.k[d] / 2;
+        pad.before[d + 2] = g.pb[d];
+        pad.after[d + 2] = g.pe[d];
+        padded[d + 2] += g.pb[d] + g.pe[d];
+        window_size *= (double)g.k[d];
+    }
+    Shape y = L.inferred_shape(0);
+    Operand a = abs_pow(L, L.dev(0), x, lp);
+    if (beyond) {
+        Operand ap = L.temp(padded, ty);
+        L.emit(TGL_OP_PAD, &pad, {a}, {ap});
+        a = ap;
+        for (size_t d = 0; d < g.S; ++d) p.pad_begin[d] = p.pad_end[d] = 0;
+    }
+    Operand mean = L.temp(y, ty), sum = L.temp(y, ty);
+    L.emit(TGL_OP_AVG_POOL, &p, {a}, {mean});
+    L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {mean, L.constant(ty, {}, {window_size})}, {sum});
+    root_p(L, sum, lp, L.out(0, y));
+}
+
+void lower_global_lp_pool(Lowering& L) {
+    const Shape& x = L.in_v(0).shape;
+    if (x.size() < 3) L.invalid("input must be (N, C, D1, ...)");
+    int64_t lp = lp_order(L);
+    Shape y = x;
+    tgl_reduce_params p = make_params<tgl_reduce_params>();
+    p.keepdims = 1;
+    for (size_t d = 2; d < x.size(); ++d) {
+        y[d] = 1;
+        p.axes[p.n_axes++] = (int32_t)d;
+    }
+    Operand sum = L.temp(y, L.in_v(0).type);
+    L.emit(TGL_OP_SUM, &p, {abs_pow(L, L.dev(0), x, lp)}, {sum});
+    root_p(L, sum, lp, L.out(0, y));
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -2244,6 +2328,8 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"AveragePool", {lower_pool, {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}}},
         {"GlobalAveragePool", {lower_global_pool, {}}},
         {"GlobalMaxPool", {lower_global_pool, {}}},
+        {"LpPool", {lower_lp_pool, {"auto_pad", "kernel_shape", "p", "pads", "strides"}}},
+        {"GlobalLpPool", {lower_global_lp_pool, {"p"}}},
         {"BatchNormalization", {lower_batch_norm, {"epsilon", "momentum", "training_mode", "spatial", "is_test"}}},
         {"InstanceNormalization", {lower_instance_norm, {"epsilon"}}},
         {"LRN", {lower_lrn, {"alpha", "beta", "bias", "size"}}},

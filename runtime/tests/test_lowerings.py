@@ -79,3 +79,94 @@ def test_einsum_bad_equation_is_named(equation, shapes, out, message):
     with pytest.raises(OnnxRuntimeError) as e:
         tgo.InferenceSession(model, plugin="cpu")
     assert message in str(e.value) and equation in str(e.value), str(e.value)
+
+
+def lp_pool_reference(x, kernel, strides, pads, p):
+    """ONNX's LpPool: zero padding, (sum |x|^p)^(1/p) over each window (2-D)."""
+    xp = np.pad(np.abs(x.astype(np.float64)) ** p, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - kernel[0]) // strides[0] + 1
+    ow = (xp.shape[3] - kernel[1]) // strides[1] + 1
+    y = np.empty(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, i * strides[0]:i * strides[0] + kernel[0], j * strides[1]:j * strides[1] + kernel[1]]
+            y[:, :, i, j] = win.sum(axis=(2, 3))
+    return (y ** (1.0 / p)).astype(np.float32)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("p,kernel,strides,pads", [
+    (2, [3, 3], [1, 1], [1, 1, 1, 1]),
+    (1, [2, 3], [2, 1], [0, 0, 0, 0]),
+    (3, [3, 2], [2, 2], [2, 0, 1, 1]),  # pads beyond half the kernel: an explicit zero pad
+])
+def test_lp_pool_matches_numpy(plugin, p, kernel, strides, pads):
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    want = lp_pool_reference(x, kernel, strides, pads, p)
+    node = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=kernel, strides=strides, pads=pads, p=p)
+    [got] = run_model(plugin, single_node_model(node, [("x", x.shape)], [("y", want.shape)], opset=11), {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg="seed %d" % SEED)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool_matches_numpy(plugin, p):
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    want = (np.abs(x.astype(np.float64)) ** p).sum(axis=(2, 3), keepdims=True) ** (1.0 / p)
+    node = helper.make_node("GlobalLpPool", ["x"], ["y"], p=p)
+    [got] = run_model(plugin, single_node_model(node, [("x", x.shape)], [("y", want.shape)], opset=11), {"x": x})
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-4, atol=1e-5, err_msg="seed %d" % SEED)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_max_pool_indices_run_over_n_and_c(plugin, storage_order):
+    """ONNX 1.12's two Indices cases have N = C = 1; here N = 2, C = 3 (the flat index counts the
+    planes before), distinct values so that the maximum is unique."""
+    rng = np.random.default_rng(SEED)
+    x = rng.permutation(2 * 3 * 6 * 5).astype(np.float32).reshape(2, 3, 6, 5)
+    vi = lambda n, t, s: helper.make_tensor_value_info(n, t, list(s))
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 1], storage_order=storage_order)
+    g = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, x.shape)],
+                          [vi("y", TensorProto.FLOAT, (2, 3, 3, 4)), vi("i", TensorProto.INT64, (2, 3, 3, 4))])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]).SerializeToString()
+    y, idx = run_model(plugin, model, {"x": x})
+    want_y = np.empty((2, 3, 3, 4), np.float32)
+    want_i = np.empty((2, 3, 3, 4), np.int64)
+    for n in range(2):
+        for c in range(3):
+            for i in range(3):
+                for j in range(4):
+                    win = x[n, c, 2 * i:2 * i + 2, j:j + 2]
+                    h, w = np.unravel_index(np.argmax(win), win.shape)
+                    h, w = h + 2 * i, w + j
+                    want_y[n, c, i, j] = x[n, c, h, w]
+                    spatial = w * 6 + h if storage_order else h * 5 + w
+                    want_i[n, c, i, j] = (n * 3 + c) * 30 + spatial
+    np.testing.assert_array_equal(y, want_y, err_msg="seed %d" % SEED)
+    np.testing.assert_array_equal(idx, want_i, err_msg="seed %d" % SEED)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("op,dtype", [("Add", np.uint8), ("Sub", np.uint8), ("Mul", np.uint8), ("Div", np.int8),
+                                       ("Max", np.int8), ("Min", np.uint8), ("Mod", np.int8)])
+def test_8bit_arithmetic_wraps_like_numpy(plugin, op, dtype):
+    """8-bit arithmetic runs in f32 and wraps back: the full value range, overflow included."""
+    rng = np.random.default_rng(SEED)
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max + 1, (4, 5)).astype(dtype)
+    b = rng.integers(info.min, info.max + 1, (5,)).astype(dtype)
+    if op in ("Div", "Mod"):
+        b[b == 0] = 3
+    ref = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum, "Min": np.minimum,
+           "Mod": np.mod}.get(op)
+    with np.errstate(over="ignore"):
+        want = (np.trunc(a.astype(np.float64) / b).astype(np.int64).astype(dtype) if op == "Div" else ref(a, b).astype(dtype))
+    onnx_type = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    vi = lambda n, s: helper.make_tensor_value_info(n, onnx_type, list(s))
+    g = helper.make_graph([helper.make_node(op, ["a", "b"], ["y"])], "g", [vi("a", a.shape), vi("b", b.shape)], [vi("y", want.shape)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString()
+    [got] = run_model(plugin, model, {"a": a, "b": b})
+    np.testing.assert_array_equal(got, want, err_msg="seed %d: %s" % (SEED, op))
