@@ -2248,6 +2248,14 @@ void lower_global_lp_pool(Lowering& L) {
     root_p(L, sum, lp, L.out(0, y));
 }
 
+// Elementwise math the ABI lacks: a load-time refusal naming the plugin op to add (a composition
+// of exp/log/sqrt loses accuracy near 0 or +-1, or overflows early).
+void lower_missing_unary(Lowering& L) {
+    std::string op = L.node.op_type();
+    for (char& c : op) c = (char)std::tolower((unsigned char)c);
+    L.unsupported("the ABI has no " + op + " op (a plugin op to add)");
+}
+
 }  // namespace
 
 const std::map<std::string, OpRule>& lowering_table() {
@@ -2280,6 +2288,13 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"Cos", {unary<TGL_OP_COS>, {}}},
         {"Tan", {lower_tan, {}}},
         {"Atan", {lower_atan, {}}},
+        {"Asin", {lower_missing_unary, {}}},
+        {"Acos", {lower_missing_unary, {}}},
+        {"Sinh", {lower_missing_unary, {}}},
+        {"Cosh", {lower_missing_unary, {}}},
+        {"Asinh", {lower_missing_unary, {}}},
+        {"Acosh", {lower_missing_unary, {}}},
+        {"Atanh", {lower_missing_unary, {}}},
         {"Reciprocal", {unary<TGL_OP_RECIPROCAL>, {}}},
         {"Sign", {unary<TGL_OP_SIGN>, {}}},
         {"Softplus", {unary<TGL_OP_SOFTPLUS>, {}}},
