@@ -20,6 +20,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -196,6 +197,55 @@ def run_plugin(args, plugin, cases):
     return results
 
 
+# What blocks an unsupported case, from its reason: (pattern, blocker name from the match, kind).
+# The first match wins; a reason no pattern matches is listed as itself (kind "other"), so the
+# table never hides one.
+BLOCKERS = [
+    (r"dtype double|cast to double", lambda m: "f64 (no double dtype)", "dtype to add"),
+    (r"dtype (u?int16|uint32|uint64)", lambda m: "int16/uint16/uint32/uint64 dtypes", "dtype to add"),
+    (r"the plugin's (\w+) does not take (int32|int64)", lambda m: "%s on i32 (integer arithmetic)" % m.group(1), "ABI op to extend"),
+    (r"the ABI has no (\w+) op", lambda m: m.group(1), "ABI op to add"),
+    (r"ConvTranspose of 3 spatial dims", lambda m: "conv_transpose3d", "ABI op to add"),
+    (r"reduction 'mul'", lambda m: "scatter with a multiplying reduction", "ABI op to add"),
+    (r"not numeric tensors", lambda m: "strings, sequences, optionals", "not runnable by design"),
+    (r"random dropout", lambda m: "random Dropout (training, ratio > 0)", "not runnable by design"),
+    (r"op type (Loop|If|Scan) ", lambda m: "control flow (%s)" % m.group(1), "not runnable by design"),
+    (r"domain 'ai\.onnx\.preview\.training'", lambda m: "training ops (ai.onnx.preview.training)", "not runnable by design"),
+    (r"op type (\w+) is not supported by the runtime", lambda m: m.group(1), "op type not lowered"),
+    (r"its model declares", lambda m: "the case's data contradicts its model's shapes", "test data"),
+]
+
+
+def blocker_of(reason):
+    for pattern, name, kind in BLOCKERS:
+        m = re.search(pattern, reason)
+        if m:
+            return name(m), kind
+    return reason, "other"
+
+
+def blocker_table(cases, plugins, results):
+    """Markdown: every blocker of the unsupported cases, its kind, and the cases per op type."""
+    rows = collections.OrderedDict()
+    for name, op, _, _ in sorted(cases, key=lambda c: (c[1], c[0])):
+        for p in plugins:
+            st, why, _ = results[p][name]
+            if st == "unsupported":
+                key = blocker_of(why)
+                rows.setdefault(key, collections.OrderedDict()).setdefault(op, collections.defaultdict(set))[p].add(name)
+    lines = ["| missing | kind | cases | op types (cases; per plugin where the plugins differ) |",
+             "|---|---|---|---|"]
+    cases_of = lambda ops: sum(len(set.union(*by_p.values())) for by_p in ops.values())
+    for (blocker, kind), ops in sorted(rows.items(), key=lambda kv: (kv[0][1], -cases_of(kv[1]), kv[0][0])):
+        cells = []
+        for op, by_p in ops.items():
+            counts = [len(by_p.get(p, ())) for p in plugins]
+            cells.append("%s %d" % (op, counts[0]) if len(set(counts)) == 1 else
+                         "%s %s" % (op, "/".join("%s %d" % (p, c) for p, c in zip(plugins, counts))))
+        lines.append("| %s | %s | %d | %s |" % (blocker.replace("|", "\\|"), kind, cases_of(ops), ", ".join(cells)))
+    return lines
+
+
 def markdown(cases, plugins, results, selection_label, seconds):
     by_op = collections.OrderedDict()
     for name, op, _, _ in sorted(cases, key=lambda c: (c[1], c[0])):
@@ -214,8 +264,19 @@ def markdown(cases, plugins, results, selection_label, seconds):
         lines.append("| %s | %d | %d | %d | %d |" % (p, len(cases), t["pass"], t["fail"], t["unsupported"]))
     lines += ["", "*fixed*: cases whose shape parameters (inputs such as Reshape's shape, Slice's starts, TopK's k) "
               "the runtime needs at load were loaded with those inputs bound to the case's values "
-              "(`tglrt_load_options.fixed_inputs`): the runtime plans static shapes.", "",
-              "| op type | cases | " + " | ".join("%s pass / fail / unsup." % p for p in plugins) + " | fixed | reasons (first of each kind) |",
+              "(`tglrt_load_options.fixed_inputs`): the runtime plans static shapes."]
+    nn_cases = [c for c in cases if c[1] in NN_OPS]
+    if len(nn_cases) != len(cases):  # the issue's target set within the table: its own totals and blockers
+        lines += ["", "The neural-network op set of issue 17 (`--ops nn`):", "",
+                  "| plugin | cases | pass | fail | unsupported |", "|---|---|---|---|---|"]
+        for p in plugins:
+            t = collections.Counter(results[p][n][0] for n, _, _, _ in nn_cases)
+            lines.append("| %s | %d | %d | %d | %d |" % (p, len(nn_cases), t["pass"], t["fail"], t["unsupported"]))
+        lines += ["", "What blocks its unsupported cases (from their reasons; the \"ABI op\" and \"dtype\" rows are "
+                  "what the plugins would need):", ""] + blocker_table(nn_cases, plugins, results)
+    lines += ["", "What blocks the unsupported cases%s (from their reasons):" % (" of all op types" if len(nn_cases) != len(cases) else ""),
+              ""] + blocker_table(cases, plugins, results) + [""]
+    lines += ["| op type | cases | " + " | ".join("%s pass / fail / unsup." % p for p in plugins) + " | fixed | reasons (first of each kind) |",
               "|---|---|" + "---|" * len(plugins) + "---|---|"]
     for op, names in by_op.items():
         cells, reasons = [], []
