@@ -1241,10 +1241,70 @@ void lower_conv(Lowering& L) {
     L.emit(ops[g.S - 1], &p, {X, W, B}, {L.out(0, y)});
 }
 
+// ConvTranspose over 3 spatial dims (the ABI has conv_transpose 1-D and 2-D only) as the conv3d
+// it equals: x with stride - 1 zeros inserted between its elements (a pad of a view with a unit
+// dim after each spatial dim), padded by dilation * (k - 1) - pad (negative: cropped) plus the
+// output padding, convolved at stride 1 with the spatially flipped kernel whose in/out channels
+// are swapped within each group.
+void conv_transpose_as_conv3d(Lowering& L, const tgl_conv_params& p, const Shape& y) {
+    const Shape& x = L.in_v(0).shape;
+    const Shape& w = L.in_v(1).shape;
+    int32_t ty = L.in_v(0).type;
+    int64_t G = p.groups, Ci = x[1], Co = y[1];
+    if (G < 1 || Ci % G) L.invalid("group must divide the input channels");
+    Operand X = L.dev(0), W = L.dev(1);
+    // Zero insertion: (N, C, D, 1, H, 1, W, 1) padded to (N, C, D, s, H, s, W, s).
+    Shape spread{x[0], x[1]}, unit{x[0], x[1]};
+    tgl_pad_params zi = make_params<tgl_pad_params>();
+    zi.mode = TGL_PAD_CONSTANT;
+    for (int d = 0; d < 3; ++d) {
+        unit.insert(unit.end(), {x[d + 2], 1});
+        zi.after[3 + 2 * d] = p.stride[d] - 1;
+        spread.push_back(x[d + 2] * p.stride[d]);
+    }
+    Operand Z = X;
+    if (p.stride[0] > 1 || p.stride[1] > 1 || p.stride[2] > 1) {
+        Shape wide = unit;
+        for (int d = 0; d < 3; ++d) wide[3 + 2 * d] = p.stride[d];
+        Z = L.temp(spread, ty);
+        L.emit(TGL_OP_PAD, &zi, {view(X, L.in_v(0), unit)}, {view(Z, L.v(Z.value), wide)});
+    }
+    tgl_pad_params pad = make_params<tgl_pad_params>();
+    pad.mode = TGL_PAD_CONSTANT;
+    Shape padded = spread;
+    for (int d = 0; d < 3; ++d) {
+        int64_t reach = (int64_t)p.dilation[d] * (w[d + 2] - 1);
+        pad.before[d + 2] = reach - p.pad_begin[d];
+        pad.after[d + 2] = reach - p.pad_end[d] + p.output_padding[d] - (p.stride[d] - 1);
+        padded[d + 2] += pad.before[d + 2] + pad.after[d + 2];
+    }
+    Operand Zp = L.temp(padded, ty);
+    L.emit(TGL_OP_PAD, &pad, {Z}, {Zp});
+    // The kernel: flipped, then (G, Ci/G, Co/G, k) -> (G, Co/G, Ci/G, k) = (Co, Ci/G, kd, kh, kw).
+    tgl_flip_params f = make_params<tgl_flip_params>();
+    f.n_axes = 3;
+    for (int d = 0; d < 3; ++d) f.axes[d] = d + 2;
+    int64_t K = w[2] * w[3] * w[4];
+    Operand Wf = L.temp(w, ty), Wc = L.temp({Co, Ci / G, w[2], w[3], w[4]}, ty);
+    L.emit(TGL_OP_FLIP, &f, {W}, {Wf});
+    tgl_permute_params perm = make_params<tgl_permute_params>();
+    const int32_t order[4] = {0, 2, 1, 3};
+    for (int d = 0; d < 4; ++d) perm.perm[d] = order[d];
+    L.emit(TGL_OP_PERMUTE, &perm, {view(Wf, L.v(Wf.value), {G, Ci / G, Co / G, K})}, {view(Wc, L.v(Wc.value), {G, Co / G, Ci / G, K})});
+    tgl_conv_params c = make_params<tgl_conv_params>();
+    c.groups = p.groups;
+    for (int d = 0; d < 3; ++d) {
+        c.stride[d] = 1;
+        c.dilation[d] = p.dilation[d];
+    }
+    Operand B = L.has_in(2) ? L.dev(2) : Operand{};
+    L.emit(TGL_OP_CONV3D, &c, {Zp, Wc, B}, {L.out(0, y)});
+}
+
 void lower_conv_transpose(Lowering& L) {
     const Shape& x = L.in_v(0).shape;
     const Shape& w = L.in_v(1).shape;
-    if (x.size() < 3 || x.size() > 4 || w.size() != x.size()) L.unsupported("ConvTranspose of " + std::to_string(x.size() - 2) + " spatial dims (the ABI has 1-D and 2-D)");
+    if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) L.unsupported("ConvTranspose of " + std::to_string(x.size() - 2) + " spatial dims (1 to 3 are supported)");
     std::vector<int64_t> k(w.begin() + 2, w.end());
     Window g = window(L, x, k, true);
     int64_t groups = L.attr_i("group", 1);
@@ -1273,6 +1333,7 @@ void lower_conv_transpose(Lowering& L) {
         p.output_padding[d] = (int32_t)op[d];
         y.push_back(full - g.pb[d] - g.pe[d]);
     }
+    if (g.S == 3) return conv_transpose_as_conv3d(L, p, y);
     Operand X = L.dev(0), W = L.dev(1), B = L.has_in(2) ? L.dev(2) : Operand{};
     L.emit(g.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, &p, {X, W, B}, {L.out(0, y)});
 }

@@ -170,3 +170,29 @@ def test_8bit_arithmetic_wraps_like_numpy(plugin, op, dtype):
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString()
     [got] = run_model(plugin, model, {"a": a, "b": b})
     np.testing.assert_array_equal(got, want, err_msg="seed %d: %s" % (SEED, op))
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("stride,pads,output_padding,dilation,group", [
+    ([2, 1, 3], [1, 0, 2, 0, 1, 1], [1, 0, 1], [1, 1, 1], 1),
+    ([1, 2, 2], [0, 1, 0, 0, 1, 0], [0, 0, 0], [2, 1, 1], 2),
+])
+def test_conv_transpose_3d_matches_torch(plugin, stride, pads, output_padding, dilation, group):
+    """ConvTranspose over 3 spatial dims runs as conv3d on a zero-spread, padded input (ONNX 1.12's
+    one 3-D case has stride 1 and no pads)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((2, 4, 3, 4, 3)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 2, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(3 * group).astype(np.float32)
+    # ONNX's pads are (begin..., end...); torch pads both sides alike, so crop the extra begin pad.
+    tp = [min(pads[d], pads[d + 3]) for d in range(3)]
+    want = torch.nn.functional.conv_transpose3d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), stride=stride,
+                                                padding=tp, output_padding=output_padding, groups=group, dilation=dilation).numpy()
+    want = want[:, :, pads[0] - tp[0]:want.shape[2] - (pads[3] - tp[0]),
+                pads[1] - tp[1]:want.shape[3] - (pads[4] - tp[1]), pads[2] - tp[2]:want.shape[4] - (pads[5] - tp[2])]
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], strides=stride, pads=pads, output_padding=output_padding,
+                            dilations=dilation, group=group)
+    model = single_node_model(node, [("x", x.shape), ("w", w.shape), ("b", b.shape)], [("y", want.shape)], opset=13)
+    [got] = run_model(plugin, model, {"x": x, "w": w, "b": b})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg="seed %d" % SEED)
