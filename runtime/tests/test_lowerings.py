@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import tensorgl.onnx as tgo
 from tensorgl._runtime import OnnxRuntimeError
@@ -196,3 +196,34 @@ def test_conv_transpose_3d_matches_torch(plugin, stride, pads, output_padding, d
     model = single_node_model(node, [("x", x.shape), ("w", w.shape), ("b", b.shape)], [("y", want.shape)], opset=13)
     [got] = run_model(plugin, model, {"x": x, "w": w, "b": b})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg="seed %d" % SEED)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("mode,ctm,extra", [
+    ("cubic", "asymmetric", {}),
+    ("linear", "align_corners", {}),
+    ("nearest", "half_pixel", {"nearest_mode": "round_prefer_ceil"}),
+    ("linear", "tf_crop_and_resize", {"extrapolation_value": 7.0}),
+])
+def test_resize_beyond_onnx_cases_matches_reference(plugin, mode, ctm, extra):
+    """Resize over 3 spatial dims and the batch dim too (ONNX 1.12's cases resize 2 spatial dims),
+    against ONNX's own reference implementation."""
+    resize = pytest.importorskip("onnx.backend.test.case.node.resize")
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((2, 1, 2, 3, 4)).astype(np.float32)
+    sizes = np.array([3, 1, 3, 2, 5], dtype=np.int64)  # the reference is slow: a few elements
+    roi = np.array([0.2, 0, 0.1, 0.3, 0, 0.9, 1, 1.2, 0.8, 1], dtype=np.float32)
+    coeffs = {"cubic": resize.cubic_coeffs, "linear": resize.linear_coeffs,
+              "nearest": lambda r: resize.nearest_coeffs(r, mode=extra.get("nearest_mode", "round_prefer_floor"))}[mode]
+    kwargs = {"coordinate_transformation_mode": ctm}
+    if "extrapolation_value" in extra:
+        kwargs["extrapolation_value"] = extra["extrapolation_value"]
+    want = resize.interpolate_nd(x, coeffs, output_size=sizes, roi=roi if ctm == "tf_crop_and_resize" else None,
+                                 **kwargs).astype(np.float32)
+    node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode, coordinate_transformation_mode=ctm, **extra)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(want.shape))],
+                          [numpy_helper.from_array(roi, "roi"), numpy_helper.from_array(sizes, "sizes")])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    [got] = run_model(plugin, model, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg="seed %d: %s %s" % (SEED, mode, ctm))
