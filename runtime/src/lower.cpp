@@ -1656,6 +1656,10 @@ void lower_resize_separable(Lowering& L, const Shape& s, const Shape& y, const s
     std::vector<std::pair<size_t, ResizeAxis>> axes;
     for (size_t d = 0; d < s.size(); ++d) {
         double scale = scales.empty() ? (double)y[d] / (double)s[d] : scales[d];
+        if (!(scale > 0) || y[d] < 1) L.invalid("dim " + std::to_string(d) + ": scale " + std::to_string(scale) + ", output size " + std::to_string(y[d]) + " (both must be positive)");
+        if (mode != "nearest" && s[d] * y[d] > (int64_t(1) << 26))
+            L.unsupported("a " + mode + " resize of dim " + std::to_string(d) + " from " + std::to_string(s[d]) + " to " + std::to_string(y[d]) +
+                          " (its dense weight matrix would exceed 2^26 elements)");
         ResizeAxis a = resize_axis(L, mode, ctm, nm, L.attr_f("cubic_coeff_a", -0.75f), L.attr_i("exclude_outside", 0) != 0,
                                    s[d], y[d], scale, !scales.empty(), roi.empty() ? 0.0f : (float)roi[d],
                                    roi.empty() ? 1.0f : (float)roi[d + s.size()]);
