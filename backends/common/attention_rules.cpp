@@ -29,7 +29,7 @@ void require_rank4(const OpCall& call, const AttentionPlan& p, int role, const c
 
 void plan_attention(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    AttentionPlan& p = call.attention;
+    AttentionPlan& p = call.plan.emplace<AttentionPlan>();
     p.backward = info.op == TGL_OP_ATTENTION_BACKWARD;
 
     tgl_attention_params prm =

@@ -45,7 +45,7 @@ void plan_arange(OpCall& call, const void* params) {
     if (y.rank != 1)
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'arange': outputs[0] (y) must be 1-D (its length is the count), got shape %s",
              shape_string(y.rank, y.shape).c_str());
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.generate();
     const bool integer = y.dtype == TGL_DTYPE_I32 || y.dtype == TGL_DTYPE_I8 || y.dtype == TGL_DTYPE_U8;
     p.arange_integer = integer;
     if (integer) {
@@ -91,7 +91,7 @@ void plan_random(OpCall& call, const void* params) {
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->b (the standard deviation) of op 'random_normal' must be >= 0, got %g",
              double(prm.b));
     }
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.generate();
     p.seed = prm.seed;
     p.offset = prm.offset;
     p.a = prm.a;
@@ -103,7 +103,7 @@ void plan_random(OpCall& call, const void* params) {
 
 void plan_generate(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.plan.emplace<GeneratePlan>();
     const TensorArg& y = call.outputs[0];
     switch (info.op) {
     case TGL_OP_ARANGE: return plan_arange(call, params);

@@ -28,7 +28,7 @@ struct Builder {
 };
 
 void plan_rows_softmax(OpCall& call, const void* params) {
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     const SoftmaxParams prm = read_softmax_params(call, params);
     const int axis = prm.axis;
     p.scale = prm.scale;
@@ -51,7 +51,7 @@ void plan_rows_softmax(OpCall& call, const void* params) {
 
 void plan_rows_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     const tgl_layer_norm_params prm = read_layer_norm_params(call, params);
     const TensorArg& x = call.inputs[0];
     p.eps = prm.eps;
@@ -89,7 +89,7 @@ void plan_rows_norm(OpCall& call, const void* params) {
 
 void plan_cross_entropy(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     tgl_cross_entropy_params prm =
         read_params(info, params, tgl_cross_entropy_params{sizeof(tgl_cross_entropy_params), TGL_REDUCTION_MEAN, -100, 0.0f});
     if (prm.reduction > TGL_REDUCTION_SUM)
@@ -146,7 +146,7 @@ void plan_cross_entropy(OpCall& call, const void* params) {
 
 void plan_embedding(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     tgl_embedding_backward_params prm =
         read_params(info, params, tgl_embedding_backward_params{sizeof(tgl_embedding_backward_params), 0, -1, 0});
     require_reserved_zero(info, prm.reserved);
@@ -192,6 +192,7 @@ void plan_embedding(OpCall& call, const void* params) {
 }  // namespace
 
 void plan_grad(OpCall& call, const void* params) {
+    call.plan.emplace<GradPlan>();
     switch (call.info->op) {
     case TGL_OP_SOFTMAX_BACKWARD:
     case TGL_OP_LOG_SOFTMAX_BACKWARD: plan_rows_softmax(call, params); break;
@@ -204,7 +205,7 @@ void plan_grad(OpCall& call, const void* params) {
         // dx[j] = sum of dy[i] over the i whose y[i] included x[j]: the same scan, other direction.
         require_like(call, true, 0, call.inputs[0], "dy's shape");  // before the Scan plan, whose message says x / y
         plan_scan_for(call, params);
-        call.scan_reverse = !call.scan_reverse;
+        call.scan().reverse = !call.scan().reverse;
         break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Grad", call.info->name);
     }

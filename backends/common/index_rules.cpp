@@ -62,7 +62,7 @@ std::string index_out_of_range_message(const OpInfo& info, int64_t position, int
 
 void plan_index(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    IndexPlan& p = call.index;
+    IndexPlan& p = call.plan.emplace<IndexPlan>();
     const TensorArg& y = call.outputs[0];
 
     if (info.op == TGL_OP_ONE_HOT) {

@@ -56,7 +56,7 @@ tgl_layer_norm_params read_layer_norm_params(const OpCall& call, const void* par
 void plan_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     const tgl_op op = info.op;
-    NormPlan& p = call.norm;
+    NormPlan& p = call.plan.emplace<NormPlan>();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     const bool softmax = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX;

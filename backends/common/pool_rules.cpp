@@ -95,7 +95,7 @@ void plan_window(const OpInfo& info, const void* params, P& p, int64_t (&out)[3]
 
 void plan_pool(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    P& p = call.pool;
+    P& p = call.plan.emplace<P>();
     p.kind = kind_of(info.op);
     const bool bwd = backward(p.kind);
     // X: the (N, C, in...) tensor; Y: the (N, C, out...) one.

@@ -15,7 +15,7 @@ void plan_select(OpCall& call, const void* params) {
              prm.descending);
     const TensorArg& x = call.inputs[0];
     const int axis = one_axis(call, prm.axis);  // -1 for a rank-0 x: one row of one element
-    SelectPlan& p = call.select;
+    SelectPlan& p = call.plan.emplace<SelectPlan>();
     p.descending = prm.descending != 0;
     p.has_values = info.op != TGL_OP_ARGSORT;
     p.n = axis >= 0 ? x.shape[axis] : 1;

@@ -5,7 +5,6 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
-#include "reduce_kernels.h"
 #include "status.h"
 
 #include <cmath>
@@ -235,7 +234,7 @@ void run_grad(const OpCall& call, unsigned threads) {
     case TGL_OP_LAYER_NORM_BACKWARD:
     case TGL_OP_RMS_NORM_BACKWARD: norm_backward(call); break;
     // The scan in the opposite direction (plan_grad flips it): the cumsum kernel itself.
-    case TGL_OP_CUMSUM_BACKWARD: run_reduce_more(call, threads); break;
+    case TGL_OP_CUMSUM_BACKWARD: run_scan(call, threads); break;
     case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(call); break;
     case TGL_OP_CROSS_ENTROPY:
     case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(call); break;

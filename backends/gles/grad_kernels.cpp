@@ -16,7 +16,6 @@
 #include "gles_device.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
-#include "reduce_kernels.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -360,9 +359,7 @@ void run_grad(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_CROSS_ENTROPY:
     case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(dev, call); break;
     case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(dev, call); break;
-    case TGL_OP_CUMSUM_BACKWARD:
-        if (!run_reduce_more(dev, call)) fail(TGL_ERROR_INTERNAL, "cumsum_backward: the scan kernel refused it");
-        break;
+    case TGL_OP_CUMSUM_BACKWARD: run_scan(dev, call); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
 }

@@ -1,9 +1,8 @@
-// Host side of every op: turns a validated OpCall (its index plan) into shader variants, SSBO
-// windows, uniforms and dispatches that stay within the device's limits. Nothing is computed on
-// the CPU.
+// Host side of the elementwise families (Unary, Binary, Ternary: elementwise.comp), and the byte
+// copies and fills of the device (buffer_bytes.comp, fill.comp): shader variants, SSBO windows,
+// uniforms and dispatches that stay within the device's limits. Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "dispatch_util.h"
-#include "reduce_kernels.h"
 
 #include "status.h"
 #include "validate_util.h"
