@@ -15,7 +15,7 @@ namespace tgl {
 namespace cpu {
 
 void run_conv(const OpCall& call, unsigned threads) {
-    const ConvPlan& p = call.conv;
+    const ConvPlan& p = call.conv();
     const tgl_dtype dt = call.dtype;
     auto bytes = [&](bool out, int slot) -> uint8_t* {
         return cpu_buffer((out ? call.outputs : call.inputs)[size_t(slot)].buffer).bytes();

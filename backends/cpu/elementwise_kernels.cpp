@@ -84,7 +84,7 @@ Operand input_operand(const OpCall& c, int k) {
 // f32 fast paths of the float ops (the common case), then any float dtype through Operand.
 template <class F>
 void unary(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
         float* y = cpu_buffer(c.outputs[0].buffer).f32();
         const float* x = cpu_buffer(c.inputs[0].buffer).f32();
@@ -103,7 +103,7 @@ void unary(const OpCall& c, unsigned threads, const F& f) {
 
 template <class F>
 void binary(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
         float* y = cpu_buffer(c.outputs[0].buffer).f32();
         const float* a = cpu_buffer(c.inputs[0].buffer).f32();
@@ -123,7 +123,7 @@ void binary(const OpCall& c, unsigned threads, const F& f) {
 
 // cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says).
 void cast(const OpCall& c, unsigned threads) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), x = input_operand(c, 0);
     const bool from_integer = !is_float_dtype(x.dtype);
     if (x.dtype == y.dtype) {  // a copy, bit for bit (NaN payloads included)
@@ -144,7 +144,7 @@ void cast(const OpCall& c, unsigned threads) {
 // value (NaN != 0).
 template <class F>
 void predicate1(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), x = input_operand(c, 0);
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
         walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.base[oy] = f(x.load(ox)) ? 1 : 0; });
@@ -153,7 +153,7 @@ void predicate1(const OpCall& c, unsigned threads, const F& f) {
 
 template <class F>
 void predicate2(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
         walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.base[oy] = f(a.load(oa), b.load(ob)) ? 1 : 0; });
@@ -180,7 +180,7 @@ bool visit_predicate(tgl_op op, Visit&& visit) {
 
 // where: y = cond != 0 ? a : b, copied bit for bit.
 void where(const OpCall& c, unsigned threads) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), cond = input_operand(c, 0), a = input_operand(c, 1), b = input_operand(c, 2);
     const int last = p.rank - 1;
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {

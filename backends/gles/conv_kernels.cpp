@@ -45,7 +45,7 @@ bool fits(const Limits& L, const Tile& t) {
 }  // namespace
 
 void run_conv(GlesDevice& dev, const OpCall& call) {
-    const ConvPlan& p = call.conv;
+    const ConvPlan& p = call.conv();
     const OpInfo& info = *call.info;
     const Limits& L = dev.limits();
     const bool wgrad = p.mode == ConvPlan::WeightGrad;

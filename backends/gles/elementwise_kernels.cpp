@@ -20,7 +20,7 @@ namespace {
 // glsl/elementwise_ops.glsl.
 std::string elementwise_define(const OpCall& call) {
     if (call.info->op == TGL_OP_GELU)
-        return call.gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
+        return call.elementwise().gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
     std::string d = "OP_";
     for (const char* p = call.info->name; *p; ++p) d += char(std::toupper(static_cast<unsigned char>(*p)));
     return d;
@@ -48,7 +48,7 @@ UniformValue uniform_floats(const char* name, const float* values, size_t n) {
 }  // namespace
 
 void run_elementwise(GlesDevice& dev, const OpCall& call) {
-    const ElementwisePlan& p = call.elementwise;
+    const ElementwisePlan& p = call.elementwise();
     const int n_in = int(call.inputs.size());
     if (n_in + 1 > dev.limits().max_compute_ssbo_blocks)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks; this device allows %d per compute shader",
@@ -79,7 +79,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     static const char* dtype_names[4] = {"Y_DTYPE", "A_DTYPE", "B_DTYPE", "C_DTYPE"};
     for (int k = 0; k < 4; ++k)
         common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));
-    const UniformValue scalars = uniform_floats("u_scalars", call.scalars, 2);
+    const UniformValue scalars = uniform_floats("u_scalars", call.elementwise().scalars, 2);
     std::vector<Dispatch> dispatches;
 
     // Scalar kernel over `count` elements starting at `offs` (general N-d, or CONTIG).

@@ -12,7 +12,7 @@ namespace {
 
 const char* op_define(const OpCall& call) {
     switch (call.info->op) {
-    case TGL_OP_ARANGE: return call.generate.arange_integer ? "OP_ARANGE_INT" : "OP_ARANGE_FLOAT";
+    case TGL_OP_ARANGE: return call.generate().arange_integer ? "OP_ARANGE_INT" : "OP_ARANGE_FLOAT";
     case TGL_OP_FULL: return "OP_FULL";
     case TGL_OP_EYE: return "OP_EYE";
     case TGL_OP_TRIL: return "OP_TRIL";
@@ -32,7 +32,7 @@ uint32_t f32_bits(float f) {
 }  // namespace
 
 void run_generate(GlesDevice& dev, const OpCall& call) {
-    const GeneratePlan& p = call.generate;
+    const GeneratePlan& p = call.generate();
     const TensorArg& y = call.outputs[0];
     const uint32_t numel = count_u32(p.numel, "outputs[0] (y)");
     int32_t y_off = 0, x_off = 0;

@@ -51,7 +51,7 @@ struct Passes {
     GlesDevice::DeviceCheck check{};
     bool has_check = false;
 
-    Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad), wg(d.workgroup_size()) {
+    Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad()), wg(d.workgroup_size()) {
         outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, p.outer_strides);
         inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, p.inner_strides);
     }
@@ -127,7 +127,7 @@ void softmax_backward(GlesDevice& dev, const OpCall& call) {
 
 void norm_backward(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const bool cols = p.has_dgamma || p.has_dbeta;
     const uint64_t len = count_u32(p.len, "the normalized elements"), rows = count_u32(p.rows, "the rows of x");
@@ -236,7 +236,7 @@ void targets_pass(Passes& ps, const Binding& sb, int32_t tgt_off, int64_t limit,
 
 void cross_entropy(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     const uint64_t rows = count_u32(p.rows, "the rows of logits");
@@ -282,7 +282,7 @@ void cross_entropy(GlesDevice& dev, const OpCall& call) {
 
 void embedding_backward(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const uint64_t T = count_u32(p.rows, "the tokens of index"), V = count_u32(p.vocab, "V (dW's dim 0)");
     const uint64_t D = count_u32(p.len, "D (dW's dim 1)");

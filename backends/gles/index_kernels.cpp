@@ -23,7 +23,7 @@ std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call
 }  // namespace
 
 void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check, std::vector<Dispatch>& ds) {
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const TensorArg& index = call.inputs[size_t(p.index_input)];
     if (index.numel == 0) return;
     int32_t i_off = 0;
@@ -51,7 +51,7 @@ void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::Devi
 }
 
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const tgl_op op = call.info->op;
     const TensorArg& y = call.outputs[0];
     const TensorArg& index = call.inputs[size_t(p.index_input)];

@@ -111,7 +111,7 @@ RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, i
 }  // namespace
 
 void run_norm(GlesDevice& dev, const OpCall& call) {
-    const NormPlan& p = call.norm;
+    const NormPlan& p = call.norm();
     const OpInfo& info = *call.info;
     const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
     const uint32_t len = count_u32(p.len, "a row of inputs[0] (x)");

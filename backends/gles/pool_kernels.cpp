@@ -64,7 +64,7 @@ void window_box(const P& p, int64_t (&box)[3]) {
 }  // namespace
 
 void run_pool(GlesDevice& dev, const OpCall& call) {
-    const P& p = call.pool;
+    const P& p = call.pool();
     const OpInfo& info = *call.info;
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
     const bool global = p.kind == P::kGlobalMax || p.kind == P::kGlobalAvg;

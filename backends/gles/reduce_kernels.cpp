@@ -64,13 +64,13 @@ const char* state_define(const OpCall& call) {
     case TGL_OP_STD: return "OP_STD";
     case TGL_OP_ANY: return "OP_ANY";
     case TGL_OP_ALL: return "OP_ALL";
-    case TGL_OP_NORM: return call.norm_ord == 1 ? "OP_NORM1" : "OP_NORM2";
+    case TGL_OP_NORM: return call.reduce().norm_ord == 1 ? "OP_NORM1" : "OP_NORM2";
     default: return nullptr;
     }
 }
 
 void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
-    const ReducePlan& p = call.reduce;
+    const ReducePlan& p = call.reduce();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");
@@ -100,7 +100,7 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     base.uniforms.push_back(uniform_uint("u_reduce_count", {reduce_count}));
     base.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
     base.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
-    base.uniforms.push_back(uniform_float("u_correction", call.correction));
+    base.uniforms.push_back(uniform_float("u_correction", call.reduce().correction));
     outer_uniforms(outer, base);
     inner_uniforms(inner, base);
     std::vector<Dispatch> dispatches;
@@ -350,7 +350,7 @@ void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, ui
 
 // sum, mean, max, min, prod (reduce.comp).
 void run_fold(GlesDevice& dev, const OpCall& call) {
-    const ReducePlan& p = call.reduce;
+    const ReducePlan& p = call.reduce();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");

@@ -41,7 +41,7 @@ Binding sub_window(const BufferRef& buf, uint64_t offset, uint64_t bytes) {
 }  // namespace
 
 void run_select(GlesDevice& dev, const OpCall& call) {
-    const SelectPlan& p = call.select;
+    const SelectPlan& p = call.select();
     const TensorArg& x = call.inputs[0];
     const TensorArg& ind = call.outputs[p.has_values ? 1 : 0];
     const uint32_t rows = count_u32(p.rows, "the rows of inputs[0] (x)");

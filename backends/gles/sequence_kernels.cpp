@@ -42,7 +42,7 @@ int row_uniforms(const SequencePlan& p, Dispatch& d) {
 }
 
 void run_rope(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const int wg = dev.workgroup_size();
     const int64_t units = p.n_rot / 2 + (p.D - p.n_rot);
     const uint32_t count = count_u32(p.rows * units, "the rows of x times the pairs and copied elements of a row");
@@ -82,7 +82,7 @@ int64_t shared_fft_max(const GlesDevice& dev) {
 }
 
 void run_fft(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const uint32_t rows = count_u32(p.rows, "the rows of x");
     const uint32_t n = count_u32(p.n, "a row of x");
     const int wg = dev.workgroup_size();
@@ -159,7 +159,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
 }
 
 void run_selective_scan(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const OpInfo& info = *call.info;
     const int wg = dev.workgroup_size();
     const std::string dtype = str(call.dtype);
@@ -241,7 +241,7 @@ constexpr uint64_t kSampleDispatchWork = uint64_t(1) << 20;
 constexpr uint64_t kSampleMinRowsPerDispatch = 32;
 
 void run_sample(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
     const uint32_t V = count_u32(p.n, "a row (V) of logits");
     // A workgroup per row, of a power of two from 8 invocations (short rows do not wait at every

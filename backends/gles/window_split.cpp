@@ -586,7 +586,7 @@ public:
     // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
     // reported at its position in the whole tensor.
     void check_indices_once(const OpCall& call) {
-        const TensorArg& index = call.inputs[size_t(call.index.index_input)];
+        const TensorArg& index = call.inputs[size_t(call.index().index_input)];
         if (dev_.window_bytes(index) > max_)
             refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
         check_ = dev_.device_check();
