@@ -2,7 +2,7 @@
 // GLES shaders (glsl/elementwise_ops.glsl, in f32) are checked against them. Special values that
 // the C library does not already give (gelu/silu/mish/hardswish at -inf, the sign of zero in
 // maximum/minimum and remainder, rsqrt(-0)) are handled explicitly. Parameters come from
-// OpCall::scalars (as f32, widened).
+// ElementwisePlan::scalars (as f32, widened).
 #pragma once
 
 #include "validate.h"

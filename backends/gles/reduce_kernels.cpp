@@ -139,8 +139,8 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
 constexpr int kScanItems = 4;
 
 void run_scan_rows(GlesDevice& dev, const OpCall& call) {
-    const ScanPlan& scan = call.scan();
-    const ReducePlan& p = scan.rows;
+    const ScanPlan& plan = call.scan();
+    const ReducePlan& p = plan.rows;
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t rows = count_u32(p.out_count, "the rows of outputs[0] (y)");
@@ -149,7 +149,7 @@ void run_scan_rows(GlesDevice& dev, const OpCall& call) {
     int32_t x_off = 0, y_off = 0;
     Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
     Binding xb = dev.window(x, "inputs[0] (x)", &x_off);
-    int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = p.inner_rank ? scan.y_stride : 0;
+    int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = p.inner_rank ? plan.y_stride : 0;
     if (len == 1) xs = ys = 0;  // never stepped: keep it within 32 bits
 
     int wg = dev.workgroup_size();
@@ -162,8 +162,8 @@ void run_scan_rows(GlesDevice& dev, const OpCall& call) {
                       {"OUTER_RANK", str(long(outer.size()))},
                       {"WG_SIZE", str(wg)},
                       {"ITEMS", str(kScanItems)}};
-    if (scan.exclusive) common.emplace_back("EXCLUSIVE", "");
-    if (scan.reverse) common.emplace_back("REVERSE", "");
+    if (plan.exclusive) common.emplace_back("EXCLUSIVE", "");
+    if (plan.reverse) common.emplace_back("REVERSE", "");
     auto variant = [&](const char* pass) {
         Defines d = common;
         d.emplace_back(pass, "");
