@@ -1,4 +1,5 @@
 #include "conv_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -271,5 +272,7 @@ void plan_conv(OpCall& call, const void* params) {
         p.b_slot = b_slot;
     }
 }
+
+void register_conv_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Conv, plan_conv}); }
 
 }  // namespace tgl

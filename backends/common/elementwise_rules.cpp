@@ -1,5 +1,6 @@
 // Shape rules, params and index plan of the elementwise families (Unary, Binary, Ternary).
 #include "validate.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "status.h"
@@ -126,6 +127,12 @@ void read_elementwise_params(OpCall& call, const void* params) {
             require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
         return;
     }
+}
+
+void register_elementwise_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Unary, plan_elementwise, read_elementwise_params, true});
+    families.push_back({OpFamily::Binary, plan_elementwise, read_elementwise_params, true});
+    families.push_back({OpFamily::Ternary, plan_elementwise, read_elementwise_params, true});
 }
 
 }  // namespace tgl

@@ -1,5 +1,5 @@
 // Shape rules and params of the elementwise families (Unary, Binary, Ternary: the ops of ids 1xx,
-// 2xx and cast). Called by validate_op() (op_families.cpp); the plan is call.elementwise().
+// 2xx and cast). Called by validate_op() (op_families.h); the plan is call.elementwise().
 #pragma once
 
 #include <tensorgl/plugin_api.h>

@@ -1,4 +1,5 @@
 #include "generate_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "dtype_bits.h"
@@ -128,6 +129,10 @@ void plan_generate(OpCall& call, const void* params) {
     if (x) require_shape(info, y, operand_label(info, true, 0), x->rank, x->shape, "inputs[0] (x)");
     p.bits = double_to_dtype_bits(1.0, y.dtype);
     index_space(p, y, x, 2);
+}
+
+void register_generate_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Generate, plan_generate});
 }
 
 }  // namespace tgl

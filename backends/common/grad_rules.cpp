@@ -1,4 +1,5 @@
 #include "grad_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -210,5 +211,7 @@ void plan_grad(OpCall& call, const void* params) {
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Grad", call.info->name);
     }
 }
+
+void register_grad_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Grad, plan_grad}); }
 
 }  // namespace tgl

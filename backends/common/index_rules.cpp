@@ -1,4 +1,5 @@
 #include "index_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -142,5 +143,7 @@ void plan_index(OpCall& call, const void* params) {
              "nothing was written",
              info.name, operand_label(info, false, uint32_t(p.index_input)).c_str(), (long long)index.numel, p.axis);
 }
+
+void register_index_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Index, plan_index}); }
 
 }  // namespace tgl

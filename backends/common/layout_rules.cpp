@@ -1,4 +1,5 @@
 #include "layout_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "validate_util.h"
@@ -547,5 +548,7 @@ void plan_layout(OpCall& call, const void* params) {
     default: fail(TGL_ERROR_INTERNAL, "op '%s' is not of the layout family", info.name);
     }
 }
+
+void register_layout_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Layout, plan_layout}); }
 
 }  // namespace tgl

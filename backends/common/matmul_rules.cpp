@@ -1,4 +1,5 @@
 #include "matmul_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "validate_util.h"
@@ -286,5 +287,7 @@ std::string grouped_index_message(const OpInfo& info, int64_t position, int64_t 
                   info.name, operand_label(info, false, 2).c_str(), (long long)value, (long long)position,
                   (long long)experts);
 }
+
+void register_matmul_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Matmul, plan_matmul}); }
 
 }  // namespace tgl

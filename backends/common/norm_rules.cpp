@@ -1,4 +1,5 @@
 #include "norm_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -198,5 +199,7 @@ void plan_norm(OpCall& call, const void* params) {
     if (p.has_r) p.offset[NormPlan::kR] = call.inputs[1].offset;
     if (p.has_s) p.offset[NormPlan::kS] = call.outputs[1].offset;
 }
+
+void register_norm_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Normalize, plan_norm}); }
 
 }  // namespace tgl

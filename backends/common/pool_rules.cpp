@@ -1,4 +1,5 @@
 #include "pool_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -209,5 +210,7 @@ void plan_pool(OpCall& call, const void* params) {
             for (int d = 0; d < p.spatial; ++d) p.stride_sp[r][3 - p.spatial + d] = t->strides[2 + d];
     }
 }
+
+void register_pool_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Pool, plan_pool}); }
 
 }  // namespace tgl

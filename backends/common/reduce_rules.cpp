@@ -1,6 +1,7 @@
 // Shape rules and index plans of the reduction families: Reduce (sum .. norm over a set of axes),
 // ArgReduce (argmax, argmin along one axis) and Scan (cumsum, cumprod).
 #include "validate.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "status.h"
@@ -199,5 +200,11 @@ void plan_reduce_axes(OpCall& call, const AxesParams& prm) {
 }  // namespace
 
 void plan_scan_for(OpCall& call, const void* params) { plan_scan(call, params); }
+
+void register_reduce_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Reduce, plan_reduce});
+    families.push_back({OpFamily::ArgReduce, plan_arg_reduce});
+    families.push_back({OpFamily::Scan, plan_scan});
+}
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "select_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -72,5 +73,7 @@ void plan_select(OpCall& call, const void* params) {
     p.v_offset = values ? values->offset : 0;
     p.i_offset = indices.offset;
 }
+
+void register_select_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Select, plan_select}); }
 
 }  // namespace tgl

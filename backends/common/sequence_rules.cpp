@@ -1,4 +1,5 @@
 #include "sequence_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -241,6 +242,10 @@ void plan_sequence(OpCall& call, const void* params) {
     case TGL_OP_SAMPLE: plan_sample(call, params); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Sequence", call.info->name);
     }
+}
+
+void register_sequence_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Sequence, plan_sequence});
 }
 
 }  // namespace tgl

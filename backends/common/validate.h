@@ -58,7 +58,7 @@ struct OpCall {
     std::vector<TensorArg> inputs, outputs;
     bool noop = false;  // every output is empty: nothing to run
 
-    // The family's index plan, built by its planner (op_families.cpp); kernels read it through the
+    // The family's index plan, built by its planner (op_families.h); kernels read it through the
     // accessors below, which throw an internal error naming the op when it holds another plan.
     FamilyPlan plan;
 

@@ -174,5 +174,7 @@ void run_attention(const OpCall& call, unsigned threads) {
     else forward(call, threads);
 }
 
+void register_attention_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Attention, run_attention}); }
+
 }  // namespace cpu
 }  // namespace tgl

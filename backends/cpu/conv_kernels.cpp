@@ -110,5 +110,7 @@ void run_conv(const OpCall& call, unsigned threads) {
     });
 }
 
+void register_conv_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Conv, run_conv}); }
+
 }  // namespace cpu
 }  // namespace tgl

@@ -216,5 +216,11 @@ void run_binary(const OpCall& c, unsigned threads) {
 
 void run_where(const OpCall& c, unsigned threads) { where(c, threads); }
 
+void register_elementwise_kernels(std::vector<CpuFamily>& families) {
+    families.push_back({OpFamily::Unary, run_unary});
+    families.push_back({OpFamily::Binary, run_binary});
+    families.push_back({OpFamily::Ternary, run_where});
+}
+
 }  // namespace cpu
 }  // namespace tgl

@@ -108,5 +108,7 @@ void run_generate(const OpCall& call, unsigned threads) {
     });
 }
 
+void register_generate_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Generate, run_generate}); }
+
 }  // namespace cpu
 }  // namespace tgl

@@ -242,5 +242,7 @@ void run_grad(const OpCall& call, unsigned threads) {
     }
 }
 
+void register_grad_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Grad, run_grad}); }
+
 }  // namespace cpu
 }  // namespace tgl

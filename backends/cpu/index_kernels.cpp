@@ -98,5 +98,7 @@ void run_index(const OpCall& call, unsigned) {
     }
 }
 
+void register_index_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Index, run_index}); }
+
 }  // namespace cpu
 }  // namespace tgl

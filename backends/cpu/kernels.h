@@ -4,14 +4,26 @@
 
 #include "validate.h"
 
+#include <vector>
+
 namespace tgl {
 namespace cpu {
 
 // Runs a validated, non-empty call, using at most `threads` threads: the run function of the op's
-// family (op_families.cpp). Every operand's buffer is a CpuBuffer.
+// family (op_families.cpp: the entry it registered). Every operand's buffer is a CpuBuffer.
 void run(const OpCall& call, unsigned threads);
 
-// One per op family, each in its <family>_kernels.cpp.
+// How the plugin runs one OpFamily. Each family's <family>_kernels.cpp registers its entries in
+// register_<family>_kernels(); registered_family_kernels() is generated from TGL_OP_FAMILIES
+// (cmake/op_families.cmake).
+struct CpuFamily {
+    OpFamily family;
+    void (*run)(const OpCall& call, unsigned threads);
+};
+std::vector<CpuFamily> registered_family_kernels();
+
+// One per op family, each in its <family>_kernels.cpp; declared here for the kernels that reuse
+// another family's (grad: run_scan).
 void run_unary(const OpCall& call, unsigned threads);  // elementwise_kernels.cpp
 void run_binary(const OpCall& call, unsigned threads);
 void run_where(const OpCall& call, unsigned threads);  // Ternary

@@ -72,5 +72,7 @@ void run_layout(const OpCall& call, unsigned threads) {
     for (const CopyStep& s : call.layout().steps) run_step(call, s, threads);
 }
 
+void register_layout_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Layout, run_layout}); }
+
 }  // namespace cpu
 }  // namespace tgl

@@ -127,5 +127,7 @@ void run_matmul(const OpCall& c, unsigned threads) {
     });
 }
 
+void register_matmul_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Matmul, run_matmul}); }
+
 }  // namespace cpu
 }  // namespace tgl

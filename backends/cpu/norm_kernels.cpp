@@ -159,5 +159,7 @@ void run_norm(const OpCall& c, unsigned threads) {
     });
 }
 
+void register_norm_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Normalize, run_norm}); }
+
 }  // namespace cpu
 }  // namespace tgl

@@ -223,5 +223,7 @@ void run_pool(const OpCall& call, unsigned threads) {
     });
 }
 
+void register_pool_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Pool, run_pool}); }
+
 }  // namespace cpu
 }  // namespace tgl

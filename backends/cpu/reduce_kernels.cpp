@@ -260,5 +260,11 @@ void run_scan(const OpCall& c, unsigned threads) {
     }
 }
 
+void register_reduce_kernels(std::vector<CpuFamily>& families) {
+    families.push_back({OpFamily::Reduce, run_reduce});
+    families.push_back({OpFamily::ArgReduce, run_arg_reduce});
+    families.push_back({OpFamily::Scan, run_scan});
+}
+
 }  // namespace cpu
 }  // namespace tgl

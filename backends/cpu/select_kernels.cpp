@@ -62,5 +62,7 @@ void run_select(const OpCall& call, unsigned threads) {
     });
 }
 
+void register_select_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Select, run_select}); }
+
 }  // namespace cpu
 }  // namespace tgl

@@ -264,5 +264,7 @@ void run_sequence(const OpCall& call, unsigned threads) {
     }
 }
 
+void register_sequence_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Sequence, run_sequence}); }
+
 }  // namespace cpu
 }  // namespace tgl

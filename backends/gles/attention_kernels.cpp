@@ -10,6 +10,7 @@
 // v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
 // and PASS_DQ (no atomics).
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -500,6 +501,10 @@ void run_attention(GlesDevice& dev, const OpCall& call) {
     if (call.attention().backward) c.backward();
     else c.forward();
     dev.submit(call.info->name, std::move(c.out));
+}
+
+void register_attention_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Attention, run_attention, &kAttentionSplit});
 }
 
 }  // namespace gles

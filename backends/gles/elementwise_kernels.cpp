@@ -2,6 +2,7 @@
 // copies and fills of the device (buffer_bytes.comp, fill.comp): shader variants, SSBO windows,
 // uniforms and dispatches that stay within the device's limits. Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 #include "status.h"
@@ -263,6 +264,12 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes) {
     run_aligned_bytes(dev, &src, src_offset, dst, dst_offset, bytes, {});
+}
+
+void register_elementwise_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Unary, run_elementwise, &kElementwiseSplit});
+    families.push_back({OpFamily::Binary, run_elementwise, &kElementwiseSplit});
+    families.push_back({OpFamily::Ternary, run_elementwise, &kElementwiseSplit});
 }
 
 }  // namespace gles

@@ -2,6 +2,7 @@
 // variant of generate.comp, binds y (and x for tril/triu), sets the plan as uniforms and dispatches
 // one invocation per element of y. Every value is computed by the shader.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 #include <cstring>
@@ -73,6 +74,10 @@ void run_generate(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
     add_chunks(dev, base, ceil_div(numel, uint64_t(wg)), dispatches);
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_generate_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Generate, run_generate, &kGenerateSplit});
 }
 
 }  // namespace gles

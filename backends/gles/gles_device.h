@@ -252,7 +252,7 @@ private:
 // window_split.cpp: runs the call in pieces when an operand is larger than one SSBO window (true),
 // else does nothing (false).
 bool run_in_pieces(GlesDevice& dev, const OpCall& call);
-// One per op family, each in its <family>_kernels.cpp (the run table: op_families.cpp).
+// One per op family, each in its <family>_kernels.cpp (which registers it: gles_families.h).
 void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);  // reduce_kernels.cpp
 void run_arg_reduce(GlesDevice& dev, const OpCall& call);

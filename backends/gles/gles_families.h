@@ -1,5 +1,7 @@
-// How the GLES plugin runs each op family (op_families.cpp: one line per family): the family's run
-// function, and its split rule for operands larger than one SSBO window (window_split.cpp).
+// How the GLES plugin runs each op family: the family's run function, and its split rule for
+// operands larger than one SSBO window (window_split.cpp). Each family's <family>_kernels.cpp
+// registers its entries in register_<family>_kernels(); registered_family_kernels() is generated
+// from TGL_OP_FAMILIES (cmake/op_families.cmake).
 #pragma once
 
 #include "gles_device.h"
@@ -26,10 +28,12 @@ struct GlesFamily {
     const SplitRule* split;  // nullptr: not run in pieces (RESOURCE_EXHAUSTED says so)
 };
 
-// The entry of `info`'s family; an internal error naming the op if there is none.
+std::vector<GlesFamily> registered_family_kernels();
+
+// The entry of `info`'s family (op_families.cpp); an internal error naming the op if there is none.
 const GlesFamily& gles_family(const OpInfo& info);
 
-// The split rules of window_split.cpp.
+// The split rules of window_split.cpp, one per family that has one.
 extern const SplitRule kElementwiseSplit, kReduceSplit, kArgReduceSplit, kScanSplit, kMatmulSplit, kNormSplit,
     kLayoutSplit, kIndexSplit, kSelectSplit, kGenerateSplit, kConvSplit, kPoolSplit, kAttentionSplit;
 

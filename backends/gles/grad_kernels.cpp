@@ -14,6 +14,7 @@
 //   cumsum_backward  the Scan kernels (scan.comp), with the direction flipped by the plan.
 // Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -362,6 +363,10 @@ void run_grad(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_CUMSUM_BACKWARD: run_scan(dev, call); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
+}
+
+void register_grad_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Grad, run_grad, nullptr});
 }
 
 }  // namespace gles

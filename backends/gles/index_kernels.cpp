@@ -3,6 +3,7 @@
 // GlesDevice::device_check), then the data passes, which write nothing when the check failed. The
 // host never reads an index.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 
@@ -140,6 +141,11 @@ void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     commit.bindings = {yb, tb, ib, check.status};
     add_chunks(dev, commit, groups, ds);
     dev.submit(call.info->name, std::move(ds));
+}
+
+void register_index_kernels(std::vector<GlesFamily>& families) {
+    // run_index without a piece (window_split.cpp runs pieces itself)
+    families.push_back({OpFamily::Index, [](GlesDevice& dev, const OpCall& call) { run_index(dev, call); }, &kIndexSplit});
 }
 
 }  // namespace gles

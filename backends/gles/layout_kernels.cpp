@@ -2,6 +2,7 @@
 // is one dispatch (or a few, past the workgroup-count limits) of glsl/copy.comp. Every dispatch of
 // the op is built, and every 32-bit limit checked, before any is queued.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 namespace tgl {
@@ -94,6 +95,10 @@ void run_layout(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
     for (const CopyStep& s : call.layout().steps) add_step(dev, call, s, dispatches);
     if (!dispatches.empty()) dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_layout_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Layout, run_layout, &kLayoutSplit});
 }
 
 }  // namespace gles

@@ -12,6 +12,7 @@
 // dispatches where a tile's passes over its experts would. Knobs for tuning on a GPU:
 // TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 
@@ -525,6 +526,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, reduce, ceil_div(uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n), uint64_t(wg)), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_matmul_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Matmul, run_matmul, &kMatmulSplit});
 }
 
 }  // namespace gles

@@ -8,6 +8,7 @@
 // chunk (CHUNK_STATS) into the scratch block after the params, then each chunk merges its row's
 // partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -256,6 +257,10 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         add_normalize(false);
     }
     dev.submit(info.name, std::move(dispatches));
+}
+
+void register_norm_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Normalize, run_norm, &kNormSplit});
 }
 
 }  // namespace gles

@@ -1,38 +1,15 @@
-// How the GLES plugin runs each op family: one line per family. The run functions are in the
-// families' <family>_kernels.cpp (declared in gles_device.h), the split rules
-// in window_split.cpp.
+// How the GLES plugin finds an op's family: the entries the families registered
+// (register_<family>_kernels in their <family>_kernels.cpp).
 #include "gles_families.h"
 
 #include "op_families.h"
 
 namespace tgl {
 namespace gles {
-namespace {
-
-const GlesFamily kFamilies[] = {
-    {OpFamily::Unary, run_elementwise, &kElementwiseSplit},
-    {OpFamily::Binary, run_elementwise, &kElementwiseSplit},
-    {OpFamily::Ternary, run_elementwise, &kElementwiseSplit},
-    {OpFamily::Reduce, run_reduce, &kReduceSplit},
-    {OpFamily::ArgReduce, run_arg_reduce, &kArgReduceSplit},
-    {OpFamily::Scan, run_scan, &kScanSplit},
-    {OpFamily::Matmul, run_matmul, &kMatmulSplit},
-    {OpFamily::Normalize, run_norm, &kNormSplit},
-    {OpFamily::Layout, run_layout, &kLayoutSplit},
-    {OpFamily::Index, [](GlesDevice& dev, const OpCall& call) { run_index(dev, call); }, &kIndexSplit},
-    {OpFamily::Select, run_select, &kSelectSplit},
-    {OpFamily::Generate, run_generate, &kGenerateSplit},
-    {OpFamily::Conv, run_conv, &kConvSplit},
-    {OpFamily::Pool, run_pool, &kPoolSplit},
-    {OpFamily::Attention, run_attention, &kAttentionSplit},
-    {OpFamily::Sequence, run_sequence, nullptr},
-    {OpFamily::Grad, run_grad, nullptr},
-};
-
-}  // namespace
 
 const GlesFamily& gles_family(const OpInfo& info) {
-    return family_entry(kFamilies, info, "backends/gles/op_families.cpp");
+    static const std::vector<GlesFamily> families = registered_family_kernels();
+    return family_entry(families, info, "the GLES plugin's kernels (register_<family>_kernels, backends/gles)");
 }
 
 }  // namespace gles

@@ -3,6 +3,7 @@
 // (scan.comp): shader variants, SSBO windows, uniforms and dispatches within the device's limits.
 // Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 
 #include "dispatch_util.h"
 #include "loop_budget.h"
@@ -478,6 +479,12 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
     if (call.info->op != TGL_OP_CUMSUM && call.info->op != TGL_OP_CUMPROD && call.info->op != TGL_OP_CUMSUM_BACKWARD)
         fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     run_scan_rows(dev, call);
+}
+
+void register_reduce_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Reduce, run_reduce, &kReduceSplit});
+    families.push_back({OpFamily::ArgReduce, run_arg_reduce, &kArgReduceSplit});
+    families.push_back({OpFamily::Scan, run_scan, &kScanSplit});
 }
 
 }  // namespace gles

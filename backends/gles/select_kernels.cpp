@@ -7,6 +7,7 @@
 // invocation loops more than a few hundred times), so none runs long on a slow device. Nothing
 // is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 #include <algorithm>
@@ -182,6 +183,10 @@ void run_select(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, o, ceil_div(uint64_t(br) * kout, wg), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_select_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Select, run_select, &kSelectSplit});
 }
 
 }  // namespace gles

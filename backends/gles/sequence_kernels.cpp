@@ -9,6 +9,7 @@
 //   selective_scan: every input packed to f32 in one scratch block (norm.comp's PASS_PACK, any
 //     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -287,6 +288,10 @@ void run_sequence(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_SAMPLE: return run_sample(dev, call);
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
+}
+
+void register_sequence_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Sequence, run_sequence, nullptr});
 }
 
 }  // namespace gles

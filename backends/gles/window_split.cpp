@@ -184,7 +184,8 @@ auto adder(std::vector<CutAxis>& cuts) {
 }
 
 // The families' cut rules: the axes along which an op may be cut. Each is named by its family's
-// SplitRule (end of this file), which op_families.cpp gives the family.
+// SplitRule (end of this file), which the family registers with its run function
+// (register_<family>_kernels in its <family>_kernels.cpp).
 
 // Unary, Binary, Ternary: any axis of y, and the inputs' axes broadcast to it.
 void elementwise_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
@@ -779,7 +780,7 @@ private:
 
 }  // namespace
 
-// The families' split rules, each named in its family's line of op_families.cpp (a family
+// The families' split rules, each registered by its family's register_<family>_kernels (a family
 // without one is not run in pieces).
 const SplitRule kElementwiseSplit = {elementwise_cuts, elementwise_refusal};
 const SplitRule kReduceSplit = {reduce_cuts, reduce_refusal};
