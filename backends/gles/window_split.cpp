@@ -494,15 +494,18 @@ void attention_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
 
 // The families' refusals: why an op of the family cannot be cut so that operand t fits (the end of
 // the RESOURCE_EXHAUSTED message).
+
+constexpr const char* kNoCutFits = "none of the op's axes cuts this operand into smaller windows";
+
 const char* reduce_refusal(const Piece& p, const TensorArg& t) {
     return combinable(p.info->op, t.dtype)
-              ? "none of the op's axes cuts this operand into smaller windows"
+              ? kNoCutFits
               : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
                 "combined within its contract (var/std; f16 sums, which are rounded once)";
 }
 
 const char* elementwise_refusal(const Piece&, const TensorArg&) {
-    return "none of the op's axes cuts this operand into smaller windows";
+    return kNoCutFits;
 }
 
 const char* matmul_refusal(const Piece& p, const TensorArg& t) {
@@ -515,7 +518,7 @@ const char* matmul_refusal(const Piece& p, const TensorArg& t) {
           : p.info->op == TGL_OP_GROUPED_LINEAR
               ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
                 "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
-              : "none of the op's axes cuts this operand into smaller windows";
+              : kNoCutFits;
 }
 
 const char* layout_refusal(const Piece&, const TensorArg&) {
@@ -545,7 +548,7 @@ const char* attention_refusal(const Piece& p, const TensorArg&) {
 
 const char* index_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
-              ? "none of the op's axes cuts this operand into smaller windows"
+              ? kNoCutFits
           : p.info->op == TGL_OP_ONE_HOT
               ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
               : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
@@ -554,7 +557,7 @@ const char* index_refusal(const Piece& p, const TensorArg&) {
 
 const char* generate_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_FULL
-              ? "none of the op's axes cuts this operand into smaller windows"
+              ? kNoCutFits
               : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
                     ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
                     : "this op is not run in pieces (its values depend on each element's position in the "
@@ -567,7 +570,7 @@ const char* rows_refusal(const Piece& p, const TensorArg&) {
               ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
                 "positions), so one sample must fit one window"
           : p.info->op == TGL_OP_BATCH_NORM
-              ? "none of the op's axes cuts this operand into smaller windows"
+              ? kNoCutFits
               : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
                 "only the other axes are cut";
 }
