@@ -22,8 +22,8 @@ struct CpuFamily {
 };
 std::vector<CpuFamily> registered_family_kernels();
 
-// One per op family, each in its <family>_kernels.cpp; declared here for the kernels that reuse
-// another family's (grad: run_scan).
+// The run functions of the families, each in its <family>_kernels.cpp, which registers it. A new
+// family's needs no line here unless another family's kernel calls it (as grad calls run_scan).
 void run_unary(const OpCall& call, unsigned threads);  // elementwise_kernels.cpp
 void run_binary(const OpCall& call, unsigned threads);
 void run_where(const OpCall& call, unsigned threads);  // Ternary
