@@ -49,7 +49,7 @@ if [[ $what == ci ]]; then
   fi
   cmake -S "$root" -B "$fuzz_build" -DTGL_BUILD_TESTS=ON >/dev/null
   cmake --build "$fuzz_build" -j "$jobs" --target tensorgl_cpu tensorgl_gles tgl_conformance tgl_alloc_fail \
-        tgl_loader_test tgl_wrapper_test tgl_plugins_test tgl_common_test
+        tgl_loader_test tgl_wrapper_test tgl_plugins_test tgl_common_test tgl_op_families_test
   echo "== ASan + UBSan: conformance (cpu, gles, gles minimum), allocation failures, loader"
   ASAN_OPTIONS=$asan_options LSAN_OPTIONS="suppressions=$supp/lsan.supp:$common" \
     ctest --test-dir "$fuzz_build" --output-on-failure -j "$jobs" -L 'conformance|loader' -LE softpipe

@@ -1,4 +1,5 @@
 #include "attention_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -29,7 +30,7 @@ void require_rank4(const OpCall& call, const AttentionPlan& p, int role, const c
 
 void plan_attention(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    AttentionPlan& p = call.attention;
+    AttentionPlan& p = call.plan.emplace<AttentionPlan>();
     p.backward = info.op == TGL_OP_ATTENTION_BACKWARD;
 
     tgl_attention_params prm =
@@ -147,6 +148,10 @@ void plan_attention(OpCall& call, const void* params) {
             fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but q is %s; an additive mask has q's dtype (or use a bool mask)",
                  info.name, label_of(call, p, R::kMask).c_str(), dtype_name(m.dtype), dtype_name(q.dtype));
     }
+}
+
+void register_attention_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Attention, plan_attention});
 }
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "conv_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -45,7 +46,7 @@ void act_shape(int S, bool last, int64_t n, int64_t c, const int64_t* sp3, int64
 void plan_conv(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     const tgl_op op = info.op;
-    ConvPlan& p = call.conv;
+    ConvPlan& p = call.plan.emplace<ConvPlan>();
     const int S = op == TGL_OP_CONV1D || op == TGL_OP_CONV_TRANSPOSE1D ? 1 : op == TGL_OP_CONV3D ? 3 : 2;
     const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
     const bool bwd_in = op == TGL_OP_CONV2D_BACKWARD_INPUT, bwd_w = op == TGL_OP_CONV2D_BACKWARD_WEIGHT;
@@ -271,5 +272,7 @@ void plan_conv(OpCall& call, const void* params) {
         p.b_slot = b_slot;
     }
 }
+
+void register_conv_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Conv, plan_conv}); }
 
 }  // namespace tgl

@@ -1,5 +1,6 @@
 // Shape rules, params and index plan of the elementwise families (Unary, Binary, Ternary).
 #include "validate.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "status.h"
@@ -23,10 +24,10 @@ void collapse(ElementwisePlan& p) {
 
 }  // namespace
 
-void plan_elementwise(OpCall& call) {
+void plan_elementwise(OpCall& call, const void*) {
     const OpInfo& info = *call.info;
     const TensorArg& y = call.outputs[0];
-    ElementwisePlan& p = call.elementwise;
+    ElementwisePlan& p = call.elementwise();
     p.n_operands = 1 + int(call.inputs.size());
     p.rank = y.rank;
     p.numel = y.numel;
@@ -80,24 +81,25 @@ void plan_elementwise(OpCall& call) {
 // Reads the params of a Unary/Binary/Ternary op into the call (gelu form, scalars).
 void read_elementwise_params(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
+    ElementwisePlan& plan = call.plan.emplace<ElementwisePlan>();
     switch (info.op) {
     case TGL_OP_GELU: {
         tgl_gelu_params prm = read_params(info, params, tgl_gelu_params{sizeof(tgl_gelu_params), TGL_GELU_ERF});
         if (prm.approximate != TGL_GELU_ERF && prm.approximate != TGL_GELU_TANH)
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->approximate of op 'gelu' must be TGL_GELU_ERF (0) or TGL_GELU_TANH (1), got %u",
                  prm.approximate);
-        call.gelu_approximate = prm.approximate;
+        plan.gelu_approximate = prm.approximate;
         return;
     }
     case TGL_OP_LEAKY_RELU:
-        call.scalars[0] = read_params(info, params, tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), 0.01f}).negative_slope;
+        plan.scalars[0] = read_params(info, params, tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), 0.01f}).negative_slope;
         return;
     case TGL_OP_ELU:
     case TGL_OP_CELU: {
         float alpha = read_params(info, params, tgl_elu_params{sizeof(tgl_elu_params), 1.0f}).alpha;
         if (info.op == TGL_OP_CELU && alpha == 0.0f)
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->alpha of op 'celu' must not be 0 (celu divides by it)");
-        call.scalars[0] = alpha;
+        plan.scalars[0] = alpha;
         return;
     }
     case TGL_OP_SOFTPLUS: {
@@ -105,8 +107,8 @@ void read_elementwise_params(OpCall& call, const void* params) {
         require_reserved_zero(info, prm.reserved);
         if (prm.beta == 0.0f || std::isnan(prm.beta))
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->beta of op 'softplus' must be a nonzero number, got %g", double(prm.beta));
-        call.scalars[0] = prm.beta;
-        call.scalars[1] = prm.threshold;
+        plan.scalars[0] = prm.beta;
+        plan.scalars[1] = prm.threshold;
         return;
     }
     case TGL_OP_CLAMP: {
@@ -116,8 +118,8 @@ void read_elementwise_params(OpCall& call, const void* params) {
         if (std::isnan(prm.min) || std::isnan(prm.max))
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->min and params->max of op 'clamp' must not be NaN (got %g, %g); use -inf/+inf for no bound",
                  double(prm.min), double(prm.max));
-        call.scalars[0] = prm.min;
-        call.scalars[1] = prm.max;
+        plan.scalars[0] = prm.min;
+        plan.scalars[1] = prm.max;
         return;
     }
     default:
@@ -125,6 +127,12 @@ void read_elementwise_params(OpCall& call, const void* params) {
             require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
         return;
     }
+}
+
+void register_elementwise_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Unary, plan_elementwise, read_elementwise_params, true});
+    families.push_back({OpFamily::Binary, plan_elementwise, read_elementwise_params, true});
+    families.push_back({OpFamily::Ternary, plan_elementwise, read_elementwise_params, true});
 }
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "generate_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "dtype_bits.h"
@@ -45,7 +46,7 @@ void plan_arange(OpCall& call, const void* params) {
     if (y.rank != 1)
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'arange': outputs[0] (y) must be 1-D (its length is the count), got shape %s",
              shape_string(y.rank, y.shape).c_str());
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.generate();
     const bool integer = y.dtype == TGL_DTYPE_I32 || y.dtype == TGL_DTYPE_I8 || y.dtype == TGL_DTYPE_U8;
     p.arange_integer = integer;
     if (integer) {
@@ -91,7 +92,7 @@ void plan_random(OpCall& call, const void* params) {
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->b (the standard deviation) of op 'random_normal' must be >= 0, got %g",
              double(prm.b));
     }
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.generate();
     p.seed = prm.seed;
     p.offset = prm.offset;
     p.a = prm.a;
@@ -103,7 +104,7 @@ void plan_random(OpCall& call, const void* params) {
 
 void plan_generate(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GeneratePlan& p = call.generate;
+    GeneratePlan& p = call.plan.emplace<GeneratePlan>();
     const TensorArg& y = call.outputs[0];
     switch (info.op) {
     case TGL_OP_ARANGE: return plan_arange(call, params);
@@ -128,6 +129,10 @@ void plan_generate(OpCall& call, const void* params) {
     if (x) require_shape(info, y, operand_label(info, true, 0), x->rank, x->shape, "inputs[0] (x)");
     p.bits = double_to_dtype_bits(1.0, y.dtype);
     index_space(p, y, x, 2);
+}
+
+void register_generate_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Generate, plan_generate});
 }
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "grad_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -28,7 +29,7 @@ struct Builder {
 };
 
 void plan_rows_softmax(OpCall& call, const void* params) {
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     const SoftmaxParams prm = read_softmax_params(call, params);
     const int axis = prm.axis;
     p.scale = prm.scale;
@@ -51,7 +52,7 @@ void plan_rows_softmax(OpCall& call, const void* params) {
 
 void plan_rows_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     const tgl_layer_norm_params prm = read_layer_norm_params(call, params);
     const TensorArg& x = call.inputs[0];
     p.eps = prm.eps;
@@ -89,7 +90,7 @@ void plan_rows_norm(OpCall& call, const void* params) {
 
 void plan_cross_entropy(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     tgl_cross_entropy_params prm =
         read_params(info, params, tgl_cross_entropy_params{sizeof(tgl_cross_entropy_params), TGL_REDUCTION_MEAN, -100, 0.0f});
     if (prm.reduction > TGL_REDUCTION_SUM)
@@ -146,7 +147,7 @@ void plan_cross_entropy(OpCall& call, const void* params) {
 
 void plan_embedding(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    GradPlan& p = call.grad;
+    GradPlan& p = call.grad();
     tgl_embedding_backward_params prm =
         read_params(info, params, tgl_embedding_backward_params{sizeof(tgl_embedding_backward_params), 0, -1, 0});
     require_reserved_zero(info, prm.reserved);
@@ -192,6 +193,7 @@ void plan_embedding(OpCall& call, const void* params) {
 }  // namespace
 
 void plan_grad(OpCall& call, const void* params) {
+    call.plan.emplace<GradPlan>();
     switch (call.info->op) {
     case TGL_OP_SOFTMAX_BACKWARD:
     case TGL_OP_LOG_SOFTMAX_BACKWARD: plan_rows_softmax(call, params); break;
@@ -204,10 +206,12 @@ void plan_grad(OpCall& call, const void* params) {
         // dx[j] = sum of dy[i] over the i whose y[i] included x[j]: the same scan, other direction.
         require_like(call, true, 0, call.inputs[0], "dy's shape");  // before the Scan plan, whose message says x / y
         plan_scan_for(call, params);
-        call.scan_reverse = !call.scan_reverse;
+        call.scan().reverse = !call.scan().reverse;
         break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Grad", call.info->name);
     }
 }
+
+void register_grad_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Grad, plan_grad}); }
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "index_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -62,7 +63,7 @@ std::string index_out_of_range_message(const OpInfo& info, int64_t position, int
 
 void plan_index(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    IndexPlan& p = call.index;
+    IndexPlan& p = call.plan.emplace<IndexPlan>();
     const TensorArg& y = call.outputs[0];
 
     if (info.op == TGL_OP_ONE_HOT) {
@@ -142,5 +143,7 @@ void plan_index(OpCall& call, const void* params) {
              "nothing was written",
              info.name, operand_label(info, false, uint32_t(p.index_input)).c_str(), (long long)index.numel, p.axis);
 }
+
+void register_index_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Index, plan_index}); }
 
 }  // namespace tgl

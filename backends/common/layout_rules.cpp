@@ -1,4 +1,5 @@
 #include "layout_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "validate_util.h"
@@ -259,13 +260,13 @@ void plan_permute(OpCall& call, const void* params) {
         strides[d] = x.strides[perm[d]];
     }
     require_shape(info, call.outputs[0], "outputs[0] (y)", x.rank, expect, "permuting x");
-    add_map_step(call.layout, direct_step(call, strides));
+    add_map_step(call.layout(), direct_step(call, strides));
 }
 
 void plan_expand(OpCall& call) {
     int64_t strides[TGL_MAX_RANK];
     broadcast_strides(call.inputs[0], "inputs[0] (x)", call.outputs[0], strides);
-    add_map_step(call.layout, direct_step(call, strides));
+    add_map_step(call.layout(), direct_step(call, strides));
 }
 
 // Python's slice(start, stop, step).indices(n) and the number of elements.
@@ -296,7 +297,7 @@ void plan_along_axis(OpCall& call, int axis, int64_t count, int64_t start, int64
     CopyStep s = direct_step(call, x.strides);
     // A step only matters between two elements: with one element or none it may be anything.
     set_dim(s, axis, x.strides[axis], x.shape[axis], start, count > 1 ? step : 1);
-    add_map_step(call.layout, s);
+    add_map_step(call.layout(), s);
 }
 
 void plan_slice(OpCall& call, const void* params) {
@@ -335,7 +336,7 @@ void plan_flip(OpCall& call, const void* params) {
     require_same_shape_as_x(call);
     CopyStep s = direct_step(call, x.strides);
     for (int a : axes) set_dim(s, a, x.strides[a], x.shape[a], x.shape[a] - 1, -1);
-    add_map_step(call.layout, s);
+    add_map_step(call.layout(), s);
 }
 
 void plan_roll(OpCall& call, const void* params) {
@@ -348,8 +349,8 @@ void plan_roll(OpCall& call, const void* params) {
         const int64_t N = x.numel;
         int64_t s = N ? ((prm.shifts[0] % N) + N) % N : 0;
         ViewDesc xv = view_of(x), yv = view_of(call.outputs[0]);
-        add_linear_step(call.layout, 0, xv, N - s, 0, yv, 0, s);
-        add_linear_step(call.layout, 0, xv, 0, 0, yv, s, N - s);
+        add_linear_step(call.layout(), 0, xv, N - s, 0, yv, 0, s);
+        add_linear_step(call.layout(), 0, xv, 0, 0, yv, s, N - s);
         return;
     }
     std::vector<int> axes = read_axes(prm.n_axes, prm.axes, x.rank, true);
@@ -361,7 +362,7 @@ void plan_roll(OpCall& call, const void* params) {
     CopyStep s = direct_step(call, x.strides);
     for (int d = 0; d < x.rank; ++d)
         if (shift[d]) set_dim(s, d, x.strides[d], x.shape[d], x.shape[d] - shift[d], 1, CoordMode::Wrap);
-    add_map_step(call.layout, s);
+    add_map_step(call.layout(), s);
 }
 
 void plan_tile(OpCall& call) {
@@ -387,7 +388,7 @@ void plan_tile(OpCall& call) {
         if (n == 1) set_dim(s, d, 0, 1, 0, 0);  // one element, repeated
         else set_dim(s, d, x.strides[d - lead], n, 0, 1, m == n ? CoordMode::Direct : CoordMode::Wrap);
     }
-    add_map_step(call.layout, s);
+    add_map_step(call.layout(), s);
 }
 
 void plan_pad(OpCall& call, const void* params) {
@@ -421,8 +422,8 @@ void plan_pad(OpCall& call, const void* params) {
                                                          : CoordMode::Clamp;
     CopyStep s = map_step(0, 0, view_of(call.outputs[0]), x.offset);
     for (int d = 0; d < x.rank; ++d) set_dim(s, d, x.strides[d], x.shape[d], -prm.before[d], 1, mode);
-    call.layout.value_bits = double_to_dtype_bits(prm.value, call.outputs[0].dtype);
-    add_map_step(call.layout, s);
+    call.layout().value_bits = double_to_dtype_bits(prm.value, call.outputs[0].dtype);
+    add_map_step(call.layout(), s);
 }
 
 void plan_concat(OpCall& call, const void* params) {
@@ -447,7 +448,7 @@ void plan_concat(OpCall& call, const void* params) {
         pos += x.shape[axis];
         CopyStep s = map_step(int(i), 0, part, x.offset);
         for (int d = 0; d < x.rank; ++d) set_dim(s, d, x.strides[d], x.shape[d]);
-        add_map_step(call.layout, s);
+        add_map_step(call.layout(), s);
     }
 }
 
@@ -476,7 +477,7 @@ void plan_split(OpCall& call, const void* params) {
         CopyStep s = map_step(0, int(k), view_of(call.outputs[k]), x.offset);
         for (int d = 0; d < x.rank; ++d) set_dim(s, d, x.strides[d], x.shape[d], d == axis ? pos : 0);
         pos += call.outputs[k].shape[axis];
-        add_map_step(call.layout, s);
+        add_map_step(call.layout(), s);
     }
 }
 
@@ -507,7 +508,7 @@ void plan_stack(OpCall& call, const void* params) {
         }
         CopyStep s = map_step(int(i), 0, part, x.offset);
         for (int d = 0; d < r; ++d) set_dim(s, d, x.strides[d], x.shape[d]);
-        add_map_step(call.layout, s);
+        add_map_step(call.layout(), s);
     }
 }
 
@@ -518,19 +519,20 @@ void plan_reshape(OpCall& call) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'reshape': output y has shape %s (%lld elements) but x has shape %s (%lld elements)",
              shape_string(y.rank, y.shape).c_str(), (long long)y.numel, shape_string(x.rank, x.shape).c_str(),
              (long long)x.numel);
-    add_linear_step(call.layout, 0, view_of(x), 0, 0, view_of(y), 0, y.numel);
+    add_linear_step(call.layout(), 0, view_of(x), 0, 0, view_of(y), 0, y.numel);
 }
 
 }  // namespace
 
 void plan_layout(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
+    call.plan.emplace<LayoutPlan>();
     if (info.op == TGL_OP_CONTIGUOUS || info.op == TGL_OP_TILE || info.op == TGL_OP_RESHAPE || info.op == TGL_OP_EXPAND)
         require_reserved_zero(info, read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0}).reserved);
     switch (info.op) {
     case TGL_OP_CONTIGUOUS:
         require_same_shape_as_x(call);
-        return add_map_step(call.layout, direct_step(call, call.inputs[0].strides));
+        return add_map_step(call.layout(), direct_step(call, call.inputs[0].strides));
     case TGL_OP_CONCAT: return plan_concat(call, params);
     case TGL_OP_PAD: return plan_pad(call, params);
     case TGL_OP_TILE: return plan_tile(call);
@@ -546,5 +548,7 @@ void plan_layout(OpCall& call, const void* params) {
     default: fail(TGL_ERROR_INTERNAL, "op '%s' is not of the layout family", info.name);
     }
 }
+
+void register_layout_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Layout, plan_layout}); }
 
 }  // namespace tgl

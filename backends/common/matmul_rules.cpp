@@ -1,4 +1,5 @@
 #include "matmul_rules.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "validate_util.h"
@@ -55,7 +56,7 @@ void plan_plain_matmul(OpCall& call, const void* params) {
     if (A.rank < 2 || B.rank < 2 || C.rank < 2)
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'matmul' needs rank >= 2 for A, B and C; got A %s, B %s, C %s",
              shape_of(A).c_str(), shape_of(B).c_str(), shape_of(C).c_str());
-    MatmulPlan& p = call.matmul;
+    MatmulPlan& p = call.matmul();
     int ar = A.rank, br = B.rank, cr = C.rank;
     // Row/col of op(A) and op(B).
     int a_m = prm.transpose_a ? ar - 1 : ar - 2, a_k = prm.transpose_a ? ar - 2 : ar - 1;
@@ -114,7 +115,7 @@ void require_side(const OpCall& call, int slot, int rank, const int64_t* shape, 
 void plan_linear(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     const tgl_op op = info.op;
-    MatmulPlan& p = call.matmul;
+    MatmulPlan& p = call.matmul();
     if (op == TGL_OP_LINEAR_INT4) {
         tgl_linear_int4_params prm = read_params(info, params, tgl_linear_int4_params{sizeof(tgl_linear_int4_params), 0, 32, 0});
         require_activation(info, prm.activation);
@@ -271,8 +272,7 @@ void plan_linear(OpCall& call, const void* params) {
 }  // namespace
 
 void plan_matmul(OpCall& call, const void* params) {
-    MatmulPlan& p = call.matmul;
-    p = MatmulPlan{};
+    MatmulPlan& p = call.plan.emplace<MatmulPlan>();
     if (call.info->op == TGL_OP_MATMUL) {
         p.a_dtype = p.b_dtype = p.c_dtype = call.inputs[0].dtype;
         plan_plain_matmul(call, params);
@@ -287,5 +287,7 @@ std::string grouped_index_message(const OpInfo& info, int64_t position, int64_t 
                   info.name, operand_label(info, false, 2).c_str(), (long long)value, (long long)position,
                   (long long)experts);
 }
+
+void register_matmul_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Matmul, plan_matmul}); }
 
 }  // namespace tgl

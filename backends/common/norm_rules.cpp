@@ -1,4 +1,5 @@
 #include "norm_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -56,7 +57,7 @@ tgl_layer_norm_params read_layer_norm_params(const OpCall& call, const void* par
 void plan_norm(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     const tgl_op op = info.op;
-    NormPlan& p = call.norm;
+    NormPlan& p = call.plan.emplace<NormPlan>();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     const bool softmax = op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX;
@@ -198,5 +199,7 @@ void plan_norm(OpCall& call, const void* params) {
     if (p.has_r) p.offset[NormPlan::kR] = call.inputs[1].offset;
     if (p.has_s) p.offset[NormPlan::kS] = call.outputs[1].offset;
 }
+
+void register_norm_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Normalize, plan_norm}); }
 
 }  // namespace tgl

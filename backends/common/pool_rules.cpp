@@ -1,4 +1,5 @@
 #include "pool_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -95,7 +96,7 @@ void plan_window(const OpInfo& info, const void* params, P& p, int64_t (&out)[3]
 
 void plan_pool(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    P& p = call.pool;
+    P& p = call.plan.emplace<P>();
     p.kind = kind_of(info.op);
     const bool bwd = backward(p.kind);
     // X: the (N, C, in...) tensor; Y: the (N, C, out...) one.
@@ -209,5 +210,7 @@ void plan_pool(OpCall& call, const void* params) {
             for (int d = 0; d < p.spatial; ++d) p.stride_sp[r][3 - p.spatial + d] = t->strides[2 + d];
     }
 }
+
+void register_pool_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Pool, plan_pool}); }
 
 }  // namespace tgl

@@ -1,6 +1,7 @@
 // Shape rules and index plans of the reduction families: Reduce (sum .. norm over a set of axes),
 // ArgReduce (argmax, argmin along one axis) and Scan (cumsum, cumprod).
 #include "validate.h"
+#include "op_families.h"
 
 #include "dim_merge.h"
 #include "status.h"
@@ -39,6 +40,7 @@ void plan_reduce_axes(OpCall& call, const AxesParams& prm);
 // var/std, tgl_vector_norm_params for norm), then plans over its axes.
 void plan_reduce(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
+    ReducePlan& plan = call.plan.emplace<ReducePlan>();
     switch (info.op) {
     case TGL_OP_VAR:
     case TGL_OP_STD: {
@@ -49,7 +51,7 @@ void plan_reduce(OpCall& call, const void* params) {
         if (!std::isfinite(prm.correction))
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->correction of op '%s' must be a finite number, got %g", info.name,
                  double(prm.correction));
-        call.correction = prm.correction;
+        plan.correction = prm.correction;
         return plan_reduce_axes(call, axes_of(prm));
     }
     case TGL_OP_NORM: {
@@ -59,7 +61,7 @@ void plan_reduce(OpCall& call, const void* params) {
         tgl_vector_norm_params prm = read_params(info, params, defaults);
         if (prm.ord != 1.0f && prm.ord != 2.0f)
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->ord of op 'norm' must be 1 or 2, got %g", double(prm.ord));
-        call.norm_ord = int(prm.ord);
+        plan.norm_ord = int(prm.ord);
         return plan_reduce_axes(call, axes_of(prm));
     }
     default: {
@@ -74,6 +76,7 @@ void plan_reduce(OpCall& call, const void* params) {
 
 void plan_arg_reduce(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
+    call.plan.emplace<ReducePlan>();
     tgl_arg_reduce_params prm = read_params(info, params, tgl_arg_reduce_params{sizeof(tgl_arg_reduce_params), -1, 0, 0});
     require_reserved_zero(info, prm.reserved);
     const TensorArg& x = call.inputs[0];
@@ -93,7 +96,7 @@ void plan_arg_reduce(OpCall& call, const void* params) {
         if (y.rank != 0)
             fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but x is a scalar, so y must be a scalar",
                  info.name, shape_string(y.rank, y.shape).c_str());
-        ReducePlan& p = call.reduce;
+        ReducePlan& p = call.reduce();
         p.x_offset = x.offset;
         p.y_offset = y.offset;
         p.out_count = 1;
@@ -113,7 +116,8 @@ void plan_scan(OpCall& call, const void* params) {
     if (x.rank != y.rank || !std::equal(x.shape, x.shape + x.rank, y.shape))
         fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but input x has shape %s (a scan keeps the shape)",
              info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str());
-    ReducePlan& p = call.reduce;
+    ScanPlan& scan = call.plan.emplace<ScanPlan>();
+    ReducePlan& p = scan.rows;
     p.x_offset = x.offset;
     p.y_offset = y.offset;
     p.reduce_count = 1;
@@ -123,7 +127,7 @@ void plan_scan(OpCall& call, const void* params) {
             p.inner_x_strides[0] = x.strides[d];
             p.inner_rank = 1;
             p.reduce_count = x.shape[d];
-            call.scan_y_stride = y.strides[d];
+            scan.y_stride = y.strides[d];
         } else {
             p.outer_shape[p.outer_rank] = x.shape[d];
             p.outer_x_strides[p.outer_rank] = x.strides[d];
@@ -132,8 +136,8 @@ void plan_scan(OpCall& call, const void* params) {
     }
     p.out_count = 1;
     for (int d = 0; d < p.outer_rank; ++d) p.out_count *= p.outer_shape[d];
-    call.scan_exclusive = prm.exclusive != 0;
-    call.scan_reverse = prm.reverse != 0;
+    scan.exclusive = prm.exclusive != 0;
+    scan.reverse = prm.reverse != 0;
 }
 
 namespace {
@@ -169,7 +173,7 @@ void plan_reduce_axes(OpCall& call, const AxesParams& prm) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': output y has shape %s but reducing x of shape %s %s gives %s",
              info.name, shape_string(y.rank, y.shape).c_str(), shape_string(x.rank, x.shape).c_str(),
              prm.keepdims ? "with keepdims" : "without keepdims", shape_string(er, expect).c_str());
-    ReducePlan& p = call.reduce;
+    ReducePlan& p = call.reduce();
     p.x_offset = x.offset;
     p.y_offset = y.offset;
     p.out_count = y.numel;
@@ -196,5 +200,11 @@ void plan_reduce_axes(OpCall& call, const AxesParams& prm) {
 }  // namespace
 
 void plan_scan_for(OpCall& call, const void* params) { plan_scan(call, params); }
+
+void register_reduce_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Reduce, plan_reduce});
+    families.push_back({OpFamily::ArgReduce, plan_arg_reduce});
+    families.push_back({OpFamily::Scan, plan_scan});
+}
 
 }  // namespace tgl

@@ -1,4 +1,5 @@
 #include "select_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -15,7 +16,7 @@ void plan_select(OpCall& call, const void* params) {
              prm.descending);
     const TensorArg& x = call.inputs[0];
     const int axis = one_axis(call, prm.axis);  // -1 for a rank-0 x: one row of one element
-    SelectPlan& p = call.select;
+    SelectPlan& p = call.plan.emplace<SelectPlan>();
     p.descending = prm.descending != 0;
     p.has_values = info.op != TGL_OP_ARGSORT;
     p.n = axis >= 0 ? x.shape[axis] : 1;
@@ -72,5 +73,7 @@ void plan_select(OpCall& call, const void* params) {
     p.v_offset = values ? values->offset : 0;
     p.i_offset = indices.offset;
 }
+
+void register_select_rules(std::vector<FamilyRules>& families) { families.push_back({OpFamily::Select, plan_select}); }
 
 }  // namespace tgl

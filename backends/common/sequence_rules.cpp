@@ -1,4 +1,5 @@
 #include "sequence_rules.h"
+#include "op_families.h"
 
 #include "validate_util.h"
 
@@ -31,7 +32,7 @@ void set_rows(SequencePlan& p, const TensorArg& x, const TensorArg& y, int rank)
 
 void plan_rope(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    SequencePlan& p = call.sequence;
+    SequencePlan& p = call.sequence();
     const TensorArg& x = call.inputs[0];
     const TensorArg& pos = call.inputs[1];
     const TensorArg& y = call.outputs[0];
@@ -116,7 +117,7 @@ void plan_rope(OpCall& call, const void* params) {
 
 void plan_fft(OpCall& call) {
     const OpInfo& info = *call.info;
-    SequencePlan& p = call.sequence;
+    SequencePlan& p = call.sequence();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     if (x.rank < 2 || x.shape[x.rank - 1] != 2)
@@ -141,7 +142,7 @@ void plan_fft(OpCall& call) {
 
 void plan_selective_scan(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    SequencePlan& p = call.sequence;
+    SequencePlan& p = call.sequence();
     tgl_selective_scan_params prm =
         read_params(info, params, tgl_selective_scan_params{sizeof(tgl_selective_scan_params), 0, {0, 0}});
     require_reserved_zero(info, prm.reserved[0]);
@@ -180,7 +181,7 @@ void plan_selective_scan(OpCall& call, const void* params) {
 
 void plan_sample(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
-    SequencePlan& p = call.sequence;
+    SequencePlan& p = call.sequence();
     tgl_sample_params prm = read_params(info, params, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
     const TensorArg& x = call.inputs[0];
     const TensorArg& tok = call.outputs[0];
@@ -228,6 +229,7 @@ double rope_angle(const SequencePlan& p, int64_t pos, int64_t i) {
 }
 
 void plan_sequence(OpCall& call, const void* params) {
+    call.plan.emplace<SequencePlan>();
     switch (call.info->op) {
     case TGL_OP_ROPE:
     case TGL_OP_ROPE_BACKWARD: plan_rope(call, params); break;
@@ -240,6 +242,10 @@ void plan_sequence(OpCall& call, const void* params) {
     case TGL_OP_SAMPLE: plan_sample(call, params); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no plan in family Sequence", call.info->name);
     }
+}
+
+void register_sequence_rules(std::vector<FamilyRules>& families) {
+    families.push_back({OpFamily::Sequence, plan_sequence});
 }
 
 }  // namespace tgl

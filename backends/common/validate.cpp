@@ -1,8 +1,7 @@
 #include "validate.h"
 
 #include "backend.h"
-#include "elementwise_rules.h"
-#include "reduce_rules.h"
+#include "op_families.h"
 #include "status.h"
 #include "validate_util.h"
 
@@ -200,10 +199,7 @@ bool same_view(const TensorArg& a, const TensorArg& b) {
 // elementwise ops, tril/triu, and y over x in scatter/scatter_add (in place). Any other overlap
 // would make the result depend on execution order.
 bool may_be_in_place(const OpInfo& info, size_t input) {
-    switch (info.family) {
-    case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary: return true;
-    default: break;
-    }
+    if (family_rules(info).in_place) return true;
     if (info.op == TGL_OP_TRIL || info.op == TGL_OP_TRIU) return true;
     return (info.op == TGL_OP_SCATTER || info.op == TGL_OP_SCATTER_ADD) && input == 0;
 }
@@ -231,6 +227,11 @@ void check_aliasing(const OpCall& call) {
 
 }  // namespace
 
+void OpCall::wrong_plan(const char* name) const {
+    fail(TGL_ERROR_INTERNAL, "op '%s' (OpFamily %d) has no %s plan: its call holds plan alternative %zu of OpCall::plan",
+         info ? info->name : "(none)", info ? int(info->family) : -1, name, plan.index());
+}
+
 OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inputs,
                    uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
                    const BufferLookup& lookup) {
@@ -247,9 +248,9 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
     if (n_inputs && !inputs) fail(TGL_ERROR_NULL_POINTER, "inputs is NULL but op '%s' takes %u inputs", info.name, n_inputs);
     if (n_outputs && !outputs) fail(TGL_ERROR_NULL_POINTER, "outputs is NULL but op '%s' takes %u outputs", info.name, n_outputs);
 
-    // Params that the family planners do not read are checked here.
-    if (info.family == OpFamily::Unary || info.family == OpFamily::Binary || info.family == OpFamily::Ternary)
-        read_elementwise_params(call, params);
+    const FamilyRules& family = family_rules(info);
+    // Params that the family planner does not read are checked here, before the operands.
+    if (family.read_params_first) family.read_params_first(call, params);
 
     // An optional operand whose buffer handle is 0 is absent: a TensorArg without a buffer.
     auto optional = [&](uint32_t slot, const tgl_tensor& t) { return (info.optional_slots >> slot & 1u) && t.buffer == 0; };
@@ -261,25 +262,7 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
 
     check_dtypes(call);
 
-    switch (info.family) {
-    case OpFamily::Unary:
-    case OpFamily::Binary:
-    case OpFamily::Ternary: plan_elementwise(call); break;
-    case OpFamily::Reduce: plan_reduce(call, params); break;
-    case OpFamily::Matmul: plan_matmul(call, params); break;
-    case OpFamily::ArgReduce: plan_arg_reduce(call, params); break;
-    case OpFamily::Scan: plan_scan(call, params); break;
-    case OpFamily::Normalize: plan_norm(call, params); break;
-    case OpFamily::Layout: plan_layout(call, params); break;
-    case OpFamily::Index: plan_index(call, params); break;
-    case OpFamily::Select: plan_select(call, params); break;
-    case OpFamily::Generate: plan_generate(call, params); break;
-    case OpFamily::Conv: plan_conv(call, params); break;
-    case OpFamily::Pool: plan_pool(call, params); break;
-    case OpFamily::Attention: plan_attention(call, params); break;
-    case OpFamily::Sequence: plan_sequence(call, params); break;
-    case OpFamily::Grad: plan_grad(call, params); break;
-    }
+    family.plan(call, params);
     check_aliasing(call);
     // Nothing to run when every output is empty (absent optional outputs count as empty).
     call.noop = true;

@@ -5,9 +5,10 @@
 
 #include "op_catalogue.h"
 
-// Index plans of the op families beyond elementwise and reduce, each in its own file.
+// Index plans of the op families, each in its own file.
 #include "attention_rules.h"
 #include "conv_rules.h"
+#include "elementwise_rules.h"
 #include "generate_rules.h"
 #include "grad_rules.h"
 #include "index_rules.h"
@@ -15,11 +16,13 @@
 #include "matmul_rules.h"
 #include "norm_rules.h"
 #include "pool_rules.h"
+#include "reduce_rules.h"
 #include "select_rules.h"
 #include "sequence_rules.h"
 
 #include <functional>
 #include <memory>
+#include <variant>
 #include <vector>
 
 namespace tgl {
@@ -42,32 +45,10 @@ struct TensorArg {
     bool present() const { return buffer != nullptr; }
 };
 
-// Elementwise ops: the output iterated in row-major order over `shape`; operand 0 is the output,
-// operands 1.. are the inputs with broadcasting folded in as stride 0. Dims of size 1 are dropped
-// and dims contiguous in every operand are merged, so rank is often 1.
-struct ElementwisePlan {
-    static constexpr int kMaxOperands = 4;  // y and up to 3 inputs (where)
-    int n_operands = 0;
-    int rank = 0;
-    int64_t shape[TGL_MAX_RANK] = {};
-    int64_t strides[kMaxOperands][TGL_MAX_RANK] = {};
-    int64_t offset[kMaxOperands] = {};
-    int64_t numel = 0;
-};
-
-// Reductions: y[outer] = reduce over inner of x[outer, inner]. Outer dims are the kept dims in
-// order; inner dims are the reduced ones.
-struct ReducePlan {
-    int64_t out_count = 0, reduce_count = 0;
-    int outer_rank = 0;
-    int64_t outer_shape[TGL_MAX_RANK] = {};
-    int64_t outer_x_strides[TGL_MAX_RANK] = {};
-    int64_t outer_y_strides[TGL_MAX_RANK] = {};
-    int inner_rank = 0;
-    int64_t inner_shape[TGL_MAX_RANK] = {};
-    int64_t inner_x_strides[TGL_MAX_RANK] = {};
-    int64_t x_offset = 0, y_offset = 0;
-};
+// One plan per family (the Reduce and ArgReduce families share ReducePlan); monostate until planned.
+using FamilyPlan = std::variant<std::monostate, ElementwisePlan, ReducePlan, ScanPlan, MatmulPlan, NormPlan, LayoutPlan,
+                                IndexPlan, SelectPlan, GeneratePlan, ConvPlan, PoolPlan, AttentionPlan, SequencePlan,
+                                GradPlan>;
 
 struct OpCall {
     const OpInfo* info = nullptr;
@@ -77,31 +58,48 @@ struct OpCall {
     std::vector<TensorArg> inputs, outputs;
     bool noop = false;  // every output is empty: nothing to run
 
-    uint32_t gelu_approximate = TGL_GELU_ERF;
-    // Scalar parameters of elementwise ops: leaky_relu {slope}; elu, celu {alpha}; softplus
-    // {beta, threshold}; clamp {min, max}. Unused entries are 0.
-    float scalars[2] = {0.0f, 0.0f};
-    ElementwisePlan elementwise;  // Unary, Binary, Ternary
-    ReducePlan reduce;            // Reduce; ArgReduce and Scan (one reduced axis: inner_rank 1)
-    MatmulPlan matmul;            // Matmul
-    // var/std: the correction (Bessel's 1 by default). norm: ord 1 or 2.
-    float correction = 1.0f;
-    int norm_ord = 2;
-    // Scan (cumsum/cumprod): reduce.inner_* is the scanned axis (inner_rank 1, or 0 when the axis
-    // has size 1), reduce.outer_* the other dims (one row each); scan_y_stride is y's stride along
-    // the axis.
-    int64_t scan_y_stride = 0;
-    bool scan_exclusive = false, scan_reverse = false;
-    NormPlan norm;          // Normalize
-    LayoutPlan layout;      // Layout
-    IndexPlan index;        // Index
-    SelectPlan select;      // Select
-    GeneratePlan generate;  // Generate
-    ConvPlan conv;  // Conv
-    PoolPlan pool;  // Pool
-    AttentionPlan attention;  // Attention
-    SequencePlan sequence;  // Sequence
-    GradPlan grad;  // Grad
+    // The family's index plan, built by its planner (op_families.h); kernels read it through the
+    // accessors below, which throw an internal error naming the op when it holds another plan.
+    FamilyPlan plan;
+
+    ElementwisePlan& elementwise() { return plan_as<ElementwisePlan>("elementwise"); }  // Unary, Binary, Ternary
+    const ElementwisePlan& elementwise() const { return plan_as<ElementwisePlan>("elementwise"); }
+    ReducePlan& reduce() { return plan_as<ReducePlan>("reduce"); }  // Reduce, ArgReduce
+    const ReducePlan& reduce() const { return plan_as<ReducePlan>("reduce"); }
+    ScanPlan& scan() { return plan_as<ScanPlan>("scan"); }  // Scan; Grad's cumsum_backward
+    const ScanPlan& scan() const { return plan_as<ScanPlan>("scan"); }
+    MatmulPlan& matmul() { return plan_as<MatmulPlan>("matmul"); }
+    const MatmulPlan& matmul() const { return plan_as<MatmulPlan>("matmul"); }
+    NormPlan& norm() { return plan_as<NormPlan>("norm"); }  // Normalize
+    const NormPlan& norm() const { return plan_as<NormPlan>("norm"); }
+    LayoutPlan& layout() { return plan_as<LayoutPlan>("layout"); }
+    const LayoutPlan& layout() const { return plan_as<LayoutPlan>("layout"); }
+    IndexPlan& index() { return plan_as<IndexPlan>("index"); }
+    const IndexPlan& index() const { return plan_as<IndexPlan>("index"); }
+    SelectPlan& select() { return plan_as<SelectPlan>("select"); }
+    const SelectPlan& select() const { return plan_as<SelectPlan>("select"); }
+    GeneratePlan& generate() { return plan_as<GeneratePlan>("generate"); }
+    const GeneratePlan& generate() const { return plan_as<GeneratePlan>("generate"); }
+    ConvPlan& conv() { return plan_as<ConvPlan>("conv"); }
+    const ConvPlan& conv() const { return plan_as<ConvPlan>("conv"); }
+    PoolPlan& pool() { return plan_as<PoolPlan>("pool"); }
+    const PoolPlan& pool() const { return plan_as<PoolPlan>("pool"); }
+    AttentionPlan& attention() { return plan_as<AttentionPlan>("attention"); }
+    const AttentionPlan& attention() const { return plan_as<AttentionPlan>("attention"); }
+    SequencePlan& sequence() { return plan_as<SequencePlan>("sequence"); }
+    const SequencePlan& sequence() const { return plan_as<SequencePlan>("sequence"); }
+    GradPlan& grad() { return plan_as<GradPlan>("grad"); }
+    const GradPlan& grad() const { return plan_as<GradPlan>("grad"); }
+
+private:
+    template <class P>
+    const P& plan_as(const char* name) const {
+        if (const P* p = std::get_if<P>(&plan)) return *p;
+        wrong_plan(name);
+    }
+    template <class P>
+    P& plan_as(const char* name) { return const_cast<P&>(static_cast<const OpCall*>(this)->plan_as<P>(name)); }
+    [[noreturn]] void wrong_plan(const char* name) const;
 };
 
 // Resolves a buffer handle of the device the op runs on; throws INVALID_HANDLE / STALE_HANDLE
@@ -114,7 +112,7 @@ OpCall validate_op(const OpInfo& info, const void* params, const tgl_tensor* inp
                    uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs,
                    const BufferLookup& lookup);
 
-// The Scan plan (call.reduce, scan_*) of a (dy) -> (dx) call with tgl_scan_params; for the Grad
+// The Scan plan (call.scan()) of a (dy) -> (dx) call with tgl_scan_params; for the Grad
 // family's cumsum_backward, which is a scan.
 void plan_scan_for(OpCall& call, const void* params);
 

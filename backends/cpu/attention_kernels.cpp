@@ -35,7 +35,7 @@ struct Operand {
 };
 
 Operand operand(const OpCall& call, int role) {
-    const AttentionPlan& p = call.attention;
+    const AttentionPlan& p = call.attention();
     Operand o;
     if (p.slot[role] < 0) return o;
     const TensorArg& t = p.is_input[role] ? call.inputs[size_t(p.slot[role])] : call.outputs[size_t(p.slot[role])];
@@ -69,7 +69,7 @@ void scores(const AttentionPlan& p, const Operand& q, const Operand& k, const Op
 }
 
 void forward(const OpCall& call, unsigned threads) {
-    const AttentionPlan& p = call.attention;
+    const AttentionPlan& p = call.attention();
     const Operand q = operand(call, R::kQ), k = operand(call, R::kK), v = operand(call, R::kV);
     const Operand mask = operand(call, R::kMask), o = operand(call, R::kO), lse = operand(call, R::kLse);
     const int64_t rows = p.B * p.Hq * p.Sq;
@@ -113,7 +113,7 @@ void forward(const OpCall& call, unsigned threads) {
 }
 
 void backward(const OpCall& call, unsigned threads) {
-    const AttentionPlan& p = call.attention;
+    const AttentionPlan& p = call.attention();
     const Operand q = operand(call, R::kQ), k = operand(call, R::kK), v = operand(call, R::kV);
     const Operand o = operand(call, R::kO), dout = operand(call, R::kDo), lse = operand(call, R::kLse);
     const Operand mask = operand(call, R::kMask);
@@ -170,9 +170,11 @@ void backward(const OpCall& call, unsigned threads) {
 }  // namespace
 
 void run_attention(const OpCall& call, unsigned threads) {
-    if (call.attention.backward) backward(call, threads);
+    if (call.attention().backward) backward(call, threads);
     else forward(call, threads);
 }
+
+void register_attention_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Attention, run_attention}); }
 
 }  // namespace cpu
 }  // namespace tgl

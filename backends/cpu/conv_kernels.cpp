@@ -15,7 +15,7 @@ namespace tgl {
 namespace cpu {
 
 void run_conv(const OpCall& call, unsigned threads) {
-    const ConvPlan& p = call.conv;
+    const ConvPlan& p = call.conv();
     const tgl_dtype dt = call.dtype;
     auto bytes = [&](bool out, int slot) -> uint8_t* {
         return cpu_buffer((out ? call.outputs : call.inputs)[size_t(slot)].buffer).bytes();
@@ -109,6 +109,8 @@ void run_conv(const OpCall& call, unsigned threads) {
         }
     });
 }
+
+void register_conv_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Conv, run_conv}); }
 
 }  // namespace cpu
 }  // namespace tgl

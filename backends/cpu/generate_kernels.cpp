@@ -40,7 +40,7 @@ double cos_two_pi(double u) {
 
 // The element bits that y gets at row-major index k (x_bits: tril/triu's source element).
 uint32_t element_bits(const OpCall& call, int64_t k, int64_t i, int64_t j, uint32_t x_bits) {
-    const GeneratePlan& p = call.generate;
+    const GeneratePlan& p = call.generate();
     const tgl_dtype dt = call.outputs[0].dtype;
     switch (call.info->op) {
     case TGL_OP_ARANGE:
@@ -85,7 +85,7 @@ void store_bits(uint8_t* base, uint32_t size, int64_t e, uint32_t v) {
 }  // namespace
 
 void run_generate(const OpCall& call, unsigned threads) {
-    const GeneratePlan& p = call.generate;
+    const GeneratePlan& p = call.generate();
     const TensorArg& y = call.outputs[0];
     const bool has_x = !call.inputs.empty();
     uint8_t* yb = cpu_buffer(y.buffer).bytes();
@@ -107,6 +107,8 @@ void run_generate(const OpCall& call, unsigned threads) {
         }
     });
 }
+
+void register_generate_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Generate, run_generate}); }
 
 }  // namespace cpu
 }  // namespace tgl

@@ -5,7 +5,6 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
-#include "reduce_kernels.h"
 #include "status.h"
 
 #include <cmath>
@@ -53,7 +52,7 @@ struct Row {
     std::vector<int64_t> oa, og, od, op;
 };
 void load_row(const OpCall& c, int64_t row, bool with_g, Row& r) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     int64_t base[kRoles], o[kRoles];
     row_base(p, row, base);
     const size_t n = size_t(p.len);
@@ -67,7 +66,7 @@ void load_row(const OpCall& c, int64_t row, bool with_g, Row& r) {
 }
 
 void softmax_backward(const OpCall& c) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     const bool log = c.info->op == TGL_OP_LOG_SOFTMAX_BACKWARD;
     uint8_t* dx = out_bytes(c, 0);
     Row r;
@@ -110,7 +109,7 @@ void store_param(const OpCall& c, size_t output, const std::vector<double>& v) {
 }
 
 void norm_backward(const OpCall& c) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     const bool rms = c.info->op == TGL_OP_RMS_NORM_BACKWARD;
     const std::vector<double> gamma = p.has_gamma ? param_values(c, 2) : std::vector<double>();
     std::vector<double> dgamma(size_t(p.len), 0.0), dbeta(size_t(p.len), 0.0);
@@ -152,7 +151,7 @@ void norm_backward(const OpCall& c) {
 
 // The index / target of each row, checked before anything is written; -1 for ignored targets.
 std::vector<int64_t> row_targets(const OpCall& c, int64_t limit, bool ce, int axis) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     std::vector<int64_t> t(size_t(p.rows));
     for (int64_t row = 0; row < p.rows; ++row) {
         int64_t o[kRoles];
@@ -170,7 +169,7 @@ std::vector<int64_t> row_targets(const OpCall& c, int64_t limit, bool ce, int ax
 }
 
 void embedding_backward(const OpCall& c) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     const std::vector<int64_t> idx = row_targets(c, p.vocab, false, 0);
     std::vector<double> acc(size_t(p.vocab * p.len), 0.0);
     Row r;
@@ -186,7 +185,7 @@ void embedding_backward(const OpCall& c) {
 }
 
 void cross_entropy(const OpCall& c) {
-    const GradPlan& p = c.grad;
+    const GradPlan& p = c.grad();
     const bool backward = c.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     const std::vector<int64_t> tgt = row_targets(c, p.len, true, c.inputs[0].rank == 1 ? 0 : 1);
     const double ls = p.label_smoothing, C = double(p.len);
@@ -235,13 +234,15 @@ void run_grad(const OpCall& call, unsigned threads) {
     case TGL_OP_LAYER_NORM_BACKWARD:
     case TGL_OP_RMS_NORM_BACKWARD: norm_backward(call); break;
     // The scan in the opposite direction (plan_grad flips it): the cumsum kernel itself.
-    case TGL_OP_CUMSUM_BACKWARD: run_reduce_more(call, threads); break;
+    case TGL_OP_CUMSUM_BACKWARD: run_scan(call, threads); break;
     case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(call); break;
     case TGL_OP_CROSS_ENTROPY:
     case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(call); break;
     default: fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s'", call.info->name);
     }
 }
+
+void register_grad_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Grad, run_grad}); }
 
 }  // namespace cpu
 }  // namespace tgl

@@ -24,7 +24,7 @@ int32_t load_i32(const TensorArg& t, int64_t off) {
 
 // Walks the index tensor in row-major order; fails on the first value outside [0, axis_size).
 void check_indices(const OpCall& call) {
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const TensorArg& t = call.inputs[size_t(p.index_input)];
     int64_t coord[TGL_MAX_RANK] = {};
     for (int64_t pos = 0; pos < t.numel; ++pos) {
@@ -42,7 +42,7 @@ void check_indices(const OpCall& call) {
 
 void run_index(const OpCall& call, unsigned) {
     check_indices(call);
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const TensorArg& yt = call.outputs[0];
     const TensorArg& it = call.inputs[size_t(p.index_input)];
     const bool has_x = call.info->op != TGL_OP_ONE_HOT;
@@ -97,6 +97,8 @@ void run_index(const OpCall& call, unsigned) {
         for (int d = last; d >= 0 && ++c[d] == p.shape[d]; --d) c[d] = 0;
     }
 }
+
+void register_index_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Index, run_index}); }
 
 }  // namespace cpu
 }  // namespace tgl

@@ -40,7 +40,7 @@ void run_step(const OpCall& call, const CopyStep& s, unsigned threads) {
     const int64_t es = tgl_dtype_size(y.dtype);
     uint8_t* yb = cpu_buffer(y.buffer).bytes();
     const uint8_t* xb = s.input >= 0 ? cpu_buffer(call.inputs[size_t(s.input)].buffer).bytes() : nullptr;
-    const uint8_t* value = reinterpret_cast<const uint8_t*>(&call.layout.value_bits);  // little-endian low bytes
+    const uint8_t* value = reinterpret_cast<const uint8_t*>(&call.layout().value_bits);  // little-endian low bytes
     parallel_for(s.count, threads, int64_t(1) << 16, [&](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i) {
             int64_t yi, xi;
@@ -69,8 +69,10 @@ void run_step(const OpCall& call, const CopyStep& s, unsigned threads) {
 }  // namespace
 
 void run_layout(const OpCall& call, unsigned threads) {
-    for (const CopyStep& s : call.layout.steps) run_step(call, s, threads);
+    for (const CopyStep& s : call.layout().steps) run_step(call, s, threads);
 }
+
+void register_layout_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Layout, run_layout}); }
 
 }  // namespace cpu
 }  // namespace tgl

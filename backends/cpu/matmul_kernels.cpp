@@ -35,7 +35,7 @@ Operand operand(const OpCall& c, int slot) {
 }
 
 int32_t load_index(const OpCall& c, int64_t m) {
-    const MatmulPlan& p = c.matmul;
+    const MatmulPlan& p = c.matmul();
     int32_t v;
     std::memcpy(&v, cpu_buffer(c.inputs[size_t(p.index_input)].buffer).bytes() + 4 * (p.index_offset + m * p.index_stride), 4);
     return v;
@@ -44,7 +44,7 @@ int32_t load_index(const OpCall& c, int64_t m) {
 }  // namespace
 
 void run_matmul(const OpCall& c, unsigned threads) {
-    const MatmulPlan& p = c.matmul;
+    const MatmulPlan& p = c.matmul();
     // grouped_linear: every expert index is checked before anything is written.
     if (p.index_input >= 0)
         for (int64_t m = 0; m < p.M; ++m) {
@@ -126,6 +126,8 @@ void run_matmul(const OpCall& c, unsigned threads) {
         }
     });
 }
+
+void register_matmul_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Matmul, run_matmul}); }
 
 }  // namespace cpu
 }  // namespace tgl

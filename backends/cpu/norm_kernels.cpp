@@ -72,7 +72,7 @@ double round_to(tgl_dtype dt, double v) {
 }  // namespace
 
 void run_norm(const OpCall& c, unsigned threads) {
-    const NormPlan& p = c.norm;
+    const NormPlan& p = c.norm();
     const tgl_op op = c.info->op;
     const tgl_dtype dt = c.dtype;
     const uint8_t* x = cpu_buffer(c.inputs[0].buffer).bytes();
@@ -158,6 +158,8 @@ void run_norm(const OpCall& c, unsigned threads) {
         }
     });
 }
+
+void register_norm_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Normalize, run_norm}); }
 
 }  // namespace cpu
 }  // namespace tgl

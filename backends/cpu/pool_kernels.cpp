@@ -63,7 +63,7 @@ double avg_window(const P& p, const int64_t (&o)[3], Span (&sp)[3]) {
 }
 
 void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
-    const P& p = c.pool;
+    const P& p = c.pool();
     const tgl_dtype dt = c.dtype;
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
     // x and y as the plan names them (dx is written by the backward ops, y by the others).
@@ -207,7 +207,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
 }  // namespace
 
 void run_pool(const OpCall& call, unsigned threads) {
-    const P& p = call.pool;
+    const P& p = call.pool();
     const int64_t planes = p.N * p.C;
     const int64_t work = std::max<int64_t>(1, p.in[0] * p.in[1] * p.in[2] + p.out[0] * p.out[1] * p.out[2]);
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
@@ -222,6 +222,8 @@ void run_pool(const OpCall& call, unsigned threads) {
         }
     });
 }
+
+void register_pool_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Pool, run_pool}); }
 
 }  // namespace cpu
 }  // namespace tgl

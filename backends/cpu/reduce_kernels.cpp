@@ -1,11 +1,13 @@
-// CPU reference kernels of argmax, argmin, logsumexp, var, std, any, all, norm, cumsum, cumprod.
-// Every element is read exactly as double (dtype_io.h), everything is computed in double in the
-// plain row-major order of the reduced elements, and the result is rounded once at the store.
-#include "reduce_kernels.h"
+// CPU reference kernels of the reduction families: Reduce (sum .. norm), ArgReduce (argmax,
+// argmin) and Scan (cumsum, cumprod; cumsum_backward of the Grad family). Every element is read
+// exactly as double (dtype_io.h), everything is computed in double in the plain row-major order of
+// the reduced elements, and the result is rounded once at the store.
+#include "kernels.h"
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
 #include "parallel.h"
+#include "scalar_ops.h"
 #include "status.h"
 
 #include <algorithm>
@@ -67,13 +69,79 @@ Io io_of(const OpCall& c) {
               c.outputs[0].dtype};
 }
 
+// sum, mean, max, min, prod: y[o] = finish(fold of combine(acc, x) over the reduced elements, from
+// init), in the row-major order of the reduced dims, so the result does not depend on the number
+// of threads. x and y are f32 or f16: every element is read exactly as double and the result
+// rounded once at the store (f16 beyond its largest finite value: +-inf).
+template <class Load, class Combine, class Finish>
+void fold(const OpCall& c, unsigned threads, const Load& load, double init, const Combine& combine,
+          const Finish& finish) {
+    const ReducePlan& p = c.reduce();
+    const Io io = io_of(c);
+    for_each_output(p, threads, [&](int64_t x_base, int64_t y_off) {
+        double acc = init;
+        if (p.reduce_count > 0) {
+            if (p.inner_rank == 0) {
+                acc = combine(acc, load(x_base));
+            } else {
+                // Rows of the last reduced dim, walked by an odometer over the others.
+                const int last = p.inner_rank - 1;
+                const int64_t row = p.inner_shape[last], step = p.inner_x_strides[last];
+                int64_t index[TGL_MAX_RANK] = {};
+                int64_t off = x_base;
+                for (int64_t done = 0; done < p.reduce_count; done += row) {
+                    for (int64_t j = 0; j < row; ++j) acc = combine(acc, load(off + j * step));
+                    for (int d = last - 1; d >= 0; --d) {
+                        if (++index[d] < p.inner_shape[d]) {
+                            off += p.inner_x_strides[d];
+                            break;
+                        }
+                        index[d] = 0;
+                        off -= (p.inner_shape[d] - 1) * p.inner_x_strides[d];
+                    }
+                }
+            }
+        }
+        store_from_double(io.y, io.yt, y_off, finish(acc), false);
+    });
+}
+
+// sum, mean, max, min, prod with the element loader of x's dtype (f32 read directly: the common case).
+template <class Load>
+void fold_op(const OpCall& c, unsigned threads, const Load& load) {
+    switch (c.info->op) {
+    case TGL_OP_SUM:
+        return fold(c, threads, load, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
+    case TGL_OP_MEAN: {
+        const double count = static_cast<double>(c.reduce().reduce_count);  // 0 / 0 = NaN for an empty set
+        return fold(c, threads, load, 0.0, [](double acc, double x) { return acc + x; },
+                    [count](double acc) { return acc / count; });
+    }
+    case TGL_OP_MAX: return fold(c, threads, load, -kInf, maximum, [](double acc) { return acc; });
+    case TGL_OP_MIN: return fold(c, threads, load, kInf, minimum, [](double acc) { return acc; });
+    case TGL_OP_PROD:
+        return fold(c, threads, load, 1.0, [](double acc, double x) { return acc * x; }, [](double acc) { return acc; });
+    default:
+        fail(TGL_ERROR_INTERNAL, "cpu kernels: no reduction kernel for op '%s'", c.info->name);
+    }
+}
+
+void fold_f32_f16(const OpCall& c, unsigned threads) {
+    if (c.inputs[0].dtype == TGL_DTYPE_F32) {
+        const float* x = cpu_buffer(c.inputs[0].buffer).f32();
+        return fold_op(c, threads, [x](int64_t i) { return static_cast<double>(x[i]); });
+    }
+    const Io io = io_of(c);
+    fold_op(c, threads, [io](int64_t i) { return load_as_double(io.x, io.xt, i); });
+}
+
 // Reductions: y[o] = f(the reduced values of output o, in order).
 template <class F>
 void reduce_values(const OpCall& c, unsigned threads, const F& f) {
     const Io io = io_of(c);
     const bool y_integer = !is_float_dtype(io.yt);
-    for_each_output(c.reduce, threads, [&](int64_t x_base, int64_t y_off) {
-        std::vector<int64_t> offs = reduced_offsets(c.reduce, x_base);
+    for_each_output(c.reduce(), threads, [&](int64_t x_base, int64_t y_off) {
+        std::vector<int64_t> offs = reduced_offsets(c.reduce(), x_base);
         std::vector<double> v(offs.size());
         for (size_t i = 0; i < offs.size(); ++i) v[i] = load_as_double(io.x, io.xt, offs[i]);
         store_from_double(io.y, io.yt, y_off, f(v), y_integer);
@@ -120,62 +188,82 @@ double norm(const std::vector<double>& v, int ord) {
     return ord == 1 ? s : std::sqrt(s);
 }
 
-void scan(const OpCall& c, unsigned threads, bool product) {
+void scan_rows(const OpCall& c, unsigned threads, bool product) {
     const Io io = io_of(c);
-    const ReducePlan& p = c.reduce;
+    const ScanPlan& scan = c.scan();
+    const ReducePlan& p = scan.rows;
     const int64_t n = p.reduce_count;
-    const int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = c.scan_y_stride;
+    const int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = scan.y_stride;
     for_each_output(p, threads, [&](int64_t x_base, int64_t y_off) {
         double acc = product ? 1.0 : 0.0;
         for (int64_t k = 0; k < n; ++k) {
-            const int64_t i = c.scan_reverse ? n - 1 - k : k;
+            const int64_t i = scan.reverse ? n - 1 - k : k;
             const double x = load_as_double(io.x, io.xt, x_base + i * xs);
-            if (!c.scan_exclusive) acc = product ? acc * x : acc + x;
+            if (!scan.exclusive) acc = product ? acc * x : acc + x;
             store_from_double(io.y, io.yt, y_off + i * ys, acc, false);
-            if (c.scan_exclusive) acc = product ? acc * x : acc + x;
+            if (scan.exclusive) acc = product ? acc * x : acc + x;
         }
     });
 }
 
+[[noreturn]] void no_kernel(const OpCall& c) {
+    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although the catalogue lists it as implemented",
+         c.info->name, c.info->op);
+}
+
 }  // namespace
 
-bool run_reduce_more(const OpCall& c, unsigned threads) {
+void run_reduce(const OpCall& c, unsigned threads) {
     switch (c.info->op) {
-    case TGL_OP_ARGMAX: reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, true); }); return true;
-    case TGL_OP_ARGMIN: reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, false); }); return true;
-    case TGL_OP_LOGSUMEXP: reduce_values(c, threads, logsumexp); return true;
+    case TGL_OP_LOGSUMEXP: return reduce_values(c, threads, logsumexp);
     case TGL_OP_VAR:
     case TGL_OP_STD: {
-        const double corr = c.correction;
+        const double corr = c.reduce().correction;
         const bool sd = c.info->op == TGL_OP_STD;
-        reduce_values(c, threads, [corr, sd](const std::vector<double>& v) {
+        return reduce_values(c, threads, [corr, sd](const std::vector<double>& v) {
             const double var = variance(v, corr);
             return sd ? std::sqrt(var) : var;
         });
-        return true;
     }
     case TGL_OP_ANY:
-        reduce_values(c, threads, [](const std::vector<double>& v) {
+        return reduce_values(c, threads, [](const std::vector<double>& v) {
             for (double x : v) if (x != 0.0) return 1.0;  // NaN != 0
             return 0.0;
         });
-        return true;
     case TGL_OP_ALL:
-        reduce_values(c, threads, [](const std::vector<double>& v) {
+        return reduce_values(c, threads, [](const std::vector<double>& v) {
             for (double x : v) if (x == 0.0) return 0.0;
             return 1.0;
         });
-        return true;
     case TGL_OP_NORM: {
-        const int ord = c.norm_ord;
-        reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
-        return true;
+        const int ord = c.reduce().norm_ord;
+        return reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
     }
+    default: return fold_f32_f16(c, threads);  // sum, mean, max, min, prod
+    }
+}
+
+void run_arg_reduce(const OpCall& c, unsigned threads) {
+    switch (c.info->op) {
+    case TGL_OP_ARGMAX: return reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, true); });
+    case TGL_OP_ARGMIN: return reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, false); });
+    default: no_kernel(c);
+    }
+}
+
+void run_scan(const OpCall& c, unsigned threads) {
+    switch (c.info->op) {
     case TGL_OP_CUMSUM:
-    case TGL_OP_CUMSUM_BACKWARD: scan(c, threads, false); return true;
-    case TGL_OP_CUMPROD: scan(c, threads, true); return true;
-    default: return false;
+    case TGL_OP_CUMSUM_BACKWARD: return scan_rows(c, threads, false);
+    case TGL_OP_CUMPROD: return scan_rows(c, threads, true);
+    default: no_kernel(c);
     }
+}
+
+void register_reduce_kernels(std::vector<CpuFamily>& families) {
+    families.push_back({OpFamily::Reduce, run_reduce});
+    families.push_back({OpFamily::ArgReduce, run_arg_reduce});
+    families.push_back({OpFamily::Scan, run_scan});
 }
 
 }  // namespace cpu

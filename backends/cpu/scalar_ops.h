@@ -2,7 +2,7 @@
 // GLES shaders (glsl/elementwise_ops.glsl, in f32) are checked against them. Special values that
 // the C library does not already give (gelu/silu/mish/hardswish at -inf, the sign of zero in
 // maximum/minimum and remainder, rsqrt(-0)) are handled explicitly. Parameters come from
-// OpCall::scalars (as f32, widened).
+// ElementwisePlan::scalars (as f32, widened).
 #pragma once
 
 #include "validate.h"
@@ -173,26 +173,26 @@ void visit_unary(const OpCall& c, Visit&& visit) {
     case TGL_OP_EXP: return visit([](double x) { return std::exp(x); });
     case TGL_OP_LOG: return visit([](double x) { return std::log(x); });
     case TGL_OP_SQRT: return visit([](double x) { return std::sqrt(x); });
-    case TGL_OP_GELU: return c.gelu_approximate == TGL_GELU_TANH ? visit(gelu_tanh) : visit(gelu_erf);
+    case TGL_OP_GELU: return c.elementwise().gelu_approximate == TGL_GELU_TANH ? visit(gelu_tanh) : visit(gelu_erf);
     case TGL_OP_SILU: return visit(silu);
     case TGL_OP_SIGN: return visit(sign);
     case TGL_OP_LEAKY_RELU: {
-        const double slope = c.scalars[0];
+        const double slope = c.elementwise().scalars[0];
         return visit([slope](double x) { return leaky_relu(x, slope); });
     }
     case TGL_OP_ELU: {
-        const double alpha = c.scalars[0];
+        const double alpha = c.elementwise().scalars[0];
         return visit([alpha](double x) { return elu(x, alpha); });
     }
     case TGL_OP_SELU: return visit(selu);
     case TGL_OP_CELU: {
-        const double alpha = c.scalars[0];
+        const double alpha = c.elementwise().scalars[0];
         return visit([alpha](double x) { return celu(x, alpha); });
     }
     case TGL_OP_HARDSIGMOID: return visit(hardsigmoid);
     case TGL_OP_HARDSWISH: return visit(hardswish);
     case TGL_OP_SOFTPLUS: {
-        const double beta = c.scalars[0], threshold = c.scalars[1];
+        const double beta = c.elementwise().scalars[0], threshold = c.elementwise().scalars[1];
         return visit([beta, threshold](double x) { return softplus(x, beta, threshold); });
     }
     case TGL_OP_MISH: return visit(mish);
@@ -209,7 +209,7 @@ void visit_unary(const OpCall& c, Visit&& visit) {
     case TGL_OP_ROUND: return visit(round_half_even);
     case TGL_OP_TRUNC: return visit([](double x) { return std::trunc(x); });
     case TGL_OP_CLAMP: {
-        const double lo = c.scalars[0], hi = c.scalars[1];
+        const double lo = c.elementwise().scalars[0], hi = c.elementwise().scalars[1];
         return visit([lo, hi](double x) { return clamp(x, lo, hi); });
     }
     default: fail(TGL_ERROR_INTERNAL, "cpu scalar_ops: op '%s' is not a unary op", c.info->name);

@@ -18,7 +18,7 @@ namespace tgl {
 namespace cpu {
 
 void run_select(const OpCall& call, unsigned threads) {
-    const SelectPlan& p = call.select;
+    const SelectPlan& p = call.select();
     const tgl_dtype xt = call.inputs[0].dtype;
     const int64_t es = tgl_dtype_size(xt);
     const uint8_t* x = cpu_buffer(call.inputs[0].buffer).bytes();
@@ -61,6 +61,8 @@ void run_select(const OpCall& call, unsigned threads) {
         }
     });
 }
+
+void register_select_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Select, run_select}); }
 
 }  // namespace cpu
 }  // namespace tgl

@@ -35,7 +35,7 @@ void row_base(const SequencePlan& p, int64_t row, int64_t (&base)[SequencePlan::
 }
 
 void run_rope(const OpCall& c, unsigned threads) {
-    const SequencePlan& p = c.sequence;
+    const SequencePlan& p = c.sequence();
     const tgl_dtype dt = c.dtype;
     const uint8_t* x = cpu_buffer(c.inputs[0].buffer).bytes();
     const uint8_t* pos = cpu_buffer(c.inputs[1].buffer).bytes();
@@ -86,7 +86,7 @@ void fft_pow2(std::vector<cd>& v, double sign) {
 }
 
 void run_fft(const OpCall& c, unsigned threads) {
-    const SequencePlan& p = c.sequence;
+    const SequencePlan& p = c.sequence();
     const tgl_dtype dt = c.dtype;
     const uint8_t* x = cpu_buffer(c.inputs[0].buffer).bytes();
     uint8_t* y = cpu_buffer(c.outputs[0].buffer).bytes();
@@ -141,7 +141,7 @@ double at(const OpCall& c, int input, int64_t i, int64_t j = 0, int64_t k = 0) {
 }
 
 void run_selective_scan(const OpCall& c, unsigned threads) {
-    const SequencePlan& p = c.sequence;
+    const SequencePlan& p = c.sequence();
     const TensorArg& y = c.outputs[0];
     const TensorArg& st = c.outputs[1];
     uint8_t* yb = cpu_buffer(y.buffer).bytes();
@@ -179,7 +179,7 @@ void run_selective_scan(const OpCall& c, unsigned threads) {
 // sample, in f32 and integers as tgl_sample_params documents (the reference is exact there, so the
 // GPU must give the same tokens bit for bit): plain loops and sorts.
 void run_sample(const OpCall& c, unsigned threads) {
-    const SequencePlan& p = c.sequence;
+    const SequencePlan& p = c.sequence();
     const TensorArg& x = c.inputs[0];
     const uint8_t* xb = cpu_buffer(x.buffer).bytes();
     uint8_t* tb = cpu_buffer(c.outputs[0].buffer).bytes();
@@ -263,6 +263,8 @@ void run_sequence(const OpCall& call, unsigned threads) {
     default: fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s'", call.info->name);
     }
 }
+
+void register_sequence_kernels(std::vector<CpuFamily>& families) { families.push_back({OpFamily::Sequence, run_sequence}); }
 
 }  // namespace cpu
 }  // namespace tgl

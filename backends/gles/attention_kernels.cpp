@@ -10,6 +10,7 @@
 // v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
 // and PASS_DQ (no atomics).
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -82,7 +83,7 @@ LoopPasses bwd_passes(int64_t d, int64_t dv, int64_t t, int64_t tpr, int64_t wg)
 }
 
 const TensorArg& arg_of(const OpCall& call, int role) {
-    const AttentionPlan& p = call.attention;
+    const AttentionPlan& p = call.attention();
     return p.is_input[role] ? call.inputs[size_t(p.slot[role])] : call.outputs[size_t(p.slot[role])];
 }
 
@@ -494,12 +495,16 @@ void Ctx::backward() {
 
 void run_attention(GlesDevice& dev, const OpCall& call) {
     const Limits& lim = dev.limits();
-    Ctx c{dev, call, call.attention,
+    Ctx c{dev, call, call.attention(),
           int(pow2_floor(std::min<int64_t>({256, lim.max_invocations, lim.max_size[0]}))),
           int64_t(lim.max_shared_bytes) / 4, Binding{}, {}};
-    if (call.attention.backward) c.backward();
+    if (call.attention().backward) c.backward();
     else c.forward();
     dev.submit(call.info->name, std::move(c.out));
+}
+
+void register_attention_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Attention, run_attention, &kAttentionSplit});
 }
 
 }  // namespace gles

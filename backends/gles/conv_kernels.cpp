@@ -12,6 +12,7 @@
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
 // workgroup is split to fit.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -45,7 +46,7 @@ bool fits(const Limits& L, const Tile& t) {
 }  // namespace
 
 void run_conv(GlesDevice& dev, const OpCall& call) {
-    const ConvPlan& p = call.conv;
+    const ConvPlan& p = call.conv();
     const OpInfo& info = *call.info;
     const Limits& L = dev.limits();
     const bool wgrad = p.mode == ConvPlan::WeightGrad;
@@ -259,6 +260,10 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
         }
     }
     dev.submit(info.name, std::move(dispatches));
+}
+
+void register_conv_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Conv, run_conv, &kConvSplit});
 }
 
 }  // namespace gles

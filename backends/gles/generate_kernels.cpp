@@ -2,6 +2,7 @@
 // variant of generate.comp, binds y (and x for tril/triu), sets the plan as uniforms and dispatches
 // one invocation per element of y. Every value is computed by the shader.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 #include <cstring>
@@ -12,7 +13,7 @@ namespace {
 
 const char* op_define(const OpCall& call) {
     switch (call.info->op) {
-    case TGL_OP_ARANGE: return call.generate.arange_integer ? "OP_ARANGE_INT" : "OP_ARANGE_FLOAT";
+    case TGL_OP_ARANGE: return call.generate().arange_integer ? "OP_ARANGE_INT" : "OP_ARANGE_FLOAT";
     case TGL_OP_FULL: return "OP_FULL";
     case TGL_OP_EYE: return "OP_EYE";
     case TGL_OP_TRIL: return "OP_TRIL";
@@ -32,7 +33,7 @@ uint32_t f32_bits(float f) {
 }  // namespace
 
 void run_generate(GlesDevice& dev, const OpCall& call) {
-    const GeneratePlan& p = call.generate;
+    const GeneratePlan& p = call.generate();
     const TensorArg& y = call.outputs[0];
     const uint32_t numel = count_u32(p.numel, "outputs[0] (y)");
     int32_t y_off = 0, x_off = 0;
@@ -73,6 +74,10 @@ void run_generate(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
     add_chunks(dev, base, ceil_div(numel, uint64_t(wg)), dispatches);
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_generate_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Generate, run_generate, &kGenerateSplit});
 }
 
 }  // namespace gles

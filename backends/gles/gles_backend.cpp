@@ -1,6 +1,6 @@
 // The GLES 3.1 plugin: a tgl::Backend whose devices are headless EGL contexts (egl_devices.cpp),
 // each driven by its own GL thread (gl_thread.cpp), running every op as a compute shader from
-// glsl/ (kernels.cpp). The entry point tgl_plugin_init_v1 is the only exported symbol.
+// glsl/ (the <family>_kernels.cpp). The entry point tgl_plugin_init_v1 is the only exported symbol.
 #include "backend.h"
 #include "egl_devices.h"
 #include "gles_device.h"

@@ -1,6 +1,6 @@
 #include "gles_device.h"
 
-#include "reduce_kernels.h"
+#include "gles_families.h"
 
 #include "status.h"
 
@@ -764,30 +764,7 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 
 void GlesDevice::run(const OpCall& call) {
     if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
-    switch (call.info->family) {
-    case OpFamily::Unary:
-    case OpFamily::Binary:
-    case OpFamily::Ternary: run_elementwise(*this, call); break;
-    case OpFamily::Reduce:
-        if (!run_reduce_more(*this, call)) run_reduce(*this, call);
-        break;
-    case OpFamily::ArgReduce:
-    case OpFamily::Scan:
-        if (!run_reduce_more(*this, call))
-            fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
-        break;
-    case OpFamily::Matmul: run_matmul(*this, call); break;
-    case OpFamily::Normalize: run_norm(*this, call); break;
-    case OpFamily::Layout: run_layout(*this, call); break;
-    case OpFamily::Index: run_index(*this, call); break;
-    case OpFamily::Select: run_select(*this, call); break;
-    case OpFamily::Generate: run_generate(*this, call); break;
-    case OpFamily::Conv: run_conv(*this, call); break;
-    case OpFamily::Pool: run_pool(*this, call); break;
-    case OpFamily::Attention: run_attention(*this, call); break;
-    case OpFamily::Sequence: run_sequence(*this, call); break;
-    case OpFamily::Grad: run_grad(*this, call); break;
-    }
+    gles_family(*call.info).run(*this, call);
 }
 
 void GlesDevice::synchronize() {

@@ -1,5 +1,5 @@
 // One open GLES device: its GL thread, buffers, program cache and the dispatch machinery that the
-// kernels (kernels.cpp) use.
+// kernels (<family>_kernels.cpp) use.
 #pragma once
 
 #include "backend.h"
@@ -252,11 +252,12 @@ private:
 // window_split.cpp: runs the call in pieces when an operand is larger than one SSBO window (true),
 // else does nothing (false).
 bool run_in_pieces(GlesDevice& dev, const OpCall& call);
-// kernels.cpp
+// One per op family, each in its <family>_kernels.cpp (which registers it: gles_families.h).
 void run_elementwise(GlesDevice& dev, const OpCall& call);
-void run_reduce(GlesDevice& dev, const OpCall& call);
-// One per op family beyond elementwise/reduce/matmul, each in its <family>_kernels.cpp.
-void run_matmul(GlesDevice& dev, const OpCall& call);  // matmul_kernels.cpp
+void run_reduce(GlesDevice& dev, const OpCall& call);  // reduce_kernels.cpp
+void run_arg_reduce(GlesDevice& dev, const OpCall& call);
+void run_scan(GlesDevice& dev, const OpCall& call);  // also cumsum_backward (Grad)
+void run_matmul(GlesDevice& dev, const OpCall& call);
 void run_norm(GlesDevice& dev, const OpCall& call);
 void run_layout(GlesDevice& dev, const OpCall& call);
 // index_kernels.cpp. A piece of gather/index_select run in pieces (window_split.cpp): the whole
@@ -278,6 +279,7 @@ void run_pool(GlesDevice& dev, const OpCall& call);
 void run_attention(GlesDevice& dev, const OpCall& call);
 void run_sequence(GlesDevice& dev, const OpCall& call);
 void run_grad(GlesDevice& dev, const OpCall& call);
+// elementwise_kernels.cpp: the device's byte fills and copies.
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);
 // Copies bytes (a multiple of 16) between 16-byte aligned offsets by buffer_bytes.comp.

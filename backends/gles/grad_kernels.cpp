@@ -14,9 +14,9 @@
 //   cumsum_backward  the Scan kernels (scan.comp), with the direction flipped by the plan.
 // Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
-#include "reduce_kernels.h"
 #include "validate_util.h"
 
 #include <algorithm>
@@ -52,7 +52,7 @@ struct Passes {
     GlesDevice::DeviceCheck check{};
     bool has_check = false;
 
-    Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad), wg(d.workgroup_size()) {
+    Passes(GlesDevice& d, const OpCall& c) : dev(d), call(c), p(c.grad()), wg(d.workgroup_size()) {
         outer = merge_role_dims<kRoles>(p.outer_rank, p.outer_shape, p.outer_strides);
         inner = merge_role_dims<kRoles>(p.inner_rank, p.inner_shape, p.inner_strides);
     }
@@ -128,7 +128,7 @@ void softmax_backward(GlesDevice& dev, const OpCall& call) {
 
 void norm_backward(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const bool cols = p.has_dgamma || p.has_dbeta;
     const uint64_t len = count_u32(p.len, "the normalized elements"), rows = count_u32(p.rows, "the rows of x");
@@ -237,7 +237,7 @@ void targets_pass(Passes& ps, const Binding& sb, int32_t tgt_off, int64_t limit,
 
 void cross_entropy(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     const uint64_t rows = count_u32(p.rows, "the rows of logits");
@@ -283,7 +283,7 @@ void cross_entropy(GlesDevice& dev, const OpCall& call) {
 
 void embedding_backward(GlesDevice& dev, const OpCall& call) {
     Passes ps(dev, call);
-    const GradPlan& p = call.grad;
+    const GradPlan& p = call.grad();
     const OpInfo& info = *call.info;
     const uint64_t T = count_u32(p.rows, "the tokens of index"), V = count_u32(p.vocab, "V (dW's dim 0)");
     const uint64_t D = count_u32(p.len, "D (dW's dim 1)");
@@ -360,11 +360,13 @@ void run_grad(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_CROSS_ENTROPY:
     case TGL_OP_CROSS_ENTROPY_BACKWARD: cross_entropy(dev, call); break;
     case TGL_OP_EMBEDDING_BACKWARD: embedding_backward(dev, call); break;
-    case TGL_OP_CUMSUM_BACKWARD:
-        if (!run_reduce_more(dev, call)) fail(TGL_ERROR_INTERNAL, "cumsum_backward: the scan kernel refused it");
-        break;
+    case TGL_OP_CUMSUM_BACKWARD: run_scan(dev, call); break;
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
+}
+
+void register_grad_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Grad, run_grad, nullptr});
 }
 
 }  // namespace gles

@@ -3,6 +3,7 @@
 // GlesDevice::device_check), then the data passes, which write nothing when the check failed. The
 // host never reads an index.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 
@@ -23,7 +24,7 @@ std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call
 }  // namespace
 
 void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check, std::vector<Dispatch>& ds) {
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const TensorArg& index = call.inputs[size_t(p.index_input)];
     if (index.numel == 0) return;
     int32_t i_off = 0;
@@ -51,7 +52,7 @@ void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::Devi
 }
 
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
-    const IndexPlan& p = call.index;
+    const IndexPlan& p = call.index();
     const tgl_op op = call.info->op;
     const TensorArg& y = call.outputs[0];
     const TensorArg& index = call.inputs[size_t(p.index_input)];
@@ -140,6 +141,11 @@ void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     commit.bindings = {yb, tb, ib, check.status};
     add_chunks(dev, commit, groups, ds);
     dev.submit(call.info->name, std::move(ds));
+}
+
+void register_index_kernels(std::vector<GlesFamily>& families) {
+    // run_index without a piece (window_split.cpp runs pieces itself)
+    families.push_back({OpFamily::Index, [](GlesDevice& dev, const OpCall& call) { run_index(dev, call); }, &kIndexSplit});
 }
 
 }  // namespace gles

@@ -2,6 +2,7 @@
 // is one dispatch (or a few, past the workgroup-count limits) of glsl/copy.comp. Every dispatch of
 // the op is built, and every 32-bit limit checked, before any is queued.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 namespace tgl {
@@ -46,7 +47,7 @@ void add_step(GlesDevice& dev, const OpCall& call, const CopyStep& s, std::vecto
     if (word_out && s.linear && s.rank == 1) y_start += s.out_lin;  // the run starts at out_lin
     base.uniforms.push_back(uniform_int("u_y_offset", {to_i32(y_start, "an output offset")}));
     base.uniforms.push_back(uniform_uint("u_count", {count}));
-    base.uniforms.push_back(uniform_uint("u_value", {call.layout.value_bits}));
+    base.uniforms.push_back(uniform_uint("u_value", {call.layout().value_bits}));
     Defines defines = {{"ELEM_LOG2", str(lg)}, {"RANK", str(s.rank)}, {"WG_SIZE", str(wg)}};
     if (s.rank > 0) {
         base.uniforms.push_back(uniform_int("u_shape", i32s(s.shape, s.rank, "a dim of the copy")));
@@ -92,8 +93,12 @@ void add_step(GlesDevice& dev, const OpCall& call, const CopyStep& s, std::vecto
 
 void run_layout(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> dispatches;
-    for (const CopyStep& s : call.layout.steps) add_step(dev, call, s, dispatches);
+    for (const CopyStep& s : call.layout().steps) add_step(dev, call, s, dispatches);
     if (!dispatches.empty()) dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_layout_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Layout, run_layout, &kLayoutSplit});
 }
 
 }  // namespace gles

@@ -12,6 +12,7 @@
 // dispatches where a tile's passes over its experts would. Knobs for tuning on a GPU:
 // TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 
@@ -60,7 +61,7 @@ void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64
     const uint64_t numel = uint64_t(rows * cols);
     if (numel == 0) return;
     const int wg = dev.workgroup_size();
-    const bool index = slot == call.matmul.index_input;
+    const bool index = slot == call.matmul().index_input;
     std::string label = "inputs[" + std::to_string(slot) + "] (" + call.info->operand_names[slot] + ")";
     int32_t off = 0;
     Binding src = dev.window(t, label.c_str(), &off);
@@ -84,7 +85,7 @@ void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64
     const GlesDevice::DeviceCheck check = dev.device_check();
     *check_seq = check.seq;
     d.bindings.push_back(check.status);
-    d.uniforms.push_back(uniform_int("u_limit", {to_i32(call.matmul.experts, "the number of experts")}));
+    d.uniforms.push_back(uniform_int("u_limit", {to_i32(call.matmul().experts, "the number of experts")}));
     d.uniforms.push_back(uniform_uint("u_op", {uint32_t(call.info->op)}));
     d.uniforms.push_back(uniform_uint("u_check_seq", {check.seq}));
     Dispatch report = d;
@@ -97,7 +98,7 @@ void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64
 }  // namespace
 
 void run_matmul(GlesDevice& dev, const OpCall& call) {
-    MatmulPlan p = call.matmul;
+    MatmulPlan p = call.matmul();
     const Limits& L = dev.limits();
     const bool grouped = p.index_input >= 0;
     // A stride along a dim of size 1 is never used: zero it so that it cannot overflow 32 bits.
@@ -525,6 +526,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, reduce, ceil_div(uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n), uint64_t(wg)), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_matmul_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Matmul, run_matmul, &kMatmulSplit});
 }
 
 }  // namespace gles

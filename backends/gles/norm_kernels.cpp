@@ -8,6 +8,7 @@
 // chunk (CHUNK_STATS) into the scratch block after the params, then each chunk merges its row's
 // partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -111,7 +112,7 @@ RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, i
 }  // namespace
 
 void run_norm(GlesDevice& dev, const OpCall& call) {
-    const NormPlan& p = call.norm;
+    const NormPlan& p = call.norm();
     const OpInfo& info = *call.info;
     const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
     const uint32_t len = count_u32(p.len, "a row of inputs[0] (x)");
@@ -256,6 +257,10 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         add_normalize(false);
     }
     dev.submit(info.name, std::move(dispatches));
+}
+
+void register_norm_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Normalize, run_norm, &kNormSplit});
 }
 
 }  // namespace gles

@@ -4,6 +4,7 @@
 // and one workgroup per plane (shared-memory tree) when they are large. Nothing is computed on
 // the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -64,7 +65,7 @@ void window_box(const P& p, int64_t (&box)[3]) {
 }  // namespace
 
 void run_pool(GlesDevice& dev, const OpCall& call) {
-    const P& p = call.pool;
+    const P& p = call.pool();
     const OpInfo& info = *call.info;
     const bool bwd = p.kind == P::kMaxPoolBwd || p.kind == P::kAvgPoolBwd || p.kind == P::kAdaptiveAvgBwd;
     const bool global = p.kind == P::kGlobalMax || p.kind == P::kGlobalAvg;
@@ -217,6 +218,10 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, base, group ? uint64_t(count) : ceil_div(count, uint64_t(wg)), dispatches);
     }
     dev.submit(info.name, std::move(dispatches));
+}
+
+void register_pool_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Pool, run_pool, &kPoolSplit});
 }
 
 }  // namespace gles

@@ -1,7 +1,9 @@
-// Host side of the reductions (reduce.comp), the state reductions (reduce_state.comp) and the scans
+// Host side of the reduction families: Reduce (reduce.comp for sum, mean, max, min, prod;
+// reduce_state.comp for logsumexp, var, std, any, all, norm), ArgReduce (reduce_state.comp) and Scan
 // (scan.comp): shader variants, SSBO windows, uniforms and dispatches within the device's limits.
 // Nothing is computed on the CPU.
-#include "reduce_kernels.h"
+#include "gles_device.h"
+#include "gles_families.h"
 
 #include "dispatch_util.h"
 #include "loop_budget.h"
@@ -63,13 +65,13 @@ const char* state_define(const OpCall& call) {
     case TGL_OP_STD: return "OP_STD";
     case TGL_OP_ANY: return "OP_ANY";
     case TGL_OP_ALL: return "OP_ALL";
-    case TGL_OP_NORM: return call.norm_ord == 1 ? "OP_NORM1" : "OP_NORM2";
+    case TGL_OP_NORM: return call.reduce().norm_ord == 1 ? "OP_NORM1" : "OP_NORM2";
     default: return nullptr;
     }
 }
 
 void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
-    const ReducePlan& p = call.reduce;
+    const ReducePlan& p = call.reduce();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");
@@ -99,7 +101,7 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     base.uniforms.push_back(uniform_uint("u_reduce_count", {reduce_count}));
     base.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
     base.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
-    base.uniforms.push_back(uniform_float("u_correction", call.correction));
+    base.uniforms.push_back(uniform_float("u_correction", call.reduce().correction));
     outer_uniforms(outer, base);
     inner_uniforms(inner, base);
     std::vector<Dispatch> dispatches;
@@ -137,8 +139,9 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
 
 constexpr int kScanItems = 4;
 
-void run_scan(GlesDevice& dev, const OpCall& call) {
-    const ReducePlan& p = call.reduce;
+void run_scan_rows(GlesDevice& dev, const OpCall& call) {
+    const ScanPlan& plan = call.scan();
+    const ReducePlan& p = plan.rows;
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t rows = count_u32(p.out_count, "the rows of outputs[0] (y)");
@@ -147,7 +150,7 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
     int32_t x_off = 0, y_off = 0;
     Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
     Binding xb = dev.window(x, "inputs[0] (x)", &x_off);
-    int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = p.inner_rank ? call.scan_y_stride : 0;
+    int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = p.inner_rank ? plan.y_stride : 0;
     if (len == 1) xs = ys = 0;  // never stepped: keep it within 32 bits
 
     int wg = dev.workgroup_size();
@@ -160,8 +163,8 @@ void run_scan(GlesDevice& dev, const OpCall& call) {
                       {"OUTER_RANK", str(long(outer.size()))},
                       {"WG_SIZE", str(wg)},
                       {"ITEMS", str(kScanItems)}};
-    if (call.scan_exclusive) common.emplace_back("EXCLUSIVE", "");
-    if (call.scan_reverse) common.emplace_back("REVERSE", "");
+    if (plan.exclusive) common.emplace_back("EXCLUSIVE", "");
+    if (plan.reverse) common.emplace_back("REVERSE", "");
     auto variant = [&](const char* pass) {
         Defines d = common;
         d.emplace_back(pass, "");
@@ -346,10 +349,9 @@ void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, ui
     while (pass.wg > 32 && pass.wg / 2 >= lanes && uint64_t(pass.wg / 2 / lanes) >= pass.chunk) pass.wg /= 2;
 }
 
-}  // namespace
-
-void run_reduce(GlesDevice& dev, const OpCall& call) {
-    const ReducePlan& p = call.reduce;
+// sum, mean, max, min, prod (reduce.comp).
+void run_fold(GlesDevice& dev, const OpCall& call) {
+    const ReducePlan& p = call.reduce();
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     uint32_t out_count = count_u32(p.out_count, "outputs[0] (y)");
@@ -459,15 +461,30 @@ void run_reduce(GlesDevice& dev, const OpCall& call) {
     dev.submit(call.info->name, std::move(dispatches));
 }
 
-bool run_reduce_more(GlesDevice& dev, const OpCall& call) {
-    if (call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMPROD || call.info->op == TGL_OP_CUMSUM_BACKWARD) {
-        run_scan(dev, call);
-        return true;
-    }
-    const char* op = state_define(call);
-    if (!op) return false;
+}  // namespace
+
+void run_reduce(GlesDevice& dev, const OpCall& call) {
+    const char* op = state_define(call);  // logsumexp, var, std, any, all, norm
+    if (op) return run_state_reduce(dev, call, op);
+    run_fold(dev, call);
+}
+
+void run_arg_reduce(GlesDevice& dev, const OpCall& call) {
+    const char* op = state_define(call);  // argmax, argmin
+    if (!op) fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     run_state_reduce(dev, call, op);
-    return true;
+}
+
+void run_scan(GlesDevice& dev, const OpCall& call) {
+    if (call.info->op != TGL_OP_CUMSUM && call.info->op != TGL_OP_CUMPROD && call.info->op != TGL_OP_CUMSUM_BACKWARD)
+        fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
+    run_scan_rows(dev, call);
+}
+
+void register_reduce_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Reduce, run_reduce, &kReduceSplit});
+    families.push_back({OpFamily::ArgReduce, run_arg_reduce, &kArgReduceSplit});
+    families.push_back({OpFamily::Scan, run_scan, &kScanSplit});
 }
 
 }  // namespace gles

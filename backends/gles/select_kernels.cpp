@@ -7,6 +7,7 @@
 // invocation loops more than a few hundred times), so none runs long on a slow device. Nothing
 // is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 
 #include <algorithm>
@@ -41,7 +42,7 @@ Binding sub_window(const BufferRef& buf, uint64_t offset, uint64_t bytes) {
 }  // namespace
 
 void run_select(GlesDevice& dev, const OpCall& call) {
-    const SelectPlan& p = call.select;
+    const SelectPlan& p = call.select();
     const TensorArg& x = call.inputs[0];
     const TensorArg& ind = call.outputs[p.has_values ? 1 : 0];
     const uint32_t rows = count_u32(p.rows, "the rows of inputs[0] (x)");
@@ -182,6 +183,10 @@ void run_select(GlesDevice& dev, const OpCall& call) {
         add_chunks(dev, o, ceil_div(uint64_t(br) * kout, wg), dispatches);
     }
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+void register_select_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Select, run_select, &kSelectSplit});
 }
 
 }  // namespace gles

@@ -9,6 +9,7 @@
 //   selective_scan: every input packed to f32 in one scratch block (norm.comp's PASS_PACK, any
 //     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
 #include "validate_util.h"
@@ -42,7 +43,7 @@ int row_uniforms(const SequencePlan& p, Dispatch& d) {
 }
 
 void run_rope(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const int wg = dev.workgroup_size();
     const int64_t units = p.n_rot / 2 + (p.D - p.n_rot);
     const uint32_t count = count_u32(p.rows * units, "the rows of x times the pairs and copied elements of a row");
@@ -82,7 +83,7 @@ int64_t shared_fft_max(const GlesDevice& dev) {
 }
 
 void run_fft(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const uint32_t rows = count_u32(p.rows, "the rows of x");
     const uint32_t n = count_u32(p.n, "a row of x");
     const int wg = dev.workgroup_size();
@@ -159,7 +160,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
 }
 
 void run_selective_scan(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const OpInfo& info = *call.info;
     const int wg = dev.workgroup_size();
     const std::string dtype = str(call.dtype);
@@ -241,7 +242,7 @@ constexpr uint64_t kSampleDispatchWork = uint64_t(1) << 20;
 constexpr uint64_t kSampleMinRowsPerDispatch = 32;
 
 void run_sample(GlesDevice& dev, const OpCall& call) {
-    const SequencePlan& p = call.sequence;
+    const SequencePlan& p = call.sequence();
     const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
     const uint32_t V = count_u32(p.n, "a row (V) of logits");
     // A workgroup per row, of a power of two from 8 invocations (short rows do not wait at every
@@ -287,6 +288,10 @@ void run_sequence(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_SAMPLE: return run_sample(dev, call);
     default: fail(TGL_ERROR_INTERNAL, "op '%s' has no kernel in plugin 'gles'", call.info->name);
     }
+}
+
+void register_sequence_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Sequence, run_sequence, nullptr});
 }
 
 }  // namespace gles

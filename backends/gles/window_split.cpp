@@ -22,6 +22,7 @@
 // is halved again while a cut shrinks it.
 // An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
 #include "gles_device.h"
+#include "gles_families.h"
 
 #include "status.h"
 #include "validate_util.h"
@@ -31,7 +32,6 @@
 
 namespace tgl {
 namespace gles {
-namespace {
 
 // One op to run: an op, its params' bytes (empty: NULL) and its operands (inputs, then outputs).
 struct Piece {
@@ -55,6 +55,8 @@ struct CutAxis {
     // that operand and its part of the others' axis (stack: 1 element; concat, split: its size)
     std::vector<bool> routed = {};
 };
+
+namespace {
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
 
@@ -164,280 +166,419 @@ bool combinable(tgl_op op, tgl_dtype dt) {
     }
 }
 
-// The family's rule: the axes along which the op may be cut.
-std::vector<CutAxis> cut_axes(const Piece& p) {
-    std::vector<CutAxis> cuts;
-    const size_t n = p.operands.size(), n_in = p.n_inputs;
-    const TensorArg* ops = p.operands.data();
-    auto add = [&](CutAxis::Kind kind, int64_t extent, std::vector<int> axis, std::vector<int64_t> per = {}) {
+// The names every cut rule reads: the piece's operands (inputs, then outputs), their count, the
+// inputs' count and the op.
+struct PieceParts {
+    const TensorArg* ops;
+    size_t n, n_in;
+    tgl_op op;
+};
+
+PieceParts parts_of(const Piece& p) { return {p.operands.data(), p.operands.size(), p.n_inputs, p.info->op}; }
+
+// add(kind, extent, axis, per): offers a cut along an axis of `extent` elements (none below 2).
+auto adder(std::vector<CutAxis>& cuts) {
+    return [&cuts](CutAxis::Kind kind, int64_t extent, std::vector<int> axis, std::vector<int64_t> per = {}) {
         if (extent >= 2) cuts.push_back(CutAxis{kind, extent, std::move(axis), std::move(per)});
     };
-    const tgl_op op = p.info->op;
-    switch (p.info->family) {
-    case OpFamily::Unary:
-    case OpFamily::Binary:
-    case OpFamily::Ternary: {  // any axis of y, and the inputs' axes broadcast to it
-        const TensorArg& y = ops[n_in];
+}
+
+// The families' cut rules: the axes along which an op may be cut. Each is named by its family's
+// SplitRule (end of this file), which the family registers with its run function
+// (register_<family>_kernels in its <family>_kernels.cpp).
+
+// Unary, Binary, Ternary: any axis of y, and the inputs' axes broadcast to it.
+void elementwise_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& y = ops[n_in];
+    for (int d = 0; d < y.rank; ++d) {
+        std::vector<int> axis(n, -1);
+        for (size_t k = 0; k < n_in; ++k) axis[k] = broadcast_axis(ops[k], y.rank, d, y.shape[d]);
+        axis[n_in] = d;
+        add(CutAxis::Independent, y.shape[d], axis);
+    }
+}
+
+// Layout: the axes the op copies unchanged.
+void layout_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& x = ops[0];
+    const TensorArg& y = ops[n_in];
+    if (op == TGL_OP_CONTIGUOUS || op == TGL_OP_EXPAND) {  // y[i] = x[i], x broadcast
+        for (int d = 0; d < y.rank; ++d) add(CutAxis::Independent, y.shape[d], {broadcast_axis(x, y.rank, d, y.shape[d]), d});
+    } else if (op == TGL_OP_PERMUTE) {  // y axis d is x axis perm[d]
+        tgl_permute_params prm = read_params(p, tgl_permute_params{});
         for (int d = 0; d < y.rank; ++d) {
+            const int a = (prm.perm[d] + x.rank) % x.rank;
+            add(CutAxis::Independent, y.shape[d], {a, d});
+        }
+    } else if (op == TGL_OP_RESHAPE && x.numel > 0) {
+        // x's axis e and y's axis d with as many elements before them (row-major): equal
+        // extents are cut alike; where one is several axes of the other (x (4, 10) as y's
+        // 40), the outer one of those is cut, and the other by as many elements per index.
+        int64_t xo[TGL_MAX_RANK + 1] = {1}, yo[TGL_MAX_RANK + 1] = {1};  // elements before each axis
+        for (int e = 0; e < x.rank; ++e) xo[e + 1] = xo[e] * x.shape[e];
+        for (int d = 0; d < y.rank; ++d) yo[d + 1] = yo[d] * y.shape[d];
+        auto ends_at = [](const int64_t* outer, int rank, int from, int64_t count) {
+            for (int a = from; a <= rank; ++a)
+                if (outer[a] == count) return true;
+            return false;
+        };
+        for (int e = 0; e < x.rank; ++e)
+            for (int d = 0; d < y.rank; ++d) {
+                if (xo[e] != yo[d]) continue;
+                if (x.shape[e] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {e, d});
+                else if (x.shape[e] < y.shape[d] && ends_at(xo, x.rank, e + 1, yo[d + 1]))  // y's d is x's e, e + 1, ...
+                    add(CutAxis::Independent, x.shape[e], {e, d}, {1, y.shape[d] / x.shape[e]});
+                else if (y.shape[d] < x.shape[e] && ends_at(yo, y.rank, d + 1, xo[e + 1]))  // x's e is y's d, d + 1, ...
+                    add(CutAxis::Independent, y.shape[d], {e, d}, {x.shape[e] / y.shape[d], 1});
+            }
+    } else if (op == TGL_OP_CONCAT || op == TGL_OP_SPLIT || op == TGL_OP_STACK) {
+        // the other axes of every operand; the joined axis routed, one piece per joined operand
+        const size_t shared = op == TGL_OP_SPLIT ? 0 : n_in;
+        const TensorArg& whole = ops[shared];
+        const int axis = read_params(p, tgl_axis_params{0, 0}).axis;
+        const int a = whole.rank ? (axis + whole.rank) % whole.rank : 0;
+        for (int d = 0; d < whole.rank; ++d) {
+            std::vector<int> ax(n, -1);
+            for (size_t k = 0; k < n; ++k) ax[k] = op == TGL_OP_STACK && k != shared ? (d < a ? d : d - 1) : d;
+            if (d != a || (n == 2 && op != TGL_OP_STACK)) {  // one joined operand: a copy along a too
+                add(CutAxis::Independent, whole.shape[d], ax);
+                continue;
+            }
+            std::vector<bool> routed(n, true);
+            routed[shared] = false;
+            std::fill(ax.begin(), ax.end(), -1);
+            ax[shared] = a;
+            if (n >= 3) cuts.push_back(CutAxis{CutAxis::Route, whole.shape[d], ax, {}, routed});
+        }
+    } else {  // the axes the op leaves alone: x's axis d is y's
+        bool acts[TGL_MAX_RANK] = {};
+        const int yx = y.rank - x.rank;  // tile: y's leading axes repeat all of x
+        if (op == TGL_OP_SLICE || op == TGL_OP_NARROW) {
+            const int axis = op == TGL_OP_SLICE ? read_params(p, tgl_slice_params{}).axis
+                                                : read_params(p, tgl_narrow_params{}).axis;
+            acts[(axis + x.rank) % std::max(x.rank, 1)] = true;
+        } else if (op == TGL_OP_FLIP) {
+            const tgl_flip_params prm = read_params(p, tgl_flip_params{});
+            for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
+        } else if (op == TGL_OP_PAD) {
+            const tgl_pad_params prm = read_params(p, tgl_pad_params{});
+            for (int d = 0; d < x.rank; ++d) acts[d] = prm.before[d] != 0 || prm.after[d] != 0;
+        } else if (op == TGL_OP_ROLL) {
+            const tgl_roll_params prm = read_params(p, tgl_roll_params{});
+            for (int d = 0; d < x.rank; ++d) acts[d] = prm.n_axes == 0;
+            for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
+        } else if (op != TGL_OP_TILE) {
+            return;
+        }
+        for (int d = 0; d < y.rank; ++d) {
+            const int a = d - yx;
+            if (a < 0) add(CutAxis::Independent, y.shape[d], {-1, d});  // tile: whole copies of x
+            else if (!acts[a] && x.shape[a] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {a, d});
+        }
+    }
+}
+
+// Reduce: kept axes independent; reduced axes combined.
+void reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& x = ops[0];
+    bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
+    reduced_axes(p, reduced, &keepdims);
+    const bool combine = combinable(op, x.dtype) && ops[n_in].rank < TGL_MAX_RANK;
+    int yd = 0;
+    for (int d = 0; d < x.rank; ++d) {
+        if (!reduced[d]) add(CutAxis::Independent, x.shape[d], {d, yd++});
+        else {
+            if (combine) add(CutAxis::Combine, x.shape[d], {d, -1});
+            if (keepdims) ++yd;
+        }
+    }
+}
+
+// Matmul: batch, M and N; matmul's K (f32) accumulated.
+void matmul_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& y = ops[n_in];
+    if (op == TGL_OP_MATMUL) {  // C (batch..., M, N) = A (batch..., M, K) B (batch..., K, N)
+        tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
+        const TensorArg& a = ops[0];
+        const TensorArg& b = ops[1];
+        const int am = prm.transpose_a ? a.rank - 1 : a.rank - 2, ak = prm.transpose_a ? a.rank - 2 : a.rank - 1;
+        const int bk = prm.transpose_b ? b.rank - 1 : b.rank - 2, bn = prm.transpose_b ? b.rank - 2 : b.rank - 1;
+        for (int d = 0; d < y.rank - 2; ++d) {
+            const int ab = broadcast_axis(a, y.rank, d, y.shape[d]), bb = broadcast_axis(b, y.rank, d, y.shape[d]);
+            add(CutAxis::Independent, y.shape[d], {ab < a.rank - 2 ? ab : -1, bb < b.rank - 2 ? bb : -1, d});
+        }
+        add(CutAxis::Independent, y.shape[y.rank - 2], {am, -1, y.rank - 2});
+        add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
+        // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
+        if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
+    } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
+        // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
+        // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
+        // (linear_qkv's N is three outputs': only its batch axes are cut)
+        for (int d = 0; d < y.rank - 1; ++d) {
             std::vector<int> axis(n, -1);
-            for (size_t k = 0; k < n_in; ++k) axis[k] = broadcast_axis(ops[k], y.rank, d, y.shape[d]);
-            axis[n_in] = d;
+            axis[0] = d;
+            for (size_t k = n_in; k < n; ++k) axis[k] = d;
             add(CutAxis::Independent, y.shape[d], axis);
         }
-        break;
-    }
-    case OpFamily::Layout: {
-        const TensorArg& x = ops[0];
-        const TensorArg& y = ops[n_in];
-        if (op == TGL_OP_CONTIGUOUS || op == TGL_OP_EXPAND) {  // y[i] = x[i], x broadcast
-            for (int d = 0; d < y.rank; ++d) add(CutAxis::Independent, y.shape[d], {broadcast_axis(x, y.rank, d, y.shape[d]), d});
-        } else if (op == TGL_OP_PERMUTE) {  // y axis d is x axis perm[d]
-            tgl_permute_params prm = read_params(p, tgl_permute_params{});
-            for (int d = 0; d < y.rank; ++d) {
-                const int a = (prm.perm[d] + x.rank) % x.rank;
-                add(CutAxis::Independent, y.shape[d], {a, d});
-            }
-        } else if (op == TGL_OP_RESHAPE && x.numel > 0) {
-            // x's axis e and y's axis d with as many elements before them (row-major): equal
-            // extents are cut alike; where one is several axes of the other (x (4, 10) as y's
-            // 40), the outer one of those is cut, and the other by as many elements per index.
-            int64_t xo[TGL_MAX_RANK + 1] = {1}, yo[TGL_MAX_RANK + 1] = {1};  // elements before each axis
-            for (int e = 0; e < x.rank; ++e) xo[e + 1] = xo[e] * x.shape[e];
-            for (int d = 0; d < y.rank; ++d) yo[d + 1] = yo[d] * y.shape[d];
-            auto ends_at = [](const int64_t* outer, int rank, int from, int64_t count) {
-                for (int a = from; a <= rank; ++a)
-                    if (outer[a] == count) return true;
-                return false;
-            };
-            for (int e = 0; e < x.rank; ++e)
-                for (int d = 0; d < y.rank; ++d) {
-                    if (xo[e] != yo[d]) continue;
-                    if (x.shape[e] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {e, d});
-                    else if (x.shape[e] < y.shape[d] && ends_at(xo, x.rank, e + 1, yo[d + 1]))  // y's d is x's e, e + 1, ...
-                        add(CutAxis::Independent, x.shape[e], {e, d}, {1, y.shape[d] / x.shape[e]});
-                    else if (y.shape[d] < x.shape[e] && ends_at(yo, y.rank, d + 1, xo[e + 1]))  // x's e is y's d, d + 1, ...
-                        add(CutAxis::Independent, y.shape[d], {e, d}, {x.shape[e] / y.shape[d], 1});
-                }
-        } else if (op == TGL_OP_CONCAT || op == TGL_OP_SPLIT || op == TGL_OP_STACK) {
-            // the other axes of every operand; the joined axis routed, one piece per joined operand
-            const size_t shared = op == TGL_OP_SPLIT ? 0 : n_in;
-            const TensorArg& whole = ops[shared];
-            const int axis = read_params(p, tgl_axis_params{0, 0}).axis;
-            const int a = whole.rank ? (axis + whole.rank) % whole.rank : 0;
-            for (int d = 0; d < whole.rank; ++d) {
-                std::vector<int> ax(n, -1);
-                for (size_t k = 0; k < n; ++k) ax[k] = op == TGL_OP_STACK && k != shared ? (d < a ? d : d - 1) : d;
-                if (d != a || (n == 2 && op != TGL_OP_STACK)) {  // one joined operand: a copy along a too
-                    add(CutAxis::Independent, whole.shape[d], ax);
-                    continue;
-                }
-                std::vector<bool> routed(n, true);
-                routed[shared] = false;
-                std::fill(ax.begin(), ax.end(), -1);
-                ax[shared] = a;
-                if (n >= 3) cuts.push_back(CutAxis{CutAxis::Route, whole.shape[d], ax, {}, routed});
-            }
-        } else {  // the axes the op leaves alone: x's axis d is y's
-            bool acts[TGL_MAX_RANK] = {};
-            const int yx = y.rank - x.rank;  // tile: y's leading axes repeat all of x
-            if (op == TGL_OP_SLICE || op == TGL_OP_NARROW) {
-                const int axis = op == TGL_OP_SLICE ? read_params(p, tgl_slice_params{}).axis
-                                                    : read_params(p, tgl_narrow_params{}).axis;
-                acts[(axis + x.rank) % std::max(x.rank, 1)] = true;
-            } else if (op == TGL_OP_FLIP) {
-                const tgl_flip_params prm = read_params(p, tgl_flip_params{});
-                for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
-            } else if (op == TGL_OP_PAD) {
-                const tgl_pad_params prm = read_params(p, tgl_pad_params{});
-                for (int d = 0; d < x.rank; ++d) acts[d] = prm.before[d] != 0 || prm.after[d] != 0;
-            } else if (op == TGL_OP_ROLL) {
-                const tgl_roll_params prm = read_params(p, tgl_roll_params{});
-                for (int d = 0; d < x.rank; ++d) acts[d] = prm.n_axes == 0;
-                for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) acts[(prm.axes[i] + x.rank) % x.rank] = true;
-            } else if (op != TGL_OP_TILE) {
-                break;
-            }
-            for (int d = 0; d < y.rank; ++d) {
-                const int a = d - yx;
-                if (a < 0) add(CutAxis::Independent, y.shape[d], {-1, d});  // tile: whole copies of x
-                else if (!acts[a] && x.shape[a] == y.shape[d]) add(CutAxis::Independent, y.shape[d], {a, d});
-            }
+        if (op != TGL_OP_LINEAR_QKV) {
+            std::vector<int> axis(n, -1);
+            for (size_t k = 1; k < n_in; ++k)
+                if (ops[k].present()) axis[k] = 0;
+            axis[n_in] = y.rank - 1;
+            add(CutAxis::Independent, y.shape[y.rank - 1], axis);
         }
-        break;
     }
-    case OpFamily::Reduce: {  // kept axes independent; reduced axes combined
-        const TensorArg& x = ops[0];
-        bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
-        reduced_axes(p, reduced, &keepdims);
-        const bool combine = combinable(op, x.dtype) && ops[n_in].rank < TGL_MAX_RANK;
-        int yd = 0;
-        for (int d = 0; d < x.rank; ++d) {
-            if (!reduced[d]) add(CutAxis::Independent, x.shape[d], {d, yd++});
-            else {
-                if (combine) add(CutAxis::Combine, x.shape[d], {d, -1});
-                if (keepdims) ++yd;
-            }
-        }
-        break;
+}
+
+// ArgReduce: kept axes; the reduced one must fit.
+void arg_reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0});
+    const TensorArg& x = ops[0];
+    const int axis = x.rank ? (prm.axis + x.rank) % x.rank : 0;
+    for (int d = 0, yd = 0; d < x.rank; ++d) {
+        if (d != axis) add(CutAxis::Independent, x.shape[d], {d, yd});
+        if (d != axis || prm.keepdims) ++yd;
     }
-    case OpFamily::Matmul: {
-        const TensorArg& y = ops[n_in];
-        if (op == TGL_OP_MATMUL) {  // C (batch..., M, N) = A (batch..., M, K) B (batch..., K, N)
-            tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
-            const TensorArg& a = ops[0];
-            const TensorArg& b = ops[1];
-            const int am = prm.transpose_a ? a.rank - 1 : a.rank - 2, ak = prm.transpose_a ? a.rank - 2 : a.rank - 1;
-            const int bk = prm.transpose_b ? b.rank - 1 : b.rank - 2, bn = prm.transpose_b ? b.rank - 2 : b.rank - 1;
-            for (int d = 0; d < y.rank - 2; ++d) {
-                const int ab = broadcast_axis(a, y.rank, d, y.shape[d]), bb = broadcast_axis(b, y.rank, d, y.shape[d]);
-                add(CutAxis::Independent, y.shape[d], {ab < a.rank - 2 ? ab : -1, bb < b.rank - 2 ? bb : -1, d});
-            }
-            add(CutAxis::Independent, y.shape[y.rank - 2], {am, -1, y.rank - 2});
-            add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
-            // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
-            if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-        } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
-            // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
-            // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
-            // (linear_qkv's N is three outputs': only its batch axes are cut)
-            for (int d = 0; d < y.rank - 1; ++d) {
-                std::vector<int> axis(n, -1);
-                axis[0] = d;
-                for (size_t k = n_in; k < n; ++k) axis[k] = d;
-                add(CutAxis::Independent, y.shape[d], axis);
-            }
-            if (op != TGL_OP_LINEAR_QKV) {
-                std::vector<int> axis(n, -1);
-                for (size_t k = 1; k < n_in; ++k)
-                    if (ops[k].present()) axis[k] = 0;
-                axis[n_in] = y.rank - 1;
-                add(CutAxis::Independent, y.shape[y.rank - 1], axis);
-            }
-        }
-        break;
+}
+
+// Scan, Select, Normalize: rows, every axis of x but the ones the op works along (bit d of `along`:
+// axis d of x is a row axis, not cut), with every operand's axis that follows it.
+void row_cuts(const Piece& p, uint32_t along, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& x = ops[0];
+    for (int d = 0; d < x.rank; ++d) {
+        if (along >> d & 1u) continue;
+        std::vector<int> axis(n, -1);
+        for (size_t k = 0; k < n; ++k)
+            if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
+        add(CutAxis::Independent, x.shape[d], axis);
     }
-    case OpFamily::ArgReduce: {  // kept axes; the reduced one must fit
-        const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0});
-        const TensorArg& x = ops[0];
-        const int axis = x.rank ? (prm.axis + x.rank) % x.rank : 0;
-        for (int d = 0, yd = 0; d < x.rank; ++d) {
-            if (d != axis) add(CutAxis::Independent, x.shape[d], {d, yd});
-            if (d != axis || prm.keepdims) ++yd;
-        }
-        break;
-    }
-    case OpFamily::Scan:
-    case OpFamily::Select:
-    case OpFamily::Normalize: {  // rows: every axis of x but the ones the op works along
-        const TensorArg& x = ops[0];
-        uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
-        if (p.info->family == OpFamily::Scan) {
-            along = 1u << ((read_params(p, tgl_scan_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
-        } else if (p.info->family == OpFamily::Select) {
-            along = 1u << ((read_params(p, tgl_sort_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
-        } else if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
-            along = 1u << ((read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis + x.rank) % std::max(x.rank, 1));
-        } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
-                   op == TGL_OP_ADD_RMS_NORM) {
-            const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
-            for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
-        } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
-                  // every axis, its per-channel operands (C) along the channel axis (1)
-            const bool batch_norm = op == TGL_OP_BATCH_NORM;
-            for (int d = 0; d < (batch_norm ? x.rank : std::min(x.rank, 1)); ++d) {
-                std::vector<int> axis(n, -1);
-                for (size_t k = 0; k < n; ++k)
-                    if (ops[k].present()) axis[k] = k == 0 || k == n_in ? d : (d == 1 ? 0 : -1);
-                add(CutAxis::Independent, x.shape[d], axis);
-            }
-            break;
-        }
-        for (int d = 0; d < x.rank; ++d) {
-            if (along >> d & 1u) continue;
+}
+
+// The bit of row_cuts' `along` of an op that works along one axis of x.
+uint32_t along_axis(const TensorArg& x, int axis) { return 1u << ((axis + x.rank) % std::max(x.rank, 1)); }
+
+void scan_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    row_cuts(p, along_axis(p.operands[0], read_params(p, tgl_scan_params{0, -1, 0, 0}).axis), cuts);
+}
+
+void select_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    row_cuts(p, along_axis(p.operands[0], read_params(p, tgl_sort_params{0, -1, 0, 0}).axis), cuts);
+}
+
+void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& x = ops[0];
+    uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
+    if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
+        along = along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis);
+    } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
+               op == TGL_OP_ADD_RMS_NORM) {
+        const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
+        for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+    } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
+              // every axis, its per-channel operands (C) along the channel axis (1)
+        const bool batch_norm = op == TGL_OP_BATCH_NORM;
+        for (int d = 0; d < (batch_norm ? x.rank : std::min(x.rank, 1)); ++d) {
             std::vector<int> axis(n, -1);
             for (size_t k = 0; k < n; ++k)
-                if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
+                if (ops[k].present()) axis[k] = k == 0 || k == n_in ? d : (d == 1 ? 0 : -1);
             add(CutAxis::Independent, x.shape[d], axis);
         }
-        break;
+        return;
     }
-    case OpFamily::Generate: {  // full: any axis; eye, tril, triu: the batch axes (all but the last two)
-        const TensorArg& y = ops[n_in];
-        const int batch = op == TGL_OP_FULL ? y.rank : (op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU ? y.rank - 2 : 0);
-        for (int d = 0; d < batch; ++d) {
-            std::vector<int> axis(n, d);  // tril/triu: x has y's shape
-            add(CutAxis::Independent, y.shape[d], axis);
-        }
-        break;
+    row_cuts(p, along, cuts);
+}
+
+// Generate: full: any axis; eye, tril, triu: the batch axes (all but the last two).
+void generate_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& y = ops[n_in];
+    const int batch = op == TGL_OP_FULL ? y.rank : (op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU ? y.rank - 2 : 0);
+    for (int d = 0; d < batch; ++d) {
+        std::vector<int> axis(n, d);  // tril/triu: x has y's shape
+        add(CutAxis::Independent, y.shape[d], axis);
     }
-    case OpFamily::Index: {
-        if (op == TGL_OP_ONE_HOT) {  // y (index.shape..., classes): the index's axes
-            for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
-            break;
-        }
-        if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
-        // y and the index along any axis (index_select's index only along the indexed one), x
-        // along the others; x's indexed axis in windows (the indices outside are skipped).
-        const TensorArg& y = ops[n_in];
-        const int a = p.index_axis;
-        for (int d = 0; d < y.rank; ++d) {
-            const int in_index = op == TGL_OP_GATHER ? d : (d == a ? 0 : -1);
-            add(CutAxis::Independent, y.shape[d], {d == a ? -1 : d, in_index, d});
-        }
-        if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
-        break;
+}
+
+// Index: gather, index_select and one_hot.
+void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    if (op == TGL_OP_ONE_HOT) {  // y (index.shape..., classes): the index's axes
+        for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
+        return;
     }
-    case OpFamily::Conv: {  // batch; output channels (weight rows) where groups == 1
-        tgl_conv_params defaults{};
-        defaults.groups = 1;
-        const tgl_conv_params prm = read_params(p, defaults);
-        const TensorArg& y = ops[n_in];
-        const int ch = prm.layout == TGL_CONV_LAYOUT_CHANNELS_LAST ? y.rank - 1 : 1;  // of x, y, dy, dx
-        const bool one_group = prm.groups == 1;
-        if (op == TGL_OP_CONV2D_BACKWARD_WEIGHT) {  // (x, dy) -> (dw, db?): dw's rows; batch is summed
-            if (one_group) add(CutAxis::Independent, y.shape[0], {-1, ch, 0, ops[3].present() ? 0 : -1});
-        } else if (op == TGL_OP_CONV2D_BACKWARD_INPUT) {  // (dy, w) -> (dx): batch; dx's channels (w's columns)
-            add(CutAxis::Independent, y.shape[0], {0, -1, 0});
-            if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, 1, ch});
-        } else {  // (x, w, bias?) -> (y); conv: w (C_out, ...), conv_transpose: w (C_in, C_out, ...)
-            const bool bias = ops[2].present();
-            add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
-            const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
-            if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
-        }
-        break;
+    if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) return;
+    // y and the index along any axis (index_select's index only along the indexed one), x
+    // along the others; x's indexed axis in windows (the indices outside are skipped).
+    const TensorArg& y = ops[n_in];
+    const int a = p.index_axis;
+    for (int d = 0; d < y.rank; ++d) {
+        const int in_index = op == TGL_OP_GATHER ? d : (d == a ? 0 : -1);
+        add(CutAxis::Independent, y.shape[d], {d == a ? -1 : d, in_index, d});
     }
-    case OpFamily::Pool: {  // every operand is (N, C, ...), each (n, c) on its own
-        for (int d = 0; d < 2; ++d) {
-            std::vector<int> axis(n, -1);
-            for (size_t k = 0; k < n; ++k)
-                if (ops[k].present()) axis[k] = d;
-            add(CutAxis::Independent, ops[0].shape[d], axis);
-        }
-        break;
+    if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
+}
+
+// Conv: batch; output channels (weight rows) where groups == 1.
+void conv_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    tgl_conv_params defaults{};
+    defaults.groups = 1;
+    const tgl_conv_params prm = read_params(p, defaults);
+    const TensorArg& y = ops[n_in];
+    const int ch = prm.layout == TGL_CONV_LAYOUT_CHANNELS_LAST ? y.rank - 1 : 1;  // of x, y, dy, dx
+    const bool one_group = prm.groups == 1;
+    if (op == TGL_OP_CONV2D_BACKWARD_WEIGHT) {  // (x, dy) -> (dw, db?): dw's rows; batch is summed
+        if (one_group) add(CutAxis::Independent, y.shape[0], {-1, ch, 0, ops[3].present() ? 0 : -1});
+    } else if (op == TGL_OP_CONV2D_BACKWARD_INPUT) {  // (dy, w) -> (dx): batch; dx's channels (w's columns)
+        add(CutAxis::Independent, y.shape[0], {0, -1, 0});
+        if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, 1, ch});
+    } else {  // (x, w, bias?) -> (y); conv: w (C_out, ...), conv_transpose: w (C_in, C_out, ...)
+        const bool bias = ops[2].present();
+        add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
+        const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
+        if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
     }
-    case OpFamily::Attention: {
-        if (op != TGL_OP_ATTENTION) break;
-        // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
-        // unless causal (bottom-right aligned: a piece of rows would move the diagonal)
-        const TensorArg& q = ops[0];
-        const TensorArg& kv = ops[1];
-        const TensorArg& mask = ops[3];
-        const bool lse = ops[5].present();
-        const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
-        auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
-        add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
-        const int mh = mask_axis(1, q.shape[1]);
-        cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
-        if (cuts.back().extent < 2) cuts.pop_back();
-        if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
-        if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal)
-            add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, lse ? 2 : -1});
-        break;
+}
+
+// Pool: every operand is (N, C, ...), each (n, c) on its own.
+void pool_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    for (int d = 0; d < 2; ++d) {
+        std::vector<int> axis(n, -1);
+        for (size_t k = 0; k < n; ++k)
+            if (ops[k].present()) axis[k] = d;
+        add(CutAxis::Independent, ops[0].shape[d], axis);
     }
-    default:
-        break;
-    }
+}
+
+// Attention: forward only.
+void attention_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    if (op != TGL_OP_ATTENTION) return;
+    // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
+    // unless causal (bottom-right aligned: a piece of rows would move the diagonal)
+    const TensorArg& q = ops[0];
+    const TensorArg& kv = ops[1];
+    const TensorArg& mask = ops[3];
+    const bool lse = ops[5].present();
+    const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
+    auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
+    add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
+    const int mh = mask_axis(1, q.shape[1]);
+    cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
+    if (cuts.back().extent < 2) cuts.pop_back();
+    if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
+    if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal)
+        add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, lse ? 2 : -1});
+}
+
+// The families' refusals: why an op of the family cannot be cut so that operand t fits (the end of
+// the RESOURCE_EXHAUSTED message).
+
+constexpr const char* kNoCutFits = "none of the op's axes cuts this operand into smaller windows";
+
+const char* reduce_refusal(const Piece& p, const TensorArg& t) {
+    return combinable(p.info->op, t.dtype)
+              ? kNoCutFits
+              : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
+                "combined within its contract (var/std; f16 sums, which are rounded once)";
+}
+
+const char* elementwise_refusal(const Piece&, const TensorArg&) {
+    return kNoCutFits;
+}
+
+const char* matmul_refusal(const Piece& p, const TensorArg& t) {
+    return p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
+              ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
+                "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
+          : p.info->op == TGL_OP_LINEAR_QKV
+              ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
+                "fit one window"
+          : p.info->op == TGL_OP_GROUPED_LINEAR
+              ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
+                "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
+              : kNoCutFits;
+}
+
+const char* layout_refusal(const Piece&, const TensorArg&) {
+    return "a layout op is cut only along the axes it copies unchanged (slice, narrow, flip, pad, roll: the "
+           "axes they do not act on; tile: y's leading axes and those of 1 repetition; reshape: the leading "
+           "and trailing axes x and y share; concat, split, stack: the other axes, and the joined axis one "
+           "joined operand per piece), and none of those cuts this operand into smaller windows";
+}
+
+const char* conv_refusal(const Piece&, const TensorArg&) {
+    return "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it) and, "
+           "with groups == 1, along the channels it outputs (the weight's rows), so one image's input, all "
+           "its channels, and the weights of one output channel must each fit one window";
+}
+
+const char* pool_refusal(const Piece&, const TensorArg&) {
+    return "a pooling op is cut along N and C only, so one (n, c) plane must fit one window";
+}
+
+const char* attention_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_ATTENTION
+              ? "attention is cut along the batch, the KV heads with their query heads, and (not causal: the "
+                "bottom-right diagonal depends on Sq) the query rows, so one head's keys and values, and "
+                "with causal one head's queries, must fit one window"
+              : "this op is not run in pieces (attention forward is)";
+}
+
+const char* index_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
+              ? kNoCutFits
+          : p.info->op == TGL_OP_ONE_HOT
+              ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
+              : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
+                "not keep its all-or-nothing index check and its last-write-wins order)";
+}
+
+const char* generate_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_FULL
+              ? kNoCutFits
+              : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
+                    ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
+                    : "this op is not run in pieces (its values depend on each element's position in the "
+                      "whole output)";
+}
+
+// ArgReduce, Scan, Select, Normalize.
+const char* rows_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_GROUP_NORM
+              ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
+                "positions), so one sample must fit one window"
+          : p.info->op == TGL_OP_BATCH_NORM
+              ? kNoCutFits
+              : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
+                "only the other axes are cut";
+}
+
+// The family's rule: the axes along which the op may be cut (none without a rule).
+std::vector<CutAxis> cut_axes(const Piece& p) {
+    std::vector<CutAxis> cuts;
+    if (const SplitRule* rule = gles_family(*p.info).split) rule->cut_axes(p, cuts);
     return cuts;
 }
 
@@ -449,7 +590,7 @@ public:
     // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
     // reported at its position in the whole tensor.
     void check_indices_once(const OpCall& call) {
-        const TensorArg& index = call.inputs[size_t(call.index.index_input)];
+        const TensorArg& index = call.inputs[size_t(call.index().index_input)];
         if (dev_.window_bytes(index) > max_)
             refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
         check_ = dev_.device_check();
@@ -619,79 +760,8 @@ private:
         const TensorArg& t = p.operands[k];
         char label[96];
         operand_label_into(label, sizeof label, *p.info, k >= p.n_inputs, uint32_t(k >= p.n_inputs ? k - p.n_inputs : k));
-        const char* why;
-        switch (p.info->family) {
-        case OpFamily::Reduce:
-            why = combinable(p.info->op, t.dtype)
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
-                        "combined within its contract (var/std; f16 sums, which are rounded once)";
-            break;
-        case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary:
-            why = "none of the op's axes cuts this operand into smaller windows";
-            break;
-        case OpFamily::Matmul:
-            why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
-                      ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
-                        "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
-                  : p.info->op == TGL_OP_LINEAR_QKV
-                      ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
-                        "fit one window"
-                  : p.info->op == TGL_OP_GROUPED_LINEAR
-                      ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
-                        "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
-                      : "none of the op's axes cuts this operand into smaller windows";
-            break;
-        case OpFamily::Layout:
-            why = "a layout op is cut only along the axes it copies unchanged (slice, narrow, flip, pad, roll: the "
-                  "axes they do not act on; tile: y's leading axes and those of 1 repetition; reshape: the leading "
-                  "and trailing axes x and y share; concat, split, stack: the other axes, and the joined axis one "
-                  "joined operand per piece), and none of those cuts this operand into smaller windows";
-            break;
-        case OpFamily::Conv:
-            why = "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it) and, "
-                  "with groups == 1, along the channels it outputs (the weight's rows), so one image's input, all "
-                  "its channels, and the weights of one output channel must each fit one window";
-            break;
-        case OpFamily::Pool:
-            why = "a pooling op is cut along N and C only, so one (n, c) plane must fit one window";
-            break;
-        case OpFamily::Attention:
-            why = p.info->op == TGL_OP_ATTENTION
-                      ? "attention is cut along the batch, the KV heads with their query heads, and (not causal: the "
-                        "bottom-right diagonal depends on Sq) the query rows, so one head's keys and values, and "
-                        "with causal one head's queries, must fit one window"
-                      : "this op is not run in pieces (attention forward is)";
-            break;
-        case OpFamily::Index:
-            why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                  : p.info->op == TGL_OP_ONE_HOT
-                      ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
-                      : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
-                        "not keep its all-or-nothing index check and its last-write-wins order)";
-            break;
-        case OpFamily::Generate:
-            why = p.info->op == TGL_OP_FULL
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
-                            ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
-                            : "this op is not run in pieces (its values depend on each element's position in the "
-                              "whole output)";
-            break;
-        case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
-            why = p.info->op == TGL_OP_GROUP_NORM
-                      ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
-                        "positions), so one sample must fit one window"
-                  : p.info->op == TGL_OP_BATCH_NORM
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
-                        "only the other axes are cut";
-            break;
-        default:
-            why = "this op family is not run in pieces";
-            break;
-        }
+        const SplitRule* rule = gles_family(*p.info).split;
+        const char* why = rule ? rule->refusal(p, t) : "this op family is not run in pieces";
         refuse(p.info, t, label, why);
     }
 
@@ -713,6 +783,22 @@ private:
 
 }  // namespace
 
+// The families' split rules, each registered by its family's register_<family>_kernels (a family
+// without one is not run in pieces).
+const SplitRule kElementwiseSplit = {elementwise_cuts, elementwise_refusal};
+const SplitRule kReduceSplit = {reduce_cuts, reduce_refusal};
+const SplitRule kArgReduceSplit = {arg_reduce_cuts, rows_refusal};
+const SplitRule kScanSplit = {scan_cuts, rows_refusal};
+const SplitRule kMatmulSplit = {matmul_cuts, matmul_refusal};
+const SplitRule kNormSplit = {norm_cuts, rows_refusal};
+const SplitRule kLayoutSplit = {layout_cuts, layout_refusal};
+const SplitRule kIndexSplit = {index_cuts, index_refusal};
+const SplitRule kSelectSplit = {select_cuts, rows_refusal};
+const SplitRule kGenerateSplit = {generate_cuts, generate_refusal};
+const SplitRule kConvSplit = {conv_cuts, conv_refusal};
+const SplitRule kPoolSplit = {pool_cuts, pool_refusal};
+const SplitRule kAttentionSplit = {attention_cuts, attention_refusal};
+
 bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     const int64_t max = dev.max_window_bytes();
     bool fits = true;
@@ -729,7 +815,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands = call.inputs;
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
-    whole.index_axis = call.index.axis;
+    if (const IndexPlan* index = std::get_if<IndexPlan>(&call.plan)) whole.index_axis = index->axis;
     const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT || call.info->op == TGL_OP_ONE_HOT;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {

@@ -1,14 +1,12 @@
-// The CPU reference kernels. Plain loops that follow the plans of validate.h. Every value is
-// widened to double, computed with the C library in double, and rounded once, at the store;
-// sums, products and dot products accumulate in double. The scalar functions of the elementwise ops
-// are in scalar_ops.h.
+// The CPU reference kernels of the elementwise families (Unary, Binary, Ternary). Plain loops that
+// follow the ElementwisePlan. Every value is widened to double, computed with the C library in
+// double, and rounded once, at the store. The scalar functions of the ops are in scalar_ops.h.
 #include "kernels.h"
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
 #include "scalar_ops.h"
 #include "parallel.h"
-#include "reduce_kernels.h"
 #include "status.h"
 
 #include <algorithm>
@@ -23,7 +21,6 @@ namespace {
 // Below these amounts of work a kernel runs on the calling thread only.
 constexpr int64_t kMinElementsPerThread = 1 << 16;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // ---------------------------------------------------------------------------------------------
 // Elementwise: walks the output indices [begin, end) of the plan in row-major order and calls
@@ -87,7 +84,7 @@ Operand input_operand(const OpCall& c, int k) {
 // f32 fast paths of the float ops (the common case), then any float dtype through Operand.
 template <class F>
 void unary(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
         float* y = cpu_buffer(c.outputs[0].buffer).f32();
         const float* x = cpu_buffer(c.inputs[0].buffer).f32();
@@ -106,7 +103,7 @@ void unary(const OpCall& c, unsigned threads, const F& f) {
 
 template <class F>
 void binary(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     if (c.inputs[0].dtype == TGL_DTYPE_F32 && c.outputs[0].dtype == TGL_DTYPE_F32) {
         float* y = cpu_buffer(c.outputs[0].buffer).f32();
         const float* a = cpu_buffer(c.inputs[0].buffer).f32();
@@ -126,7 +123,7 @@ void binary(const OpCall& c, unsigned threads, const F& f) {
 
 // cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says).
 void cast(const OpCall& c, unsigned threads) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), x = input_operand(c, 0);
     const bool from_integer = !is_float_dtype(x.dtype);
     if (x.dtype == y.dtype) {  // a copy, bit for bit (NaN payloads included)
@@ -147,7 +144,7 @@ void cast(const OpCall& c, unsigned threads) {
 // value (NaN != 0).
 template <class F>
 void predicate1(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), x = input_operand(c, 0);
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
         walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.base[oy] = f(x.load(ox)) ? 1 : 0; });
@@ -156,7 +153,7 @@ void predicate1(const OpCall& c, unsigned threads, const F& f) {
 
 template <class F>
 void predicate2(const OpCall& c, unsigned threads, const F& f) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
         walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.base[oy] = f(a.load(oa), b.load(ob)) ? 1 : 0; });
@@ -183,7 +180,7 @@ bool visit_predicate(tgl_op op, Visit&& visit) {
 
 // where: y = cond != 0 ? a : b, copied bit for bit.
 void where(const OpCall& c, unsigned threads) {
-    const ElementwisePlan& p = c.elementwise;
+    const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), cond = input_operand(c, 0), a = input_operand(c, 1), b = input_operand(c, 2);
     const int last = p.rank - 1;
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
@@ -204,117 +201,25 @@ void where(const OpCall& c, unsigned threads) {
     });
 }
 
-// ---------------------------------------------------------------------------------------------
-// Reductions: y[o] = finish(fold of combine(acc, x) over the reduced elements, from init).
-// Each output is computed by one thread, in the row-major order of the reduced dims, so the result
-// does not depend on the number of threads.
-
-// x and y are f32 or f16: every element is read exactly as double and the result rounded once at
-// the store (f16 beyond its largest finite value: +-inf).
-template <class Load, class Combine, class Finish>
-void reduce(const OpCall& c, unsigned threads, const Load& load, double init, const Combine& combine,
-            const Finish& finish) {
-    const ReducePlan& p = c.reduce;
-    const Operand y = output_operand(c);
-    const int64_t min_outputs = std::max<int64_t>(1, kMinElementsPerThread / std::max<int64_t>(1, p.reduce_count));
-    parallel_for(p.out_count, threads, min_outputs, [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
-            // Offsets of output o (row-major over the kept dims).
-            int64_t x_base = p.x_offset, y_off = p.y_offset, rem = o;
-            for (int d = p.outer_rank - 1; d >= 0; --d) {
-                int64_t i = rem % p.outer_shape[d];
-                rem /= p.outer_shape[d];
-                x_base += i * p.outer_x_strides[d];
-                y_off += i * p.outer_y_strides[d];
-            }
-            double acc = init;
-            if (p.reduce_count > 0) {
-                if (p.inner_rank == 0) {
-                    acc = combine(acc, load(x_base));
-                } else {
-                    // Rows of the last reduced dim, walked by an odometer over the others.
-                    const int last = p.inner_rank - 1;
-                    const int64_t row = p.inner_shape[last], step = p.inner_x_strides[last];
-                    int64_t index[TGL_MAX_RANK] = {};
-                    int64_t off = x_base;
-                    for (int64_t done = 0; done < p.reduce_count; done += row) {
-                        for (int64_t j = 0; j < row; ++j) acc = combine(acc, load(off + j * step));
-                        for (int d = last - 1; d >= 0; --d) {
-                            if (++index[d] < p.inner_shape[d]) {
-                                off += p.inner_x_strides[d];
-                                break;
-                            }
-                            index[d] = 0;
-                            off -= (p.inner_shape[d] - 1) * p.inner_x_strides[d];
-                        }
-                    }
-                }
-            }
-            y.store(y_off, finish(acc));
-        }
-    });
-}
-
-// sum, mean, max, min, prod with the element loader of x's dtype (f32 read directly: the common case).
-template <class Load>
-void reduce_op(const OpCall& c, unsigned threads, const Load& load) {
-    switch (c.info->op) {
-    case TGL_OP_SUM:
-        return reduce(c, threads, load, 0.0, [](double acc, double x) { return acc + x; }, [](double acc) { return acc; });
-    case TGL_OP_MEAN: {
-        const double count = static_cast<double>(c.reduce.reduce_count);  // 0 / 0 = NaN for an empty set
-        return reduce(c, threads, load, 0.0, [](double acc, double x) { return acc + x; },
-                      [count](double acc) { return acc / count; });
-    }
-    case TGL_OP_MAX: return reduce(c, threads, load, -kInf, maximum, [](double acc) { return acc; });
-    case TGL_OP_MIN: return reduce(c, threads, load, kInf, minimum, [](double acc) { return acc; });
-    case TGL_OP_PROD:
-        return reduce(c, threads, load, 1.0, [](double acc, double x) { return acc * x; }, [](double acc) { return acc; });
-    default:
-        fail(TGL_ERROR_INTERNAL, "cpu kernels: no reduction kernel for op '%s'", c.info->name);
-    }
-}
-
-void reduce_f32_f16(const OpCall& c, unsigned threads) {
-    if (c.inputs[0].dtype == TGL_DTYPE_F32) {
-        const float* x = cpu_buffer(c.inputs[0].buffer).f32();
-        return reduce_op(c, threads, [x](int64_t i) { return static_cast<double>(x[i]); });
-    }
-    const Operand x = input_operand(c, 0);
-    reduce_op(c, threads, [x](int64_t i) { return x.load(i); });
-}
-
 }  // namespace
 
-void run(const OpCall& c, unsigned threads) {
-    switch (c.info->family) {
-    case OpFamily::Unary:
-        if (c.info->op == TGL_OP_CAST) return cast(c, threads);
-        if (c.info->op == TGL_OP_LOGICAL_NOT) return predicate1(c, threads, [](double x) { return x == 0.0; });
-        return visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
-    case OpFamily::Binary:
-        if (visit_predicate(c.info->op, [&](const auto& f) { predicate2(c, threads, f); })) return;
-        return visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
-    case OpFamily::Ternary:
-        return where(c, threads);
-    case OpFamily::Matmul: return run_matmul(c, threads);
-    case OpFamily::Normalize: return run_norm(c, threads);
-    case OpFamily::Layout: return run_layout(c, threads);
-    case OpFamily::Index: return run_index(c, threads);
-    case OpFamily::Select: return run_select(c, threads);
-    case OpFamily::Generate: return run_generate(c, threads);
-    case OpFamily::Conv: return run_conv(c, threads);
-    case OpFamily::Pool: return run_pool(c, threads);
-    case OpFamily::Attention: return run_attention(c, threads);
-    case OpFamily::Sequence: return run_sequence(c, threads);
-    case OpFamily::Grad: return run_grad(c, threads);
-    default:
-        break;
-    }
-    if (run_reduce_more(c, threads)) return;  // argmax..cumprod (reduce_kernels.cpp)
-    if (c.info->family == OpFamily::Reduce) return reduce_f32_f16(c, threads);
-    fail(TGL_ERROR_INTERNAL, "cpu kernels: no kernel for op '%s' (id %u) although the catalogue lists it as implemented",
-         c.info->name, c.info->op);
+void run_unary(const OpCall& c, unsigned threads) {
+    if (c.info->op == TGL_OP_CAST) return cast(c, threads);
+    if (c.info->op == TGL_OP_LOGICAL_NOT) return predicate1(c, threads, [](double x) { return x == 0.0; });
+    visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
+}
+
+void run_binary(const OpCall& c, unsigned threads) {
+    if (visit_predicate(c.info->op, [&](const auto& f) { predicate2(c, threads, f); })) return;
+    visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
+}
+
+void run_where(const OpCall& c, unsigned threads) { where(c, threads); }
+
+void register_elementwise_kernels(std::vector<CpuFamily>& families) {
+    families.push_back({OpFamily::Unary, run_unary});
+    families.push_back({OpFamily::Binary, run_binary});
+    families.push_back({OpFamily::Ternary, run_where});
 }
 
 }  // namespace cpu

@@ -1,9 +1,9 @@
-// Host side of every op: turns a validated OpCall (its index plan) into shader variants, SSBO
-// windows, uniforms and dispatches that stay within the device's limits. Nothing is computed on
-// the CPU.
+// Host side of the elementwise families (Unary, Binary, Ternary: elementwise.comp), and the byte
+// copies and fills of the device (buffer_bytes.comp, fill.comp): shader variants, SSBO windows,
+// uniforms and dispatches that stay within the device's limits. Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "gles_families.h"
 #include "dispatch_util.h"
-#include "reduce_kernels.h"
 
 #include "status.h"
 #include "validate_util.h"
@@ -21,7 +21,7 @@ namespace {
 // glsl/elementwise_ops.glsl.
 std::string elementwise_define(const OpCall& call) {
     if (call.info->op == TGL_OP_GELU)
-        return call.gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
+        return call.elementwise().gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
     std::string d = "OP_";
     for (const char* p = call.info->name; *p; ++p) d += char(std::toupper(static_cast<unsigned char>(*p)));
     return d;
@@ -49,7 +49,7 @@ UniformValue uniform_floats(const char* name, const float* values, size_t n) {
 }  // namespace
 
 void run_elementwise(GlesDevice& dev, const OpCall& call) {
-    const ElementwisePlan& p = call.elementwise;
+    const ElementwisePlan& p = call.elementwise();
     const int n_in = int(call.inputs.size());
     if (n_in + 1 > dev.limits().max_compute_ssbo_blocks)
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s' needs %d shader storage blocks; this device allows %d per compute shader",
@@ -80,7 +80,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     static const char* dtype_names[4] = {"Y_DTYPE", "A_DTYPE", "B_DTYPE", "C_DTYPE"};
     for (int k = 0; k < 4; ++k)
         common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));
-    const UniformValue scalars = uniform_floats("u_scalars", call.scalars, 2);
+    const UniformValue scalars = uniform_floats("u_scalars", call.elementwise().scalars, 2);
     std::vector<Dispatch> dispatches;
 
     // Scalar kernel over `count` elements starting at `offs` (general N-d, or CONTIG).
@@ -264,6 +264,12 @@ void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t b
 void run_buffer_copy(GlesDevice& dev, const BufferRef& src, uint64_t src_offset, const BufferRef& dst,
                      uint64_t dst_offset, uint64_t bytes) {
     run_aligned_bytes(dev, &src, src_offset, dst, dst_offset, bytes, {});
+}
+
+void register_elementwise_kernels(std::vector<GlesFamily>& families) {
+    families.push_back({OpFamily::Unary, run_elementwise, &kElementwiseSplit});
+    families.push_back({OpFamily::Binary, run_elementwise, &kElementwiseSplit});
+    families.push_back({OpFamily::Ternary, run_elementwise, &kElementwiseSplit});
 }
 
 }  // namespace gles

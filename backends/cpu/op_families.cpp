@@ -1,0 +1,16 @@
+// How the CPU plugin runs an op: the run function its family registered (register_<family>_kernels
+// in the family's <family>_kernels.cpp).
+#include "kernels.h"
+
+#include "op_families.h"
+
+namespace tgl {
+namespace cpu {
+
+void run(const OpCall& call, unsigned threads) {
+    static const std::vector<CpuFamily> families = registered_family_kernels();
+    family_entry(families, *call.info, "the CPU plugin's kernels (register_<family>_kernels, backends/cpu)").run(call, threads);
+}
+
+}  // namespace cpu
+}  // namespace tgl
