@@ -51,9 +51,15 @@ struct CutAxis {
     // per operand: elements of its axis per element of this one (empty: 1), e.g. attention's q
     // heads per KV head
     std::vector<int64_t> per = {};
-    // Route (concat, split, stack along their axis): one piece per operand marked here, holding
-    // that operand and its part of the others' axis (stack: 1 element; concat, split: its size)
+    // Route (concat, split, stack along their axis; linear_qkv's outputs): one piece per operand
+    // marked here, holding that operand and its part of the others' axis (the routed operand's
+    // size along its `axis`; stack: -1, 1 element)
     std::vector<bool> routed = {};
+    const OpInfo* piece_op = nullptr;  // Route: the op each piece runs (null: the op itself)
+    // per operand: an axis cut to the prefix [0, hi + shift) of a piece [lo, hi) (empty, -1: none):
+    // causal attention's keys, of which rows [lo, hi) see those before hi + Skv - Sq
+    std::vector<int> prefix = {};
+    int64_t shift = 0;
 };
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
@@ -76,8 +82,11 @@ void set_byte_range(TensorArg& t) {
     t.byte_hi = (hi + 1) * elem_bytes(t);
 }
 
-// Elements [lo, hi) of the view along `axis`.
+// Elements [lo, hi) of the view along `axis`, clamped to its size (scatter's index and src may be
+// shorter than y along the axes they share).
 TensorArg cut_view(TensorArg t, int axis, int64_t lo, int64_t hi) {
+    hi = std::min(hi, t.shape[axis]);
+    lo = std::min(lo, hi);
     t.offset += lo * t.strides[axis];
     t.shape[axis] = hi - lo;
     set_byte_range(t);
@@ -233,7 +242,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
                 }
                 std::vector<bool> routed(n, true);
                 routed[shared] = false;
-                std::fill(ax.begin(), ax.end(), -1);
+                std::fill(ax.begin(), ax.end(), op == TGL_OP_STACK ? -1 : a);
                 ax[shared] = a;
                 if (n >= 3) cuts.push_back(CutAxis{CutAxis::Route, whole.shape[d], ax, {}, routed});
             }
@@ -296,22 +305,36 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
             // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
             if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-        } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
+        } else if (op == TGL_OP_GROUPED_LINEAR) {
+            // (x (T, K), W (E, N, K), index (T), bias? (E, N)) -> y (T, N): the tokens (x, index
+            // and y rows); N (W's and the bias's second axis: shrinks W's window once a piece holds
+            // one expert); the experts in windows (W's and the bias's first axis: each piece
+            // computes the tokens of its experts, the whole index checked once, up front)
+            const int bias = ops[3].present() ? 1 : -1;
+            add(CutAxis::Independent, y.shape[0], {0, -1, 0, -1, 0});
+            add(CutAxis::Independent, y.shape[1], {-1, 1, -1, bias, 1});
+            add(CutAxis::Window, ops[1].shape[0], {-1, 0, -1, bias == 1 ? 0 : -1, -1});
+        } else {  // linear, linear_int8, linear_int4, linear_qkv
             // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
             // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
-            // (linear_qkv's N is three outputs': only its batch axes are cut)
+            // (linear_qkv's N is three outputs': routed, one linear per output over its rows of
+            // W and the bias)
             for (int d = 0; d < y.rank - 1; ++d) {
                 std::vector<int> axis(n, -1);
                 axis[0] = d;
                 for (size_t k = n_in; k < n; ++k) axis[k] = d;
                 add(CutAxis::Independent, y.shape[d], axis);
             }
+            std::vector<int> axis(n, -1);
+            for (size_t k = 1; k < n_in; ++k)
+                if (ops[k].present()) axis[k] = 0;
+            for (size_t k = n_in; k < n; ++k) axis[k] = y.rank - 1;
             if (op != TGL_OP_LINEAR_QKV) {
-                std::vector<int> axis(n, -1);
-                for (size_t k = 1; k < n_in; ++k)
-                    if (ops[k].present()) axis[k] = 0;
-                axis[n_in] = y.rank - 1;
                 add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+            } else {
+                std::vector<bool> routed(n, false);
+                std::fill(routed.begin() + long(n_in), routed.end(), true);
+                cuts.push_back(CutAxis{CutAxis::Route, ops[1].shape[0], axis, {}, routed, find_op(TGL_OP_LINEAR)});
             }
         }
         break;
@@ -375,6 +398,20 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
             break;
         }
+        if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD) {
+            // (x, index, src) -> y: y and x along any axis; index and src with them along the
+            // others (clamped to their sizes: they may be shorter); along the scatter axis y and
+            // x in windows, each piece taking the indices that land in its window (every y
+            // element still walks its whole index row in order: the last write wins, sums keep
+            // their order), the whole index checked once, up front
+            const TensorArg& y = ops[n_in];
+            const int a = p.index_axis;
+            for (int d = 0; d < y.rank; ++d) {
+                if (d == a) add(CutAxis::Window, y.shape[d], {d, -1, -1, d});
+                else add(CutAxis::Independent, y.shape[d], {d, d, d, d});
+            }
+            break;
+        }
         if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) break;
         // y and the index along any axis (index_select's index only along the indexed one), x
         // along the others; x's indexed axis in windows (the indices outside are skipped).
@@ -419,7 +456,8 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
     case OpFamily::Attention: {
         if (op != TGL_OP_ATTENTION) break;
         // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
-        // unless causal (bottom-right aligned: a piece of rows would move the diagonal)
+        // (causal, bottom-right aligned: each piece of rows with the prefix of keys its last row
+        // sees, so that the piece's own bottom-right diagonal is the whole op's)
         const TensorArg& q = ops[0];
         const TensorArg& kv = ops[1];
         const TensorArg& mask = ops[3];
@@ -431,8 +469,15 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
         if (cuts.back().extent < 2) cuts.pop_back();
         if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
-        if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal)
-            add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, lse ? 2 : -1});
+        const int rows_lse = lse ? 2 : -1;
+        if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal) {
+            add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse});
+        } else if (q.shape[2] >= 2) {  // rows [lo, hi) with the keys they see, [0, hi + Skv - Sq)
+            CutAxis rows{CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse}};
+            rows.prefix = {-1, 2, 2, mask_axis(3, kv.shape[2]), -1, -1};
+            rows.shift = kv.shape[2] - q.shape[2];
+            cuts.push_back(rows);
+        }
         break;
     }
     default:
@@ -445,17 +490,20 @@ class Splitter {
 public:
     explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
 
-    // gather/index_select: the whole index tensor is checked once, up front, under check_; the
-    // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
-    // reported at its position in the whole tensor.
+    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear):
+    // the whole index tensor is checked once, up front, under check_; the pieces' data passes
+    // share it, so that a bad index anywhere writes nothing at all and is reported at its position
+    // in the whole tensor.
     void check_indices_once(const OpCall& call) {
-        const TensorArg& index = call.inputs[size_t(call.index.index_input)];
+        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR;
+        const TensorArg& index = call.inputs[size_t(experts ? call.matmul.index_input : call.index.index_input)];
         if (dev_.window_bytes(index) > max_)
             refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
         check_ = dev_.device_check();
         indexed_ = true;
         std::vector<Dispatch> ds;
-        add_index_check(dev_, call, check_, ds);
+        if (experts) add_expert_index_check(dev_, call, check_, ds);
+        else add_index_check(dev_, call, check_, ds);
         dev_.submit(call.info->name, std::move(ds));
     }
 
@@ -489,7 +537,7 @@ private:
         const CutAxis* best = nullptr;
         int64_t best_bytes = dev_.window_bytes(p.operands[k]);
         for (const CutAxis& c : cuts) {
-            if (c.axis[k] < 0) continue;
+            if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
             const int64_t half = dev_.window_bytes(halved(p, c, k));
             if (half < best_bytes) best = &c, best_bytes = half;
         }
@@ -498,7 +546,8 @@ private:
 
     // A piece whose operands fit. Where its own plan needs more than a window (attention's scratch
     // of packed k, v and partial rows grows with the piece), it is halved along the cut that
-    // shrinks its largest operand most, while one does; then the plan's error stands.
+    // shrinks its largest operand most (of those a cut shrinks), while one does; then the plan's
+    // error stands.
     void run_fitting(const Piece& p) {
         OpCall call = planned(p);
         if (call.noop) return;
@@ -507,17 +556,23 @@ private:
             ds = dev_.capture([&] {
                 if (!indexed_) return dev_.run(call);
                 const IndexPiece piece{check_, p.axis_lo};
-                run_index(dev_, call, &piece);
+                if (p.info->family == OpFamily::Matmul) run_matmul(dev_, call, &piece);
+                else run_index(dev_, call, &piece);
             });
         } catch (const Error& e) {
             if (e.status() != TGL_ERROR_RESOURCE_EXHAUSTED) throw;
-            size_t largest = 0;
-            for (size_t k = 1; k < p.operands.size(); ++k)
-                if (dev_.window_bytes(p.operands[k]) > dev_.window_bytes(p.operands[largest])) largest = k;
+            // the largest operand that a cut shrinks (causal attention's keys are not cut; its rows are)
+            std::vector<size_t> order(p.operands.size());
+            for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                return dev_.window_bytes(p.operands[a]) > dev_.window_bytes(p.operands[b]);
+            });
             const std::vector<CutAxis> cuts = cut_axes(p);
-            const CutAxis* best = best_cut(p, cuts, largest);
-            if (!best || best->kind == CutAxis::Combine) throw;
-            return cut_into(p, *best, 2);
+            for (size_t k : order) {
+                const CutAxis* best = best_cut(p, cuts, k);
+                if (best && best->kind != CutAxis::Combine) return cut_into(p, *best, 2);
+            }
+            throw;
         }
         dev_.submit(p.info->name, std::move(ds));
     }
@@ -532,6 +587,9 @@ private:
             for (size_t k = 0; k < p.operands.size(); ++k)
                 if (cut.axis[k] >= 0)
                     part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+            for (size_t k = 0; k < cut.prefix.size(); ++k)
+                if (cut.prefix[k] >= 0)
+                    part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
             if (cut.kind == CutAxis::Window) part.axis_lo += lo;
             if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
@@ -542,23 +600,21 @@ private:
         }
     }
 
-    // concat, split, stack along their axis: one piece per joined operand (an empty one adds
-    // nothing), with its part of the whole.
+    // concat, split, stack along their axis; linear_qkv's outputs: one piece per routed operand
+    // (an empty one adds nothing), with its part of the whole operands (those cut, not routed).
     void route(const Piece& p, const CutAxis& cut) {
-        size_t whole = 0;
-        while (cut.axis[whole] < 0) ++whole;
-        const int a = cut.axis[whole];
-        const bool stack = p.info->op == TGL_OP_STACK;
         int64_t lo = 0;
         for (size_t r = 0; r < p.operands.size(); ++r) {
             if (!cut.routed[r]) continue;
-            const int64_t len = stack ? 1 : p.operands[r].shape[a];
+            const int64_t len = cut.axis[r] >= 0 ? p.operands[r].shape[cut.axis[r]] : 1;
             Piece part = p;
+            if (cut.piece_op) part.info = cut.piece_op;
             part.operands.clear();
             part.n_inputs = 0;
             for (size_t k = 0; k < p.operands.size(); ++k) {
                 if (cut.routed[k] && k != r) continue;
-                part.operands.push_back(k == whole ? cut_view(p.operands[k], a, lo, lo + len) : p.operands[k]);
+                const bool whole = !cut.routed[k] && cut.axis[k] >= 0;
+                part.operands.push_back(whole ? cut_view(p.operands[k], cut.axis[k], lo, lo + len) : p.operands[k]);
                 if (k < p.n_inputs) ++part.n_inputs;
             }
             lo += len;
@@ -634,13 +690,8 @@ private:
             why = p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
                       ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
                         "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
-                  : p.info->op == TGL_OP_LINEAR_QKV
-                      ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
-                        "fit one window"
-                  : p.info->op == TGL_OP_GROUPED_LINEAR
-                      ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
-                        "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
-                      : "none of the op's axes cuts this operand into smaller windows";
+                      : "none of the op's axes cuts this operand into smaller windows (one row of x, W or y must "
+                        "fit one window)";
             break;
         case OpFamily::Layout:
             why = "a layout op is cut only along the axes it copies unchanged (slice, narrow, flip, pad, roll: the "
@@ -658,18 +709,18 @@ private:
             break;
         case OpFamily::Attention:
             why = p.info->op == TGL_OP_ATTENTION
-                      ? "attention is cut along the batch, the KV heads with their query heads, and (not causal: the "
-                        "bottom-right diagonal depends on Sq) the query rows, so one head's keys and values, and "
-                        "with causal one head's queries, must fit one window"
+                      ? "attention is cut along the batch, the KV heads with their query heads, and the query rows "
+                        "(causal: each piece with the keys its rows see), so one head's keys and values must fit one "
+                        "window"
                       : "this op is not run in pieces (attention forward is)";
             break;
         case OpFamily::Index:
-            why = p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                  : p.info->op == TGL_OP_ONE_HOT
+            why = p.info->op == TGL_OP_ONE_HOT
                       ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
-                      : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
-                        "not keep its all-or-nothing index check and its last-write-wins order)";
+                  : p.info->op == TGL_OP_SCATTER || p.info->op == TGL_OP_SCATTER_ADD
+                      ? "the index and src are cut along the axes other than the scatter axis only (every element of "
+                        "y walks its whole index row), so one such row of each must fit one window"
+                      : "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Generate:
             why = p.info->op == TGL_OP_FULL
@@ -707,7 +758,7 @@ private:
 
     GlesDevice& dev_;
     const int64_t max_;
-    bool indexed_ = false;  // gather/index_select: pieces use check_ (check_indices_once)
+    bool indexed_ = false;  // an op with an index: pieces use check_ (check_indices_once)
     GlesDevice::DeviceCheck check_;
 };
 
@@ -719,6 +770,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     for (const TensorArg& t : call.inputs) fits = fits && dev.window_bytes(t) <= max;
     for (const TensorArg& t : call.outputs) fits = fits && dev.window_bytes(t) <= max;
     if (fits) return false;
+    const tgl_op op = call.info->op;
     Piece whole;
     whole.info = call.info;
     if (call.params) {
@@ -730,7 +782,10 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
     whole.index_axis = call.index.axis;
-    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT || call.info->op == TGL_OP_ONE_HOT;
+    if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
+        for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
+    const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);

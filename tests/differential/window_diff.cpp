@@ -124,6 +124,49 @@ MultiSpec linear(const Shape& x, int64_t n, bool bias, Rng& rng) {
                 "linear " + shape_name(x) + " by W (" + std::to_string(n) + ", " + std::to_string(k) + ")");
 }
 
+// grouped_linear of x (T, K) by W (E, N, K) (experts drawn at random), with a bias (E, N) when asked.
+MultiSpec grouped_linear(int64_t T, int64_t E, int64_t N, int64_t K, bool bias, Rng& rng) {
+    tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+    return spec(TGL_OP_GROUPED_LINEAR, param_bytes(p),
+                {floats({T, K}, Kind::Contiguous, rng), floats({E, N, K}, Kind::Contiguous, rng),
+                 ints({T}, TGL_DTYPE_I32, 0, E - 1, rng), bias ? floats({E, N}, Kind::Contiguous, rng) : absent_input()},
+                {output_of(F32, {T, N})}, CompareMode::Nmse, tol::kMatmul,
+                "grouped_linear x (" + std::to_string(T) + ", " + std::to_string(K) + ") by W " + shape_name({E, N, K}) +
+                    (bias ? ", bias" : ""));
+}
+
+// linear_qkv of x (..., K) into outputs of nq, nk, nv columns, W (nq + nk + nv, K), with a bias.
+MultiSpec linear_qkv(const Shape& x, int64_t nq, int64_t nk, int64_t nv, Rng& rng) {
+    const int64_t k = x.back();
+    std::vector<OutputArg> outs;
+    for (int64_t n : {nq, nk, nv}) {
+        Shape y = x;
+        y.back() = n;
+        outs.push_back(output_of(F32, y));
+    }
+    tgl_linear_params p{sizeof p, TGL_ACTIVATION_GELU};
+    return spec(TGL_OP_LINEAR_QKV, param_bytes(p),
+                {floats(x, Kind::Contiguous, rng), floats({nq + nk + nv, k}, Kind::Contiguous, rng),
+                 floats({nq + nk + nv}, Kind::Contiguous, rng)},
+                outs, CompareMode::Nmse, tol::kMatmul,
+                "linear_qkv " + shape_name(x) + " into " + std::to_string(nq) + " + " + std::to_string(nk) + " + " +
+                    std::to_string(nv) + ", gelu");
+}
+
+// scatter or scatter_add into x along `axis` from src by an index of `index` shape whose values
+// lie in [0, hi] (hi < x's axis: many duplicates, some of y untouched).
+MultiSpec scatter(tgl_op op, const Shape& x, int axis, const Shape& index, const Shape& src, int64_t hi, Rng& rng,
+                  tgl_dtype dt = F32) {
+    InputArg xs = dt == TGL_DTYPE_I32 ? ints(x, dt, -1000, 1000, rng) : floats(x, Kind::Contiguous, rng, -2, 2, dt);
+    InputArg ss = dt == TGL_DTYPE_I32 ? ints(src, dt, -1000, 1000, rng) : floats(src, Kind::Stepped, rng, -2, 2, dt);
+    tgl_axis_params p{sizeof p, axis};
+    const bool exact = op == TGL_OP_SCATTER || dt == TGL_DTYPE_I32;
+    return spec(op, param_bytes(p), {xs, ints(index, TGL_DTYPE_I32, 0, hi, rng), ss}, {output_of(dt, x)},
+                exact ? CompareMode::ExactBits : CompareMode::Nmse, exact ? 0 : tol::kReduction,
+                std::string(op == TGL_OP_SCATTER ? "scatter" : "scatter_add") + " into " + shape_name(x) + " along axis " +
+                    std::to_string(axis) + " by " + shape_name(index) + " from " + shape_name(src));
+}
+
 // gather (index of y's shape) or index_select (1-D index) along `axis`; exact bits.
 MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng& rng, tgl_dtype dt = F32) {
     InputArg table;
@@ -295,12 +338,36 @@ std::vector<WindowCase> window_cases() {
                           absent_input()},
                          {output_of(F32, {3, 80})}, CompareMode::Nmse, tol::kMatmul, "linear_int4 (3, 128) by Wq (80, 64), G 32");
          }},
+        // grouped_linear: tokens; the experts in windows (each piece the tokens of its experts);
+        // N once one expert is left
+        {"grouped_linear_expert_windows", [](Rng& r) { return grouped_linear(37, 7, 20, 30, true, r); }},
+        {"grouped_linear_expert_then_N", [](Rng& r) { return grouped_linear(21, 3, 50, 31, true, r); }},
+        {"grouped_linear_tokens", [](Rng& r) { return grouped_linear(150, 4, 11, 9, false, r); }},
+        // linear_qkv: one linear per output over its rows of W, each cut along N where needed
+        {"linear_qkv_big_weight", [](Rng& r) { return linear_qkv({5, 30}, 40, 21, 9, r); }},
+        {"linear_qkv_empty_k_batch", [](Rng& r) { return linear_qkv({2, 3, 25}, 50, 0, 43, r); }},
         {"linear_qkv_batch", [](Rng& r) {
              tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
              return spec(TGL_OP_LINEAR_QKV, param_bytes(p),
                          {floats({50, 30}, Kind::Contiguous, r), floats({24, 30}, Kind::Contiguous, r), floats({24}, Kind::Contiguous, r)},
                          {output_of(F32, {50, 12}), output_of(F32, {50, 8}), output_of(F32, {50, 4})}, CompareMode::Nmse,
                          tol::kMatmul, "linear_qkv (50, 30) into 12 + 8 + 4");
+         }},
+        // scatter/scatter_add: any axis; the scatter axis in windows of y and x
+        {"scatter_axis0_windows_duplicates", [](Rng& r) {
+             return scatter(TGL_OP_SCATTER, {300, 7}, 0, {20, 7}, {25, 7}, 250, r);
+         }},
+        {"scatter_kv_cache", [](Rng& r) {
+             return scatter(TGL_OP_SCATTER, {2, 3, 41, 16}, 2, {2, 3, 5, 16}, {2, 3, 5, 16}, 40, r);
+         }},
+        {"scatter_add_short_index", [](Rng& r) {
+             return scatter(TGL_OP_SCATTER_ADD, {60, 50}, 1, {45, 20}, {50, 30}, 49, r);
+         }},
+        {"scatter_add_axis0_i32", [](Rng& r) {
+             return scatter(TGL_OP_SCATTER_ADD, {700, 3}, 0, {90, 3}, {90, 3}, 650, r, TGL_DTYPE_I32);
+         }},
+        {"scatter_add_1d_f16", [](Rng& r) {
+             return scatter(TGL_OP_SCATTER_ADD, {3001}, 0, {500}, {500}, 2999, r, TGL_DTYPE_F16);
          }},
         // rows: every axis but the ones the op works along
         {"softmax_rows", [](Rng& r) {
@@ -519,6 +586,9 @@ std::vector<WindowCase> window_cases() {
         {"attention_gqa_causal", [](Rng& r) { return attention(2, 6, 2, 20, 12, 16, true, false, r); }},
         {"attention_rows_mask", [](Rng& r) { return attention(1, 1, 1, 200, 12, 16, false, true, r); }},
         {"attention_mqa_heads", [](Rng& r) { return attention(1, 8, 1, 20, 12, 16, false, false, r); }},
+        // causal rows: each piece with the keys its rows see (Sq > Skv: the first rows see none)
+        {"attention_causal_rows_mask", [](Rng& r) { return attention(1, 1, 1, 150, 15, 16, true, true, r); }},
+        {"attention_causal_rows_unseen", [](Rng& r) { return attention(1, 2, 1, 201, 13, 16, true, false, r); }},
     };
 }
 
@@ -579,6 +649,38 @@ TEST(WindowIndex, BadIndexWritesNothing) {
     check(spec(TGL_OP_INDEX_SELECT, param_bytes(p), {table, input_values(TGL_DTYPE_I32, {300}, index)},
                {output_of(F32, {300, 8})}, CompareMode::ExactBits, 0, "index_select after the error"),
           &d);
+}
+
+// scatter_add in pieces (y in windows of the scatter axis): a bad index in a later piece's part of
+// the index writes nothing in any piece (y keeps its bytes: not even x's copy lands).
+TEST(WindowIndex, ScatterBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(200);
+    for (double& v : index) v = double(rng.integer(0, 2999));
+    index[173] = -1;
+    tgl_axis_params p{sizeof p, 0};
+    expect_bad_index_writes_nothing(d, TGL_OP_SCATTER_ADD, &p,
+                                    {input_values(F32, {3000}, std::vector<double>(3000, 0.5)),
+                                     input_values(TGL_DTYPE_I32, {200}, index), input_values(F32, {200}, std::vector<double>(200, 1))},
+                                    {output_of(F32, {3000})}, "holds -1 at position 173");
+}
+
+// grouped_linear in pieces (experts in windows, tokens cut): one bad expert index writes nothing.
+TEST(WindowIndex, GroupedLinearBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(90);
+    for (double& v : index) v = double(rng.integer(0, 5));
+    index[61] = 6;
+    tgl_linear_params p{sizeof p, TGL_ACTIVATION_NONE};
+    expect_bad_index_writes_nothing(d, TGL_OP_GROUPED_LINEAR, &p,
+                                    {input_values(F32, {90, 12}, std::vector<double>(1080, 0.25)),
+                                     input_values(F32, {6, 30, 12}, std::vector<double>(2160, 0.5)),
+                                     input_values(TGL_DTYPE_I32, {90}, index), absent_input()},
+                                    {output_of(F32, {90, 30})}, "holds 6 at position 61");
 }
 
 // one_hot in pieces: the index tensor is checked once, before any piece writes.
@@ -644,7 +746,7 @@ TEST(WindowRefused, SaysWhy) {
     sort.axis = -1;
     const tgl_narrow_params narrow{sizeof narrow, 0, 10, 30};
     const tgl_group_norm_params group_norm{sizeof group_norm, 2, 1e-5f, 0};
-    const MultiSpec causal = attention(1, 1, 1, 100, 10, 16, true, false, rng);
+    const MultiSpec causal = attention(1, 1, 1, 100, 70, 16, true, false, rng);  // one head's keys: 4480 bytes
     const std::vector<Refused> cases = {
         {TGL_OP_VAR, reduce_params({}), {floats({3000}, Kind::Contiguous, rng)}, {output_of(F32, {})},
          "cannot be combined"},
@@ -662,17 +764,17 @@ TEST(WindowRefused, SaysWhy) {
          {output_of(F32, {1, 4, 28, 28})}, "one image's input"},
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
-        {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "with causal one head's queries"},
+        {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
          {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
-        {TGL_OP_LINEAR_QKV, {}, {floats({2, 100}, Kind::Contiguous, rng), floats({30, 100}, Kind::Contiguous, rng), absent_input()},
-         {output_of(F32, {2, 10}), output_of(F32, {2, 10}), output_of(F32, {2, 10})}, "W must fit one window"},
-        {TGL_OP_GROUPED_LINEAR, {}, {floats({2, 50}, Kind::Contiguous, rng), floats({3, 40, 50}, Kind::Contiguous, rng),
+        {TGL_OP_LINEAR_QKV, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 1100}, Kind::Contiguous, rng), absent_input()},
+         {output_of(F32, {2, 1}), output_of(F32, {2, 1}), output_of(F32, {2, 1})}, "one row of x, W or y must fit"},
+        {TGL_OP_GROUPED_LINEAR, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 2, 1100}, Kind::Contiguous, rng),
                                      input_values(TGL_DTYPE_I32, {2}, {0, 2}), absent_input()},
-         {output_of(F32, {2, 40})}, "grouped_linear is not run in pieces"},
-        {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {1}, {0}),
-                              input_values(F32, {1}, {1})},
-         {output_of(F32, {3000})}, "not run in pieces"},
+         {output_of(F32, {2, 2})}, "one row of x, W or y must fit"},
+        {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 2999, rng),
+                              floats({1100}, Kind::Contiguous, rng)},
+         {output_of(F32, {3000})}, "checked in one pass before anything is written"},
     };
     for (const Refused& c : cases) {
         tgl_test::OpCall call(d, c.in, c.out);
