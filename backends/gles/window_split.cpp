@@ -161,14 +161,19 @@ void reduced_axes(const Piece& p, bool* reduced, bool* keepdims) {
     for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) reduced[(prm.axes[i] + r) % r] = true;
 }
 
-// Whether partial results of `op` reduced again by it (sum for mean) give the reduction of the
-// whole, rounded as the op's contract says: exact for max/min/any/all in any dtype; the others
-// keep f32 partial results, so f16 (rounded once at the store) is not cut along a reduced axis.
-bool combinable(tgl_op op, tgl_dtype dt) {
+// Reductions whose partial results reduced again give the whole's in any dtype, bit for bit.
+bool exact_in_any_dtype(tgl_op op) {
+    return op == TGL_OP_MAX || op == TGL_OP_MIN || op == TGL_OP_ANY || op == TGL_OP_ALL;
+}
+
+// Whether `op` combines partial results of parts of a reduced axis (Splitter::combine): max, min,
+// any, all reduced again; sum (mean: then a division), prod, logsumexp and norm reduced again in
+// f32 (f16 x widened part by part, y rounded once at the end); var/std from the parts' means and
+// variances.
+bool combinable(tgl_op op) {
     switch (op) {
-    case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_ANY: case TGL_OP_ALL: return true;
-    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_PROD: case TGL_OP_LOGSUMEXP: case TGL_OP_NORM:
-        return dt == TGL_DTYPE_F32;
+    case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_ANY: case TGL_OP_ALL: case TGL_OP_SUM: case TGL_OP_MEAN:
+    case TGL_OP_PROD: case TGL_OP_LOGSUMEXP: case TGL_OP_NORM: case TGL_OP_VAR: case TGL_OP_STD: return true;
     default: return false;
     }
 }
@@ -278,7 +283,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         const TensorArg& x = ops[0];
         bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
         reduced_axes(p, reduced, &keepdims);
-        const bool combine = combinable(op, x.dtype) && ops[n_in].rank < TGL_MAX_RANK;
+        const bool combine = combinable(op) && ops[n_in].rank < TGL_MAX_RANK;
         int yd = 0;
         for (int d = 0; d < x.rank; ++d) {
             if (!reduced[d]) add(CutAxis::Independent, x.shape[d], {d, yd++});
@@ -623,52 +628,134 @@ private:
     }
 
     // A reduction cut along a reduced axis into `count` parts: partial results, then reduced again.
+    // f16 x (but for max/min/any/all, exact in any dtype) is widened to f32 part by part, so that
+    // the partial results and their reduction are f32 and y is rounded once, at the end, as the op
+    // promises. var/std: each part's mean and variance, combined as Chan et al. (the parts' means'
+    // spread added to their mean variance, weighted by the parts' sizes).
     void combine(const Piece& p, const CutAxis& cut, int64_t count) {
+        const TensorArg& x = p.operands[0];
         const TensorArg& y = p.operands[p.n_inputs];
         const tgl_op op = p.info->op;
+        const bool moments = op == TGL_OP_VAR || op == TGL_OP_STD;
+        const bool widen = x.dtype == TGL_DTYPE_F16 && !exact_in_any_dtype(op);
+        if (widen) count = std::min(cut.extent, 2 * count);  // each part's f32 copy about a window
+        const tgl_dtype pd = widen ? TGL_DTYPE_F32 : y.dtype;  // of the partial results
         const OpInfo* partial_op = find_op(op == TGL_OP_MEAN ? tgl_op(TGL_OP_SUM) : op);
-        // partials: (count, y.shape...) contiguous, y's dtype
+        // partials: (count, y.shape...) contiguous (var/std: the means, then the variances)
         int64_t shape[TGL_MAX_RANK] = {count};
         std::copy(y.shape, y.shape + y.rank, shape + 1);
-        const BufferRef partials = dev_.internal_buffer(uint64_t(count * y.numel * elem_bytes(y)));
-        for (int64_t i = 0; i < count; ++i) {
-            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
-            Piece part = p;
-            part.info = partial_op;
-            part.operands[0] = cut_view(p.operands[0], cut.axis[0], lo, hi);
-            part.operands[p.n_inputs] = contiguous_view(partials, y.dtype, y.rank, y.shape, i * y.numel);
-            run(part);
+        const int64_t pbytes = tgl_dtype_size(pd);
+        const BufferRef partials = dev_.internal_buffer(uint64_t(count * y.numel * pbytes * (moments ? 2 : 1)));
+        BufferRef wide;  // the f32 copy of an f16 part, one for all parts (the dispatches are ordered)
+        if (widen) {
+            int64_t most = 0;
+            for (int64_t i = 0; i < count; ++i)
+                most = std::max(most, cut.extent * (i + 1) / count - cut.extent * i / count);
+            wide = dev_.internal_buffer(uint64_t(std::max<int64_t>(1, x.numel / cut.extent * most * 4)));
         }
-        Piece total = p;
-        total.info = partial_op;
-        total.operands[0] = contiguous_view(partials, y.dtype, y.rank + 1, shape, 0);
-        if (op == TGL_OP_NORM) {
-            tgl_vector_norm_params prm = read_params(p, tgl_vector_norm_params{0, 0, 0, {}, 2.0f});
-            prm.keepdims = 0;
-            prm.n_axes = 1;
-            std::fill(prm.axes, prm.axes + TGL_MAX_RANK, 0);
-            total.params = param_bytes(prm);
-        } else {
-            tgl_reduce_params prm{sizeof prm, 0, 1, {0}, 0};
-            total.params = param_bytes(prm);
-        }
-        run(total);
-        if (op != TGL_OP_MEAN) return;
-        // mean = sum / count of reduced elements (y /= n in place; n is an f32 scalar on the device)
-        const TensorArg& x = p.operands[0];
         bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
         reduced_axes(p, reduced, &keepdims);
-        double n = 1;
+        double n = 1;  // reduced elements
         for (int d = 0; d < x.rank; ++d)
             if (reduced[d]) n *= double(x.shape[d]);
-        const float nf = float(n);
-        const BufferRef scalar = dev_.internal_buffer(sizeof nf);
-        dev_.upload(scalar, 0, &nf, sizeof nf);
-        Piece divide;
-        divide.info = find_op(TGL_OP_DIV);
-        divide.n_inputs = 2;
-        divide.operands = {y, contiguous_view(scalar, TGL_DTYPE_F32, 0, nullptr, 0), y};
-        run(divide);
+        std::vector<float> weights;  // var/std: each part's share of the reduced elements
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
+            TensorArg xi = cut_view(x, cut.axis[0], lo, hi);
+            if (widen) {
+                const TensorArg wi = contiguous_view(wide, TGL_DTYPE_F32, xi.rank, xi.shape, 0);
+                elementwise(TGL_OP_CAST, {xi}, wi);
+                xi = wi;
+            }
+            Piece part = p;
+            part.operands[0] = xi;
+            part.operands[p.n_inputs] = contiguous_view(partials, pd, y.rank, y.shape, i * y.numel);
+            if (!moments) {
+                part.info = partial_op;
+                run(part);
+                continue;
+            }
+            weights.push_back(float(double(hi - lo) / double(cut.extent)));
+            tgl_var_params prm = read_params(p, tgl_var_params{sizeof(tgl_var_params), 0, 0, {}, 1.0f});
+            tgl_reduce_params mean_prm{sizeof mean_prm, prm.keepdims, prm.n_axes, {}, 0};
+            std::copy(prm.axes, prm.axes + TGL_MAX_RANK, mean_prm.axes);
+            part.info = find_op(TGL_OP_MEAN);
+            part.params = param_bytes(mean_prm);
+            run(part);
+            prm.correction = 0.0f;  // the part's mean squared deviation
+            part.info = find_op(TGL_OP_VAR);
+            part.params = param_bytes(prm);
+            part.operands[p.n_inputs] = contiguous_view(partials, pd, y.rank, y.shape, (count + i) * y.numel);
+            run(part);
+        }
+        // y's value in f32: y itself, or (widened) a temporary cast into y at the end
+        const TensorArg total = widen ? contiguous_view(dev_.internal_buffer(uint64_t(y.numel * 4)), TGL_DTYPE_F32, y.rank, y.shape, 0) : y;
+        const TensorArg parts = contiguous_view(partials, pd, y.rank + 1, shape, 0);
+        if (moments) {
+            // mean = sum_i w_i mean_i; M2 / n = sum_i w_i (var_i + (mean_i - mean)^2); var = M2 / (n - correction)
+            int64_t wshape[TGL_MAX_RANK] = {count};
+            std::fill(wshape + 1, wshape + y.rank + 1, int64_t(1));
+            const TensorArg w = f32_values(weights, y.rank + 1, wshape);
+            const TensorArg mean = contiguous_view(dev_.internal_buffer(uint64_t(y.numel * 4)), TGL_DTYPE_F32, y.rank, y.shape, 0);
+            const TensorArg t = contiguous_view(dev_.internal_buffer(uint64_t(count * y.numel * 4)), TGL_DTYPE_F32, y.rank + 1, shape, 0);
+            const TensorArg vars = contiguous_view(partials, pd, y.rank + 1, shape, count * y.numel);
+            elementwise(TGL_OP_MUL, {parts, w}, t);
+            sum_first_axis(t, mean);
+            elementwise(TGL_OP_SUB, {parts, mean}, t);
+            elementwise(TGL_OP_MUL, {t, t}, t);
+            elementwise(TGL_OP_ADD, {t, vars}, t);
+            elementwise(TGL_OP_MUL, {t, w}, t);
+            sum_first_axis(t, total);
+            const double correction = read_params(p, tgl_var_params{sizeof(tgl_var_params), 0, 0, {}, 1.0f}).correction;
+            elementwise(TGL_OP_MUL, {total, f32_values({float(n / std::max(0.0, n - correction))}, 0, nullptr)}, total);
+            if (op == TGL_OP_STD) elementwise(TGL_OP_SQRT, {total}, total);
+        } else {
+            Piece again = p;
+            again.info = partial_op;
+            again.operands[0] = parts;
+            again.operands[p.n_inputs] = total;
+            if (op == TGL_OP_NORM) {
+                tgl_vector_norm_params prm = read_params(p, tgl_vector_norm_params{0, 0, 0, {}, 2.0f});
+                prm.keepdims = 0;
+                prm.n_axes = 1;
+                std::fill(prm.axes, prm.axes + TGL_MAX_RANK, 0);
+                again.params = param_bytes(prm);
+            } else {
+                tgl_reduce_params prm{sizeof prm, 0, 1, {0}, 0};
+                again.params = param_bytes(prm);
+            }
+            run(again);
+            // mean = sum / count of reduced elements (in place; n is an f32 scalar on the device)
+            if (op == TGL_OP_MEAN) elementwise(TGL_OP_DIV, {total, f32_values({float(n)}, 0, nullptr)}, total);
+        }
+        if (widen) elementwise(TGL_OP_CAST, {total}, y);
+    }
+
+    // An elementwise op (or cast) of `ins` into `out`, run as a piece (cut where needed).
+    void elementwise(tgl_op op, std::vector<TensorArg> ins, const TensorArg& out) {
+        Piece e;
+        e.info = find_op(op);
+        e.n_inputs = ins.size();
+        e.operands = std::move(ins);
+        e.operands.push_back(out);
+        run(e);
+    }
+
+    // out = the sum of `in` over its first axis.
+    void sum_first_axis(const TensorArg& in, const TensorArg& out) {
+        Piece s;
+        s.info = find_op(TGL_OP_SUM);
+        s.params = param_bytes(tgl_reduce_params{sizeof(tgl_reduce_params), 0, 1, {0}, 0});
+        s.n_inputs = 1;
+        s.operands = {in, out};
+        run(s);
+    }
+
+    // A contiguous f32 tensor of `shape` on the device holding `values`.
+    TensorArg f32_values(const std::vector<float>& values, int rank, const int64_t* shape) {
+        const BufferRef b = dev_.internal_buffer(values.size() * sizeof(float));
+        dev_.upload(b, 0, values.data(), values.size() * sizeof(float));
+        return contiguous_view(b, TGL_DTYPE_F32, rank, shape, 0);
     }
 
     [[noreturn]] void refuse(const Piece& p, size_t k) {
@@ -677,13 +764,7 @@ private:
         operand_label_into(label, sizeof label, *p.info, k >= p.n_inputs, uint32_t(k >= p.n_inputs ? k - p.n_inputs : k));
         const char* why;
         switch (p.info->family) {
-        case OpFamily::Reduce:
-            why = combinable(p.info->op, t.dtype)
-                      ? "none of the op's axes cuts this operand into smaller windows"
-                      : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
-                        "combined within its contract (var/std; f16 sums, which are rounded once)";
-            break;
-        case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary:
+        case OpFamily::Reduce: case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Ternary:
             why = "none of the op's axes cuts this operand into smaller windows";
             break;
         case OpFamily::Matmul:
