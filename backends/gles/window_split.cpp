@@ -356,19 +356,26 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
     }
     case OpFamily::Scan:
     case OpFamily::Select:
-    case OpFamily::Normalize: {  // rows: every axis of x but the ones the op works along
+    case OpFamily::Normalize:
+    case OpFamily::Grad: {  // rows: every axis of x but the ones the op works along
         const TensorArg& x = ops[0];
         uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
-        if (p.info->family == OpFamily::Scan) {
+        if (p.info->family == OpFamily::Scan || op == TGL_OP_CUMSUM_BACKWARD) {
             along = 1u << ((read_params(p, tgl_scan_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
         } else if (p.info->family == OpFamily::Select) {
             along = 1u << ((read_params(p, tgl_sort_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
-        } else if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
+        } else if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_SOFTMAX_BACKWARD ||
+                   op == TGL_OP_LOG_SOFTMAX_BACKWARD) {
             along = 1u << ((read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis + x.rank) % std::max(x.rank, 1));
         } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
-                   op == TGL_OP_ADD_RMS_NORM) {
+                   op == TGL_OP_ADD_RMS_NORM || op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) {
+            // the backward ops' dgamma and dbeta sum over every row: only dx alone is cut
+            for (size_t k = n_in + 1; k < n; ++k)
+                if (p.info->family == OpFamily::Grad && ops[k].present()) return cuts;
             const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
             for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+        } else if (p.info->family == OpFamily::Grad) {
+            break;  // embedding_backward, cross_entropy(_backward): their index check and sums span the op
         } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
                   // every axis, its per-channel operands (C) along the channel axis (1)
             const bool batch_norm = op == TGL_OP_BATCH_NORM;
@@ -388,6 +395,24 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, x.shape[d], axis);
         }
         break;
+    }
+    case OpFamily::Sequence: {
+        const TensorArg& x = ops[0];
+        if (op == TGL_OP_ROPE || op == TGL_OP_ROPE_BACKWARD) {
+            // (x (..., D), positions broadcast to x.shape[:-1]) -> y: every axis but the rows' (D)
+            for (int d = 0; d + 1 < x.rank; ++d)
+                add(CutAxis::Independent, x.shape[d], {d, broadcast_axis(ops[1], x.rank - 1, d, x.shape[d]), d});
+        } else if (op == TGL_OP_FFT || op == TGL_OP_IFFT) {  // (..., n, 2): the leading axes
+            for (int d = 0; d + 2 < x.rank; ++d) add(CutAxis::Independent, x.shape[d], {d, d});
+        } else if (op == TGL_OP_SELECTIVE_SCAN) {
+            // (u, delta (B, D, L), A (D, N), Bm, Cm (B, N, L), Dskip? (D), z? (B, D, L),
+            // delta_bias? (D)) -> (y (B, D, L), last_state? (B, D, N)): B and D (a channel's
+            // recurrence runs along all of L)
+            auto at = [&](size_t k, int a) { return ops[k].present() ? a : -1; };
+            add(CutAxis::Independent, x.shape[0], {0, 0, -1, 0, 0, -1, at(6, 0), -1, 0, at(9, 0)});
+            add(CutAxis::Independent, x.shape[1], {1, 1, 0, -1, -1, at(5, 0), at(6, 1), at(7, 0), 1, at(9, 1)});
+        }
+        break;  // sample: its random stream is keyed by the row's position in the whole batch
     }
     case OpFamily::Generate: {  // full: any axis; eye, tril, triu: the batch axes (all but the last two)
         const TensorArg& y = ops[n_in];
@@ -810,6 +835,26 @@ private:
                             ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
                             : "this op is not run in pieces (its values depend on each element's position in the "
                               "whole output)";
+            break;
+        case OpFamily::Sequence:
+            why = p.info->op == TGL_OP_SAMPLE
+                      ? "sample is not run in pieces (its random stream is keyed by each row's position in the whole "
+                        "batch)"
+                  : p.info->op == TGL_OP_SELECTIVE_SCAN
+                      ? "selective_scan is cut along B and D only (a channel's recurrence runs along all of L), so one "
+                        "channel's sequence must fit one window"
+                      : "the op needs each of its rows (rope: the head dim; fft: the transformed axis) in one window, "
+                        "and only the other axes are cut";
+            break;
+        case OpFamily::Grad:
+            why = p.info->op == TGL_OP_EMBEDDING_BACKWARD || p.info->op == TGL_OP_CROSS_ENTROPY ||
+                          p.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD
+                      ? "this op is not run in pieces (its index check and its sums span the whole op)"
+                  : p.info->op == TGL_OP_LAYER_NORM_BACKWARD || p.info->op == TGL_OP_RMS_NORM_BACKWARD
+                      ? "it is cut along the rows only when dx is its one output (dgamma and dbeta sum over every "
+                        "row), so one row must fit one window"
+                      : "the op needs each of its rows (the elements along the axis it works on) in one window, and "
+                        "only the other axes are cut";
             break;
         case OpFamily::ArgReduce: case OpFamily::Scan: case OpFamily::Select: case OpFamily::Normalize:
             why = p.info->op == TGL_OP_GROUP_NORM

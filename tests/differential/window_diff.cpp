@@ -457,6 +457,65 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {80, 5}), output_of(TGL_DTYPE_I32, {80, 5})}, CompareMode::ExactBits, 0,
                          "top 5 of (80, 30) along axis 1");
          }},
+        // sequence ops: rope/rope_backward every axis but the head dim; fft the leading axes;
+        // selective_scan B and D
+        {"rope_positions_per_sequence", [](Rng& r) {
+             tgl_rope_params p{};
+             p.struct_size = sizeof p;
+             p.mode = TGL_ROPE_NEOX;
+             p.theta_base = 10000;
+             p.factor = 1;
+             p.attn_factor = 1;
+             return spec(TGL_OP_ROPE, param_bytes(p), {floats({2, 3, 30, 16}, Kind::Stepped, r), ints({30}, TGL_DTYPE_I32, 0, 5000, r)},
+                         {output_of(F32, {2, 3, 30, 16})}, CompareMode::Nmse, tol::kTranscendental, "neox rope (2, 3, 30, 16)");
+         }},
+        {"rope_backward_positions_per_batch", [](Rng& r) {
+             return spec(TGL_OP_ROPE_BACKWARD, {}, {floats({2, 5, 21, 12}, Kind::Contiguous, r), ints({2, 1, 21}, TGL_DTYPE_I32, 0, 900, r)},
+                         {output_of(F32, {2, 5, 21, 12})}, CompareMode::Nmse, tol::kTranscendental, "rope_backward (2, 5, 21, 12)");
+         }},
+        {"fft_rows", [](Rng& r) {
+             return spec(TGL_OP_FFT, {}, {floats({5, 7, 32, 2}, Kind::Contiguous, r)}, {output_of(F32, {5, 7, 32, 2})},
+                         CompareMode::Nmse, tol::kReduction, "fft of (5, 7, 32, 2)");
+         }},
+        {"selective_scan_batch_channels", [](Rng& r) {
+             tgl_selective_scan_params p{sizeof p, 1, {0, 0}};
+             const Shape bdl = {3, 10, 40}, bnl = {3, 4, 40};
+             return spec(TGL_OP_SELECTIVE_SCAN, param_bytes(p),
+                         {floats(bdl, Kind::Contiguous, r, -1, 1), floats(bdl, Kind::Contiguous, r, -3, 1),
+                          floats({10, 4}, Kind::Contiguous, r, -4, -0.05), floats(bnl, Kind::Contiguous, r, -1, 1),
+                          floats(bnl, Kind::Contiguous, r, -1, 1), floats({10}, Kind::Contiguous, r, -1, 1),
+                          floats(bdl, Kind::Stepped, r, -3, 3), floats({10}, Kind::Contiguous, r, -0.5, 0.1)},
+                         {output_of(F32, bdl), output_of(F32, {3, 10, 4})}, CompareMode::Nmse, tol::kReduction,
+                         "selective_scan B 3, D 10, L 40, N 4");
+         }},
+        // grad row ops: every axis but the rows'; layer/rms norm backward with dx alone
+        {"softmax_backward_axis1", [](Rng& r) {
+             tgl_softmax_params p{sizeof p, 1, 0.5f, 0};
+             return spec(TGL_OP_SOFTMAX_BACKWARD, param_bytes(p), {floats({9, 25, 8}, Kind::Contiguous, r, 0, 1), floats({9, 25, 8}, Kind::Negative, r)},
+                         {output_of(F32, {9, 25, 8})}, CompareMode::Nmse, tol::kTranscendental, "softmax_backward (9, 25, 8) along axis 1");
+         }},
+        {"log_softmax_backward_rows", [](Rng& r) {
+             return spec(TGL_OP_LOG_SOFTMAX_BACKWARD, {}, {floats({70, 30}, Kind::Contiguous, r, -5, 0), floats({70, 30}, Kind::Contiguous, r)},
+                         {output_of(F32, {70, 30})}, CompareMode::Nmse, tol::kTranscendental, "log_softmax_backward (70, 30)");
+         }},
+        {"cumsum_backward_rows", [](Rng& r) {
+             tgl_scan_params p{sizeof p, 1, 1, 1};
+             return spec(TGL_OP_CUMSUM_BACKWARD, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)}, {output_of(F32, {60, 40})},
+                         CompareMode::Nmse, tol::kReduction, "exclusive reverse cumsum_backward (60, 40)");
+         }},
+        {"layer_norm_backward_dx", [](Rng& r) {
+             return spec(TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 50}, Kind::Contiguous, r), floats({30, 50}, Kind::Contiguous, r),
+                                                          floats({50}, Kind::Contiguous, r)},
+                         {output_of(F32, {30, 50}), absent_output(), absent_output()}, CompareMode::Nmse, tol::kTranscendental,
+                         "layer_norm_backward (30, 50), dx only");
+         }},
+        {"rms_norm_backward_dx_3d", [](Rng& r) {
+             tgl_layer_norm_params p{sizeof p, 2, 1e-5f, 0};
+             return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({7, 6, 30}, Kind::Contiguous, r), floats({7, 6, 30}, Kind::Negative, r),
+                                                                    absent_input()},
+                         {output_of(F32, {7, 6, 30}), absent_output()}, CompareMode::Nmse, tol::kTranscendental,
+                         "rms_norm_backward (7, 6, 30) over 2 dims, dx only");
+         }},
         // generators: full along any axis; tril along its batch axes
         {"full_f16", [](Rng&) {
              tgl_full_params p{};
@@ -804,6 +863,8 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
+        {TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 50}, Kind::Contiguous, rng), floats({30, 50}, Kind::Contiguous, rng), absent_input()},
+         {output_of(F32, {30, 50}), output_of(F32, {50}), absent_output()}, "dgamma and dbeta sum over every row"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
          {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
         {TGL_OP_LINEAR_QKV, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 1100}, Kind::Contiguous, rng), absent_input()},
