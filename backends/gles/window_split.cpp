@@ -13,11 +13,16 @@
 //     C = alpha Ai Bi + C.
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
-//   Route (concat, split, stack along their joined axis): one piece per joined operand, with its
-//     part of the whole.
-//   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all): each piece
-//     reduces its part into a scratch tensor of partial results, which the same reduction (sum for
-//     mean, then a division by the count) reduces into y.
+//     A causal attention's query rows take the prefix of the keys their last row sees.
+//   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
+//     grouped_linear's experts): each piece holds a window of that axis and handles the indices
+//     that land in it; the whole index tensor is checked once, before any piece writes.
+//   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
+//     its rows of W): one piece per routed operand, with its part of the whole.
+//   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all, var, std):
+//     each piece reduces its part into a scratch tensor of partial results, which the same
+//     reduction (sum for mean, then a division by the count) reduces into y; f16 parts are widened
+//     to f32 first (y rounded once, at the end); var/std combine the parts' means and variances.
 // A piece whose operands fit but whose own plan needs a larger scratch (attention's packed k, v)
 // is halved again while a cut shrinks it.
 // An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
