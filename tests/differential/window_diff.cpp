@@ -177,9 +177,9 @@ MultiSpec linear_qkv(const Shape& x, int64_t nq, int64_t nk, int64_t nv, Rng& rn
 // scatter or scatter_add into x along `axis` from src by an index of `index` shape whose values
 // lie in [0, hi] (hi < x's axis: many duplicates, some of y untouched).
 MultiSpec scatter(tgl_op op, const Shape& x, int axis, const Shape& index, const Shape& src, int64_t hi, Rng& rng,
-                  tgl_dtype dt = F32) {
+                  tgl_dtype dt = F32, Kind src_kind = Kind::Stepped) {
     InputArg xs = dt == TGL_DTYPE_I32 ? ints(x, dt, -1000, 1000, rng) : floats(x, Kind::Contiguous, rng, -2, 2, dt);
-    InputArg ss = dt == TGL_DTYPE_I32 ? ints(src, dt, -1000, 1000, rng) : floats(src, Kind::Stepped, rng, -2, 2, dt);
+    InputArg ss = dt == TGL_DTYPE_I32 ? ints(src, dt, -1000, 1000, rng) : floats(src, src_kind, rng, -2, 2, dt);
     tgl_axis_params p{sizeof p, axis};
     const bool exact = op == TGL_OP_SCATTER || dt == TGL_DTYPE_I32;
     return spec(op, param_bytes(p), {xs, ints(index, TGL_DTYPE_I32, 0, hi, rng), ss}, {output_of(dt, x)},
@@ -801,14 +801,21 @@ TEST(WindowIndex, OneHotBadIndexWritesNothing) {
                                     {output_of(F32, {20, 30, 10})}, "holds 10 at position 417");
 }
 
-// An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, the
-// table windows and the one index check held by the graph), replayed over fresh inputs.
+// An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, std's
+// weights, the table, y and expert windows and the one index check held by the graph), replayed
+// over fresh inputs.
 TEST(WindowGraph, ReplaysPieces) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     Rng rng = case_rng();
     Device& d = windowed_device();
-    std::vector<MultiSpec> specs = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
-                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+    auto make = [](Rng& r) {
+        return std::vector<MultiSpec>{reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, r),
+                                      indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, r),
+                                      moments(TGL_OP_STD, {301, 20}, {0}, {20}, r, -2, 2, 1, false, F32, Kind::Contiguous),
+                                      scatter(TGL_OP_SCATTER_ADD, {700, 3}, 0, {30, 3}, {30, 3}, 650, r, F32, Kind::Contiguous),
+                                      grouped_linear(37, 7, 20, 30, true, r)};
+    };
+    const std::vector<MultiSpec> specs = make(rng);
     std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
     ASSERT_EQ(d.api().graph_begin(d.handle()), TGL_OK) << d.plugin().last_error();
     for (const MultiSpec& s : specs) {
@@ -818,8 +825,7 @@ TEST(WindowGraph, ReplaysPieces) {
     tgl_graph g = 0;
     ASSERT_EQ(d.api().graph_end(d.handle(), &g), TGL_OK) << d.plugin().last_error();
     for (int round = 0; round < 2; ++round) {
-        const MultiSpec fresh[2] = {reduce(TGL_OP_MEAN, {301, 20}, {0}, {20}, rng),
-                                    indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, rng)};
+        const std::vector<MultiSpec> fresh = make(rng);
         for (size_t i = 0; i < specs.size(); ++i)
             for (size_t k = 0; k < fresh[i].inputs.size(); ++k) calls[i]->input(k)->set_storage(fresh[i].inputs[k].storage);
         ASSERT_EQ(d.api().graph_replay(d.handle(), g), TGL_OK) << d.plugin().last_error();
