@@ -489,16 +489,25 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         break;
     }
     case OpFamily::Attention: {
+        const TensorArg& q = ops[0];
+        const TensorArg& kv = ops[1];
+        const TensorArg& mask = ops[op == TGL_OP_ATTENTION ? 3 : 6];
+        const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
+        auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
+        if (op == TGL_OP_ATTENTION_BACKWARD) {
+            // (q, k, v, o, do, lse, mask?) -> (dq, dk, dv): batch; KV heads with their q heads (a
+            // KV head's dk, dv sum over its q heads and every query row: neither is cut)
+            add(CutAxis::Independent, q.shape[0], {0, 0, 0, 0, 0, 0, mask_axis(0, q.shape[0]), 0, 0, 0});
+            cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, 1, 1, 1, mask_axis(1, q.shape[1]), 1, 1, 1},
+                                   {group, 1, 1, group, group, group, group, group, 1, 1}});
+            if (cuts.back().extent < 2) cuts.pop_back();
+            break;
+        }
         if (op != TGL_OP_ATTENTION) break;
         // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
         // (causal, bottom-right aligned: each piece of rows with the prefix of keys its last row
         // sees, so that the piece's own bottom-right diagonal is the whole op's)
-        const TensorArg& q = ops[0];
-        const TensorArg& kv = ops[1];
-        const TensorArg& mask = ops[3];
         const bool lse = ops[5].present();
-        const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
-        auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
         add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
         const int mh = mask_axis(1, q.shape[1]);
         cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
@@ -823,7 +832,8 @@ private:
                       ? "attention is cut along the batch, the KV heads with their query heads, and the query rows "
                         "(causal: each piece with the keys its rows see), so one head's keys and values must fit one "
                         "window"
-                      : "this op is not run in pieces (attention forward is)";
+                      : "attention_backward is cut along the batch and the KV heads with their query heads only (a KV "
+                        "head's dk and dv sum over its query heads and rows), so one KV head's group must fit one window";
             break;
         case OpFamily::Index:
             why = p.info->op == TGL_OP_ONE_HOT

@@ -253,6 +253,19 @@ MultiSpec attention(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv,
                     shape_name({B, Hkv, Skv, D}) + (mask ? ", mask (Sq, Skv)" : ""));
 }
 
+// attention_backward of the same inputs, o and lse from the reference's forward, a random do.
+MultiSpec attention_backward(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv, int64_t D, bool causal, Rng& rng) {
+    const MultiSpec fwd = attention(B, Hq, Hkv, Sq, Skv, D, causal, false, rng);
+    const std::vector<std::vector<double>> fo =
+        run_op_values(shared_device(Role::Reference), TGL_OP_ATTENTION, fwd.params.data(), fwd.inputs,
+                      {output_of(F32, {B, Hq, Sq, D}), output_of(F32, {B, Hq, Sq})});
+    return spec(TGL_OP_ATTENTION_BACKWARD, fwd.params,
+                {fwd.inputs[0], fwd.inputs[1], fwd.inputs[2], input_values(F32, {B, Hq, Sq, D}, fo[0]),
+                 floats({B, Hq, Sq, D}, Kind::Contiguous, rng, -1, 1), input_values(F32, {B, Hq, Sq}, fo[1]), absent_input()},
+                {output_of(F32, {B, Hq, Sq, D}), output_of(F32, {B, Hkv, Skv, D}), output_of(F32, {B, Hkv, Skv, D})},
+                CompareMode::Nmse, tol::kMatmul, "attention_backward of " + fwd.what);
+}
+
 struct WindowCase {
     std::string name;
     std::function<MultiSpec(Rng&)> build;
@@ -683,6 +696,9 @@ std::vector<WindowCase> window_cases() {
         {"attention_gqa_causal", [](Rng& r) { return attention(2, 6, 2, 20, 12, 16, true, false, r); }},
         {"attention_rows_mask", [](Rng& r) { return attention(1, 1, 1, 200, 12, 16, false, true, r); }},
         {"attention_mqa_heads", [](Rng& r) { return attention(1, 8, 1, 20, 12, 16, false, false, r); }},
+        // attention_backward: batch, KV heads with their q heads
+        {"attention_backward_gqa_causal", [](Rng& r) { return attention_backward(3, 6, 2, 8, 6, 8, true, r); }},
+        {"attention_backward_heads", [](Rng& r) { return attention_backward(4, 5, 5, 8, 7, 8, false, r); }},
         // causal rows: each piece with the keys its rows see (Sq > Skv: the first rows see none)
         {"attention_causal_rows_mask", [](Rng& r) { return attention(1, 1, 1, 150, 15, 16, true, true, r); }},
         {"attention_causal_rows_unseen", [](Rng& r) { return attention(1, 2, 1, 201, 13, 16, true, false, r); }},
