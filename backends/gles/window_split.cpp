@@ -65,6 +65,7 @@ struct CutAxis {
     // causal attention's keys, of which rows [lo, hi) see those before hi + Skv - Sq
     std::vector<int> prefix = {};
     int64_t shift = 0;
+    bool counts_rows = false;  // sample's rows: a piece's Philox counter offset advances by its first row
 };
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
@@ -416,8 +417,13 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             auto at = [&](size_t k, int a) { return ops[k].present() ? a : -1; };
             add(CutAxis::Independent, x.shape[0], {0, 0, -1, 0, 0, -1, at(6, 0), -1, 0, at(9, 0)});
             add(CutAxis::Independent, x.shape[1], {1, 1, 0, -1, -1, at(5, 0), at(6, 1), at(7, 0), 1, at(9, 1)});
+        } else if (op == TGL_OP_SAMPLE && x.rank == 2 && x.shape[0] >= 2) {
+            // (logits (B, V)) -> token (B): the rows, row b drawing at counter offset + b
+            CutAxis rows{CutAxis::Independent, x.shape[0], {0, 0}};
+            rows.counts_rows = true;
+            cuts.push_back(rows);
         }
-        break;  // sample: its random stream is keyed by the row's position in the whole batch
+        break;
     }
     case OpFamily::Generate: {  // full: any axis; eye, tril, triu: the batch axes (all but the last two)
         const TensorArg& y = ops[n_in];
@@ -635,6 +641,11 @@ private:
                 if (cut.prefix[k] >= 0)
                     part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
             if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
+                tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
+                prm.offset += uint64_t(lo);
+                part.params = param_bytes(prm);
+            }
             if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
@@ -852,10 +863,7 @@ private:
                               "whole output)";
             break;
         case OpFamily::Sequence:
-            why = p.info->op == TGL_OP_SAMPLE
-                      ? "sample is not run in pieces (its random stream is keyed by each row's position in the whole "
-                        "batch)"
-                  : p.info->op == TGL_OP_SELECTIVE_SCAN
+            why = p.info->op == TGL_OP_SELECTIVE_SCAN
                       ? "selective_scan is cut along B and D only (a channel's recurrence runs along all of L), so one "
                         "channel's sequence must fit one window"
                       : "the op needs each of its rows (rope: the head dim; fft: the transformed axis) in one window, "
