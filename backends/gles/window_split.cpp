@@ -495,6 +495,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
         break;
     }
     case OpFamily::Attention: {
+        if (op != TGL_OP_ATTENTION && op != TGL_OP_ATTENTION_BACKWARD) break;
         const TensorArg& q = ops[0];
         const TensorArg& kv = ops[1];
         const TensorArg& mask = ops[op == TGL_OP_ATTENTION ? 3 : 6];
@@ -509,7 +510,6 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             if (cuts.back().extent < 2) cuts.pop_back();
             break;
         }
-        if (op != TGL_OP_ATTENTION) break;
         // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
         // (causal, bottom-right aligned: each piece of rows with the prefix of keys its last row
         // sees, so that the piece's own bottom-right diagonal is the whole op's)
