@@ -66,6 +66,9 @@ struct CutAxis {
     std::vector<int> prefix = {};
     int64_t shift = 0;
     bool counts_rows = false;  // sample's rows: a piece's Philox counter offset advances by its first row
+    // per operand: an f32 output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
+    // each piece writes its part's sums to a scratch of partial results, added up after the pieces
+    std::vector<bool> summed = {};
 };
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
@@ -366,6 +369,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
     case OpFamily::Grad: {  // rows: every axis of x but the ones the op works along
         const TensorArg& x = ops[0];
         uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
+        std::vector<bool> summed;  // outputs summed over the rows
         if (p.info->family == OpFamily::Scan || op == TGL_OP_CUMSUM_BACKWARD) {
             along = 1u << ((read_params(p, tgl_scan_params{0, -1, 0, 0}).axis + x.rank) % std::max(x.rank, 1));
         } else if (p.info->family == OpFamily::Select) {
@@ -375,9 +379,14 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             along = 1u << ((read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis + x.rank) % std::max(x.rank, 1));
         } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
                    op == TGL_OP_ADD_RMS_NORM || op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) {
-            // the backward ops' dgamma and dbeta sum over every row: only dx alone is cut
+            // the backward ops' dgamma and dbeta sum over every row: partial sums per piece, added
+            // up after (f32: f16 ones would be rounded once per piece)
             for (size_t k = n_in + 1; k < n; ++k)
-                if (p.info->family == OpFamily::Grad && ops[k].present()) return cuts;
+                if (p.info->family == OpFamily::Grad && ops[k].present()) {
+                    if (x.dtype != TGL_DTYPE_F32) return cuts;
+                    summed.resize(n);
+                    summed[k] = true;
+                }
             const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
             for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
         } else if (p.info->family == OpFamily::Grad) {
@@ -400,6 +409,7 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
                 if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
             add(CutAxis::Independent, x.shape[d], axis);
         }
+        for (CutAxis& c : cuts) c.summed = summed;
         break;
     }
     case OpFamily::Sequence: {
@@ -631,6 +641,9 @@ private:
     void cut_into(const Piece& p, const CutAxis& cut, int64_t count) {
         if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
         if (cut.kind == CutAxis::Route) return route(p, cut);
+        std::vector<BufferRef> partials(cut.summed.size());  // of the outputs summed over the cut axis
+        for (size_t k = 0; k < cut.summed.size(); ++k)
+            if (cut.summed[k]) partials[k] = dev_.internal_buffer(uint64_t(count * p.operands[k].numel * 4));
         for (int64_t i = 0; i < count; ++i) {
             const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
             Piece part = p;
@@ -651,8 +664,20 @@ private:
                 prm.beta = 1.0f;
                 part.params = param_bytes(prm);
             }
+            for (size_t k = 0; k < partials.size(); ++k)
+                if (partials[k]) {
+                    const TensorArg& t = p.operands[k];
+                    part.operands[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
+                }
             run(part);
         }
+        for (size_t k = 0; k < partials.size(); ++k)
+            if (partials[k]) {
+                const TensorArg& t = p.operands[k];
+                int64_t shape[TGL_MAX_RANK] = {count};
+                std::copy(t.shape, t.shape + t.rank, shape + 1);
+                sum_first_axis(contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0), t);
+            }
     }
 
     // concat, split, stack along their axis; linear_qkv's outputs: one piece per routed operand
@@ -873,9 +898,10 @@ private:
             why = p.info->op == TGL_OP_EMBEDDING_BACKWARD || p.info->op == TGL_OP_CROSS_ENTROPY ||
                           p.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD
                       ? "this op is not run in pieces (its index check and its sums span the whole op)"
-                  : p.info->op == TGL_OP_LAYER_NORM_BACKWARD || p.info->op == TGL_OP_RMS_NORM_BACKWARD
-                      ? "it is cut along the rows only when dx is its one output (dgamma and dbeta sum over every "
-                        "row), so one row must fit one window"
+                  : (p.info->op == TGL_OP_LAYER_NORM_BACKWARD || p.info->op == TGL_OP_RMS_NORM_BACKWARD) &&
+                          t.dtype != TGL_DTYPE_F32
+                      ? "with dgamma or dbeta (sums over every row, rounded once) an f16 op is not run in pieces; f32 "
+                        "is, and dx alone in any dtype"
                       : "the op needs each of its rows (the elements along the axis it works on) in one window, and "
                         "only the other axes are cut";
             break;

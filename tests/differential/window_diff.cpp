@@ -528,6 +528,19 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {30, 50}), absent_output(), absent_output()}, CompareMode::Nmse, tol::kTranscendental,
                          "layer_norm_backward (30, 50), dx only");
          }},
+        {"layer_norm_backward_dgamma_dbeta", [](Rng& r) {
+             return spec(TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({41, 50}, Kind::Contiguous, r), floats({41, 50}, Kind::Stepped, r),
+                                                          floats({50}, Kind::Contiguous, r)},
+                         {output_of(F32, {41, 50}), output_of(F32, {50}), output_of(F32, {50})}, CompareMode::Nmse,
+                         tol::kReduction, "layer_norm_backward (41, 50), dgamma and dbeta summed over pieces");
+         }},
+        {"rms_norm_backward_dgamma_3d", [](Rng& r) {
+             tgl_layer_norm_params p{sizeof p, 1, 1e-5f, 0};
+             return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({9, 7, 30}, Kind::Contiguous, r), floats({9, 7, 30}, Kind::Contiguous, r),
+                                                                    floats({30}, Kind::Contiguous, r)},
+                         {output_of(F32, {9, 7, 30}), output_of(F32, {30})}, CompareMode::Nmse, tol::kReduction,
+                         "rms_norm_backward (9, 7, 30), dgamma summed over pieces of two axes");
+         }},
         {"rms_norm_backward_dx_3d", [](Rng& r) {
              tgl_layer_norm_params p{sizeof p, 2, 1e-5f, 0};
              return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({7, 6, 30}, Kind::Contiguous, r), floats({7, 6, 30}, Kind::Negative, r),
@@ -906,8 +919,9 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
-        {TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 50}, Kind::Contiguous, rng), floats({30, 50}, Kind::Contiguous, rng), absent_input()},
-         {output_of(F32, {30, 50}), output_of(F32, {50}), absent_output()}, "dgamma and dbeta sum over every row"},
+        {TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16),
+                                          floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16), absent_input()},
+         {output_of(TGL_DTYPE_F16, {30, 70}), output_of(TGL_DTYPE_F16, {70}), absent_output()}, "an f16 op is not run in pieces"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
          {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
         {TGL_OP_LINEAR_QKV, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 1100}, Kind::Contiguous, rng), absent_input()},
