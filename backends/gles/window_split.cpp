@@ -13,7 +13,10 @@
 //     C = alpha Ai Bi + C.
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
-//     A causal attention's query rows take the prefix of the keys their last row sees.
+//     A causal attention's query rows take the prefix of the keys their last row sees; a
+//     convolution's output rows the input rows they read (its pads what lies outside x); sample's
+//     rows their place in the Philox stream. An f32 output that sums over the axis (layer/rms norm
+//     backward's dgamma, dbeta) gets each piece's sums as partial results, added up after.
 //   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
 //     grouped_linear's experts): each piece holds a window of that axis and handles the indices
 //     that land in it; the whole index tensor is checked once, before any piece writes.
@@ -69,6 +72,9 @@ struct CutAxis {
     // per operand: an f32 output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
     // each piece writes its part's sums to a scratch of partial results, added up after the pieces
     std::vector<bool> summed = {};
+    // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
+    // read, its pads what of them lies outside x
+    bool halo = false;
 };
 
 int64_t elem_bytes(const TensorArg& t) { return int64_t(tgl_dtype_size(t.dtype)); }
@@ -492,6 +498,12 @@ std::vector<CutAxis> cut_axes(const Piece& p) {
             add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
             const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
             if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
+            if (!transposed && y.rank >= 3) {  // y's first spatial axis, x by the rows it reads
+                const int sp = ch == 1 ? 2 : 1;
+                CutAxis rows{CutAxis::Independent, y.shape[sp], {sp, -1, -1, sp}, {std::max(prm.stride[0], 1), 1, 1, 1}};
+                rows.halo = true;
+                if (rows.extent >= 2) cuts.push_back(rows);
+            }
         }
         break;
     }
@@ -654,6 +666,7 @@ private:
                 if (cut.prefix[k] >= 0)
                     part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
             if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.halo) halo_rows(p, cut.axis[0], lo, hi, part);
             if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
                 tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
                 prm.offset += uint64_t(lo);
@@ -678,6 +691,34 @@ private:
                 std::copy(t.shape, t.shape + t.rank, shape + 1);
                 sum_first_axis(contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0), t);
             }
+    }
+
+    // A convolution's output rows [lo, hi) along x's axis `xa` (its first spatial one): x cut to
+    // the rows they read, [lo s - pad, (hi - 1) s - pad + (k - 1) d + 1), the part of those outside
+    // x the piece's own pads (zeros, as the whole op's). 'same' padding becomes its explicit pads.
+    void halo_rows(const Piece& p, int xa, int64_t lo, int64_t hi, Piece& part) {
+        tgl_conv_params defaults{};
+        defaults.groups = 1;
+        tgl_conv_params prm = read_params(p, defaults);
+        const TensorArg& x = p.operands[0];
+        const TensorArg& w = p.operands[1];
+        const int spatial = x.rank - 2;
+        for (int i = 0; i < spatial; ++i) {
+            prm.stride[i] = std::max(prm.stride[i], 1);
+            prm.dilation[i] = std::max(prm.dilation[i], 1);
+            if (prm.padding_mode != TGL_CONV_PADDING_SAME) continue;
+            const int32_t total = int32_t(prm.dilation[i] * (w.shape[2 + i] - 1));
+            prm.pad_begin[i] = total / 2;
+            prm.pad_end[i] = total - total / 2;
+        }
+        prm.padding_mode = TGL_CONV_PADDING_EXPLICIT;
+        const int64_t reach = (w.shape[2] - 1) * prm.dilation[0] + 1;
+        const int64_t in_lo = lo * prm.stride[0] - prm.pad_begin[0], in_hi = (hi - 1) * prm.stride[0] - prm.pad_begin[0] + reach;
+        const int64_t a = std::min(std::max<int64_t>(in_lo, 0), x.shape[xa]), b = std::min(std::max(in_hi, a), x.shape[xa]);
+        part.operands[0] = cut_view(x, xa, a, b);
+        prm.pad_begin[0] = int32_t(a - in_lo);
+        prm.pad_end[0] = int32_t(in_hi - b);
+        part.params = param_bytes(prm);
     }
 
     // concat, split, stack along their axis; linear_qkv's outputs: one piece per routed operand
@@ -856,9 +897,11 @@ private:
                   "joined operand per piece), and none of those cuts this operand into smaller windows";
             break;
         case OpFamily::Conv:
-            why = "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it) and, "
-                  "with groups == 1, along the channels it outputs (the weight's rows), so one image's input, all "
-                  "its channels, and the weights of one output channel must each fit one window";
+            why = "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it), with "
+                  "groups == 1 along the channels it outputs (the weight's rows), and (conv1d/2d/3d) along its first "
+                  "spatial axis with the input rows each piece reads; so the input rows of one output row (a window "
+                  "spans every channel between: channels-first, most of one image's input) and the weights of one "
+                  "output channel must each fit one window";
             break;
         case OpFamily::Pool:
             why = "a pooling op is cut along N and C only, so one (n, c) plane must fit one window";

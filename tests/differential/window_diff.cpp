@@ -681,6 +681,38 @@ std::vector<WindowCase> window_cases() {
                           floats({3}, Kind::Contiguous, r)},
                          {5, 3, 13, 13}, "conv_transpose2d (5, 4, 6, 6) by (4, 3, 3, 3), stride 2, bias");
          }},
+        // conv: the first spatial axis, each piece with the input rows it reads and its own pads
+        {"conv2d_nhwc_image_rows", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_LAST, 2, 1),
+                         {floats({1, 41, 30, 3}, Kind::Contiguous, r), floats({4, 3, 3, 3}, Kind::Contiguous, r),
+                          floats({4}, Kind::Contiguous, r)},
+                         {1, 21, 15, 4}, "conv2d NHWC (1, 41, 30, 3) by (4, 3, 3, 3), stride 2, pad 1, bias");
+         }},
+        {"conv1d_one_channel_long_dilated", [](Rng& r) {
+             tgl_conv_params p{};
+             p.struct_size = sizeof p;
+             p.groups = 1;
+             p.stride[0] = 3;
+             p.dilation[0] = 2;
+             p.pad_begin[0] = 4;
+             p.pad_end[0] = 1;
+             return conv(TGL_OP_CONV1D, param_bytes(p),
+                         {floats({1, 1, 3001}, Kind::Contiguous, r), floats({5, 1, 7}, Kind::Contiguous, r), absent_input()},
+                         {1, 5, 998}, "conv1d (1, 1, 3001) by (5, 1, 7), stride 3, dilation 2, pads 4, 1");
+         }},
+        {"conv2d_nhwc_same_dilated_groups", [](Rng& r) {
+             tgl_conv_params p{};
+             p.struct_size = sizeof p;
+             p.layout = TGL_CONV_LAYOUT_CHANNELS_LAST;
+             p.groups = 2;
+             p.padding_mode = TGL_CONV_PADDING_SAME;
+             p.activation = TGL_ACTIVATION_RELU;
+             for (int d = 0; d < 3; ++d) p.stride[d] = 1, p.dilation[d] = 2;
+             return conv(TGL_OP_CONV2D, param_bytes(p),
+                         {floats({1, 33, 20, 4}, Kind::Contiguous, r), floats({6, 2, 3, 4}, Kind::Contiguous, r),
+                          floats({6}, Kind::Contiguous, r)},
+                         {1, 33, 20, 6}, "conv2d NHWC (1, 33, 20, 4) by (6, 2, 3, 4), same padding, dilation 2, groups 2, relu");
+         }},
         {"conv2d_backward_input_batch", [](Rng& r) {
              return conv(TGL_OP_CONV2D_BACKWARD_INPUT, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1),
                          {floats({5, 6, 10, 10}, Kind::Contiguous, r), floats({6, 4, 3, 3}, Kind::Contiguous, r)},
