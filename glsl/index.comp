@@ -17,8 +17,9 @@
 //   PASS_COMMIT   y[c] = t[n], converted to Y_DTYPE (scatter_add of f16/bf16).
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
-// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE; WINDOWED (PASS_GATHER of a
-// piece whose x is a window of the indexed axis, backends/gles/window_split.cpp).
+// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE; WINDOWED (a piece of an op
+// run in pieces, backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y are the
+// window [u_lo, u_hi) of the indexed axis).
 #include "grid.glsl"
 #include "dtype.glsl"
 #define STATUS_BINDING 3
@@ -53,7 +54,7 @@ uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
 uniform uint u_op;     // PASS_CHECK: op id, for the error
 uniform uint u_report; // PASS_CHECK: 1 in the report dispatch
 uniform uint u_one;    // PASS_ONE_HOT
-uniform int u_lo;      // WINDOWED: x holds indices [u_lo, u_hi) of the axis
+uniform int u_lo;      // WINDOWED: x (scatter: x and y) holds indices [u_lo, u_hi) of the axis
 uniform int u_hi;
 
 uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, Y_DTYPE)], i, Y_DTYPE); }
@@ -123,8 +124,11 @@ void main() {
 #endif
     y_store_bits(yo, x_bits(xo + v * u_x_str[u_axis]));
 #elif defined(PASS_SCATTER)
+#if defined(WINDOWED)
+    j += u_lo;  // the index value that lands on this element (x and y are a window of the axis)
+#endif
     bool first = u_k_begin == 0;
-    uint bits = first ? x_bits(xo + j * u_x_str[u_axis]) : y_data[n];
+    uint bits = first ? x_bits(xo + c[u_axis] * u_x_str[u_axis]) : y_data[n];
     int len = in_rows ? min(u_index_shape[u_axis], u_k_end) : 0;
     int istep = u_i_str[u_axis], sstep = u_s_str[u_axis];
 #if defined(ADD) && Y_DTYPE == DT_I32

@@ -45,7 +45,9 @@
 // y = K ranges, z = batch. PASS_REDUCE: 1-D over the outputs (grid.glsl).
 // PASS_PACK (WG_SIZE, SRC_DTYPE, PACK_INDEX): dst[u_dst_base + r * u_cols + c] = src[u_src_offset
 //   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
-//   dispatched again with u_report = 1 to store the first bad value and set the fail flag).
+//   dispatched again with u_report = 1 to store the first bad value and set the fail flag;
+//   u_checked = 1: a piece of an op run in pieces, whose whole index was checked under u_check_seq
+//   already (backends/gles/window_split.cpp): store the values and the fail flag, raise nothing).
 #include "dtype.glsl"
 #include "store.glsl"
 #include "grid.glsl"
@@ -66,13 +68,14 @@ uniform int u_dst_base;
 uniform int u_limit;   // PACK_INDEX: valid values are [0, u_limit)
 uniform uint u_op;     // PACK_INDEX: op id, for the error
 uniform uint u_report; // PACK_INDEX: 1 in the report dispatch
+uniform uint u_checked; // PACK_INDEX: 1 where the index was checked before (one dispatch)
 
 void main() {
     uint n = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
 #if defined(PACK_INDEX)
     // The report dispatch's first invocation publishes the verdict of the check dispatch (finished:
     // a barrier separates them) as the fail flag the main pass reads.
-    if (u_report == 1u && n == 0u) dst_data[0] = tgl_op_failed() ? u_check_seq : 0u;
+    if ((u_report == 1u || u_checked == 1u) && n == 0u) dst_data[0] = tgl_op_failed() ? u_check_seq : 0u;
 #endif
     if (n >= u_numel) return;
     int r = int(n) / u_cols, c = int(n) % u_cols;
@@ -80,7 +83,7 @@ void main() {
     uint bits = tgl_extract(src_data[tgl_word_of(i, SRC_DTYPE)], i, SRC_DTYPE);
 #if defined(PACK_INDEX)
     int v = int(bits);
-    if (v >= 0 && v < u_limit) {
+    if (u_checked == 1u || (v >= 0 && v < u_limit)) {
         if (u_report == 0u) dst_data[u_dst_base + int(n)] = uint(v);
     } else if (u_report == 0u) {
         tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, n, uint(u_limit), 0u);

@@ -257,13 +257,21 @@ void run_elementwise(GlesDevice& dev, const OpCall& call);
 void run_reduce(GlesDevice& dev, const OpCall& call);  // reduce_kernels.cpp
 void run_arg_reduce(GlesDevice& dev, const OpCall& call);
 void run_scan(GlesDevice& dev, const OpCall& call);  // also cumsum_backward (Grad)
+// matmul_kernels.cpp. With a piece: a piece of grouped_linear run in pieces (IndexPiece, below):
+// the whole index was checked under piece->check already (add_expert_index_check), and W and the
+// bias hold experts [axis_lo, axis_lo + their size): the rows of other experts are left to the
+// other pieces.
+struct IndexPiece;
 void run_matmul(GlesDevice& dev, const OpCall& call);
+void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece);
+void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
+                            std::vector<Dispatch>& ds);
 void run_norm(GlesDevice& dev, const OpCall& call);
 void run_layout(GlesDevice& dev, const OpCall& call);
-// index_kernels.cpp. A piece of gather/index_select run in pieces (window_split.cpp): the whole
-// index tensor was checked under `check` already (add_index_check), and x is the window
-// [axis_lo, axis_lo + x's size) of the indexed axis: elements whose index lies outside it are
-// left to the other pieces.
+// index_kernels.cpp. A piece of gather/index_select/scatter/scatter_add run in pieces
+// (window_split.cpp): the whole index tensor was checked under `check` already (add_index_check),
+// and x (scatter: x and y) is the window [axis_lo, axis_lo + its size) of the indexed axis:
+// elements whose index lies outside it are left to the other pieces.
 struct IndexPiece {
     GlesDevice::DeviceCheck check;
     int64_t axis_lo = 0;

@@ -35,7 +35,8 @@ const GlesFamily& gles_family(const OpInfo& info);
 
 // The split rules of window_split.cpp, one per family that has one.
 extern const SplitRule kElementwiseSplit, kReduceSplit, kArgReduceSplit, kScanSplit, kMatmulSplit, kNormSplit,
-    kLayoutSplit, kIndexSplit, kSelectSplit, kGenerateSplit, kConvSplit, kPoolSplit, kAttentionSplit;
+    kLayoutSplit, kIndexSplit, kSelectSplit, kGenerateSplit, kConvSplit, kPoolSplit, kAttentionSplit, kSequenceSplit,
+    kGradSplit;
 
 }  // namespace gles
 }  // namespace tgl

@@ -366,7 +366,7 @@ void run_grad(GlesDevice& dev, const OpCall& call) {
 }
 
 void register_grad_kernels(std::vector<GlesFamily>& families) {
-    families.push_back({OpFamily::Grad, run_grad, nullptr});
+    families.push_back({OpFamily::Grad, run_grad, &kGradSplit});
 }
 
 }  // namespace gles

@@ -126,6 +126,7 @@ void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     owner.uniforms.push_back(uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")));
     owner.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
     owner.uniforms.push_back(uniform_int("u_index_shape", to_i32s(p.index_shape, p.rank, "the index's shape")));
+    if (piece) owner.uniforms.push_back(uniform_int("u_lo", {to_i32(piece->axis_lo, "an index window")}));
     // Each element of y walks its whole index row: rows longer than the loop budget take several
     // dispatches, each over a range of the row, in order (the result is the same).
     const uint64_t row = uint64_t(std::max<int64_t>(p.index_shape[p.axis], 1));

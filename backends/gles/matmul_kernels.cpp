@@ -55,8 +55,11 @@ uint64_t tile_step_passes(int bk) { return 1 + loop_cost(uint64_t(bk)); }
 uint64_t gemv_trip_passes(int rows) { return 1 + loop_cost(4) + 4 * loop_cost(uint64_t(rows)) * 2; }
 
 // PASS_PACK of a rank <= 2 operand (rows x cols, strides s0, s1) into side words at dst_base.
+// The expert index is checked under a fresh device check (*check_seq), or under `given`'s; with
+// `checked`, it was checked before (a piece of an op run in pieces): packed only.
 void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
-              const Binding& side, int64_t dst_base, std::vector<Dispatch>& out, uint32_t* check_seq = nullptr) {
+              const Binding& side, int64_t dst_base, std::vector<Dispatch>& out, uint32_t* check_seq = nullptr,
+              const GlesDevice::DeviceCheck* given = nullptr, bool checked = false) {
     const TensorArg& t = call.inputs[size_t(slot)];
     const uint64_t numel = uint64_t(rows * cols);
     if (numel == 0) return;
@@ -82,12 +85,18 @@ void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64
         return;
     }
     // The index: a check dispatch, then the report dispatch that also publishes the fail flag.
-    const GlesDevice::DeviceCheck check = dev.device_check();
-    *check_seq = check.seq;
+    const GlesDevice::DeviceCheck check = given ? *given : dev.device_check();
+    if (check_seq) *check_seq = check.seq;
     d.bindings.push_back(check.status);
     d.uniforms.push_back(uniform_int("u_limit", {to_i32(call.matmul().experts, "the number of experts")}));
     d.uniforms.push_back(uniform_uint("u_op", {uint32_t(call.info->op)}));
     d.uniforms.push_back(uniform_uint("u_check_seq", {check.seq}));
+    d.uniforms.push_back(uniform_uint("u_checked", {checked ? 1u : 0u}));
+    if (checked) {
+        d.uniforms.push_back(uniform_uint("u_report", {0u}));
+        add_chunks(dev, d, groups, out);
+        return;
+    }
     Dispatch report = d;
     d.uniforms.push_back(uniform_uint("u_report", {0u}));
     report.uniforms.push_back(uniform_uint("u_report", {1u}));
@@ -97,10 +106,26 @@ void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64
 
 }  // namespace
 
-void run_matmul(GlesDevice& dev, const OpCall& call) {
+void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
+                            std::vector<Dispatch>& ds) {
+    const MatmulPlan& p = call.matmul();
+    if (p.M == 0) return;
+    // The values are packed into words nobody reads: the pieces pack their own.
+    Binding words;
+    words.keep = dev.internal_buffer(uint64_t(p.M + 1) * 4);
+    words.name = static_cast<GlesBuffer&>(*words.keep).name();
+    words.size = (p.M + 1) * 4;
+    add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, words, 1, ds, nullptr, &check);
+}
+
+void run_matmul(GlesDevice& dev, const OpCall& call) { run_matmul(dev, call, nullptr); }
+
+void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     MatmulPlan p = call.matmul();
     const Limits& L = dev.limits();
     const bool grouped = p.index_input >= 0;
+    // A piece of grouped_linear run in pieces: W and the bias hold experts [e_first, e_first + E).
+    const int64_t e_first = piece ? piece->axis_lo : 0;
     // A stride along a dim of size 1 is never used: zero it so that it cannot overflow 32 bits.
     if (p.M == 1) {
         p.a_m_stride = 0;
@@ -150,7 +175,9 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
              "op '%s': its index, bias, scales and zero points take %lld bytes as f32, more than one shader storage block (%lld bytes)",
              call.info->name, (long long)(words * 4), (long long)dev.max_window_bytes());
     auto pack_side = [&](const Binding& side) {
-        if (grouped) add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, side, idx_base, dispatches, &check_seq);
+        if (grouped)
+            add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, side, idx_base, dispatches, &check_seq,
+                     piece ? &piece->check : nullptr, piece != nullptr);
         if (p.bias_input >= 0)
             add_pack(dev, call, p.bias_input, grouped ? p.experts : 1, p.N, p.bias_e_stride, p.bias_n_stride, side,
                      bias_base, dispatches);
@@ -408,7 +435,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             U.push_back(uniform_int("u_N", {int32_t(pass.n)}));
             U.push_back(uniform_int("u_K", {K}));
             U.push_back(uniform_int("u_a_offset", {a_off}));
-            U.push_back(uniform_int("u_b_offset", {to_i32(b_off + pass.n_base * p.b_n_stride, "W's offset")}));
+            U.push_back(uniform_int("u_b_offset", {to_i32(b_off + pass.n_base * p.b_n_stride - e_first * p.b_e_stride, "W's offset")}));
             U.push_back(uniform_int("u_a_m_stride", {to_i32(p.a_m_stride, "a stride of inputs[0]")}));
             U.push_back(uniform_int("u_a_k_stride", {to_i32(p.a_k_stride, "a stride of inputs[0]")}));
             U.push_back(uniform_int("u_b_k_stride", {to_i32(p.b_k_stride, "a stride of inputs[1]")}));
@@ -421,7 +448,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             U.push_back(uniform_float("u_alpha", p.alpha));
             U.push_back(uniform_float("u_beta", p.beta));
             U.push_back(uniform_int("u_idx_base", {int32_t(idx_base)}));
-            U.push_back(uniform_int("u_bias_base", {int32_t(bias_base + pass.n_base)}));
+            U.push_back(uniform_int("u_bias_base", {to_i32(bias_base + pass.n_base - e_first * p.N, "the bias's base")}));
             U.push_back(uniform_int("u_bias_e", {to_i32(p.N, "N")}));
             U.push_back(uniform_int("u_scale_base", {int32_t(scale_base + pass.n_base * groups)}));
             U.push_back(uniform_int("u_zero_base", {int32_t(zero_base + pass.n_base * groups)}));
@@ -488,8 +515,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call) {
             const uint64_t range = std::min<uint64_t>(uint64_t(t.bm), experts) <= per ? experts : per;
             for (uint64_t e = 0; e < experts; e += range) {
                 Dispatch d = base;
-                d.uniforms.push_back(uniform_int("u_e_lo", {int32_t(e)}));
-                d.uniforms.push_back(uniform_int("u_e_hi", {int32_t(std::min(experts, e + range))}));
+                d.uniforms.push_back(uniform_int("u_e_lo", {to_i32(e_first + int64_t(e), "an expert")}));
+                d.uniforms.push_back(uniform_int("u_e_hi", {to_i32(e_first + int64_t(std::min(experts, e + range)), "an expert")}));
                 add_grid(d, nx, ny, batch_count);
             }
             continue;

@@ -291,7 +291,7 @@ void run_sequence(GlesDevice& dev, const OpCall& call) {
 }
 
 void register_sequence_kernels(std::vector<GlesFamily>& families) {
-    families.push_back({OpFamily::Sequence, run_sequence, nullptr});
+    families.push_back({OpFamily::Sequence, run_sequence, &kSequenceSplit});
 }
 
 }  // namespace gles

@@ -13,11 +13,19 @@
 //     C = alpha Ai Bi + C.
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
-//   Route (concat, split, stack along their joined axis): one piece per joined operand, with its
-//     part of the whole.
-//   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all): each piece
-//     reduces its part into a scratch tensor of partial results, which the same reduction (sum for
-//     mean, then a division by the count) reduces into y.
+//     A causal attention's query rows take the prefix of the keys their last row sees; a
+//     convolution's output rows the input rows they read (its pads what lies outside x); sample's
+//     rows their place in the Philox stream. An f32 output that sums over the axis (layer/rms norm
+//     backward's dgamma, dbeta) gets each piece's sums as partial results, added up after.
+//   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
+//     grouped_linear's experts): each piece holds a window of that axis and handles the indices
+//     that land in it; the whole index tensor is checked once, before any piece writes.
+//   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
+//     its rows of W): one piece per routed operand, with its part of the whole.
+//   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all, var, std):
+//     each piece reduces its part into a scratch tensor of partial results, which the same
+//     reduction (sum for mean, then a division by the count) reduces into y; f16 parts are widened
+//     to f32 first (y rounded once, at the end); var/std combine the parts' means and variances.
 // A piece whose operands fit but whose own plan needs a larger scratch (attention's packed k, v)
 // is halved again while a cut shrinks it.
 // An op that cannot be cut so that its operands fit fails with RESOURCE_EXHAUSTED, saying why.
@@ -51,9 +59,22 @@ struct CutAxis {
     // per operand: elements of its axis per element of this one (empty: 1), e.g. attention's q
     // heads per KV head
     std::vector<int64_t> per = {};
-    // Route (concat, split, stack along their axis): one piece per operand marked here, holding
-    // that operand and its part of the others' axis (stack: 1 element; concat, split: its size)
+    // Route (concat, split, stack along their axis; linear_qkv's outputs): one piece per operand
+    // marked here, holding that operand and its part of the others' axis (the routed operand's
+    // size along its `axis`; stack: -1, 1 element)
     std::vector<bool> routed = {};
+    const OpInfo* piece_op = nullptr;  // Route: the op each piece runs (null: the op itself)
+    // per operand: an axis cut to the prefix [0, hi + shift) of a piece [lo, hi) (empty, -1: none):
+    // causal attention's keys, of which rows [lo, hi) see those before hi + Skv - Sq
+    std::vector<int> prefix = {};
+    int64_t shift = 0;
+    bool counts_rows = false;  // sample's rows: a piece's Philox counter offset advances by its first row
+    // per operand: an f32 output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
+    // each piece writes its part's sums to a scratch of partial results, added up after the pieces
+    std::vector<bool> summed = {};
+    // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
+    // read, its pads what of them lies outside x
+    bool halo = false;
 };
 
 namespace {
@@ -78,8 +99,11 @@ void set_byte_range(TensorArg& t) {
     t.byte_hi = (hi + 1) * elem_bytes(t);
 }
 
-// Elements [lo, hi) of the view along `axis`.
+// Elements [lo, hi) of the view along `axis`, clamped to its size (scatter's index and src may be
+// shorter than y along the axes they share).
 TensorArg cut_view(TensorArg t, int axis, int64_t lo, int64_t hi) {
+    hi = std::min(hi, t.shape[axis]);
+    lo = std::min(lo, hi);
     t.offset += lo * t.strides[axis];
     t.shape[axis] = hi - lo;
     set_byte_range(t);
@@ -154,14 +178,19 @@ void reduced_axes(const Piece& p, bool* reduced, bool* keepdims) {
     for (uint32_t i = 0; i < prm.n_axes && i < TGL_MAX_RANK; ++i) reduced[(prm.axes[i] + r) % r] = true;
 }
 
-// Whether partial results of `op` reduced again by it (sum for mean) give the reduction of the
-// whole, rounded as the op's contract says: exact for max/min/any/all in any dtype; the others
-// keep f32 partial results, so f16 (rounded once at the store) is not cut along a reduced axis.
-bool combinable(tgl_op op, tgl_dtype dt) {
+// Reductions whose partial results reduced again give the whole's in any dtype, bit for bit.
+bool exact_in_any_dtype(tgl_op op) {
+    return op == TGL_OP_MAX || op == TGL_OP_MIN || op == TGL_OP_ANY || op == TGL_OP_ALL;
+}
+
+// Whether `op` combines partial results of parts of a reduced axis (Splitter::combine): max, min,
+// any, all reduced again; sum (mean: then a division), prod, logsumexp and norm reduced again in
+// f32 (f16 x widened part by part, y rounded once at the end); var/std from the parts' means and
+// variances.
+bool combinable(tgl_op op) {
     switch (op) {
-    case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_ANY: case TGL_OP_ALL: return true;
-    case TGL_OP_SUM: case TGL_OP_MEAN: case TGL_OP_PROD: case TGL_OP_LOGSUMEXP: case TGL_OP_NORM:
-        return dt == TGL_DTYPE_F32;
+    case TGL_OP_MAX: case TGL_OP_MIN: case TGL_OP_ANY: case TGL_OP_ALL: case TGL_OP_SUM: case TGL_OP_MEAN:
+    case TGL_OP_PROD: case TGL_OP_LOGSUMEXP: case TGL_OP_NORM: case TGL_OP_VAR: case TGL_OP_STD: return true;
     default: return false;
     }
 }
@@ -250,7 +279,7 @@ void layout_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
             }
             std::vector<bool> routed(n, true);
             routed[shared] = false;
-            std::fill(ax.begin(), ax.end(), -1);
+            std::fill(ax.begin(), ax.end(), op == TGL_OP_STACK ? -1 : a);
             ax[shared] = a;
             if (n >= 3) cuts.push_back(CutAxis{CutAxis::Route, whole.shape[d], ax, {}, routed});
         }
@@ -289,7 +318,7 @@ void reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     const TensorArg& x = ops[0];
     bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
     reduced_axes(p, reduced, &keepdims);
-    const bool combine = combinable(op, x.dtype) && ops[n_in].rank < TGL_MAX_RANK;
+    const bool combine = combinable(op) && ops[n_in].rank < TGL_MAX_RANK;
     int yd = 0;
     for (int d = 0; d < x.rank; ++d) {
         if (!reduced[d]) add(CutAxis::Independent, x.shape[d], {d, yd++});
@@ -300,7 +329,8 @@ void reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
-// Matmul: batch, M and N; matmul's K (f32) accumulated.
+// Matmul: batch, M and N; matmul's K (f32) accumulated; grouped_linear's experts in windows;
+// linear_qkv's outputs routed.
 void matmul_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
@@ -319,22 +349,36 @@ void matmul_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         add(CutAxis::Independent, y.shape[y.rank - 1], {-1, bn, y.rank - 1});
         // f16 C would be rounded once per piece, where the op rounds once: K is cut for f32 only.
         if (y.dtype == TGL_DTYPE_F32) add(CutAxis::Accumulate, a.shape[ak], {ak, bk, -1});
-    } else if (op != TGL_OP_GROUPED_LINEAR) {  // linear, linear_int8, linear_int4, linear_qkv
+    } else if (op == TGL_OP_GROUPED_LINEAR) {
+        // (x (T, K), W (E, N, K), index (T), bias? (E, N)) -> y (T, N): the tokens (x, index
+        // and y rows); N (W's and the bias's second axis: shrinks W's window once a piece holds
+        // one expert); the experts in windows (W's and the bias's first axis: each piece
+        // computes the tokens of its experts, the whole index checked once, up front)
+        const int bias = ops[3].present() ? 1 : -1;
+        add(CutAxis::Independent, y.shape[0], {0, -1, 0, -1, 0});
+        add(CutAxis::Independent, y.shape[1], {-1, 1, -1, bias, 1});
+        add(CutAxis::Window, ops[1].shape[0], {-1, 0, -1, bias == 1 ? 0 : -1, -1});
+    } else {  // linear, linear_int8, linear_int4, linear_qkv
         // y (batch..., N) = x (batch..., K) W (N, K)^T + bias (N): the batch axes of x and
         // the outputs; N: y's last axis and the first of W, its scales, zeros and the bias
-        // (linear_qkv's N is three outputs': only its batch axes are cut)
+        // (linear_qkv's N is three outputs': routed, one linear per output over its rows of
+        // W and the bias)
         for (int d = 0; d < y.rank - 1; ++d) {
             std::vector<int> axis(n, -1);
             axis[0] = d;
             for (size_t k = n_in; k < n; ++k) axis[k] = d;
             add(CutAxis::Independent, y.shape[d], axis);
         }
+        std::vector<int> axis(n, -1);
+        for (size_t k = 1; k < n_in; ++k)
+            if (ops[k].present()) axis[k] = 0;
+        for (size_t k = n_in; k < n; ++k) axis[k] = y.rank - 1;
         if (op != TGL_OP_LINEAR_QKV) {
-            std::vector<int> axis(n, -1);
-            for (size_t k = 1; k < n_in; ++k)
-                if (ops[k].present()) axis[k] = 0;
-            axis[n_in] = y.rank - 1;
             add(CutAxis::Independent, y.shape[y.rank - 1], axis);
+        } else {
+            std::vector<bool> routed(n, false);
+            std::fill(routed.begin() + long(n_in), routed.end(), true);
+            cuts.push_back(CutAxis{CutAxis::Route, ops[1].shape[0], axis, {}, routed, find_op(TGL_OP_LINEAR)});
         }
     }
 }
@@ -352,8 +396,8 @@ void arg_reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
-// Scan, Select, Normalize: rows, every axis of x but the ones the op works along (bit d of `along`:
-// axis d of x is a row axis, not cut), with every operand's axis that follows it.
+// Scan, Select, Normalize, Grad: rows, every axis of x but the ones the op works along (bit d of
+// `along`: axis d of x is a row axis, not cut), with every operand's axis that follows it.
 void row_cuts(const Piece& p, uint32_t along, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
@@ -370,6 +414,15 @@ void row_cuts(const Piece& p, uint32_t along, std::vector<CutAxis>& cuts) {
 // The bit of row_cuts' `along` of an op that works along one axis of x.
 uint32_t along_axis(const TensorArg& x, int axis) { return 1u << ((axis + x.rank) % std::max(x.rank, 1)); }
 
+// The bits of row_cuts' `along` of layer/rms norm (forward and backward): the last n_norm_dims axes.
+uint32_t along_norm_dims(const Piece& p) {
+    const TensorArg& x = p.operands[0];
+    const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
+    uint32_t along = 0;
+    for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+    return along;
+}
+
 void scan_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     row_cuts(p, along_axis(p.operands[0], read_params(p, tgl_scan_params{0, -1, 0, 0}).axis), cuts);
 }
@@ -382,13 +435,11 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& x = ops[0];
-    uint32_t along = 0;  // bit d: axis d of x is a row axis (not cut)
     if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
-        along = along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis);
+        row_cuts(p, along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis), cuts);
     } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
                op == TGL_OP_ADD_RMS_NORM) {
-        const uint32_t n_norm = read_params(p, tgl_layer_norm_params{0, 1, 1e-5f, 0}).n_norm_dims;
-        for (int d = std::max<int>(0, x.rank - int(n_norm)); d < x.rank; ++d) along |= 1u << d;
+        row_cuts(p, along_norm_dims(p), cuts);
     } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
               // every axis, its per-channel operands (C) along the channel axis (1)
         const bool batch_norm = op == TGL_OP_BATCH_NORM;
@@ -398,9 +449,62 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
                 if (ops[k].present()) axis[k] = k == 0 || k == n_in ? d : (d == 1 ? 0 : -1);
             add(CutAxis::Independent, x.shape[d], axis);
         }
+    }
+}
+
+// Grad: the rows of cumsum, softmax/log_softmax and layer/rms norm backward. Layer/rms norm
+// backward's dgamma and dbeta sum over every row: partial sums per piece, added up after (f32:
+// f16 ones would be rounded once per piece). embedding_backward, cross_entropy(_backward): not
+// cut (their index check and sums span the op).
+void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    const TensorArg& x = ops[0];
+    uint32_t along = 0;
+    std::vector<bool> summed;  // outputs summed over the rows
+    if (op == TGL_OP_CUMSUM_BACKWARD) {
+        along = along_axis(x, read_params(p, tgl_scan_params{0, -1, 0, 0}).axis);
+    } else if (op == TGL_OP_SOFTMAX_BACKWARD || op == TGL_OP_LOG_SOFTMAX_BACKWARD) {
+        along = along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis);
+    } else if (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) {
+        for (size_t k = n_in + 1; k < n; ++k)
+            if (ops[k].present()) {
+                if (x.dtype != TGL_DTYPE_F32) return;
+                summed.resize(n);
+                summed[k] = true;
+            }
+        along = along_norm_dims(p);
+    } else {
         return;
     }
+    const size_t first = cuts.size();
     row_cuts(p, along, cuts);
+    for (size_t c = first; c < cuts.size(); ++c) cuts[c].summed = summed;
+}
+
+// Sequence: rope, fft, selective_scan and sample along the axes they do not work along.
+void sequence_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
+    [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
+    const TensorArg& x = ops[0];
+    if (op == TGL_OP_ROPE || op == TGL_OP_ROPE_BACKWARD) {
+        // (x (..., D), positions broadcast to x.shape[:-1]) -> y: every axis but the rows' (D)
+        for (int d = 0; d + 1 < x.rank; ++d)
+            add(CutAxis::Independent, x.shape[d], {d, broadcast_axis(ops[1], x.rank - 1, d, x.shape[d]), d});
+    } else if (op == TGL_OP_FFT || op == TGL_OP_IFFT) {  // (..., n, 2): the leading axes
+        for (int d = 0; d + 2 < x.rank; ++d) add(CutAxis::Independent, x.shape[d], {d, d});
+    } else if (op == TGL_OP_SELECTIVE_SCAN) {
+        // (u, delta (B, D, L), A (D, N), Bm, Cm (B, N, L), Dskip? (D), z? (B, D, L),
+        // delta_bias? (D)) -> (y (B, D, L), last_state? (B, D, N)): B and D (a channel's
+        // recurrence runs along all of L)
+        auto at = [&](size_t k, int a) { return ops[k].present() ? a : -1; };
+        add(CutAxis::Independent, x.shape[0], {0, 0, -1, 0, 0, -1, at(6, 0), -1, 0, at(9, 0)});
+        add(CutAxis::Independent, x.shape[1], {1, 1, 0, -1, -1, at(5, 0), at(6, 1), at(7, 0), 1, at(9, 1)});
+    } else if (op == TGL_OP_SAMPLE && x.rank == 2 && x.shape[0] >= 2) {
+        // (logits (B, V)) -> token (B): the rows, row b drawing at counter offset + b
+        CutAxis rows{CutAxis::Independent, x.shape[0], {0, 0}};
+        rows.counts_rows = true;
+        cuts.push_back(rows);
+    }
 }
 
 // Generate: full: any axis; eye, tril, triu: the batch axes (all but the last two).
@@ -415,12 +519,26 @@ void generate_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
-// Index: gather, index_select and one_hot.
+// Index: gather, index_select, one_hot, scatter and scatter_add.
 void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
     if (op == TGL_OP_ONE_HOT) {  // y (index.shape..., classes): the index's axes
         for (int d = 0; d < ops[0].rank; ++d) add(CutAxis::Independent, ops[0].shape[d], {d, d});
+        return;
+    }
+    if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD) {
+        // (x, index, src) -> y: y and x along any axis; index and src with them along the
+        // others (clamped to their sizes: they may be shorter); along the scatter axis y and
+        // x in windows, each piece taking the indices that land in its window (every y
+        // element still walks its whole index row in order: the last write wins, sums keep
+        // their order), the whole index checked once, up front
+        const TensorArg& y = ops[n_in];
+        const int a = p.index_axis;
+        for (int d = 0; d < y.rank; ++d) {
+            if (d == a) add(CutAxis::Window, y.shape[d], {d, -1, -1, d});
+            else add(CutAxis::Independent, y.shape[d], {d, d, d, d});
+        }
         return;
     }
     if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) return;
@@ -435,7 +553,7 @@ void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
 }
 
-// Conv: batch; output channels (weight rows) where groups == 1.
+// Conv: batch; output channels (weight rows) where groups == 1; conv1d/2d/3d's first spatial axis.
 void conv_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
@@ -455,6 +573,12 @@ void conv_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
         const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
         if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
+        if (!transposed && y.rank >= 3) {  // y's first spatial axis, x by the rows it reads
+            const int sp = ch == 1 ? 2 : 1;
+            CutAxis rows{CutAxis::Independent, y.shape[sp], {sp, -1, -1, sp}, {std::max(prm.stride[0], 1), 1, 1, 1}};
+            rows.halo = true;
+            if (rows.extent >= 2) cuts.push_back(rows);
+        }
     }
 }
 
@@ -470,26 +594,43 @@ void pool_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
-// Attention: forward only.
+// Attention: forward and backward.
 void attention_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
-    if (op != TGL_OP_ATTENTION) return;
-    // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
-    // unless causal (bottom-right aligned: a piece of rows would move the diagonal)
+    if (op != TGL_OP_ATTENTION && op != TGL_OP_ATTENTION_BACKWARD) return;
     const TensorArg& q = ops[0];
     const TensorArg& kv = ops[1];
-    const TensorArg& mask = ops[3];
-    const bool lse = ops[5].present();
+    const TensorArg& mask = ops[op == TGL_OP_ATTENTION ? 3 : 6];
     const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
     auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
+    if (op == TGL_OP_ATTENTION_BACKWARD) {
+        // (q, k, v, o, do, lse, mask?) -> (dq, dk, dv): batch; KV heads with their q heads (a
+        // KV head's dk, dv sum over its q heads and every query row: neither is cut)
+        add(CutAxis::Independent, q.shape[0], {0, 0, 0, 0, 0, 0, mask_axis(0, q.shape[0]), 0, 0, 0});
+        cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, 1, 1, 1, mask_axis(1, q.shape[1]), 1, 1, 1},
+                               {group, 1, 1, group, group, group, group, group, 1, 1}});
+        if (cuts.back().extent < 2) cuts.pop_back();
+        return;
+    }
+    // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
+    // (causal, bottom-right aligned: each piece of rows with the prefix of keys its last row
+    // sees, so that the piece's own bottom-right diagonal is the whole op's)
+    const bool lse = ops[5].present();
     add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
     const int mh = mask_axis(1, q.shape[1]);
     cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
     if (cuts.back().extent < 2) cuts.pop_back();
     if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
-    if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal)
-        add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, lse ? 2 : -1});
+    const int rows_lse = lse ? 2 : -1;
+    if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal) {
+        add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse});
+    } else if (q.shape[2] >= 2) {  // rows [lo, hi) with the keys they see, [0, hi + Skv - Sq)
+        CutAxis rows{CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse}};
+        rows.prefix = {-1, 2, 2, mask_axis(3, kv.shape[2]), -1, -1};
+        rows.shift = kv.shape[2] - q.shape[2];
+        cuts.push_back(rows);
+    }
 }
 
 // The families' refusals: why an op of the family cannot be cut so that operand t fits (the end of
@@ -497,14 +638,8 @@ void attention_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
 
 constexpr const char* kNoCutFits = "none of the op's axes cuts this operand into smaller windows";
 
-const char* reduce_refusal(const Piece& p, const TensorArg& t) {
-    return combinable(p.info->op, t.dtype)
-              ? kNoCutFits
-              : "it would have to be cut along a reduced axis, and this reduction's partial results cannot be "
-                "combined within its contract (var/std; f16 sums, which are rounded once)";
-}
-
-const char* elementwise_refusal(const Piece&, const TensorArg&) {
+// Reduce, Unary, Binary, Ternary.
+const char* no_cut_refusal(const Piece&, const TensorArg&) {
     return kNoCutFits;
 }
 
@@ -512,13 +647,8 @@ const char* matmul_refusal(const Piece& p, const TensorArg& t) {
     return p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
               ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
                 "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
-          : p.info->op == TGL_OP_LINEAR_QKV
-              ? "linear_qkv is cut along its batch axes only (its N is split over three outputs), so W must "
-                "fit one window"
-          : p.info->op == TGL_OP_GROUPED_LINEAR
-              ? "grouped_linear is not run in pieces (a cut along N leaves W (E, N, K) spanning all its "
-                "experts, and a cut along E or T would split its all-or-nothing check of the expert index)"
-              : kNoCutFits;
+              : "none of the op's axes cuts this operand into smaller windows (one row of x, W or y must "
+                "fit one window)";
 }
 
 const char* layout_refusal(const Piece&, const TensorArg&) {
@@ -529,9 +659,11 @@ const char* layout_refusal(const Piece&, const TensorArg&) {
 }
 
 const char* conv_refusal(const Piece&, const TensorArg&) {
-    return "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it) and, "
-           "with groups == 1, along the channels it outputs (the weight's rows), so one image's input, all "
-           "its channels, and the weights of one output channel must each fit one window";
+    return "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it), with "
+           "groups == 1 along the channels it outputs (the weight's rows), and (conv1d/2d/3d) along its first "
+           "spatial axis with the input rows each piece reads; so the input rows of one output row (a window "
+           "spans every channel between: channels-first, most of one image's input) and the weights of one "
+           "output channel must each fit one window";
 }
 
 const char* pool_refusal(const Piece&, const TensorArg&) {
@@ -540,19 +672,20 @@ const char* pool_refusal(const Piece&, const TensorArg&) {
 
 const char* attention_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_ATTENTION
-              ? "attention is cut along the batch, the KV heads with their query heads, and (not causal: the "
-                "bottom-right diagonal depends on Sq) the query rows, so one head's keys and values, and "
-                "with causal one head's queries, must fit one window"
-              : "this op is not run in pieces (attention forward is)";
+              ? "attention is cut along the batch, the KV heads with their query heads, and the query rows "
+                "(causal: each piece with the keys its rows see), so one head's keys and values must fit one "
+                "window"
+              : "attention_backward is cut along the batch and the KV heads with their query heads only (a KV "
+                "head's dk and dv sum over its query heads and rows), so one KV head's group must fit one window";
 }
 
 const char* index_refusal(const Piece& p, const TensorArg&) {
-    return p.info->op == TGL_OP_GATHER || p.info->op == TGL_OP_INDEX_SELECT
-              ? kNoCutFits
-          : p.info->op == TGL_OP_ONE_HOT
+    return p.info->op == TGL_OP_ONE_HOT
               ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
-              : "this op is not run in pieces (gather, index_select and one_hot are; scatter's pieces could "
-                "not keep its all-or-nothing index check and its last-write-wins order)";
+          : p.info->op == TGL_OP_SCATTER || p.info->op == TGL_OP_SCATTER_ADD
+              ? "the index and src are cut along the axes other than the scatter axis only (every element of "
+                "y walks its whole index row), so one such row of each must fit one window"
+              : kNoCutFits;
 }
 
 const char* generate_refusal(const Piece& p, const TensorArg&) {
@@ -562,6 +695,25 @@ const char* generate_refusal(const Piece& p, const TensorArg&) {
                     ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
                     : "this op is not run in pieces (its values depend on each element's position in the "
                       "whole output)";
+}
+
+const char* sequence_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_SELECTIVE_SCAN
+              ? "selective_scan is cut along B and D only (a channel's recurrence runs along all of L), so one "
+                "channel's sequence must fit one window"
+              : "the op needs each of its rows (rope: the head dim; fft: the transformed axis) in one window, "
+                "and only the other axes are cut";
+}
+
+const char* grad_refusal(const Piece& p, const TensorArg& t) {
+    const tgl_op op = p.info->op;
+    return op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
+              ? "this op is not run in pieces (its index check and its sums span the whole op)"
+          : (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) && t.dtype != TGL_DTYPE_F32
+              ? "with dgamma or dbeta (sums over every row, rounded once) an f16 op is not run in pieces; f32 "
+                "is, and dx alone in any dtype"
+              : "the op needs each of its rows (the elements along the axis it works on) in one window, and "
+                "only the other axes are cut";
 }
 
 // ArgReduce, Scan, Select, Normalize.
@@ -586,17 +738,20 @@ class Splitter {
 public:
     explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
 
-    // gather/index_select: the whole index tensor is checked once, up front, under check_; the
-    // pieces' data passes share it, so that a bad index anywhere writes nothing at all and is
-    // reported at its position in the whole tensor.
+    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear):
+    // the whole index tensor is checked once, up front, under check_; the pieces' data passes
+    // share it, so that a bad index anywhere writes nothing at all and is reported at its position
+    // in the whole tensor.
     void check_indices_once(const OpCall& call) {
-        const TensorArg& index = call.inputs[size_t(call.index().index_input)];
+        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR;
+        const TensorArg& index = call.inputs[size_t(experts ? call.matmul().index_input : call.index().index_input)];
         if (dev_.window_bytes(index) > max_)
             refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
         check_ = dev_.device_check();
         indexed_ = true;
         std::vector<Dispatch> ds;
-        add_index_check(dev_, call, check_, ds);
+        if (experts) add_expert_index_check(dev_, call, check_, ds);
+        else add_index_check(dev_, call, check_, ds);
         dev_.submit(call.info->name, std::move(ds));
     }
 
@@ -630,7 +785,7 @@ private:
         const CutAxis* best = nullptr;
         int64_t best_bytes = dev_.window_bytes(p.operands[k]);
         for (const CutAxis& c : cuts) {
-            if (c.axis[k] < 0) continue;
+            if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
             const int64_t half = dev_.window_bytes(halved(p, c, k));
             if (half < best_bytes) best = &c, best_bytes = half;
         }
@@ -639,7 +794,8 @@ private:
 
     // A piece whose operands fit. Where its own plan needs more than a window (attention's scratch
     // of packed k, v and partial rows grows with the piece), it is halved along the cut that
-    // shrinks its largest operand most, while one does; then the plan's error stands.
+    // shrinks its largest operand most (of those a cut shrinks), while one does; then the plan's
+    // error stands.
     void run_fitting(const Piece& p) {
         OpCall call = planned(p);
         if (call.noop) return;
@@ -648,17 +804,23 @@ private:
             ds = dev_.capture([&] {
                 if (!indexed_) return dev_.run(call);
                 const IndexPiece piece{check_, p.axis_lo};
-                run_index(dev_, call, &piece);
+                if (p.info->family == OpFamily::Matmul) run_matmul(dev_, call, &piece);
+                else run_index(dev_, call, &piece);
             });
         } catch (const Error& e) {
             if (e.status() != TGL_ERROR_RESOURCE_EXHAUSTED) throw;
-            size_t largest = 0;
-            for (size_t k = 1; k < p.operands.size(); ++k)
-                if (dev_.window_bytes(p.operands[k]) > dev_.window_bytes(p.operands[largest])) largest = k;
+            // the largest operand that a cut shrinks (causal attention's keys are not cut; its rows are)
+            std::vector<size_t> order(p.operands.size());
+            for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                return dev_.window_bytes(p.operands[a]) > dev_.window_bytes(p.operands[b]);
+            });
             const std::vector<CutAxis> cuts = cut_axes(p);
-            const CutAxis* best = best_cut(p, cuts, largest);
-            if (!best || best->kind == CutAxis::Combine) throw;
-            return cut_into(p, *best, 2);
+            for (size_t k : order) {
+                const CutAxis* best = best_cut(p, cuts, k);
+                if (best && best->kind != CutAxis::Combine) return cut_into(p, *best, 2);
+            }
+            throw;
         }
         dev_.submit(p.info->name, std::move(ds));
     }
@@ -667,39 +829,89 @@ private:
     void cut_into(const Piece& p, const CutAxis& cut, int64_t count) {
         if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
         if (cut.kind == CutAxis::Route) return route(p, cut);
+        std::vector<BufferRef> partials(cut.summed.size());  // of the outputs summed over the cut axis
+        for (size_t k = 0; k < cut.summed.size(); ++k)
+            if (cut.summed[k]) partials[k] = dev_.internal_buffer(uint64_t(count * p.operands[k].numel * 4));
         for (int64_t i = 0; i < count; ++i) {
             const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
             Piece part = p;
             for (size_t k = 0; k < p.operands.size(); ++k)
                 if (cut.axis[k] >= 0)
                     part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+            for (size_t k = 0; k < cut.prefix.size(); ++k)
+                if (cut.prefix[k] >= 0)
+                    part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
             if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.halo) halo_rows(p, cut.axis[0], lo, hi, part);
+            if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
+                tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
+                prm.offset += uint64_t(lo);
+                part.params = param_bytes(prm);
+            }
             if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
                 part.params = param_bytes(prm);
             }
+            for (size_t k = 0; k < partials.size(); ++k)
+                if (partials[k]) {
+                    const TensorArg& t = p.operands[k];
+                    part.operands[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
+                }
             run(part);
         }
+        for (size_t k = 0; k < partials.size(); ++k)
+            if (partials[k]) {
+                const TensorArg& t = p.operands[k];
+                int64_t shape[TGL_MAX_RANK] = {count};
+                std::copy(t.shape, t.shape + t.rank, shape + 1);
+                sum_first_axis(contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0), t);
+            }
     }
 
-    // concat, split, stack along their axis: one piece per joined operand (an empty one adds
-    // nothing), with its part of the whole.
+    // A convolution's output rows [lo, hi) along x's axis `xa` (its first spatial one): x cut to
+    // the rows they read, [lo s - pad, (hi - 1) s - pad + (k - 1) d + 1), the part of those outside
+    // x the piece's own pads (zeros, as the whole op's). 'same' padding becomes its explicit pads.
+    void halo_rows(const Piece& p, int xa, int64_t lo, int64_t hi, Piece& part) {
+        tgl_conv_params defaults{};
+        defaults.groups = 1;
+        tgl_conv_params prm = read_params(p, defaults);
+        const TensorArg& x = p.operands[0];
+        const TensorArg& w = p.operands[1];
+        const int spatial = x.rank - 2;
+        for (int i = 0; i < spatial; ++i) {
+            prm.stride[i] = std::max(prm.stride[i], 1);
+            prm.dilation[i] = std::max(prm.dilation[i], 1);
+            if (prm.padding_mode != TGL_CONV_PADDING_SAME) continue;
+            const int32_t total = int32_t(prm.dilation[i] * (w.shape[2 + i] - 1));
+            prm.pad_begin[i] = total / 2;
+            prm.pad_end[i] = total - total / 2;
+        }
+        prm.padding_mode = TGL_CONV_PADDING_EXPLICIT;
+        const int64_t reach = (w.shape[2] - 1) * prm.dilation[0] + 1;
+        const int64_t in_lo = lo * prm.stride[0] - prm.pad_begin[0], in_hi = (hi - 1) * prm.stride[0] - prm.pad_begin[0] + reach;
+        const int64_t a = std::min(std::max<int64_t>(in_lo, 0), x.shape[xa]), b = std::min(std::max(in_hi, a), x.shape[xa]);
+        part.operands[0] = cut_view(x, xa, a, b);
+        prm.pad_begin[0] = int32_t(a - in_lo);
+        prm.pad_end[0] = int32_t(in_hi - b);
+        part.params = param_bytes(prm);
+    }
+
+    // concat, split, stack along their axis; linear_qkv's outputs: one piece per routed operand
+    // (an empty one adds nothing), with its part of the whole operands (those cut, not routed).
     void route(const Piece& p, const CutAxis& cut) {
-        size_t whole = 0;
-        while (cut.axis[whole] < 0) ++whole;
-        const int a = cut.axis[whole];
-        const bool stack = p.info->op == TGL_OP_STACK;
         int64_t lo = 0;
         for (size_t r = 0; r < p.operands.size(); ++r) {
             if (!cut.routed[r]) continue;
-            const int64_t len = stack ? 1 : p.operands[r].shape[a];
+            const int64_t len = cut.axis[r] >= 0 ? p.operands[r].shape[cut.axis[r]] : 1;
             Piece part = p;
+            if (cut.piece_op) part.info = cut.piece_op;
             part.operands.clear();
             part.n_inputs = 0;
             for (size_t k = 0; k < p.operands.size(); ++k) {
                 if (cut.routed[k] && k != r) continue;
-                part.operands.push_back(k == whole ? cut_view(p.operands[k], a, lo, lo + len) : p.operands[k]);
+                const bool whole = !cut.routed[k] && cut.axis[k] >= 0;
+                part.operands.push_back(whole ? cut_view(p.operands[k], cut.axis[k], lo, lo + len) : p.operands[k]);
                 if (k < p.n_inputs) ++part.n_inputs;
             }
             lo += len;
@@ -708,52 +920,134 @@ private:
     }
 
     // A reduction cut along a reduced axis into `count` parts: partial results, then reduced again.
+    // f16 x (but for max/min/any/all, exact in any dtype) is widened to f32 part by part, so that
+    // the partial results and their reduction are f32 and y is rounded once, at the end, as the op
+    // promises. var/std: each part's mean and variance, combined as Chan et al. (the parts' means'
+    // spread added to their mean variance, weighted by the parts' sizes).
     void combine(const Piece& p, const CutAxis& cut, int64_t count) {
+        const TensorArg& x = p.operands[0];
         const TensorArg& y = p.operands[p.n_inputs];
         const tgl_op op = p.info->op;
+        const bool moments = op == TGL_OP_VAR || op == TGL_OP_STD;
+        const bool widen = x.dtype == TGL_DTYPE_F16 && !exact_in_any_dtype(op);
+        if (widen) count = std::min(cut.extent, 2 * count);  // each part's f32 copy about a window
+        const tgl_dtype pd = widen ? TGL_DTYPE_F32 : y.dtype;  // of the partial results
         const OpInfo* partial_op = find_op(op == TGL_OP_MEAN ? tgl_op(TGL_OP_SUM) : op);
-        // partials: (count, y.shape...) contiguous, y's dtype
+        // partials: (count, y.shape...) contiguous (var/std: the means, then the variances)
         int64_t shape[TGL_MAX_RANK] = {count};
         std::copy(y.shape, y.shape + y.rank, shape + 1);
-        const BufferRef partials = dev_.internal_buffer(uint64_t(count * y.numel * elem_bytes(y)));
-        for (int64_t i = 0; i < count; ++i) {
-            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
-            Piece part = p;
-            part.info = partial_op;
-            part.operands[0] = cut_view(p.operands[0], cut.axis[0], lo, hi);
-            part.operands[p.n_inputs] = contiguous_view(partials, y.dtype, y.rank, y.shape, i * y.numel);
-            run(part);
+        const int64_t pbytes = tgl_dtype_size(pd);
+        const BufferRef partials = dev_.internal_buffer(uint64_t(count * y.numel * pbytes * (moments ? 2 : 1)));
+        BufferRef wide;  // the f32 copy of an f16 part, one for all parts (the dispatches are ordered)
+        if (widen) {
+            int64_t most = 0;
+            for (int64_t i = 0; i < count; ++i)
+                most = std::max(most, cut.extent * (i + 1) / count - cut.extent * i / count);
+            wide = dev_.internal_buffer(uint64_t(std::max<int64_t>(1, x.numel / cut.extent * most * 4)));
         }
-        Piece total = p;
-        total.info = partial_op;
-        total.operands[0] = contiguous_view(partials, y.dtype, y.rank + 1, shape, 0);
-        if (op == TGL_OP_NORM) {
-            tgl_vector_norm_params prm = read_params(p, tgl_vector_norm_params{0, 0, 0, {}, 2.0f});
-            prm.keepdims = 0;
-            prm.n_axes = 1;
-            std::fill(prm.axes, prm.axes + TGL_MAX_RANK, 0);
-            total.params = param_bytes(prm);
-        } else {
-            tgl_reduce_params prm{sizeof prm, 0, 1, {0}, 0};
-            total.params = param_bytes(prm);
-        }
-        run(total);
-        if (op != TGL_OP_MEAN) return;
-        // mean = sum / count of reduced elements (y /= n in place; n is an f32 scalar on the device)
-        const TensorArg& x = p.operands[0];
         bool reduced[TGL_MAX_RANK] = {}, keepdims = false;
         reduced_axes(p, reduced, &keepdims);
-        double n = 1;
+        double n = 1;  // reduced elements
         for (int d = 0; d < x.rank; ++d)
             if (reduced[d]) n *= double(x.shape[d]);
-        const float nf = float(n);
-        const BufferRef scalar = dev_.internal_buffer(sizeof nf);
-        dev_.upload(scalar, 0, &nf, sizeof nf);
-        Piece divide;
-        divide.info = find_op(TGL_OP_DIV);
-        divide.n_inputs = 2;
-        divide.operands = {y, contiguous_view(scalar, TGL_DTYPE_F32, 0, nullptr, 0), y};
-        run(divide);
+        std::vector<float> weights;  // var/std: each part's share of the reduced elements
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
+            TensorArg xi = cut_view(x, cut.axis[0], lo, hi);
+            if (widen) {
+                const TensorArg wi = contiguous_view(wide, TGL_DTYPE_F32, xi.rank, xi.shape, 0);
+                elementwise(TGL_OP_CAST, {xi}, wi);
+                xi = wi;
+            }
+            Piece part = p;
+            part.operands[0] = xi;
+            part.operands[p.n_inputs] = contiguous_view(partials, pd, y.rank, y.shape, i * y.numel);
+            if (!moments) {
+                part.info = partial_op;
+                run(part);
+                continue;
+            }
+            weights.push_back(float(double(hi - lo) / double(cut.extent)));
+            tgl_var_params prm = read_params(p, tgl_var_params{sizeof(tgl_var_params), 0, 0, {}, 1.0f});
+            tgl_reduce_params mean_prm{sizeof mean_prm, prm.keepdims, prm.n_axes, {}, 0};
+            std::copy(prm.axes, prm.axes + TGL_MAX_RANK, mean_prm.axes);
+            part.info = find_op(TGL_OP_MEAN);
+            part.params = param_bytes(mean_prm);
+            run(part);
+            prm.correction = 0.0f;  // the part's mean squared deviation
+            part.info = find_op(TGL_OP_VAR);
+            part.params = param_bytes(prm);
+            part.operands[p.n_inputs] = contiguous_view(partials, pd, y.rank, y.shape, (count + i) * y.numel);
+            run(part);
+        }
+        // y's value in f32: y itself, or (widened) a temporary cast into y at the end
+        const TensorArg total = widen ? contiguous_view(dev_.internal_buffer(uint64_t(y.numel * 4)), TGL_DTYPE_F32, y.rank, y.shape, 0) : y;
+        const TensorArg parts = contiguous_view(partials, pd, y.rank + 1, shape, 0);
+        if (moments) {
+            // mean = sum_i w_i mean_i; M2 / n = sum_i w_i (var_i + (mean_i - mean)^2); var = M2 / (n - correction)
+            int64_t wshape[TGL_MAX_RANK] = {count};
+            std::fill(wshape + 1, wshape + y.rank + 1, int64_t(1));
+            const TensorArg w = f32_values(weights, y.rank + 1, wshape);
+            const TensorArg mean = contiguous_view(dev_.internal_buffer(uint64_t(y.numel * 4)), TGL_DTYPE_F32, y.rank, y.shape, 0);
+            const TensorArg t = contiguous_view(dev_.internal_buffer(uint64_t(count * y.numel * 4)), TGL_DTYPE_F32, y.rank + 1, shape, 0);
+            const TensorArg vars = contiguous_view(partials, pd, y.rank + 1, shape, count * y.numel);
+            elementwise(TGL_OP_MUL, {parts, w}, t);
+            sum_first_axis(t, mean);
+            elementwise(TGL_OP_SUB, {parts, mean}, t);
+            elementwise(TGL_OP_MUL, {t, t}, t);
+            elementwise(TGL_OP_ADD, {t, vars}, t);
+            elementwise(TGL_OP_MUL, {t, w}, t);
+            sum_first_axis(t, total);
+            const double correction = read_params(p, tgl_var_params{sizeof(tgl_var_params), 0, 0, {}, 1.0f}).correction;
+            elementwise(TGL_OP_MUL, {total, f32_values({float(n / std::max(0.0, n - correction))}, 0, nullptr)}, total);
+            if (op == TGL_OP_STD) elementwise(TGL_OP_SQRT, {total}, total);
+        } else {
+            Piece again = p;
+            again.info = partial_op;
+            again.operands[0] = parts;
+            again.operands[p.n_inputs] = total;
+            if (op == TGL_OP_NORM) {
+                tgl_vector_norm_params prm = read_params(p, tgl_vector_norm_params{0, 0, 0, {}, 2.0f});
+                prm.keepdims = 0;
+                prm.n_axes = 1;
+                std::fill(prm.axes, prm.axes + TGL_MAX_RANK, 0);
+                again.params = param_bytes(prm);
+            } else {
+                tgl_reduce_params prm{sizeof prm, 0, 1, {0}, 0};
+                again.params = param_bytes(prm);
+            }
+            run(again);
+            // mean = sum / count of reduced elements (in place; n is an f32 scalar on the device)
+            if (op == TGL_OP_MEAN) elementwise(TGL_OP_DIV, {total, f32_values({float(n)}, 0, nullptr)}, total);
+        }
+        if (widen) elementwise(TGL_OP_CAST, {total}, y);
+    }
+
+    // An elementwise op (or cast) of `ins` into `out`, run as a piece (cut where needed).
+    void elementwise(tgl_op op, std::vector<TensorArg> ins, const TensorArg& out) {
+        Piece e;
+        e.info = find_op(op);
+        e.n_inputs = ins.size();
+        e.operands = std::move(ins);
+        e.operands.push_back(out);
+        run(e);
+    }
+
+    // out = the sum of `in` over its first axis.
+    void sum_first_axis(const TensorArg& in, const TensorArg& out) {
+        Piece s;
+        s.info = find_op(TGL_OP_SUM);
+        s.params = param_bytes(tgl_reduce_params{sizeof(tgl_reduce_params), 0, 1, {0}, 0});
+        s.n_inputs = 1;
+        s.operands = {in, out};
+        run(s);
+    }
+
+    // A contiguous f32 tensor of `shape` on the device holding `values`.
+    TensorArg f32_values(const std::vector<float>& values, int rank, const int64_t* shape) {
+        const BufferRef b = dev_.internal_buffer(values.size() * sizeof(float));
+        dev_.upload(b, 0, values.data(), values.size() * sizeof(float));
+        return contiguous_view(b, TGL_DTYPE_F32, rank, shape, 0);
     }
 
     [[noreturn]] void refuse(const Piece& p, size_t k) {
@@ -777,7 +1071,7 @@ private:
 
     GlesDevice& dev_;
     const int64_t max_;
-    bool indexed_ = false;  // gather/index_select: pieces use check_ (check_indices_once)
+    bool indexed_ = false;  // an op with an index: pieces use check_ (check_indices_once)
     GlesDevice::DeviceCheck check_;
 };
 
@@ -785,8 +1079,8 @@ private:
 
 // The families' split rules, each registered by its family's register_<family>_kernels (a family
 // without one is not run in pieces).
-const SplitRule kElementwiseSplit = {elementwise_cuts, elementwise_refusal};
-const SplitRule kReduceSplit = {reduce_cuts, reduce_refusal};
+const SplitRule kElementwiseSplit = {elementwise_cuts, no_cut_refusal};
+const SplitRule kReduceSplit = {reduce_cuts, no_cut_refusal};
 const SplitRule kArgReduceSplit = {arg_reduce_cuts, rows_refusal};
 const SplitRule kScanSplit = {scan_cuts, rows_refusal};
 const SplitRule kMatmulSplit = {matmul_cuts, matmul_refusal};
@@ -798,6 +1092,8 @@ const SplitRule kGenerateSplit = {generate_cuts, generate_refusal};
 const SplitRule kConvSplit = {conv_cuts, conv_refusal};
 const SplitRule kPoolSplit = {pool_cuts, pool_refusal};
 const SplitRule kAttentionSplit = {attention_cuts, attention_refusal};
+const SplitRule kSequenceSplit = {sequence_cuts, sequence_refusal};
+const SplitRule kGradSplit = {grad_cuts, grad_refusal};
 
 bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     const int64_t max = dev.max_window_bytes();
@@ -805,6 +1101,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     for (const TensorArg& t : call.inputs) fits = fits && dev.window_bytes(t) <= max;
     for (const TensorArg& t : call.outputs) fits = fits && dev.window_bytes(t) <= max;
     if (fits) return false;
+    const tgl_op op = call.info->op;
     Piece whole;
     whole.info = call.info;
     if (call.params) {
@@ -816,7 +1113,10 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     whole.operands.insert(whole.operands.end(), call.outputs.begin(), call.outputs.end());
     whole.n_inputs = call.inputs.size();
     if (const IndexPlan* index = std::get_if<IndexPlan>(&call.plan)) whole.index_axis = index->axis;
-    const bool indexed = call.info->op == TGL_OP_GATHER || call.info->op == TGL_OP_INDEX_SELECT || call.info->op == TGL_OP_ONE_HOT;
+    if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
+        for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
+    const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);
