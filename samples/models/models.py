@@ -31,7 +31,7 @@ NETS = ("resnet50", "mobilenet_v3_large", "vit_b_16", "bert", "gpt2")
 # Sizes: "full" is the named network; "small" keeps its structure at a size llvmpipe runs in
 # seconds (the ctests). batch is the default batch.
 CONFIGS = {
-    "resnet50": {"full": {"image": 224}, "small": {"image": 64}},
+    "resnet50": {"full": {"image": 224}, "small": {"image": 32}},
     "mobilenet_v3_large": {"full": {"image": 224}, "small": {"image": 64}},
     "vit_b_16": {"full": {"image": 224, "patch": 16, "layers": 12, "heads": 12, "hidden": 768, "mlp": 3072},
                  "small": {"image": 32, "patch": 8, "layers": 2, "heads": 2, "hidden": 64, "mlp": 128}},
@@ -103,8 +103,8 @@ def make_gpt2(cfg):
         def forward(self, ids):
             """The full prefix, no cache (PyTorch's reference): logits of the last position."""
             T = ids.shape[1]
-            x = self.wte(ids) + self.wpe(torch.arange(T))
-            allowed = torch.ones(T, T, dtype=torch.bool).tril()
+            x = self.wte(ids) + self.wpe(torch.arange(T, device=ids.device))
+            allowed = torch.ones(T, T, dtype=torch.bool, device=ids.device).tril()
             for b in self.blocks:
                 q, k, v = b.heads(b.ln1(x))
                 x = b.mlp_and_proj(x, attend(q, k, v, allowed))
@@ -119,8 +119,8 @@ def make_gpt2(cfg):
 
         def forward(self, ids):
             g, T = self.gpt, ids.shape[1]
-            x = g.wte(ids) + g.wpe(torch.arange(T))
-            allowed = torch.ones(T, T, dtype=torch.bool).tril()
+            x = g.wte(ids) + g.wpe(torch.arange(T, device=ids.device))
+            allowed = torch.ones(T, T, dtype=torch.bool, device=ids.device).tril()
             ks, vs = [], []
             for b in g.blocks:
                 q, k, v = b.heads(b.ln1(x))
@@ -139,7 +139,7 @@ def make_gpt2(cfg):
         def forward(self, token, pos, k_cache, v_cache):
             g = self.gpt
             x = g.wte(token) + g.wpe(pos)  # (B,1,d)
-            slots = torch.arange(cache_len)
+            slots = torch.arange(cache_len, device=token.device)
             write = (slots == pos).to(x.dtype).reshape(cache_len, 1)  # blend the new K/V in at pos
             allowed = (slots <= pos).reshape(1, cache_len)
             ks, vs = [], []
@@ -182,7 +182,7 @@ def make_bert(cfg):
             self.pool = nn.Linear(d, d)
 
         def forward(self, ids):
-            x = self.ln(self.tok(ids) + self.pos(torch.arange(ids.shape[1])))
+            x = self.ln(self.tok(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device)))
             h = self.encoder(x)
             return h, torch.tanh(self.pool(h[:, 0]))
 
@@ -244,10 +244,9 @@ def build(net, size="full", batch=1, seed=0):
 def onnx_export(module, args, path, input_names, output_names):
     """torch.onnx.export with static shapes and opset 17 (TorchScript exporter: the newer torch on
     the GPU machine defaults to the dynamo exporter, whose opset 18 the runtime does not load)."""
+    import inspect
     torch = torch_module()
-    kw = {}
-    if "dynamo" in torch.onnx.export.__code__.co_varnames:
-        kw["dynamo"] = False
+    kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     # Grad mode on: under no_grad, torch's MultiheadAttention/TransformerEncoderLayer take a fused
     # "fast path" (aten::_native_multi_head_attention) that the exporter cannot express.
     with torch.enable_grad():
@@ -260,12 +259,13 @@ def gpt2_decode_inputs(token, pos, k_cache, v_cache):
             "k_cache": k_cache, "v_cache": v_cache}
 
 
-def export(net, out, size="full", batch=1, seed=0):
-    """Writes DIR/model.onnx (gpt2: prefill.onnx and decode.onnx), input_<name>.npy,
-    expected_<output>.npy and meta.json."""
+def export(net, out, size="full", batch=1, seed=0, reference=True, built=None):
+    """Writes DIR/model.onnx (gpt2: prefill.onnx and decode.onnx), input_<name>.npy, meta.json
+    and, with `reference`, PyTorch's outputs on the CPU (expected_<output>.npy). built: the
+    result of build(net, size, batch, seed) if the caller has it."""
     torch = torch_module()
     os.makedirs(out, exist_ok=True)
-    b = build(net, size, batch, seed)
+    b = built or build(net, size, batch, seed)
     meta = {"net": net, "size": size, "batch": batch, "seed": seed, "torch": torch.__version__,
             "config": b["cfg"], "tolerance": TOLERANCES[net]}
     with torch.no_grad():
@@ -279,30 +279,40 @@ def export(net, out, size="full", batch=1, seed=0):
             onnx_export(b["decode"], tuple(torch.from_numpy(a) for a in dec_in.values()),
                         os.path.join(out, "decode.onnx"), list(dec_in), ["logits", "next_token", "k_cache_out", "v_cache_out"])
             np.save(os.path.join(out, "input_ids.npy"), ids.numpy())
+            for k, a in dec_in.items():
+                np.save(os.path.join(out, "decode_input_%s.npy" % k), a)
+            meta["files"] = ["prefill.onnx", "decode.onnx"]
             # The reference: greedy decode re-running the full prefix at each step, no cache.
             seq, step_logits = ids, []
-            for _ in range(cfg["new"]):
+            for _ in range(cfg["new"] if reference else 0):
                 lg = b["gpt"](seq)
                 step_logits.append(lg.numpy())
                 seq = torch.cat([seq, lg.argmax(-1, keepdim=True)], dim=1)
-            np.save(os.path.join(out, "expected_tokens.npy"), seq[:, cfg["prompt"]:].numpy())
-            np.save(os.path.join(out, "expected_step_logits.npy"), np.stack(step_logits))
-            # One decode step's inputs and outputs for tensorgl-run (the first step after the prompt).
-            for k, a in dec_in.items():
-                np.save(os.path.join(out, "decode_input_%s.npy" % k), a)
-            np.save(os.path.join(out, "decode_expected_logits.npy"), step_logits[1])
-            meta["files"] = ["prefill.onnx", "decode.onnx"]
+            meta["runs"] = [{"model": "prefill.onnx", "inputs": {"ids": "input_ids.npy"}, "expected": {}},
+                            {"model": "decode.onnx", "inputs": {k: "decode_input_%s.npy" % k for k in dec_in}, "expected": {}}]
+            if reference:
+                np.save(os.path.join(out, "expected_tokens.npy"), seq[:, cfg["prompt"]:].numpy())
+                np.save(os.path.join(out, "expected_step_logits.npy"), np.stack(step_logits))
+                # tensorgl-run's checks: the prefill, and the first decode step (whose inputs are
+                # the prefill's outputs: PyTorch's first token at position `prompt`).
+                np.save(os.path.join(out, "prefill_expected_logits.npy"), step_logits[0])
+                np.save(os.path.join(out, "decode_expected_logits.npy"), step_logits[1])
+                meta["runs"][0]["expected"] = {"logits": "prefill_expected_logits.npy"}
+                meta["runs"][1]["expected"] = {"logits": "decode_expected_logits.npy"}
         else:
             names = list(b["inputs"])
             args = tuple(b["inputs"].values())
             onnx_export(b["model"], args, os.path.join(out, "model.onnx"), names, b["outputs"])
-            outs = b["model"](*args)
-            outs = outs if isinstance(outs, tuple) else (outs,)
             for n, t in b["inputs"].items():
                 np.save(os.path.join(out, "input_%s.npy" % n), t.numpy())
-            for n, t in zip(b["outputs"], outs):
-                np.save(os.path.join(out, "expected_%s.npy" % n), t.numpy())
             meta["files"] = ["model.onnx"]
+            meta["runs"] = [{"model": "model.onnx", "inputs": {n: "input_%s.npy" % n for n in names}, "expected": {}}]
+            if reference:
+                outs = b["model"](*args)
+                outs = outs if isinstance(outs, tuple) else (outs,)
+                for n, t in zip(b["outputs"], outs):
+                    np.save(os.path.join(out, "expected_%s.npy" % n), t.numpy())
+                meta["runs"][0]["expected"] = {n: "expected_%s.npy" % n for n in b["outputs"]}
     with open(os.path.join(out, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
@@ -340,6 +350,21 @@ def gpt2_generate(prefill, decode, ids, new_tokens, teacher=None):
     return np.stack(tokens, axis=1), np.stack(step_logits)
 
 
+def tensorgl_run_commands(directory, plugin="gles", output_dir="out"):
+    """The tensorgl-run command lines (argument lists after the program) of an exported directory,
+    with each run's expected outputs: [(args, {output: expected .npy path})]."""
+    with open(os.path.join(directory, "meta.json")) as f:
+        meta = json.load(f)
+    cmds = []
+    for r in meta["runs"]:
+        args = [os.path.join(directory, r["model"]), "--plugin=" + plugin]
+        for name, npy in r["inputs"].items():
+            args += ["--input", "%s=%s" % (name, os.path.join(directory, npy))]
+        args += ["--output-dir", os.path.join(output_dir, os.path.splitext(r["model"])[0])]
+        cmds.append((args, {o: os.path.join(directory, e) for o, e in r["expected"].items()}))
+    return cmds
+
+
 def check(net, directory, plugin="gles", record_graph=False, log=print):
     """Runs the exported model(s) of `directory` with InferenceSession on `plugin` and compares with
     PyTorch's outputs. Returns {output: (max abs, max rel-to-max, ok)}."""
@@ -359,9 +384,19 @@ def check(net, directory, plugin="gles", record_graph=False, log=print):
             tokens, _ = gpt2_generate(pre, dec, ids, new)
         d = max_diff(forced_logits, want_logits)
         result["step_logits"] = d + (within(forced_logits, want_logits, tol),)
-        same = int(np.sum(tokens == want_tokens))
-        result["tokens"] = (tokens.size - same, 0.0, same == tokens.size)
-        log("%s on %s: greedy tokens %d/%d equal to PyTorch's: %s" % (net, plugin, same, tokens.size, tokens[0].tolist()))
+        same = tokens == want_tokens
+        ok = bool(same.all())
+        if not ok:
+            # Greedy decoding amplifies a near-tie: accept a different token only where PyTorch's
+            # own top-2 margin at the first differing step is within our logits' difference.
+            step = int(np.argmin(same.all(axis=0)))
+            top2 = np.sort(want_logits[step], axis=-1)[:, -2:]
+            margin = float(np.min(top2[:, 1] - top2[:, 0]))
+            ok = margin <= 2 * result["step_logits"][0]
+            log("%s on %s: tokens differ from step %d on; PyTorch's top-2 margin there %.3g (%s)" % (
+                net, plugin, step, margin, "a near-tie" if ok else "NOT a near-tie"))
+        result["tokens"] = (int(tokens.size - same.sum()), 0.0, ok)
+        log("%s on %s: greedy tokens %d/%d equal to PyTorch's: %s" % (net, plugin, int(same.sum()), tokens.size, tokens[0].tolist()))
     else:
         with InferenceSession(p("model.onnx"), plugin=plugin, record_graph=record_graph) as s:
             feeds = {a.name: np.load(p("input_%s.npy" % a.name)) for a in s.get_inputs()}
