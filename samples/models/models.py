@@ -254,9 +254,17 @@ def onnx_export(module, args, path, input_names, output_names):
                           output_names=output_names, do_constant_folding=True, **kw)
 
 
-def gpt2_decode_inputs(token, pos, k_cache, v_cache):
-    return {"token": np.asarray(token, np.int64).reshape(-1, 1), "pos": np.array([pos], np.int64),
-            "k_cache": k_cache, "v_cache": v_cache}
+# The decode step's cache stays on the device from step to step: InferenceSession(carry=...) copies
+# each step's new cache into the next step's input there (tglrt_load_options.carries).
+GPT2_DECODE_CARRY = {"k_cache_out": "k_cache", "v_cache_out": "v_cache"}
+
+
+def gpt2_decode_inputs(token, pos, k_cache=None, v_cache=None):
+    """The decode step's feed; without caches: the carried ones."""
+    feed = {"token": np.asarray(token, np.int64).reshape(-1, 1), "pos": np.array([pos], np.int64)}
+    if k_cache is not None:
+        feed.update(k_cache=k_cache, v_cache=v_cache)
+    return feed
 
 
 def export(net, out, size="full", batch=1, seed=0, reference=True, built=None):
@@ -336,7 +344,8 @@ def within(got, want, tol):
 
 
 def gpt2_generate(prefill, decode, ids, new_tokens, teacher=None):
-    """Greedy decode with tensorgl sessions: prefill, then decode steps feeding the cache back.
+    """Greedy decode with tensorgl sessions: prefill, then decode steps (a session loaded with
+    carry=GPT2_DECODE_CARRY: the prefill's cache is uploaded once, then stays on the device).
     teacher: PyTorch's tokens, fed instead of ours so that every step's logits are comparable
     even if a near-tie flipped a token. Returns (tokens (B,new), step logits (new,B,V))."""
     logits, nxt, kc, vc = prefill.run(None, {"ids": ids})
@@ -344,7 +353,8 @@ def gpt2_generate(prefill, decode, ids, new_tokens, teacher=None):
     P = ids.shape[1]
     for i in range(1, new_tokens):
         fed = teacher[:, i - 1] if teacher is not None else nxt
-        logits, nxt, kc, vc = decode.run(None, gpt2_decode_inputs(fed, P + i - 1, kc, vc))
+        feed = gpt2_decode_inputs(fed, P + i - 1, kc, vc) if i == 1 else gpt2_decode_inputs(fed, P + i - 1)
+        logits, nxt = decode.run(["logits", "next_token"], feed)
         tokens.append(nxt)
         step_logits.append(logits)
     return np.stack(tokens, axis=1), np.stack(step_logits)
@@ -377,7 +387,7 @@ def check(net, directory, plugin="gles", record_graph=False, log=print):
     if net == "gpt2":
         new = meta["config"]["new"]
         with InferenceSession(p("prefill.onnx"), plugin=plugin, record_graph=record_graph) as pre, \
-                InferenceSession(p("decode.onnx"), plugin=plugin, record_graph=record_graph) as dec:
+                InferenceSession(p("decode.onnx"), plugin=plugin, record_graph=record_graph, carry=GPT2_DECODE_CARRY) as dec:
             ids = np.load(p("input_ids.npy"))
             want_tokens, want_logits = np.load(p("expected_tokens.npy")), np.load(p("expected_step_logits.npy"))
             _, forced_logits = gpt2_generate(pre, dec, ids, new, teacher=want_tokens)
