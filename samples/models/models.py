@@ -343,21 +343,27 @@ def within(got, want, tol):
     return bool(np.all(np.abs(got - want) <= bound))
 
 
-def gpt2_generate(prefill, decode, ids, new_tokens, teacher=None):
-    """Greedy decode with tensorgl sessions: prefill, then decode steps (a session loaded with
-    carry=GPT2_DECODE_CARRY: the prefill's cache is uploaded once, then stays on the device).
-    teacher: PyTorch's tokens, fed instead of ours so that every step's logits are comparable
-    even if a near-tie flipped a token. Returns (tokens (B,new), step logits (new,B,V))."""
-    logits, nxt, kc, vc = prefill.run(None, {"ids": ids})
-    tokens, step_logits = [nxt], [logits]
-    P = ids.shape[1]
+def gpt2_decode(decode, first, P, new_tokens, k_cache, v_cache, teacher=None):
+    """Greedy decode steps after the prefill (its token `first`, its cache) with a decode session
+    loaded with carry=GPT2_DECODE_CARRY: the cache is uploaded at the first step, then stays on
+    the device. teacher: tokens fed instead of ours. Returns (tokens, step logits) lists."""
+    tokens, step_logits, nxt = [], [], first
     for i in range(1, new_tokens):
         fed = teacher[:, i - 1] if teacher is not None else nxt
-        feed = gpt2_decode_inputs(fed, P + i - 1, kc, vc) if i == 1 else gpt2_decode_inputs(fed, P + i - 1)
+        feed = gpt2_decode_inputs(fed, P + i - 1, k_cache, v_cache) if i == 1 else gpt2_decode_inputs(fed, P + i - 1)
         logits, nxt = decode.run(["logits", "next_token"], feed)
         tokens.append(nxt)
         step_logits.append(logits)
-    return np.stack(tokens, axis=1), np.stack(step_logits)
+    return tokens, step_logits
+
+
+def gpt2_generate(prefill, decode, ids, new_tokens, teacher=None):
+    """Greedy decode with tensorgl sessions: the prefill, then gpt2_decode. teacher: PyTorch's
+    tokens, fed instead of ours so that every step's logits are comparable even if a near-tie
+    flipped a token. Returns (tokens (B,new), step logits (new,B,V))."""
+    logits, nxt, kc, vc = prefill.run(None, {"ids": ids})
+    tokens, step_logits = gpt2_decode(decode, nxt, ids.shape[1], new_tokens, kc, vc, teacher)
+    return np.stack([nxt] + tokens, axis=1), np.stack([logits] + step_logits)
 
 
 def tensorgl_run_commands(directory, plugin="gles", output_dir="out"):
