@@ -96,9 +96,12 @@ def make_gpt2(cfg):
             self.wte, self.wpe = nn.Embedding(cfg["vocab"], d), nn.Embedding(cfg["ctx"], d)
             self.blocks = nn.ModuleList([Block() for _ in range(cfg["layers"])])
             self.ln_f = nn.LayerNorm(d)
+            # A zero bias: with it torch.onnx writes the head as Gemm(transB=1) over the embedding
+            # itself (tied in the file too); without, as MatMul over a folded transposed copy.
+            self.register_buffer("head_bias", torch.zeros(cfg["vocab"]))
 
-        def head(self, x_last):  # (B,d) -> logits (B,V), the tied head (Gemm transB over wte)
-            return F.linear(self.ln_f(x_last), self.wte.weight)
+        def head(self, x_last):  # (B,d) -> logits (B,V), the head tied to wte
+            return F.linear(self.ln_f(x_last), self.wte.weight, self.head_bias)
 
         def forward(self, ids):
             """The full prefix, no cache (PyTorch's reference): logits of the last position."""
