@@ -286,6 +286,10 @@ bool fold_integer(Lowering& L, const std::vector<const Value*>& xs) {
     if (op == "LessOrEqual") return binary([](int64_t p, int64_t q) { return (int64_t)(p <= q); }, TensorProto::BOOL);
     if (op == "Greater") return binary([](int64_t p, int64_t q) { return (int64_t)(p > q); }, TensorProto::BOOL);
     if (op == "GreaterOrEqual") return binary([](int64_t p, int64_t q) { return (int64_t)(p >= q); }, TensorProto::BOOL);
+    if (op == "And") return binary([](int64_t p, int64_t q) { return (int64_t)(p && q); }, TensorProto::BOOL);
+    if (op == "Or") return binary([](int64_t p, int64_t q) { return (int64_t)(p || q); }, TensorProto::BOOL);
+    if (op == "Xor") return binary([](int64_t p, int64_t q) { return (int64_t)((p != 0) != (q != 0)); }, TensorProto::BOOL);
+    if (op == "Not") { for (auto& v : a) v = !v; return emit(TensorProto::BOOL, x.shape, a); }
     if ((op == "Max" || op == "Min") && xs.size() == 2)
         return op == "Max" ? binary([](int64_t p, int64_t q) { return std::max(p, q); }, x.type)
                            : binary([](int64_t p, int64_t q) { return std::min(p, q); }, x.type);
