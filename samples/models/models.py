@@ -246,6 +246,17 @@ def build(net, size="full", batch=1, seed=0):
     return {"model": model, "inputs": {"image": x}, "outputs": ["logits"], "cfg": cfg}
 
 
+def _plain_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **_):
+    """scaled_dot_product_attention as MatMul, Softmax, MatMul (inference: no dropout)."""
+    torch = torch_module()
+    s = torch.matmul(q, k.transpose(-2, -1)) * (scale if scale is not None else 1.0 / math.sqrt(q.shape[-1]))
+    if is_causal:
+        s = s.masked_fill(~torch.ones(s.shape[-2], s.shape[-1], dtype=torch.bool, device=s.device).tril(), float("-inf"))
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+    return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
 def onnx_export(module, args, path, input_names, output_names):
     """torch.onnx.export with static shapes and opset 17 (TorchScript exporter: the newer torch on
     the GPU machine defaults to the dynamo exporter, whose opset 18 the runtime does not load)."""
@@ -253,10 +264,20 @@ def onnx_export(module, args, path, input_names, output_names):
     torch = torch_module()
     kw = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     # Grad mode on: under no_grad, torch's MultiheadAttention/TransformerEncoderLayer take a fused
-    # "fast path" (aten::_native_multi_head_attention) that the exporter cannot express.
-    with torch.enable_grad():
-        torch.onnx.export(module, args, path, opset_version=17, input_names=input_names,
-                          output_names=output_names, do_constant_folding=True, **kw)
+    # "fast path" (aten::_native_multi_head_attention) that the exporter cannot express. Torch 2's
+    # MultiheadAttention calls F.scaled_dot_product_attention, whose export computes its scale
+    # from shapes at run time: the plain form (the one torch 1.13 writes) keeps the graphs alike.
+    F = torch.nn.functional
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+    try:
+        if sdpa is not None:
+            F.scaled_dot_product_attention = _plain_attention
+        with torch.enable_grad():
+            torch.onnx.export(module, args, path, opset_version=17, input_names=input_names,
+                              output_names=output_names, do_constant_folding=True, **kw)
+    finally:
+        if sdpa is not None:
+            F.scaled_dot_product_attention = sdpa
 
 
 # The decode step's cache stays on the device from step to step: InferenceSession(carry=...) copies
