@@ -80,6 +80,7 @@ class Torch:
         self.torch, self.device = torch, torch.device(device)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")  # the same, in torch 2's words
 
     def sync(self):
         if self.device.type == "cuda":
