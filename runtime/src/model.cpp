@@ -454,10 +454,12 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
     for (uint32_t i = 0; i < n_inputs; ++i) {
         const tglrt_tensor_info& ti = M.input_info[i];
         if (!inputs[i] && !input_bytes[i] && ti.bytes && i < M.carried.size() && M.carried[i]) continue;  // keeps the carried value
+        bool is_carried = std::any_of(M.carries.begin(), M.carries.end(), [&](auto c) { return c.second == i; });
         if (input_bytes[i] != ti.bytes || (ti.bytes && !inputs[i]))
             throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) + " ('" + ti.name + "'): " + std::to_string(input_bytes[i]) +
                                                           " bytes given, expected " + std::to_string(ti.bytes) + " (" +
-                                                          onnx_type_name(ti.dtype) + " " + shape_str(P.values[P.inputs[i]].shape) + ")");
+                                                          onnx_type_name(ti.dtype) + " " + shape_str(P.values[P.inputs[i]].shape) + ")" +
+                                                          (is_carried ? "; a carried input may be NULL only once a run has carried a value into it" : ""));
     }
     for (uint32_t i = 0; i < n_outputs; ++i)
         if (!(outputs[i] == nullptr && output_bytes[i] == 0) && (output_bytes[i] != M.output_info[i].bytes || (output_bytes[i] && !outputs[i])))
@@ -548,8 +550,9 @@ constexpr uint32_t kLoadOptionsV1Size = (uint32_t)offsetof(tglrt_load_options, n
 // The carried (output, input) names of the options, checked for NULLs.
 static std::vector<std::pair<std::string, std::string>> carries_of(const tglrt_load_options* opt) {
     std::vector<std::pair<std::string, std::string>> r;
-    if (!opt || opt->struct_size == kLoadOptionsV1Size || !opt->n_carries) return r;
+    if (!opt || opt->struct_size == kLoadOptionsV1Size) return r;
     if (opt->reserved2) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->reserved2 must be 0");
+    if (!opt->n_carries) return r;
     if (!opt->carries) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->carries is NULL");
     for (uint32_t i = 0; i < opt->n_carries; ++i) {
         if (!opt->carries[i].output || !opt->carries[i].input)

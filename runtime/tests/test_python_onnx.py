@@ -187,6 +187,20 @@ def test_carry_keeps_state_on_device(plugin, graph, tmp_path):
         np.testing.assert_allclose(state, s0 + xs[0], rtol=1e-6, err_msg="seed %d" % SEED)
 
 
+def test_carry_null_before_a_run_is_refused_by_the_c_api(tmp_path):
+    """The C API itself (below the session's own check): NULL for a carried input before any run."""
+    path = tmp_path / "acc.onnx"
+    path.write_bytes(accumulator_model().SerializeToString())
+    with tgo.InferenceSession(str(path), plugin=PLUGINS[0], carry={"state_out": "state"}) as sess:
+        x = np.ones((2, 3), np.float32)
+        outs = [np.empty((2, 3), np.float32), None]
+        with pytest.raises(tgo.OnnxRuntimeError, match="may be NULL only once a run has carried a value"):
+            sess._rt.run(sess._model, [None, x], outs)
+        sess._rt.run(sess._model, [x, x], outs)  # carries 2x into state
+        sess._rt.run(sess._model, [None, x], outs)
+        np.testing.assert_array_equal(outs[0], np.full((2, 3), 6, np.float32))
+
+
 @pytest.mark.parametrize("carry, message", [
     ({"nope": "state"}, "carry: the model has no output 'nope'"),
     ({"state_out": "nope"}, "carry: the model has no input 'nope'"),
