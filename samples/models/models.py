@@ -220,15 +220,20 @@ def randomize_norm_statistics(model, gen):
             m.bias.data.uniform_(-0.2, 0.2, generator=gen)
 
 
-def build(net, size="full", batch=1, seed=0):
+def build(net, size="full", batch=1, seed=0, overrides=None):
     """(modules, example inputs): {"model": (module, {name: tensor})} or, for gpt2, prefill and
-    decode modules and the full-prefix reference. Random weights from `seed`."""
+    decode modules and the full-prefix reference. Random weights from `seed`. overrides: {key:
+    int} replacing entries of CONFIGS[net][size] (e.g. a shorter GPT-2 prompt)."""
     torch = torch_module()
     if net not in NETS:
         raise SystemExit("unknown network %r: expected one of %s" % (net, ", ".join(NETS)))
     if size not in CONFIGS[net]:
         raise SystemExit("unknown size %r: expected full or small" % size)
-    cfg = CONFIGS[net][size]
+    cfg = dict(CONFIGS[net][size])
+    for k, v in (overrides or {}).items():
+        if k not in cfg:
+            raise SystemExit("--config %s: %s has no such setting (it has %s)" % (k, net, ", ".join(cfg)))
+        cfg[k] = int(v)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed + 1)
     if net == "gpt2":
@@ -293,13 +298,13 @@ def gpt2_decode_inputs(token, pos, k_cache=None, v_cache=None):
     return feed
 
 
-def export(net, out, size="full", batch=1, seed=0, reference=True, built=None):
+def export(net, out, size="full", batch=1, seed=0, reference=True, built=None, overrides=None):
     """Writes DIR/model.onnx (gpt2: prefill.onnx and decode.onnx), input_<name>.npy, meta.json
     and, with `reference`, PyTorch's outputs on the CPU (expected_<output>.npy). built: the
     result of build(net, size, batch, seed) if the caller has it."""
     torch = torch_module()
     os.makedirs(out, exist_ok=True)
-    b = built or build(net, size, batch, seed)
+    b = built or build(net, size, batch, seed, overrides)
     meta = {"net": net, "size": size, "batch": batch, "seed": seed, "torch": torch.__version__,
             "config": b["cfg"], "tolerance": TOLERANCES[net]}
     with torch.no_grad():
@@ -461,6 +466,8 @@ def main(argv=None):
     e.add_argument("--size", default="full", choices=("full", "small"))
     e.add_argument("--batch", type=int, default=1)
     e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--config", action="append", default=[], metavar="KEY=N",
+                   help="override a setting of the size's configuration (e.g. prompt=64 for gpt2)")
     c = sub.add_parser("check", help="run an exported NET on a plugin and compare with PyTorch")
     c.add_argument("net", choices=NETS)
     c.add_argument("--dir", required=True)
@@ -468,7 +475,10 @@ def main(argv=None):
     c.add_argument("--graph", action="store_true", help="record each model as an ABI 1.2 graph and replay it")
     a = ap.parse_args(argv)
     if a.cmd == "export":
-        meta = export(a.net, a.out, a.size, a.batch, a.seed)
+        overrides = dict(kv.split("=", 1) for kv in a.config if "=" in kv)
+        if len(overrides) != len(a.config):
+            ap.error("--config: expected KEY=N, got %s" % a.config)
+        meta = export(a.net, a.out, a.size, a.batch, a.seed, overrides=overrides)
         print("exported %s (%s, batch %d, seed %d) to %s: %s" % (a.net, a.size, a.batch, a.seed, a.out, ", ".join(meta["files"])))
         return 0
     res = check(a.net, a.dir, a.plugin, a.graph)
