@@ -11,7 +11,7 @@ pkgs=(build-essential cmake pkg-config binutils
       clang libclang-rt-14-dev                          # libFuzzer + ASan/UBSan (tools/fuzz.sh)
       g++-multilib                                      # i386 build of the ABI header and loader (abi_layout_ilp32)
       libonnx-dev libprotobuf-dev protobuf-compiler     # runtime/ (ONNX models; skipped without them)
-      python3-onnx python3-torch)                       # runtime tests: ONNX's node tests, models exported from PyTorch
+      python3-onnx python3-torch python3-torchvision)   # runtime tests: ONNX's node tests, models exported from PyTorch (samples/models)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -48,10 +48,15 @@ class FixedInput(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.c_void_p), ("bytes", ctypes.c_uint64)]
 
 
+class Carry(ctypes.Structure):
+    _fields_ = [("output", ctypes.c_char_p), ("input", ctypes.c_char_p)]
+
+
 class LoadOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
                 ("fixed_inputs", ctypes.POINTER(FixedInput)), ("record_graph", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint32)]
+                ("reserved", ctypes.c_uint32), ("n_carries", ctypes.c_uint32), ("reserved2", ctypes.c_uint32),
+                ("carries", ctypes.POINTER(Carry))]
 
 
 class ProfileEntry(ctypes.Structure):
@@ -121,13 +126,14 @@ class Runtime:
                    "tglrt_device_open(%r, %d)" % (plugin, index))
         return dev
 
-    def load(self, dev, source, fixed=None, record_graph=False):
+    def load(self, dev, source, fixed=None, record_graph=False, carry=None):
         """Loads a model from a path or the bytes of a ModelProto; fixed: {input name: array} bound at
-        load (tglrt_load_options.fixed_inputs; a path only). Returns the model handle."""
+        load (tglrt_load_options.fixed_inputs; a path only); carry: {output name: input name}
+        carried on the device from run to run (tglrt_load_options.carries). Returns the handle."""
         model = ctypes.c_void_p()
         if isinstance(source, (bytes, bytearray, memoryview)):
-            if fixed or record_graph:
-                raise ValueError("fixed inputs and record_graph need the model as a file path (the C API "
+            if fixed or record_graph or carry:
+                raise ValueError("fixed inputs, record_graph and carry need the model as a file path (the C API "
                                  "takes load options with a path only)")
             data = bytes(source)
             self.check(self.lib.tglrt_model_load_bytes(dev, data, len(data), ctypes.byref(model)), "tglrt_model_load_bytes")
@@ -135,7 +141,9 @@ class Runtime:
         fixed = fixed or {}
         keep = [np.ascontiguousarray(a) for a in fixed.values()]
         items = (FixedInput * max(len(keep), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
-        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(keep), items, int(record_graph), 0)
+        carry = carry or {}
+        carries = (Carry * max(len(carry), 1))(*[Carry(o.encode(), i.encode()) for o, i in carry.items()])
+        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(keep), items, int(record_graph), 0, len(carry), 0, carries)
         self.check(self.lib.tglrt_model_load_ex(dev, os.fsencode(source), ctypes.byref(opts), ctypes.byref(model)),
                    "tglrt_model_load_ex(%r)" % os.fspath(source))
         return model
@@ -167,11 +175,12 @@ class Runtime:
         return out
 
     def run(self, model, in_arrays, out_arrays):
-        """tglrt_model_run on C-contiguous arrays of the right dtypes and sizes (model order)."""
+        """tglrt_model_run on C-contiguous arrays of the right dtypes and sizes (model order); None:
+        a carried input kept on the device, or an output not downloaded."""
         def ptrs(arrays):
             n = max(len(arrays), 1)
-            return ((ctypes.c_void_p * n)(*[a.ctypes.data for a in arrays]),
-                    (ctypes.c_uint64 * n)(*[a.nbytes for a in arrays]))
+            return ((ctypes.c_void_p * n)(*[None if a is None else a.ctypes.data for a in arrays]),
+                    (ctypes.c_uint64 * n)(*[0 if a is None else a.nbytes for a in arrays]))
         ip, ib = ptrs(in_arrays)
         op, ob = ptrs(out_arrays)
         self.check(self.lib.tglrt_model_run(model, ip, ib, len(in_arrays), op, ob, len(out_arrays)), "tglrt_model_run")

@@ -241,26 +241,40 @@ bool fold_integer(Lowering& L, const std::vector<const Value*>& xs) {
         L.host_out(0, type, s, ints_to_bytes(v, type));
         return true;
     };
-    // Elementwise binary with NumPy broadcasting.
-    auto binary = [&](auto f, int32_t out_type) {
-        const Value& y = *xs[1];
-        Shape s;
-        try { s = broadcast_shapes(x.shape, y.shape); } catch (const std::invalid_argument& e) { L.invalid(e.what()); }
+    // Elementwise over the NumPy broadcast of `in`: f(values at one position) per element.
+    auto elementwise = [&](const std::vector<const Value*>& in, auto f, int32_t out_type) {
+        Shape s = in[0]->shape;
+        try {
+            for (size_t k = 1; k < in.size(); ++k) s = broadcast_shapes(s, in[k]->shape);
+        } catch (const std::invalid_argument& e) { L.invalid(e.what()); }
         if (numel(s) > kMaxFold) return false;
-        std::vector<int64_t> b = y.host_ints(), r((size_t)numel(s));
-        Shape sa = contiguous_strides(x.shape), sb = contiguous_strides(y.shape);
+        std::vector<std::vector<int64_t>> vals;
+        std::vector<Shape> strides;
+        for (const Value* v : in) {
+            vals.push_back(v->host_ints());
+            strides.push_back(contiguous_strides(v->shape));
+        }
+        std::vector<int64_t> r((size_t)numel(s)), at(in.size());
         for (int64_t i = 0; i < (int64_t)r.size(); ++i) {
-            int64_t rem = i, ia = 0, ib = 0;
+            int64_t rem = i;
+            std::fill(at.begin(), at.end(), 0);
             for (size_t d = s.size(); d-- > 0;) {
                 int64_t c = rem % s[d];
                 rem /= s[d];
-                size_t da = d + x.shape.size() - s.size(), db = d + y.shape.size() - s.size();
-                if (d >= s.size() - x.shape.size() && x.shape[da] != 1) ia += c * sa[da];
-                if (d >= s.size() - y.shape.size() && y.shape[db] != 1) ib += c * sb[db];
+                for (size_t k = 0; k < in.size(); ++k) {
+                    const Shape& sk = in[k]->shape;
+                    if (d < s.size() - sk.size()) continue;
+                    size_t dk = d + sk.size() - s.size();
+                    if (sk[dk] != 1) at[k] += c * strides[k][dk];
+                }
             }
-            r[i] = f(a[ia], b[ib]);
+            for (size_t k = 0; k < in.size(); ++k) at[k] = vals[k][at[k]];
+            r[i] = f(at);
         }
         return emit(out_type, s, r);
+    };
+    auto binary = [&](auto f, int32_t out_type) {
+        return elementwise({xs[0], xs[1]}, [&](const std::vector<int64_t>& v) { return f(v[0], v[1]); }, out_type);
     };
     if (op == "Add") return binary([](int64_t p, int64_t q) { return p + q; }, x.type);
     if (op == "Sub") return binary([](int64_t p, int64_t q) { return p - q; }, x.type);
@@ -271,10 +285,42 @@ bool fold_integer(Lowering& L, const std::vector<const Value*>& xs) {
     }
     if (op == "Equal") return binary([](int64_t p, int64_t q) { return (int64_t)(p == q); }, TensorProto::BOOL);
     if (op == "Less") return binary([](int64_t p, int64_t q) { return (int64_t)(p < q); }, TensorProto::BOOL);
+    if (op == "LessOrEqual") return binary([](int64_t p, int64_t q) { return (int64_t)(p <= q); }, TensorProto::BOOL);
     if (op == "Greater") return binary([](int64_t p, int64_t q) { return (int64_t)(p > q); }, TensorProto::BOOL);
+    if (op == "GreaterOrEqual") return binary([](int64_t p, int64_t q) { return (int64_t)(p >= q); }, TensorProto::BOOL);
+    if (op == "And") return binary([](int64_t p, int64_t q) { return (int64_t)(p && q); }, TensorProto::BOOL);
+    if (op == "Or") return binary([](int64_t p, int64_t q) { return (int64_t)(p || q); }, TensorProto::BOOL);
+    if (op == "Xor") return binary([](int64_t p, int64_t q) { return (int64_t)((p != 0) != (q != 0)); }, TensorProto::BOOL);
+    if (op == "Not") { for (auto& v : a) v = !v; return emit(TensorProto::BOOL, x.shape, a); }
     if ((op == "Max" || op == "Min") && xs.size() == 2)
         return op == "Max" ? binary([](int64_t p, int64_t q) { return std::max(p, q); }, x.type)
                            : binary([](int64_t p, int64_t q) { return std::min(p, q); }, x.type);
+    // Where over shape values: the exporters' "replace -1 by the input's dim" (Expand, Reshape).
+    if (op == "Where" && xs.size() == 3 && xs[1] && xs[2])
+        return elementwise(xs, [](const std::vector<int64_t>& v) { return v[0] ? v[1] : v[2]; }, xs[1]->type);
+    if (op == "Transpose") {  // e.g. the exporter's reordering of Pad's pads
+        std::vector<int64_t> perm = L.attr_ints("perm");
+        if (perm.empty())
+            for (size_t d = x.shape.size(); d-- > 0;) perm.push_back((int64_t)d);
+        if (perm.size() != x.shape.size()) L.invalid("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.shape.size()));
+        Shape s, st = contiguous_strides(x.shape), src_stride;
+        for (int64_t d : perm) {
+            size_t a_d = (size_t)norm_axis(L, d, x.shape.size(), "perm entry");
+            s.push_back(x.shape[a_d]);
+            src_stride.push_back(st[a_d]);
+        }
+        if (numel(s) > kMaxFold) return false;
+        std::vector<int64_t> r((size_t)numel(s));
+        for (int64_t i = 0; i < (int64_t)r.size(); ++i) {
+            int64_t rem = i, src = 0;
+            for (size_t d = s.size(); d-- > 0;) {
+                src += (rem % s[d]) * src_stride[d];
+                rem /= s[d];
+            }
+            r[i] = a[src];
+        }
+        return emit(x.type, s, r);
+    }
     if (op == "Neg") { for (auto& v : a) v = -v; return emit(x.type, x.shape, a); }
     if (op == "Abs") { for (auto& v : a) v = v < 0 ? -v : v; return emit(x.type, x.shape, a); }
     if (op == "Cast") {

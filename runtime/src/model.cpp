@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -146,6 +147,10 @@ struct Model {
     std::vector<tgl_buffer> buffers;  // every buffer of the plan (freed with the model)
     bool profiling = false;
     tgl_graph graph = 0;  // the recorded plan (record_graph), replayed by unprofiled runs
+    // Carried outputs (tglrt_carry): output index -> input index, copied on the device after each
+    // run; carried[i]: input i holds a value carried by a run (it may then be passed as NULL).
+    std::vector<std::pair<uint32_t, uint32_t>> carries;
+    std::vector<bool> carried;
     int timer = -1;  // -1 unknown, 0 none, 1 the device timer
 };
 
@@ -196,7 +201,32 @@ static tgl_tensor make_tensor(const Plan& plan, const Operand& o) {
     return t;
 }
 
-static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& model_dir) {
+// The carried (output, input) names of the load options as indices, checked.
+static void resolve_carries(Model& M, const std::vector<std::pair<std::string, std::string>>& carries) {
+    const Plan& P = M.plan;
+    auto index = [&](const std::vector<int>& ids, const std::string& name, const char* what) {
+        for (size_t k = 0; k < ids.size(); ++k)
+            if (P.values[ids[k]].name == name) return (uint32_t)k;
+        throw Error(TGLRT_ERROR_INVALID_ARGUMENT, std::string("carry: the model has no ") + what + " '" + name + "'");
+    };
+    M.carried.assign(P.inputs.size(), false);
+    for (const auto& [out, in] : carries) {
+        uint32_t o = index(P.outputs, out, "output"), i = index(P.inputs, in, "input");
+        const Value &vo = P.values[P.outputs[o]], &vi = P.values[P.inputs[i]];
+        if (vo.type != vi.type || numel(vo.shape) != numel(vi.shape))
+            throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "carry: output '" + out + "' (" + onnx_type_name(vo.type) + " " + shape_str(vo.shape) +
+                                                          ") and input '" + in + "' (" + onnx_type_name(vi.type) + " " + shape_str(vi.shape) +
+                                                          ") differ in dtype or element count");
+        if (vo.storage < 0)
+            throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "carry: output '" + out + "' is a constant folded on the host, not a device value");
+        for (auto [o2, i2] : M.carries)
+            if (i2 == i) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "carry: input '" + in + "' is carried into twice");
+        M.carries.emplace_back(o, i);
+    }
+}
+
+static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& model_dir,
+                       const std::vector<std::pair<std::string, std::string>>& carries) {
     const tglrt_device& D = *M.device;
     Plan& P = M.plan;
     int opset = -1;
@@ -290,6 +320,8 @@ static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& mod
         P.outputs.push_back(it->second);
     }
 
+    resolve_carries(M, carries);
+
     // Buffers: weights once; activations pooled by liveness (best fit).
     int n_steps = (int)P.steps.size();
     std::set<int> io;
@@ -301,6 +333,8 @@ static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& mod
             if (s.first_step < 0 && !io.count(P.values[id].storage)) s.first_step = 0;
         }
     for (int s : input_storages) P.storages[s].first_step = -1, P.storages[s].last_step = std::max(P.storages[s].last_step, 0);
+    // A carried input's buffer holds its value between runs: nothing else may reuse it.
+    for (auto [o, i] : M.carries) P.storages[P.values[P.inputs[i]].storage].last_step = n_steps;
     std::multimap<uint64_t, tgl_buffer> pool;  // free buffers by size
     std::map<tgl_buffer, uint64_t> sizes;
     auto alloc = [&](uint64_t bytes) {
@@ -419,19 +453,22 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "inputs/outputs arrays must not be NULL");
     for (uint32_t i = 0; i < n_inputs; ++i) {
         const tglrt_tensor_info& ti = M.input_info[i];
+        if (!inputs[i] && !input_bytes[i] && ti.bytes && i < M.carried.size() && M.carried[i]) continue;  // keeps the carried value
+        bool is_carried = std::any_of(M.carries.begin(), M.carries.end(), [&](auto c) { return c.second == i; });
         if (input_bytes[i] != ti.bytes || (ti.bytes && !inputs[i]))
             throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) + " ('" + ti.name + "'): " + std::to_string(input_bytes[i]) +
                                                           " bytes given, expected " + std::to_string(ti.bytes) + " (" +
-                                                          onnx_type_name(ti.dtype) + " " + shape_str(P.values[P.inputs[i]].shape) + ")");
+                                                          onnx_type_name(ti.dtype) + " " + shape_str(P.values[P.inputs[i]].shape) + ")" +
+                                                          (is_carried ? "; a carried input may be NULL only once a run has carried a value into it" : ""));
     }
     for (uint32_t i = 0; i < n_outputs; ++i)
-        if (output_bytes[i] != M.output_info[i].bytes || (output_bytes[i] && !outputs[i]))
+        if (!(outputs[i] == nullptr && output_bytes[i] == 0) && (output_bytes[i] != M.output_info[i].bytes || (output_bytes[i] && !outputs[i])))
             throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(i) + " ('" + M.output_info[i].name + "'): buffer of " +
                                                           std::to_string(output_bytes[i]) + " bytes, expected " + std::to_string(M.output_info[i].bytes));
     // int64 inputs: checked and narrowed before anything is uploaded.
     std::vector<std::vector<int32_t>> narrowed(n_inputs);
     for (uint32_t i = 0; i < n_inputs; ++i) {
-        if (M.input_info[i].dtype != TGLRT_DTYPE_INT64) continue;
+        if (M.input_info[i].dtype != TGLRT_DTYPE_INT64 || !inputs[i]) continue;
         uint64_t n = input_bytes[i] / 8;
         narrowed[i].resize(n);
         for (uint64_t k = 0; k < n; ++k) {
@@ -446,14 +483,14 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
     for (uint32_t i = 0; i < n_inputs; ++i) {
         const Storage& s = P.storages[P.values[P.inputs[i]].storage];
         const void* src = narrowed[i].empty() ? inputs[i] : narrowed[i].data();
-        if (s.bytes) check_plugin(D, D.api->buffer_upload(D.device, s.buffer, 0, src, s.bytes), "upload of input '" + std::string(M.input_info[i].name) + "'");
+        if (s.bytes && src) check_plugin(D, D.api->buffer_upload(D.device, s.buffer, 0, src, s.bytes), "upload of input '" + std::string(M.input_info[i].name) + "'");
     }
     if (M.graph && !M.profiling) check_plugin(D, D.api->graph_replay(D.device, M.graph), "graph_replay");
     else run_steps(M);
     for (uint32_t i = 0; i < n_outputs; ++i) {
         const Value& v = P.values[P.outputs[i]];
         uint64_t bytes = output_bytes[i];
-        if (!bytes) continue;
+        if (!bytes || !outputs[i]) continue;
         if (v.storage < 0) {  // folded on the host
             std::memcpy(outputs[i], v.host.data(), bytes);
             continue;
@@ -469,6 +506,15 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
         } else {
             check_plugin(D, D.api->buffer_download(D.device, s.buffer, 0, outputs[i], bytes), "download of output '" + v.name + "'");
         }
+    }
+    // Carried inputs have buffers of their own (kept out of the pool): the copies clobber no
+    // output and no other carried value.
+    for (auto [o, i] : M.carries) {
+        const Storage &src = P.storages[P.values[P.outputs[o]].storage], &dst = P.storages[P.values[P.inputs[i]].storage];
+        if (src.buffer != dst.buffer && dst.bytes)
+            check_plugin(D, D.api->buffer_copy(D.device, src.buffer, 0, dst.buffer, 0, dst.bytes),
+                         "carry of output '" + std::string(M.output_info[o].name) + "' into input '" + M.input_info[i].name + "'");
+        M.carried[i] = true;
     }
     check_plugin(D, D.api->synchronize(D.device), "synchronize");
 }
@@ -498,12 +544,31 @@ static void release(tglrt_device& d, Model& M) {
     M.buffers.clear();
 }
 
+// tglrt_load_options before n_carries was added.
+constexpr uint32_t kLoadOptionsV1Size = (uint32_t)offsetof(tglrt_load_options, n_carries);
+
+// The carried (output, input) names of the options, checked for NULLs.
+static std::vector<std::pair<std::string, std::string>> carries_of(const tglrt_load_options* opt) {
+    std::vector<std::pair<std::string, std::string>> r;
+    if (!opt || opt->struct_size == kLoadOptionsV1Size) return r;
+    if (opt->reserved2) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->reserved2 must be 0");
+    if (!opt->n_carries) return r;
+    if (!opt->carries) throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->carries is NULL");
+    for (uint32_t i = 0; i < opt->n_carries; ++i) {
+        if (!opt->carries[i].output || !opt->carries[i].input)
+            throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "carry " + std::to_string(i) + ": output or input name is NULL");
+        r.emplace_back(opt->carries[i].output, opt->carries[i].input);
+    }
+    return r;
+}
+
 // Fixed inputs become initializers before anything else looks at the graph.
 static void bind_fixed_inputs(onnx::ModelProto& model, const tglrt_load_options* opt) {
     if (!opt) return;
-    if (opt->struct_size != sizeof(tglrt_load_options))
+    if (opt->struct_size != sizeof(tglrt_load_options) && opt->struct_size != kLoadOptionsV1Size)
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->struct_size is " + std::to_string(opt->struct_size) + ", expected " +
-                                                      std::to_string(sizeof(tglrt_load_options)));
+                                                      std::to_string(sizeof(tglrt_load_options)) + " (or " + std::to_string(kLoadOptionsV1Size) +
+                                                      " without carries)");
     if (opt->record_graph > 1 || opt->reserved)
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->record_graph must be 0 or 1 and options->reserved 0");
     if (!opt->n_fixed_inputs) return;
@@ -540,10 +605,11 @@ static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string
     onnx::ModelProto model;
     if (!model.ParseFromString(bytes)) throw Error(TGLRT_ERROR_INVALID_MODEL, "not an ONNX model (protobuf parsing failed)");
     bind_fixed_inputs(model, options);
+    auto carries = carries_of(options);
     auto m = std::make_unique<tglrt_model>();
     m->m.device = device;
     try {
-        plan_graph(m->m, model, model_dir);
+        plan_graph(m->m, model, model_dir, carries);
         std::vector<std::vector<uint8_t>> in(m->m.input_info.size()), out(m->m.output_info.size());
         std::vector<const void*> ip;
         std::vector<void*> op;
@@ -556,6 +622,7 @@ static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string
             throw Error(e.status == TGLRT_ERROR_PLUGIN ? TGLRT_ERROR_UNSUPPORTED : e.status,
                         std::string("the plugin refused the plan in a trial run on zeros: ") + e.what());
         }
+        m->m.carried.assign(m->m.carried.size(), false);  // the trial run's values are not the caller's
         if (options && options->record_graph) record_graph(m->m);
     } catch (...) {
         release(*device, m->m);

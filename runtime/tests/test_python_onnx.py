@@ -147,3 +147,67 @@ def test_session_record_graph_and_fixed_inputs(tmp_path):
         x = rng.standard_normal((2, 6)).astype(np.float32)
         [y] = sess.run(["y"], {"x": x})
         np.testing.assert_allclose(y, np.tanh(x.reshape(3, 4)), rtol=1e-5, atol=1e-6, err_msg="seed %d" % SEED)
+
+
+def accumulator_model():
+    """state_out = state + x, y = state_out * 2: a recurrent state to carry on the device."""
+    nodes = [helper.make_node("Add", ["state", "x"], ["state_out"]),
+             helper.make_node("Mul", ["state_out", "two"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "acc", [helper.make_tensor_value_info("state", TensorProto.FLOAT, [2, 3]),
+                       helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("state_out", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+@pytest.mark.parametrize("graph", [False, True])
+def test_carry_keeps_state_on_device(plugin, graph, tmp_path):
+    rng = np.random.default_rng(SEED)
+    path = tmp_path / "acc.onnx"
+    path.write_bytes(accumulator_model().SerializeToString())
+    xs = rng.standard_normal((4, 2, 3)).astype(np.float32)
+    s0 = rng.standard_normal((2, 3)).astype(np.float32)
+    with tgo.InferenceSession(str(path), plugin=plugin, carry={"state_out": "state"}, record_graph=graph) as sess:
+        # Before any run has carried a value, the state must be fed.
+        with pytest.raises(tgo.OnnxRuntimeError, match="missing \\['state'\\]"):
+            sess.run(None, {"x": xs[0]})
+        [y] = sess.run(["y"], {"state": s0, "x": xs[0]})  # only y is downloaded
+        want = s0 + xs[0]
+        np.testing.assert_allclose(y, 2 * want, rtol=1e-6, err_msg="seed %d" % SEED)
+        for x in xs[1:]:
+            y, state = sess.run(None, {"x": x})  # the state stays on the device
+            want = want + x
+            np.testing.assert_allclose(state, want, rtol=1e-5, atol=1e-6, err_msg="seed %d" % SEED)
+            np.testing.assert_allclose(y, 2 * want, rtol=1e-5, atol=1e-6, err_msg="seed %d" % SEED)
+        # Feeding the input again replaces the carried value.
+        [state] = sess.run(["state_out"], {"state": s0, "x": xs[0]})
+        np.testing.assert_allclose(state, s0 + xs[0], rtol=1e-6, err_msg="seed %d" % SEED)
+
+
+def test_carry_null_before_a_run_is_refused_by_the_c_api(tmp_path):
+    """The C API itself (below the session's own check): NULL for a carried input before any run."""
+    path = tmp_path / "acc.onnx"
+    path.write_bytes(accumulator_model().SerializeToString())
+    with tgo.InferenceSession(str(path), plugin=PLUGINS[0], carry={"state_out": "state"}) as sess:
+        x = np.ones((2, 3), np.float32)
+        outs = [np.empty((2, 3), np.float32), None]
+        with pytest.raises(tgo.OnnxRuntimeError, match="may be NULL only once a run has carried a value"):
+            sess._rt.run(sess._model, [None, x], outs)
+        sess._rt.run(sess._model, [x, x], outs)  # carries 2x into state
+        sess._rt.run(sess._model, [None, x], outs)
+        np.testing.assert_array_equal(outs[0], np.full((2, 3), 6, np.float32))
+
+
+@pytest.mark.parametrize("carry, message", [
+    ({"nope": "state"}, "carry: the model has no output 'nope'"),
+    ({"state_out": "nope"}, "carry: the model has no input 'nope'"),
+    ({"y": "state", "state_out": "state"}, "carry: input 'state' is carried into twice"),
+])
+def test_carry_errors(carry, message, tmp_path):
+    path = tmp_path / "acc.onnx"
+    path.write_bytes(accumulator_model().SerializeToString())
+    with pytest.raises(tgo.OnnxRuntimeError, match=message):
+        tgo.InferenceSession(str(path), plugin=PLUGINS[0], carry=carry)

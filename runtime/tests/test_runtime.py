@@ -105,6 +105,38 @@ def test_shape_subgraph_is_folded_on_the_host(tmp_path, plugin):
     assert rows == {"mm": 1, "shape": 0, "gather": 0, "unsq": 0, "concat": 0, "reshape": 0}, rows
 
 
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_where_and_transpose_of_shapes_are_folded(tmp_path, plugin):
+    """torch.onnx's shape arithmetic before Expand and Pad: Where(Equal(t, -1), 1, t) and
+    LessOrEqual/GreaterOrEqual over shapes, and a Transpose of a pads tensor, all on the host."""
+    rng = np.random.default_rng(SEED)
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    nodes = [helper.make_node("Equal", ["t", "m1"], ["is_m1"], name="eq"),
+             helper.make_node("Where", ["is_m1", "one", "t"], ["tgt"], name="where"),   # [-1, 3, 4] -> [1, 3, 4]
+             helper.make_node("LessOrEqual", ["tgt", "three"], ["le"], name="le"),
+             helper.make_node("GreaterOrEqual", ["tgt", "three"], ["ge"], name="ge"),
+             helper.make_node("And", ["le", "ge"], ["eq3"], name="and"),
+             helper.make_node("Where", ["eq3", "two", "tgt"], ["tgt2"], name="where2"),  # [1, 2, 4]
+             helper.make_node("Expand", ["x", "tgt2"], ["e"], name="expand"),
+             helper.make_node("Transpose", ["pads2"], ["pads_t"], perm=[1, 0], name="transpose"),
+             helper.make_node("Reshape", ["pads_t", "m1"], ["pads"], name="reshape"),
+             helper.make_node("Pad", ["e", "pads"], ["y"], name="pad")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 6])],
+                          [i64("t", [-1, 3, 4]), i64("m1", [-1]), i64("one", [1]), i64("three", [3]), i64("two", [2]),
+                           # [[begin, end] per axis] transposed into ONNX's [begins..., ends...]
+                           i64("pads2", [[0, 0], [0, 1], [1, 1]])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "m.onnx"))
+    x = rng.standard_normal((1, 1, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    p = run(tmp_path / "m.onnx", "--plugin=" + plugin, "--input", "x=%s" % (tmp_path / "x.npy"), "--output-dir", tmp_path, "--profile")
+    want = np.pad(np.broadcast_to(x, (1, 2, 4)), [(0, 0), (0, 1), (1, 1)])
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want, err_msg="seed %d" % SEED)
+    rows = profile_rows(p.stdout)
+    assert all(rows[n] == 0 for n in ("eq", "where", "le", "ge", "and", "where2", "transpose", "reshape")), rows
+    assert rows["expand"] >= 1 and rows["pad"] >= 1, rows
+
+
 def test_reference_prints_differences(tmp_path):
     if "gles" not in PLUGINS:
         pytest.skip("needs the gles plugin")

@@ -40,10 +40,13 @@ class InferenceSession:
     path_or_bytes: an .onnx path or the bytes of a ModelProto. plugin: "gles", "cpu" or a plugin
     file's path; device: the device index. fixed_inputs: {name: array} bound at load (inputs that
     are shape parameters; a path only). record_graph: record the plan as an ABI 1.2 graph and replay
-    it. runtime_library: the path of libtensorgl_runtime.so (default: next to libtensorgl)."""
+    it. carry: {output name: input name}: after each run the output is copied on the device into the
+    input (a decoder's KV cache); once a run has carried it, input_feed may leave that input out to
+    keep the carried value (a path only). runtime_library: the path of libtensorgl_runtime.so
+    (default: next to libtensorgl)."""
 
     def __init__(self, path_or_bytes, plugin="gles", device=0, fixed_inputs=None, record_graph=False,
-                 runtime_library=None, _load_fixing_from=None):
+                 runtime_library=None, carry=None, _load_fixing_from=None):
         self._rt = Runtime(runtime_library) if runtime_library else default_runtime()
         self._model = None
         self._dev = self._rt.open(plugin, device)
@@ -52,10 +55,12 @@ class InferenceSession:
                 self._model, self.fixed_inputs = self._rt.load_fixing(self._dev, path_or_bytes, _load_fixing_from, record_graph)
             else:
                 source = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else os.fspath(path_or_bytes)
-                self._model = self._rt.load(self._dev, source, fixed_inputs, record_graph)
+                self._model = self._rt.load(self._dev, source, fixed_inputs, record_graph, carry)
                 self.fixed_inputs = list(fixed_inputs or {})
             self._inputs = [NodeArg(i) for i in self._rt.infos(self._model, True)]
             self._outputs = [NodeArg(i) for i in self._rt.infos(self._model, False)]
+            self._carried_into = set((carry or {}).values())
+            self._carried = False  # a run has carried values into those inputs
         except BaseException:
             self.close()
             raise
@@ -67,33 +72,41 @@ class InferenceSession:
         return list(self._outputs)
 
     def run(self, output_names, input_feed):
-        """output_names: names of the outputs to return (None: all, in model order); input_feed:
-        {input name: array} with every input, of its declared dtype and shape. Returns a list of
-        numpy arrays."""
+        """output_names: names of the outputs to return (None: all, in model order; the others are
+        not downloaded); input_feed: {input name: array} with every input, of its declared dtype and
+        shape (a carried input may be left out once a run has carried it). Returns a list of numpy
+        arrays."""
         if self._model is None:
             raise _argument_error("the session is closed")
         known = {a.name for a in self._inputs}
         unknown = sorted(set(input_feed) - known)
-        missing = [a.name for a in self._inputs if a.name not in input_feed]
+        kept = self._carried_into if self._carried else set()
+        missing = [a.name for a in self._inputs if a.name not in input_feed and a.name not in kept]
         if unknown or missing:
             raise _argument_error("input_feed: %s%s; the model's inputs are %s" % (
                 "unknown %s" % unknown if unknown else "", (" " if unknown else "") + ("missing %s" % missing if missing else ""),
                 [a.name for a in self._inputs]))
         ins = []
         for arg in self._inputs:
+            if arg.name not in input_feed:
+                ins.append(None)  # the carried value stays on the device
+                continue
             a = np.asarray(input_feed[arg.name])
             if a.dtype != arg.dtype or list(a.shape) != arg.shape:
                 raise _argument_error("input '%s': expected %s %s (%s), got %s %s" % (
                     arg.name, arg.dtype, arg.shape, arg.type, a.dtype, list(a.shape)))
             ins.append(np.ascontiguousarray(a))
-        outs = [np.empty(o.shape, dtype=o.dtype) for o in self._outputs]
+        names = [o.name for o in self._outputs]
+        for n in output_names or []:
+            if n not in names:
+                raise _argument_error("output_names: no output '%s'; the model's outputs are %s" % (n, names))
+        wanted = set(names if output_names is None else output_names)
+        outs = [np.empty(o.shape, dtype=o.dtype) if o.name in wanted else None for o in self._outputs]
         self._rt.run(self._model, ins, outs)
+        self._carried = bool(self._carried_into)
         if output_names is None:
             return outs
-        by_name = {o.name: a for o, a in zip(self._outputs, outs)}
-        for n in output_names:
-            if n not in by_name:
-                raise _argument_error("output_names: no output '%s'; the model's outputs are %s" % (n, list(by_name)))
+        by_name = dict(zip(names, outs))
         return [by_name[n] for n in output_names]
 
     def close(self):

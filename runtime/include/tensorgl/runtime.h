@@ -119,8 +119,17 @@ typedef struct tglrt_fixed_input {
     uint64_t bytes;
 } tglrt_fixed_input;
 
+/* An output carried on the device into an input of the next run (a decoder's KV cache): after
+ * every run the output is copied, on the device, into the input's buffer, which the plan keeps
+ * for it alone. Same dtype and element count. Once a run has carried it, a run may pass NULL
+ * (and 0 bytes) for the input to keep the carried value, instead of uploading one. */
+typedef struct tglrt_carry {
+    const char* output;
+    const char* input;
+} tglrt_carry;
+
 typedef struct tglrt_load_options {
-    uint32_t struct_size; /* sizeof(tglrt_load_options) */
+    uint32_t struct_size; /* sizeof(tglrt_load_options); the size before n_carries is accepted too */
     uint32_t n_fixed_inputs;
     const tglrt_fixed_input* fixed_inputs;
     /* 1: record the plan once as an ABI 1.2 graph (graph_begin/graph_end) and replay it on every
@@ -128,6 +137,9 @@ typedef struct tglrt_load_options {
      * issue the ops one by one. 0: issue the ops on every run. */
     uint32_t record_graph;
     uint32_t reserved; /* 0 */
+    uint32_t n_carries;
+    uint32_t reserved2; /* 0 */
+    const tglrt_carry* carries;
 } tglrt_load_options;
 
 /* tglrt_model_load with options (NULL: none). */
@@ -141,7 +153,8 @@ TGLRT_API tglrt_status tglrt_model_output_info(const tglrt_model* model, uint32_
 
 /* Runs the model: inputs[i] holds input i (model order, C order, the dtype and shape of its info;
  * input_bytes[i] must equal info.bytes), outputs[i] receives output i (output_bytes[i] must equal
- * info.bytes). int64 inputs are converted to the device's int32 with a range check
+ * info.bytes; NULL and 0 bytes: the output is not downloaded). A carried input (load options)
+ * may be NULL with 0 bytes once a run has carried a value into it. int64 inputs are converted to the device's int32 with a range check
  * (TGLRT_ERROR_OUT_OF_RANGE names the input, the element and its value; nothing runs). Blocks until
  * the outputs are on the host. */
 TGLRT_API tglrt_status tglrt_model_run(tglrt_model* model, const void* const* inputs,
