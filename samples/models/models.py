@@ -283,6 +283,13 @@ def onnx_export(module, args, path, input_names, output_names):
     finally:
         if sdpa is not None:
             F.scaled_dot_product_attention = sdpa
+    # A newer torch stamps its own onnx's IR version (10 with onnx 1.23), which ONNX 1.12's checker
+    # in the runtime refuses; opset 17 needs only IR 8, so the file is marked as such.
+    import onnx
+    model = onnx.load(path)
+    if model.ir_version > 8:
+        model.ir_version = 8
+        onnx.save(model, path)
 
 
 # The decode step's cache stays on the device from step to step: InferenceSession(carry=...) copies
