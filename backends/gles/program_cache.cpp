@@ -377,6 +377,7 @@ std::shared_ptr<const Program> ProgramRegistry::get(GlThread& gl, FaultHooks* ho
                 if (fresh) stats_.misses.fetch_add(1, std::memory_order_relaxed);
                 p = std::make_shared<Program>(fresh ? compile_program(src) : std::move(cached));
             }
+            p->declared = declared_uniforms(src.text);
             try {
                 check_program_limits(*p, gl.limits());
             } catch (...) {

@@ -114,6 +114,20 @@ std::string program_log(GLuint program) {
 
 }  // namespace
 
+std::unordered_set<std::string> declared_uniforms(const std::string& text) {
+    std::unordered_set<std::string> names;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string first, type, name;
+        if (!(words >> first >> type >> name) || first != "uniform") continue;
+        const size_t end = name.find_first_of("[;");
+        if (end != std::string::npos && end > 0) names.insert(name.substr(0, end));  // not a block ("Name {")
+    }
+    return names;
+}
+
 Program compile_program(const ShaderSource& source) {
     GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
     if (!shader) fail(TGL_ERROR_BACKEND_FAILURE, "glCreateShader(GL_COMPUTE_SHADER) failed for %s", source.label.c_str());

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -52,7 +53,14 @@ struct Program {
         mutable bool set = false;
     };
     std::unordered_map<std::string, Uniform> uniforms;
+    // Every default-block uniform its source declares, active or not (declared_uniforms).
+    std::unordered_set<std::string> declared;
 };
+
+// The names of the default-block uniforms a shader source declares ("uniform <type> <name>...;",
+// one per line as glsl/ writes them), in every #if branch: a name outside it is not this
+// program's at all, whatever the driver keeps active.
+std::unordered_set<std::string> declared_uniforms(const std::string& text);
 
 // Compiles and links on the calling (GL) thread. Throws Error(BACKEND_FAILURE) with the driver's
 // info log when compiling or linking fails.

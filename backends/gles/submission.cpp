@@ -61,6 +61,23 @@ const Program::Uniform* find_uniform(const Program& p, const std::string& name) 
     return it == p.uniforms.end() ? nullptr : &it->second;
 }
 
+#ifndef TGL_GLES_CHECK_UNIFORMS
+#define TGL_GLES_CHECK_UNIFORMS 0
+#endif
+// Test builds (CMake option TGL_GLES_CHECK_UNIFORMS): a uniform the host sets that the program's
+// source does not declare (a misspelt, stale or other pass's name) is a plugin bug, raised when
+// the op is queued instead of skipped on the GL thread. A declared uniform that the driver found
+// unused in this variant (glGetUniformLocation == -1 there) is still skipped: the kernels set one
+// list for the passes of a family, and which ones a driver drops is the driver's business.
+constexpr bool kCheckUniforms = TGL_GLES_CHECK_UNIFORMS != 0;
+
+void check_uniforms(const Dispatch& d) {
+    for (const UniformValue& u : d.uniforms)
+        if (!find_uniform(*d.program, u.name) && !d.program->declared.count(u.name))
+            fail(TGL_ERROR_INTERNAL, "the plugin sets uniform %s, which the source of program %s does not declare",
+                 u.name.c_str(), d.program->label.c_str());
+}
+
 void set_uniform(const Program& p, const UniformValue& u) {
     if (const Program::Uniform* d = find_uniform(p, u.name)) set_uniform_at(p, *d, u);
 }
@@ -162,6 +179,8 @@ void GlesDevice::issue(BoundState& b, const Dispatch& d, const Program::Uniform*
 }
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
+    if (kCheckUniforms)
+        for (const Dispatch& d : dispatches) check_uniforms(d);
     if (t_capture && t_capture->dev == this) {  // recording (record()): kept, not queued
         for (Dispatch& d : dispatches) t_capture->out->push_back(std::move(d));
         return;
