@@ -105,7 +105,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
     // A variant: the mode and dtype, and the activation where the pass stores the result.
     auto variant = [&](bool epilogue) {
-        return Defines{{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        return Defines{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
     };
     const int wg = dev.workgroup_size();
     std::vector<Dispatch> dispatches;
@@ -114,7 +114,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     if (!wgrad && p.cy <= kDirectMaxChannels && direct_passes <= loop_budget(dev)) {
         Defines defines = variant(true);
         defines.emplace_back("DIRECT", "");
-        defines.emplace_back("WG_SIZE", str(wg));
+        defines.emplace_back(def::kWorkgroupSize, str(wg));
         base.program = dev.program("conv.comp", defines);
         const uint64_t total = uint64_t(count_u32(Out.numel, o_label.c_str()));
         add_chunks(dev, base, ceil_div(total, uint64_t(wg)), dispatches);
@@ -211,7 +211,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
             add_chunks(dev, partial, tiles * splits, dispatches);
             Defines rd = variant(true);
             rd.emplace_back("PASS_REDUCE", "");
-            rd.emplace_back("WG_SIZE", str(wg));
+            rd.emplace_back(def::kWorkgroupSize, str(wg));
             Dispatch reduce = b;
             reduce.bindings[0] = reduce.bindings[1] = sb;
             reduce.program = dev.program("conv.comp", rd);

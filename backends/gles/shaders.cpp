@@ -70,6 +70,14 @@ struct Resolver {
     }
 };
 
+// shader_defines.h: one spelling per meaning; the retired ones are plugin bugs.
+void check_define_name(const std::string& file, const std::string& name) {
+    const bool dt_suffix = name.size() > 3 && name.compare(name.size() - 3, 3, "_DT") == 0;
+    if (name == "WG" || dt_suffix)
+        fail(TGL_ERROR_INTERNAL, "shader %s: define %s is a retired spelling (use %s, shader_defines.h)", file.c_str(),
+             name.c_str(), dt_suffix ? (name + "YPE").c_str() : def::kWorkgroupSize);
+}
+
 }  // namespace
 
 ShaderSource build_shader_source(const std::string& file, const Defines& defines) {
@@ -77,6 +85,7 @@ ShaderSource build_shader_source(const std::string& file, const Defines& defines
     s.text = "#version 310 es\nprecision highp float;\nprecision highp int;\n";
     s.label = file + " [";
     for (size_t i = 0; i < defines.size(); ++i) {
+        check_define_name(file, defines[i].first);
         s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
         if (i) s.label += ' ';
         s.label += defines[i].first;

@@ -3,6 +3,8 @@
 // #include "x.glsl" resolver over the embedded files) and compiled programs.
 #pragma once
 
+#include "shader_defines.h"
+
 #include <epoxy/gl.h>
 
 #include <cstddef>
@@ -31,7 +33,8 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 // A complete variant: "#version 310 es", precision statements, one "#define NAME VALUE" per
 // define, then `file` with every #include resolved (each file included once; #line directives
 // number the files so that driver messages can be traced back, see `legend`). Throws
-// Error(INTERNAL) for a missing file or a malformed #include.
+// Error(INTERNAL) for a missing file, a malformed #include or a retired define spelling
+// (shader_defines.h).
 struct ShaderSource {
     std::string text;
     std::string legend;  // "source 1 = elementwise.comp, source 2 = common.glsl, ..."
