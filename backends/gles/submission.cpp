@@ -179,6 +179,8 @@ void GlesDevice::issue(BoundState& b, const Dispatch& d, const Program::Uniform*
 }
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
+    if (hooks_ && !dispatches.empty() && hooks_->uniform.exchange(false))
+        dispatches[0].uniforms.push_back(uniform_uint("u_undeclared_by_test_hook", {0u}));
     if (kCheckUniforms)
         for (const Dispatch& d : dispatches) check_uniforms(d);
     if (t_capture && t_capture->dev == this) {  // recording (record()): kept, not queued

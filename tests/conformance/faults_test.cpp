@@ -259,6 +259,33 @@ TEST_F(Faults, GlesShaderCompileErrorGivesDriverLog) {
     d->close();
 }
 
+// TGL_GLES_TEST_FAULT=uniform: the next op also sets a uniform its shader does not declare. A
+// build with TGL_GLES_CHECK_UNIFORMS (test builds) reports it: INTERNAL naming the uniform and the
+// program, nothing written; any other build skips it. Either way the next op runs exactly.
+TEST_F(Faults, GlesUndeclaredUniformIsAnErrorInTestBuilds) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "uniform"}});
+    {
+        DeviceTensor a(*d, contiguous({37})), b(*d, contiguous({37})), y(*d, contiguous({37}));
+        a.set_values(iota_values(37));
+        b.set_values(iota_values(37, 5.0f));
+        y.poison();
+        tgl_status s = d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()});
+        std::string m = plug().last_error();
+#if TGL_GLES_CHECK_UNIFORMS
+        EXPECT_TRUE(is_error(s, TGL_ERROR_INTERNAL, m,
+                             {"run_op", "u_undeclared_by_test_hook", "elementwise.comp", "OP_ADD", "does not declare"}));
+        EXPECT_TRUE(y.unchanged());
+        std::printf("[ faults   ] undeclared uniform: %s\n", m.c_str());
+#else
+        EXPECT_EQ(s, TGL_OK) << m;
+#endif
+        d->synchronize();
+    }
+    EXPECT_EQ(exact_add(*d, 37), "");
+    d->close();
+}
+
 // TGL_GLES_TEST_FAULT=lose: the next wait finds the context reset (what glGetGraphicsResetStatus
 // reports after a GPU reset). The device is lost for good: every later call that reaches it says
 // DEVICE_UNAVAILABLE; close closes it (and joins its GL thread); a new device works exactly.
