@@ -18,9 +18,6 @@
 //                 chunks of u_chunk keys) it stores the partial (m, l, acc) of its chunk to P_BUF.
 //   PASS_COMBINE  one invocation per output element: merges the splits' partials into o and lse
 //                 (Dv as the uniform u_Dv here and in PASS_DELTA: fewer variants).
-//   PASS_PACK     a 4-D strided float operand copied to contiguous f32 in the scratch block (K and
-//                 V of the forward where the device has too few storage blocks; q, k, v, do, lse
-//                 of the backward).
 //   PASS_DELTA    backward: delta_i = sum_c do[i, c] * o[i, c] into the scratch block.
 //   PASS_DKDV     backward: one workgroup per (batch, kv head, tile of BQ keys): K and V tiles stay
 //                 in shared memory, the loop over row tiles (every q head of the group) recomputes
@@ -35,10 +32,10 @@
 // Storage blocks: BLK0..BLK5 declare blk0..blk5, arrays of the element type each define names
 // (uint; uvec4 / uvec2 for the vector operands of PASS_FLASH with VEC); each operand names its block (Q_BUF, K_BUF,
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
-// several operands may share one (the scratch block). K_DT / V_DT: DTYPE, or DT_F32 when packed.
-// Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG, BQ, BK, TPR (WG / BQ, or WG / BK in PASS_DKDV),
+// several operands may share one (the scratch block). K_DTYPE / V_DTYPE: DTYPE, or DT_F32 when packed.
+// Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG_SIZE, BQ, BK, TPR (WG_SIZE / BQ, or WG_SIZE / BK in PASS_DKDV),
 // PASS_FLASH's own (HDP, HDVP, BKV, TM, TX, VEC, PREFETCH),
-// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DT
+// SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DTYPE
 // (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
 #include "common.glsl"
 #include "grid.glsl"
@@ -46,7 +43,7 @@
 #include "store.glsl"
 #include "math.glsl"
 
-layout(local_size_x = WG) in;
+layout(local_size_x = WG_SIZE) in;
 
 #if defined(BLK0)
 layout(std430, binding = 0) buffer Blk0 { BLK0 blk0[]; };
@@ -86,26 +83,7 @@ uniform int u_Hkv;
 uniform float u_scale;
 uniform int u_Dv;  // PASS_DELTA, PASS_COMBINE (the tiled passes have HDV)
 
-#if defined(PASS_PACK)
-// ---------------------------------------------------------------------------------------------
-uniform int u_src[5];
-uniform int u_shape[4];
-uniform int u_dst;
-uniform uint u_count;
-
-void main() {
-    uint e = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
-    if (e >= u_count) return;
-    int c = int(e % uint(u_shape[3]));
-    uint r = e / uint(u_shape[3]);
-    int s = int(r % uint(u_shape[2]));
-    r /= uint(u_shape[2]);
-    int h = int(r % uint(u_shape[1]));
-    int b = int(r / uint(u_shape[1]));
-    STF(S_BUF, u_dst + int(e), LD(X_BUF, AT(u_src, b, h, s, c), X_DT));
-}
-
-#elif defined(PASS_DELTA)
+#if defined(PASS_DELTA)
 // ---------------------------------------------------------------------------------------------
 uniform int u_o[5];
 uniform int u_do[5];
@@ -113,7 +91,7 @@ uniform int u_dst;
 uniform uint u_count;
 
 void main() {
-    uint row = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
+    uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     if (row >= u_count) return;
     int i = int(row % uint(u_Sq));
     int h = int(row / uint(u_Sq) % uint(u_Hq));
@@ -132,7 +110,7 @@ uniform int u_splits;
 uniform uint u_count;
 
 void main() {
-    uint e = tgl_group_index() * uint(WG) + gl_LocalInvocationID.x;
+    uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     if (e >= u_count) return;
     int c = int(e % uint(u_Dv));
     int row = int(e / uint(u_Dv));
@@ -180,11 +158,11 @@ bool visible(int i, int j) {
 #endif
 }
 float mask_at(int b, int h, int i, int j) {
-#if defined(HAS_MASK) && M_DT == DT_BOOL
+#if defined(HAS_MASK) && M_DTYPE == DT_BOOL
     int o = AT(u_m, b, h, i, j);
     return tgl_extract(M_BUF[tgl_word_of(o, DT_BOOL)], o, DT_BOOL) != 0u ? 0.0 : tgl_neg_inf();
 #elif defined(HAS_MASK)
-    return LD(M_BUF, AT(u_m, b, h, i, j), M_DT);
+    return LD(M_BUF, AT(u_m, b, h, i, j), M_DTYPE);
 #else
     return 0.0;
 #endif
@@ -259,8 +237,8 @@ vec4 cvt(RAW x) { return x; }
 
 // Loops over N items by all invocations with a constant trip count (unrolled: every load of a
 // tile issued before its stores to shared memory).
-#define ITERS(N) (((N) + WG - 1) / WG)
-#define IN_RANGE(E, N) ((N) % WG == 0 || (E) < (N))
+#define ITERS(N) (((N) + WG_SIZE - 1) / WG_SIZE)
+#define IN_RANGE(E, N) ((N) % WG_SIZE == 0 || (E) < (N))
 
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
 RAW k_chunk(int b, int kvh, int j0, int e) {
@@ -275,9 +253,9 @@ RAW v_chunk(int b, int kvh, int j0, int e) {
 // This invocation's chunks of the K and V tiles of the keys from j0, into registers.
 void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], inout RAW v[ITERS(BKV * V4)]) {
     for (int it = 0; it < ITERS(BKV * Q4); ++it)
-        if (IN_RANGE(tid + it * WG, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG);
+        if (IN_RANGE(tid + it * WG_SIZE, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG_SIZE);
     for (int it = 0; it < ITERS(BKV * V4); ++it)
-        if (IN_RANGE(tid + it * WG, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG);
+        if (IN_RANGE(tid + it * WG_SIZE, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG_SIZE);
 }
 #endif
 
@@ -298,7 +276,7 @@ void main() {
 
     float qscale = u_scale * LOG2E;
     for (int it = 0; it < ITERS(BQ * Q4); ++it) {
-        int e = tid + it * WG;
+        int e = tid + it * WG_SIZE;
         if (!IN_RANGE(e, BQ * Q4)) break;
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
@@ -329,7 +307,7 @@ void main() {
     for (int j0 = 0; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
         for (int it = 0; it < ITERS(BKV * Q4); ++it) {
-            int e = tid + it * WG, kk = e / Q4;
+            int e = tid + it * WG_SIZE, kk = e / Q4;
             if (!IN_RANGE(e, BKV * Q4)) break;
 #if defined(PREFETCH)
             s_kp[kk * Q4W + e % Q4] = cvt(k_next[it]);
@@ -338,7 +316,7 @@ void main() {
 #endif
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
-            int e = tid + it * WG;
+            int e = tid + it * WG_SIZE;
             if (!IN_RANGE(e, BKV * V4)) break;
 #if defined(PREFETCH)
             s_v[e] = cvt(v_next[it]);
@@ -507,7 +485,7 @@ void main() {
     int r_last = min(r0 + BQ, rows) - 1;
 
     // Q tile, scaled (rows past the end: 0).
-    for (int e = tid; e < BQ * HD; e += WG) {
+    for (int e = tid; e < BQ * HD; e += WG_SIZE) {
         int r = e / HD, c = e % HD, rho = r0 + r;
         float x = 0.0;
         if (rho < rows) x = LD(Q_BUF, AT(u_q, b, head_of(kvh, rho), pos_of(rho), c), DTYPE) * u_scale;
@@ -522,7 +500,7 @@ void main() {
     int kv_lo = split * u_chunk;
     int kv_hi = min(kv_lo + u_chunk, kv_end);
 
-    int r = tid / TPR, lane = tid % TPR;  // WG = BQ * TPR: r < BQ
+    int r = tid / TPR, lane = tid % TPR;  // WG_SIZE = BQ * TPR: r < BQ
     int rho = r0 + r;
     int h = head_of(kvh, rho), i = pos_of(rho);
     float m = tgl_neg_inf(), l = 0.0;
@@ -531,15 +509,15 @@ void main() {
 
     for (int j0 = kv_lo; j0 < kv_hi; j0 += BK) {
         barrier();  // the previous tile's readers of s_kv and s_e are done
-        for (int e = tid; e < BK * HD; e += WG) {
+        for (int e = tid; e < BK * HD; e += WG_SIZE) {
             int kk = e / HD, c = e % HD, j = j0 + kk;
-            s_kv[kk * KV_W + c] = j < kv_hi ? LD(K_BUF, AT(u_k, b, kvh, j, c), K_DT) : 0.0;
+            s_kv[kk * KV_W + c] = j < kv_hi ? LD(K_BUF, AT(u_k, b, kvh, j, c), K_DTYPE) : 0.0;
         }
         memoryBarrierShared();
         barrier();
         // Scores: each invocation takes SK keys of one row (keys kk + n * BK / SK: neighbouring
         // invocations read neighbouring rows of s_kv, different banks), reading q once for all.
-        for (int e = tid; e < BQ * (BK / SK); e += WG) {
+        for (int e = tid; e < BQ * (BK / SK); e += WG_SIZE) {
             int er = e / (BK / SK), kk = e % (BK / SK), erho = r0 + er;
             float dot[SK];
             for (int n = 0; n < SK; ++n) dot[n] = 0.0;
@@ -555,9 +533,9 @@ void main() {
         }
         memoryBarrierShared();
         barrier();
-        for (int e = tid; e < BK * HDV; e += WG) {
+        for (int e = tid; e < BK * HDV; e += WG_SIZE) {
             int kk = e / HDV, c = e % HDV, j = j0 + kk;
-            s_kv[kk * KV_W + c] = j < kv_hi ? LD(V_BUF, AT(u_v, b, kvh, j, c), V_DT) : 0.0;
+            s_kv[kk * KV_W + c] = j < kv_hi ? LD(V_BUF, AT(u_v, b, kvh, j, c), V_DTYPE) : 0.0;
         }
         // The row's new running max (every invocation of the row alike), then each invocation
         // exponentiates its share of the row's scores once.
@@ -637,11 +615,11 @@ int row_index(int b, int h, int i) { return (b * u_Hq + h) * u_Sq + i; }
 
 // Loads rows [r0, r0 + BQ) of q and do into s_q / s_do (0 past the end).
 void load_rows(int tid, int b, int kvh, int r0, int rows) {
-    for (int e = tid; e < BQ * HD; e += WG) {
+    for (int e = tid; e < BQ * HD; e += WG_SIZE) {
         int r = e / HD, rho = r0 + r;
         s_q[r * Q_W + e % HD] = rho < rows ? LDF(S_BUF, u_sq + row_index(b, head_of(kvh, rho), pos_of(rho)) * HD + e % HD) : 0.0;
     }
-    for (int e = tid; e < BQ * HDV; e += WG) {
+    for (int e = tid; e < BQ * HDV; e += WG_SIZE) {
         int r = e / HDV, rho = r0 + r;
         s_do[r * V_W + e % HDV] = rho < rows ? LDF(S_BUF, u_sdo + row_index(b, head_of(kvh, rho), pos_of(rho)) * HDV + e % HDV) : 0.0;
     }
@@ -649,11 +627,11 @@ void load_rows(int tid, int b, int kvh, int r0, int rows) {
 // Loads keys [j0, j0 + BK) of k and v into s_k / s_v (0 past the end).
 void load_keys(int tid, int b, int kvh, int j0) {
     int base = (b * u_Hkv + kvh) * u_Skv;
-    for (int e = tid; e < BK * HD; e += WG) {
+    for (int e = tid; e < BK * HD; e += WG_SIZE) {
         int j = j0 + e / HD;
         s_k[(e / HD) * Q_W + e % HD] = j < u_Skv ? LDF(S_BUF, u_sk + (base + j) * HD + e % HD) : 0.0;
     }
-    for (int e = tid; e < BK * HDV; e += WG) {
+    for (int e = tid; e < BK * HDV; e += WG_SIZE) {
         int j = j0 + e / HDV;
         s_v[(e / HDV) * V_W + e % HDV] = j < u_Skv ? LDF(S_BUF, u_sv + (base + j) * HDV + e % HDV) : 0.0;
     }
@@ -703,7 +681,7 @@ void main() {
         load_rows(tid, b, kvh, r0, rows);
         memoryBarrierShared();
         barrier();
-        for (int e = tid; e < BQ * BK; e += WG) {
+        for (int e = tid; e < BQ * BK; e += WG_SIZE) {
             int kk = e / BQ, r = e % BQ;
             vec2 pd = p_ds(b, kvh, r, r0 + r, rows, kk, j0 + kk);
             s_pp[e] = pd.x;
@@ -762,7 +740,7 @@ void main() {
         load_keys(tid, b, kvh, j0);
         memoryBarrierShared();
         barrier();
-        for (int e = tid; e < BQ * BK; e += WG) {
+        for (int e = tid; e < BQ * BK; e += WG_SIZE) {
             int er = e / BK, kk = e % BK;
             s_ds[e] = p_ds(b, kvh, er, r0 + er, rows, kk, j0 + kk).y;
         }

@@ -7,7 +7,7 @@
 //
 // One scratch block of words (s_data) carries what passes hand on, at uniform word offsets:
 //   [0] failed flag (cross-entropy: the device check failed), [1] count of non-ignored targets,
-//   u_gamma_off: gamma as f32 (norm.comp's PASS_PACK), u_stats_off: (mean, rstd) per row,
+//   u_gamma_off: gamma as f32 (pack.comp), u_stats_off: (mean, rstd) per row,
 //   u_tgt_off: target / index per row (-1 ignored), u_loss_off: loss per row,
 //   u_part_off: dgamma/dbeta partial sums per (chunk, element).
 // Passes:

@@ -19,7 +19,7 @@
 // tile's passes would exceed the loop budget); the others are neither computed nor stored.
 //
 // Side operands (index, bias, scales, zero points) come packed as f32 words (index: i32) in one
-// scratch block by PASS_PACK dispatches of this file (so the main pass needs at most A, B, side and
+// scratch block by the pack pass (pack.comp; so the main pass needs at most A, B, side and
 // the outputs: 4 SSBOs with one output). Word 0 of the block is the fail flag of grouped_linear:
 // u_check_seq when an index was out of range, and then nothing is stored.
 //
@@ -43,60 +43,10 @@
 // Grid: x = N tiles, y = M tiles, z = batch (SPLIT_K: batch x splits), each offset by u_tile_base
 // (dispatches are split to stay within the workgroup-count limits). PASS_GEMV: x = column slabs,
 // y = K ranges, z = batch. PASS_REDUCE: 1-D over the outputs (grid.glsl).
-// PASS_PACK (WG_SIZE, SRC_DTYPE, PACK_INDEX): dst[u_dst_base + r * u_cols + c] = src[u_src_offset
-//   + r * u_src_str[0] + c * u_src_str[1]] as f32 (PACK_INDEX: the i32, checked against [0, u_limit);
-//   dispatched again with u_report = 1 to store the first bad value and set the fail flag;
-//   u_checked = 1: a piece of an op run in pieces, whose whole index was checked under u_check_seq
-//   already (backends/gles/window_split.cpp): store the values and the fail flag, raise nothing).
 #include "dtype.glsl"
 #include "store.glsl"
 #include "grid.glsl"
 
-#if defined(PASS_PACK)
-#if defined(PACK_INDEX)
-#define STATUS_BINDING 2
-#include "device_status.glsl"
-#endif
-layout(local_size_x = WG_SIZE) in;
-layout(std430, binding = 0) readonly buffer SrcBuffer { uint src_data[]; };
-layout(std430, binding = 1) buffer DstBuffer { uint dst_data[]; };
-uniform uint u_numel;
-uniform int u_cols;
-uniform int u_src_offset;
-uniform int u_src_str[2];
-uniform int u_dst_base;
-uniform int u_limit;   // PACK_INDEX: valid values are [0, u_limit)
-uniform uint u_op;     // PACK_INDEX: op id, for the error
-uniform uint u_report; // PACK_INDEX: 1 in the report dispatch
-uniform uint u_checked; // PACK_INDEX: 1 where the index was checked before (one dispatch)
-
-void main() {
-    uint n = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-#if defined(PACK_INDEX)
-    // The report dispatch's first invocation publishes the verdict of the check dispatch (finished:
-    // a barrier separates them) as the fail flag the main pass reads.
-    if ((u_report == 1u || u_checked == 1u) && n == 0u) dst_data[0] = tgl_op_failed() ? u_check_seq : 0u;
-#endif
-    if (n >= u_numel) return;
-    int r = int(n) / u_cols, c = int(n) % u_cols;
-    int i = u_src_offset + r * u_src_str[0] + c * u_src_str[1];
-    uint bits = tgl_extract(src_data[tgl_word_of(i, SRC_DTYPE)], i, SRC_DTYPE);
-#if defined(PACK_INDEX)
-    int v = int(bits);
-    if (u_checked == 1u || (v >= 0 && v < u_limit)) {
-        if (u_report == 0u) dst_data[u_dst_base + int(n)] = uint(v);
-    } else if (u_report == 0u) {
-        tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, n, uint(u_limit), 0u);
-    } else if (tgl_is_reported(n)) {
-        tgl_report_value(uint(v));
-    }
-#else
-    float v = tgl_dt_is_float(SRC_DTYPE) ? tgl_to_f32(bits, SRC_DTYPE) : float(tgl_to_int(bits, SRC_DTYPE));
-    dst_data[u_dst_base + int(n)] = floatBitsToUint(v);
-#endif
-}
-
-#else  // the main pass (and SPLIT_K), PASS_GEMV, PASS_REDUCE
 
 #include "activation.glsl"
 #if defined(FAST) || defined(PASS_GEMV)
@@ -669,5 +619,4 @@ void main() {
     }
 }
 
-#endif
 #endif

@@ -24,14 +24,14 @@
 // p_data[u_part + 2 g] (softmax: the chunk's max m_c and sum of exp(v - m_c); mean/var: the
 // chunk's mean and sum of squared deviations; mean of squares: the sum of squares), then
 // CHUNK_APPLY merges the row's partials (Chan et al. for the variance) and writes its chunk.
-// PASS_PACK: copies one param operand (any strides) into p_data as contiguous f32.
+// The params (gamma, beta, mean, var) come as f32 in p_data, copied there by the pack pass (pack.comp).
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
-// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP | PASS_PACK; ROW_VEC4, PER;
+// B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP; ROW_VEC4, PER;
 // ROW_CHUNKS [+ CHUNK_STATS | CHUNK_APPLY];
-// OUTER_RANK, INNER_RANK (0..8); PACK_RANK (0..8); WG_SIZE (a power of two).
+// OUTER_RANK, INNER_RANK (0..8); WG_SIZE (a power of two).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -41,36 +41,6 @@ layout(local_size_x = WG_SIZE) in;
 
 #include "store.glsl"
 #define STORE_BITS(ARR, I, BITS) TGL_STORE_BITS(ARR, I, BITS, DTYPE)
-
-#if defined(PASS_PACK)
-
-layout(std430, binding = 0) readonly buffer SrcBuffer { uint src_data[]; };
-layout(std430, binding = 1) writeonly buffer PBuffer { float p_data[]; };
-uniform uint u_count;
-uniform int u_src_offset;
-uniform int u_dst_offset;
-#if PACK_RANK > 0
-uniform int u_pack_shape[PACK_RANK];
-uniform int u_pack_stride[PACK_RANK];
-#endif
-
-void main() {
-    uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-    if (i >= u_count) return;
-    int off = u_src_offset;
-#if PACK_RANK > 0
-    uint rest = i;
-    for (int d = PACK_RANK - 1; d > 0; --d) {
-        uint n = uint(u_pack_shape[d]);
-        off += int(rest % n) * u_pack_stride[d];
-        rest /= n;
-    }
-    off += int(rest) * u_pack_stride[0];
-#endif
-    p_data[u_dst_offset + int(i)] = tgl_to_f32(tgl_extract(src_data[tgl_word_of(off, DTYPE)], off, DTYPE), DTYPE);
-}
-
-#else
 
 // ROW_VEC4 reads and writes x, r, y, s as 16-byte words (f32 only).
 #if defined(ROW_VEC4)
@@ -571,4 +541,3 @@ void main() {
 
 #endif  // ROW_VEC4
 
-#endif

@@ -1,5 +1,5 @@
 // selective_scan (Mamba's selective_scan_ref; SequencePlan, sequence_rules.h). Every input was
-// first packed by norm.comp's PASS_PACK into one f32 block p_data (row-major, at u_off[k]: 0 u,
+// first packed by pack.comp into one f32 block p_data (row-major, at u_off[k]: 0 u,
 // 1 delta, 2 A, 3 Bm, 4 Cm, 5 Dskip, 6 z, 7 delta_bias), so the scan binds at most 3 blocks
 // (p_data, y, last_state) whatever the operands: within OpenGL ES 3.1's minimum of 4.
 // A workgroup of WG_SIZE invocations holds WG_SIZE / NP channels (b, d); each channel's NP lanes

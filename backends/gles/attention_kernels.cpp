@@ -6,7 +6,7 @@
 // grid of query tiles is small against a long key sequence (decoding), one invocation's key loop
 // would exceed the device's loop budget (loop_budget.h), or the device has too few storage
 // blocks, a split PASS_FWD writing partials to scratch and a PASS_COMBINE; under 4 blocks
-// with a mask, k and v are first packed into the scratch block too (PASS_PACK). Backward: q, k,
+// with a mask, k and v are first packed into the scratch block too (the pack pass, pack.cpp). Backward: q, k,
 // v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
 // and PASS_DQ (no atomics).
 #include "gles_device.h"
@@ -169,12 +169,12 @@ struct Ctx {
         d.uniforms.push_back(uniform_float("u_scale", p.scale));
     }
     Defines base_defines(const char* pass, int wg) const {
-        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {"WG", str(wg)}};
+        return {{pass, ""}, {def::kDtype, str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {def::kWorkgroupSize, str(wg)}};
     }
     // The 1-D passes over rows or output elements (PASS_DELTA, PASS_COMBINE) take Dv as a
     // uniform: one variant per dtype.
     Defines row_defines(const char* pass) const {
-        return {{pass, ""}, {"DTYPE", str(call.dtype)}, {"WG", str(wg_cap)}};
+        return {{pass, ""}, {def::kDtype, str(call.dtype)}, {def::kWorkgroupSize, str(wg_cap)}};
     }
     // A 1-D pass of `count` invocations.
     void add_1d(Dispatch d, uint64_t count) {
@@ -182,24 +182,22 @@ struct Ctx {
         d.uniforms.push_back(uniform_uint("u_count", {count_u32(int64_t(count), "an attention pass")}));
         add_chunks(dev, d, ceil_div(count, uint64_t(wg_cap)), out);
     }
-    // PASS_PACK: role (4-D, or lse as (B, H, S, 1)) to contiguous f32 at scratch element `dst`.
+    // The pack pass (pack.cpp): role (4-D, or lse as (B, H, S, 1)) to contiguous f32 at scratch
+    // element `dst`.
     void pack(int role, int64_t dst) {
         const TensorArg& t = arg_of(call, role);
         if (t.numel == 0) return;
-        Dispatch d;
-        Defines defs = {{"PASS_PACK", ""}, {"WG", str(wg_cap)}};  // one variant per dtype of x
-        Blocks blk{d, defs};
+        PackSource src;
         std::vector<int32_t> u;
-        blk.add("X_BUF", window(role, u));
-        blk.add_scratch("S_BUF", scratch);
-        defs.emplace_back("X_DT", str(t.dtype));
-        std::vector<int32_t> shape(4, 1);
-        for (int k = 0; k < t.rank; ++k) shape[size_t(k)] = to_i32(t.shape[k], "a dim");
-        d.program = dev.program("attention.comp", defs);
-        d.uniforms.push_back(uniform_int("u_src", u));
-        d.uniforms.push_back(uniform_int("u_shape", shape));
-        d.uniforms.push_back(uniform_int("u_dst", {to_i32(dst, "a scratch offset")}));
-        add_1d(std::move(d), uint64_t(t.numel));
+        src.window = window(role, u);
+        src.offset = u[0];
+        src.dtype = t.dtype;
+        src.numel = t.numel;
+        for (int k = 0; k < 4; ++k) {
+            src.shape.push_back(k < t.rank ? t.shape[k] : 1);
+            src.strides.push_back(p.strides[role][k]);
+        }
+        add_pack(dev, src, operand_label(*call.info, !p.is_input[role], uint32_t(p.slot[role])), scratch, dst, out);
     }
     // Binds a role's window as block `buf`, sets its {offset, strides} uniform, adds `flag`.
     void bind_role(Blocks& blk, int role, const char* buf, const char* uname, const char* flag = nullptr) const {
@@ -210,7 +208,7 @@ struct Ctx {
     }
     void bind_mask(Blocks& blk) const {
         bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
-        blk.defines.emplace_back("M_DT", str(arg_of(call, R::kMask).dtype));
+        blk.defines.emplace_back(def::kMaskDtype, str(arg_of(call, R::kMask).dtype));
     }
     // The tail of a tiled pass (PASS_FWD, PASS_DKDV, PASS_DQ): tile defines, program, uniforms.
     void finish_tiled(Dispatch& d, Defines& defs, int64_t bq, int64_t bk, int64_t tpr, int64_t groups) const {
@@ -377,13 +375,13 @@ void Ctx::forward() {
         blk.add_scratch("V_BUF", scratch);
         uk = {0, to_i32(p.Hkv * p.Skv * p.D, "k"), to_i32(p.Skv * p.D, "k"), to_i32(p.D, "k"), 1};
         uv = {to_i32(kn, "v"), to_i32(p.Hkv * p.Skv * p.Dv, "v"), to_i32(p.Skv * p.Dv, "v"), to_i32(p.Dv, "v"), 1};
-        defs.emplace_back("K_DT", str(TGL_DTYPE_F32));
-        defs.emplace_back("V_DT", str(TGL_DTYPE_F32));
+        defs.emplace_back(def::kKDtype, str(TGL_DTYPE_F32));
+        defs.emplace_back(def::kVDtype, str(TGL_DTYPE_F32));
     } else {
         blk.add("K_BUF", window(R::kK, uk));
         blk.add("V_BUF", window(R::kV, uv));
-        defs.emplace_back("K_DT", str(call.dtype));
-        defs.emplace_back("V_DT", str(call.dtype));
+        defs.emplace_back(def::kKDtype, str(call.dtype));
+        defs.emplace_back(def::kVDtype, str(call.dtype));
     }
     if (mask) bind_mask(blk);
     if (split) {

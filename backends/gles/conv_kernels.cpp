@@ -10,7 +10,8 @@
 // workgroup-count limits. Convolutions whose taps all lie inside x (1x1, unpadded) load without
 // bound tests (IN_BOUNDS). Every plan keeps each invocation's loop passes within the loop budget
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
-// workgroup is split to fit.
+// workgroup is split to fit. The kernel is the first of the candidates (direct, GEMM) that takes
+// the call; each that does not says why, and those reasons are the error where none does.
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -43,12 +44,214 @@ bool fits(const Limits& L, const Tile& t) {
     return nt <= L.max_invocations && std::max(wx, wy) <= std::min(L.max_size[0], L.max_size[1]) && shared <= L.max_shared_bytes;
 }
 
+// One convolution being planned: what the kernel candidates look at, and their dispatches.
+struct ConvRun {
+    GlesDevice& dev;
+    const OpCall& call;
+    const ConvPlan& p;
+    bool wgrad;           // the weight gradient (binding 2 is the weight)
+    bool has_bias;
+    int32_t M, N, K;      // the GEMM of one group: output channels x columns, reduction length
+    int64_t out_numel;    // elements of binding 2's operand
+    std::string o_label;  // its label
+    Dispatch base;        // bindings x, a, out, bias and the uniforms every pass has
+    std::vector<Dispatch> dispatches;
+
+    // A variant: the mode and dtype, and the activation where the pass stores the result.
+    Defines variant(bool epilogue) const {
+        const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
+        return Defines{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+    }
+};
+
+// Kernel candidates, in order of preference (take_first_candidate).
+
+// The direct variant: forward/transposed with at most kDirectMaxChannels output channels per group
+// (depthwise), where a GEMM tile of BM rows would be mostly idle; its invocation walks every
+// (channel, tap) pair of its group.
+std::string direct_candidate(ConvRun& r) {
+    const ConvPlan& p = r.p;
+    if (r.wgrad) return "not for the weight gradient";
+    if (p.cy > kDirectMaxChannels)
+        return format("%lld output channels per group, more than %lld", (long long)p.cy, (long long)kDirectMaxChannels);
+    const uint64_t passes = loop_cost(uint64_t(p.cx)) + loop_cost(uint64_t(p.k[0] * p.k[1] * p.k[2]), uint64_t(p.cx));
+    if (passes > loop_budget(r.dev))
+        return format("an invocation's %llu loop passes exceed the loop budget of %llu", (unsigned long long)passes,
+                      (unsigned long long)loop_budget(r.dev));
+    const int wg = r.dev.workgroup_size();
+    Defines defines = r.variant(true);
+    defines.emplace_back("DIRECT", "");
+    defines.emplace_back(def::kWorkgroupSize, str(wg));
+    r.base.program = r.dev.program("conv.comp", defines);
+    const uint64_t total = uint64_t(count_u32(r.out_numel, r.o_label.c_str()));
+    add_chunks(r.dev, r.base, ceil_div(total, uint64_t(wg)), r.dispatches);
+    return "";
+}
+
+// Measured on the H100 (ResNet-50 layers at batch 32, bench/RESULTS.md): the 64x64 tile (4x4 per
+// invocation) beats the 128x64 / 64x128 ones (8x4 / 4x8) on every layer, and the 128x128 tile
+// (8x8) wins only with many output channels and few positions (conv5_x, 512 channels x 1,568
+// positions: 0.46 ms against 0.62). A wide tile when a group has few output channels, the smallest
+// where the limits allow nothing else (GLES 3.1 minimum: 128 invocations, 16 KiB). TGL_TUNE_CONV
+// overrides where it fits.
+const Tile kBigTile{128, 128, 8, 8, 8}, kWideTile{32, 128, 16, 4, 4}, kMidTile{64, 64, 16, 4, 4}, kSmallTile{32, 32, 16, 4, 4};
+Tile gemm_tile(const Limits& L, const ConvTuning& tuned, int32_t M, int32_t N) {
+    const Tile tuned_tile{tuned.tile.bm, tuned.tile.bn, tuned.tile.bk, tuned.tile.tm, tuned.tile.tn};
+    if (tuned_tile.bm > 0 && M > 32 && fits(L, tuned_tile)) return tuned_tile;
+    if (M >= 512 && N < 4096 && fits(L, kBigTile)) return kBigTile;
+    if (fits(L, kWideTile) && M <= 32 && N >= 512) return kWideTile;
+    if (fits(L, kMidTile) && M > 32) return kMidTile;
+    return kSmallTile;
+}
+
+// One GEMM of N columns and reduction length K over `b` (which carries the phase uniforms).
+void add_gemm(ConvRun& r, Dispatch b, int32_t N, int32_t K, bool in_bounds) {
+    GlesDevice& dev = r.dev;
+    const ConvPlan& p = r.p;
+    const OpInfo& info = *r.call.info;
+    const bool wgrad = r.wgrad, bias = r.has_bias;
+    const int32_t M = r.M;
+    const ConvTuning& tuned = dev.tuning().conv;
+    const Tile t = gemm_tile(dev.limits(), tuned, M, N);
+    // db needs its column tile even where dw is empty (C_in = 0).
+    const uint64_t tiles_n = std::max<uint64_t>(ceil_div(uint64_t(N), uint64_t(t.bn)), bias && wgrad ? 1 : 0);
+    const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
+    const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
+    // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo; deep
+    // layers with small images): up to split_target workgroups, K ranges of at least kSplitMinK,
+    // partials within kSplitMaxBytes of scratch.
+    const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = bias && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
+    uint64_t splits = 1;
+    const uint64_t split_target = tuned.split_target >= 0 ? uint64_t(tuned.split_target) : kSplitTarget;
+    if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
+        splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
+                                     kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
+    // A workgroup's K range within the loop budget: each step of BK passes the step loop once and
+    // the product loop (and with db its sum loop) BK + 1 times (llvmpipe unrolls neither). Longer K
+    // is split whatever the tile count (the partials must fit a block).
+    const uint64_t k_max = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1 + loop_cost(uint64_t(t.bk)) * (wgrad && bias ? 2 : 1)),
+                                              ceil_div(uint64_t(K), uint64_t(t.bk))) * uint64_t(t.bk);
+    if (uint64_t(K) > k_max) {
+        splits = std::max(splits, ceil_div(uint64_t(K), k_max));
+        const uint64_t need = 4 * splits * (c_elems + db_elems);
+        if (need > uint64_t(dev.max_window_bytes()))
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                 "op '%s': a reduction of %d (channels x taps, or positions for the weight gradient) is split %llu ways "
+                 "to keep each shader invocation's loops within %llu passes (llvmpipe stops loops after 65535); "
+                 "its partials (%llu bytes) exceed one shader storage block (%lld bytes)",
+                 info.name, K, (unsigned long long)splits, (unsigned long long)kLoopTripBudget, (unsigned long long)need,
+                 (long long)dev.max_window_bytes());
+        check_loop_budget(dev, loop_cost(splits), info.name, "the sum over K splits");
+    }
+    const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
+    splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
+    Defines defines = r.variant(splits == 1);
+    // Channels-last y: the rows (channels) along the invocations' x, for consecutive stores.
+    const bool y_c_fast = !wgrad && (p.ys[1] == 1 || p.ys[1] == -1) && M > 1;
+    for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn},
+                           {"WG_X", y_c_fast ? t.bm / t.tm : t.bn / t.tn}, {"WG_Y", y_c_fast ? t.bn / t.tn : t.bm / t.tm}})
+        defines.emplace_back(name, str(v));
+    if (y_c_fast) defines.emplace_back("Y_C_FAST", "");
+    if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
+    if (in_bounds) defines.emplace_back("IN_BOUNDS", "");
+    auto& BU = b.uniforms;
+    BU.push_back(uniform_int("u_N", {N}));
+    BU.push_back(uniform_int("u_K", {K}));
+    BU.push_back(uniform_int("u_tiles_n", {to_i32(int64_t(tiles_n), "the column tiles")}));
+    BU.push_back(uniform_int("u_tiles_m", {to_i32(int64_t(tiles_m), "the row tiles")}));
+    BU.push_back(uniform_int("u_splits", {int32_t(splits)}));
+    BU.push_back(uniform_int("u_k_chunk", {int32_t(k_chunk)}));
+    BU.push_back(uniform_int("u_db_part", {int32_t(splits * c_elems)}));
+    if (splits == 1) {
+        b.program = dev.program("conv.comp", defines);
+        add_chunks(dev, b, tiles, r.dispatches);
+        return;
+    }
+    const uint64_t bytes = 4 * splits * (c_elems + db_elems);
+    BufferRef scratch = dev.scratch(bytes);
+    Binding sb;
+    sb.keep = scratch;
+    sb.name = static_cast<GlesBuffer&>(*scratch).name();
+    sb.size = int64_t(bytes);
+    defines.emplace_back("SPLIT_K", "");
+    Dispatch partial = b;
+    partial.bindings[2] = sb;
+    partial.program = dev.program("conv.comp", defines);
+    add_chunks(dev, partial, tiles * splits, r.dispatches);
+    const int wg = dev.workgroup_size();
+    Defines rd = r.variant(true);
+    rd.emplace_back("PASS_REDUCE", "");
+    rd.emplace_back(def::kWorkgroupSize, str(wg));
+    Dispatch reduce = b;
+    reduce.bindings[0] = reduce.bindings[1] = sb;
+    reduce.program = dev.program("conv.comp", rd);
+    add_chunks(dev, reduce, ceil_div(c_elems + db_elems, uint64_t(wg)), r.dispatches);
+}
+
+void phase_uniforms(Dispatch& b, const int64_t* qout, const int64_t* phase, const int64_t* ostep, const int64_t* jcnt,
+                    const int64_t* j0, const int64_t* jstep) {
+    b.uniforms.push_back(uniform_int("u_qout3", to_i32s(qout, 3, "a spatial size")));
+    b.uniforms.push_back(uniform_int("u_phase3", to_i32s(phase, 3, "a phase")));
+    b.uniforms.push_back(uniform_int("u_ostep3", to_i32s(ostep, 3, "a stride")));
+    b.uniforms.push_back(uniform_int("u_jcnt3", to_i32s(jcnt, 3, "a kernel size")));
+    b.uniforms.push_back(uniform_int("u_j03", to_i32s(j0, 3, "a tap")));
+    b.uniforms.push_back(uniform_int("u_jstep3", to_i32s(jstep, 3, "a tap step")));
+}
+
+// The implicit GEMM (every mode), one per output phase of a strided transposed relation.
+std::string gemm_candidate(ConvRun& r) {
+    const ConvPlan& p = r.p;
+    const Limits& L = r.dev.limits();
+    if (!fits(L, kSmallTile))
+        return format("the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot "
+                      "hold a %dx%d tile", L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes,
+                      kSmallTile.bm, kSmallTile.bn);
+    // Every tap of every output position inside x (no padding, no reach past the end, e.g. a 1x1
+    // convolution): the B loader tests no bounds.
+    bool in_bounds = p.mode != ConvPlan::Transposed;
+    for (int d = 0; d < 3; ++d)
+        in_bounds = in_bounds && p.pad[d] == 0 && (p.out[d] - 1) * p.stride[d] + (p.k[d] - 1) * p.dil[d] < p.in[d];
+    const int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
+    if (p.mode != ConvPlan::Transposed || (p.stride[0] == 1 && p.stride[1] == 1 && p.stride[2] == 1)) {
+        // Every output position, every tap (the stride-1 transposed relation divides by 1).
+        Dispatch b = r.base;
+        phase_uniforms(b, p.out, zero, one, p.k, zero, one);
+        add_gemm(r, std::move(b), r.N, r.K, in_bounds);
+        return "";
+    }
+    // One GEMM per output phase r = o mod stride: o + pad - j * dil is a multiple of the stride only
+    // for taps j = j0 + t * (stride / gcd(stride, dil)), so the others (3 of 4 for stride 2 in 2d)
+    // are never visited. A phase without taps still stores its bias.
+    for (int64_t e = 0; e < p.stride[0] * p.stride[1] * p.stride[2]; ++e) {
+        int64_t ph[3], qout[3], jcnt[3], j0[3], jstep[3];
+        int64_t rest = e;
+        for (int d = 2; d >= 0; --d) {
+            ph[d] = rest % p.stride[d];
+            rest /= p.stride[d];
+            qout[d] = ph[d] < p.out[d] ? (p.out[d] - ph[d] + p.stride[d] - 1) / p.stride[d] : 0;
+            jstep[d] = p.stride[d] / std::gcd(p.stride[d], p.dil[d]);
+            j0[d] = -1;
+            for (int64_t j = 0; j < std::min(p.k[d], jstep[d]) && j0[d] < 0; ++j)
+                if ((ph[d] + p.pad[d] - j * p.dil[d]) % p.stride[d] == 0) j0[d] = j;
+            jcnt[d] = j0[d] < 0 ? 0 : (p.k[d] - j0[d] + jstep[d] - 1) / jstep[d];
+            if (j0[d] < 0) j0[d] = 0;
+        }
+        const int64_t cols = p.batch * qout[0] * qout[1] * qout[2];
+        if (cols == 0) continue;
+        Dispatch b = r.base;
+        phase_uniforms(b, qout, ph, p.stride, jcnt, j0, jstep);
+        add_gemm(r, std::move(b), int32_t(cols), int32_t(p.cx * jcnt[0] * jcnt[1] * jcnt[2]), in_bounds);
+    }
+    return "";
+}
+
+const KernelCandidate<ConvRun&> kCandidates[] = {{"direct", direct_candidate}, {"gemm", gemm_candidate}};
+
 }  // namespace
 
 void run_conv(GlesDevice& dev, const OpCall& call) {
     const ConvPlan& p = call.conv();
     const OpInfo& info = *call.info;
-    const Limits& L = dev.limits();
     const bool wgrad = p.mode == ConvPlan::WeightGrad;
     const TensorArg& X = call.inputs[size_t(p.x_slot)];
     const TensorArg& Yr = (p.y_is_out ? call.outputs : call.inputs)[size_t(p.y_slot)];
@@ -65,10 +268,11 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     const int32_t N = int32_t(count_u32(wgrad ? p.cx * kvol : p.batch * ovol, "the GEMM columns of the convolution"));
     const int32_t K = int32_t(count_u32(wgrad ? p.batch * ovol : p.cx * kvol, "the reduction length of the convolution"));
     count_u32(Out.numel, o_label.c_str());
+    ConvRun r{dev, call, p, wgrad, B != nullptr, M, N, K, Out.numel, o_label, {}, {}};
 
     // Bindings: empty operands (never read) are stood in for by a bound one.
     int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;
-    Dispatch base;
+    Dispatch& base = r.base;
     Binding ob = Out.numel > 0 ? dev.window(Out, o_label.c_str(), &o_off) : Binding{};
     Binding bb = B && B->numel > 0 ? dev.window(*B, operand_label(info, wgrad, uint32_t(p.b_slot)).c_str(), &b_off) : Binding{};
     const Binding& any = Out.numel > 0 ? ob : bb;
@@ -103,163 +307,8 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     U.push_back(uniform_int("u_groups", {to_i32(p.groups, "groups")}));
     U.push_back(uniform_int("u_M", {M}));
 
-    const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
-    // A variant: the mode and dtype, and the activation where the pass stores the result.
-    auto variant = [&](bool epilogue) {
-        return Defines{{mode, ""}, {"DTYPE", str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
-    };
-    const int wg = dev.workgroup_size();
-    std::vector<Dispatch> dispatches;
-    // The direct variant's invocation walks every (channel, tap) pair of its group.
-    const uint64_t direct_passes = loop_cost(uint64_t(p.cx)) + loop_cost(uint64_t(kvol), uint64_t(p.cx));
-    if (!wgrad && p.cy <= kDirectMaxChannels && direct_passes <= loop_budget(dev)) {
-        Defines defines = variant(true);
-        defines.emplace_back("DIRECT", "");
-        defines.emplace_back("WG_SIZE", str(wg));
-        base.program = dev.program("conv.comp", defines);
-        const uint64_t total = uint64_t(count_u32(Out.numel, o_label.c_str()));
-        add_chunks(dev, base, ceil_div(total, uint64_t(wg)), dispatches);
-    } else {
-        // Every tap of every output position inside x (no padding, no reach past the end, e.g. a
-        // 1x1 convolution): the B loader tests no bounds.
-        bool in_bounds = p.mode != ConvPlan::Transposed;
-        for (int d = 0; d < 3; ++d)
-            in_bounds = in_bounds && p.pad[d] == 0 && (p.out[d] - 1) * p.stride[d] + (p.k[d] - 1) * p.dil[d] < p.in[d];
-        // One GEMM of N columns and reduction length K over `b` (which carries the phase uniforms).
-        auto gemm = [&](Dispatch b, int32_t N, int32_t K) {
-            // Measured on the H100 (ResNet-50 layers at batch 32, bench/RESULTS.md): the 64x64 tile
-            // (4x4 per invocation) beats the 128x64 / 64x128 ones (8x4 / 4x8) on every layer, and
-            // the 128x128 tile (8x8) wins only with many output channels and few positions
-            // (conv5_x, 512 channels x 1,568 positions: 0.46 ms against 0.62). A wide tile when a
-            // group has few output channels, the smallest where the limits allow nothing else (GLES
-            // 3.1 minimum: 128 invocations, 16 KiB). TGL_TUNE_CONV overrides where it fits.
-            const Tile big{128, 128, 8, 8, 8}, wide{32, 128, 16, 4, 4}, mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4};
-            Tile t = small;
-            const ConvTuning& tuned = dev.tuning().conv;
-            const Tile tuned_tile{tuned.tile.bm, tuned.tile.bn, tuned.tile.bk, tuned.tile.tm, tuned.tile.tn};
-            if (tuned_tile.bm > 0 && M > 32 && fits(L, tuned_tile)) t = tuned_tile;
-            else if (M >= 512 && N < 4096 && fits(L, big)) t = big;
-            else if (fits(L, wide) && M <= 32 && N >= 512) t = wide;
-            else if (fits(L, mid) && M > 32) t = mid;
-            if (!fits(L, t))
-                fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-                     "op '%s': the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot hold a %dx%d tile",
-                     info.name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
-            // db needs its column tile even where dw is empty (C_in = 0).
-            const uint64_t tiles_n = std::max<uint64_t>(ceil_div(uint64_t(N), uint64_t(t.bn)), B && wgrad ? 1 : 0);
-            const uint64_t tiles_m = ceil_div(uint64_t(M), uint64_t(t.bm));
-            const uint64_t tiles = tiles_n * tiles_m * uint64_t(p.groups);
-            // Split K where there are few tiles and a long K (the weight gradient: K = N * Ho * Wo;
-            // deep layers with small images): up to split_target workgroups, K ranges of at least
-            // kSplitMinK, partials within kSplitMaxBytes of scratch.
-            const uint64_t c_elems = uint64_t(p.groups) * uint64_t(M) * uint64_t(N), db_elems = B && wgrad ? uint64_t(p.groups) * uint64_t(M) : 0;
-            uint64_t splits = 1;
-            const uint64_t split_target = tuned.split_target >= 0 ? uint64_t(tuned.split_target) : kSplitTarget;
-            if (tiles < split_target && uint64_t(K) >= 2 * kSplitMinK)
-                splits = std::min<uint64_t>({ceil_div(split_target, tiles), uint64_t(K) / kSplitMinK,
-                                             kSplitMaxBytes / (4 * std::max<uint64_t>(1, c_elems + db_elems))});
-            // A workgroup's K range within the loop budget: each step of BK passes the step loop
-            // once and the product loop (and with db its sum loop) BK + 1 times (llvmpipe unrolls
-            // neither). Longer K is split whatever the tile count (the partials must fit a block).
-            const uint64_t k_max = std::min<uint64_t>(loop_items_within(loop_budget(dev), 1 + loop_cost(uint64_t(t.bk)) * (wgrad && B ? 2 : 1)),
-                                                      ceil_div(uint64_t(K), uint64_t(t.bk))) * uint64_t(t.bk);
-            if (uint64_t(K) > k_max) {
-                splits = std::max(splits, ceil_div(uint64_t(K), k_max));
-                const uint64_t need = 4 * splits * (c_elems + db_elems);
-                if (need > uint64_t(dev.max_window_bytes()))
-                    fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-                         "op '%s': a reduction of %d (channels x taps, or positions for the weight gradient) is split %llu ways "
-                         "to keep each shader invocation's loops within %llu passes (llvmpipe stops loops after 65535); "
-                         "its partials (%llu bytes) exceed one shader storage block (%lld bytes)",
-                         info.name, K, (unsigned long long)splits, (unsigned long long)kLoopTripBudget, (unsigned long long)need,
-                         (long long)dev.max_window_bytes());
-                check_loop_budget(dev, loop_cost(splits), info.name, "the sum over K splits");
-            }
-            const uint64_t k_chunk = splits > 1 ? ceil_div(ceil_div(uint64_t(K), splits), uint64_t(t.bk)) * uint64_t(t.bk) : uint64_t(std::max(K, 1));
-            splits = splits > 1 ? ceil_div(uint64_t(K), k_chunk) : 1;
-            Defines defines = variant(splits == 1);
-            // Channels-last y: the rows (channels) along the invocations' x, for consecutive stores.
-            const bool y_c_fast = !wgrad && (p.ys[1] == 1 || p.ys[1] == -1) && M > 1;
-            for (auto [name, v] : {std::pair<const char*, int>{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}, {"TM", t.tm}, {"TN", t.tn},
-                                   {"WG_X", y_c_fast ? t.bm / t.tm : t.bn / t.tn}, {"WG_Y", y_c_fast ? t.bn / t.tn : t.bm / t.tm}})
-                defines.emplace_back(name, str(v));
-            if (y_c_fast) defines.emplace_back("Y_C_FAST", "");
-            if (!wgrad && (p.xs[1] == 1 || p.xs[1] == -1) && p.cx > 1) defines.emplace_back("X_C_FAST", "");  // channels-last x
-            if (in_bounds) defines.emplace_back("IN_BOUNDS", "");
-            auto& BU = b.uniforms;
-            BU.push_back(uniform_int("u_N", {N}));
-            BU.push_back(uniform_int("u_K", {K}));
-            BU.push_back(uniform_int("u_tiles_n", {to_i32(int64_t(tiles_n), "the column tiles")}));
-            BU.push_back(uniform_int("u_tiles_m", {to_i32(int64_t(tiles_m), "the row tiles")}));
-            BU.push_back(uniform_int("u_splits", {int32_t(splits)}));
-            BU.push_back(uniform_int("u_k_chunk", {int32_t(k_chunk)}));
-            BU.push_back(uniform_int("u_db_part", {int32_t(splits * c_elems)}));
-            if (splits == 1) {
-                b.program = dev.program("conv.comp", defines);
-                add_chunks(dev, b, tiles, dispatches);
-                return;
-            }
-            const uint64_t bytes = 4 * splits * (c_elems + db_elems);
-            BufferRef scratch = dev.scratch(bytes);
-            Binding sb;
-            sb.keep = scratch;
-            sb.name = static_cast<GlesBuffer&>(*scratch).name();
-            sb.size = int64_t(bytes);
-            defines.emplace_back("SPLIT_K", "");
-            Dispatch partial = b;
-            partial.bindings[2] = sb;
-            partial.program = dev.program("conv.comp", defines);
-            add_chunks(dev, partial, tiles * splits, dispatches);
-            Defines rd = variant(true);
-            rd.emplace_back("PASS_REDUCE", "");
-            rd.emplace_back("WG_SIZE", str(wg));
-            Dispatch reduce = b;
-            reduce.bindings[0] = reduce.bindings[1] = sb;
-            reduce.program = dev.program("conv.comp", rd);
-            add_chunks(dev, reduce, ceil_div(c_elems + db_elems, uint64_t(wg)), dispatches);
-        };
-        auto phase_uniforms = [](Dispatch& b, const int64_t* qout, const int64_t* phase, const int64_t* ostep, const int64_t* jcnt,
-                                 const int64_t* j0, const int64_t* jstep) {
-            b.uniforms.push_back(uniform_int("u_qout3", to_i32s(qout, 3, "a spatial size")));
-            b.uniforms.push_back(uniform_int("u_phase3", to_i32s(phase, 3, "a phase")));
-            b.uniforms.push_back(uniform_int("u_ostep3", to_i32s(ostep, 3, "a stride")));
-            b.uniforms.push_back(uniform_int("u_jcnt3", to_i32s(jcnt, 3, "a kernel size")));
-            b.uniforms.push_back(uniform_int("u_j03", to_i32s(j0, 3, "a tap")));
-            b.uniforms.push_back(uniform_int("u_jstep3", to_i32s(jstep, 3, "a tap step")));
-        };
-        const int64_t zero[3] = {0, 0, 0}, one[3] = {1, 1, 1};
-        if (p.mode != ConvPlan::Transposed || (p.stride[0] == 1 && p.stride[1] == 1 && p.stride[2] == 1)) {
-            // Every output position, every tap (the stride-1 transposed relation divides by 1).
-            Dispatch b = base;
-            phase_uniforms(b, p.out, zero, one, p.k, zero, one);
-            gemm(std::move(b), N, K);
-        } else {
-            // One GEMM per output phase r = o mod stride: o + pad - j * dil is a multiple of the
-            // stride only for taps j = j0 + t * (stride / gcd(stride, dil)), so the others (3 of 4
-            // for stride 2 in 2d) are never visited. A phase without taps still stores its bias.
-            for (int64_t e = 0; e < p.stride[0] * p.stride[1] * p.stride[2]; ++e) {
-                int64_t r[3], qout[3], jcnt[3], j0[3], jstep[3];
-                int64_t rest = e;
-                for (int d = 2; d >= 0; --d) {
-                    r[d] = rest % p.stride[d];
-                    rest /= p.stride[d];
-                    qout[d] = r[d] < p.out[d] ? (p.out[d] - r[d] + p.stride[d] - 1) / p.stride[d] : 0;
-                    jstep[d] = p.stride[d] / std::gcd(p.stride[d], p.dil[d]);
-                    j0[d] = -1;
-                    for (int64_t j = 0; j < std::min(p.k[d], jstep[d]) && j0[d] < 0; ++j)
-                        if ((r[d] + p.pad[d] - j * p.dil[d]) % p.stride[d] == 0) j0[d] = j;
-                    jcnt[d] = j0[d] < 0 ? 0 : (p.k[d] - j0[d] + jstep[d] - 1) / jstep[d];
-                    if (j0[d] < 0) j0[d] = 0;
-                }
-                const int64_t cols = p.batch * qout[0] * qout[1] * qout[2];
-                if (cols == 0) continue;
-                Dispatch b = base;
-                phase_uniforms(b, qout, r, p.stride, jcnt, j0, jstep);
-                gemm(std::move(b), int32_t(cols), int32_t(p.cx * jcnt[0] * jcnt[1] * jcnt[2]));
-            }
-        }
-    }
-    dev.submit(info.name, std::move(dispatches));
+    take_first_candidate(kCandidates, format("op '%s'", info.name), r);
+    dev.submit(info.name, std::move(r.dispatches));
 }
 
 void register_conv_kernels(std::vector<GlesFamily>& families) {

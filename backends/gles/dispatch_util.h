@@ -105,33 +105,53 @@ inline void add_chunks(GlesDevice& dev, const Dispatch& base, uint64_t groups, s
     }
 }
 
-// norm.comp's PASS_PACK: the non-empty float view t (any strides, `label` for messages) copied as
-// contiguous f32, row-major, into dst from element dst_offset on (norm's and grad's params, selective_scan).
-inline void add_pack_f32(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst,
-                         int32_t dst_offset, std::vector<Dispatch>& out) {
-    const int wg = dev.workgroup_size();
-    const uint32_t count = count_u32(t.numel, label.c_str());
-    int32_t src_off = 0;
-    Dispatch pack;
-    pack.bindings = {dev.window(t, label.c_str(), &src_off), dst};
-    pack.program = dev.program("norm.comp", {{"PASS_PACK", ""},
-                                             {"DTYPE", str(t.dtype)},
-                                             {"PACK_RANK", str(t.rank)},
-                                             {"WG_SIZE", str(wg)}});
-    pack.uniforms.push_back(uniform_uint("u_count", {count}));
-    pack.uniforms.push_back(uniform_int("u_src_offset", {src_off}));
-    pack.uniforms.push_back(uniform_int("u_dst_offset", {dst_offset}));
-    if (t.rank > 0) {
-        std::vector<int32_t> n, s;
-        for (int d = 0; d < t.rank; ++d) {
-            n.push_back(to_i32(t.shape[d], label.c_str()));
-            s.push_back(to_i32(t.strides[d], label.c_str()));
-        }
-        pack.uniforms.push_back(uniform_int("u_pack_shape", n));
-        pack.uniforms.push_back(uniform_int("u_pack_stride", s));
+// Kernel choice as ordered candidates: each either takes the work (plans and queues it, returns
+// "") or declines with the reason, and takes nothing then; where none takes it, the error
+// (RESOURCE_EXHAUSTED) lists every candidate's reason.
+template <class... Args>
+struct KernelCandidate {
+    const char* name;
+    std::string (*take)(Args...);
+};
+template <class T>
+struct NoDeduce {
+    using type = T;
+};
+template <size_t N, class... Args>
+void take_first_candidate(const KernelCandidate<Args...> (&candidates)[N], const std::string& what,
+                          typename NoDeduce<Args>::type... args) {
+    std::string why;
+    for (const KernelCandidate<Args...>& c : candidates) {
+        const std::string declined = c.take(args...);
+        if (declined.empty()) return;
+        why += (why.empty() ? "" : "; ") + std::string(c.name) + ": " + declined;
     }
-    add_chunks(dev, pack, ceil_div(count, uint64_t(wg)), out);
+    fail(TGL_ERROR_RESOURCE_EXHAUSTED, "%s: no kernel fits (%s)", what.c_str(), why.c_str());
 }
+
+// The pack pass (glsl/pack.comp, pack.cpp): an operand copied as contiguous 32-bit words, row-major
+// over `shape`, into `dst` from word dst_offset on; f32 values (an integer dtype converted), or
+// with `index` the checked i32 values of an index (matmul's expert index).
+struct PackSource {
+    Binding window;      // the operand's window (GlesDevice::window)
+    int32_t offset = 0;  // its first element in the window
+    tgl_dtype dtype = TGL_DTYPE_F32;
+    int64_t numel = 0;
+    std::vector<int64_t> shape, strides;  // the walk, at most TGL_MAX_RANK dims; strides in elements
+};
+struct PackIndexCheck {
+    GlesDevice::DeviceCheck check;
+    int32_t limit;  // valid values are [0, limit)
+    uint32_t op;    // the op id, for the error
+    // The whole index was checked under `check` already (a piece of an op run in pieces,
+    // window_split.cpp): one dispatch stores the values and the fail flag, raising nothing.
+    bool checked = false;
+};
+void add_pack(GlesDevice& dev, const PackSource& src, const std::string& label, const Binding& dst, int64_t dst_offset,
+              std::vector<Dispatch>& out, const PackIndexCheck* index = nullptr);
+// add_pack of the non-empty float view t with its own shape and strides (`label` for messages).
+void add_pack_f32(GlesDevice& dev, const TensorArg& t, const std::string& label, const Binding& dst, int64_t dst_offset,
+                  std::vector<Dispatch>& out);
 
 }  // namespace gles
 }  // namespace tgl

@@ -77,7 +77,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     // Every variant: the op, its kind, the operands' dtypes (unused ones f32).
     Defines common = {{op, ""}, {"N_IN", str(n_in)}};
     if (bits_op) common.emplace_back("BITS_OP", "");
-    static const char* dtype_names[4] = {"Y_DTYPE", "A_DTYPE", "B_DTYPE", "C_DTYPE"};
+    static const char* dtype_names[4] = {def::kYDtype, def::kADtype, def::kBDtype, def::kCDtype};
     for (int k = 0; k < 4; ++k)
         common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));
     const UniformValue scalars = uniform_floats("u_scalars", call.elementwise().scalars, 2);
@@ -89,7 +89,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         for (int k = 0; k <= n_in; ++k) contig = contig && p.strides[k][0] == 1;
         Defines defines = common;
         defines.emplace_back("RANK", str(p.rank));
-        defines.emplace_back("WG_SIZE", str(wg));
+        defines.emplace_back(def::kWorkgroupSize, str(wg));
         if (contig) defines.emplace_back("CONTIG", "");
         Dispatch base;
         base.program = dev.program("elementwise.comp", defines);
@@ -136,7 +136,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         Defines defines = common;
         defines.emplace_back("RANK", str(p.rank));
         defines.emplace_back("VEC4", "");
-        defines.emplace_back("WG_SIZE", str(shape.wg));
+        defines.emplace_back(def::kWorkgroupSize, str(shape.wg));
         defines.emplace_back("PER_INV", str(shape.per_invocation));
         defines.emplace_back("A_KIND", str(kinds[1]));
         if (n_in == 2) defines.emplace_back("B_KIND", str(kinds[2]));
@@ -170,7 +170,7 @@ namespace {
 void run_aligned_bytes(GlesDevice& dev, const BufferRef* src, uint64_t src_offset, const BufferRef& dst,
                        uint64_t dst_offset, uint64_t bytes, const std::vector<uint32_t>& quad) {
     const StreamShape shape = dev.stream_shape();
-    Defines defines = {{"WG_SIZE", str(shape.wg)}, {"PER_INV", str(shape.per_invocation)}};
+    Defines defines = {{def::kWorkgroupSize, str(shape.wg)}, {"PER_INV", str(shape.per_invocation)}};
     if (!src) defines.emplace_back("FILL", "");
     Dispatch base;
     base.program = dev.program("buffer_bytes.comp", defines);
@@ -212,7 +212,7 @@ void run_fill_words(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint
                     const std::vector<uint32_t>& quad) {
     int wg = dev.workgroup_size();
     Dispatch base;
-    base.program = dev.program("fill.comp", {{"WG_SIZE", str(wg)}});
+    base.program = dev.program("fill.comp", {{def::kWorkgroupSize, str(wg)}});
     base.uniforms.push_back(uniform_uint("u_pattern", quad));
     GLuint name = static_cast<GlesBuffer&>(*dst).name();
     int64_t align = dev.window_alignment();

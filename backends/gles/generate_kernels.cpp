@@ -43,9 +43,9 @@ void run_generate(GlesDevice& dev, const OpCall& call) {
     if (!call.inputs.empty()) base.bindings.push_back(dev.window(call.inputs[0], "inputs[0] (x)", &x_off));
     const int wg = dev.workgroup_size();
     base.program = dev.program("generate.comp", {{op_define(call), ""},
-                                                 {"Y_DTYPE", str(y.dtype)},
+                                                 {def::kYDtype, str(y.dtype)},
                                                  {"RANK", str(p.rank)},
-                                                 {"WG_SIZE", str(wg)}});
+                                                 {def::kWorkgroupSize, str(wg)}});
     std::vector<int32_t> shape, ys, xs;
     for (int d = 0; d < p.rank; ++d) {
         shape.push_back(to_i32(p.shape[d], "a dimension of y"));

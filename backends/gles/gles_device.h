@@ -1,5 +1,6 @@
 // One open GLES device: its GL thread, buffers, program cache and the dispatch machinery that the
-// kernels (<family>_kernels.cpp) use.
+// kernels (<family>_kernels.cpp) use. Implemented by concern: gles_device.cpp (open, timer, run, sync),
+// buffers.cpp, submission.cpp, device_status.cpp and program_cache.cpp (ProgramRegistry).
 #pragma once
 
 #include "backend.h"
@@ -62,6 +63,8 @@ private:
     std::shared_ptr<DeviceStats> stats_;
     bool user_;  // a buffer_alloc buffer (counts as live), not plugin-internal
 };
+
+inline GlesBuffer& gl_buffer(const BufferRef& b) { return static_cast<GlesBuffer&>(*b); }
 
 // An SSBO binding: bytes [offset, offset + size) of a buffer. `keep` holds the buffer until the
 // dispatch has been issued.
@@ -145,7 +148,9 @@ public:
     const Limits& limits() const { return gl_->limits(); }
     // The compiled variant of `file` with `defines`, compiled on the GL thread on first use (the
     // caller waits, so a compile error is thrown here).
-    std::shared_ptr<const Program> program(const std::string& file, const Defines& defines);
+    std::shared_ptr<const Program> program(const std::string& file, const Defines& defines) {
+        return programs_.get(*gl_, hooks_.get(), file, defines);
+    }
     // The SSBO window for a non-empty view of any dtype: [byte_lo aligned down to the SSBO
     // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
     // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
@@ -216,7 +221,7 @@ private:
     void next_check_seqs(std::vector<uint32_t>& out, size_t n);
     std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();
     std::shared_ptr<DeviceStats> stats_;
-    ProgramCache cache_;
+    ProgramRegistry programs_{stats_->cache};
     bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
     bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
     GLuint timer_query_ = 0;        // GL thread only
@@ -224,14 +229,6 @@ private:
     int wg_size_ = 64;
     Tuning tuning_;
     StreamShape stream_;
-    std::mutex programs_mutex_;
-    std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
-    struct Variant {
-        std::string file;
-        Defines defines;
-        std::shared_ptr<const Program> program;
-    };
-    std::unordered_multimap<uint64_t, Variant> variants_;  // by a hash of file + defines
     std::mutex scratch_mutex_;
     BufferRef scratch_;
     std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();

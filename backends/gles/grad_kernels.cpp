@@ -1,7 +1,7 @@
 // GLES host side of the Grad family (plan: backends/common/grad_rules.h; shader: glsl/grad.comp).
 // Row ops are one PASS_ROW dispatch (a workgroup per row, or an invocation per short row), with
 // the passes around it that the op needs:
-//   layer/rms_norm_backward  gamma packed to f32 in a scratch block (norm.comp's PASS_PACK), the
+//   layer/rms_norm_backward  gamma packed to f32 in a scratch block (the pack pass, pack.cpp), the
 //     row pass (also storing each row's mean and rstd when dgamma/dbeta are asked for), then the
 //     deterministic two-stage column sums: PASS_COLUMN (partials per chunk of rows), and
 //     PASS_COLUMN_FINAL (the chunks in order). At most 4 SSBO blocks per dispatch.
@@ -66,7 +66,7 @@ struct Passes {
     // A dispatch of `pass` with the bindings given as (define, binding) pairs.
     Dispatch make(const char* pass, std::vector<std::pair<const char*, Binding>> binds, Defines extra = {}) {
         Dispatch d;
-        Defines defs = {{pass, ""}, {"DTYPE", str(call.dtype)}, {"WG_SIZE", str(wg)},
+        Defines defs = {{pass, ""}, {def::kDtype, str(call.dtype)}, {def::kWorkgroupSize, str(wg)},
                         {"OUTER_RANK", str(long(outer.size()))}, {"INNER_RANK", str(long(inner.size()))}};
         for (auto& b : binds) {
             defs.emplace_back(b.first, str(long(d.bindings.size())));

@@ -15,7 +15,7 @@ namespace gles {
 namespace {
 
 std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call, const char* pass, int rank, bool windowed = false) {
-    Defines d = {{pass, ""}, {"Y_DTYPE", str(call.outputs[0].dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(dev.workgroup_size())}};
+    Defines d = {{pass, ""}, {def::kYDtype, str(call.outputs[0].dtype)}, {"RANK", str(rank)}, {def::kWorkgroupSize, str(dev.workgroup_size())}};
     if (call.info->op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
     if (windowed) d.emplace_back("WINDOWED", "");
     return dev.program("index.comp", d);

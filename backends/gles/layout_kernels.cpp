@@ -48,7 +48,7 @@ void add_step(GlesDevice& dev, const OpCall& call, const CopyStep& s, std::vecto
     base.uniforms.push_back(uniform_int("u_y_offset", {to_i32(y_start, "an output offset")}));
     base.uniforms.push_back(uniform_uint("u_count", {count}));
     base.uniforms.push_back(uniform_uint("u_value", {call.layout().value_bits}));
-    Defines defines = {{"ELEM_LOG2", str(lg)}, {"RANK", str(s.rank)}, {"WG_SIZE", str(wg)}};
+    Defines defines = {{"ELEM_LOG2", str(lg)}, {"RANK", str(s.rank)}, {def::kWorkgroupSize, str(wg)}};
     if (s.rank > 0) {
         base.uniforms.push_back(uniform_int("u_shape", i32s(s.shape, s.rank, "a dim of the copy")));
         base.uniforms.push_back(uniform_int("u_y_stride", i32s(s.out_strides, s.rank, "a stride of an output")));

@@ -1,6 +1,6 @@
 // GLES host side of the Matmul family (plan: backends/common/matmul_rules.h; shader:
-// glsl/matmul.comp): side operands (expert index, bias, scales, zero points) are packed by
-// PASS_PACK dispatches into one scratch block of f32/i32 words (the index checked there, a
+// glsl/matmul.comp): side operands (expert index, bias, scales, zero points) are packed by the
+// pack pass (pack.cpp) into one scratch block of f32/i32 words (the index checked there, a
 // device-side error), then the tiled product runs as one dispatch per grid chunk. linear_qkv
 // writes its three outputs from one dispatch when the device has enough SSBO bindings (2 + 3 +
 // side), else one dispatch per output (the same kernel over W's rows of that output). Per pass
@@ -54,55 +54,160 @@ uint64_t tile_step_passes(int bk) { return 1 + loop_cost(uint64_t(bk)); }
 // inner loops unrolled.
 uint64_t gemv_trip_passes(int rows) { return 1 + loop_cost(4) + 4 * loop_cost(uint64_t(rows)) * 2; }
 
-// PASS_PACK of a rank <= 2 operand (rows x cols, strides s0, s1) into side words at dst_base.
-// The expert index is checked under a fresh device check (*check_seq), or under `given`'s; with
-// `checked`, it was checked before (a piece of an op run in pieces): packed only.
-void add_pack(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
-              const Binding& side, int64_t dst_base, std::vector<Dispatch>& out, uint32_t* check_seq = nullptr,
-              const GlesDevice::DeviceCheck* given = nullptr, bool checked = false) {
+// The pack pass (pack.cpp) of a rank <= 2 operand (rows x cols, strides s0, s1) into side words
+// at dst_base. The expert index is checked under a fresh device check (*check_seq), or under
+// `given`'s; with `checked`, it was checked before (a piece of an op run in pieces): packed only.
+void pack_side_operand(GlesDevice& dev, const OpCall& call, int slot, int64_t rows, int64_t cols, int64_t s0, int64_t s1,
+                       const Binding& side, int64_t dst_base, std::vector<Dispatch>& out, uint32_t* check_seq = nullptr,
+                       const GlesDevice::DeviceCheck* given = nullptr, bool checked = false) {
+    if (rows * cols == 0) return;
     const TensorArg& t = call.inputs[size_t(slot)];
-    const uint64_t numel = uint64_t(rows * cols);
-    if (numel == 0) return;
-    const int wg = dev.workgroup_size();
-    const bool index = slot == call.matmul().index_input;
     std::string label = "inputs[" + std::to_string(slot) + "] (" + call.info->operand_names[slot] + ")";
-    int32_t off = 0;
-    Binding src = dev.window(t, label.c_str(), &off);
-    Defines defs = {{"PASS_PACK", ""}, {"WG_SIZE", str(wg)}, {"SRC_DTYPE", str(t.dtype)}};
-    if (index) defs.emplace_back("PACK_INDEX", "");
-    Dispatch d;
-    d.program = dev.program("matmul.comp", defs);
-    d.bindings = {src, side};
-    d.uniforms = {uniform_uint("u_numel", {count_u32(int64_t(numel), label.c_str())}),
-                  uniform_int("u_cols", {to_i32(std::max<int64_t>(cols, 1), "a side operand's dim")}),
-                  uniform_int("u_src_offset", {off}),
-                  uniform_int("u_src_str", {to_i32(rows == 1 ? 0 : s0, "a stride of a side operand"),
-                                            to_i32(cols == 1 ? 0 : s1, "a stride of a side operand")}),
-                  uniform_int("u_dst_base", {to_i32(dst_base, "the side block")})};
-    const uint64_t groups = ceil_div(numel, uint64_t(wg));
-    if (!index) {
-        add_chunks(dev, d, groups, out);
-        return;
-    }
-    // The index: a check dispatch, then the report dispatch that also publishes the fail flag.
-    const GlesDevice::DeviceCheck check = given ? *given : dev.device_check();
-    if (check_seq) *check_seq = check.seq;
-    d.bindings.push_back(check.status);
-    d.uniforms.push_back(uniform_int("u_limit", {to_i32(call.matmul().experts, "the number of experts")}));
-    d.uniforms.push_back(uniform_uint("u_op", {uint32_t(call.info->op)}));
-    d.uniforms.push_back(uniform_uint("u_check_seq", {check.seq}));
-    d.uniforms.push_back(uniform_uint("u_checked", {checked ? 1u : 0u}));
-    if (checked) {
-        d.uniforms.push_back(uniform_uint("u_report", {0u}));
-        add_chunks(dev, d, groups, out);
-        return;
-    }
-    Dispatch report = d;
-    d.uniforms.push_back(uniform_uint("u_report", {0u}));
-    report.uniforms.push_back(uniform_uint("u_report", {1u}));
-    add_chunks(dev, d, groups, out);
-    add_chunks(dev, report, groups, out);
+    PackSource src;
+    src.window = dev.window(t, label.c_str(), &src.offset);
+    src.dtype = t.dtype;
+    src.numel = rows * cols;
+    src.shape = {rows, cols};
+    src.strides = {s0, s1};
+    if (slot != call.matmul().index_input) return add_pack(dev, src, label, side, dst_base, out);
+    const PackIndexCheck index{given ? *given : dev.device_check(),
+                               to_i32(call.matmul().experts, "the number of experts"), uint32_t(call.info->op), checked};
+    if (check_seq) *check_seq = index.check.seq;
+    add_pack(dev, src, label, side, dst_base, out, &index);
 }
+
+// The kernel of one pass (GEMV, tiled with split-K partials, or tiled) and its scratch partials.
+enum class Mode { Tiled, Split, Gemv };
+struct Plan {
+    Mode mode = Mode::Tiled;
+    Tile t{};
+    bool fast = false, double_buf = false;
+    int a_quad = 0, b_quad = 0;
+    int lanes = 1;          // GEMV along k: invocations per column
+    uint64_t splits = 1, k_chunk = 0;
+    int64_t part_offset = 0, part_bytes = 0;
+};
+
+// General tiles: 64 x 64 or 32 x 32 with 4 x 4 outputs per invocation, and 4 x 32 rows x columns
+// with one output each and a deep K step for decode-shaped products (M <= 4: a mat-vec whose cost
+// is reading W once); each only where the device's invocation, workgroup-size and shared-memory
+// limits allow it. (A general 128 x 128 tile with 8 x 8 per invocation ran 2.0 TFLOP/s on an H100,
+// below 64 x 64: its accumulators spilled; FAST tiles replace it.)
+bool tile_fits(const Limits& L, const Tile& t, bool fast, int bufs = 1) {
+    int wx = t.bn / t.tn, wy = t.bm / t.tm;
+    int shared = fast ? bufs * t.bk * (t.bm + 4 + t.bn + 4) * 4 : (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
+    return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
+}
+
+// What the kernel candidates of one pass look at.
+struct PassShape {
+    GlesDevice& dev;
+    const MatmulTuning& tune;
+    int32_t M, K;
+    int64_t N;             // the whole product's columns
+    int64_t n;             // this pass's columns
+    uint64_t batch_count;
+    bool grouped;
+    int a_quad, b_quad;    // how A and B can be read as quads (0: not at all)
+    uint64_t out_elems;    // the pass's outputs
+    uint64_t max_part;     // the most partials (f32) the scratch takes
+};
+
+// The candidates, in order of preference: each takes the pass (fills the plan, returns "") or
+// declines with the reason; the reasons are the error where none takes it.
+
+// Mat-vec (decode): K ranges of k_chunk (default: 64 rows of W per invocation along n; 8 quads per
+// lane along k), as many as the partials allow, then PASS_REDUCE.
+std::string gemv_candidate(const PassShape& s, Plan& pl) {
+    if (!s.b_quad) return "W cannot be read as quads";
+    if (s.M > kGemvMaxM) return format("M = %d rows, more than %d", s.M, kGemvMaxM);
+    if (s.K == 0) return "K = 0";
+    if (s.tune.gemv_chunk == 0) return "turned off by TGL_TUNE_MATMUL";
+    if (s.out_elems == 0) return "no outputs";
+    if (s.out_elems > s.max_part) return format("the partials of %llu outputs exceed the scratch", (unsigned long long)s.out_elems);
+    pl.mode = Mode::Gemv;
+    pl.a_quad = s.a_quad;
+    pl.b_quad = s.b_quad;
+    pl.lanes = pl.b_quad == 1 ? s.tune.gemv_lanes : 1;
+    pl.k_chunk = s.tune.gemv_chunk > 0 ? uint64_t(s.tune.gemv_chunk) : (pl.b_quad == 1 ? uint64_t(32 * pl.lanes) : 32u);
+    pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
+    pl.splits = std::min<uint64_t>(ceil_div(uint64_t(s.K), pl.k_chunk), std::max<uint64_t>(1, s.max_part / s.out_elems));
+    // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart), or of
+    // GEMV_UNROLL rows of W.
+    const uint64_t k_trip = pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4;
+    const uint64_t k_max =
+        std::min(loop_items_within(loop_budget(s.dev), gemv_trip_passes(s.M), 8), ceil_div(uint64_t(s.K), k_trip)) * k_trip;
+    pl.splits = std::max(pl.splits, ceil_div(uint64_t(s.K), k_max));
+    pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(s.K), pl.splits), 4) * 4);
+    pl.splits = ceil_div(uint64_t(s.K), pl.k_chunk);
+    return "";
+}
+
+// Split K where there are very few tiles and a long K (skinny N, small M * N): fewer than an eighth
+// of the target, split up to the target workgroups, K ranges of at least kSplitMinK, partials
+// within kSplitMaxBytes. On the H100, 1024^3 (256 tiles of 64x64) ran 0.15 ms unsplit and 0.18
+// split 3 ways; 8192 x 8192 x 64 (128 tiles) 0.74 split 9 ways, 0.81 unsplit. And a workgroup's K
+// range within the loop budget, whatever the tile count (grouped_linear splits its experts
+// instead, in run_matmul).
+void plan_split_k(const PassShape& s, Plan& pl) {
+    const uint64_t tiles = ceil_div(uint64_t(s.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(s.M), uint64_t(pl.t.bm)) * s.batch_count;
+    const uint64_t target = uint64_t(s.tune.split_target);
+    uint64_t splits = 1;
+    if (!s.grouped && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
+        splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK, s.max_part / std::max<uint64_t>(1, s.out_elems)});
+    const uint64_t k_max = std::min(loop_items_within(loop_budget(s.dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(s.K), uint64_t(pl.t.bk))) *
+                           uint64_t(pl.t.bk);
+    if (!s.grouped && uint64_t(s.K) > k_max) splits = std::max(splits, ceil_div(uint64_t(s.K), k_max));
+    if (splits > 1) {
+        pl.k_chunk = ceil_div(ceil_div(uint64_t(s.K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
+        pl.splits = ceil_div(uint64_t(s.K), pl.k_chunk);
+        pl.mode = pl.splits > 1 ? Mode::Split : Mode::Tiled;
+    }
+}
+
+// FAST tiles (A and B read as quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where
+// there are enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
+std::string fast_candidate(const PassShape& s, Plan& pl) {
+    if (!s.a_quad || !s.b_quad) return "A and B cannot both be read as quads (float, no experts, quad-aligned layouts)";
+    const Limits& L = s.dev.limits();
+    const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
+    const uint64_t tiles128 = ceil_div(uint64_t(s.M), 128) * ceil_div(uint64_t(s.N), 128) * s.batch_count;
+    std::vector<Tile> order;
+    if (s.tune.tile.bm) order.push_back(Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn});
+    if (tiles128 >= 264) order.push_back(fast_big);
+    if (s.M > 16 && s.N > 16) order.push_back(fast_mid);
+    order.push_back(fast_small);
+    for (const Tile& t : order) {
+        if (!tile_fits(L, t, true)) continue;
+        pl.fast = true;
+        pl.t = t;
+        pl.a_quad = s.a_quad;
+        pl.b_quad = s.b_quad;
+        pl.double_buf = s.tune.double_buf && tile_fits(L, t, true, 2);
+        plan_split_k(s, pl);
+        return "";
+    }
+    return "no FAST tile fits the device's compute limits";
+}
+
+std::string general_candidate(const PassShape& s, Plan& pl) {
+    const Limits& L = s.dev.limits();
+    const Tile mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4}, skinny{4, 32, 64, 1, 1};
+    Tile t = small;
+    if (s.M <= 4 && tile_fits(L, skinny, false)) t = skinny;
+    else if (tile_fits(L, mid, false) && !(s.M <= 32 && s.N <= 32) && s.M > 16 && s.N > 16) t = mid;
+    if (!tile_fits(L, t, false))
+        return format("the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) cannot "
+                      "hold a %dx%d tile", L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, t.bm, t.bn);
+    pl.t = t;
+    pl.a_quad = s.a_quad;  // (the loaders' defines name them)
+    pl.b_quad = s.b_quad;
+    plan_split_k(s, pl);
+    return "";
+}
+
+const KernelCandidate<const PassShape&, Plan&> kCandidates[] = {
+    {"gemv", gemv_candidate}, {"fast", fast_candidate}, {"general", general_candidate}};
 
 }  // namespace
 
@@ -115,7 +220,7 @@ void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevic
     words.keep = dev.internal_buffer(uint64_t(p.M + 1) * 4);
     words.name = static_cast<GlesBuffer&>(*words.keep).name();
     words.size = (p.M + 1) * 4;
-    add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, words, 1, ds, nullptr, &check);
+    pack_side_operand(dev, call, p.index_input, 1, p.M, 0, p.index_stride, words, 1, ds, nullptr, &check);
 }
 
 void run_matmul(GlesDevice& dev, const OpCall& call) { run_matmul(dev, call, nullptr); }
@@ -176,56 +281,19 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
              call.info->name, (long long)(words * 4), (long long)dev.max_window_bytes());
     auto pack_side = [&](const Binding& side) {
         if (grouped)
-            add_pack(dev, call, p.index_input, 1, p.M, 0, p.index_stride, side, idx_base, dispatches, &check_seq,
-                     piece ? &piece->check : nullptr, piece != nullptr);
+            pack_side_operand(dev, call, p.index_input, 1, p.M, 0, p.index_stride, side, idx_base, dispatches, &check_seq,
+                              piece ? &piece->check : nullptr, piece != nullptr);
         if (p.bias_input >= 0)
-            add_pack(dev, call, p.bias_input, grouped ? p.experts : 1, p.N, p.bias_e_stride, p.bias_n_stride, side,
+            pack_side_operand(dev, call, p.bias_input, grouped ? p.experts : 1, p.N, p.bias_e_stride, p.bias_n_stride, side,
                      bias_base, dispatches);
         if (p.scale_input >= 0)
-            add_pack(dev, call, p.scale_input, p.N, groups, p.scale_n_stride, p.scale_g_stride, side, scale_base, dispatches);
+            pack_side_operand(dev, call, p.scale_input, p.N, groups, p.scale_n_stride, p.scale_g_stride, side, scale_base, dispatches);
         if (p.zero_input >= 0)
-            add_pack(dev, call, p.zero_input, p.N, groups, p.zero_n_stride, p.zero_g_stride, side, zero_base, dispatches);
+            pack_side_operand(dev, call, p.zero_input, p.N, groups, p.zero_n_stride, p.zero_g_stride, side, zero_base, dispatches);
     };
 
     // Kernel choices that depend on the GPU, for sweeping them on one: TGL_TUNE_MATMUL (tuning.h).
     const MatmulTuning& tune = dev.tuning().matmul;
-    // General tiles: 64 x 64 or 32 x 32 with 4 x 4 outputs per invocation, and 4 x 32 rows x
-    // columns with one output each and a deep K step for decode-shaped products (M <= 4: a mat-vec
-    // whose cost is reading W once); each only where the device's invocation, workgroup-size and
-    // shared-memory limits allow it. (A general 128 x 128 tile with 8 x 8 per invocation ran 2.0
-    // TFLOP/s on an H100, below 64 x 64: its accumulators spilled; FAST tiles replace it.)
-    auto fits = [&](const Tile& t, bool fast, int bufs = 1) {
-        int wx = t.bn / t.tn, wy = t.bm / t.tm;
-        int shared = fast ? bufs * t.bk * (t.bm + 4 + t.bn + 4) * 4 : (t.bk * (t.bm + 1 + t.bn + 1) + t.bm + 1) * 4;
-        return wx * wy <= L.max_invocations && wx <= L.max_size[0] && wy <= L.max_size[1] && shared <= L.max_shared_bytes;
-    };
-    const Tile mid{64, 64, 16, 4, 4}, small{32, 32, 16, 4, 4}, skinny{4, 32, 64, 1, 1};
-    const int64_t Nmax = p.N;
-    Tile general = small;
-    if (M <= 4 && fits(skinny, false)) general = skinny;
-    else if (fits(mid, false) && !(M <= 32 && Nmax <= 32) && M > 16 && Nmax > 16) general = mid;
-    if (!fits(general, false))
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
-             "%s: the device's compute limits (%d invocations, %d x %d workgroup size, %d bytes shared memory) "
-             "cannot hold a %dx%d tile",
-             call.info->name, L.max_invocations, L.max_size[0], L.max_size[1], L.max_shared_bytes, general.bm, general.bn);
-    // FAST tiles (quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where there are
-    // enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
-    const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
-    Tile fast_tile{0, 0, 0, 0, 0};
-    {
-        const uint64_t tiles128 = ceil_div(uint64_t(M), 128) * ceil_div(uint64_t(Nmax), 128) * batch_count;
-        std::vector<Tile> order;
-        if (tune.tile.bm) order.push_back(Tile{tune.tile.bm, tune.tile.bn, tune.tile.bk, tune.tile.tm, tune.tile.tn});
-        if (tiles128 >= 264) order.push_back(fast_big);
-        if (M > 16 && Nmax > 16) order.push_back(fast_mid);
-        order.push_back(fast_small);
-        for (const Tile& t : order)
-            if (fits(t, true)) {
-                fast_tile = t;
-                break;
-            }
-    }
     const bool a_k_fast = mag(p.a_k_stride) == 1 || (mag(p.a_m_stride) != 1 && mag(p.a_k_stride) < mag(p.a_m_stride));
     const bool b_n_fast = mag(p.b_n_stride) == 1 || (mag(p.b_k_stride) != 1 && mag(p.b_n_stride) < mag(p.b_k_stride));
 
@@ -281,68 +349,20 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         passes.push_back({all, 0, p.N});
     }
 
-    // Per pass: the kernel (GEMV, tiled with split-K partials, or tiled), then the scratch block
-    // that holds the side words and every pass's partials (one request: the scratch is one buffer).
-    enum class Mode { Tiled, Split, Gemv };
-    struct Plan {
-        Mode mode = Mode::Tiled;
-        Tile t{};
-        bool fast = false, double_buf = false;
-        int a_quad = 0, b_quad = 0;
-        int lanes = 1;          // GEMV along k: invocations per column
-        uint64_t splits = 1, k_chunk = 0;
-        int64_t part_offset = 0, part_bytes = 0;
-    };
+    // Per pass: the kernel (the first candidate that takes it), then the scratch block that holds
+    // the side words and every pass's partials (one request: the scratch is one buffer).
     std::vector<Plan> plans;
     const int64_t align = dev.window_alignment();
     int64_t scratch_bytes = has_side ? (words * 4 + align - 1) / align * align : 0;
     for (const Pass& pass : passes) {
-        Plan pl;
         const int64_t b_pass_off = b_off + pass.n_base * p.b_n_stride;
-        pl.b_quad = quads_ok ? quad_dir(b_pass_off, p.b_k_stride, pass.n == 1 ? 0 : p.b_n_stride, &BatchDim::bs) : 0;
-        pl.a_quad = quads_ok ? a_quad : 0;
+        const int b_quad = quads_ok ? quad_dir(b_pass_off, p.b_k_stride, pass.n == 1 ? 0 : p.b_n_stride, &BatchDim::bs) : 0;
         const uint64_t out_elems = uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n);
         const uint64_t max_part = std::min<uint64_t>(kSplitMaxBytes, uint64_t(dev.max_window_bytes())) / 4;
-        if (pl.b_quad && M <= kGemvMaxM && K > 0 && tune.gemv_chunk != 0 && out_elems > 0 && out_elems <= max_part) {
-            // Mat-vec: K ranges of gk (default: 64 rows of W per invocation along n; 8 quads per
-            // lane along k), as many as the partials allow.
-            pl.mode = Mode::Gemv;
-            pl.lanes = pl.b_quad == 1 ? tune.gemv_lanes : 1;
-            pl.k_chunk = tune.gemv_chunk > 0 ? uint64_t(tune.gemv_chunk) : (pl.b_quad == 1 ? uint64_t(32 * pl.lanes) : 32u);
-            pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
-            pl.splits = std::min<uint64_t>(ceil_div(uint64_t(K), pl.k_chunk), std::max<uint64_t>(1, max_part / out_elems));
-            // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart),
-            // or of GEMV_UNROLL rows of W.
-            const uint64_t k_trip = pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4;
-            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), gemv_trip_passes(M), 8), ceil_div(uint64_t(K), k_trip)) * k_trip;
-            pl.splits = std::max(pl.splits, ceil_div(uint64_t(K), k_max));
-            pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(K), pl.splits), 4) * 4);
-            pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
-        } else {
-            pl.fast = pl.a_quad && pl.b_quad && fast_tile.bm > 0;
-            pl.t = pl.fast ? fast_tile : general;
-            pl.double_buf = pl.fast && tune.double_buf && fits(pl.t, true, 2);
-            // Split K where there are very few tiles and a long K (skinny N, small M * N): fewer
-            // than an eighth of the target, split up to the target workgroups, K ranges of at least
-            // kSplitMinK, partials within kSplitMaxBytes. On the H100, 1024^3 (256 tiles of 64x64)
-            // ran 0.15 ms unsplit and 0.18 split 3 ways; 8192 x 8192 x 64 (128 tiles) 0.74 split
-            // 9 ways, 0.81 unsplit.
-            const uint64_t tiles = ceil_div(uint64_t(pass.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(M), uint64_t(pl.t.bm)) * batch_count;
-            const uint64_t target = uint64_t(tune.split_target);
-            uint64_t splits = 1;
-            if (!grouped && tiles > 0 && tiles * 8 < target && uint64_t(K) >= 2 * kSplitMinK)
-                splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(K) / kSplitMinK, max_part / std::max<uint64_t>(1, out_elems)});
-            // A workgroup's K range within the loop budget, whatever the tile count (grouped_linear
-            // splits its experts instead, below).
-            const uint64_t k_max = std::min(loop_items_within(loop_budget(dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(K), uint64_t(pl.t.bk))) *
-                                   uint64_t(pl.t.bk);
-            if (!grouped && uint64_t(K) > k_max) splits = std::max(splits, ceil_div(uint64_t(K), k_max));
-            if (splits > 1) {
-                pl.k_chunk = ceil_div(ceil_div(uint64_t(K), splits), uint64_t(pl.t.bk)) * uint64_t(pl.t.bk);
-                pl.splits = ceil_div(uint64_t(K), pl.k_chunk);
-                pl.mode = pl.splits > 1 ? Mode::Split : Mode::Tiled;
-            }
-        }
+        const PassShape shape{dev, tune, M, K, p.N, pass.n, batch_count, grouped, quads_ok ? a_quad : 0, b_quad, out_elems, max_part};
+        Plan pl;
+        take_first_candidate(kCandidates, format("op '%s' (M %d, N %lld, K %d)", call.info->name, M, (long long)pass.n, K),
+                             shape, pl);
         if (pl.mode != Mode::Tiled) {
             // Splits the loop budget forces may take partials up to a block.
             if (pl.splits * out_elems > uint64_t(dev.max_window_bytes()) / 4)
@@ -386,8 +406,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         const Tile& t = pl.t;
         // The defines of the loaders (A, B, batch) and of the epilogue (outputs, bias, activation).
         auto defines = [&](bool loaders, bool epilogue, int n_out) {
-            Defines defs = {{"BATCH_RANK", str(long(batch.size()))}, {"A_DTYPE", str(p.a_dtype)}, {"B_DTYPE", str(p.b_dtype)},
-                            {"C_DTYPE", str(p.c_dtype)}, {"B_KIND", str(int(p.b_kind))}, {"N_OUT", str(n_out)}};
+            Defines defs = {{"BATCH_RANK", str(long(batch.size()))}, {def::kADtype, str(p.a_dtype)}, {def::kBDtype, str(p.b_dtype)},
+                            {def::kCDtype, str(p.c_dtype)}, {"B_KIND", str(int(p.b_kind))}, {"N_OUT", str(n_out)}};
             if (loaders) {
                 if (pl.a_quad == 1) defs.emplace_back("A_QUAD_K", "");
                 if (pl.b_quad == 1) defs.emplace_back("B_QUAD_K", "");
@@ -546,7 +566,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         Defines rd = defines(false, true, n_out);
         rd.emplace_back("PASS_REDUCE", "");
         const int wg = dev.workgroup_size();
-        rd.emplace_back("WG_SIZE", str(wg));
+        rd.emplace_back(def::kWorkgroupSize, str(wg));
         Dispatch reduce = make_base(pass.outs, has_side);
         reduce.bindings[0] = reduce.bindings[1] = parts;
         reduce.program = dev.program("matmul.comp", rd);

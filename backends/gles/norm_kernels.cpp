@@ -1,5 +1,5 @@
 // GLES host side of the Normalize family (plan: backends/common/norm_rules.h; shader:
-// glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by PASS_PACK dispatches
+// glsl/norm.comp): the params (gamma, beta, mean, var) are first copied by the pack pass (pack.cpp)
 // into a scratch block as contiguous f32, then one dispatch normalizes every row (one workgroup per
 // row, or one invocation per row for short rows; aligned contiguous f32 rows are read once into
 // registers, ROW_VEC4, tuned by TGL_TUNE_NORM); on a device with fewer than 5 SSBO blocks,
@@ -169,7 +169,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         }
         Dispatch base;
         int32_t offs[kRoles] = {};
-        Defines defines = {{sum_only ? "SUM_ONLY" : stats_define(info.op), ""}, {"DTYPE", dtype}, {"WG_SIZE", str(wg)}};
+        Defines defines = {{sum_only ? "SUM_ONLY" : stats_define(info.op), ""}, {def::kDtype, dtype}, {def::kWorkgroupSize, str(wg)}};
         auto bind = [&](const char* define, Binding b) {
             defines.emplace_back(define, str(long(base.bindings.size())));
             base.bindings.push_back(std::move(b));
@@ -215,7 +215,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         }
         if (vec4) {
             for (auto& d : defines)
-                if (d.first == "WG_SIZE") d.second = str(row_wg);
+                if (d.first == def::kWorkgroupSize) d.second = str(row_wg);
             defines.emplace_back("ROW_VEC4", "");
             defines.emplace_back("PER", str(per));
         }

@@ -99,7 +99,7 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
     // device's 1-D size), so that small planes (7x7 in a classifier head) do not idle most of it.
     int group_wg = 32;
     while (group_wg < wg && int64_t(group_wg) * 4 < plane_in) group_wg *= 2;
-    Defines defines = {{op_define(p.kind), ""}, {"DTYPE", str(call.dtype)}, {"WG_SIZE", str(group ? group_wg : wg)}};
+    Defines defines = {{op_define(p.kind), ""}, {def::kDtype, str(call.dtype)}, {def::kWorkgroupSize, str(group ? group_wg : wg)}};
     if (p.has_indices && !bwd) defines.emplace_back("HAS_IDX", "");
     if (p.count_include_pad) defines.emplace_back("CIP", "");
     if (p.align_corners) defines.emplace_back("ALIGN", "");
@@ -203,7 +203,7 @@ void run_pool(GlesDevice& dev, const OpCall& call) {
             Defines defs = defines;
             defs.emplace_back(define, "");
             for (auto& def : defs)
-                if (def.first == "WG_SIZE") def.second = str(wg_);
+                if (def.first == def::kWorkgroupSize) def.second = str(wg_);
             d.program = dev.program("pool.comp", defs);
             d.uniforms[0] = uniform_uint("u_count", {uint32_t(count_)});
             d.uniforms.push_back(uniform_uint("u_chunks", {uint32_t(chunks)}));

@@ -1,5 +1,8 @@
 #include "program_cache.h"
 
+#include "gl_thread.h"
+#include "test_hooks.h"
+
 #include "sha256.h"
 #include "status.h"
 
@@ -119,6 +122,49 @@ bool has_identity(GLuint program, const std::string& identity) {
     GLuint index = glGetProgramResourceIndex(program, GL_UNIFORM_BLOCK, identity.c_str());
     while (glGetError() != GL_NO_ERROR) index = GL_INVALID_INDEX;
     return !identity.empty() && index != GL_INVALID_INDEX;
+}
+
+
+int uniform_components(GLenum type) {
+    switch (type) {
+    case GL_INT_VEC2: case GL_UNSIGNED_INT_VEC2: case GL_FLOAT_VEC2: case GL_BOOL_VEC2: return 2;
+    case GL_INT_VEC3: case GL_UNSIGNED_INT_VEC3: case GL_FLOAT_VEC3: case GL_BOOL_VEC3: return 3;
+    case GL_INT_VEC4: case GL_UNSIGNED_INT_VEC4: case GL_FLOAT_VEC4: case GL_BOOL_VEC4: return 4;
+    default: return 1;
+    }
+}
+
+// Every kernel stays within the device's limits (the driver's, or the OpenGL ES 3.1 minima under
+// TGL_GLES_LIMITS=minimum, which a driver with larger limits would not enforce itself): checks a
+// linked program's SSBO blocks and binding points, workgroup size and default-block uniform
+// components. (Shared memory cannot be queried: each kernel sizes its shared arrays from
+// max_shared_bytes or workgroup_size().) A violation is a plugin bug: INTERNAL.
+void check_program_limits(const Program& p, const Limits& L) {
+    GLint blocks = 0;
+    glGetProgramInterfaceiv(p.id, GL_SHADER_STORAGE_BLOCK, GL_ACTIVE_RESOURCES, &blocks);
+    if (blocks > L.max_compute_ssbo_blocks)
+        fail(TGL_ERROR_INTERNAL, "compute program %s uses %d shader storage blocks; this device allows %d%s", p.label.c_str(),
+             blocks, L.max_compute_ssbo_blocks, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    for (GLint i = 0; i < blocks; ++i) {
+        const GLenum prop = GL_BUFFER_BINDING;
+        GLint binding = 0;
+        glGetProgramResourceiv(p.id, GL_SHADER_STORAGE_BLOCK, GLuint(i), 1, &prop, 1, nullptr, &binding);
+        if (binding >= L.max_ssbo_bindings)
+            fail(TGL_ERROR_INTERNAL, "compute program %s uses SSBO binding point %d; this device has %d%s", p.label.c_str(),
+                 binding, L.max_ssbo_bindings, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    }
+    GLint size[3] = {0, 0, 0};
+    glGetProgramiv(p.id, GL_COMPUTE_WORK_GROUP_SIZE, size);
+    if (size[0] > L.max_size[0] || size[1] > L.max_size[1] || size[2] > L.max_size[2] ||
+        int64_t(size[0]) * size[1] * size[2] > L.max_invocations)
+        fail(TGL_ERROR_INTERNAL, "compute program %s has workgroups of %d x %d x %d; this device allows %d x %d x %d and %d "
+             "invocations%s", p.label.c_str(), size[0], size[1], size[2], L.max_size[0], L.max_size[1], L.max_size[2],
+             L.max_invocations, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
+    int components = 0;
+    for (const auto& u : p.uniforms) components += uniform_components(u.second.type) * u.second.size;
+    if (L.max_compute_uniform_components > 0 && components > L.max_compute_uniform_components)
+        fail(TGL_ERROR_INTERNAL, "compute program %s uses %d uniform components; this device allows %d%s", p.label.c_str(),
+             components, L.max_compute_uniform_components, L.minimum ? " (TGL_GLES_LIMITS=minimum)" : "");
 }
 
 }  // namespace
@@ -276,6 +322,83 @@ void ProgramCache::store(const ShaderSource& source, const Program& program, Pro
         return;
     }
     stats.writes.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<const Program> ProgramRegistry::get(GlThread& gl, FaultHooks* hooks, const std::string& file,
+                                                    const Defines& defines) {
+    // Fast path (every op): the variant (file + defines) was seen before; found by a hash of its
+    // parts and compared part by part, with no string built. The programs themselves are keyed by
+    // their full source text, so two variants that expand to the same source share one program.
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the parts, each followed by a separator
+    auto mix = [&h](const std::string& s) {
+        for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull;
+    };
+    mix(file);
+    for (const auto& d : defines) {
+        mix(d.first);
+        mix(d.second);
+    }
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto range = variants_.equal_range(h);
+        for (auto it = range.first; it != range.second; ++it)
+            if (it->second.file == file && it->second.defines == defines) return it->second.program;
+    }
+    ShaderSource src = build_shader_source(file, defines);
+    ProgramCache::tag_source(src);
+    std::shared_ptr<const Program> result;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = programs_.find(src.text);
+        if (it != programs_.end()) result = it->second;
+    }
+    if (!result) {
+        gl.call("compiling a compute shader", [&] {
+            {
+                // Another host thread may have compiled it while this call waited in the queue.
+                std::lock_guard<std::mutex> lock(mutex_);
+                auto it = programs_.find(src.text);
+                if (it != programs_.end()) {
+                    result = it->second;
+                    return;
+                }
+            }
+            std::shared_ptr<Program> p;
+            bool fresh = true;  // compiled here (not from the disk cache)
+            if (hooks && hooks->compile.exchange(false)) {
+                ShaderSource bad = src;  // TGL_GLES_TEST_FAULT=compile: the driver rejects this variant
+                bad.text += "#line 1 0\nthis is not GLSL (injected by TGL_GLES_TEST_FAULT=compile);\n";
+                bad.label += " (with a syntax error injected by TGL_GLES_TEST_FAULT=compile)";
+                p = std::make_shared<Program>(compile_program(bad));
+            } else {
+                Program cached = disk_.load(src, stats_);
+                fresh = cached.id == 0;
+                if (fresh) stats_.misses.fetch_add(1, std::memory_order_relaxed);
+                p = std::make_shared<Program>(fresh ? compile_program(src) : std::move(cached));
+            }
+            p->declared = declared_uniforms(src.text);
+            try {
+                check_program_limits(*p, gl.limits());
+            } catch (...) {
+                glDeleteProgram(p->id);
+                throw;
+            }
+            if (fresh) disk_.store(src, *p, stats_);
+            if (::secure_getenv("TGL_GLES_DEBUG"))
+                std::fprintf(stderr, "tensorgl-gles: %s %s\n", fresh ? "compiled" : "loaded from the program cache",
+                             src.label.c_str());
+            std::lock_guard<std::mutex> lock(mutex_);
+            programs_.emplace(src.text, p);
+            result = p;
+        });
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto range = variants_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it)
+        if (it->second.file == file && it->second.defines == defines) return it->second.program;
+    variants_.emplace(h, Variant{file, defines, result});
+    return result;
 }
 
 }  // namespace gles

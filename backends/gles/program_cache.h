@@ -35,10 +35,16 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace tgl {
 namespace gles {
+
+class GlThread;
+struct FaultHooks;
 
 // Counters of one device index (shared by its open devices; exposed as device properties).
 struct ProgramCacheStats {
@@ -81,6 +87,34 @@ private:
     int dir_fd_ = -1;      // the checked directory (bind_driver); -1 = disabled
     std::string driver_;   // vendor, renderer, version, GLSL version
     bool debug_ = false;   // TGL_GLES_DEBUG: notes on stderr
+};
+
+
+// The programs of one device: every variant (file + defines) built once, on the GL thread: loaded
+// from the disk cache (ProgramCache) where it holds a verified binary, else compiled (and stored);
+// each checked against the device's limits (a kernel beyond them is a plugin bug: INTERNAL).
+// Variants that expand to the same source share one program.
+class ProgramRegistry {
+public:
+    explicit ProgramRegistry(ProgramCacheStats& stats) : stats_(stats) {}
+    // On the GL thread, once the context is current (ProgramCache::bind_driver).
+    void bind_driver() { disk_.bind_driver(); }
+    // The compiled variant of `file` with `defines` (GlesDevice::program): compiled on `gl`'s
+    // thread on first use while the caller waits, so that a compile error is thrown here.
+    // `hooks` (may be null): TGL_GLES_TEST_FAULT=compile injects a syntax error into the next one.
+    std::shared_ptr<const Program> get(GlThread& gl, FaultHooks* hooks, const std::string& file, const Defines& defines);
+
+private:
+    ProgramCache disk_;
+    ProgramCacheStats& stats_;
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const Program>> programs_;  // by full source
+    struct Variant {
+        std::string file;
+        Defines defines;
+        std::shared_ptr<const Program> program;
+    };
+    std::unordered_multimap<uint64_t, Variant> variants_;  // by a hash of file + defines
 };
 
 }  // namespace gles

@@ -89,11 +89,11 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
     bool group = !(reduce_count <= 32 || (out_count >= 4096 && (!inner_unit || reduce_count < uint32_t(wg))));
     Defines defines = {{op, ""},
                        {group ? "MODE_GROUP" : "MODE_THREAD", ""},
-                       {"X_DTYPE", str(x_dtype)},
-                       {"Y_DTYPE", str(y.dtype)},
+                       {def::kXDtype, str(x_dtype)},
+                       {def::kYDtype, str(y.dtype)},
                        {"OUTER_RANK", str(long(outer.size()))},
                        {"INNER_RANK", str(long(inner.size()))},
-                       {"WG_SIZE", str(wg)}};
+                       {def::kWorkgroupSize, str(wg)}};
     Dispatch base;
     base.program = dev.program("reduce_state.comp", defines);
     base.bindings = {yb, xb};
@@ -158,10 +158,10 @@ void run_scan_rows(GlesDevice& dev, const OpCall& call) {
     const uint64_t blocks = ceil_div(len, block);
     const bool sum = call.info->op == TGL_OP_CUMSUM || call.info->op == TGL_OP_CUMSUM_BACKWARD;  // the latter: Grad family
     Defines common = {{sum ? "OP_CUMSUM" : "OP_CUMPROD", ""},
-                      {"X_DTYPE", str(x.dtype)},
-                      {"Y_DTYPE", str(y.dtype)},
+                      {def::kXDtype, str(x.dtype)},
+                      {def::kYDtype, str(y.dtype)},
                       {"OUTER_RANK", str(long(outer.size()))},
-                      {"WG_SIZE", str(wg)},
+                      {def::kWorkgroupSize, str(wg)},
                       {"ITEMS", str(kScanItems)}};
     if (plan.exclusive) common.emplace_back("EXCLUSIVE", "");
     if (plan.reverse) common.emplace_back("REVERSE", "");
@@ -271,9 +271,9 @@ void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePas
                        {modes[int(pass.mode)], ""},
                        {"OUTER_RANK", str(long(pass.outer.size()))},
                        {"INNER_RANK", str(long(pass.inner.size()))},
-                       {"X_DTYPE", str(pass.x_dtype)},
-                       {"Y_DTYPE", str(pass.y_dtype)},
-                       {"WG_SIZE", str(pass.wg)}};
+                       {def::kXDtype, str(pass.x_dtype)},
+                       {def::kYDtype, str(pass.y_dtype)},
+                       {def::kWorkgroupSize, str(pass.wg)}};
     if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
     if (pass.vec4) defines.emplace_back("VEC4", "");
     if (pass.mode != ReduceMode::Thread) defines.emplace_back("UNROLL", str(pass.unroll));

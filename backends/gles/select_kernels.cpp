@@ -76,9 +76,9 @@ void run_select(GlesDevice& dev, const OpCall& call) {
     // pass: a PASS_* define; rows_access: it reads x or writes the outputs (X_DTYPE, OUTER_RANK);
     // values: it writes the values (HAS_VALUES, for topk and sort).
     auto variant = [&](const char* pass, bool rows_access, bool values) {
-        Defines d = {{pass, ""}, {"WG_SIZE", str(wg)}};
+        Defines d = {{pass, ""}, {def::kWorkgroupSize, str(wg)}};
         if (rows_access) {
-            d.emplace_back("X_DTYPE", str(x.dtype));
+            d.emplace_back(def::kXDtype, str(x.dtype));
             d.emplace_back("OUTER_RANK", str(long(outer.size())));
         }
         if (values && p.has_values) d.emplace_back("HAS_VALUES", "");

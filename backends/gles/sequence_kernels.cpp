@@ -6,7 +6,7 @@
 //     a workgroup per row (radix-4 stages); larger powers of two: global radix-4 Stockham stages
 //     (the last radix-2 when log2(n) is odd) ping-ponging between two halves of a scratch buffer
 //     (the first reads x, the last writes y); other n: the direct DFT, one invocation per output.
-//   selective_scan: every input packed to f32 in one scratch block (norm.comp's PASS_PACK, any
+//   selective_scan: every input packed to f32 in one scratch block (the pack pass, any
 //     strides), then glsl/selective_scan.comp (3 blocks at most).
 #include "gles_device.h"
 #include "gles_families.h"
@@ -53,7 +53,7 @@ void run_rope(GlesDevice& dev, const OpCall& call) {
                      dev.window(call.inputs[1], "inputs[1] (positions)", &offs[R::kP]),
                      dev.window(call.outputs[0], "outputs[0]", &offs[R::kY])};
     const int rank = row_uniforms<3>(p, base);
-    Defines defines = {{"Y_DTYPE", str(call.dtype)}, {"RANK", str(rank)}, {"WG_SIZE", str(wg)}};
+    Defines defines = {{def::kYDtype, str(call.dtype)}, {"RANK", str(rank)}, {def::kWorkgroupSize, str(wg)}};
     if (p.neox) defines.emplace_back("NEOX", "");
     if (p.backward) defines.emplace_back("BACKWARD", "");
     if (p.yarn) defines.emplace_back("YARN", "");
@@ -101,7 +101,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
     common.uniforms.push_back(uniform_int("u_y_n", {to_i32(p.y_n_stride, "the stride of y along n")}));
     common.uniforms.push_back(uniform_int("u_y_c", {to_i32(p.y_c_stride, "the stride of y along (re, im)")}));
     common.uniforms.push_back(uniform_float("u_scale", p.inverse ? float(1.0 / double(n)) : 1.0f));
-    Defines defines = {{"Y_DTYPE", str(call.dtype)}, {"RANK", str(rank)}};
+    Defines defines = {{def::kYDtype, str(call.dtype)}, {"RANK", str(rank)}};
     if (p.inverse) defines.emplace_back("INVERSE", "");
     std::vector<Dispatch> dispatches;
     if (!pow2) {
@@ -109,7 +109,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
         // on a device with a loop budget).
         check_loop_budget(dev, loop_cost(n), call.info->name, "the DFT of a row whose length is not a power of two");
         defines.emplace_back("PASS_DFT", "");
-        defines.emplace_back("WG_SIZE", str(wg));
+        defines.emplace_back(def::kWorkgroupSize, str(wg));
         Dispatch d = common;
         d.program = dev.program("fft.comp", defines);
         d.bindings = {xb, yb};
@@ -118,7 +118,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
         const int threads = int(std::max<uint32_t>(1, std::min<uint32_t>(uint32_t(wg), n / 2)));
         defines.emplace_back("PASS_SHARED", "");
         defines.emplace_back("FFT_N", str(n));
-        defines.emplace_back("WG_SIZE", str(threads));
+        defines.emplace_back(def::kWorkgroupSize, str(threads));
         Dispatch d = common;
         d.program = dev.program("fft.comp", defines);
         d.bindings = {xb, yb};
@@ -137,7 +137,7 @@ void run_fft(GlesDevice& dev, const OpCall& call) {
             s[k].size = int64_t(half_bytes);
         }
         defines.emplace_back("PASS_STAGE", "");
-        defines.emplace_back("WG_SIZE", str(wg));
+        defines.emplace_back(def::kWorkgroupSize, str(wg));
         // Radix-4 stages; the last is radix-2 when log2(n) is odd.
         int cur = 0;
         for (uint32_t ns = 1; ns < n;) {
@@ -199,7 +199,7 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     d.bindings = {pb, y.numel ? dev.window(y, "outputs[0] (y)", &y_off) : pb};
     // Steps per block of the C . x sums: one per lane, at most 16 (shared memory: wg * ts floats).
     const int ts = std::min(np, 16);
-    Defines defines = {{"Y_DTYPE", dtype}, {"NP", str(np)}, {"PER", str(per)}, {"TS", str(ts)}, {"WG_SIZE", str(wg)}};
+    Defines defines = {{def::kYDtype, dtype}, {"NP", str(np)}, {"PER", str(per)}, {"TS", str(ts)}, {def::kWorkgroupSize, str(wg)}};
     if (p.has_dskip) defines.emplace_back("HAS_D", "");
     if (p.has_z) defines.emplace_back("HAS_Z", "");
     if (p.has_bias) defines.emplace_back("HAS_BIAS", "");
@@ -252,7 +252,7 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     Dispatch d;
     int32_t x_off = 0, t_off = 0;
     d.bindings = {dev.window(call.inputs[0], "inputs[0] (logits)", &x_off), dev.window(call.outputs[0], "outputs[0] (token)", &t_off)};
-    d.program = dev.program("sample.comp", {{"X_DTYPE", str(call.dtype)}, {"WG_SIZE", str(lanes)}});
+    d.program = dev.program("sample.comp", {{def::kXDtype, str(call.dtype)}, {def::kWorkgroupSize, str(lanes)}});
     d.uniforms.push_back(uniform_uint("u_rows", {rows}));
     d.uniforms.push_back(uniform_uint("u_v", {V}));
     d.uniforms.push_back(uniform_int("u_x_off", {x_off}));

@@ -70,6 +70,14 @@ struct Resolver {
     }
 };
 
+// shader_defines.h: one spelling per meaning; the retired ones are plugin bugs.
+void check_define_name(const std::string& file, const std::string& name) {
+    const bool dt_suffix = name.size() > 3 && name.compare(name.size() - 3, 3, "_DT") == 0;
+    if (name == "WG" || dt_suffix)
+        fail(TGL_ERROR_INTERNAL, "shader %s: define %s is a retired spelling (use %s, shader_defines.h)", file.c_str(),
+             name.c_str(), dt_suffix ? (name + "YPE").c_str() : def::kWorkgroupSize);
+}
+
 }  // namespace
 
 ShaderSource build_shader_source(const std::string& file, const Defines& defines) {
@@ -77,6 +85,7 @@ ShaderSource build_shader_source(const std::string& file, const Defines& defines
     s.text = "#version 310 es\nprecision highp float;\nprecision highp int;\n";
     s.label = file + " [";
     for (size_t i = 0; i < defines.size(); ++i) {
+        check_define_name(file, defines[i].first);
         s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
         if (i) s.label += ' ';
         s.label += defines[i].first;
@@ -113,6 +122,20 @@ std::string program_log(GLuint program) {
 }
 
 }  // namespace
+
+std::unordered_set<std::string> declared_uniforms(const std::string& text) {
+    std::unordered_set<std::string> names;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string first, type, name;
+        if (!(words >> first >> type >> name) || first != "uniform") continue;
+        const size_t end = name.find_first_of("[;");
+        if (end != std::string::npos && end > 0) names.insert(name.substr(0, end));  // not a block ("Name {")
+    }
+    return names;
+}
 
 Program compile_program(const ShaderSource& source) {
     GLuint shader = glCreateShader(GL_COMPUTE_SHADER);

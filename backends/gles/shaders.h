@@ -3,11 +3,14 @@
 // #include "x.glsl" resolver over the embedded files) and compiled programs.
 #pragma once
 
+#include "shader_defines.h"
+
 #include <epoxy/gl.h>
 
 #include <cstddef>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -30,7 +33,8 @@ using Defines = std::vector<std::pair<std::string, std::string>>;
 // A complete variant: "#version 310 es", precision statements, one "#define NAME VALUE" per
 // define, then `file` with every #include resolved (each file included once; #line directives
 // number the files so that driver messages can be traced back, see `legend`). Throws
-// Error(INTERNAL) for a missing file or a malformed #include.
+// Error(INTERNAL) for a missing file, a malformed #include or a retired define spelling
+// (shader_defines.h).
 struct ShaderSource {
     std::string text;
     std::string legend;  // "source 1 = elementwise.comp, source 2 = common.glsl, ..."
@@ -52,7 +56,14 @@ struct Program {
         mutable bool set = false;
     };
     std::unordered_map<std::string, Uniform> uniforms;
+    // Every default-block uniform its source declares, active or not (declared_uniforms).
+    std::unordered_set<std::string> declared;
 };
+
+// The names of the default-block uniforms a shader source declares ("uniform <type> <name>...;",
+// one per line as glsl/ writes them), in every #if branch: a name outside it is not this
+// program's at all, whatever the driver keeps active.
+std::unordered_set<std::string> declared_uniforms(const std::string& text);
 
 // Compiles and links on the calling (GL) thread. Throws Error(BACKEND_FAILURE) with the driver's
 // info log when compiling or linking fails.

@@ -36,6 +36,8 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
         bool has_value = eq != std::string::npos;
         if (name == "compile" && !has_value) {
             h->compile = true;
+        } else if (name == "uniform" && !has_value) {
+            h->uniform = true;
         } else if (name == "lose" && !has_value) {
             h->lose = true;
         } else if (name == "slow" && (!has_value || parse_decimal(value, 1, 65535, &n))) {
@@ -48,7 +50,7 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
         } else {
             fail(TGL_ERROR_INVALID_ARGUMENT,
                  "TGL_GLES_TEST_FAULT=%s: '%s' is not a test hook (expected a comma-separated list of compile, lose, "
-                 "slow[=<thousands of workgroups, 1..65535>], max_bytes=<bytes > 0>, max_window=<bytes >= 1024>)",
+                 "uniform, slow[=<thousands of workgroups, 1..65535>], max_bytes=<bytes > 0>, max_window=<bytes >= 1024>)",
                  v, item.c_str());
         }
     }

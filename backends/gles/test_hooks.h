@@ -11,6 +11,9 @@
 //                    workgroups of 50,000 loop steps each (default 200: seconds on llvmpipe)
 //     max_bytes=N    buffer_alloc is refused as GL_OUT_OF_MEMORY once the device's live buffers
 //                    would exceed N bytes
+//     uniform        the next op's first dispatch also sets a uniform its shader does not declare
+//                    (u_undeclared_by_test_hook): a plugin bug that a build with
+//                    TGL_GLES_CHECK_UNIFORMS reports (INTERNAL) and any other build skips
 //     max_window=N   one SSBO binding covers at most N bytes (N >= 1024), as if the device's
 //                    GL_MAX_SHADER_STORAGE_BLOCK_SIZE were N: ops on larger operands run in pieces
 //                    (window_split.cpp), which small tensors then exercise quickly
@@ -29,6 +32,7 @@ struct FaultHooks {
     std::atomic<bool> compile{false};
     std::atomic<bool> lose{false};
     std::atomic<bool> slow{false};
+    std::atomic<bool> uniform{false};
     uint32_t slow_thousands = 200;
     uint64_t max_bytes = 0;  // 0: no limit
     uint64_t max_window = 0;  // 0: the device's own limit

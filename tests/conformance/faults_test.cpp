@@ -92,6 +92,26 @@ int wait_gl_threads(int want, double limit_s) {
     return n;
 }
 
+// An add of 37 elements into a poisoned y on a device whose hook makes that op fail: its status,
+// the plugin's message, and whether y was left untouched.
+struct HookedAdd {
+    tgl_status status;
+    std::string message;
+    bool y_unchanged;
+};
+HookedAdd hooked_add(Device& d) {
+    DeviceTensor a(d, contiguous({37})), b(d, contiguous({37})), y(d, contiguous({37}));
+    a.set_values(iota_values(37));
+    b.set_values(iota_values(37, 5.0f));
+    y.poison();
+    HookedAdd r;
+    r.status = d.run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()});
+    r.message = plug().last_error();
+    r.y_unchanged = y.unchanged();
+    d.synchronize();
+    return r;
+}
+
 // y = a + b on device `d` with small integers (exact in f32); returns "" or what went wrong.
 std::string exact_add(Device& d, int64_t n) {
     DeviceTensor a(d, contiguous({n})), b(d, contiguous({n})), y(d, contiguous({n}));
@@ -241,20 +261,31 @@ TEST_F(Faults, GlesOutOfMemoryHookRefusesThenRecovers) {
 TEST_F(Faults, GlesShaderCompileErrorGivesDriverLog) {
     if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
     std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "compile"}});
-    {
-        DeviceTensor a(*d, contiguous({37})), b(*d, contiguous({37})), y(*d, contiguous({37}));
-        a.set_values(iota_values(37));
-        b.set_values(iota_values(37, 5.0f));
-        y.poison();
-        tgl_status s = d->run(TGL_OP_ADD, nullptr, {a.desc(), b.desc()}, {y.desc()});
-        std::string m = plug().last_error();
-        EXPECT_TRUE(is_error(s, TGL_ERROR_BACKEND_FAILURE, m,
-                             {"run_op", "compiling compute shader", "elementwise.comp", "OP_ADD",
-                              "TGL_GLES_TEST_FAULT=compile", "syntax error"}));  // the driver's log (Mesa, NVIDIA)
-        EXPECT_TRUE(y.unchanged());
-        std::printf("[ faults   ] compile error: %s\n", m.c_str());
-        d->synchronize();
-    }
+    const HookedAdd r = hooked_add(*d);
+    EXPECT_TRUE(is_error(r.status, TGL_ERROR_BACKEND_FAILURE, r.message,
+                         {"run_op", "compiling compute shader", "elementwise.comp", "OP_ADD",
+                          "TGL_GLES_TEST_FAULT=compile", "syntax error"}));  // the driver's log (Mesa, NVIDIA)
+    EXPECT_TRUE(r.y_unchanged);
+    std::printf("[ faults   ] compile error: %s\n", r.message.c_str());
+    EXPECT_EQ(exact_add(*d, 37), "");
+    d->close();
+}
+
+// TGL_GLES_TEST_FAULT=uniform: the next op also sets a uniform its shader does not declare. A
+// build with TGL_GLES_CHECK_UNIFORMS (test builds) reports it: INTERNAL naming the uniform and the
+// program, nothing written; any other build skips it. Either way the next op runs exactly.
+TEST_F(Faults, GlesUndeclaredUniformIsAnErrorInTestBuilds) {
+    if (!is_gles()) GTEST_SKIP() << "GLES plugin test hook";
+    std::unique_ptr<Device> d = open_with({{"TGL_GLES_TEST_FAULT", "uniform"}});
+    const HookedAdd r = hooked_add(*d);
+#if TGL_GLES_CHECK_UNIFORMS
+    EXPECT_TRUE(is_error(r.status, TGL_ERROR_INTERNAL, r.message,
+                         {"run_op", "u_undeclared_by_test_hook", "elementwise.comp", "OP_ADD", "does not declare"}));
+    EXPECT_TRUE(r.y_unchanged);
+    std::printf("[ faults   ] undeclared uniform: %s\n", r.message.c_str());
+#else
+    EXPECT_EQ(r.status, TGL_OK) << r.message;
+#endif
     EXPECT_EQ(exact_add(*d, 37), "");
     d->close();
 }

@@ -1,0 +1,27 @@
+// Names of the shader defines that several shaders share: one spelling per meaning, named here so
+// that every kernel and shader agrees (build_shader_source refuses the retired spellings: def::kWorkgroupSize for
+// the workgroup size, "<ROLE>_DT" for a dtype).
+#pragma once
+
+namespace tgl {
+namespace gles {
+namespace def {
+
+// Invocations of a 1-D workgroup (layout(local_size_x = WG_SIZE)).
+inline constexpr char kWorkgroupSize[] = "WG_SIZE";
+// Dtypes (a tgl_dtype number: glsl/dtype.glsl's DT_*), spelt <ROLE>_DTYPE: the op's own (one-dtype
+// kernels), then one per operand role.
+inline constexpr char kDtype[] = "DTYPE";
+inline constexpr char kXDtype[] = "X_DTYPE";      // the input x
+inline constexpr char kYDtype[] = "Y_DTYPE";      // the output y
+inline constexpr char kADtype[] = "A_DTYPE";      // operands a, b, c (elementwise, matmul)
+inline constexpr char kBDtype[] = "B_DTYPE";
+inline constexpr char kCDtype[] = "C_DTYPE";
+inline constexpr char kSrcDtype[] = "SRC_DTYPE";  // a packed operand (pack.comp)
+inline constexpr char kKDtype[] = "K_DTYPE";      // attention's k, v and mask
+inline constexpr char kVDtype[] = "V_DTYPE";
+inline constexpr char kMaskDtype[] = "M_DTYPE";
+
+}  // namespace def
+}  // namespace gles
+}  // namespace tgl
