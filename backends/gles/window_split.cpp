@@ -931,7 +931,7 @@ private:
         const bool moments = op == TGL_OP_VAR || op == TGL_OP_STD;
         const bool widen = x.dtype == TGL_DTYPE_F16 && !exact_in_any_dtype(op);
         if (widen) count = std::min(cut.extent, 2 * count);  // each part's f32 copy about a window
-        const tgl_dtype pd = widen ? TGL_DTYPE_F32 : y.dtype;  // of the partial results
+        const tgl_dtype pd = widen ? tgl_dtype(TGL_DTYPE_F32) : y.dtype;  // of the partial results
         const OpInfo* partial_op = find_op(op == TGL_OP_MEAN ? tgl_op(TGL_OP_SUM) : op);
         // partials: (count, y.shape...) contiguous (var/std: the means, then the variances)
         int64_t shape[TGL_MAX_RANK] = {count};
