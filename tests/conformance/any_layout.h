@@ -51,6 +51,15 @@ inline Shape random_shape(Rng& rng, int min_rank, int max_rank, int64_t max_nume
     }
 }
 
+// A suffix of `s` of random length with each dim set to 1 at probability 0.3: an operand shape
+// that broadcasts to s.
+inline Shape broadcastable_suffix(const Shape& s, Rng& rng) {
+    Shape suffix(s.begin() + ptrdiff_t(rng.integer(0, int64_t(s.size()))), s.end());
+    for (auto& v : suffix)
+        if (rng.chance(0.3)) v = 1;
+    return suffix;
+}
+
 // An input tensor with a random layout whose logical values are returned; a broadcast layout
 // repeats its stored values along stride-0 dims, which gather() reproduces.
 struct Input {

@@ -208,22 +208,10 @@ TEST_F(Layouts, BinaryWithBroadcastOnAnyLayout) {
     Device& d = dev();
     for (int round = 0; round < 60; ++round) {
         Shape ys = random_shape(rng_, 0, 8, 600);
-        // a and b: suffixes of ys (rank-different) with some dims set to 1.
-        auto operand_shape = [&]() {
-            Shape s(ys.begin() + ptrdiff_t(rng_.integer(0, int64_t(ys.size()))), ys.end());
-            for (auto& v : s)
-                if (rng_.chance(0.3)) v = 1;
-            return s;
-        };
-        Shape as = operand_shape(), bs = operand_shape();
-        // The output is the broadcast of a and b (dims both set to 1 stay 1).
-        size_t r = std::max(as.size(), bs.size());
-        Shape out(r);
-        for (size_t k = 0; k < r; ++k) {
-            int64_t na = k + as.size() >= r ? as[k + as.size() - r] : 1;
-            int64_t nb = k + bs.size() >= r ? bs[k + bs.size() - r] : 1;
-            out[k] = na == 1 ? nb : na;
-        }
+        // a and b: suffixes of ys (rank-different) with some dims set to 1; y their broadcast.
+        const Shape as = broadcastable_suffix(ys, rng_);
+        const Shape bs = broadcastable_suffix(ys, rng_);
+        const Shape out = broadcast_shapes(as, bs);
         Input a = make_input(d, as, rng_), b = make_input(d, bs, rng_);
         auto y = make_output(d, out, rng_);
         const tgl_op ops[] = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_MAXIMUM, TGL_OP_MINIMUM};

@@ -461,20 +461,9 @@ TEST_F(Layouts, MatmulOnAnyLayout) {
         int64_t K = rng_.pick(std::vector<int64_t>{1, 3, 4, 11, 17});
         bool ta = rng_.chance(0.5), tb = rng_.chance(0.5);
         Shape batch = random_shape(rng_, 0, 3, 12);
-        auto batch_of = [&]() {
-            Shape s(batch.begin() + ptrdiff_t(rng_.integer(0, int64_t(batch.size()))), batch.end());
-            for (auto& v : s)
-                if (rng_.chance(0.3)) v = 1;
-            return s;
-        };
-        Shape ab = batch_of(), bb = batch_of();
-        size_t br = std::max(ab.size(), bb.size());
-        Shape cb(br);
-        for (size_t k = 0; k < br; ++k) {
-            int64_t na = k + ab.size() >= br ? ab[k + ab.size() - br] : 1;
-            int64_t nb = k + bb.size() >= br ? bb[k + bb.size() - br] : 1;
-            cb[k] = na == 1 ? nb : na;
-        }
+        const Shape ab = broadcastable_suffix(batch, rng_);
+        const Shape bb = broadcastable_suffix(batch, rng_);
+        const Shape cb = broadcast_shapes(ab, bb);
         Shape as = ab, bs = bb, cs = cb;
         as.insert(as.end(), ta ? std::initializer_list<int64_t>{K, M} : std::initializer_list<int64_t>{M, K});
         bs.insert(bs.end(), tb ? std::initializer_list<int64_t>{N, K} : std::initializer_list<int64_t>{K, N});

@@ -24,18 +24,6 @@ using namespace tgl_test;
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// The NumPy broadcast of two shapes (the caller makes them compatible).
-inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
-    size_t r = std::max(a.size(), b.size());
-    Shape out(r);
-    for (size_t d = 0; d < r; ++d) {
-        int64_t na = d + a.size() >= r ? a[d + a.size() - r] : 1;
-        int64_t nb = d + b.size() >= r ? b[d + b.size() - r] : 1;
-        out[d] = na == 1 ? nb : na;
-    }
-    return out;
-}
-
 // A value generator for input storage.
 using Gen = std::function<float(Rng&)>;
 
