@@ -5,7 +5,9 @@
 #include "tgl_test/op_runner.h"
 #include "tgl_test/support.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -51,6 +53,39 @@ inline tgl_matmul_params matmul_params(bool ta, bool tb, float alpha, float beta
     p.alpha = alpha;
     p.beta = beta;
     return p;
+}
+
+// Per element: (a - b)^2 / b^2 <= tolerance (values of transcendental ops, see tol::kTranscendental).
+inline ::testing::AssertionResult close_to(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+    return compare(got, want, Shape{int64_t(want.size())}, tolerance, CompareMode::PerElement);
+}
+// Equal element by element (0 == -0; zero_signs checks the signs).
+inline ::testing::AssertionResult exact(const std::vector<float>& got, const std::vector<float>& want, Shape shape = {}) {
+    if (shape.empty()) shape = {int64_t(want.size())};
+    return compare(got, want, shape, 0.0, CompareMode::Exact);
+}
+// compare() takes 0 == -0; the sign of every expected zero is checked here.
+inline ::testing::AssertionResult zero_signs(const std::vector<float>& got, const std::vector<float>& want) {
+    for (size_t i = 0; i < want.size() && i < got.size(); ++i)
+        if (want[i] == 0.0f && got[i] == 0.0f && std::signbit(want[i]) != std::signbit(got[i]))
+            return ::testing::AssertionFailure() << "element " << i << " is " << fmt(got[i]) << ", expected "
+                                                 << fmt(want[i]);
+    return ::testing::AssertionSuccess();
+}
+
+// Whether the plugin under test implements `op` (query_op reports supported).
+inline bool supported(tgl_op op) {
+    tgl_op_caps caps;
+    std::memset(&caps, 0, sizeof caps);
+    caps.struct_size = sizeof caps;
+    return plug().api().query_op(op, &caps) == TGL_OK && caps.supported != 0;
+}
+
+// n random integers in [lo, hi] as floats: every sum, product and difference of a few is exact.
+inline std::vector<float> small_ints(Rng& rng, int64_t n, int lo = -5, int hi = 5) {
+    std::vector<float> v(size_t(std::max<int64_t>(n, 0)));
+    for (float& x : v) x = float(rng.integer(lo, hi));
+    return v;
 }
 
 // Runs `op` with contiguous inputs of the given shapes/values and a poisoned contiguous output of

@@ -1,259 +1,452 @@
-// Layouts against a host reference. Both plugins follow the same shared index plans (validate.h),
-// so a mistake there would look the same on both and the differential suite could not see it; here
-// every op family runs on permuted, stepped, negative-stride, broadcast (stride 0) and padded
-// views, with strided outputs, and is checked exactly against obvious host loops over logical
-// indices. Values are small integers, so every result is exact in f32.
+// Known answers and bad input of the layout ops (contiguous, concat, pad, tile, roll, permute,
+// reshape, slice, narrow, split, stack, expand, flip): small hand-checked cases (negative-step
+// slices, flips of several axes, every pad mode with asymmetric and negative pads, rolls with
+// negative shifts, tiles with extra leading dims, concat with an empty input, uneven splits,
+// stack at the last axis), every dtype with odd element offsets, and rejected calls that must
+// leave every tensor unchanged.
 #include "common.h"
 
-#include <algorithm>
+#include "tgl_test/op_runner.h"
+
+#include <cstdint>
 
 namespace conf {
 namespace {
 
-using Layouts = ConformanceTest;
+using LayoutOps = ConformanceTest;
 
-// Row-major multi-index of a linear index.
-std::vector<int64_t> unravel(int64_t i, const Shape& s) {
-    std::vector<int64_t> idx(s.size());
-    for (size_t d = s.size(); d-- > 0;) {
-        idx[d] = s[d] ? i % s[d] : 0;
-        i = s[d] ? i / s[d] : 0;
-    }
-    return idx;
-}
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I32 = TGL_DTYPE_I32,
+                I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, BOOL = TGL_DTYPE_BOOL;
+const double dInf = std::numeric_limits<double>::infinity();
+const double dNaN = std::numeric_limits<double>::quiet_NaN();
 
-int64_t ravel(const std::vector<int64_t>& idx, const Shape& s) {
-    int64_t i = 0;
-    for (size_t d = 0; d < s.size(); ++d) i = i * s[d] + idx[d];
-    return i;
-}
-
-// Logical index into an operand of shape `in` broadcast (right-aligned) to `out`.
-int64_t broadcast_index(const std::vector<int64_t>& out_idx, const Shape& out, const Shape& in) {
-    std::vector<int64_t> idx(in.size());
-    for (size_t d = 0; d < in.size(); ++d) {
-        size_t od = d + out.size() - in.size();
-        idx[d] = in[d] == 1 ? 0 : out_idx[od];
-    }
-    return ravel(idx, in);
-}
-
-Shape random_shape(Rng& rng, int min_rank, int max_rank, int64_t max_numel) {
-    while (true) {
-        int r = int(rng.integer(min_rank, max_rank));
-        Shape s(static_cast<size_t>(r));
-        for (auto& d : s) d = rng.pick(std::vector<int64_t>{1, 1, 2, 3, 5, 7});
-        if (numel(s) <= max_numel) return s;
-    }
-}
-
-std::vector<float> small_ints(Rng& rng, int64_t n, int lo = -5, int hi = 5) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (auto& x : v) x = float(rng.integer(lo, hi));
+std::vector<double> iota(int64_t n, double start = 0) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = start + double(i);
     return v;
 }
 
-// An input tensor with the given layout whose logical values are returned; a broadcast layout
-// repeats its stored values along stride-0 dims, which gather() reproduces.
-struct Input {
-    std::unique_ptr<DeviceTensor> t;
-    std::vector<float> logical;
-};
-
-Input make_input(Device& d, const Shape& s, Rng& rng) {
-    Input in;
-    in.t = std::make_unique<DeviceTensor>(d, make_view(s, random_layout(s, rng, true)));
-    std::vector<float> storage = small_ints(rng, in.t->view().storage);
-    in.t->set_storage(storage);
-    in.logical = gather(storage, in.t->view());
-    return in;
+// An input of logical `values` placed in storage by `layout` (no broadcast dims).
+InputArg in(tgl_dtype dt, const Shape& shape, const std::vector<double>& values, const Layout& layout = {}) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = make_view(shape, layout);
+    a.storage = scatter(dt, a.view, values, 0);
+    return a;
+}
+OutputArg out(tgl_dtype dt, const Shape& shape, const Layout& layout = {}) {
+    OutputArg o;
+    o.dtype = dt;
+    o.view = make_view(shape, layout);
+    return o;
 }
 
-std::unique_ptr<DeviceTensor> make_output(Device& d, const Shape& s, Rng& rng) {
-    auto t = std::make_unique<DeviceTensor>(d, make_view(s, random_layout(s, rng, false)));
-    t->poison();
-    return t;
+std::vector<std::vector<double>> run_all(tgl_op op, const void* params, const std::vector<InputArg>& ins,
+                                         const std::vector<OutputArg>& outs) {
+    return run_op_values(dev(), op, params, ins, outs);
+}
+std::vector<double> run1(tgl_op op, const void* params, const std::vector<InputArg>& ins, const OutputArg& o) {
+    return run_all(op, params, ins, {o}).at(0);
 }
 
-std::string describe(const char* what, const std::vector<const DeviceTensor*>& ts) {
-    std::string s = what;
-    for (const DeviceTensor* t : ts) s += "\n  " + t->view().describe();
-    return s;
+// Bit-exact comparison of one output (NaN equals NaN; -0 differs from +0).
+::testing::AssertionResult same(tgl_dtype dt, const std::vector<double>& got, const std::vector<double>& want) {
+    return compare(dt, got, want, Shape{int64_t(want.size())}, 0.0, CompareMode::ExactBits);
 }
 
-TEST_F(Layouts, UnaryOnAnyLayout) {
-    Device& d = dev();
-    for (int round = 0; round < 40; ++round) {
-        Shape s = random_shape(rng_, 0, 8, 600);
-        Input x = make_input(d, s, rng_);
-        auto y = make_output(d, s, rng_);
-        tgl_op op = rng_.chance(0.5) ? TGL_OP_NEG : TGL_OP_ABS;
-        SCOPED_TRACE(describe(op == TGL_OP_NEG ? "neg" : "abs", {x.t.get(), y.get()}));
-        d.run_ok(op, nullptr, {x.t->desc()}, {y->desc()});
-        std::vector<float> want(x.logical.size());
-        for (size_t i = 0; i < want.size(); ++i) want[i] = op == TGL_OP_NEG ? -x.logical[i] : std::fabs(x.logical[i]);
-        EXPECT_TRUE(compare(y->read(), want, s, 0, CompareMode::Exact));
-        EXPECT_TRUE(x.t->unchanged());
+template <class P>
+P zeroed() {
+    P p{};
+    p.struct_size = sizeof p;
+    return p;
+}
+tgl_permute_params perm_params(std::vector<int> perm) {
+    auto p = zeroed<tgl_permute_params>();
+    for (size_t i = 0; i < perm.size(); ++i) p.perm[i] = perm[i];
+    return p;
+}
+tgl_slice_params slice_params(int axis, int64_t start, int64_t stop, int64_t step) {
+    auto p = zeroed<tgl_slice_params>();
+    p.axis = axis;
+    p.start = start;
+    p.stop = stop;
+    p.step = step;
+    return p;
+}
+tgl_narrow_params narrow_params(int axis, int64_t start, int64_t length) {
+    auto p = zeroed<tgl_narrow_params>();
+    p.axis = axis;
+    p.start = start;
+    p.length = length;
+    return p;
+}
+tgl_axis_params axis_params(int axis) {
+    auto p = zeroed<tgl_axis_params>();
+    p.axis = axis;
+    return p;
+}
+tgl_flip_params flip_params(std::vector<int> axes) {
+    auto p = zeroed<tgl_flip_params>();
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    return p;
+}
+tgl_pad_params pad_params(uint32_t mode, std::vector<int64_t> before, std::vector<int64_t> after, double value = 0) {
+    auto p = zeroed<tgl_pad_params>();
+    p.mode = mode;
+    p.value = value;
+    for (size_t i = 0; i < before.size(); ++i) p.before[i] = before[i];
+    for (size_t i = 0; i < after.size(); ++i) p.after[i] = after[i];
+    return p;
+}
+tgl_roll_params roll_params(std::vector<int> axes, std::vector<int64_t> shifts) {
+    auto p = zeroed<tgl_roll_params>();
+    p.n_axes = uint32_t(axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
+    for (size_t i = 0; i < shifts.size(); ++i) p.shifts[i] = shifts[i];
+    return p;
+}
+
+Layout transposed() {
+    Layout l;
+    l.name = "transposed";
+    l.perm = {1, 0};
+    return l;
+}
+
+// ----- known answers ------------------------------------------------------------------------------
+
+TEST_F(LayoutOps, ContiguousOfTransposedAndNegativeViews) {
+    std::vector<double> x = iota(6, 1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_CONTIGUOUS, nullptr, {in(F32, {2, 3}, x, transposed())}, out(F32, {2, 3})), x));
+    Layout neg;
+    neg.steps = {-1, -2};
+    neg.pad_front = 1;
+    EXPECT_TRUE(same(F32, run1(TGL_OP_CONTIGUOUS, nullptr, {in(F32, {2, 3}, x, neg)}, out(F32, {2, 3}, transposed())), x));
+    // A scalar.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_CONTIGUOUS, nullptr, {in(F32, {}, {-0.0})}, out(F32, {})), {-0.0}));
+}
+
+TEST_F(LayoutOps, PermuteKnownAnswers) {
+    auto p = perm_params({1, 0});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PERMUTE, &p, {in(F32, {2, 3}, iota(6))}, out(F32, {3, 2})), {0, 3, 1, 4, 2, 5}));
+    // (2, 3, 2) -> perm (2, 0, 1) -> (2, 2, 3): y[a, b, c] = x[b, c, a]; with a negative entry.
+    auto q = perm_params({-1, 0, 1});
+    EXPECT_TRUE(same(I32, run1(TGL_OP_PERMUTE, &q, {in(I32, {2, 3, 2}, iota(12))}, out(I32, {2, 2, 3})),
+                     {0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11}));
+}
+
+TEST_F(LayoutOps, ReshapeOfAView) {
+    // x is (2, 3) seen through a transposed view; y takes its elements in row-major order.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_RESHAPE, nullptr, {in(F32, {2, 3}, iota(6), transposed())}, out(F32, {3, 2})),
+                     iota(6)));
+    // Into a transposed output view and from rank 3 to rank 1.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_RESHAPE, nullptr, {in(F32, {6}, iota(6))}, out(F32, {3, 2}, transposed())), iota(6)));
+    Layout st;
+    st.steps = {2, -1, 1};
+    EXPECT_TRUE(same(F32, run1(TGL_OP_RESHAPE, nullptr, {in(F32, {2, 3, 2}, iota(12), st)}, out(F32, {12})), iota(12)));
+}
+
+TEST_F(LayoutOps, SliceKnownAnswersIncludingNegativeSteps) {
+    const std::vector<double> x = iota(10);
+    auto run_slice = [&](int64_t start, int64_t stop, int64_t step, int64_t n) {
+        auto p = slice_params(0, start, stop, step);
+        return run1(TGL_OP_SLICE, &p, {in(F32, {10}, x)}, out(F32, {n}));
+    };
+    EXPECT_TRUE(same(F32, run_slice(8, 1, -3, 3), {8, 5, 2}));
+    EXPECT_TRUE(same(F32, run_slice(-3, INT64_MAX, 1, 3), {7, 8, 9}));
+    EXPECT_TRUE(same(F32, run_slice(INT64_MAX, INT64_MIN, -1, 10), {9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+    EXPECT_TRUE(same(F32, run_slice(-100, 100, 4, 3), {0, 4, 8}));
+    EXPECT_TRUE(same(F32, run_slice(-1, -4, -2, 2), {9, 7}));
+    EXPECT_TRUE(same(F32, run_slice(3, INT64_MAX, INT64_MAX, 1), {3}));
+    EXPECT_TRUE(same(F32, run_slice(5, 2, 1, 0), {}));  // empty: nothing to write
+    auto p = slice_params(-1, 1, 4, 2);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SLICE, &p, {in(F32, {2, 4}, iota(8))}, out(F32, {2, 2})), {1, 3, 5, 7}));
+}
+
+TEST_F(LayoutOps, NarrowWithNegativeStart) {
+    auto p = narrow_params(1, -3, 2);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_NARROW, &p, {in(F32, {3, 4}, iota(12))}, out(F32, {3, 2})), {1, 2, 5, 6, 9, 10}));
+    auto q = narrow_params(0, 2, 1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_NARROW, &q, {in(F32, {3, 4}, iota(12))}, out(F32, {1, 4})), {8, 9, 10, 11}));
+}
+
+TEST_F(LayoutOps, ExpandBroadcastsNumPyStyle) {
+    EXPECT_TRUE(same(F32, run1(TGL_OP_EXPAND, nullptr, {in(F32, {3, 1}, {1, 2, 3})}, out(F32, {2, 3, 2})),
+                     {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_EXPAND, nullptr, {in(F32, {}, {7})}, out(F32, {2, 2})), {7, 7, 7, 7}));
+}
+
+TEST_F(LayoutOps, FlipOneAndSeveralAxes) {
+    auto all = flip_params({0, 1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_FLIP, &all, {in(F32, {2, 3}, iota(6))}, out(F32, {2, 3})), {5, 4, 3, 2, 1, 0}));
+    auto last = flip_params({-1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_FLIP, &last, {in(F32, {2, 3}, iota(6))}, out(F32, {2, 3})), {2, 1, 0, 5, 4, 3}));
+    auto outer = flip_params({2, 0});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_FLIP, &outer, {in(F32, {2, 2, 2}, iota(8))}, out(F32, {2, 2, 2})),
+                     {5, 4, 7, 6, 1, 0, 3, 2}));
+    auto none = flip_params({});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_FLIP, &none, {in(F32, {3}, iota(3))}, out(F32, {3})), iota(3)));
+}
+
+TEST_F(LayoutOps, ConcatOfThreeWithAnEmptyInput) {
+    auto p = axis_params(1);
+    EXPECT_TRUE(same(F32,
+                     run1(TGL_OP_CONCAT, &p,
+                          {in(F32, {2, 1}, {1, 2}), in(F32, {2, 0}, {}), in(F32, {2, 2}, {3, 4, 5, 6})}, out(F32, {2, 3})),
+                     {1, 3, 4, 2, 5, 6}));
+    auto q = axis_params(-2);
+    EXPECT_TRUE(same(I32, run1(TGL_OP_CONCAT, &q, {in(I32, {1, 2}, {1, 2}), in(I32, {2, 2}, {3, 4, 5, 6})}, out(I32, {3, 2})),
+                     {1, 2, 3, 4, 5, 6}));
+    // One input, NULL params (axis 0).
+    EXPECT_TRUE(same(F32, run1(TGL_OP_CONCAT, nullptr, {in(F32, {2}, {1, 2})}, out(F32, {2})), {1, 2}));
+}
+
+TEST_F(LayoutOps, SplitIntoUnevenParts) {
+    auto p = axis_params(0);
+    auto ys = run_all(TGL_OP_SPLIT, &p, {in(F32, {5, 2}, iota(10))}, {out(F32, {1, 2}), out(F32, {3, 2}), out(F32, {1, 2})});
+    EXPECT_TRUE(same(F32, ys[0], {0, 1}));
+    EXPECT_TRUE(same(F32, ys[1], {2, 3, 4, 5, 6, 7}));
+    EXPECT_TRUE(same(F32, ys[2], {8, 9}));
+    auto q = axis_params(-1);
+    ys = run_all(TGL_OP_SPLIT, &q, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 1}), out(F32, {2, 0}), out(F32, {2, 2})});
+    EXPECT_TRUE(same(F32, ys[0], {0, 3}));
+    EXPECT_TRUE(same(F32, ys[2], {1, 2, 4, 5}));
+}
+
+TEST_F(LayoutOps, StackAtFirstAndLastAxis) {
+    std::vector<InputArg> xs = {in(F32, {2, 2}, {1, 2, 3, 4}), in(F32, {2, 2}, {5, 6, 7, 8})};
+    auto last = axis_params(-1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_STACK, &last, xs, out(F32, {2, 2, 2})), {1, 5, 2, 6, 3, 7, 4, 8}));
+    auto first = axis_params(0);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_STACK, &first, xs, out(F32, {2, 2, 2})), {1, 2, 3, 4, 5, 6, 7, 8}));
+    auto mid = axis_params(1);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_STACK, &mid, xs, out(F32, {2, 2, 2})), {1, 2, 5, 6, 3, 4, 7, 8}));
+    // Scalars stack into a vector.
+    EXPECT_TRUE(same(F32, run1(TGL_OP_STACK, nullptr, {in(F32, {}, {3}), in(F32, {}, {4}), in(F32, {}, {5})}, out(F32, {3})),
+                     {3, 4, 5}));
+}
+
+TEST_F(LayoutOps, PadConstantAsymmetricAndNegative) {
+    auto p = pad_params(TGL_PAD_CONSTANT, {1, -1}, {0, 2}, 9);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &p, {in(F32, {2, 3}, {1, 2, 3, 4, 5, 6})}, out(F32, {3, 4})),
+                     {9, 9, 9, 9, 2, 3, 9, 9, 5, 6, 9, 9}));
+    // An empty x padded: every element is the value.
+    auto e = pad_params(TGL_PAD_CONSTANT, {1, 0}, {1, 0}, -2.5);
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &e, {in(F32, {0, 2}, {})}, out(F32, {2, 2})), {-2.5, -2.5, -2.5, -2.5}));
+}
+
+TEST_F(LayoutOps, PadReflect) {
+    auto p = pad_params(TGL_PAD_REFLECT, {2}, {3});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &p, {in(F32, {4}, {1, 2, 3, 4})}, out(F32, {9})), {3, 2, 1, 2, 3, 4, 3, 2, 1}));
+    auto q = pad_params(TGL_PAD_REFLECT, {1, -1}, {0, 1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &q, {in(F32, {2, 3}, iota(6))}, out(F32, {3, 3})), {4, 5, 4, 1, 2, 1, 4, 5, 4}));
+}
+
+TEST_F(LayoutOps, PadReplicate) {
+    auto p = pad_params(TGL_PAD_REPLICATE, {2}, {1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &p, {in(F32, {3}, {1, 2, 3})}, out(F32, {6})), {1, 1, 1, 2, 3, 3}));
+    auto q = pad_params(TGL_PAD_REPLICATE, {0, 1}, {1, -1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_PAD, &q, {in(F32, {2, 2}, {1, 2, 3, 4})}, out(F32, {3, 2})), {1, 1, 3, 3, 3, 3}));
+}
+
+TEST_F(LayoutOps, PadValueConvertedAsCast) {
+    auto run_pad = [](tgl_dtype dt, double value) {
+        auto p = pad_params(TGL_PAD_CONSTANT, {1}, {0}, value);
+        return run1(TGL_OP_PAD, &p, {in(dt, {1}, {1})}, out(dt, {2}));
+    };
+    EXPECT_TRUE(same(F16, run_pad(F16, 1e6), {dInf, 1}));       // beyond f16's range: inf
+    EXPECT_TRUE(same(F16, run_pad(F16, 1.0 + 1.0 / 4096), {1, 1}));  // rounded to nearest even
+    EXPECT_TRUE(same(BF16, run_pad(BF16, -0.0), {-0.0, 1}));
+    EXPECT_TRUE(same(F32, run_pad(F32, dNaN), {dNaN, 1}));
+    EXPECT_TRUE(same(I32, run_pad(I32, -7.9), {-7, 1}));        // truncated
+    EXPECT_TRUE(same(I32, run_pad(I32, dNaN), {0, 1}));
+    EXPECT_TRUE(same(I8, run_pad(I8, 300.7), {127, 1}));        // saturated
+    EXPECT_TRUE(same(U8, run_pad(U8, -5), {0, 1}));
+    EXPECT_TRUE(same(BOOL, run_pad(BOOL, 0.5), {1, 1}));
+}
+
+TEST_F(LayoutOps, RollNegativeShiftsSeveralAxesAndFlattened) {
+    auto p = roll_params({0}, {-2});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &p, {in(F32, {5}, iota(5))}, out(F32, {5})), {2, 3, 4, 0, 1}));
+    auto q = roll_params({0, -1}, {1, -1});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &q, {in(F32, {2, 3}, iota(6))}, out(F32, {2, 3})), {4, 5, 3, 1, 2, 0}));
+    auto flat = roll_params({}, {2});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &flat, {in(F32, {2, 3}, iota(6))}, out(F32, {2, 3})), {4, 5, 0, 1, 2, 3}));
+    auto flat_neg = roll_params({}, {-7});
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &flat_neg, {in(F32, {2, 3}, iota(6), transposed())}, out(F32, {2, 3})),
+                     {1, 2, 3, 4, 5, 0}));
+    auto repeated = roll_params({0, 0}, {1, 1});  // shifts of a repeated axis add up
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &repeated, {in(F32, {5}, iota(5))}, out(F32, {5})), {3, 4, 0, 1, 2}));
+    auto big = roll_params({0}, {INT64_MIN});  // INT64_MIN mod 5 = 2 (-2^63 = -1844674407370955162 * 5 + 2)
+    EXPECT_TRUE(same(F32, run1(TGL_OP_ROLL, &big, {in(F32, {5}, iota(5))}, out(F32, {5})), {3, 4, 0, 1, 2}));
+}
+
+TEST_F(LayoutOps, TileWithExtraLeadingDims) {
+    EXPECT_TRUE(same(F32, run1(TGL_OP_TILE, nullptr, {in(F32, {2}, {1, 2})}, out(F32, {2, 4})), {1, 2, 1, 2, 1, 2, 1, 2}));
+    std::vector<double> block = {1, 1, 2, 2, 1, 1, 2, 2};
+    std::vector<double> want;
+    for (int i = 0; i < 3; ++i) want.insert(want.end(), block.begin(), block.end());
+    EXPECT_TRUE(same(F32, run1(TGL_OP_TILE, nullptr, {in(F32, {2, 1}, {1, 2})}, out(F32, {3, 4, 2})), want));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_TILE, nullptr, {in(F32, {2, 3}, iota(6))}, out(F32, {2, 6})),
+                     {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+    // Zero repetitions: y dims of size 0 (nothing to write).
+    EXPECT_TRUE(same(F32, run1(TGL_OP_TILE, nullptr, {in(F32, {2}, {1, 2})}, out(F32, {0})), {}));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_TILE, nullptr, {in(F32, {0}, {})}, out(F32, {3, 0})), {}));
+}
+
+// Every dtype, with 1- and 2-byte elements at odd offsets in their words (misaligned layouts) on
+// both sides, through a transpose, a roll and a pad.
+TEST_F(LayoutOps, EveryDtypeAtOddOffsets) {
+    for (tgl_dtype dt : {F32, F16, BF16, I32, I8, U8, BOOL}) {
+        SCOPED_TRACE(std::string("dtype ") + dtype_name(dt));
+        std::vector<double> x(15);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = dt == BOOL ? double(i % 3 == 0) : (dt == U8 ? double(i * 17) : double(i) - 7);
+        if (dt == F32 || dt == F16 || dt == BF16) {
+            x[1] = -0.0;
+            x[2] = dNaN;
+            x[3] = -dInf;
+        }
+        Layout mis = misaligned_layout(rng_), mis_out = misaligned_layout(rng_);
+        auto p = perm_params({1, 0});
+        std::vector<double> want(15);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 5; ++j) want[size_t(j * 3 + i)] = x[size_t(i * 5 + j)];
+        EXPECT_TRUE(same(dt, run1(TGL_OP_PERMUTE, &p, {in(dt, {3, 5}, x, mis)}, out(dt, {5, 3}, mis_out)), want));
+        auto r = roll_params({1}, {-1});
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 5; ++j) want[size_t(i * 5 + j)] = x[size_t(i * 5 + (j + 1) % 5)];
+        EXPECT_TRUE(same(dt, run1(TGL_OP_ROLL, &r, {in(dt, {3, 5}, x, mis)}, out(dt, {3, 5}, mis_out)), want));
+        auto pad = pad_params(TGL_PAD_CONSTANT, {0, 1}, {0, 0}, 1);
+        std::vector<double> padded;
+        for (int i = 0; i < 3; ++i) {
+            padded.push_back(1);
+            for (int j = 0; j < 5; ++j) padded.push_back(x[size_t(i * 5 + j)]);
+        }
+        EXPECT_TRUE(same(dt, run1(TGL_OP_PAD, &pad, {in(dt, {3, 5}, x, mis)}, out(dt, {3, 6}, mis_out)), padded));
+        // concat of two odd-length runs: the second starts inside a word the first ends in.
+        auto c = axis_params(0);
+        std::vector<double> a(x.begin(), x.begin() + 7), b(x.begin() + 7, x.end());
+        EXPECT_TRUE(same(dt, run1(TGL_OP_CONCAT, &c, {in(dt, {7}, a, mis), in(dt, {8}, b)}, out(dt, {15}, mis_out)), x));
     }
 }
 
-TEST_F(Layouts, BinaryWithBroadcastOnAnyLayout) {
-    Device& d = dev();
-    for (int round = 0; round < 60; ++round) {
-        Shape ys = random_shape(rng_, 0, 8, 600);
-        // a and b: suffixes of ys (rank-different) with some dims set to 1.
-        auto operand_shape = [&]() {
-            Shape s(ys.begin() + ptrdiff_t(rng_.integer(0, int64_t(ys.size()))), ys.end());
-            for (auto& v : s)
-                if (rng_.chance(0.3)) v = 1;
-            return s;
-        };
-        Shape as = operand_shape(), bs = operand_shape();
-        // The output is the broadcast of a and b (dims both set to 1 stay 1).
-        size_t r = std::max(as.size(), bs.size());
-        Shape out(r);
-        for (size_t k = 0; k < r; ++k) {
-            int64_t na = k + as.size() >= r ? as[k + as.size() - r] : 1;
-            int64_t nb = k + bs.size() >= r ? bs[k + bs.size() - r] : 1;
-            out[k] = na == 1 ? nb : na;
-        }
-        Input a = make_input(d, as, rng_), b = make_input(d, bs, rng_);
-        auto y = make_output(d, out, rng_);
-        const tgl_op ops[] = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_MAXIMUM, TGL_OP_MINIMUM};
-        tgl_op op = ops[rng_.integer(0, 4)];
-        SCOPED_TRACE(describe(("binary op " + std::to_string(op)).c_str(), {a.t.get(), b.t.get(), y.get()}));
-        d.run_ok(op, nullptr, {a.t->desc(), b.t->desc()}, {y->desc()});
-        std::vector<float> want(static_cast<size_t>(numel(out)));
-        for (int64_t i = 0; i < numel(out); ++i) {
-            auto idx = unravel(i, out);
-            float p = a.logical[size_t(broadcast_index(idx, out, as))];
-            float q = b.logical[size_t(broadcast_index(idx, out, bs))];
-            float v = op == TGL_OP_ADD ? p + q : op == TGL_OP_SUB ? p - q : op == TGL_OP_MUL ? p * q
-                    : op == TGL_OP_MAXIMUM ? std::max(p, q) : std::min(p, q);
-            want[size_t(i)] = v;
-        }
-        EXPECT_TRUE(compare(y->read(), want, out, 0, CompareMode::Exact));
-        EXPECT_TRUE(a.t->unchanged());
-        EXPECT_TRUE(b.t->unchanged());
-    }
+// ----- bad input ----------------------------------------------------------------------------------
+
+TEST_F(LayoutOps, RejectsShapesThatDoNotAddUp) {
+    auto ax = axis_params(1);
+    expect_rejected(TGL_OP_CONCAT, &ax, {in(F32, {2, 1}, {1, 2}), in(F32, {2, 2}, iota(4))}, {out(F32, {2, 4})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"concat", "outputs[0] (y)", "(2, 3)"});
+    expect_rejected(TGL_OP_CONCAT, &ax, {in(F32, {2, 1}, {1, 2}), in(F32, {3, 2}, iota(6))}, {out(F32, {2, 3})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"inputs[1] (x1)", "(3, 2)"});
+    expect_rejected(TGL_OP_SPLIT, &ax, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 1}), out(F32, {2, 1})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"split", "add up to 2", "3"});
+    expect_rejected(TGL_OP_STACK, &ax, {in(F32, {2}, {1, 2}), in(F32, {3}, {1, 2, 3})}, {out(F32, {2, 2})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"inputs[1] (x1)"});
+    expect_rejected(TGL_OP_RESHAPE, nullptr, {in(F32, {2, 3}, iota(6))}, {out(F32, {4, 2})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"reshape", "8 elements", "6 elements"});
+    expect_rejected(TGL_OP_TILE, nullptr, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 7})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"tile", "multiple", "7"});
+    expect_rejected(TGL_OP_TILE, nullptr, {in(F32, {2, 3}, iota(6))}, {out(F32, {6})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"tile", "fewer dims"});
+    expect_rejected(TGL_OP_EXPAND, nullptr, {in(F32, {3}, iota(3))}, {out(F32, {2, 4})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[0] (x)", "broadcast"});
+    auto p = pad_params(TGL_PAD_CONSTANT, {1}, {1});
+    expect_rejected(TGL_OP_PAD, &p, {in(F32, {3}, iota(3))}, {out(F32, {4})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"outputs[0] (y)", "(5)"});
+    auto neg = pad_params(TGL_PAD_CONSTANT, {-3}, {-1});
+    expect_rejected(TGL_OP_PAD, &neg, {in(F32, {3}, iota(3))}, {out(F32, {0})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->before[0] = -3", "params->after[0] = -1"});
+    auto s = slice_params(0, 0, 2, 1);
+    expect_rejected(TGL_OP_SLICE, &s, {in(F32, {3}, iota(3))}, {out(F32, {3})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"slice", "(2)"});
+    expect_rejected(TGL_OP_CONTIGUOUS, nullptr, {in(F32, {3}, iota(3))}, {out(F32, {1, 3})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"outputs[0] (y)"});
 }
 
-TEST_F(Layouts, ReductionsOnAnyLayout) {
-    Device& d = dev();
-    for (int round = 0; round < 60; ++round) {
-        Shape xs = random_shape(rng_, 0, 8, 800);
-        const int r = int(xs.size());
-        std::vector<int> axes;
-        std::vector<bool> red(size_t(r), false);
-        for (int k = 0; k < r; ++k)
-            if (rng_.chance(0.4)) {
-                axes.push_back(rng_.chance(0.5) ? k : k - r);  // negative axes too
-                red[size_t(k)] = true;
-            }
-        std::shuffle(axes.begin(), axes.end(), rng_.engine());
-        if (axes.empty()) std::fill(red.begin(), red.end(), true);  // n_axes == 0: all axes
-        bool keep = rng_.chance(0.5);
-        Shape ys;
-        for (int k = 0; k < r; ++k) {
-            if (!red[size_t(k)]) ys.push_back(xs[size_t(k)]);
-            else if (keep) ys.push_back(1);
-        }
-        const tgl_op ops[] = {TGL_OP_SUM, TGL_OP_MAX, TGL_OP_MIN, TGL_OP_PROD};
-        tgl_op op = ops[rng_.integer(0, 3)];
-        Input x = make_input(d, xs, rng_);
-        if (op == TGL_OP_PROD) {  // keep products small: values in {-1, 1, 2}
-            std::vector<float> storage(static_cast<size_t>(x.t->view().storage));
-            for (auto& v : storage) v = rng_.pick(std::vector<float>{-1, 1, 1, 2});
-            x.t->set_storage(storage);
-            x.logical = gather(storage, x.t->view());
-        }
-        auto y = make_output(d, ys, rng_);
-        tgl_reduce_params p = reduce_params(axes, keep);
-        std::string ax;
-        for (int a : axes) ax += std::to_string(a) + " ";
-        SCOPED_TRACE(describe(("reduce op " + std::to_string(op) + " axes {" + ax + "} keepdims " + std::to_string(keep)).c_str(),
-                              {x.t.get(), y.get()}));
-        d.run_ok(op, &p, {x.t->desc()}, {y->desc()});
-        // Host: fold each x element into the output element it belongs to.
-        std::vector<double> acc(static_cast<size_t>(numel(ys)),
-                                op == TGL_OP_SUM ? 0.0 : op == TGL_OP_PROD ? 1.0 : op == TGL_OP_MAX ? -1e300 : 1e300);
-        for (int64_t i = 0; i < numel(xs); ++i) {
-            auto idx = unravel(i, xs);
-            std::vector<int64_t> yi;
-            for (int k = 0; k < r; ++k) {
-                if (!red[size_t(k)]) yi.push_back(idx[size_t(k)]);
-                else if (keep) yi.push_back(0);
-            }
-            double v = x.logical[size_t(i)];
-            double& a = acc[size_t(ravel(yi, ys))];
-            a = op == TGL_OP_SUM ? a + v : op == TGL_OP_PROD ? a * v : op == TGL_OP_MAX ? std::max(a, v) : std::min(a, v);
-        }
-        std::vector<float> want(acc.begin(), acc.end());
-        EXPECT_TRUE(compare(y->read(), want, ys, 0, CompareMode::Exact));
-        EXPECT_TRUE(x.t->unchanged());
-    }
+TEST_F(LayoutOps, RejectsBadParams) {
+    auto rep = perm_params({0, 0});
+    expect_rejected(TGL_OP_PERMUTE, &rep, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 3})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->perm[1]", "permutation"});
+    auto far = perm_params({0, 2});
+    expect_rejected(TGL_OP_PERMUTE, &far, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 3})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->perm[1] = 2"});
+    auto step0 = slice_params(0, 0, 3, 0);
+    expect_rejected(TGL_OP_SLICE, &step0, {in(F32, {3}, iota(3))}, {out(F32, {3})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->step"});
+    auto refl = pad_params(TGL_PAD_REFLECT, {3}, {0});
+    expect_rejected(TGL_OP_PAD, &refl, {in(F32, {3}, iota(3))}, {out(F32, {6})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"reflect", "params->before[0] = 3", "size 3"});
+    auto repl = pad_params(TGL_PAD_REPLICATE, {0, 1}, {0, 0});
+    expect_rejected(TGL_OP_PAD, &repl, {in(F32, {2, 0}, {})}, {out(F32, {2, 1})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"replicate", "empty"});
+    auto mode = pad_params(3, {0}, {0});
+    expect_rejected(TGL_OP_PAD, &mode, {in(F32, {3}, iota(3))}, {out(F32, {3})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->mode", "got 3"});
+    auto nar = narrow_params(0, 2, 2);
+    expect_rejected(TGL_OP_NARROW, &nar, {in(F32, {3}, iota(3))}, {out(F32, {2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->length = 2"});
+    auto nar2 = narrow_params(0, -4, 1);
+    expect_rejected(TGL_OP_NARROW, &nar2, {in(F32, {3}, iota(3))}, {out(F32, {1})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->start = -4"});
+    auto flip = flip_params({1, -1});
+    expect_rejected(TGL_OP_FLIP, &flip, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 3})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->axes[1]", "repeats"});
+    auto roll = roll_params({2}, {1});
+    expect_rejected(TGL_OP_ROLL, &roll, {in(F32, {2, 3}, iota(6))}, {out(F32, {2, 3})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->axes[0] = 2"});
+    auto st = axis_params(3);
+    expect_rejected(TGL_OP_STACK, &st, {in(F32, {2, 2}, iota(4))}, {out(F32, {2, 2, 1})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->axis = 3", "-3..2"});
+    auto cat = axis_params(-3);
+    expect_rejected(TGL_OP_CONCAT, &cat, {in(F32, {2, 2}, iota(4))}, {out(F32, {2, 2})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"params->axis = -3"});
+    // NULL params where the op has no default; a wrong struct_size.
+    expect_rejected(TGL_OP_PERMUTE, nullptr, {in(F32, {2, 3}, iota(6))}, {out(F32, {3, 2})}, TGL_ERROR_NULL_POINTER,
+                    {"params", "permute"});
+    auto bad = slice_params(0, 0, 3, 1);
+    bad.struct_size = 8;
+    expect_rejected(TGL_OP_SLICE, &bad, {in(F32, {3}, iota(3))}, {out(F32, {3})}, TGL_ERROR_PARAMS_SIZE,
+                    {"struct_size", "slice"});
 }
 
-TEST_F(Layouts, MatmulOnAnyLayout) {
-    Device& d = dev();
-    for (int round = 0; round < 40; ++round) {
-        int64_t M = rng_.pick(std::vector<int64_t>{1, 2, 3, 7, 16});
-        int64_t N = rng_.pick(std::vector<int64_t>{1, 2, 5, 9, 16});
-        int64_t K = rng_.pick(std::vector<int64_t>{1, 3, 4, 11, 17});
-        bool ta = rng_.chance(0.5), tb = rng_.chance(0.5);
-        Shape batch = random_shape(rng_, 0, 3, 12);
-        auto batch_of = [&]() {
-            Shape s(batch.begin() + ptrdiff_t(rng_.integer(0, int64_t(batch.size()))), batch.end());
-            for (auto& v : s)
-                if (rng_.chance(0.3)) v = 1;
-            return s;
-        };
-        Shape ab = batch_of(), bb = batch_of();
-        size_t br = std::max(ab.size(), bb.size());
-        Shape cb(br);
-        for (size_t k = 0; k < br; ++k) {
-            int64_t na = k + ab.size() >= br ? ab[k + ab.size() - br] : 1;
-            int64_t nb = k + bb.size() >= br ? bb[k + bb.size() - br] : 1;
-            cb[k] = na == 1 ? nb : na;
-        }
-        Shape as = ab, bs = bb, cs = cb;
-        as.insert(as.end(), ta ? std::initializer_list<int64_t>{K, M} : std::initializer_list<int64_t>{M, K});
-        bs.insert(bs.end(), tb ? std::initializer_list<int64_t>{N, K} : std::initializer_list<int64_t>{K, N});
-        cs.insert(cs.end(), {M, N});
-        Input a = make_input(d, as, rng_), b = make_input(d, bs, rng_);
-        auto c = make_output(d, cs, rng_);
-        float alpha = float(rng_.integer(-2, 2)), beta = rng_.chance(0.5) ? 0.0f : float(rng_.integer(-2, 2));
-        std::vector<float> c0 = small_ints(rng_, numel(cs));
-        if (beta != 0.0f) c->prefill(c0);
-        tgl_matmul_params p = matmul_params(ta, tb, alpha, beta);
-        SCOPED_TRACE(describe(("matmul M " + std::to_string(M) + " N " + std::to_string(N) + " K " + std::to_string(K) +
-                               (ta ? " A^T" : "") + (tb ? " B^T" : "") + " alpha " + std::to_string(alpha) + " beta " +
-                               std::to_string(beta)).c_str(),
-                              {a.t.get(), b.t.get(), c.get()}));
-        d.run_ok(TGL_OP_MATMUL, &p, {a.t->desc(), b.t->desc()}, {c->desc()});
-        // Host: C[b, m, n] = alpha * sum_k op(A)[b, m, k] op(B)[b, k, n] + beta * C0[b, m, n].
-        auto element = [](const Input& t, const Shape& full, const Shape& own_batch, const Shape& out_batch,
-                          const std::vector<int64_t>& bidx, int64_t row, int64_t col) {
-            std::vector<int64_t> idx;
-            for (size_t k = 0; k < own_batch.size(); ++k)
-                idx.push_back(own_batch[k] == 1 ? 0 : bidx[k + out_batch.size() - own_batch.size()]);
-            idx.push_back(row);
-            idx.push_back(col);
-            return double(t.logical[size_t(ravel(idx, full))]);
-        };
-        std::vector<float> want(static_cast<size_t>(numel(cs)));
-        for (int64_t i = 0; i < numel(cs); ++i) {
-            auto idx = unravel(i, cs);
-            std::vector<int64_t> bidx(idx.begin(), idx.end() - 2);
-            int64_t m = idx[idx.size() - 2], n = idx[idx.size() - 1];
-            double s = 0;
-            for (int64_t k = 0; k < K; ++k)
-                s += element(a, as, ab, cb, bidx, ta ? k : m, ta ? m : k) * element(b, bs, bb, cb, bidx, tb ? n : k, tb ? k : n);
-            want[size_t(i)] = float(alpha * s + (beta != 0.0f ? beta * double(c0[size_t(i)]) : 0.0));
-        }
-        EXPECT_TRUE(compare(c->read(), want, cs, 0, CompareMode::Exact));
-        EXPECT_TRUE(a.t->unchanged());
-        EXPECT_TRUE(b.t->unchanged());
+TEST_F(LayoutOps, RejectsOperandCountsDtypesAndOverlap) {
+    std::vector<InputArg> nine;
+    for (int i = 0; i < 9; ++i) nine.push_back(in(F32, {1}, {double(i)}));
+    // Too many inputs: 9 descriptors for a catalogue of 8.
+    {
+        tgl_test::OpCall call(dev(), nine, {out(F32, {9})});
+        auto p = axis_params(0);
+        std::vector<tgl_tensor> ins = call.input_descs(), outs = call.output_descs();
+        EXPECT_TGL_ERROR(plug().api().run_op(dev().handle(), TGL_OP_CONCAT, &p, ins.data(), 9, outs.data(), 1),
+                         TGL_ERROR_INVALID_ARGUMENT, {"concat", "1 to 8 inputs", "n_inputs = 9"});
+        EXPECT_TRUE(call.all_unchanged());
+    }
+    auto ax = axis_params(0);
+    expect_rejected(TGL_OP_CONCAT, &ax, {in(F32, {1}, {1}), in(F16, {1}, {2})}, {out(F32, {2})}, TGL_ERROR_DTYPE_MISMATCH,
+                    {"inputs[1] (x1)", "f16", "f32"});
+    expect_rejected(TGL_OP_SPLIT, &ax, {in(I32, {2}, {1, 2})}, {out(I32, {1}), out(U8, {1})}, TGL_ERROR_DTYPE_MISMATCH,
+                    {"outputs[1] (y1)", "u8"});
+    expect_rejected(TGL_OP_CONTIGUOUS, nullptr, {in(BOOL, {2}, {1, 0})}, {out(U8, {2})}, TGL_ERROR_DTYPE_MISMATCH,
+                    {"outputs[0] (y)", "bool"});
+    expect_rejected(TGL_OP_STACK, &ax, {in(F32, {}, {1})}, {out(F32, {1}), out(F32, {1})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"stack", "n_outputs = 2"});
+    // Two outputs of split in the same bytes.
+    {
+        Device& d = dev();
+        DeviceTensor x(d, contiguous({4}));
+        x.set_values({1, 2, 3, 4});
+        DeviceTensor y(d, contiguous({3}));
+        y.poison();
+        tgl_tensor y0 = y.desc(), y1 = y.desc();
+        y0.shape[0] = 2;
+        y1.shape[0] = 2;
+        y1.byte_offset += 4;  // elements 1..2 overlap elements 0..1
+        auto p = axis_params(0);
+        EXPECT_TGL_ERROR(d.run(TGL_OP_SPLIT, &p, {x.desc()}, {y0, y1}), TGL_ERROR_INVALID_ARGUMENT,
+                         {"outputs[0] (y0)", "outputs[1] (y1)", "overlap"});
+        EXPECT_TRUE(y.unchanged());
+        EXPECT_TRUE(x.unchanged());
     }
 }
 

@@ -257,12 +257,6 @@ struct StressResult {
     std::map<std::string, int64_t> kinds;
 };
 
-std::vector<float> small_ints(Rng& rng, int64_t n, int lo, int hi) {
-    std::vector<float> v(size_t(std::max<int64_t>(n, 0)));
-    for (float& x : v) x = float(rng.integer(lo, hi));
-    return v;
-}
-
 // One host thread's share of the stress test: `steps` random steps on the device, each one op (or
 // a transfer, or a deliberately bad call) whose result is checked exactly against a value computed
 // here. Inputs are small integers, so every f32 result (sums of products included) is exact.

@@ -1,6 +1,11 @@
-// Binary elementwise ops: equal shapes, broadcasting on every axis and across ranks, non-contiguous
-// operands and outputs, empty tensors, op-specific value ranges and every pair of special values.
+// The binary family (add .. atan2; comparisons and logical ops: dtype_diff.cpp): equal shapes,
+// broadcasting on every axis and across ranks, non-contiguous operands and outputs, empty tensors,
+// op-specific value ranges and every pair of special values; fmod, remainder and atan2 over ranges
+// that exercise each (Diff/Binary), with their worst element in ulps (Diff/BinaryUlp).
 #include "diff.h"
+
+#include <tuple>
+#include <utility>
 
 namespace diff {
 namespace {
@@ -135,11 +140,115 @@ std::vector<Case> binary_cases() {
     return cases;
 }
 
+
+
+// ----- fmod, remainder, atan2 --------------------------------------------------------------------
+// Ranges that exercise each op (mixed signs, b much smaller than a, integers, the axes of atan2),
+// broadcast, non-contiguous and odd-sized operands, every pair of special values; BinaryUlp bounds
+// the worst element of each range in ulps (diff.h: expect_worst_ulp_within). fmod and remainder
+// are exact on the GPU (kElementwise), atan2 a polynomial approximation (kTranscendental).
+
+struct RangedBinaryOp {
+    const char* name;
+    tgl_op op;
+    std::vector<std::tuple<const char*, Gen, Gen>> ranges;  // the first is the main range
+    double tolerance;
+    double max_ulp;  // on llvmpipe with margin; the measured worst is printed by BinaryUlp
+};
+
+const std::vector<RangedBinaryOp>& ranged_ops() {
+    using namespace tol;
+    static const std::vector<RangedBinaryOp> ops = {
+        {"fmod", TGL_OP_FMOD, {{"main", uniform(-10, 10), signed_uniform(0.5, 3)},
+                               {"b_small", log_uniform(-2, 8), log_uniform(-6, -1)},
+                               {"b_tiny", log_uniform(20, 38), log_uniform(-30, -3)},
+                               {"ints", integers(-20, 20), integers(-5, 5)}},
+         kElementwise, 0},
+        {"remainder", TGL_OP_REMAINDER, {{"main", uniform(-10, 10), signed_uniform(0.5, 3)},
+                                         {"b_small", log_uniform(-2, 8), log_uniform(-6, -1)},
+                                         {"b_tiny", log_uniform(20, 38), log_uniform(-30, -3)},
+                                         {"ints", integers(-20, 20), integers(-5, 5)}},
+         kElementwise, 0},
+        {"atan2", TGL_OP_ATAN2, {{"main", uniform(-3, 3), uniform(-3, 3)},
+                                 {"wide", log_uniform(-30, 30), log_uniform(-30, 30)},
+                                 {"axes", integers(-1, 1), integers(-1, 1)}},
+         kTranscendental, 4},
+    };
+    return ops;
+}
+
+// The op with its main range, for binary_spec.
+BinaryOp main_range(const RangedBinaryOp& o) {
+    return {o.name, o.op, std::get<1>(o.ranges[0]), std::get<2>(o.ranges[0]), o.tolerance};
+}
+
+std::vector<Case> ranged_cases() {
+    std::vector<Case> cases;
+    const Kind C = Kind::Contiguous;
+    for (const RangedBinaryOp& ro : ranged_ops()) {
+        const BinaryOp o = main_range(ro);
+        const std::string n = o.name;
+        auto add = [&](const std::string& name, Shape as, Shape bs, Layouts l, const Gen& a, const Gen& b) {
+            cases.push_back({n + "_" + name, [o, as, bs, l, a, b](Rng& r) { return binary_spec(o, as, bs, l, a, b, r); }});
+        };
+        for (const Shape& sh : std::vector<Shape>{{}, {7}, {13, 1, 17}, {0}, {100003}}) add(shape_name(sh), sh, sh, {}, o.a, o.b);
+        const Shape s4 = {2, 3, 5, 7};
+        add("bcast_b", s4, {5, 1}, {}, o.a, o.b);
+        add("bcast_both", {13, 1, 17}, {13, 5, 1}, {}, o.a, o.b);
+        add("rank8", {2, 1, 3, 1, 2, 2, 1, 3}, {3, 2, 1, 2, 4, 1}, {Kind::Mixed, Kind::Mixed, Kind::Mixed}, o.a, o.b);
+        add("permuted", s4, s4, {Kind::Permuted, Kind::Negative, Kind::Stepped}, o.a, o.b);
+        add("stride0", s4, s4, {Kind::Broadcast, Kind::Padded, C}, o.a, o.b);
+        for (size_t i = 1; i < ro.ranges.size(); ++i)
+            add(std::string("range_") + std::get<0>(ro.ranges[i]), {4099}, {4099}, {}, std::get<1>(ro.ranges[i]),
+                std::get<2>(ro.ranges[i]));
+        cases.push_back({n + "_special_pairs", [o](Rng& r) {
+                             Spec s = binary_spec(o, {15, 1}, {1, 15}, {}, o.a, o.b, r);
+                             s.inputs[0].storage = special_values();
+                             s.inputs[1].storage = special_values();
+                             s.what += " over every pair of special values";
+                             return s;
+                         }});
+        add("specials", {31, 33}, {33}, {}, with_specials(o.a, 0.2), with_specials(o.b, 0.2));
+    }
+    return cases;
+}
+
+std::vector<Case> all_cases() {
+    std::vector<Case> cases = binary_cases();
+    for (Case& c : ranged_cases()) cases.push_back(std::move(c));
+    return cases;
+}
+
 class Binary : public SeededTestWithParam<Case> {};
 
 TEST_P(Binary, MatchesReference) { check(GetParam().build(rng_)); }
 
-INSTANTIATE_TEST_SUITE_P(Diff, Binary, ::testing::ValuesIn(binary_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Diff, Binary, ::testing::ValuesIn(all_cases()), case_name);
+
+std::vector<UlpCase> ulp_cases() {
+    std::vector<UlpCase> cases;
+    for (const RangedBinaryOp& ro : ranged_ops())
+        for (const auto& r : ro.ranges) {
+            const BinaryOp o = main_range(ro);
+            Gen ga = std::get<1>(r), gb = std::get<2>(r);
+            cases.push_back({std::string(o.name) + "_" + std::get<0>(r), o.name, std::get<0>(r), o.op, [o, ga, gb](Rng& rng) {
+                                 return binary_spec(o, {4099}, {4099}, {}, ga, gb, rng);
+                             }});
+        }
+    return cases;
+}
+
+double max_ulp_for(const std::string& op) {
+    for (const RangedBinaryOp& ro : ranged_ops())
+        if (op == ro.name) return ro.max_ulp;
+    return 0;
+}
+
+class BinaryUlp : public SeededTestWithParam<UlpCase> {};
+
+TEST_P(BinaryUlp, WorstElementWithinBound) { expect_worst_ulp_within(GetParam(), rng_, max_ulp_for(GetParam().op_name)); }
+
+INSTANTIATE_TEST_SUITE_P(Diff, BinaryUlp, ::testing::ValuesIn(ulp_cases()), ulp_case_name);
 
 }  // namespace
 }  // namespace diff

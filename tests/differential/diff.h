@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -21,18 +24,6 @@ using namespace tgl_test;
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// The NumPy broadcast of two shapes (the caller makes them compatible).
-inline Shape broadcast_shapes(const Shape& a, const Shape& b) {
-    size_t r = std::max(a.size(), b.size());
-    Shape out(r);
-    for (size_t d = 0; d < r; ++d) {
-        int64_t na = d + a.size() >= r ? a[d + a.size() - r] : 1;
-        int64_t nb = d + b.size() >= r ? b[d + b.size() - r] : 1;
-        out[d] = na == 1 ? nb : na;
-    }
-    return out;
-}
-
 // A value generator for input storage.
 using Gen = std::function<float(Rng&)>;
 
@@ -43,6 +34,13 @@ inline Gen uniform(double lo, double hi) {
 inline Gen signed_uniform(double lo, double hi) {
     return [lo, hi](Rng& r) {
         float v = r.uniformf(float(lo), float(hi));
+        return r.chance(0.5) ? -v : v;
+    };
+}
+// Random magnitude 10^U(lo, hi) with a random sign.
+inline Gen log_uniform(double lo, double hi) {
+    return [lo, hi](Rng& r) {
+        float v = float(std::pow(10.0, r.uniform(lo, hi)));
         return r.chance(0.5) ? -v : v;
     };
 }
@@ -237,6 +235,69 @@ struct Case {
 inline std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
 // gtest prints a failing case's parameter with this (instead of its bytes).
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+// ----- worst element in ulps ---------------------------------------------------------------------
+// NMSE hides a few bad elements among many good ones. A ulp case runs one value range of one
+// elementwise op (unary_diff.cpp, binary_diff.cpp) and bounds the worst finite element in ulps of
+// the reference (the f32 rounding of the double result); NaN and infinities must match exactly.
+// Results below 2^-100 in magnitude (tiny values a GPU may flush) are skipped. The measured worst
+// value is printed.
+struct UlpCase {
+    std::string name, op_name, range;
+    tgl_op op;
+    std::function<Spec(Rng&)> build;
+};
+
+inline std::string ulp_case_name(const ::testing::TestParamInfo<UlpCase>& info) { return info.param.name; }
+inline void PrintTo(const UlpCase& c, std::ostream* os) { *os << c.name; }
+
+// The distance of two floats in ulps (0 and -0 are one value).
+inline double ulp_diff(float a, float b) {
+    auto ordered = [](float f) {
+        int32_t i;
+        std::memcpy(&i, &f, 4);
+        return i < 0 ? -int64_t(i & 0x7fffffff) : int64_t(i);
+    };
+    return double(std::llabs(ordered(a) - ordered(b)));
+}
+
+inline void expect_worst_ulp_within(const UlpCase& c, Rng& rng, double max_ulp) {
+    Spec spec = c.build(rng);
+    SCOPED_TRACE(describe(spec));
+    std::vector<float> want = run_on(Role::Reference, spec);
+    std::vector<float> got = run_on(Role::Subject, spec);
+    double worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i]) || std::isnan(got[i]) || std::isinf(want[i]) || std::isinf(got[i])) {
+            EXPECT_EQ(std::isnan(want[i]), std::isnan(got[i])) << "element " << i;
+            if (!std::isnan(want[i])) {
+                EXPECT_EQ(want[i], got[i]) << "element " << i;
+            }
+            continue;
+        }
+        if (std::fabs(want[i]) < 7.888609e-31f && std::fabs(got[i]) < 7.888609e-31f) continue;  // both below 2^-100
+        double d = ulp_diff(got[i], want[i]);
+        if (d > worst) {
+            worst = d;
+            at = i;
+        }
+    }
+    std::printf("[ ulp ] %-20s %-16s worst %.0f ulp (element %zu: got %s, want %s)\n", c.op_name.c_str(),
+                c.range.c_str(), worst, at, fmt(got[at]).c_str(), fmt(want[at]).c_str());
+    EXPECT_LE(worst, max_ulp) << "element " << at << ": got " << fmt(got[at]) << ", want " << fmt(want[at]);
+}
+
+// Whether both plugins implement `op` (query_op reports supported).
+inline bool both_support(tgl_op op) {
+    for (Role r : {Role::Reference, Role::Subject}) {
+        tgl_op_caps caps;
+        std::memset(&caps, 0, sizeof caps);
+        caps.struct_size = sizeof caps;
+        if (plugin(r).api().query_op(op, &caps) != TGL_OK || !caps.supported) return false;
+    }
+    return true;
+}
 
 // Shape as a name fragment: (2, 3, 5) -> "2x3x5", () -> "scalar".
 inline std::string shape_name(const Shape& s) {

@@ -1,6 +1,23 @@
-// Unary elementwise ops: shapes with primes and 1s, rank 0 and 8, empty tensors, non-contiguous
-// inputs and outputs, two value ranges per op, and special values.
+// The unary family: GLES against the CPU reference on seeded random inputs.
+//
+// Diff/Unary (abs .. silu, gelu both ways): shapes with primes and 1s, rank 0 and 8, empty
+// tensors, non-contiguous inputs and outputs, two value ranges per op, and special values.
+//
+// Diff/Math, Diff/MathUlp (sign .. clamp): ranges that exercise each op (sin/cos up to 1e30 and
+// next to multiples of pi/2, expm1/log1p next to 0, the branch points of softplus/hardswish/...,
+// halfway cases of round), with non-contiguous, broadcast and odd-sized operands and special
+// values; MathUlp bounds the worst element of each range in ulps as well, which NMSE alone would
+// not. Ops that either plugin does not implement are skipped. (fmod, remainder and atan2 are in
+// binary_diff.cpp.)
+//
+// Tolerances (NMSE, see tgl_test::tol):
+//   kElementwise (1e-7): abs, neg, relu, sqrt, sign, floor, ceil, round, trunc, clamp, square,
+//     leaky_relu, hardsigmoid, hardswish, reciprocal, rsqrt (<= 2 ulp).
+//   kTranscendental (1e-6): sigmoid, tanh, exp, log, gelu, silu, elu, selu, celu, softplus, mish,
+//     expm1, log1p, sin, cos, erf (polynomial approximations, a few ulp).
 #include "diff.h"
+
+#include <cstdio>
 
 namespace diff {
 namespace {
@@ -101,6 +118,183 @@ class Unary : public SeededTestWithParam<Case> {};
 TEST_P(Unary, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, Unary, ::testing::ValuesIn(unary_cases()), case_name);
+
+// ----- the math ops -------------------------------------------------------------------------------
+
+const double kPio2 = 1.57079632679489661923;
+
+// Floats within a few ulp of k pi/2 for random k up to `kmax` (the hard cases of reduction).
+Gen near_pio2_multiples(int64_t kmax) {
+    return [kmax](Rng& r) {
+        float v = float(double(r.integer(-kmax, kmax)) * kPio2);
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        bits = uint32_t(int64_t(bits) + r.integer(-3, 3));
+        std::memcpy(&v, &bits, 4);
+        return v;
+    };
+}
+// Integers and halves (round's ties), scaled into [-n, n].
+Gen halves(int64_t n) {
+    return [n](Rng& r) { return float(r.integer(-2 * n, 2 * n)) * 0.5f; };
+}
+
+struct MathOp {
+    const char* name;
+    tgl_op op;
+    std::vector<uint8_t> params;
+    std::vector<std::pair<const char*, Gen>> ranges;  // the first is the main range
+    double tolerance;
+};
+
+template <class P>
+std::vector<uint8_t> pb(const P& p) { return param_bytes(p); }
+
+const std::vector<MathOp>& math_ops() {
+    using namespace tol;
+    static const std::vector<MathOp> ops = {
+        {"sign", TGL_OP_SIGN, {}, {{"main", uniform(-2, 2)}, {"ints", integers(-1, 1)}}, kElementwise},
+        {"leaky_relu", TGL_OP_LEAKY_RELU, {}, {{"main", uniform(-150, 150)}}, kElementwise},
+        {"leaky_relu_slope", TGL_OP_LEAKY_RELU, pb(tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), 0.2f}),
+         {{"main", uniform(-150, 150)}}, kElementwise},
+        {"elu", TGL_OP_ELU, {}, {{"main", uniform(-20, 20)}, {"near0", uniform(-1e-4, 1e-4)}}, kTranscendental},
+        {"elu_alpha", TGL_OP_ELU, pb(tgl_elu_params{sizeof(tgl_elu_params), 0.3f}), {{"main", uniform(-20, 20)}},
+         kTranscendental},
+        {"selu", TGL_OP_SELU, {}, {{"main", uniform(-20, 20)}, {"near0", uniform(-1e-4, 1e-4)}}, kTranscendental},
+        {"celu", TGL_OP_CELU, pb(tgl_elu_params{sizeof(tgl_elu_params), 1.7f}), {{"main", uniform(-20, 20)}},
+         kTranscendental},
+        {"celu_neg_alpha", TGL_OP_CELU, pb(tgl_elu_params{sizeof(tgl_elu_params), -2.5f}),
+         {{"main", uniform(-20, 20)}}, kTranscendental},
+        {"hardsigmoid", TGL_OP_HARDSIGMOID, {}, {{"main", uniform(-5, 5)}, {"ends", halves(4)}}, kElementwise},
+        {"hardswish", TGL_OP_HARDSWISH, {}, {{"main", uniform(-5, 5)}, {"ends", halves(4)}}, kElementwise},
+        {"softplus", TGL_OP_SOFTPLUS, {}, {{"main", uniform(-30, 30)}, {"threshold", uniform(19.5, 20.5)},
+                                          {"negative", uniform(-100, -20)}}, kTranscendental},
+        {"softplus_beta", TGL_OP_SOFTPLUS, pb(tgl_softplus_params{sizeof(tgl_softplus_params), 0.5f, 3.0f, 0}),
+         {{"main", uniform(-30, 30)}, {"threshold", uniform(5.5, 6.5)}}, kTranscendental},
+        {"softplus_neg_beta", TGL_OP_SOFTPLUS, pb(tgl_softplus_params{sizeof(tgl_softplus_params), -1.5f, 10.0f, 0}),
+         {{"main", uniform(-30, 30)}}, kTranscendental},
+        {"mish", TGL_OP_MISH, {}, {{"main", uniform(-20, 20)}, {"wide", uniform(-150, 150)}, {"small", uniform(-1, 1)}},
+         kTranscendental},
+        {"expm1", TGL_OP_EXPM1, {}, {{"main", uniform(-5, 5)}, {"near0", uniform(-1e-3, 1e-3)},
+                                    {"tiny", log_uniform(-30, -5)}, {"wide", uniform(-87, 87)}},
+         kTranscendental},
+        {"log1p", TGL_OP_LOG1P, {}, {{"main", uniform(-0.99, 10)}, {"near0", uniform(-1e-3, 1e-3)},
+                                    {"tiny", log_uniform(-30, -5)}, {"wide", uniform(-1, 1e6)}},
+         kTranscendental},
+        {"rsqrt", TGL_OP_RSQRT, {}, {{"main", uniform(0, 100)}, {"wide", log_uniform(-37, 38)}}, kElementwise},
+        {"reciprocal", TGL_OP_RECIPROCAL, {}, {{"main", signed_uniform(0.01, 100)}, {"wide", log_uniform(-37, 38)}},
+         kElementwise},
+        {"square", TGL_OP_SQUARE, {}, {{"main", uniform(-100, 100)}, {"wide", log_uniform(-20, 19)}}, kElementwise},
+        {"sin", TGL_OP_SIN, {}, {{"main", uniform(-10, 10)}, {"large", log_uniform(1, 30)},
+                                {"near_pio2", near_pio2_multiples(1000)}, {"near_pio2_far", near_pio2_multiples(1 << 22)},
+                                {"huge", log_uniform(30, 38.5)}}, kTranscendental},
+        {"cos", TGL_OP_COS, {}, {{"main", uniform(-10, 10)}, {"large", log_uniform(1, 30)},
+                                {"near_pio2", near_pio2_multiples(1000)}, {"near_pio2_far", near_pio2_multiples(1 << 22)},
+                                {"huge", log_uniform(30, 38.5)}}, kTranscendental},
+        {"erf", TGL_OP_ERF, {}, {{"main", uniform(-5, 5)}, {"small", uniform(-1e-3, 1e-3)}}, kTranscendental},
+        {"floor", TGL_OP_FLOOR, {}, {{"main", uniform(-100, 100)}, {"halves", halves(20)}, {"wide", log_uniform(-3, 10)}},
+         kElementwise},
+        {"ceil", TGL_OP_CEIL, {}, {{"main", uniform(-100, 100)}, {"halves", halves(20)}, {"wide", log_uniform(-3, 10)}},
+         kElementwise},
+        {"round", TGL_OP_ROUND, {}, {{"main", uniform(-100, 100)}, {"halves", halves(20)}, {"wide", log_uniform(-3, 10)}},
+         kElementwise},
+        {"trunc", TGL_OP_TRUNC, {}, {{"main", uniform(-100, 100)}, {"halves", halves(20)}, {"wide", log_uniform(-3, 10)}},
+         kElementwise},
+        {"clamp", TGL_OP_CLAMP, pb(tgl_clamp_params{sizeof(tgl_clamp_params), -1.5f, 2.25f, 0}),
+         {{"main", uniform(-5, 5)}}, kElementwise},
+        {"clamp_default", TGL_OP_CLAMP, {}, {{"main", uniform(-5, 5)}}, kElementwise},
+        {"clamp_inverted", TGL_OP_CLAMP, pb(tgl_clamp_params{sizeof(tgl_clamp_params), 1.0f, -1.0f, 0}),
+         {{"main", uniform(-5, 5)}}, kElementwise},
+    };
+    return ops;
+}
+
+
+Spec unary_spec(const MathOp& u, const Shape& shape, Kind in, Kind out, const Gen& gen, Rng& rng) {
+    Spec s;
+    s.op = u.op;
+    s.params = u.params;
+    s.inputs.push_back(operand(view_of(shape, in, rng, true), rng, gen));
+    s.out = view_of(shape, out, rng, false);
+    s.tolerance = u.tolerance;
+    s.what = std::string(u.name) + " of " + shape_str(shape) + " (input " + kind_name(in) + ", output " + kind_name(out) + ")";
+    return s;
+}
+
+struct MathCase {
+    std::string name;
+    tgl_op op;
+    std::function<Spec(Rng&)> build;
+};
+
+std::vector<MathCase> math_cases() {
+    std::vector<MathCase> cases;
+    const Kind C = Kind::Contiguous;
+    for (const MathOp& u : math_ops()) {
+        const std::string n = u.name;
+        const Gen& g = u.ranges[0].second;
+        auto add = [&](const std::string& name, Shape sh, Kind in, Kind out, const Gen& gen) {
+            cases.push_back({n + "_" + name, u.op, [&u, sh, in, out, gen](Rng& r) { return unary_spec(u, sh, in, out, gen, r); }});
+        };
+        for (const Shape& sh : std::vector<Shape>{{}, {7}, {13, 1, 17}, {2, 1, 3, 1, 2, 2, 1, 3}, {0}, {100003}})
+            add(shape_name(sh), sh, C, C, g);
+        const Shape s4 = {2, 3, 5, 7};
+        for (Kind k : {Kind::Permuted, Kind::Negative, Kind::Broadcast, Kind::Padded}) add(std::string("in_") + kind_name(k), s4, k, C, g);
+        add("out_stepped", s4, C, Kind::Stepped, g);
+        add("mixed", {13, 1, 17}, Kind::Mixed, Kind::Mixed, g);
+        for (size_t i = 1; i < u.ranges.size(); ++i) add(std::string("range_") + u.ranges[i].first, {4099}, C, C, u.ranges[i].second);
+        add("specials", {31, 33}, C, C, with_specials(g, 0.3));
+    }
+    return cases;
+}
+
+std::string math_case_name(const ::testing::TestParamInfo<MathCase>& info) { return info.param.name; }
+void PrintTo(const MathCase& c, std::ostream* os) { *os << c.name; }
+
+class Math : public SeededTestWithParam<MathCase> {};
+
+TEST_P(Math, MatchesReference) {
+    if (!both_support(GetParam().op)) GTEST_SKIP() << "op not implemented by both plugins";
+    check(GetParam().build(rng_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Diff, Math, ::testing::ValuesIn(math_cases()), math_case_name);
+
+// The worst element of every range of every math op, in ulps (diff.h: expect_worst_ulp_within).
+// Bounds on llvmpipe with margin; each op's worst measured value is printed by the test.
+double max_ulp_for(const std::string& op) {
+    static const std::vector<std::pair<const char*, double>> b = {
+        {"sign", 0},      {"leaky_relu", 0},  {"leaky_relu_slope", 0}, {"elu", 4},       {"elu_alpha", 4},
+        {"selu", 4},      {"celu", 8},        {"celu_neg_alpha", 8},   {"hardsigmoid", 2}, {"hardswish", 3},
+        {"softplus", 8},  {"softplus_beta", 64}, {"softplus_neg_beta", 64}, {"mish", 8},   {"expm1", 4},
+        {"log1p", 4},     {"rsqrt", 2},       {"reciprocal", 3},       {"square", 0},    {"sin", 4},
+        {"cos", 4},       {"erf", 4},         {"floor", 0},            {"ceil", 0},      {"round", 0},
+        {"trunc", 0},     {"clamp", 0},       {"clamp_default", 0},    {"clamp_inverted", 0}};
+    for (const auto& u : b)
+        if (op == u.first) return u.second;
+    return 0;
+}
+
+std::vector<UlpCase> ulp_cases() {
+    std::vector<UlpCase> cases;
+    for (const MathOp& u : math_ops())
+        for (const auto& r : u.ranges) {
+            Gen g = r.second;
+            cases.push_back({std::string(u.name) + "_" + r.first, u.name, r.first, u.op, [&u, g](Rng& rng) {
+                                 return unary_spec(u, {4099}, Kind::Contiguous, Kind::Contiguous, g, rng);
+                             }});
+        }
+    return cases;
+}
+
+class MathUlp : public SeededTestWithParam<UlpCase> {};
+
+TEST_P(MathUlp, WorstElementWithinBound) {
+    if (!both_support(GetParam().op)) GTEST_SKIP() << "op not implemented by both plugins";
+    expect_worst_ulp_within(GetParam(), rng_, max_ulp_for(GetParam().op_name));
+}
+
+INSTANTIATE_TEST_SUITE_P(Diff, MathUlp, ::testing::ValuesIn(ulp_cases()), ulp_case_name);
 
 }  // namespace
 }  // namespace diff

@@ -12,6 +12,17 @@ int64_t numel(const Shape& shape) {
     return n;
 }
 
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+    size_t r = std::max(a.size(), b.size());
+    Shape out(r);
+    for (size_t d = 0; d < r; ++d) {
+        int64_t na = d + a.size() >= r ? a[d + a.size() - r] : 1;
+        int64_t nb = d + b.size() >= r ? b[d + b.size() - r] : 1;
+        out[d] = na == 1 ? nb : na;
+    }
+    return out;
+}
+
 std::string shape_str(const Shape& shape) {
     std::string s = "(";
     for (size_t i = 0; i < shape.size(); ++i) {

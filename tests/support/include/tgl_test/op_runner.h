@@ -39,6 +39,14 @@ inline InputArg input_values(tgl_dtype dt, const Shape& shape, const std::vector
     a.storage = Storage::from_values(dt, values);
     return a;
 }
+// An input with a dim of 0: no values, its storage as large as the view asks for (one element).
+inline InputArg empty_input(tgl_dtype dt, const Shape& shape) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = Storage::zeros(dt, a.view.storage);
+    return a;
+}
 inline InputArg absent_input() {
     InputArg a;
     a.absent = true;

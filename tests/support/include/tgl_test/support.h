@@ -290,6 +290,8 @@ using Shape = std::vector<int64_t>;
 
 int64_t numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "(2, 3, 5)"; "()" for rank 0
+// The NumPy broadcast of two shapes (the caller makes them compatible; dims both 1 stay 1).
+Shape broadcast_shapes(const Shape& a, const Shape& b);
 
 struct View {
     Shape shape;

@@ -1,127 +1,67 @@
-// Known answers and bad input for argmax, argmin, logsumexp, var, std, any, all, norm, cumsum and
-// cumprod: small hand-checked cases with ties, NaN, inf, empty sets, keepdims, negative axes,
-// exclusive and reverse scans, in every dtype of the ops' catalogue rules; and the f16 storage of
-// every float reduction and scan (sum, mean, max, min, prod too): computed in f32 or wider, rounded
-// once at the store, f16 overflow to inf, odd lengths at odd element offsets.
-#include "common.h"
+// The reduce family (sum, mean, max, min, prod, logsumexp, var, std, any, all, norm): known answers
+// on small hand-checked cases with NaN, inf, empty sets, keepdims, negative and repeated axes, in
+// every dtype of the ops' catalogue rules; the f16 storage of every float reduction and scan
+// (computed in f32 or wider, rounded once at the store, f16 overflow to inf, odd lengths at odd
+// element offsets; the scans are checked beside the reductions there); any input and output
+// layout; bad input and bad params.
+#include "any_layout.h"
+#include "bad_input.h"
+#include "reductions.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace conf {
 namespace {
 
+using KnownAnswer = ConformanceTest;
 using ReduceMore = ConformanceTest;
 
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
+// ----- known answers ------------------------------------------------------------------------------
 
-// Runs `op` on x (view xv, dtype xt) and a poisoned y (view yv, dtype yt); checks guards, that
-// every output element was written and that x is unchanged; returns y's values.
-std::vector<double> run_views(tgl_op op, const void* params, tgl_dtype xt, const View& xv, const std::vector<double>& x,
-                              tgl_dtype yt, const View& yv) {
-    Device& d = dev();
-    DeviceTensor in(d, xv, xt);
-    in.set_logical(x);
-    DeviceTensor out(d, yv, yt);
-    out.poison();
-    d.run_ok(op, params, {in.desc()}, {out.desc()});
-    std::vector<double> y = out.read_logical();
-    ::testing::AssertionResult r = in.unchanged();
-    if (!r) throw Failure(std::string("input was modified by the op: ") + r.message());
-    return y;
-}
-// The same with contiguous x and y.
-std::vector<double> run_dt(tgl_op op, const void* params, tgl_dtype xt, const Shape& xs, const std::vector<double>& x,
-                           tgl_dtype yt, const Shape& ys) {
-    return run_views(op, params, xt, contiguous(xs), x, yt, contiguous(ys));
-}
-
-::testing::AssertionResult same(tgl_dtype dt, const std::vector<double>& got, const std::vector<double>& want) {
-    return compare(dt, got, want, Shape{int64_t(want.size())}, 0.0, CompareMode::Exact);
-}
-// Per element relative error (f32 results of transcendental functions).
-::testing::AssertionResult near(const std::vector<double>& got, const std::vector<double>& want) {
-    return compare(TGL_DTYPE_F32, got, want, Shape{int64_t(want.size())}, 1e-10, CompareMode::PerElement);
+TEST_F(KnownAnswer, SumOverAxes) {
+    // x[i][j][k] = 1 + 12 i + 4 j + k, shape (2, 3, 4), values 1..24.
+    const Shape xs = {2, 3, 4};
+    const std::vector<float> x = iota_values(24);
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {0}, false, {3, 4}), {14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36}, {3, 4}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {1}, false, {2, 4}), {15, 18, 21, 24, 51, 54, 57, 60}, {2, 4}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {-1}, false, {2, 3}), {10, 26, 42, 58, 74, 90}, {2, 3}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {2}, true, {2, 3, 1}), {10, 26, 42, 58, 74, 90}, {2, 3, 1}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {0, 2}, false, {3}), {68, 100, 132}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {2, -3}, true, {1, 3, 1}), {68, 100, 132}, {1, 3, 1}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {1, 0}, false, {4}), {66, 72, 78, 84}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {}, false, {}), {300}, {}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {0, 1, 2}, true, {1, 1, 1}), {300}, {1, 1, 1}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, xs, x, {}, true, {1, 1, 1}), {300}, {1, 1, 1}));
+    EXPECT_TRUE(exact(run(TGL_OP_SUM, nullptr, {xs}, {x}, {}), {300}, {})) << "NULL params: all axes, no keepdims";
+    // rank 0 input: reducing "all axes" of a scalar is the scalar.
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, {}, {2.5f}, {}, false, {}), {2.5f}, {}));
+    // specials: inf + -inf = NaN, NaN propagates.
+    EXPECT_TRUE(exact(reduce(TGL_OP_SUM, {3, 2}, {kInf, 1, kInf, -kInf, kNaN, 1}, {1}, false, {3}), {kInf, kNaN, kNaN}));
 }
 
-tgl_arg_reduce_params arg_params(int axis, bool keepdims) {
-    tgl_arg_reduce_params p{};
-    p.struct_size = sizeof p;
-    p.axis = axis;
-    p.keepdims = keepdims;
-    return p;
+TEST_F(KnownAnswer, MeanMaxMinProd) {
+    const Shape xs = {2, 3};
+    const std::vector<float> x = {3, -1, 4, 1, -5, 9};
+    EXPECT_TRUE(close_to(reduce(TGL_OP_MEAN, xs, x, {1}, false, {2}), f32({2.0, 5.0 / 3}), tol::kReduction));
+    EXPECT_TRUE(close_to(reduce(TGL_OP_MEAN, xs, x, {0}, true, {1, 3}), {2, -3, 6.5f}, tol::kReduction));
+    EXPECT_TRUE(close_to(reduce(TGL_OP_MEAN, xs, x, {}, false, {}), f32({11.0 / 6}), tol::kReduction));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MAX, xs, x, {1}, false, {2}), {4, 9}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MAX, xs, x, {-2}, false, {3}), {3, -1, 9}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MAX, xs, x, {0, 1}, false, {}), {9}, {}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MIN, xs, x, {1}, true, {2, 1}), {-1, -5}, {2, 1}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MIN, xs, x, {0}, false, {3}), {1, -5, 4}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MIN, xs, x, {}, true, {1, 1}), {-5}, {1, 1}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_PROD, xs, x, {1}, false, {2}), {-12, -45}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_PROD, xs, x, {0}, false, {3}), {3, 5, 36}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_PROD, xs, x, {}, false, {}), {540}, {}));
+    // NaN propagates through max/min wherever it sits; -inf/inf are ordinary.
+    const std::vector<float> s = {1, kNaN, 3, kNaN, 5, 6, -kInf, 0, kInf, 2, 2, 2};
+    EXPECT_TRUE(exact(reduce(TGL_OP_MAX, {4, 3}, s, {1}, false, {4}), {kNaN, kNaN, kInf, 2}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MIN, {4, 3}, s, {1}, false, {4}), {kNaN, kNaN, -kInf, 2}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_PROD, {2, 2}, {0, kInf, 2, kInf}, {1}, false, {2}), {kNaN, kInf}));
+    EXPECT_TRUE(exact(reduce(TGL_OP_MEAN, {2, 2}, {kInf, 1, kNaN, 1}, {1}, false, {2}), {kInf, kNaN}));
 }
-
-tgl_var_params var_params(std::vector<int> axes, bool keepdims, float correction) {
-    tgl_var_params p{};
-    p.struct_size = sizeof p;
-    p.keepdims = keepdims;
-    p.n_axes = uint32_t(axes.size());
-    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
-    p.correction = correction;
-    return p;
-}
-
-tgl_vector_norm_params norm_params(std::vector<int> axes, bool keepdims, float ord) {
-    tgl_vector_norm_params p{};
-    p.struct_size = sizeof p;
-    p.keepdims = keepdims;
-    p.n_axes = uint32_t(axes.size());
-    for (size_t i = 0; i < axes.size(); ++i) p.axes[i] = axes[i];
-    p.ord = ord;
-    return p;
-}
-
-tgl_scan_params scan_params(int axis, bool exclusive, bool reverse) {
-    tgl_scan_params p{};
-    p.struct_size = sizeof p;
-    p.axis = axis;
-    p.exclusive = exclusive;
-    p.reverse = reverse;
-    return p;
-}
-
-const tgl_dtype F32 = TGL_DTYPE_F32, I32 = TGL_DTYPE_I32;
-
-// ----- argmax / argmin ----------------------------------------------------------------------------
-
-TEST_F(ReduceMore, ArgmaxArgmin) {
-    for (tgl_dtype xt : {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_I32}) {
-        SCOPED_TRACE("x " + dtype_name(xt));
-        // [[1, 5, 5], [7, -2, 7]]: ties go to the first index.
-        std::vector<double> x = {1, 5, 5, 7, -2, 7};
-        auto p = arg_params(1, false);
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, &p, xt, {2, 3}, x, I32, {2}), {1, 0}));
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, &p, xt, {2, 3}, x, I32, {2}), {0, 1}));
-        p = arg_params(-2, true);
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, &p, xt, {2, 3}, x, I32, {1, 3}), {1, 0, 1}));
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, &p, xt, {2, 3}, x, I32, {1, 3}), {0, 1, 0}));
-        // NULL params: the last axis, no keepdims.
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, nullptr, xt, {2, 3}, x, I32, {2}), {1, 0}));
-        // A single element along the axis, and a scalar.
-        p = arg_params(0, false);
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, &p, xt, {1, 3}, {4, 5, 6}, I32, {3}), {0, 0, 0}));
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, &p, xt, {}, {3}, I32, {}), {0}));
-    }
-    // NaN beats every number: the first NaN wins; +-inf are ordinary extremes; -0 == +0.
-    std::vector<double> s = {1, dNaN, 3, dNaN, dInf, -dInf, 2, 2, -0.0, 0.0, -1, -1};
-    auto p = arg_params(1, false);
-    for (tgl_dtype xt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, &p, xt, {4, 3}, s, I32, {4}), {1, 0, 0, 0}));
-        EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, &p, xt, {4, 3}, s, I32, {4}), {1, 0, 2, 1}));
-    }
-    // i32 beyond 2^24 compares exactly (no detour through f32).
-    EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, &p, I32, {1, 3}, {16777216, 16777217, 16777216}, I32, {1}), {1}));
-    EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, &p, I32, {1, 3}, {-16777216, -16777217, 2147483647}, I32, {1}), {1}));
-    // A long row with the maximum near the end and a tie after it.
-    std::vector<double> longrow(5000, 0.0);
-    longrow[4321] = 9;
-    longrow[4999] = 9;
-    EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMAX, nullptr, F32, {5000}, longrow, I32, {}), {4321}));
-    EXPECT_TRUE(same(I32, run_dt(TGL_OP_ARGMIN, nullptr, F32, {5000}, longrow, I32, {}), {0}));
-}
-
-// ----- logsumexp ----------------------------------------------------------------------------------
 
 TEST_F(ReduceMore, Logsumexp) {
     auto p = reduce_params({1}, false);
@@ -134,8 +74,6 @@ TEST_F(ReduceMore, Logsumexp) {
     EXPECT_TRUE(near(run_dt(TGL_OP_LOGSUMEXP, nullptr, F32, {2, 2}, {1, 2, 3, 4}, F32, {}),
                      {4 + std::log(1 + std::exp(-1.0) + std::exp(-2.0) + std::exp(-3.0))}));
 }
-
-// ----- var / std ----------------------------------------------------------------------------------
 
 TEST_F(ReduceMore, VarStd) {
     std::vector<double> x = {1, 2, 3, 4, 2, 2, 2, 2};
@@ -161,8 +99,6 @@ TEST_F(ReduceMore, VarStd) {
     // Large offset: the two-pass / Welford result, not E[x^2] - E[x]^2.
     EXPECT_TRUE(near(run_dt(TGL_OP_VAR, &p, F32, {1, 3}, {10000, 10001, 10002}, F32, {1}), {1}));
 }
-
-// ----- any / all ----------------------------------------------------------------------------------
 
 TEST_F(ReduceMore, AnyAll) {
     for (tgl_dtype yt : {TGL_DTYPE_BOOL, TGL_DTYPE_U8}) {
@@ -194,8 +130,6 @@ TEST_F(ReduceMore, AnyAll) {
     }
 }
 
-// ----- norm ---------------------------------------------------------------------------------------
-
 TEST_F(ReduceMore, Norm) {
     auto p1 = norm_params({1}, false, 1.0f);
     auto p2 = norm_params({1}, false, 2.0f);
@@ -210,60 +144,7 @@ TEST_F(ReduceMore, Norm) {
     EXPECT_TRUE(same(F32, run_dt(TGL_OP_NORM, &p2, F32, {0, 2}, {}, F32, {2}), {0, 0}));
 }
 
-// ----- cumsum / cumprod ---------------------------------------------------------------------------
-
-TEST_F(ReduceMore, Cumsum) {
-    std::vector<double> x = {1, 2, 3, 4};
-    auto p = scan_params(0, false, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {4}, x, F32, {4}), {1, 3, 6, 10}));
-    p = scan_params(-1, true, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {4}, x, F32, {4}), {0, 1, 3, 6}));
-    p = scan_params(0, false, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {4}, x, F32, {4}), {10, 9, 7, 4}));
-    p = scan_params(0, true, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {4}, x, F32, {4}), {9, 7, 4, 0}));
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, nullptr, F32, {2, 3}, {1, 2, 3, 4, 5, 6}, F32, {2, 3}), {1, 3, 6, 4, 9, 15}));
-    p = scan_params(0, false, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {2, 3}, {1, 2, 3, 4, 5, 6}, F32, {2, 3}), {1, 2, 3, 5, 7, 9}));
-    p = scan_params(-2, true, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {2, 3}, {1, 2, 3, 4, 5, 6}, F32, {2, 3}), {4, 5, 6, 0, 0, 0}));
-    // inf and NaN propagate from where they enter.
-    p = scan_params(0, false, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {5}, {1, dInf, 1, -dInf, 1}, F32, {5}), {1, dInf, dInf, dNaN, dNaN}));
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {3}, {1, dNaN, 1}, F32, {3}), {1, dNaN, dNaN}));
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {}, {2.5}, F32, {}), {2.5}));
-    // A long row of ones (several blocks): exact integers.
-    std::vector<double> ones(3000, 1.0), want(3000), want_rev_ex(3000);
-    for (int i = 0; i < 3000; ++i) {
-        want[size_t(i)] = i + 1;
-        want_rev_ex[size_t(i)] = 2999 - i;
-    }
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {3000}, ones, F32, {3000}), want));
-    p = scan_params(0, true, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMSUM, &p, F32, {3000}, ones, F32, {3000}), want_rev_ex));
-}
-
-TEST_F(ReduceMore, Cumprod) {
-    std::vector<double> x = {1, 2, 3, 4};
-    auto p = scan_params(0, false, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {4}, x, F32, {4}), {1, 2, 6, 24}));
-    p = scan_params(0, true, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {4}, x, F32, {4}), {1, 1, 2, 6}));
-    p = scan_params(0, false, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {4}, x, F32, {4}), {24, 24, 12, 4}));
-    p = scan_params(0, true, true);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {4}, x, F32, {4}), {24, 12, 4, 1}));
-    p = scan_params(1, false, false);
-    EXPECT_TRUE(same(F32, run_dt(TGL_OP_CUMPROD, &p, F32, {2, 2}, {0, dInf, 2, -1}, F32, {2, 2}), {0, dNaN, 2, -2}));
-}
-
 // ----- f16 storage: every float reduction and scan ------------------------------------------------
-
-const tgl_dtype F16 = TGL_DTYPE_F16;
-// One f16 rounding of a value computed with f32 transcendentals: within one f16 ulp (2^-10 relative).
-::testing::AssertionResult near_f16(const std::vector<double>& got, const std::vector<double>& want) {
-    return compare(F16, got, want, Shape{int64_t(want.size())}, std::ldexp(1.0, -20), CompareMode::PerElement);
-}
 
 TEST_F(ReduceMore, F16SumMeanMaxMinProd) {
     auto p = reduce_params({1}, false);
@@ -316,24 +197,6 @@ TEST_F(ReduceMore, F16LogsumexpVarStdNorm) {
     std::vector<double> y = {300, -400, 40000, 40000, dInf, 1, dNaN, 1};
     EXPECT_TRUE(same(F16, run_dt(TGL_OP_NORM, &n1, F16, {4, 2}, y, F16, {4}), {700, dInf, dInf, dNaN}));
     EXPECT_TRUE(near_f16(run_dt(TGL_OP_NORM, &n2, F16, {4, 2}, y, F16, {4}), {500, 40000 * std::sqrt(2.0), dInf, dNaN}));
-}
-
-TEST_F(ReduceMore, F16Scans) {
-    auto p = scan_params(0, false, false);
-    // The running value is f32: 40000 + 40000 is inf in f16 but 40000 again one step later.
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3}, {40000, 40000, -40000}, F16, {3}), {40000, dInf, 40000}));
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3}, {2048, 1, 1}, F16, {3}), {2048, 2048, 2050}));
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {4}, {1, dNaN, 1, 1}, F16, {4}), {1, dNaN, dNaN, dNaN}));
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMPROD, &p, F16, {3}, {256, 256, 1.0 / 256}, F16, {3}), {256, dInf, 256}));
-    p = scan_params(0, true, true);
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {4}, {1, 2, 3, 4}, F16, {4}), {9, 7, 4, 0}));
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMPROD, &p, F16, {4}, {1, 2, 3, 4}, F16, {4}), {24, 12, 4, 1}));
-    // Several blocks per row (carries through f32 scratch): 3000 ones, exact integers up to 2048,
-    // then f16 rounds to even steps of 2.
-    std::vector<double> ones(3000, 1.0), want(3000);
-    for (int i = 0; i < 3000; ++i) want[size_t(i)] = round_to_dtype(F16, i + 1);
-    p = scan_params(0, false, false);
-    EXPECT_TRUE(same(F16, run_dt(TGL_OP_CUMSUM, &p, F16, {3000}, ones, F16, {3000}), want));
 }
 
 // Odd lengths at odd element offsets: halves share 32-bit words with their neighbours (and with
@@ -408,76 +271,140 @@ TEST_F(ReduceMore, F16MixedDtypesAreRejected) {
     }
 }
 
+// ----- any layout ---------------------------------------------------------------------------------
+
+TEST_F(Layouts, ReductionsOnAnyLayout) {
+    Device& d = dev();
+    for (int round = 0; round < 60; ++round) {
+        Shape xs = random_shape(rng_, 0, 8, 800);
+        const int r = int(xs.size());
+        std::vector<int> axes;
+        std::vector<bool> red(size_t(r), false);
+        for (int k = 0; k < r; ++k)
+            if (rng_.chance(0.4)) {
+                axes.push_back(rng_.chance(0.5) ? k : k - r);  // negative axes too
+                red[size_t(k)] = true;
+            }
+        std::shuffle(axes.begin(), axes.end(), rng_.engine());
+        if (axes.empty()) std::fill(red.begin(), red.end(), true);  // n_axes == 0: all axes
+        bool keep = rng_.chance(0.5);
+        Shape ys;
+        for (int k = 0; k < r; ++k) {
+            if (!red[size_t(k)]) ys.push_back(xs[size_t(k)]);
+            else if (keep) ys.push_back(1);
+        }
+        const tgl_op ops[] = {TGL_OP_SUM, TGL_OP_MAX, TGL_OP_MIN, TGL_OP_PROD};
+        tgl_op op = ops[rng_.integer(0, 3)];
+        Input x = make_input(d, xs, rng_);
+        if (op == TGL_OP_PROD) {  // keep products small: values in {-1, 1, 2}
+            std::vector<float> storage(static_cast<size_t>(x.t->view().storage));
+            for (auto& v : storage) v = rng_.pick(std::vector<float>{-1, 1, 1, 2});
+            x.t->set_storage(storage);
+            x.logical = gather(storage, x.t->view());
+        }
+        auto y = make_output(d, ys, rng_);
+        tgl_reduce_params p = reduce_params(axes, keep);
+        std::string ax;
+        for (int a : axes) ax += std::to_string(a) + " ";
+        SCOPED_TRACE(describe(("reduce op " + std::to_string(op) + " axes {" + ax + "} keepdims " + std::to_string(keep)).c_str(),
+                              {x.t.get(), y.get()}));
+        d.run_ok(op, &p, {x.t->desc()}, {y->desc()});
+        // Host: fold each x element into the output element it belongs to.
+        std::vector<double> acc(static_cast<size_t>(numel(ys)),
+                                op == TGL_OP_SUM ? 0.0 : op == TGL_OP_PROD ? 1.0 : op == TGL_OP_MAX ? -1e300 : 1e300);
+        for (int64_t i = 0; i < numel(xs); ++i) {
+            auto idx = unravel(i, xs);
+            std::vector<int64_t> yi;
+            for (int k = 0; k < r; ++k) {
+                if (!red[size_t(k)]) yi.push_back(idx[size_t(k)]);
+                else if (keep) yi.push_back(0);
+            }
+            double v = x.logical[size_t(i)];
+            double& a = acc[size_t(ravel(yi, ys))];
+            a = op == TGL_OP_SUM ? a + v : op == TGL_OP_PROD ? a * v : op == TGL_OP_MAX ? std::max(a, v) : std::min(a, v);
+        }
+        std::vector<float> want(acc.begin(), acc.end());
+        EXPECT_TRUE(compare(y->read(), want, ys, 0, CompareMode::Exact));
+        EXPECT_TRUE(x.t->unchanged());
+    }
+}
+
 // ----- bad input ----------------------------------------------------------------------------------
 
-// Runs op with x (2, 3) f32 and a poisoned y; expects `want` naming `tokens`, and y unchanged.
-void expect_rejected(tgl_op op, const void* params, const Shape& ys, tgl_dtype yt, tgl_status want,
-                     const std::vector<std::string>& tokens, const Shape& xs = {2, 3}) {
-    Device& d = dev();
-    DeviceTensor in(d, contiguous(xs), F32);
-    in.set_logical(std::vector<double>(size_t(numel(xs)), 1.0));
-    DeviceTensor out(d, contiguous(ys), yt);
-    out.poison();
-    EXPECT_TGL_ERROR(d.run(op, params, {in.desc()}, {out.desc()}), want, tokens);
-    EXPECT_TRUE(out.unchanged());
-    EXPECT_TRUE(in.unchanged());
+std::vector<BadCase> reduce_bad_cases() {
+    std::vector<BadCase> c;
+    c.push_back({"ReduceOutputShape", TGL_ERROR_SHAPE_MISMATCH, {"output y"}, [](Ctx& k) {
+                     return k.sum(k.x.desc(), with(k.r.desc(), [](tgl_tensor& t) { t.shape[0] = 3; }), &k.rp);
+                 }});
+    c.push_back({"ReduceKeepdimsShape", TGL_ERROR_SHAPE_MISMATCH, {"output y", "keepdims"}, [](Ctx& k) {
+                     tgl_reduce_params p = reduce_params({1}, true);  // wants (2, 1), r is (2,)
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"AxisOutOfRange", TGL_ERROR_AXIS_OUT_OF_RANGE, {"axes[0]"}, [](Ctx& k) {
+                     tgl_reduce_params p = reduce_params({2}, false);
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"NegativeAxisOutOfRange", TGL_ERROR_AXIS_OUT_OF_RANGE, {"axes[0]"}, [](Ctx& k) {
+                     tgl_reduce_params p = reduce_params({-3}, false);
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"RepeatedAxis", TGL_ERROR_AXIS_OUT_OF_RANGE, {"axes[1]"}, [](Ctx& k) {
+                     tgl_reduce_params p = reduce_params({1, -1}, false);
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"TooManyAxes", TGL_ERROR_INVALID_ARGUMENT, {"n_axes"}, [](Ctx& k) {
+                     tgl_reduce_params p = reduce_params({1}, false);
+                     p.n_axes = TGL_MAX_RANK + 1;
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"ReduceParamsSize", TGL_ERROR_PARAMS_SIZE, {"struct_size"}, [](Ctx& k) {
+                     tgl_reduce_params p = k.rp;
+                     p.struct_size = sizeof p + 4;
+                     return k.sum(k.x.desc(), k.r.desc(), &p);
+                 }});
+    c.push_back({"ReduceOutputOverlapsInput", TGL_ERROR_INVALID_ARGUMENT, {"outputs[0]", "inputs[0]"}, [](Ctx& k) {
+                     return k.sum(k.x.desc(), with(k.r.desc(), [&](tgl_tensor& t) {
+                                      t.buffer = k.x.buffer();
+                                      t.byte_offset = k.x.desc().byte_offset + 4;
+                                  }),
+                                  &k.rp);
+                 }});
+    c.push_back({"MaxOverEmptyAxis", TGL_ERROR_INVALID_ARGUMENT, {"'max'", "x has shape"}, [](Ctx& k) {
+                     tgl_tensor x = with(k.x.desc(), [](tgl_tensor& t) { t.shape[1] = 0; });
+                     tgl_tensor r = k.r.desc();
+                     return k.api.run_op(k.d.handle(), TGL_OP_MAX, &k.rp, &x, 1, &r, 1);
+                 }});
+    c.push_back({"MinOverEmptyAxis", TGL_ERROR_INVALID_ARGUMENT, {"'min'", "x has shape"}, [](Ctx& k) {
+                     tgl_tensor x = with(k.x.desc(), [](tgl_tensor& t) { t.shape[1] = 0; });
+                     tgl_tensor r = k.r.desc();
+                     return k.api.run_op(k.d.handle(), TGL_OP_MIN, &k.rp, &x, 1, &r, 1);
+                 }});
+    return c;
 }
+
+INSTANTIATE_TEST_SUITE_P(Reduce, BadInput, ::testing::ValuesIn(reduce_bad_cases()), bad_case_name);
 
 TEST_F(ReduceMore, BadParams) {
-    auto a = arg_params(2, false);
-    expect_rejected(TGL_OP_ARGMAX, &a, {2}, I32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axis", "2"});
-    a = arg_params(-3, false);
-    expect_rejected(TGL_OP_ARGMIN, &a, {2}, I32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axis", "-3"});
-    a = arg_params(1, false);
-    expect_rejected(TGL_OP_ARGMAX, &a, {2, 0}, I32, TGL_ERROR_INVALID_ARGUMENT, {"argmax", "empty"}, {2, 0});
-    expect_rejected(TGL_OP_ARGMAX, &a, {2}, F32, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)", "i32"});
-    expect_rejected(TGL_OP_ARGMAX, &a, {3}, I32, TGL_ERROR_SHAPE_MISMATCH, {"(3)", "(2)"});
-    a.reserved = 1;
-    expect_rejected(TGL_OP_ARGMAX, &a, {2}, I32, TGL_ERROR_INVALID_ARGUMENT, {"reserved"});
-    a = arg_params(1, false);
-    a.struct_size = 12;
-    expect_rejected(TGL_OP_ARGMAX, &a, {2}, I32, TGL_ERROR_PARAMS_SIZE, {"struct_size", "12"});
-
     auto n = norm_params({1}, false, 3.0f);
-    expect_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->ord", "3"});
+    expect_reduction_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->ord", "3"});
     n = norm_params({1}, false, 0.0f);
-    expect_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->ord"});
+    expect_reduction_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->ord"});
     n = norm_params({1, 1}, false, 2.0f);
-    expect_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axes[1]", "repeats"});
+    expect_reduction_rejected(TGL_OP_NORM, &n, {2}, F32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axes[1]", "repeats"});
 
     auto v = var_params({2}, false, 1.0f);
-    expect_rejected(TGL_OP_VAR, &v, {2}, F32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axes[0]", "2"});
+    expect_reduction_rejected(TGL_OP_VAR, &v, {2}, F32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axes[0]", "2"});
     v = var_params({1}, false, std::numeric_limits<float>::quiet_NaN());
-    expect_rejected(TGL_OP_STD, &v, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->correction"});
+    expect_reduction_rejected(TGL_OP_STD, &v, {2}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->correction"});
     v = var_params({1}, false, 1.0f);
     v.struct_size = sizeof(tgl_reduce_params) - 4;
-    expect_rejected(TGL_OP_VAR, &v, {2}, F32, TGL_ERROR_PARAMS_SIZE, {"struct_size"});
+    expect_reduction_rejected(TGL_OP_VAR, &v, {2}, F32, TGL_ERROR_PARAMS_SIZE, {"struct_size"});
 
     auto r = reduce_params({1}, false);
-    expect_rejected(TGL_OP_ANY, &r, {2}, F32, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)", "bool"});
-    expect_rejected(TGL_OP_LOGSUMEXP, &r, {2}, TGL_DTYPE_F16, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)"});
+    expect_reduction_rejected(TGL_OP_ANY, &r, {2}, F32, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)", "bool"});
+    expect_reduction_rejected(TGL_OP_LOGSUMEXP, &r, {2}, TGL_DTYPE_F16, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)"});
     r.reserved = 7;
-    expect_rejected(TGL_OP_ALL, &r, {2}, TGL_DTYPE_BOOL, TGL_ERROR_INVALID_ARGUMENT, {"reserved"});
-
-    auto s = scan_params(2, false, false);
-    expect_rejected(TGL_OP_CUMSUM, &s, {2, 3}, F32, TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->axis", "2"});
-    s = scan_params(0, false, false);
-    s.exclusive = 2;
-    expect_rejected(TGL_OP_CUMSUM, &s, {2, 3}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->exclusive"});
-    s = scan_params(0, false, false);
-    s.reverse = 5;
-    expect_rejected(TGL_OP_CUMPROD, &s, {2, 3}, F32, TGL_ERROR_INVALID_ARGUMENT, {"params->reverse", "5"});
-    s = scan_params(0, false, false);
-    expect_rejected(TGL_OP_CUMPROD, &s, {3, 2}, F32, TGL_ERROR_SHAPE_MISMATCH, {"(3, 2)", "(2, 3)"});
-}
-
-// A scan whose output overlaps its input is rejected (it is not an elementwise op).
-TEST_F(ReduceMore, ScanInPlaceIsRejected) {
-    Device& d = dev();
-    DeviceTensor t(d, contiguous({4}), F32);
-    t.set_logical({1, 2, 3, 4});
-    EXPECT_TGL_ERROR(d.run(TGL_OP_CUMSUM, nullptr, {t.desc()}, {t.desc()}), TGL_ERROR_INVALID_ARGUMENT, {"overlaps"});
-    EXPECT_TRUE(t.unchanged());
+    expect_reduction_rejected(TGL_OP_ALL, &r, {2}, TGL_DTYPE_BOOL, TGL_ERROR_INVALID_ARGUMENT, {"reserved"});
 }
 
 }  // namespace
