@@ -496,7 +496,7 @@ void sequence_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         // (u, delta (B, D, L), A (D, N), Bm, Cm (B, N, L), Dskip? (D), z? (B, D, L),
         // delta_bias? (D)) -> (y (B, D, L), last_state? (B, D, N)): B and D (a channel's
         // recurrence runs along all of L)
-        auto at = [&](size_t k, int a) { return ops[k].present() ? a : -1; };
+        auto at = [ops = ops](size_t k, int a) { return ops[k].present() ? a : -1; };
         add(CutAxis::Independent, x.shape[0], {0, 0, -1, 0, 0, -1, at(6, 0), -1, 0, at(9, 0)});
         add(CutAxis::Independent, x.shape[1], {1, 1, 0, -1, -1, at(5, 0), at(6, 1), at(7, 0), 1, at(9, 1)});
     } else if (op == TGL_OP_SAMPLE && x.rank == 2 && x.shape[0] >= 2) {

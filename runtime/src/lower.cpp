@@ -283,6 +283,16 @@ bool fold_integer(Lowering& L, const std::vector<const Value*>& xs) {
         for (int64_t q : xs[1]->host_ints()) if (q == 0) L.invalid("integer division by zero in a shape computation");
         return binary([](int64_t p, int64_t q) { return p / q; }, x.type);  // ONNX: C truncation
     }
+    if (op == "Mod") {  // e.g. torch 2's export of MultiheadAttention checks embed_dim % num_heads
+        for (int64_t q : xs[1]->host_ints()) if (q == 0) L.invalid("integer modulo by zero in a shape computation");
+        const bool c_style = L.attr_i("fmod", 0) != 0;  // fmod=1: the dividend's sign; 0: the divisor's
+        return binary([c_style](int64_t p, int64_t q) {
+            if (q == -1) return int64_t(0);  // INT64_MIN % -1 overflows in C++
+            int64_t r = p % q;
+            if (!c_style && r != 0 && ((r < 0) != (q < 0))) r += q;
+            return r;
+        }, x.type);
+    }
     if (op == "Equal") return binary([](int64_t p, int64_t q) { return (int64_t)(p == q); }, TensorProto::BOOL);
     if (op == "Less") return binary([](int64_t p, int64_t q) { return (int64_t)(p < q); }, TensorProto::BOOL);
     if (op == "LessOrEqual") return binary([](int64_t p, int64_t q) { return (int64_t)(p <= q); }, TensorProto::BOOL);

@@ -137,6 +137,29 @@ def test_where_and_transpose_of_shapes_are_folded(tmp_path, plugin):
     assert rows["expand"] >= 1 and rows["pad"] >= 1, rows
 
 
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_mod_of_shapes_is_folded(tmp_path, plugin):
+    """Mod over shape values (torch 2's MultiheadAttention export checks embed_dim % num_heads) on
+    the host, in both of ONNX's semantics: fmod=0 takes the divisor's sign, fmod=1 the dividend's."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    nodes = [helper.make_node("Mod", ["p", "q"], ["py"], name="mod"),
+             helper.make_node("Mod", ["p", "q"], ["c"], fmod=1, name="fmod"),
+             helper.make_node("Mul", ["x", "xs"], ["y"], name="mul")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("py", TensorProto.INT64, [4]),
+                           helper.make_tensor_value_info("c", TensorProto.INT64, [4]),
+                           helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                          [i64("p", [7, -7, 7, -7]), i64("q", [3, 3, -3, -3]),
+                           numpy_helper.from_array(np.array([2, 3], np.float32), "xs")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "m.onnx"))
+    np.save(tmp_path / "x.npy", np.array([1, 1], np.float32))
+    p = run(tmp_path / "m.onnx", "--plugin=" + plugin, "--input", "x=%s" % (tmp_path / "x.npy"), "--output-dir", tmp_path, "--profile")
+    np.testing.assert_array_equal(np.load(tmp_path / "py.npy"), np.mod([7, -7, 7, -7], [3, 3, -3, -3]))
+    np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), np.fmod([7, -7, 7, -7], [3, 3, -3, -3]))
+    rows = profile_rows(p.stdout)
+    assert rows["mod"] == 0 and rows["fmod"] == 0, rows
+
+
 def test_reference_prints_differences(tmp_path):
     if "gles" not in PLUGINS:
         pytest.skip("needs the gles plugin")

@@ -192,7 +192,7 @@ Seed conv(Rng& rng, int S, bool transposed) {
     const int64_t N = rng.integer(1, 2), g = rng.integer(1, 2);
     const int64_t ci = g * rng.integer(1, 3), co = g * rng.integer(1, 3);
     p.groups = uint32_t(g);
-    p.activation = transposed ? TGL_ACTIVATION_NONE : activation(rng);
+    p.activation = transposed ? tgl_activation(TGL_ACTIVATION_NONE) : activation(rng);
     Shape xs{N, ci}, ws{transposed ? ci : co, transposed ? co / g : ci / g}, ys{N, co};
     for (int d = 0; d < S; ++d) {
         const int k = int(rng.integer(1, 3));
