@@ -75,7 +75,7 @@ void print_table(const Run& run) {
         } else {
             std::string note = r.note;
             if (!r.c.label.empty()) note = r.c.label + (note.empty() ? "" : "; " + note);
-            if (r.sm_clock_mhz > 0) note += (note.empty() ? "" : "; ") + fmt("SM %d MHz", r.sm_clock_mhz);
+            if (r.sm_clock_mhz > 0) note += (note.empty() ? "" : "; ") + fmt("SM %.0f MHz", r.sm_clock_mhz);
             if (!r.st.settled) note += (note.empty() ? "" : "; ") + std::string("warm-up did not settle");
             row.insert(row.end(),
                        {num(r.st.median_s * 1e3), fmt("%.1f", 100 * r.st.rel_mad()),
