@@ -6,7 +6,9 @@
 namespace tgl {
 
 const FamilyRules& family_rules(const OpInfo& info) {
-    static const std::vector<FamilyRules> families = registered_family_rules();
+    // Never destroyed: host threads may still run ops while the process exits (static destructors
+    // run then; PluginLifetime.ProcessExitsWithDevicesOpenAndThreadsBusy).
+    static const std::vector<FamilyRules>& families = *new std::vector<FamilyRules>(registered_family_rules());
     return family_entry(families, info, "the planning rules (register_<family>_rules, backends/common)");
 }
 

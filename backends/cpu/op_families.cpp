@@ -8,7 +8,9 @@ namespace tgl {
 namespace cpu {
 
 void run(const OpCall& call, unsigned threads) {
-    static const std::vector<CpuFamily> families = registered_family_kernels();
+    // Never destroyed: host threads may still run ops while the process exits (static destructors
+    // run then; PluginLifetime.ProcessExitsWithDevicesOpenAndThreadsBusy).
+    static const std::vector<CpuFamily>& families = *new std::vector<CpuFamily>(registered_family_kernels());
     family_entry(families, *call.info, "the CPU plugin's kernels (register_<family>_kernels, backends/cpu)").run(call, threads);
 }
 

@@ -8,7 +8,9 @@ namespace tgl {
 namespace gles {
 
 const GlesFamily& gles_family(const OpInfo& info) {
-    static const std::vector<GlesFamily> families = registered_family_kernels();
+    // Never destroyed: host threads may still run ops while the process exits (static destructors
+    // run then; PluginLifetime.ProcessExitsWithDevicesOpenAndThreadsBusy).
+    static const std::vector<GlesFamily>& families = *new std::vector<GlesFamily>(registered_family_kernels());
     return family_entry(families, info, "the GLES plugin's kernels (register_<family>_kernels, backends/gles)");
 }
 
