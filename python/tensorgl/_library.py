@@ -122,17 +122,20 @@ class Library:
         return [(_decode(names[i]), _decode(paths[i])) for i in range(min(n, count.value))]
 
 
-_default = None
-_default_lock = threading.Lock()
+def made_on_first_use(factory):
+    """A function that returns factory()'s one instance, made by the first caller of any thread."""
+    lock, made = threading.Lock(), []
+
+    def get():
+        with lock:
+            if not made:
+                made.append(factory())
+            return made[0]
+    return get
 
 
-def default_library():
-    """The process's Library (found as the module's docstring says), made on first use."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Library()
-        return _default
+# The process's Library (found as the module's docstring says), made on first use.
+default_library = made_on_first_use(Library)
 
 
 class Plugin:

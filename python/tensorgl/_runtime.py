@@ -11,11 +11,10 @@ Where libtensorgl_runtime.so is looked for (the first that loads wins):
 import ctypes
 import os
 import re
-import threading
 
 import numpy as np
 
-from ._library import TensorGLError, _candidates, _decode
+from ._library import TensorGLError, _candidates, _decode, made_on_first_use
 
 MAX_RANK = 8
 FILE_NAME = "libtensorgl_runtime.so"
@@ -186,13 +185,5 @@ class Runtime:
         self.check(self.lib.tglrt_model_run(model, ip, ib, len(in_arrays), op, ob, len(out_arrays)), "tglrt_model_run")
 
 
-_default = None
-_default_lock = threading.Lock()
-
-
-def default_runtime():
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = Runtime()
-        return _default
+# The process's Runtime, made on first use.
+default_runtime = made_on_first_use(Runtime)
