@@ -14,11 +14,7 @@ set -uo pipefail
 build=${TGL_GPU_BUILD:-build-gpu}
 out=${OUT:-/tmp}
 max_time=${TGL_BENCH_MAX_TIME:-1}
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-# A build tree's RPATH names the folder it was built in, not this copy.
-export LD_LIBRARY_PATH=$(realpath "$build")/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. tools/gpu-env.sh
 mkdir -p "$out/plots"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 # The plugin's own program cache starts empty (first_op makes its own cold and warm directories);

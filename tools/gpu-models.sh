@@ -26,13 +26,10 @@ build=${TGL_GPU_BUILD:-build-gpu}
 out=${OUT:-/tmp}
 py=${TGL_PYTHON:-python3}  # the GPU machine's python3 holds torch
 mkdir -p "$out"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
+. tools/gpu-env.sh
 # The runtime's libraries go beside, not into /: they must not replace the image's own.
 for f in .gl/rt/*.deb; do dpkg -x "$f" /opt/tgl-runtime-libs; done
-# The build folder too: a build tree's RPATH names the folder it was built in, not this copy.
-export LD_LIBRARY_PATH=$(realpath "$build")/lib:/opt/tgl-runtime-libs/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+export LD_LIBRARY_PATH=/opt/tgl-runtime-libs/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 export TGL_CACHE_DIR="$(mktemp -d /tmp/tgl-models-cache-XXXXXX)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 start=$(date -u +%s)

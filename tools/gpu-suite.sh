@@ -7,11 +7,7 @@ set -uo pipefail
 build=${TGL_GPU_BUILD:-build-gpu}
 out=${OUT:-/tmp}
 filter=${1:-*}
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-# A build tree's RPATH names the folder it was built in, not this copy.
-export LD_LIBRARY_PATH=$(realpath "$build")/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. tools/gpu-env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 rc=0
 "$build/bin/tgl_conformance" --plugin="$build/lib/libtensorgl-gles.so" --gtest_filter="$filter" \
