@@ -6,3 +6,9 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 export LD_LIBRARY_PATH=$(realpath "$build")/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The runtime's Debian libraries (libonnx1, libprotobuf32; .gl/rt/, see gpu-models.sh --prepare) go
+# beside, not into /: they must not replace the image's own.
+if compgen -G ".gl/rt/*.deb" >/dev/null; then
+  for f in .gl/rt/*.deb; do dpkg -x "$f" /opt/tgl-runtime-libs; done
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/tgl-runtime-libs/usr/lib/x86_64-linux-gnu
+fi

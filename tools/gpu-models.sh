@@ -27,9 +27,6 @@ out=${OUT:-/tmp}
 py=${TGL_PYTHON:-python3}  # the GPU machine's python3 holds torch
 mkdir -p "$out"
 . tools/gpu-env.sh
-# The runtime's libraries go beside, not into /: they must not replace the image's own.
-for f in .gl/rt/*.deb; do dpkg -x "$f" /opt/tgl-runtime-libs; done
-export LD_LIBRARY_PATH=/opt/tgl-runtime-libs/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 export TGL_CACHE_DIR="$(mktemp -d /tmp/tgl-models-cache-XXXXXX)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 start=$(date -u +%s)

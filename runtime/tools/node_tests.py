@@ -12,6 +12,9 @@ The cases run in a worker process per plugin; a crash fails that case and the wo
 
   node_tests.py --lib build/lib/libtensorgl_runtime.so [--plugins cpu,gles] [--ops nn|all|Op,Op]
                 [--markdown docs/onnx-node-tests.md] [--fail-on-mismatch] [--graph]
+  node_tests.py --export DIR [--ops ...]        write the cases to DIR (needs python3-onnx 1.12)
+  node_tests.py --lib ... --cases DIR [...]     run cases written by --export (needs numpy only:
+                                                for a machine without onnx 1.12, e.g. the GPU one)
 
 --ops nn selects the neural-network op set of issue 17. Exit status: 0, or 1 with
 --fail-on-mismatch when any case of the selection fails (unsupported cases do not count).
@@ -35,9 +38,6 @@ with warnings.catch_warnings():
     for _alias, _type in (("float", float), ("int", int), ("bool", bool), ("object", object)):
         if not hasattr(np, _alias):
             setattr(np, _alias, _type)
-
-import onnx  # noqa: E402
-from onnx import numpy_helper  # noqa: E402
 
 # The package's binding of the runtime (ctest puts <build>/python on PYTHONPATH).
 from tensorgl._runtime import DTYPES, UNSUPPORTED, OnnxRuntimeError, Runtime  # noqa: E402
@@ -123,7 +123,8 @@ def worker(args):
 
 
 def write_cases(selection, root):
-    """Writes the selected cases; returns [(name, op_type, dir)]."""
+    """Writes the selected cases; returns [(name, op_type, dir, why not runnable or None)]."""
+    import onnx  # only here: running exported cases (--cases) needs numpy alone
     from onnx.backend.test.case import node
     cases = node.collect_testcases(None)
     op_of = {}
@@ -167,6 +168,28 @@ def write_cases(selection, root):
                   open(os.path.join(d, "case.json"), "w"))
         out.append((c.name, op, d, why))
     return out
+
+
+INDEX = "cases.json"  # --export's list of the cases, with paths relative to its directory
+
+
+def export_cases(selection, root):
+    os.makedirs(root, exist_ok=True)
+    if os.listdir(root):
+        sys.exit("--export: '%s' is not empty" % root)
+    cases = write_cases(selection, root)
+    with open(os.path.join(root, INDEX), "w") as f:
+        json.dump({"onnx": __import__("onnx").__version__,
+                   "cases": [[n, op, os.path.relpath(d, root), why] for n, op, d, why in cases]}, f)
+    return cases
+
+
+def read_exported(selection, root):
+    """The cases of an --export directory (the selection applied again)."""
+    with open(os.path.join(root, INDEX)) as f:
+        index = json.load(f)
+    return [(n, op, os.path.join(root, d), why) for n, op, d, why in index["cases"]
+            if selection is None or op in selection]
 
 
 def run_plugin(args, plugin, cases):
@@ -246,7 +269,7 @@ def blocker_table(cases, plugins, results):
     return lines
 
 
-def markdown(cases, plugins, results, selection_label, seconds):
+def markdown(cases, plugins, results, selection_label, seconds, note=""):
     by_op = collections.OrderedDict()
     for name, op, _, _ in sorted(cases, key=lambda c: (c[1], c[0])):
         by_op.setdefault(op, []).append(name)
@@ -255,7 +278,7 @@ def markdown(cases, plugins, results, selection_label, seconds):
              "1.12's `onnx.backend.test.case.node.collect_testcases` (%s), run through the runtime's C API "
              "and compared with ONNX's tolerances (`assert_allclose`, rtol 1e-3, atol 1e-7, dtypes equal). "
              "**unsupported**: refused at load with the reason; **fail**: wrong outputs, a run-time error "
-             "or a crash. Run time %.0f s." % (selection_label, seconds), ""]
+             "or a crash. Run time %.0f s.%s" % (selection_label, seconds, " " + note if note else ""), ""]
     totals = {p: collections.Counter(results[p][n][0] for n, _, _, _ in cases) for p in plugins}
     lines.append("| plugin | cases | pass | fail | unsupported |")
     lines.append("|---|---|---|---|---|")
@@ -299,24 +322,30 @@ def markdown(cases, plugins, results, selection_label, seconds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lib", required=True, help="path of libtensorgl_runtime.so")
+    ap.add_argument("--lib", help="path of libtensorgl_runtime.so (required, except with --export)")
+    ap.add_argument("--note", default="", help="a sentence added to the table's header (the machine it ran on)")
     ap.add_argument("--plugins", default="cpu,gles")
     ap.add_argument("--ops", default="all", help="nn, all, or a comma-separated list of op types")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--fail-on-mismatch", action="store_true")
     ap.add_argument("--graph", action="store_true", help="record each model as an ABI 1.2 graph and replay it")
+    ap.add_argument("--export", metavar="DIR", help="write the selected cases to DIR and stop")
+    ap.add_argument("--cases", metavar="DIR", help="run the cases an earlier --export wrote to DIR")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args)
-    if not os.path.isfile(args.lib):
-        ap.error("--lib: no such file '%s'" % args.lib)
     selection = None if args.ops == "all" else set(NN_OPS) if args.ops == "nn" else set(args.ops.split(","))
+    if args.export:
+        print("%d cases written to %s" % (len(export_cases(selection, args.export)), args.export))
+        return 0
+    if not args.lib or not os.path.isfile(args.lib):
+        ap.error("--lib: no such file '%s'" % args.lib)
     label = "all op types" if selection is None else ("the neural-network op set of issue 17" if args.ops == "nn" else args.ops)
     plugins = [p for p in args.plugins.split(",") if p]
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="tgl-node-tests-") as root:
-        cases = write_cases(selection, root)
+        cases = read_exported(selection, args.cases) if args.cases else write_cases(selection, root)
         if not cases:
             ap.error("--ops %s selects no case" % args.ops)
         results = {p: run_plugin(args, p, cases) for p in plugins}
@@ -330,7 +359,7 @@ def main():
                 print("  FAIL %s: %s" % (name, why[:300]))
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(markdown(cases, plugins, results, label, seconds))
+            f.write(markdown(cases, plugins, results, label, seconds, args.note))
         print("table written to", args.markdown)
     print("%.1f s" % seconds)
     failed = any(r[0] == "fail" for p in plugins for r in results[p].values())
