@@ -25,8 +25,10 @@ OK, INVALID_ARGUMENT, IO, INVALID_MODEL, UNSUPPORTED, OUT_OF_RANGE, PLUGIN, INTE
 # tglrt_dtype (ONNX's TensorProto.DataType) -> (numpy dtype, onnxruntime's type string).
 # bfloat16 travels as its bits in uint16 (numpy has no bfloat16).
 DTYPES = {1: (np.float32, "tensor(float)"), 2: (np.uint8, "tensor(uint8)"), 3: (np.int8, "tensor(int8)"),
+          4: (np.uint16, "tensor(uint16)"), 5: (np.int16, "tensor(int16)"),
           6: (np.int32, "tensor(int32)"), 7: (np.int64, "tensor(int64)"), 9: (np.bool_, "tensor(bool)"),
-          10: (np.float16, "tensor(float16)"), 16: (np.uint16, "tensor(bfloat16)")}
+          10: (np.float16, "tensor(float16)"), 11: (np.float64, "tensor(double)"), 12: (np.uint32, "tensor(uint32)"),
+          13: (np.uint64, "tensor(uint64)"), 16: (np.uint16, "tensor(bfloat16)")}
 
 
 class OnnxRuntimeError(TensorGLError):
@@ -55,7 +57,7 @@ class LoadOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("n_fixed_inputs", ctypes.c_uint32),
                 ("fixed_inputs", ctypes.POINTER(FixedInput)), ("record_graph", ctypes.c_uint32),
                 ("reserved", ctypes.c_uint32), ("n_carries", ctypes.c_uint32), ("reserved2", ctypes.c_uint32),
-                ("carries", ctypes.POINTER(Carry))]
+                ("carries", ctypes.POINTER(Carry)), ("f64_as_f32", ctypes.c_uint32), ("reserved3", ctypes.c_uint32)]
 
 
 class ProfileEntry(ctypes.Structure):
@@ -125,14 +127,15 @@ class Runtime:
                    "tglrt_device_open(%r, %d)" % (plugin, index))
         return dev
 
-    def load(self, dev, source, fixed=None, record_graph=False, carry=None):
+    def load(self, dev, source, fixed=None, record_graph=False, carry=None, f64_as_f32=False):
         """Loads a model from a path or the bytes of a ModelProto; fixed: {input name: array} bound at
         load (tglrt_load_options.fixed_inputs; a path only); carry: {output name: input name}
-        carried on the device from run to run (tglrt_load_options.carries). Returns the handle."""
+        carried on the device from run to run (tglrt_load_options.carries); f64_as_f32: run double
+        tensors in f32 (tglrt_load_options.f64_as_f32). Returns the handle."""
         model = ctypes.c_void_p()
         if isinstance(source, (bytes, bytearray, memoryview)):
-            if fixed or record_graph or carry:
-                raise ValueError("fixed inputs, record_graph and carry need the model as a file path (the C API "
+            if fixed or record_graph or carry or f64_as_f32:
+                raise ValueError("fixed inputs, record_graph, carry and f64_as_f32 need the model as a file path (the C API "
                                  "takes load options with a path only)")
             data = bytes(source)
             self.check(self.lib.tglrt_model_load_bytes(dev, data, len(data), ctypes.byref(model)), "tglrt_model_load_bytes")
@@ -142,21 +145,22 @@ class Runtime:
         items = (FixedInput * max(len(keep), 1))(*[FixedInput(n.encode(), a.ctypes.data, a.nbytes) for n, a in zip(fixed, keep)])
         carry = carry or {}
         carries = (Carry * max(len(carry), 1))(*[Carry(o.encode(), i.encode()) for o, i in carry.items()])
-        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(keep), items, int(record_graph), 0, len(carry), 0, carries)
+        opts = LoadOptions(ctypes.sizeof(LoadOptions), len(keep), items, int(record_graph), 0, len(carry), 0, carries,
+                           int(f64_as_f32), 0)
         self.check(self.lib.tglrt_model_load_ex(dev, os.fsencode(source), ctypes.byref(opts), ctypes.byref(model)),
                    "tglrt_model_load_ex(%r)" % os.fspath(source))
         return model
 
     _NEEDS_FIXED = re.compile(r"input \d+ \('([^']*)'\) must be known when the model is loaded")
 
-    def load_fixing(self, dev, path, arrays, record_graph=False):
+    def load_fixing(self, dev, path, arrays, record_graph=False, f64_as_f32=False):
         """load() where the inputs' values are known (node tests, Backend.run_model): an input the
         runtime needs at load (a shape parameter such as Reshape's shape or TopK's k) is bound to its
         value and the load retried. Returns (model, [names of the inputs bound])."""
         fixed = {}
         while True:
             try:
-                return self.load(dev, path, fixed, record_graph), list(fixed)
+                return self.load(dev, path, fixed, record_graph, f64_as_f32=f64_as_f32), list(fixed)
             except OnnxRuntimeError as e:
                 m = self._NEEDS_FIXED.search(e.message)
                 if e.status != UNSUPPORTED or not m or m.group(1) not in arrays or m.group(1) in fixed:

@@ -25,7 +25,7 @@ int64_t norm_axis(const Lowering& L, int64_t axis, size_t rank, const char* what
 
 bool is_int_type(int32_t t) {
     return t == TensorProto::INT64 || t == TensorProto::INT32 || t == TensorProto::INT8 ||
-           t == TensorProto::UINT8 || t == TensorProto::BOOL;
+           t == TensorProto::UINT8 || t == TensorProto::BOOL || held_in_wider_int(t);
 }
 
 std::vector<uint8_t> ints_to_bytes(const std::vector<int64_t>& v, int32_t type) {

@@ -112,6 +112,8 @@ static Value tensor_value(const onnx::TensorProto& t) {
     size_t have = t.has_raw_data() ? t.raw_data().size()
                   : v.type == onnx::TensorProto::FLOAT ? (size_t)t.float_data_size()
                   : v.type == onnx::TensorProto::INT64 ? (size_t)t.int64_data_size()
+                  : v.type == onnx::TensorProto::DOUBLE ? (size_t)t.double_data_size()
+                  : v.type == onnx::TensorProto::UINT32 || v.type == onnx::TensorProto::UINT64 ? (size_t)t.uint64_data_size()
                                                        : (size_t)t.int32_data_size();
     if (have != (size_t)n * (t.has_raw_data() ? es : 1)) throw count_error(have);
     v.host.resize((size_t)n * es);
@@ -126,7 +128,16 @@ static Value tensor_value(const onnx::TensorProto& t) {
     case onnx::TensorProto::INT64:
         if (n) std::memcpy(v.host.data(), t.int64_data().data(), (size_t)n * 8);
         break;
-    default:  // int32, int8, uint8, bool, float16, bfloat16: one int32 per element
+    case onnx::TensorProto::DOUBLE:
+        if (n) std::memcpy(v.host.data(), t.double_data().data(), (size_t)n * 8);
+        break;
+    case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64:  // one uint64 per element
+        for (int64_t i = 0; i < n; ++i) {
+            uint64_t x = t.uint64_data((int)i);
+            std::memcpy(&v.host[i * es], &x, es);  // little-endian: the low bytes
+        }
+        break;
+    default:  // int32, int16, uint16, int8, uint8, bool, float16, bfloat16: one int32 per element
         for (int64_t i = 0; i < n; ++i) {
             int32_t x = t.int32_data((int)i);
             std::memcpy(&v.host[i * es], &x, es);  // little-endian: the low bytes
@@ -269,8 +280,8 @@ static void plan_graph(Model& M, onnx::ModelProto& model, const std::string& mod
         Value v;
         v.name = vi.name();
         v.type = tt.elem_type();
-        if (device_dtype(v.type) == TGL_DTYPE_INVALID)
-            throw Error(TGLRT_ERROR_UNSUPPORTED, "graph input '" + v.name + "' has dtype " + onnx_type_name(v.type) + ", which the device cannot hold");
+        std::string why = why_not_held(v.type, P.f64_as_f32);
+        if (!why.empty()) throw Error(TGLRT_ERROR_UNSUPPORTED, "graph input '" + v.name + "' has " + why);
         if (!tt.has_shape()) throw Error(TGLRT_ERROR_UNSUPPORTED, "graph input '" + v.name + "' has no shape (dynamic shapes are not supported)");
         for (const auto& d : tt.shape().dim()) {
             if (!d.has_dim_value() || d.dim_value() < 0)
@@ -465,24 +476,16 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
         if (!(outputs[i] == nullptr && output_bytes[i] == 0) && (output_bytes[i] != M.output_info[i].bytes || (output_bytes[i] && !outputs[i])))
             throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "output " + std::to_string(i) + " ('" + M.output_info[i].name + "'): buffer of " +
                                                           std::to_string(output_bytes[i]) + " bytes, expected " + std::to_string(M.output_info[i].bytes));
-    // int64 inputs: checked and narrowed before anything is uploaded.
-    std::vector<std::vector<int32_t>> narrowed(n_inputs);
-    for (uint32_t i = 0; i < n_inputs; ++i) {
-        if (M.input_info[i].dtype != TGLRT_DTYPE_INT64 || !inputs[i]) continue;
-        uint64_t n = input_bytes[i] / 8;
-        narrowed[i].resize(n);
-        for (uint64_t k = 0; k < n; ++k) {
-            int64_t x;
-            std::memcpy(&x, (const uint8_t*)inputs[i] + k * 8, 8);
-            if (x < INT32_MIN || x > INT32_MAX)
-                throw Error(TGLRT_ERROR_OUT_OF_RANGE, "input '" + std::string(M.input_info[i].name) + "' element " + std::to_string(k) +
-                                                          " = " + std::to_string(x) + " does not fit the device's int32");
-            narrowed[i][k] = (int32_t)x;
-        }
-    }
+    // Inputs of types the ABI lacks (int64, double, ...): converted and range-checked before
+    // anything is uploaded.
+    std::vector<std::vector<uint8_t>> converted(n_inputs);
+    for (uint32_t i = 0; i < n_inputs; ++i)
+        if (inputs[i])
+            converted[i] = to_device_bytes(M.input_info[i].dtype, inputs[i], input_bytes[i] / std::max<uint32_t>(1, host_elem_size(M.input_info[i].dtype)),
+                                           "input '" + std::string(M.input_info[i].name) + "'");
     for (uint32_t i = 0; i < n_inputs; ++i) {
         const Storage& s = P.storages[P.values[P.inputs[i]].storage];
-        const void* src = narrowed[i].empty() ? inputs[i] : narrowed[i].data();
+        const void* src = converted[i].empty() ? inputs[i] : converted[i].data();
         if (s.bytes && src) check_plugin(D, D.api->buffer_upload(D.device, s.buffer, 0, src, s.bytes), "upload of input '" + std::string(M.input_info[i].name) + "'");
     }
     if (M.graph && !M.profiling) check_plugin(D, D.api->graph_replay(D.device, M.graph), "graph_replay");
@@ -496,15 +499,13 @@ static void run_model(Model& M, const void* const* inputs, const uint64_t* input
             continue;
         }
         const Storage& s = P.storages[v.storage];
-        if (v.type == onnx::TensorProto::INT64) {
-            std::vector<int32_t> tmp(bytes / 8);
-            check_plugin(D, D.api->buffer_download(D.device, s.buffer, 0, tmp.data(), tmp.size() * 4), "download of output '" + v.name + "'");
-            for (size_t k = 0; k < tmp.size(); ++k) {
-                int64_t x = tmp[k];
-                std::memcpy((uint8_t*)outputs[i] + k * 8, &x, 8);
-            }
-        } else {
+        uint64_t n = bytes / host_elem_size(v.type), device_bytes = n * tgl_dtype_size(device_dtype(v.type));
+        if (device_bytes == bytes) {  // the host's layout
             check_plugin(D, D.api->buffer_download(D.device, s.buffer, 0, outputs[i], bytes), "download of output '" + v.name + "'");
+        } else {
+            std::vector<uint8_t> tmp(device_bytes);
+            check_plugin(D, D.api->buffer_download(D.device, s.buffer, 0, tmp.data(), device_bytes), "download of output '" + v.name + "'");
+            from_device_bytes(v.type, tmp.data(), n, outputs[i], "output '" + v.name + "'");
         }
     }
     // Carried inputs have buffers of their own (kept out of the pool): the copies clobber no
@@ -544,8 +545,17 @@ static void release(tglrt_device& d, Model& M) {
     M.buffers.clear();
 }
 
-// tglrt_load_options before n_carries was added.
+// tglrt_load_options before n_carries, and before f64_as_f32, were added.
 constexpr uint32_t kLoadOptionsV1Size = (uint32_t)offsetof(tglrt_load_options, n_carries);
+constexpr uint32_t kLoadOptionsV2Size = (uint32_t)offsetof(tglrt_load_options, f64_as_f32);
+
+// The f64_as_f32 option (0 when the caller's struct predates it).
+static bool f64_as_f32_of(const tglrt_load_options* opt) {
+    if (!opt || opt->struct_size != sizeof(tglrt_load_options)) return false;
+    if (opt->f64_as_f32 > 1 || opt->reserved3)
+        throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->f64_as_f32 must be 0 or 1 and options->reserved3 0");
+    return opt->f64_as_f32 == 1;
+}
 
 // The carried (output, input) names of the options, checked for NULLs.
 static std::vector<std::pair<std::string, std::string>> carries_of(const tglrt_load_options* opt) {
@@ -565,10 +575,10 @@ static std::vector<std::pair<std::string, std::string>> carries_of(const tglrt_l
 // Fixed inputs become initializers before anything else looks at the graph.
 static void bind_fixed_inputs(onnx::ModelProto& model, const tglrt_load_options* opt) {
     if (!opt) return;
-    if (opt->struct_size != sizeof(tglrt_load_options) && opt->struct_size != kLoadOptionsV1Size)
+    if (opt->struct_size != sizeof(tglrt_load_options) && opt->struct_size != kLoadOptionsV1Size && opt->struct_size != kLoadOptionsV2Size)
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->struct_size is " + std::to_string(opt->struct_size) + ", expected " +
-                                                      std::to_string(sizeof(tglrt_load_options)) + " (or " + std::to_string(kLoadOptionsV1Size) +
-                                                      " without carries)");
+                                                      std::to_string(sizeof(tglrt_load_options)) + " (or " + std::to_string(kLoadOptionsV2Size) +
+                                                      " without f64_as_f32, " + std::to_string(kLoadOptionsV1Size) + " without carries)");
     if (opt->record_graph > 1 || opt->reserved)
         throw Error(TGLRT_ERROR_INVALID_ARGUMENT, "options->record_graph must be 0 or 1 and options->reserved 0");
     if (!opt->n_fixed_inputs) return;
@@ -608,6 +618,7 @@ static std::unique_ptr<tglrt_model> load(tglrt_device* device, const std::string
     auto carries = carries_of(options);
     auto m = std::make_unique<tglrt_model>();
     m->m.device = device;
+    m->m.plan.f64_as_f32 = f64_as_f32_of(options);
     try {
         plan_graph(m->m, model, model_dir, carries);
         std::vector<std::vector<uint8_t>> in(m->m.input_info.size()), out(m->m.output_info.size());

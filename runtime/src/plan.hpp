@@ -29,8 +29,29 @@ std::string shape_str(const Shape& s);
 const char* onnx_type_name(int32_t t);
 // Bytes per element of an ONNX type as the host holds it (int64: 8), 0 if not supported.
 uint32_t host_elem_size(int32_t onnx_type);
-// The plugin dtype that holds an ONNX type on the device (INT64 -> I32), or TGL_DTYPE_INVALID.
+// The plugin dtype that holds an ONNX type on the device, or TGL_DTYPE_INVALID. Types the ABI
+// lacks are held in a wider or narrower one (docs/runtime.md, "Types the ABI lacks"): int64,
+// uint32 and uint64 in i32 (range-checked), int16 and uint16 in i32 (exact), double in f32 (only
+// with the f64_as_f32 load option).
 tgl_dtype device_dtype(int32_t onnx_type);
+// Why the device cannot hold an ONNX type ("" when it can): no device dtype for it, or double
+// without the f64_as_f32 load option.
+std::string why_not_held(int32_t onnx_type, bool f64_as_f32);
+// True for an integer type held in a wider i32 (int16, uint16, uint32, uint64; not int64, whose
+// arithmetic the runtime has always done in i32): only ops that keep every result within the
+// input values' range may produce it (keeps_range).
+bool held_in_wider_int(int32_t onnx_type);
+// Ops whose results lie within the range of their input values (moved, selected, max/min, or a
+// remainder smaller than the divisor), so an integer type held in a wider i32 never needs
+// wrapping.
+bool keeps_range(tgl_op op);
+// Host bytes (ONNX layout) of n elements of an ONNX type -> the device's bytes. Empty when both
+// layouts are the same. A value the device type cannot hold is TGLRT_ERROR_OUT_OF_RANGE naming
+// `what` and the element; double -> f32 rounds to nearest (+-inf beyond f32's range).
+std::vector<uint8_t> to_device_bytes(int32_t onnx_type, const void* host, uint64_t n, const std::string& what);
+// The device's bytes of n elements -> host bytes (ONNX layout), range-checked for the narrower
+// host types (a uint16 result outside [0, 65535] is TGLRT_ERROR_OUT_OF_RANGE, not wrapped).
+void from_device_bytes(int32_t onnx_type, const void* device, uint64_t n, void* host, const std::string& what);
 
 // A tensor of the graph. It is known on the host (an initializer, a constant, or folded from
 // them: `host` holds its bytes in ONNX's layout, int64 as int64) and/or lives on the device in a
@@ -86,6 +107,7 @@ struct Plan {
     std::vector<Step> steps;
     std::vector<NodeInfo> nodes;
     std::vector<int> inputs, outputs;  // value ids of the graph's inputs/outputs
+    bool f64_as_f32 = false;           // the load option: double tensors held as f32
 };
 
 class Lowering;

@@ -43,9 +43,10 @@ const char* onnx_type_name(int32_t t) {
 
 uint32_t host_elem_size(int32_t t) {
     switch (t) {
-    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: return 4;
-    case onnx::TensorProto::INT64: return 8;
-    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: return 2;
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: return 4;
+    case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE: return 8;
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16:
+    case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: return 2;
     case onnx::TensorProto::UINT8: case onnx::TensorProto::INT8: case onnx::TensorProto::BOOL: return 1;
     default: return 0;
     }
@@ -53,14 +54,133 @@ uint32_t host_elem_size(int32_t t) {
 
 tgl_dtype device_dtype(int32_t t) {
     switch (t) {
-    case onnx::TensorProto::FLOAT: return TGL_DTYPE_F32;
+    case onnx::TensorProto::FLOAT: case onnx::TensorProto::DOUBLE: return TGL_DTYPE_F32;
     case onnx::TensorProto::FLOAT16: return TGL_DTYPE_F16;
     case onnx::TensorProto::BFLOAT16: return TGL_DTYPE_BF16;
-    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64: return TGL_DTYPE_I32;
+    case onnx::TensorProto::INT32: case onnx::TensorProto::INT64: case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT16: case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: return TGL_DTYPE_I32;
     case onnx::TensorProto::INT8: return TGL_DTYPE_I8;
     case onnx::TensorProto::UINT8: return TGL_DTYPE_U8;
     case onnx::TensorProto::BOOL: return TGL_DTYPE_BOOL;
     default: return TGL_DTYPE_INVALID;
+    }
+}
+
+std::string why_not_held(int32_t t, bool f64_as_f32) {
+    if (device_dtype(t) == TGL_DTYPE_INVALID) return std::string("dtype ") + onnx_type_name(t) + ", which the device cannot hold";
+    if (t == onnx::TensorProto::DOUBLE && !f64_as_f32)
+        return "dtype double: the ABI has no f64 (load with the f64_as_f32 option, tensorgl-run --f64-as-f32, "
+               "to compute it in f32 at f32's precision)";
+    return "";
+}
+
+bool held_in_wider_int(int32_t t) {
+    return t == onnx::TensorProto::INT16 || t == onnx::TensorProto::UINT16 || t == onnx::TensorProto::UINT32 ||
+           t == onnx::TensorProto::UINT64;
+}
+
+bool keeps_range(tgl_op op) {
+    switch (op) {
+    case TGL_OP_CONTIGUOUS: case TGL_OP_CONCAT: case TGL_OP_PAD: case TGL_OP_TILE: case TGL_OP_ROLL:
+    case TGL_OP_PERMUTE: case TGL_OP_RESHAPE: case TGL_OP_SLICE: case TGL_OP_NARROW: case TGL_OP_SPLIT:
+    case TGL_OP_STACK: case TGL_OP_EXPAND: case TGL_OP_FLIP: case TGL_OP_GATHER: case TGL_OP_INDEX_SELECT:
+    case TGL_OP_SCATTER: case TGL_OP_TOPK: case TGL_OP_SORT: case TGL_OP_TRIL: case TGL_OP_TRIU:
+    case TGL_OP_WHERE: case TGL_OP_MAXIMUM: case TGL_OP_MINIMUM: case TGL_OP_MAX: case TGL_OP_MIN:
+    case TGL_OP_FMOD: case TGL_OP_REMAINDER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+namespace {
+
+// The range of an integer host type held in i32 (int64's and uint64's limited to i32's).
+void int_range(int32_t t, int64_t& lo, int64_t& hi) {
+    switch (t) {
+    case onnx::TensorProto::INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+    case onnx::TensorProto::UINT16: lo = 0; hi = UINT16_MAX; break;
+    case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: lo = 0; hi = INT32_MAX; break;
+    default: lo = INT32_MIN; hi = INT32_MAX; break;  // int64
+    }
+}
+
+uint64_t read_u64(const uint8_t* p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+}
+
+// An integer element of a host type; uint64 above INT64_MAX reads as INT64_MAX (out of every
+// device range).
+int64_t read_int(int32_t t, const uint8_t* p) {
+    switch (t) {
+    case onnx::TensorProto::INT16: { int16_t x; std::memcpy(&x, p, 2); return x; }
+    case onnx::TensorProto::UINT16: { uint16_t x; std::memcpy(&x, p, 2); return x; }
+    case onnx::TensorProto::UINT32: { uint32_t x; std::memcpy(&x, p, 4); return x; }
+    case onnx::TensorProto::UINT64: { uint64_t x = read_u64(p); return x > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)x; }
+    default: { int64_t x; std::memcpy(&x, p, 8); return x; }  // int64
+    }
+}
+
+bool converted(int32_t t) { return t == onnx::TensorProto::INT64 || t == onnx::TensorProto::DOUBLE || held_in_wider_int(t); }
+
+}  // namespace
+
+std::vector<uint8_t> to_device_bytes(int32_t t, const void* host, uint64_t n, const std::string& what) {
+    std::vector<uint8_t> out;
+    if (!converted(t)) return out;
+    const uint8_t* src = static_cast<const uint8_t*>(host);
+    const uint32_t es = host_elem_size(t);
+    out.resize((size_t)n * 4);
+    for (uint64_t k = 0; k < n; ++k) {
+        if (t == onnx::TensorProto::DOUBLE) {
+            double d;
+            std::memcpy(&d, src + k * 8, 8);
+            float f = (float)d;  // nearest; beyond f32's range: +-inf
+            std::memcpy(&out[k * 4], &f, 4);
+            continue;
+        }
+        int64_t lo, hi, x = read_int(t, src + k * es);
+        int_range(t, lo, hi);
+        if (x < lo || x > hi)
+            throw Error(TGLRT_ERROR_OUT_OF_RANGE, what + " element " + std::to_string(k) + " = " +
+                                                      (t == onnx::TensorProto::UINT64 ? std::to_string(read_u64(src + k * 8)) : std::to_string(x)) +
+                                                      " does not fit the device's int32");
+        int32_t w = (int32_t)x;
+        std::memcpy(&out[k * 4], &w, 4);
+    }
+    return out;
+}
+
+void from_device_bytes(int32_t t, const void* device, uint64_t n, void* host, const std::string& what) {
+    uint8_t* dst = static_cast<uint8_t*>(host);
+    if (!converted(t)) {
+        std::memcpy(dst, device, (size_t)n * host_elem_size(t));
+        return;
+    }
+    const uint8_t* src = static_cast<const uint8_t*>(device);
+    for (uint64_t k = 0; k < n; ++k) {
+        if (t == onnx::TensorProto::DOUBLE) {
+            float f;
+            std::memcpy(&f, src + k * 4, 4);
+            double d = f;
+            std::memcpy(dst + k * 8, &d, 8);
+            continue;
+        }
+        int32_t w;
+        std::memcpy(&w, src + k * 4, 4);
+        int64_t lo, hi;
+        int_range(t, lo, hi);
+        if (w < lo || w > hi)
+            throw Error(TGLRT_ERROR_OUT_OF_RANGE, what + " element " + std::to_string(k) + " = " + std::to_string(w) +
+                                                      " is outside " + onnx_type_name(t) + "'s range (the device computed it in int32)");
+        switch (t) {
+        case onnx::TensorProto::INT16: { int16_t x = (int16_t)w; std::memcpy(dst + k * 2, &x, 2); break; }
+        case onnx::TensorProto::UINT16: { uint16_t x = (uint16_t)w; std::memcpy(dst + k * 2, &x, 2); break; }
+        case onnx::TensorProto::UINT32: { uint32_t x = (uint32_t)w; std::memcpy(dst + k * 4, &x, 4); break; }
+        default: { int64_t x = w; std::memcpy(dst + k * 8, &x, 8); break; }  // int64, uint64 (w >= 0)
+        }
     }
 }
 
@@ -69,7 +189,17 @@ std::vector<int64_t> Value::host_ints() const {
     std::vector<int64_t> r((size_t)n);
     for (int64_t i = 0; i < n; ++i) {
         switch (type) {
-        case onnx::TensorProto::INT64: { int64_t x; std::memcpy(&x, &host[i * 8], 8); r[i] = x; break; }
+        case onnx::TensorProto::INT64: case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16:
+        case onnx::TensorProto::UINT32:
+            r[i] = read_int(type, &host[i * host_elem_size(type)]);
+            break;
+        case onnx::TensorProto::UINT64: {
+            uint64_t x;
+            std::memcpy(&x, &host[i * 8], 8);
+            if (x > (uint64_t)INT64_MAX) throw Error(TGLRT_ERROR_OUT_OF_RANGE, "uint64 value of '" + name + "' above 2^63");
+            r[i] = (int64_t)x;
+            break;
+        }
         case onnx::TensorProto::INT32: { int32_t x; std::memcpy(&x, &host[i * 4], 4); r[i] = x; break; }
         case onnx::TensorProto::INT8: r[i] = (int8_t)host[i]; break;
         case onnx::TensorProto::UINT8: case onnx::TensorProto::BOOL: r[i] = host[i]; break;
@@ -96,6 +226,11 @@ static float half_to_float(uint16_t h) {
 }
 
 std::vector<double> Value::host_doubles() const {
+    if (type == onnx::TensorProto::DOUBLE) {
+        std::vector<double> r((size_t)numel(shape));
+        if (!r.empty()) std::memcpy(r.data(), host.data(), r.size() * 8);
+        return r;
+    }
     if (type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::FLOAT16 ||
         type == onnx::TensorProto::BFLOAT16) {
         int64_t n = numel(shape);
@@ -207,26 +342,13 @@ Operand Lowering::dev_value(int id) {
     Value& x = plan_.values[id];
     if (x.storage < 0) {
         if (!x.on_host) throw Error(TGLRT_ERROR_INTERNAL, "value '" + x.name + "' has no data");
-        tgl_dtype dt = device_dtype(x.type);
-        if (dt == TGL_DTYPE_INVALID) unsupported("tensor '" + x.name + "' has dtype " + onnx_type_name(x.type) + ", which the device cannot hold");
+        std::string why = why_not_held(x.type, plan_.f64_as_f32);
+        if (!why.empty()) unsupported("tensor '" + x.name + "' has " + why);
         Storage s;
         s.weight = true;
-        int64_t n = numel(x.shape);
-        if (x.type == onnx::TensorProto::INT64) {
-            // int64 on the device is int32: every value must fit (checked, not wrapped).
-            std::vector<int64_t> v = x.host_ints();
-            s.upload.resize((size_t)n * 4);
-            for (int64_t k = 0; k < n; ++k) {
-                if (v[k] < INT32_MIN || v[k] > INT32_MAX)
-                    throw Error(TGLRT_ERROR_OUT_OF_RANGE,
-                                where() + ": int64 tensor '" + x.name + "' element " + std::to_string(k) +
-                                    " = " + std::to_string(v[k]) + " does not fit the device's int32");
-                int32_t w = (int32_t)v[k];
-                std::memcpy(&s.upload[k * 4], &w, 4);
-            }
-        } else {
-            s.upload = x.host;
-        }
+        // Types the ABI lacks are converted (and range-checked) once, at load.
+        s.upload = to_device_bytes(x.type, x.host.data(), (uint64_t)numel(x.shape), where() + ": " + onnx_type_name(x.type) + " tensor '" + x.name + "'");
+        if (s.upload.empty()) s.upload = x.host;
         s.bytes = s.upload.size();
         x.storage = (int)plan_.storages.size();
         plan_.storages.push_back(std::move(s));
@@ -321,8 +443,8 @@ int Lowering::new_value(const std::string& name, int32_t type, const Shape& shap
 
 Operand Lowering::out(size_t i, const Shape& shape, int32_t type) {
     if (type < 0) type = in_v(0).type;
-    if (device_dtype(type) == TGL_DTYPE_INVALID)
-        unsupported("output " + std::to_string(i) + " has dtype " + onnx_type_name(type) + ", which the device cannot hold");
+    std::string why = why_not_held(type, plan_.f64_as_f32);
+    if (!why.empty()) unsupported("output " + std::to_string(i) + " has " + why);
     return with_storage(i < n_out() ? node.output((int)i) : std::string(), shape, type);
 }
 
@@ -376,10 +498,14 @@ Operand Lowering::constant(int32_t type, const Shape& shape, const std::vector<d
     uint32_t es = host_elem_size(type);
     c.host.resize(vals.size() * es);
     for (size_t k = 0; k < vals.size(); ++k) {
-        if (type == onnx::TensorProto::FLOAT) { float f = (float)vals[k]; std::memcpy(&c.host[k * 4], &f, 4); }
-        else if (type == onnx::TensorProto::INT64) { int64_t x = (int64_t)vals[k]; std::memcpy(&c.host[k * 8], &x, 8); }
-        else if (type == onnx::TensorProto::INT32) { int32_t x = (int32_t)vals[k]; std::memcpy(&c.host[k * 4], &x, 4); }
-        else unsupported(std::string("a constant of dtype ") + onnx_type_name(type) + " (runtime helper)");
+        uint8_t* p = &c.host[k * es];
+        switch (type) {
+        case onnx::TensorProto::FLOAT: { float f = (float)vals[k]; std::memcpy(p, &f, 4); break; }
+        case onnx::TensorProto::DOUBLE: std::memcpy(p, &vals[k], 8); break;
+        case onnx::TensorProto::INT64: { int64_t x = (int64_t)vals[k]; std::memcpy(p, &x, 8); break; }
+        case onnx::TensorProto::INT32: { int32_t x = (int32_t)vals[k]; std::memcpy(p, &x, 4); break; }
+        default: unsupported(std::string("a constant of dtype ") + onnx_type_name(type) + " (runtime helper)");
+        }
     }
     return dev_value(id);
 }
@@ -408,6 +534,11 @@ void Lowering::emit_raw(tgl_op op, std::vector<uint8_t> params, std::vector<Oper
     }
     check(in, caps.input_dtypes, TGL_MAX_OP_INPUTS, "input");
     check(out, caps.output_dtypes, TGL_MAX_OP_OUTPUTS, "output");
+    for (const Operand& o : out)
+        if (o.value >= 0 && held_in_wider_int(v(o.value).type) && !keeps_range(op))
+            unsupported(std::string("the plugin's ") + caps.name + " on " + onnx_type_name(v(o.value).type) +
+                        ": the device holds that type in int32, and this op's results can leave its range "
+                        "(only ops that move, select, compare or take remainders of values are run on it)");
     Step s;
     s.op = op;
     s.params = std::move(params);

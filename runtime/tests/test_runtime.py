@@ -310,16 +310,71 @@ def test_int64_inputs_are_range_checked(tmp_path):
     assert "TGLRT_ERROR_OUT_OF_RANGE" in p.stderr and "element 1 = 1099511627776" in p.stderr, p.stderr
 
 
+def test_double_needs_the_f64_as_f32_option(tmp_path):
+    c = np.array([0.1, 1e300, -2.5, 1 / 3], dtype=np.float64)
+    vi = [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [4])]
+    save_single(tmp_path / "m.onnx", helper.make_node("Add", ["x", "c"], ["y"]), vi,
+                [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [4])], [numpy_helper.from_array(c, "c")])
+    x = np.array([1e-3, 1.0, 2.5, 1e-45], dtype=np.float64)
+    np.save(tmp_path / "x.npy", x)
+    p = run(tmp_path / "m.onnx", "--plugin=cpu", "--input", "x=%s" % (tmp_path / "x.npy"), expect_rc=1)
+    assert "TGLRT_ERROR_UNSUPPORTED" in p.stderr and "double" in p.stderr and "f64_as_f32" in p.stderr, p.stderr
+    for plugin in PLUGINS:
+        run(tmp_path / "m.onnx", "--plugin=" + plugin, "--f64-as-f32", "--input", "x=%s" % (tmp_path / "x.npy"),
+            "--output-dir", tmp_path / plugin)
+        y = np.load(tmp_path / plugin / "y.npy")
+        assert y.dtype == np.float64
+        # computed in f32: inputs and weights rounded to f32 (1e300 -> inf, 1e-45 -> the smallest
+        # subnormal or 0 where the device flushes), the sum rounded to f32, widened back exactly
+        want = (x.astype(np.float32) + c.astype(np.float32)).astype(np.float64)
+        np.testing.assert_array_equal(y[[0, 1, 2]], want[[0, 1, 2]])
+        assert abs(y[3] - 1 / 3) < 1e-7 and y[3] == np.float64(np.float32(y[3]))
+
+
+def test_small_integer_types_are_held_in_int32(tmp_path):
+    # uint16 and uint32 travel as int32: moved exactly, range-checked on the way in
+    vi = [helper.make_tensor_value_info("a", TensorProto.UINT16, [2, 3]), helper.make_tensor_value_info("b", TensorProto.UINT32, [3])]
+    outs = [helper.make_tensor_value_info("t", TensorProto.UINT16, [3, 2]), helper.make_tensor_value_info("c", TensorProto.UINT32, [6])]
+    g = helper.make_graph([helper.make_node("Transpose", ["a"], ["t"]), helper.make_node("Concat", ["b", "b"], ["c"], axis=0)],
+                          "g", vi, outs)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(tmp_path / "m.onnx"))
+    a = np.array([[0, 1, 65535], [7, 40000, 2]], dtype=np.uint16)
+    b = np.array([0, 2147483647, 5], dtype=np.uint32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    np.save(tmp_path / "big.npy", np.array([1, 2, 1 << 31], dtype=np.uint32))
+    for plugin in PLUGINS:
+        run(tmp_path / "m.onnx", "--plugin=" + plugin, "--input", "a=%s" % (tmp_path / "a.npy"), "--input",
+            "b=%s" % (tmp_path / "b.npy"), "--output-dir", tmp_path / plugin)
+        t, c = np.load(tmp_path / plugin / "t.npy"), np.load(tmp_path / plugin / "c.npy")
+        assert t.dtype == np.uint16 and c.dtype == np.uint32
+        np.testing.assert_array_equal(t, a.T)
+        np.testing.assert_array_equal(c, np.concatenate([b, b]))
+    p = run(tmp_path / "m.onnx", "--plugin=cpu", "--input", "a=%s" % (tmp_path / "a.npy"), "--input",
+            "b=%s" % (tmp_path / "big.npy"), expect_rc=1)
+    assert "TGLRT_ERROR_OUT_OF_RANGE" in p.stderr and "element 2 = 2147483648" in p.stderr, p.stderr
+
+
+def test_arithmetic_that_can_leave_a_small_integer_type_is_refused(tmp_path):
+    # uint16 held in int32: 1 - 2 would be -1, not uint16's 65535, so Sub is refused
+    vi = [helper.make_tensor_value_info("a", TensorProto.UINT16, [3]), helper.make_tensor_value_info("b", TensorProto.UINT16, [3])]
+    save_single(tmp_path / "m.onnx", helper.make_node("Sub", ["a", "b"], ["y"], name="sub16"), vi,
+                [helper.make_tensor_value_info("y", TensorProto.UINT16, [3])], opset=14)
+    p = run(tmp_path / "m.onnx", "--plugin=cpu", expect_rc=1)
+    assert "TGLRT_ERROR_UNSUPPORTED" in p.stderr and "node 'sub16' (Sub)" in p.stderr and "uint16" in p.stderr, p.stderr
+
+
 def test_npy_files_are_validated(tmp_path):
     chain_model(tmp_path / "m.onnx", 1)
     np.save(tmp_path / "good.npy", np.zeros((64, 64), np.float32))
     data = (tmp_path / "good.npy").read_bytes()
     (tmp_path / "short.npy").write_bytes(data[:-4])
     (tmp_path / "magic.npy").write_bytes(b"NOTNUMPY" + data[8:])
+    np.save(tmp_path / "c64.npy", np.zeros((64, 64), np.complex64))
     np.save(tmp_path / "f64.npy", np.zeros((64, 64)))
     np.save(tmp_path / "shape.npy", np.zeros((64, 63), np.float32))
-    cases = {"short.npy": "data bytes", "magic.npy": "not a .npy file", "f64.npy": "'<f8' is not supported",
-             "shape.npy": "expects float32 (64, 64)"}
+    cases = {"short.npy": "data bytes", "magic.npy": "not a .npy file", "c64.npy": "'<c8' is not supported",
+             "f64.npy": "holds float64", "shape.npy": "expects float32 (64, 64)"}
     for f, msg in cases.items():
         p = run(tmp_path / "m.onnx", "--plugin=cpu", "--input", "x=%s" % (tmp_path / f), expect_rc=1)
         assert msg in p.stderr, (f, p.stderr)

@@ -14,7 +14,9 @@ const Descr kDescrs[] = {
     {"<f4", TGLRT_DTYPE_FLOAT, "float32", 4}, {"<f2", TGLRT_DTYPE_FLOAT16, "float16", 2},
     {"<i4", TGLRT_DTYPE_INT32, "int32", 4},   {"<i8", TGLRT_DTYPE_INT64, "int64", 8},
     {"|i1", TGLRT_DTYPE_INT8, "int8", 1},     {"|u1", TGLRT_DTYPE_UINT8, "uint8", 1},
-    {"|b1", TGLRT_DTYPE_BOOL, "bool", 1},
+    {"|b1", TGLRT_DTYPE_BOOL, "bool", 1},     {"<f8", TGLRT_DTYPE_DOUBLE, "float64", 8},
+    {"<i2", TGLRT_DTYPE_INT16, "int16", 2},   {"<u2", TGLRT_DTYPE_UINT16, "uint16", 2},
+    {"<u4", TGLRT_DTYPE_UINT32, "uint32", 4}, {"<u8", TGLRT_DTYPE_UINT64, "uint64", 8},
 };
 
 const Descr* by_dtype(tglrt_dtype t) {
@@ -82,7 +84,7 @@ Array read(const std::string& path) {
     const Descr* d = nullptr;
     for (const Descr& k : kDescrs)
         if (descr == k.descr || (descr[0] == '<' && k.descr[0] == '|' && descr.substr(1) == k.descr + 1)) d = &k;
-    if (!d) fail(path, "dtype '" + descr + "' is not supported (float32, float16, int32, int64, int8, uint8, bool; little-endian)");
+    if (!d) fail(path, "dtype '" + descr + "' is not supported (float32, float64, float16, int32, int64, int16, uint16, uint32, uint64, int8, uint8, bool; little-endian)");
     if (fortran != "False") fail(path, "fortran_order arrays are not supported (save a C-order array)");
     if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') fail(path, "shape " + shape + " is not a tuple");
     Array a;

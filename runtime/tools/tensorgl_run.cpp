@@ -35,6 +35,7 @@ const char* kUsage =
     "  --repeat=N           run N times and report the times (default 1)\n"
     "  --profile            per-node device time table (the plugin's GPU timer, ABI 1.1)\n"
     "  --graph              record the plan once as an ABI 1.2 graph and replay it on every run\n"
+    "  --f64-as-f32         run a model with double tensors in f32 (f32's precision; see docs/runtime.md)\n"
     "  --reference=PLUGIN   also run on PLUGIN and print max abs/rel differences per output\n"
     "  --help\n";
 
@@ -64,6 +65,11 @@ double element(const std::vector<uint8_t>& d, tglrt_dtype t, size_t i) {
     case TGLRT_DTYPE_BFLOAT16: { uint32_t b = (uint32_t)((uint16_t)(d[i * 2] | d[i * 2 + 1] << 8)) << 16; float f; std::memcpy(&f, &b, 4); return f; }
     case TGLRT_DTYPE_INT32: { int32_t x; std::memcpy(&x, &d[i * 4], 4); return x; }
     case TGLRT_DTYPE_INT64: { int64_t x; std::memcpy(&x, &d[i * 8], 8); return (double)x; }
+    case TGLRT_DTYPE_DOUBLE: { double x; std::memcpy(&x, &d[i * 8], 8); return x; }
+    case TGLRT_DTYPE_INT16: { int16_t x; std::memcpy(&x, &d[i * 2], 2); return x; }
+    case TGLRT_DTYPE_UINT16: { uint16_t x; std::memcpy(&x, &d[i * 2], 2); return x; }
+    case TGLRT_DTYPE_UINT32: { uint32_t x; std::memcpy(&x, &d[i * 4], 4); return x; }
+    case TGLRT_DTYPE_UINT64: { uint64_t x; std::memcpy(&x, &d[i * 8], 8); return (double)x; }
     case TGLRT_DTYPE_INT8: return (int8_t)d[i];
     default: return d[i];
     }
@@ -86,11 +92,12 @@ struct Session {
         tglrt_model_free(model);
         tglrt_device_close(dev);
     }
-    void open(const std::string& plugin, uint32_t device, const std::string& path, bool graph) {
+    void open(const std::string& plugin, uint32_t device, const std::string& path, bool graph, bool f64_as_f32) {
         check(tglrt_device_open(plugin.c_str(), device, &dev), "opening plugin '" + plugin + "'");
         tglrt_load_options o{};
         o.struct_size = sizeof o;
         o.record_graph = graph;
+        o.f64_as_f32 = f64_as_f32;
         check(tglrt_model_load_ex(dev, path.c_str(), &o, &model), "loading '" + path + "' on " + plugin);
     }
     std::vector<std::vector<uint8_t>> run(const std::vector<std::vector<uint8_t>>& inputs) {
@@ -123,15 +130,15 @@ int run(int argc, char** argv) {
     uint32_t device = 0;
     long repeat = 1;
     unsigned long seed = 0;
-    bool profile = false, graph = false;
+    bool profile = false, graph = false, f64_as_f32 = false;
     std::map<std::string, std::string> input_files;
-    enum { O_PLUGIN = 1, O_DEVICE, O_INPUT, O_OUTDIR, O_REPEAT, O_PROFILE, O_REFERENCE, O_SEED, O_GRAPH, O_HELP };
+    enum { O_PLUGIN = 1, O_DEVICE, O_INPUT, O_OUTDIR, O_REPEAT, O_PROFILE, O_REFERENCE, O_SEED, O_GRAPH, O_F64, O_HELP };
     static const option opts[] = {
         {"plugin", required_argument, nullptr, O_PLUGIN}, {"device", required_argument, nullptr, O_DEVICE},
         {"input", required_argument, nullptr, O_INPUT},   {"output-dir", required_argument, nullptr, O_OUTDIR},
         {"repeat", required_argument, nullptr, O_REPEAT}, {"profile", no_argument, nullptr, O_PROFILE},
         {"reference", required_argument, nullptr, O_REFERENCE}, {"seed", required_argument, nullptr, O_SEED},
-        {"graph", no_argument, nullptr, O_GRAPH}, {"help", no_argument, nullptr, O_HELP}, {nullptr, 0, nullptr, 0}};
+        {"graph", no_argument, nullptr, O_GRAPH}, {"f64-as-f32", no_argument, nullptr, O_F64}, {"help", no_argument, nullptr, O_HELP}, {nullptr, 0, nullptr, 0}};
     auto number = [](const char* opt, const char* s, long lo, long hi) {
         char* end = nullptr;
         errno = 0;
@@ -159,6 +166,7 @@ int run(int argc, char** argv) {
             case O_REPEAT: repeat = number("repeat", optarg, 1, 1000000); break;
             case O_PROFILE: profile = true; break;
             case O_GRAPH: graph = true; break;
+            case O_F64: f64_as_f32 = true; break;
             case O_REFERENCE: reference = optarg; break;
             case O_SEED: seed = (unsigned long)number("seed", optarg, 0, 0x7fffffff); break;
             case O_HELP: std::fputs(kUsage, stdout); return 0;
@@ -173,7 +181,7 @@ int run(int argc, char** argv) {
     std::string model_path = argv[optind];
 
     Session s;
-    s.open(plugin, device, model_path, graph);
+    s.open(plugin, device, model_path, graph, f64_as_f32);
     uint64_t wbytes = 0, peak = 0, naive = 0;
     check(tglrt_model_memory(s.model, &wbytes, &peak, &naive), "memory");
     std::printf("model %s on %s: %u inputs, %u outputs; weights %.1f KiB, activations peak %.1f KiB (%.1f KiB without reuse)\n",
@@ -284,7 +292,7 @@ int run(int argc, char** argv) {
 
     if (!reference.empty()) {
         Session ref;
-        ref.open(reference, 0, model_path, false);
+        ref.open(reference, 0, model_path, false, f64_as_f32);
         auto routs = ref.run(inputs);
         std::printf("\nreference %s vs %s:\n", reference.c_str(), plugin.c_str());
         for (uint32_t i = 0; i < outs.size(); ++i) {

@@ -42,20 +42,22 @@ class InferenceSession:
     are shape parameters; a path only). record_graph: record the plan as an ABI 1.2 graph and replay
     it. carry: {output name: input name}: after each run the output is copied on the device into the
     input (a decoder's KV cache); once a run has carried it, input_feed may leave that input out to
-    keep the carried value (a path only). runtime_library: the path of libtensorgl_runtime.so
-    (default: next to libtensorgl)."""
+    keep the carried value (a path only). f64_as_f32: run a model with double tensors in f32, at
+    f32's precision (a path only; docs/runtime.md). runtime_library: the path of
+    libtensorgl_runtime.so (default: next to libtensorgl)."""
 
     def __init__(self, path_or_bytes, plugin="gles", device=0, fixed_inputs=None, record_graph=False,
-                 runtime_library=None, carry=None, _load_fixing_from=None):
+                 runtime_library=None, carry=None, f64_as_f32=False, _load_fixing_from=None):
         self._rt = Runtime(runtime_library) if runtime_library else default_runtime()
         self._model = None
         self._dev = self._rt.open(plugin, device)
         try:
             if _load_fixing_from is not None:
-                self._model, self.fixed_inputs = self._rt.load_fixing(self._dev, path_or_bytes, _load_fixing_from, record_graph)
+                self._model, self.fixed_inputs = self._rt.load_fixing(self._dev, path_or_bytes, _load_fixing_from, record_graph,
+                                                                      f64_as_f32)
             else:
                 source = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else os.fspath(path_or_bytes)
-                self._model = self._rt.load(self._dev, source, fixed_inputs, record_graph, carry)
+                self._model = self._rt.load(self._dev, source, fixed_inputs, record_graph, carry, f64_as_f32)
                 self.fixed_inputs = list(fixed_inputs or {})
             self._inputs = [NodeArg(i) for i in self._rt.infos(self._model, True)]
             self._outputs = [NodeArg(i) for i in self._rt.infos(self._model, False)]

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define TGLRT_VERSION_MAJOR 0
-#define TGLRT_VERSION_MINOR 1
+#define TGLRT_VERSION_MINOR 2
 #define TGLRT_MAX_RANK 8
 
 /* Exported symbols (the library is built with hidden visibility). */
@@ -59,10 +59,15 @@ enum {
     TGLRT_DTYPE_FLOAT = 1,
     TGLRT_DTYPE_UINT8 = 2,
     TGLRT_DTYPE_INT8 = 3,
+    TGLRT_DTYPE_UINT16 = 4,  /* held in int32 on the device (docs/runtime.md, "Types the ABI lacks") */
+    TGLRT_DTYPE_INT16 = 5,   /* held in int32 */
     TGLRT_DTYPE_INT32 = 6,
-    TGLRT_DTYPE_INT64 = 7,
+    TGLRT_DTYPE_INT64 = 7,   /* held in int32, range-checked */
     TGLRT_DTYPE_BOOL = 9,
     TGLRT_DTYPE_FLOAT16 = 10,
+    TGLRT_DTYPE_DOUBLE = 11, /* computed in f32, only with tglrt_load_options.f64_as_f32 */
+    TGLRT_DTYPE_UINT32 = 12, /* held in int32, range-checked */
+    TGLRT_DTYPE_UINT64 = 13, /* held in int32, range-checked */
     TGLRT_DTYPE_BFLOAT16 = 16
 };
 
@@ -129,7 +134,7 @@ typedef struct tglrt_carry {
 } tglrt_carry;
 
 typedef struct tglrt_load_options {
-    uint32_t struct_size; /* sizeof(tglrt_load_options); the size before n_carries is accepted too */
+    uint32_t struct_size; /* sizeof(tglrt_load_options); the sizes before n_carries and before f64_as_f32 are accepted too */
     uint32_t n_fixed_inputs;
     const tglrt_fixed_input* fixed_inputs;
     /* 1: record the plan once as an ABI 1.2 graph (graph_begin/graph_end) and replay it on every
@@ -140,6 +145,12 @@ typedef struct tglrt_load_options {
     uint32_t n_carries;
     uint32_t reserved2; /* 0 */
     const tglrt_carry* carries;
+    /* 1: run a model with double (f64) tensors by holding them as f32 on the device: inputs and
+     * weights are rounded to f32 (beyond its range: +-inf), every op computes in f32, outputs are
+     * widened back to double. The results have f32's precision, not f64's. 0: such a model fails
+     * the load with TGLRT_ERROR_UNSUPPORTED naming the tensor (the ABI has no f64). */
+    uint32_t f64_as_f32;
+    uint32_t reserved3; /* 0 */
 } tglrt_load_options;
 
 /* tglrt_model_load with options (NULL: none). */
@@ -154,8 +165,10 @@ TGLRT_API tglrt_status tglrt_model_output_info(const tglrt_model* model, uint32_
 /* Runs the model: inputs[i] holds input i (model order, C order, the dtype and shape of its info;
  * input_bytes[i] must equal info.bytes), outputs[i] receives output i (output_bytes[i] must equal
  * info.bytes; NULL and 0 bytes: the output is not downloaded). A carried input (load options)
- * may be NULL with 0 bytes once a run has carried a value into it. int64 inputs are converted to the device's int32 with a range check
- * (TGLRT_ERROR_OUT_OF_RANGE names the input, the element and its value; nothing runs). Blocks until
+ * may be NULL with 0 bytes once a run has carried a value into it. Inputs of types the plugins lack (int64, uint32, uint64,
+ * int16, uint16; double with f64_as_f32) are converted to the type that holds them, range-checked
+ * (TGLRT_ERROR_OUT_OF_RANGE names the input, the element and its value; nothing runs); outputs
+ * are converted back, range-checked likewise (docs/runtime.md, "Types the ABI lacks"). Blocks until
  * the outputs are on the host. */
 TGLRT_API tglrt_status tglrt_model_run(tglrt_model* model, const void* const* inputs,
                              const uint64_t* input_bytes, uint32_t n_inputs, void* const* outputs,
