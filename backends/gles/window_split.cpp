@@ -48,7 +48,15 @@ struct Piece {
     std::vector<TensorArg> operands;
     size_t n_inputs = 0;
     int index_axis = 0;    // gather, index_select: the indexed axis
-    int64_t axis_lo = 0;   // ... and the first index of it that x holds (a Window cut)
+    // ... and the first index of it that x holds (a Window cut; embedding_backward: the first row
+    // of dW)
+    int64_t axis_lo = 0;
+    // the piece's first row of the whole op, along row_step cuts (cross_entropy: position;
+    // embedding_backward: token)
+    int64_t row_lo = 0;
+    // per operand (empty: none): an f32 view that receives the output instead of the operand's own
+    // view, which is validated in the op's dtype (an f16 op's dgamma, dbeta partial sums)
+    std::vector<TensorArg> wide;
 };
 
 struct CutAxis {
@@ -69,8 +77,13 @@ struct CutAxis {
     std::vector<int> prefix = {};
     int64_t shift = 0;
     bool counts_rows = false;  // sample's rows: a piece's Philox counter offset advances by its first row
-    // per operand: an f32 output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
-    // each piece writes its part's sums to a scratch of partial results, added up after the pieces
+    // cross_entropy's outer axes, embedding_backward's token axes: the whole op's rows per element
+    // of the axis; a piece's row_lo advances by lo * row_step (where its rows lie in the scratch of
+    // the whole op's check)
+    int64_t row_step = 0;
+    // per operand: an output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
+    // each piece writes its part's sums to an f32 scratch of partial results, added up after the
+    // pieces in f32 (an f16 output rounded once, at the end)
     std::vector<bool> summed = {};
     // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
     // read, its pads what of them lies outside x
@@ -452,12 +465,33 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
+// The outermost axis of `rows` (the op's rows, row-major over its shape: cross_entropy's target,
+// embedding_backward's index) with more than one element (-1: none). A cut along it alone keeps
+// each piece's rows consecutive rows of the whole op.
+int outermost_row_axis(const TensorArg& rows) {
+    for (int d = 0; d < rows.rank; ++d)
+        if (rows.shape[d] >= 2) return d;
+    return -1;
+}
+
+// The cut along axis d of `rows` (outermost_row_axis), its pieces' first rows counted in row_lo.
+CutAxis consecutive_rows(const TensorArg& rows, int d, std::vector<int> axis) {
+    CutAxis c{CutAxis::Independent, rows.shape[d], std::move(axis)};
+    c.row_step = 1;
+    for (int e = d + 1; e < rows.rank; ++e) c.row_step *= rows.shape[e];
+    return c;
+}
+
 // Grad: the rows of cumsum, softmax/log_softmax and layer/rms norm backward. Layer/rms norm
-// backward's dgamma and dbeta sum over every row: partial sums per piece, added up after (f32:
-// f16 ones would be rounded once per piece). embedding_backward, cross_entropy(_backward): not
-// cut (their index check and sums span the op).
+// backward's dgamma and dbeta sum over every row: partial sums per piece (f32 in any dtype), added
+// up after. cross_entropy(_backward): the rows (positions), along the outermost outer axis that
+// has more than one, so that a piece's rows are consecutive rows of the whole op (its part of the
+// scratch the whole op's target check filled). embedding_backward: dW's rows in windows (each
+// piece the tokens whose index lands in its rows), the tokens likewise (f32), and D (dW's
+// columns, dy's last axis).
 void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& x = ops[0];
     uint32_t along = 0;
     std::vector<bool> summed;  // outputs summed over the rows
@@ -468,11 +502,33 @@ void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     } else if (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) {
         for (size_t k = n_in + 1; k < n; ++k)
             if (ops[k].present()) {
-                if (x.dtype != TGL_DTYPE_F32) return;
                 summed.resize(n);
                 summed[k] = true;
             }
         along = along_norm_dims(p);
+    } else if (op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD) {
+        // (logits (N, C, d...), target (N, d...), dloss?) -> loss | dlogits; loss and dloss have
+        // the target's shape with reduction none, else rank 0
+        const bool none = read_params(p, tgl_cross_entropy_params{0, TGL_REDUCTION_MEAN, -100, 0.0f}).reduction == TGL_REDUCTION_NONE;
+        const TensorArg& t = ops[1];
+        const int d = outermost_row_axis(t);
+        if (d < 0) return;
+        const int xd = d == 0 ? 0 : d + 1;  // logits' axis
+        std::vector<int> axis = {xd, d};
+        if (op == TGL_OP_CROSS_ENTROPY_BACKWARD) axis.push_back(none ? d : -1);
+        axis.push_back(op == TGL_OP_CROSS_ENTROPY ? (none ? d : -1) : xd);
+        cuts.push_back(consecutive_rows(t, d, std::move(axis)));
+        return;
+    } else if (op == TGL_OP_EMBEDDING_BACKWARD) {  // (dy (..., D), index (...)) -> dW (V, D)
+        // dW's rows in windows; the tokens (f32: the pieces add to dW in token order, as the whole
+        // op sums; f16 dW would be rounded once per piece); D
+        const TensorArg& index = ops[1];
+        const TensorArg& dw = ops[n_in];
+        add(CutAxis::Window, dw.shape[0], {-1, -1, 0});
+        const int d = outermost_row_axis(index);
+        if (d >= 0 && dw.dtype == TGL_DTYPE_F32) cuts.push_back(consecutive_rows(index, d, {d, d, -1}));
+        add(CutAxis::Independent, dw.shape[1], {x.rank - 1, -1, 1});
+        return;
     } else {
         return;
     }
@@ -705,13 +761,18 @@ const char* sequence_refusal(const Piece& p, const TensorArg&) {
                 "and only the other axes are cut";
 }
 
-const char* grad_refusal(const Piece& p, const TensorArg& t) {
+const char* grad_refusal(const Piece& p, const TensorArg&) {
     const tgl_op op = p.info->op;
-    return op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
-              ? "this op is not run in pieces (its index check and its sums span the whole op)"
-          : (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) && t.dtype != TGL_DTYPE_F32
-              ? "with dgamma or dbeta (sums over every row, rounded once) an f16 op is not run in pieces; f32 "
-                "is, and dx alone in any dtype"
+    return op == TGL_OP_EMBEDDING_BACKWARD
+              ? (p.operands[p.n_inputs].dtype == TGL_DTYPE_F32
+                     ? "embedding_backward is cut along dW's rows, its tokens and D, so one token's row of dy must "
+                       "fit one window"
+                     : "an f16 embedding_backward is cut along dW's rows and D only (dW accumulated over pieces of "
+                       "the tokens would be rounded once per piece, not once as the op promises), so the part of dy "
+                       "that a cut along D leaves (of a row-major dy, nearly all of it) must fit one window")
+          : op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
+              ? "cross_entropy is cut along its rows (positions) only, so one row of logits (its C classes) must "
+                "fit one window"
               : "the op needs each of its rows (the elements along the axis it works on) in one window, and "
                 "only the other axes are cut";
 }
@@ -738,21 +799,37 @@ class Splitter {
 public:
     explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
 
-    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear):
-    // the whole index tensor is checked once, up front, under check_; the pieces' data passes
-    // share it, so that a bad index anywhere writes nothing at all and is reported at its position
-    // in the whole tensor.
+    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear,
+    // embedding_backward; cross_entropy's target): the whole index tensor is checked once, up
+    // front, under check_; the pieces' data passes share it, so that a bad index anywhere writes
+    // nothing at all and is reported at its position in the whole tensor. The Grad ops' check
+    // also fills a scratch the pieces read (cross_entropy: each row's target and their count;
+    // embedding_backward: the tokens sorted by index and each value's run of them).
     void check_indices_once(const OpCall& call) {
-        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR;
-        const TensorArg& index = call.inputs[size_t(experts ? call.matmul().index_input : call.index().index_input)];
+        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR, grad = call.info->family == OpFamily::Grad;
+        const size_t at = grad ? 1 : size_t(experts ? call.matmul().index_input : call.index().index_input);
+        const TensorArg& index = call.inputs[at];
+        const char* label = call.info->op == TGL_OP_CROSS_ENTROPY || call.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD
+                                ? "the target tensor"
+                                : "the index tensor";
         if (dev_.window_bytes(index) > max_)
-            refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
+            refuse(call.info, index, label, "its indices are checked in one pass before anything is written");
         check_ = dev_.device_check();
-        indexed_ = true;
+        indexed_ = call.info;
+        if (grad) {
+            scratch_ = add_grad_index_check(dev_, call, check_);
+            whole_ = &call;
+            return;
+        }
         std::vector<Dispatch> ds;
         if (experts) add_expert_index_check(dev_, call, check_, ds);
         else add_index_check(dev_, call, check_, ds);
         dev_.submit(call.info->name, std::move(ds));
+    }
+
+    // What follows the pieces of an op with an index: cross_entropy's sum or mean over the rows.
+    void after_pieces(const OpCall& call) {
+        if (call.info->family == OpFamily::Grad) add_grad_after_pieces(dev_, call, piece_of(Piece{}));
     }
 
     // Runs the piece (planning its dispatches, which the caller captures), cut where needed.
@@ -801,10 +878,13 @@ private:
         if (call.noop) return;
         std::vector<Dispatch> ds;
         try {
+            for (size_t k = 0; k < p.wide.size(); ++k)
+                if (p.wide[k].present()) call.outputs[k - p.n_inputs] = p.wide[k];
             ds = dev_.capture([&] {
-                if (!indexed_) return dev_.run(call);
-                const IndexPiece piece{check_, p.axis_lo};
+                if (p.info != indexed_) return dev_.run(call);  // the op itself, or one of the passes around it
+                const IndexPiece piece = piece_of(p);
                 if (p.info->family == OpFamily::Matmul) run_matmul(dev_, call, &piece);
+                else if (p.info->family == OpFamily::Grad) run_grad(dev_, call, piece);
                 else run_index(dev_, call, &piece);
             });
         } catch (const Error& e) {
@@ -841,7 +921,11 @@ private:
             for (size_t k = 0; k < cut.prefix.size(); ++k)
                 if (cut.prefix[k] >= 0)
                     part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
-            if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.kind == CutAxis::Window) {
+                part.axis_lo += lo;
+                window_params(p, lo, hi, part);
+            }
+            part.row_lo += lo * cut.row_step;
             if (cut.halo) halo_rows(p, cut.axis[0], lo, hi, part);
             if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
                 tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
@@ -854,19 +938,40 @@ private:
                 part.params = param_bytes(prm);
             }
             for (size_t k = 0; k < partials.size(); ++k)
-                if (partials[k]) {
+                if (partials[k]) {  // validated in the op's dtype, written in f32
                     const TensorArg& t = p.operands[k];
-                    part.operands[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
+                    part.operands[k] = contiguous_view(partials[k], t.dtype, t.rank, t.shape, i * t.numel);
+                    part.wide.resize(p.operands.size());
+                    part.wide[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
                 }
             run(part);
         }
         for (size_t k = 0; k < partials.size(); ++k)
-            if (partials[k]) {
-                const TensorArg& t = p.operands[k];
+            if (partials[k]) {  // into the f32 partial result this piece is of the op, or the op's own output
+                const TensorArg& t = k < p.wide.size() && p.wide[k].present() ? p.wide[k] : p.operands[k];
                 int64_t shape[TGL_MAX_RANK] = {count};
                 std::copy(t.shape, t.shape + t.rank, shape + 1);
-                sum_first_axis(contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0), t);
+                const TensorArg parts = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0);
+                if (t.dtype == TGL_DTYPE_F32) {
+                    sum_first_axis(parts, t);
+                    continue;
+                }
+                const TensorArg total = contiguous_view(dev_.internal_buffer(uint64_t(t.numel * 4)), TGL_DTYPE_F32, t.rank, t.shape, 0);
+                sum_first_axis(parts, total);
+                elementwise(TGL_OP_CAST, {total}, t);  // rounded once
             }
+    }
+
+    // A piece's params where they name a coordinate of the windowed axis: embedding_backward's
+    // padding_idx, in the piece's rows of dW (or none there).
+    static void window_params(const Piece& p, int64_t lo, int64_t hi, Piece& part) {
+        if (p.info->op != TGL_OP_EMBEDDING_BACKWARD) return;
+        tgl_embedding_backward_params prm = read_params(p, tgl_embedding_backward_params{0, 0, 0, 0});
+        if (!prm.has_padding_idx) return;
+        const int64_t at = int64_t(prm.padding_idx) - lo;
+        prm.has_padding_idx = at >= 0 && at < hi - lo;
+        prm.padding_idx = prm.has_padding_idx ? int32_t(at) : 0;
+        part.params = param_bytes(prm);
     }
 
     // A convolution's output rows [lo, hi) along x's axis `xa` (its first spatial one): x cut to
@@ -1071,8 +1176,12 @@ private:
 
     GlesDevice& dev_;
     const int64_t max_;
-    bool indexed_ = false;  // an op with an index: pieces use check_ (check_indices_once)
+    const OpInfo* indexed_ = nullptr;  // an op with an index: its pieces use check_ (check_indices_once)
     GlesDevice::DeviceCheck check_;
+    BufferRef scratch_;              // ... and (Grad) the scratch its check filled,
+    const OpCall* whole_ = nullptr;  // and the whole op
+
+    IndexPiece piece_of(const Piece& p) const { return IndexPiece{check_, p.axis_lo, scratch_, whole_, p.row_lo}; }
 };
 
 }  // namespace
@@ -1116,11 +1225,14 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
         for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
     const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
-                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR;
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR ||
+                         op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY ||
+                         op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);
         splitter.run(whole);
+        if (indexed) splitter.after_pieces(call);
     });
     dev.submit(call.info->name, std::move(dispatches));
     return true;

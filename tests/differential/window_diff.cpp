@@ -266,6 +266,40 @@ MultiSpec attention_backward(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int
                 CompareMode::Nmse, tol::kMatmul, "attention_backward of " + fwd.what);
 }
 
+// f16 outputs of the Grad ops: at most one f16 ulp from the reference (grad_diff.cpp).
+const double kTolF16 = 1.0 / (1 << 20);
+
+// cross_entropy (or its backward, with a random dloss) of logits of `shape` (classes along dim 1)
+// by targets in [0, C), ignore_index one of them (about 1 in C positions ignored).
+MultiSpec cross_entropy(tgl_op op, const Shape& logits, uint32_t reduction, float smoothing, Rng& r, tgl_dtype dt = F32,
+                        Kind k = Kind::Contiguous) {
+    const int64_t C = logits[1];
+    Shape ts = logits;
+    ts.erase(ts.begin() + 1);
+    const int32_t ignore = int32_t(r.integer(0, C - 1));
+    tgl_cross_entropy_params p{sizeof p, reduction, ignore, smoothing};
+    const Shape ls = reduction == TGL_REDUCTION_NONE ? ts : Shape{};
+    std::vector<InputArg> ins = {floats(logits, k, r, -4, 4, dt), ints(ts, TGL_DTYPE_I32, 0, C - 1, r)};
+    const bool backward = op == TGL_OP_CROSS_ENTROPY_BACKWARD;
+    if (backward) ins.push_back(floats(ls, Kind::Contiguous, r, -2, 2, dt));
+    const double tol = dt == TGL_DTYPE_F16 ? kTolF16 : backward ? tol::kTranscendental : tol::kReduction;
+    return spec(op, param_bytes(p), ins, {output_of(dt, backward ? logits : ls)}, CompareMode::Nmse, tol,
+                std::string(backward ? "cross_entropy_backward" : "cross_entropy") + " of " + shape_name(logits) + " " +
+                    dtype_name(dt) + ", reduction " + std::to_string(reduction) + ", ignore_index " + std::to_string(ignore) +
+                    ", smoothing " + std::to_string(smoothing));
+}
+
+// embedding_backward of dy (index..., D) into dW (V, D), padding row `pad` (-1: none).
+MultiSpec embedding_backward(const Shape& index, int64_t V, int64_t D, int32_t pad, Rng& r, tgl_dtype dt = F32) {
+    Shape ds = index;
+    ds.push_back(D);
+    tgl_embedding_backward_params p{sizeof p, pad >= 0 ? 1u : 0u, pad >= 0 ? pad : 0, 0};
+    return spec(TGL_OP_EMBEDDING_BACKWARD, param_bytes(p), {floats(ds, Kind::Contiguous, r, -1, 1, dt), ints(index, TGL_DTYPE_I32, 0, V - 1, r)},
+                {output_of(dt, {V, D})}, CompareMode::Nmse, dt == TGL_DTYPE_F16 ? kTolF16 : tol::kReduction,
+                "embedding_backward of dy " + shape_name(ds) + " " + dtype_name(dt) + " into dW (" + std::to_string(V) + ", " +
+                    std::to_string(D) + ")" + (pad >= 0 ? ", padding " + std::to_string(pad) : ""));
+}
+
 struct WindowCase {
     std::string name;
     std::function<MultiSpec(Rng&)> build;
@@ -541,6 +575,53 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {9, 7, 30}), output_of(F32, {30})}, CompareMode::Nmse, tol::kReduction,
                          "rms_norm_backward (9, 7, 30), dgamma summed over pieces of two axes");
          }},
+        // f16 dgamma, dbeta: each piece's partial sums in f32, added up in f32, rounded once
+        {"layer_norm_backward_f16_dgamma_dbeta", [](Rng& r) {
+             const tgl_dtype h = TGL_DTYPE_F16;
+             return spec(TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({61, 50}, Kind::Contiguous, r, -2, 2, h), floats({61, 50}, Kind::Stepped, r, -1, 1, h),
+                                                          floats({50}, Kind::Contiguous, r, -2, 2, h)},
+                         {output_of(h, {61, 50}), output_of(h, {50}), output_of(h, {50})}, CompareMode::Nmse, kTolF16,
+                         "layer_norm_backward (61, 50) f16, dgamma and dbeta summed over pieces in f32");
+         }},
+        {"rms_norm_backward_f16_dgamma_3d", [](Rng& r) {
+             const tgl_dtype h = TGL_DTYPE_F16;
+             tgl_layer_norm_params p{sizeof p, 1, 1e-5f, 0};
+             return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({9, 7, 40}, Kind::Contiguous, r, -2, 2, h),
+                                                                    floats({9, 7, 40}, Kind::Negative, r, -1, 1, h), absent_input()},
+                         {output_of(h, {9, 7, 40}), output_of(h, {40})}, CompareMode::Nmse, kTolF16,
+                         "rms_norm_backward (9, 7, 40) f16, dgamma summed over pieces of two axes in f32");
+         }},
+        // cross_entropy(_backward): the rows, each piece's targets and losses in the scratch of
+        // the one target check; sum and mean over every row's loss after the pieces
+        {"cross_entropy_mean_rows", [](Rng& r) { return cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, r); }},
+        {"cross_entropy_none_4d_batch", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {6, 5, 10, 8}, TGL_REDUCTION_NONE, 0.0f, r);
+         }},
+        // logits (N, C, L) viewing a (N, L, C) tensor (classes innermost, as a transposed LM head's
+        // output): cut along N, then along L within one sequence
+        {"cross_entropy_sum_channels_last_batch_then_length", [](Rng& r) {
+             MultiSpec s = cross_entropy(TGL_OP_CROSS_ENTROPY, {2, 20, 100}, TGL_REDUCTION_SUM, 0.1f, r);
+             s.inputs[0].view = make_view({2, 20, 100}, Layout{"classes innermost", {0, 2, 1}, {}, {}, 0, 0});
+             s.inputs[0].storage = random_storage(F32, s.inputs[0].view.storage, r, float_values(F32, -4, 4));
+             s.what += ", classes innermost";
+             return s;
+         }},
+        {"cross_entropy_sum_f16", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {400, 9}, TGL_REDUCTION_SUM, 0.0f, r, TGL_DTYPE_F16);
+         }},
+        {"cross_entropy_backward_mean_smoothing", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_MEAN, 0.1f, r);
+         }},
+        {"cross_entropy_backward_none_f16_3d", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {3, 11, 100}, TGL_REDUCTION_NONE, 0.05f, r, TGL_DTYPE_F16);
+         }},
+        // embedding_backward: dW's rows in windows (each piece the tokens of its rows, the padding
+        // row where it lands), after one index check and sort
+        {"embedding_backward_rows_padding", [](Rng& r) { return embedding_backward({100}, 60, 24, 17, r); }},
+        // ... and its tokens (f32 dW: later pieces add to dW in token order), along the index's
+        // outermost axis, then within one row of it
+        {"embedding_backward_tokens_2d_index", [](Rng& r) { return embedding_backward({2, 150}, 40, 8, -1, r); }},
+        {"embedding_backward_f16_many_rows", [](Rng& r) { return embedding_backward({4, 25}, 300, 9, 250, r, TGL_DTYPE_F16); }},
         {"rms_norm_backward_dx_3d", [](Rng& r) {
              tgl_layer_norm_params p{sizeof p, 2, 1e-5f, 0};
              return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({7, 6, 30}, Kind::Contiguous, r), floats({7, 6, 30}, Kind::Negative, r),
@@ -951,9 +1032,10 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
-        {TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16),
-                                          floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16), absent_input()},
-         {output_of(TGL_DTYPE_F16, {30, 70}), output_of(TGL_DTYPE_F16, {70}), absent_output()}, "an f16 op is not run in pieces"},
+        {TGL_OP_CROSS_ENTROPY, {}, {floats({1100}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {}, {3})},
+         {output_of(F32, {})}, "one row of logits (its C classes) must fit"},
+        {TGL_OP_EMBEDDING_BACKWARD, {}, {floats({1000, 3}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16), ints({1000}, TGL_DTYPE_I32, 0, 3, rng)},
+         {output_of(TGL_DTYPE_F16, {4, 3})}, "rounded once per piece"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
          {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
         {TGL_OP_LINEAR_QKV, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 1100}, Kind::Contiguous, rng), absent_input()},
