@@ -9,6 +9,7 @@
 #include "diff.h"
 
 #include <cstdlib>
+#include <optional>
 
 namespace diff {
 namespace {
@@ -270,13 +271,14 @@ MultiSpec attention_backward(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int
 const double kTolF16 = 1.0 / (1 << 20);
 
 // cross_entropy (or its backward, with a random dloss) of logits of `shape` (classes along dim 1)
-// by targets in [0, C), ignore_index one of them (about 1 in C positions ignored).
+// by targets in [0, C), ignore_index one of them (about 1 in C positions ignored; a random one
+// unless given).
 MultiSpec cross_entropy(tgl_op op, const Shape& logits, uint32_t reduction, float smoothing, Rng& r, tgl_dtype dt = F32,
-                        Kind k = Kind::Contiguous) {
+                        Kind k = Kind::Contiguous, std::optional<int32_t> ignore_index = std::nullopt) {
     const int64_t C = logits[1];
     Shape ts = logits;
     ts.erase(ts.begin() + 1);
-    const int32_t ignore = int32_t(r.integer(0, C - 1));
+    const int32_t ignore = ignore_index ? *ignore_index : int32_t(r.integer(0, C - 1));
     tgl_cross_entropy_params p{sizeof p, reduction, ignore, smoothing};
     const Shape ls = reduction == TGL_REDUCTION_NONE ? ts : Shape{};
     std::vector<InputArg> ins = {floats(logits, k, r, -4, 4, dt), ints(ts, TGL_DTYPE_I32, 0, C - 1, r)};
@@ -859,6 +861,10 @@ std::vector<WindowCase> big_cases() {
          }},
         {"grouped_linear_experts_144MiB_big", [](Rng& r) { return grouped_linear(6, 8, 1152, 4096, true, r); }},
         {"linear_qkv_weight_144MiB_big", [](Rng& r) { return linear_qkv({2, 4096}, 4096, 2560, 2560, r); }},
+        // a 128k vocabulary over 512 tokens: 256 MiB of f32 logits, the mean over every row's loss
+        {"cross_entropy_128k_vocab_512_tokens_256MiB_big", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {512, 131072}, TGL_REDUCTION_MEAN, 0.1f, r);
+         }},
         {"scatter_kv_cache_144MiB_big", [](Rng& r) {
              return scatter(TGL_OP_SCATTER, {1, 8, 4608, 1024}, 2, {1, 8, 4, 1024}, {1, 8, 4, 1024}, 4607, r);
          }},
@@ -949,9 +955,57 @@ TEST(WindowIndex, OneHotBadIndexWritesNothing) {
                                     {output_of(F32, {20, 30, 10})}, "holds 10 at position 417");
 }
 
+// cross_entropy, its backward (rows in pieces) and embedding_backward (dW's rows and the tokens in
+// pieces): a bad target or index in a later piece's rows writes nothing in any piece.
+TEST(WindowIndex, GradBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> target(300);
+    for (double& v : target) v = double(rng.integer(0, 19));
+    target[251] = 20;
+    const InputArg logits = input_values(F32, {300, 20}, random_values(6000, rng, float_values(F32, -3, 3)));
+    for (uint32_t reduction : {TGL_REDUCTION_MEAN, TGL_REDUCTION_NONE}) {
+        tgl_cross_entropy_params p{sizeof p, reduction, -100, 0.1f};
+        const Shape ls = reduction == TGL_REDUCTION_NONE ? Shape{300} : Shape{};
+        expect_bad_index_writes_nothing(d, TGL_OP_CROSS_ENTROPY, &p, {logits, input_values(TGL_DTYPE_I32, {300}, target)},
+                                        {output_of(F32, ls)}, "holds 20 at position 251");
+    }
+    target[251] = -5;  // not ignore_index
+    tgl_cross_entropy_params mean{sizeof mean, TGL_REDUCTION_MEAN, -100, 0.0f};
+    expect_bad_index_writes_nothing(d, TGL_OP_CROSS_ENTROPY_BACKWARD, &mean,
+                                    {logits, input_values(TGL_DTYPE_I32, {300}, target), input_values(F32, {}, {1.0})},
+                                    {output_of(F32, {300, 20})}, "holds -5 at position 251");
+    std::vector<double> index(100);
+    for (double& v : index) v = double(rng.integer(0, 59));
+    index[83] = 60;
+    expect_bad_index_writes_nothing(d, TGL_OP_EMBEDDING_BACKWARD, nullptr,
+                                    {input_values(F32, {100, 24}, std::vector<double>(2400, 0.5)), input_values(TGL_DTYPE_I32, {100}, index)},
+                                    {output_of(F32, {60, 24})}, "holds 60 at position 83");
+}
+
+// In pieces, cross_entropy's mean and embedding_backward's f32 sums come out bit for bit as the
+// unsplit op's on the same device: every row's loss lands in one scratch and one pass sums them
+// in the unsplit order; each dW element adds its tokens in position order across the pieces,
+// its f32 accumulator stored and reloaded exactly between them.
+TEST(WindowExact, GradSumsMatchTheUnsplitOpBitForBit) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    for (const MultiSpec& s : {cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, rng),
+                               cross_entropy(TGL_OP_CROSS_ENTROPY, {12, 20, 8}, TGL_REDUCTION_SUM, 0.0f, rng),
+                               cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_MEAN, 0.1f, rng),
+                               embedding_backward({2, 150}, 40, 8, 3, rng)}) {
+        const void* params = s.params.empty() ? nullptr : s.params.data();
+        const std::vector<double> split = run_op_values(windowed_device(), s.op, params, s.inputs, s.outputs)[0];
+        const std::vector<double> whole = run_op_values(shared_device(Role::Subject), s.op, params, s.inputs, s.outputs)[0];
+        EXPECT_TRUE(compare(s.outputs[0].dtype, split, whole, s.outputs[0].view.shape, 0, CompareMode::ExactBits,
+                            s.what + ": in pieces vs whole"));
+    }
+}
+
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, std's
-// weights, the table, y and expert windows and the one index check held by the graph), replayed
-// over fresh inputs.
+// weights, the table, y and expert windows, the one index check and the Grad ops' scratch held by
+// the graph), replayed over fresh inputs.
 TEST(WindowGraph, ReplaysPieces) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     Rng rng = case_rng();
@@ -961,7 +1015,12 @@ TEST(WindowGraph, ReplaysPieces) {
                                       indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, r),
                                       moments(TGL_OP_STD, {301, 20}, {0}, {20}, r, -2, 2, 1, false, F32, Kind::Contiguous),
                                       scatter(TGL_OP_SCATTER_ADD, {700, 3}, 0, {30, 3}, {30, 3}, 650, r, F32, Kind::Contiguous),
-                                      grouped_linear(37, 7, 20, 30, true, r)};
+                                      grouped_linear(37, 7, 20, 30, true, r),
+                                      cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, r, F32,
+                                                    Kind::Contiguous, 7),
+                                      cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_SUM, 0.0f, r, F32,
+                                                    Kind::Contiguous, -100),
+                                      embedding_backward({2, 150}, 40, 8, 5, r)};
     };
     const std::vector<MultiSpec> specs = make(rng);
     std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
