@@ -281,9 +281,15 @@ struct IndexPiece {
     int64_t row_lo = 0;
 };
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece = nullptr);
-// The check and report passes of an index op over its whole index tensor.
+// The check and report passes of an index op over its whole index tensor: in one window, or in
+// `windows` (an index tensor larger than one window, window_split.cpp): views of consecutive
+// row-major positions of it, each with its first position in the whole.
+struct IndexWindow {
+    TensorArg view;
+    int64_t first = 0;
+};
 void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
-                     std::vector<Dispatch>& ds);
+                     std::vector<Dispatch>& ds, const std::vector<IndexWindow>& windows = {});
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);

@@ -15,11 +15,20 @@
 //     reshape's x (4, 10) as y's 40).
 //     A causal attention's query rows take the prefix of the keys their last row sees; a
 //     convolution's output rows the input rows they read (its pads what lies outside x); sample's
-//     rows their place in the Philox stream. An f32 output that sums over the axis (layer/rms norm
-//     backward's dgamma, dbeta) gets each piece's sums as partial results, added up after.
+//     rows their place in the Philox stream. An output that sums over the axis (layer/rms norm
+//     backward's dgamma, dbeta) gets each piece's sums as f32 partial results, added up after in
+//     f32 (an f16 output rounded once, at the end).
+//     Consecutive rows (cross_entropy's positions, embedding_backward's tokens): the outermost axis
+//     with more than one row, so that each piece is a run of rows of the whole op (row_lo); the
+//     whole target or index is checked once, before any piece, into a scratch the pieces share
+//     (each row's target and the count of those not ignored; the tokens sorted by index and each
+//     value's run of them). cross_entropy's sum or mean is one pass over every row's loss after
+//     the pieces, in the unsplit op's order (bit for bit its value); embedding_backward's pieces
+//     of tokens add to dW in token order (f32 only; bit for bit the unsplit sums).
 //   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
-//     grouped_linear's experts): each piece holds a window of that axis and handles the indices
-//     that land in it; the whole index tensor is checked once, before any piece writes.
+//     grouped_linear's experts; embedding_backward's dW rows): each piece holds a window of that
+//     axis and handles the indices that land in it; the whole index tensor is checked once, before
+//     any piece writes.
 //   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
 //     its rows of W): one piece per routed operand, with its part of the whole.
 //   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all, var, std):
@@ -812,8 +821,18 @@ public:
         const char* label = call.info->op == TGL_OP_CROSS_ENTROPY || call.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD
                                 ? "the target tensor"
                                 : "the index tensor";
-        if (dev_.window_bytes(index) > max_)
-            refuse(call.info, index, label, "its indices are checked in one pass before anything is written");
+        // gather, index_select, one_hot, scatter, scatter_add: an index larger than one window is
+        // checked window by window (all before any piece writes)
+        std::vector<IndexWindow> windows;
+        if (dev_.window_bytes(index) > max_) {
+            if (grad || experts)
+                refuse(call.info, index, label, "its indices are checked in one pass before anything is written");
+            if (!index_windows(index, 0, windows))
+                refuse(call.info, index, label,
+                       "its indices are checked before anything is written, in windows of consecutive positions "
+                       "(cut along its outermost axis), and such a cut does not shrink it (its rows are not "
+                       "consecutive in memory)");
+        }
         check_ = dev_.device_check();
         indexed_ = call.info;
         if (grad) {
@@ -823,8 +842,30 @@ public:
         }
         std::vector<Dispatch> ds;
         if (experts) add_expert_index_check(dev_, call, check_, ds);
-        else add_index_check(dev_, call, check_, ds);
+        else add_index_check(dev_, call, check_, ds, windows);
         dev_.submit(call.info->name, std::move(ds));
+    }
+
+    // The index tensor t (positions [first, ...) of the whole) as views of consecutive positions
+    // that each fit one window: cut along its outermost axis with more than one element, about a
+    // window a piece, recursively. False where such a cut does not shrink it by a quarter.
+    bool index_windows(const TensorArg& t, int64_t first, std::vector<IndexWindow>& out) {
+        const int64_t bytes = dev_.window_bytes(t);
+        if (bytes <= max_) {
+            out.push_back({t, first});
+            return true;
+        }
+        const int d = outermost_row_axis(t);
+        if (d < 0) return false;
+        const CutAxis rows = consecutive_rows(t, d, {d});
+        if (dev_.window_bytes(halved(Piece{nullptr, {}, {t}}, rows, 0)) > bytes / 4 * 3) return false;
+        const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
+        const int64_t count = std::min(rows.extent, std::max<int64_t>(2, (bytes + room - 1) / room));
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = rows.extent * i / count, hi = rows.extent * (i + 1) / count;
+            if (!index_windows(cut_view(t, d, lo, hi), first + lo * rows.row_step, out)) return false;
+        }
+        return true;
     }
 
     // What follows the pieces of an op with an index: cross_entropy's sum or mean over the rows.

@@ -619,6 +619,14 @@ std::vector<WindowCase> window_cases() {
          }},
         // embedding_backward: dW's rows in windows (each piece the tokens of its rows, the padding
         // row where it lands), after one index check and sort
+        // an index larger than one window: checked window by window (consecutive positions), before
+        // any piece writes
+        {"gather_index_in_windows", [](Rng& r) { return indexing(TGL_OP_GATHER, {40, 30}, 1, {40, 30}, r); }},
+        {"one_hot_index_in_windows", [](Rng& r) {
+             tgl_unary_params p{sizeof p, 0};
+             return spec(TGL_OP_ONE_HOT, param_bytes(p), {ints({3, 400}, TGL_DTYPE_I32, 0, 4, r)}, {output_of(F32, {3, 400, 5})},
+                         CompareMode::ExactBits, 0, "one_hot of a (3, 400) index, 5 classes");
+         }},
         {"embedding_backward_rows_padding", [](Rng& r) { return embedding_backward({100}, 60, 24, 17, r); }},
         // ... and its tokens (f32 dW: later pieces add to dW in token order), along the index's
         // outermost axis, then within one row of it
@@ -942,6 +950,21 @@ TEST(WindowIndex, GroupedLinearBadIndexWritesNothing) {
                                     {output_of(F32, {90, 30})}, "holds 6 at position 61");
 }
 
+// gather with an index larger than one window (checked window by window): a bad index in the
+// second window writes nothing, reported at its position in the whole index.
+TEST(WindowIndex, GatherIndexInWindowsBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(1200);
+    for (double& v : index) v = double(rng.integer(0, 29));
+    index[1000] = 30;
+    tgl_axis_params p{sizeof p, 1};
+    expect_bad_index_writes_nothing(d, TGL_OP_GATHER, &p,
+                                    {input_values(F32, {40, 30}, std::vector<double>(1200, 1.5)), input_values(TGL_DTYPE_I32, {40, 30}, index)},
+                                    {output_of(F32, {40, 30})}, "holds 30 at position 1000");
+}
+
 // one_hot in pieces: the index tensor is checked once, before any piece writes.
 TEST(WindowIndex, OneHotBadIndexWritesNothing) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
@@ -1077,6 +1100,10 @@ TEST(WindowRefused, SaysWhy) {
     const tgl_narrow_params narrow{sizeof narrow, 0, 10, 30};
     const tgl_group_norm_params group_norm{sizeof group_norm, 2, 1e-5f, 0};
     const MultiSpec causal = attention(1, 1, 1, 100, 70, 16, true, false, rng);  // one head's keys: 4480 bytes
+    InputArg transposed_index;  // (40, 30) viewing a (30, 40) tensor: 4800 bytes, no row of it consecutive
+    transposed_index.dtype = TGL_DTYPE_I32;
+    transposed_index.view = make_view({40, 30}, Layout{"transposed", {1, 0}, {}, {}, 0, 0});
+    transposed_index.storage = random_storage(TGL_DTYPE_I32, transposed_index.view.storage, rng, int_values(TGL_DTYPE_I32, 0, 39));
     const std::vector<Refused> cases = {
         {TGL_OP_SORT, param_bytes(sort), {floats({3000}, Kind::Contiguous, rng)},
          {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "each of its rows"},
@@ -1093,6 +1120,8 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
         {TGL_OP_CROSS_ENTROPY, {}, {floats({1100}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {}, {3})},
          {output_of(F32, {})}, "one row of logits (its C classes) must fit"},
+        {TGL_OP_CROSS_ENTROPY, {}, {floats({1100, 2}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 1, rng)},
+         {output_of(F32, {})}, "checked in one pass before anything is written"},
         {TGL_OP_EMBEDDING_BACKWARD, {}, {floats({1000, 3}, Kind::Contiguous, rng, -1, 1, TGL_DTYPE_F16), ints({1000}, TGL_DTYPE_I32, 0, 3, rng)},
          {output_of(TGL_DTYPE_F16, {4, 3})}, "rounded once per piece"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
@@ -1104,7 +1133,9 @@ TEST(WindowRefused, SaysWhy) {
          {output_of(F32, {2, 2})}, "one row of x, W or y must fit"},
         {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 2999, rng),
                               floats({1100}, Kind::Contiguous, rng)},
-         {output_of(F32, {3000})}, "checked in one pass before anything is written"},
+         {output_of(F32, {3000})}, "one such row of each must fit one window"},
+        {TGL_OP_GATHER, param_bytes(tgl_axis_params{sizeof(tgl_axis_params), 0}), {floats({40, 30}, Kind::Contiguous, rng), transposed_index},
+         {output_of(F32, {40, 30})}, "such a cut does not shrink it"},
     };
     for (const Refused& c : cases) {
         tgl_test::OpCall call(d, c.in, c.out);
