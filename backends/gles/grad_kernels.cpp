@@ -12,6 +12,10 @@
 //     positions), PASS_EMB_GATHER (each dW element sums its run in position order): O(T log^2 T +
 //     T * D + V * D) work, deterministic, no float atomics.
 //   cumsum_backward  the Scan kernels (scan.comp), with the direction flipped by the plan.
+// Run in windows (window_split.cpp), cross_entropy(_backward) and embedding_backward split these:
+// the check passes (with the count, or the sort and the runs) once over the whole op
+// (add_grad_index_check), then each piece's row pass or gather pass over that scratch (run_grad
+// with an IndexPiece), then cross_entropy's PASS_CE_SUM over every row (add_grad_after_pieces).
 // Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "gles_families.h"

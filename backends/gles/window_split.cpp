@@ -858,7 +858,7 @@ public:
         const int d = outermost_row_axis(t);
         if (d < 0) return false;
         const CutAxis rows = consecutive_rows(t, d, {d});
-        if (dev_.window_bytes(halved(Piece{nullptr, {}, {t}}, rows, 0)) > bytes / 4 * 3) return false;
+        if (dev_.window_bytes(cut_view(t, d, 0, (rows.extent + 1) / 2)) > bytes / 4 * 3) return false;
         const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
         const int64_t count = std::min(rows.extent, std::max<int64_t>(2, (bytes + room - 1) / room));
         for (int64_t i = 0; i < count; ++i) {
@@ -870,7 +870,7 @@ public:
 
     // What follows the pieces of an op with an index: cross_entropy's sum or mean over the rows.
     void after_pieces(const OpCall& call) {
-        if (call.info->family == OpFamily::Grad) add_grad_after_pieces(dev_, call, piece_of(Piece{}));
+        if (call.info->family == OpFamily::Grad) add_grad_after_pieces(dev_, call, IndexPiece{check_, 0, scratch_, whole_, 0});
     }
 
     // Runs the piece (planning its dispatches, which the caller captures), cut where needed.
