@@ -37,7 +37,9 @@
 //                    the dW the previous one stored (runs longer than the loop budget); it writes
 //                    dW rows v in [u_v_lo, u_v_lo + u_v_rows) (all of V, or a piece's window of it)
 // Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
-// OUTER_RANK, INNER_RANK (0..8), P_RANK and SUM_DTYPE (PASS_COLUMN_FINAL), STATUS_BINDING, WG_SIZE.
+// OUTER_RANK, INNER_RANK (0..8), P_RANK and SUM_DTYPE (PASS_COLUMN_FINAL), TOKEN_WINDOW
+// (PASS_EMB_GATHER over a part of the tokens: each run cut to them by binary search),
+// STATUS_BINDING, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -463,6 +465,7 @@ void main() {
 }
 
 #elif defined(PASS_EMB_GATHER)
+#if defined(TOKEN_WINDOW)
 // The first sorted position in [lo, hi) whose token is at least t (hi if none): a value's run of
 // sorted positions holds its tokens in increasing order (the sort is stable).
 uint first_token_at_least(uint lo, uint hi, uint t) {
@@ -473,6 +476,7 @@ uint first_token_at_least(uint lo, uint hi, uint t) {
     }
     return lo;
 }
+#endif
 
 void main() {
     uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
@@ -482,8 +486,10 @@ void main() {
     int at = u_dw_offset + int(r) * u_dw_stride[0] + int(j) * u_dw_stride[1];
     // v's run of sorted positions, cut to the tokens of this dispatch
     uint s0 = s_data[u_start_off + int(v)], s1 = s_data[u_start_off + int(u_vocab + v)];
+#if defined(TOKEN_WINDOW)
     s0 = first_token_at_least(s0, s1, u_t_lo);
     s1 = first_token_at_least(s0, s1, u_t_hi);
+#endif
     bool first = u_run_begin == 0u && u_t_lo == 0u;  // this dispatch stores dW; later ones add to it
     bool padding = int(r) == u_padding;
     if (!first && (padding || s1 - s0 <= u_run_begin)) return;  // nothing to add

@@ -379,7 +379,10 @@ void emb_gather(Passes& ps, const Binding& s2, uint64_t v_lo, uint64_t t_lo, uin
     int32_t dw_off = 0;
     Binding d = ps.dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
     Binding a = T > 0 && D > 0 ? ps.view(call.inputs[0], operand_label(info, false, 0), R::kA) : s2;
-    Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, {{"STATUS_BINDING", "3"}});
+    const bool token_window = t_lo > 0 || T < all_tokens;  // a piece of the tokens: runs cut to them
+    Defines ex = {{"STATUS_BINDING", "3"}};
+    if (token_window) ex.emplace_back("TOKEN_WINDOW", "");
+    Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, ex);
     gather.bindings.push_back(ps.check.status);
     set(gather, "u_pos_off", 0);
     set(gather, "u_start_off", to_i32(int64_t(all_tokens), "the tokens of index"));
@@ -392,10 +395,11 @@ void emb_gather(Passes& ps, const Binding& s2, uint64_t v_lo, uint64_t t_lo, uin
     gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
                                                           to_i32(p.dw_strides[1], "a stride of dW")}));
     set(gather, "u_dw_offset", dw_off);
-    // A dW element finds its index value's run of the dispatch's tokens (two binary searches of up
-    // to 32 steps) and walks it (up to all T): runs longer than the loop budget take several
-    // dispatches, each over a range of offsets into the runs, in order.
-    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(ps.dev), 1, 1 + 2 * loop_cost(32)));
+    // A dW element walks its index value's run of tokens (up to all T; a piece of the tokens first
+    // cuts the run to them, two binary searches of up to 32 steps): runs longer than the loop
+    // budget take several dispatches, each over a range of offsets into the runs, in order.
+    const uint64_t search = token_window ? 2 * loop_cost(32) : 0;
+    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(ps.dev), 1, 1 + search));
     for (uint64_t r = 0; r < std::max<uint64_t>(T, 1); r += run) {
         Dispatch g = gather;
         setu(g, "u_run_begin", uint32_t(r));
