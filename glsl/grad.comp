@@ -38,7 +38,8 @@
 //                    dW rows v in [u_v_lo, u_v_lo + u_v_rows) (all of V, or a piece's window of it)
 // Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
 // OUTER_RANK, INNER_RANK (0..8), P_RANK and SUM_DTYPE (PASS_COLUMN_FINAL), TOKEN_WINDOW
-// (PASS_EMB_GATHER over a part of the tokens: each run cut to them by binary search),
+// (PASS_EMB_GATHER over a part of the tokens: each run cut to them by binary search) and DW_DTYPE
+// (its dW: DTYPE, or the f32 copy that pieces of an f16 op's tokens add to),
 // STATUS_BINDING, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
@@ -493,7 +494,7 @@ void main() {
     bool first = u_run_begin == 0u && u_t_lo == 0u;  // this dispatch stores dW; later ones add to it
     bool padding = int(r) == u_padding;
     if (!first && (padding || s1 - s0 <= u_run_begin)) return;  // nothing to add
-    float acc = first ? 0.0 : tgl_to_f32(tgl_extract(d_data[tgl_word_of(at, DTYPE)], at, DTYPE), DTYPE);
+    float acc = first ? 0.0 : tgl_to_f32(tgl_extract(d_data[tgl_word_of(at, DW_DTYPE)], at, DW_DTYPE), DW_DTYPE);
     if (!padding) {
         uint end = min(s1, s0 + u_run_end);
         for (uint s = s0 + u_run_begin; s < end; ++s) {
@@ -503,7 +504,7 @@ void main() {
             acc += a_at(b4.x + aj);
         }
     }
-    STORE_AT(d_data, at, acc)
+    TGL_STORE_BITS(d_data, at, tgl_from_f32(acc, DW_DTYPE), DW_DTYPE)
 }
 
 #else

@@ -380,7 +380,7 @@ void emb_gather(Passes& ps, const Binding& s2, uint64_t v_lo, uint64_t t_lo, uin
     Binding d = ps.dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
     Binding a = T > 0 && D > 0 ? ps.view(call.inputs[0], operand_label(info, false, 0), R::kA) : s2;
     const bool token_window = t_lo > 0 || T < all_tokens;  // a piece of the tokens: runs cut to them
-    Defines ex = {{"STATUS_BINDING", "3"}};
+    Defines ex = {{"STATUS_BINDING", "3"}, {"DW_DTYPE", str(call.outputs[0].dtype)}};
     if (token_window) ex.emplace_back("TOKEN_WINDOW", "");
     Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, ex);
     gather.bindings.push_back(ps.check.status);

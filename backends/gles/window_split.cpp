@@ -64,7 +64,8 @@ struct Piece {
     // embedding_backward: token)
     int64_t row_lo = 0;
     // per operand (empty: none): an f32 view that receives the output instead of the operand's own
-    // view, which is validated in the op's dtype (an f16 op's dgamma, dbeta partial sums)
+    // view, which is validated in the op's dtype (an f16 op's dgamma, dbeta partial sums; an f16
+    // embedding_backward's dW over pieces of the tokens); cut with the operand
     std::vector<TensorArg> wide;
 };
 
@@ -94,6 +95,9 @@ struct CutAxis {
     // each piece writes its part's sums to an f32 scratch of partial results, added up after the
     // pieces in f32 (an f16 output rounded once, at the end)
     std::vector<bool> summed = {};
+    // per operand: an output the pieces add to in turn (embedding_backward's dW over pieces of the
+    // tokens): an f16 one is accumulated in an f32 copy, rounded once after the pieces
+    std::vector<bool> accumulated = {};
     // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
     // read, its pads what of them lies outside x
     bool halo = false;
@@ -496,8 +500,8 @@ CutAxis consecutive_rows(const TensorArg& rows, int d, std::vector<int> axis) {
 // up after. cross_entropy(_backward): the rows (positions), along the outermost outer axis that
 // has more than one, so that a piece's rows are consecutive rows of the whole op (its part of the
 // scratch the whole op's target check filled). embedding_backward: dW's rows in windows (each
-// piece the tokens whose index lands in its rows), the tokens likewise (f32), and D (dW's
-// columns, dy's last axis).
+// piece the tokens whose index lands in its rows), the tokens likewise (dW accumulated in f32),
+// and D (dW's columns, dy's last axis).
 void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
@@ -529,13 +533,16 @@ void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         cuts.push_back(consecutive_rows(t, d, std::move(axis)));
         return;
     } else if (op == TGL_OP_EMBEDDING_BACKWARD) {  // (dy (..., D), index (...)) -> dW (V, D)
-        // dW's rows in windows; the tokens (f32: the pieces add to dW in token order, as the whole
-        // op sums; f16 dW would be rounded once per piece); D
+        // dW's rows in windows; the tokens (the pieces add to dW in token order, as the whole op
+        // sums; in f32, f16 dW rounded once after them); D
         const TensorArg& index = ops[1];
         const TensorArg& dw = ops[n_in];
         add(CutAxis::Window, dw.shape[0], {-1, -1, 0});
         const int d = outermost_row_axis(index);
-        if (d >= 0 && dw.dtype == TGL_DTYPE_F32) cuts.push_back(consecutive_rows(index, d, {d, d, -1}));
+        if (d >= 0) {
+            cuts.push_back(consecutive_rows(index, d, {d, d, -1}));
+            cuts.back().accumulated = {false, false, true};
+        }
         add(CutAxis::Independent, dw.shape[1], {x.rank - 1, -1, 1});
         return;
     } else {
@@ -773,12 +780,8 @@ const char* sequence_refusal(const Piece& p, const TensorArg&) {
 const char* grad_refusal(const Piece& p, const TensorArg&) {
     const tgl_op op = p.info->op;
     return op == TGL_OP_EMBEDDING_BACKWARD
-              ? (p.operands[p.n_inputs].dtype == TGL_DTYPE_F32
-                     ? "embedding_backward is cut along dW's rows, its tokens and D, so one token's row of dy must "
-                       "fit one window"
-                     : "an f16 embedding_backward is cut along dW's rows and D only (dW accumulated over pieces of "
-                       "the tokens would be rounded once per piece, not once as the op promises), so the part of dy "
-                       "that a cut along D leaves (of a row-major dy, nearly all of it) must fit one window")
+              ? "embedding_backward is cut along dW's rows, its tokens and D, so one token's row of dy must fit one "
+                "window"
           : op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
               ? "cross_entropy is cut along its rows (positions) only, so one row of logits (its C classes) must "
                 "fit one window"
@@ -878,7 +881,7 @@ public:
         size_t worst = p.operands.size();
         int64_t worst_bytes = 0;
         for (size_t k = 0; k < p.operands.size(); ++k) {
-            const int64_t w = dev_.window_bytes(p.operands[k]);
+            const int64_t w = dev_.window_bytes(bound(p, k));
             if (w > max_ && w > worst_bytes) worst = k, worst_bytes = w;
         }
         if (worst == p.operands.size()) return run_fitting(p);
@@ -893,15 +896,20 @@ public:
 private:
     static int64_t per(const CutAxis& c, size_t k) { return c.per.empty() ? 1 : c.per[k]; }
 
-    // Operand k of p cut to the first half of `c`.
+    // The view operand k of p binds: its f32 view where it has one (Piece::wide), else itself.
+    static const TensorArg& bound(const Piece& p, size_t k) {
+        return k < p.wide.size() && p.wide[k].present() ? p.wide[k] : p.operands[k];
+    }
+
+    // Operand k of p (the view it binds) cut to the first half of `c`.
     TensorArg halved(const Piece& p, const CutAxis& c, size_t k) {
-        return cut_view(p.operands[k], c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
+        return cut_view(bound(p, k), c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
     }
 
     // The cut that shrinks operand k most (the first, outermost, of equals); null: none shrinks it.
     const CutAxis* best_cut(const Piece& p, const std::vector<CutAxis>& cuts, size_t k) {
         const CutAxis* best = nullptr;
-        int64_t best_bytes = dev_.window_bytes(p.operands[k]);
+        int64_t best_bytes = dev_.window_bytes(bound(p, k));
         for (const CutAxis& c : cuts) {
             if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
             const int64_t half = dev_.window_bytes(halved(p, c, k));
@@ -934,7 +942,7 @@ private:
             std::vector<size_t> order(p.operands.size());
             for (size_t k = 0; k < order.size(); ++k) order[k] = k;
             std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-                return dev_.window_bytes(p.operands[a]) > dev_.window_bytes(p.operands[b]);
+                return dev_.window_bytes(bound(p, a)) > dev_.window_bytes(bound(p, b));
             });
             const std::vector<CutAxis> cuts = cut_axes(p);
             for (size_t k : order) {
@@ -953,12 +961,27 @@ private:
         std::vector<BufferRef> partials(cut.summed.size());  // of the outputs summed over the cut axis
         for (size_t k = 0; k < cut.summed.size(); ++k)
             if (cut.summed[k]) partials[k] = dev_.internal_buffer(uint64_t(count * p.operands[k].numel * 4));
+        std::vector<BufferRef> wide(cut.accumulated.size());  // f32 copies of f16 outputs accumulated over the pieces
+        for (size_t k = 0; k < cut.accumulated.size(); ++k) {
+            const bool has_wide = k < p.wide.size() && p.wide[k].present();  // already f32 (a piece of a piece)
+            if (cut.accumulated[k] && p.operands[k].dtype != TGL_DTYPE_F32 && !has_wide)
+                wide[k] = dev_.internal_buffer(uint64_t(p.operands[k].numel * 4));
+        }
         for (int64_t i = 0; i < count; ++i) {
             const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
             Piece part = p;
             for (size_t k = 0; k < p.operands.size(); ++k)
-                if (cut.axis[k] >= 0)
+                if (cut.axis[k] >= 0) {
                     part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+                    if (k < p.wide.size() && p.wide[k].present())
+                        part.wide[k] = cut_view(p.wide[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+                }
+            for (size_t k = 0; k < wide.size(); ++k)
+                if (wide[k]) {  // validated in the op's dtype, written in f32
+                    part.operands[k] = contiguous_view(wide[k], p.operands[k].dtype, p.operands[k].rank, p.operands[k].shape, 0);
+                    part.wide.resize(p.operands.size());
+                    part.wide[k] = contiguous_view(wide[k], TGL_DTYPE_F32, p.operands[k].rank, p.operands[k].shape, 0);
+                }
             for (size_t k = 0; k < cut.prefix.size(); ++k)
                 if (cut.prefix[k] >= 0)
                     part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
@@ -989,7 +1012,7 @@ private:
         }
         for (size_t k = 0; k < partials.size(); ++k)
             if (partials[k]) {  // into the f32 partial result this piece is of the op, or the op's own output
-                const TensorArg& t = k < p.wide.size() && p.wide[k].present() ? p.wide[k] : p.operands[k];
+                const TensorArg& t = bound(p, k);
                 int64_t shape[TGL_MAX_RANK] = {count};
                 std::copy(t.shape, t.shape + t.rank, shape + 1);
                 const TensorArg parts = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0);
@@ -1000,6 +1023,11 @@ private:
                 const TensorArg total = contiguous_view(dev_.internal_buffer(uint64_t(t.numel * 4)), TGL_DTYPE_F32, t.rank, t.shape, 0);
                 sum_first_axis(parts, total);
                 elementwise(TGL_OP_CAST, {total}, t);  // rounded once
+            }
+        for (size_t k = 0; k < wide.size(); ++k)
+            if (wide[k]) {
+                const TensorArg& t = p.operands[k];
+                elementwise(TGL_OP_CAST, {contiguous_view(wide[k], TGL_DTYPE_F32, t.rank, t.shape, 0)}, t);  // rounded once
             }
     }
 
