@@ -24,7 +24,8 @@
 //     (each row's target and the count of those not ignored; the tokens sorted by index and each
 //     value's run of them). cross_entropy's sum or mean is one pass over every row's loss after
 //     the pieces, in the unsplit op's order (bit for bit its value); embedding_backward's pieces
-//     of tokens add to dW in token order (f32 only; bit for bit the unsplit sums).
+//     of tokens add to dW in token order (an f16 dW through an f32 copy, rounded once after the
+//     pieces: bit for bit the unsplit sums).
 //   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
 //     grouped_linear's experts; embedding_backward's dW rows): each piece holds a window of that
 //     axis and handles the indices that land in it; the whole index tensor is checked once, before
