@@ -10,6 +10,11 @@
 //   u_gamma_off: gamma as f32 (pack.comp), u_stats_off: (mean, rstd) per row,
 //   u_tgt_off: target / index per row (-1 ignored), u_loss_off: loss per row,
 //   u_part_off: dgamma/dbeta partial sums per (chunk, element).
+// Checked mode (cross_entropy(_backward) and embedding_backward run in windows, window_split.cpp):
+// the whole op's PASS_TARGETS (and PASS_COUNT, or the sort and PASS_EMB_BOUNDS) fill one scratch
+// once; each piece runs only its row pass (u_tgt_off and u_loss_off at its first row) or its
+// PASS_EMB_GATHER (u_v_lo) over that scratch, checking nothing again, and PASS_CE_SUM follows the
+// pieces.
 // Passes:
 //   PASS_ROW     per row (MODE_GROUP: a workgroup and a shared-memory tree; MODE_THREAD: one
 //                invocation per short row), by OP_*:
@@ -19,7 +24,8 @@
 //     OP_CE      max, then sum exp(z - max) and sum z: the row's loss, stored to loss (LOSS_NONE) or
 //                to the scratch per row; OP_CE_BW: dlogits = w * (softmax - (1 - ls) onehot - ls / C)
 //   PASS_COLUMN  per (element e, chunk of u_chunk_rows rows): partial sums of dy * xhat and dy
-//   PASS_COLUMN_FINAL  per element: the chunks' partials in order -> dgamma (HAS_DG), dbeta (HAS_DB)
+//   PASS_COLUMN_FINAL  per element: the chunks' partials in order -> dgamma (HAS_DG), dbeta (HAS_DB),
+//                stored as SUM_DTYPE (DTYPE, or f32 partial sums of a piece of an f16 op run in windows)
 //   PASS_TARGETS per row: the target / index, range-checked (device_status.glsl; IGNORE: the
 //                ignore_index value is kept as -1), stored to the scratch
 //   PASS_COUNT   one workgroup: count of non-ignored targets and the failed flag
@@ -28,9 +34,13 @@
 //                of each index value's run
 //   PASS_EMB_GATHER  per (v, j) of dW: the sum over the run of v of dy[token, j], in position order;
 //                    a dispatch walks run offsets [u_run_begin, u_run_end) only, later ones adding to
-//                    the dW the previous one stored (runs longer than the loop budget)
+//                    the dW the previous one stored (runs longer than the loop budget); it writes
+//                    dW rows v in [u_v_lo, u_v_lo + u_v_rows) (all of V, or a piece's window of it)
 // Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
-// OUTER_RANK, INNER_RANK (0..8), P_RANK (PASS_COLUMN_FINAL), STATUS_BINDING, WG_SIZE.
+// OUTER_RANK, INNER_RANK (0..8), P_RANK and SUM_DTYPE (PASS_COLUMN_FINAL), TOKEN_WINDOW
+// (PASS_EMB_GATHER over a part of the tokens: each run cut to them by binary search) and DW_DTYPE
+// (its dW: DTYPE, or the f32 copy that pieces of an f16 op's tokens add to),
+// STATUS_BINDING, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -91,8 +101,12 @@ uniform int u_loss_off;
 uniform int u_part_off;
 uniform int u_pos_off;     // embedding: sorted positions
 uniform int u_start_off;   // embedding: start of each value's run (end: + u_vocab)
-uniform uint u_vocab;
-uniform int u_padding;     // embedding: the row that stays 0, or -1
+uniform uint u_vocab;      // embedding: V, of the whole op
+uniform uint u_v_lo;       // PASS_EMB_GATHER: the first index value of the rows of dW it writes (a piece
+uniform uint u_v_rows;     // of an op run in windows: a window of V's rows), and their count
+uniform uint u_t_lo;       // PASS_EMB_GATHER: the tokens (positions) whose dy rows it sums, [u_t_lo, u_t_hi)
+uniform uint u_t_hi;       // (a piece of tokens past the first adds to the dW the earlier ones stored)
+uniform int u_padding;     // embedding: the row of this dispatch's dW that stays 0, or -1
 uniform uint u_run_begin;  // PASS_EMB_GATHER: the offsets into each run this dispatch walks
 uniform uint u_run_end;
 uniform uint u_chunks;
@@ -388,10 +402,10 @@ void main() {
         ob += c * u_db_stride[d];
     }
 #if defined(HAS_DG)
-    STORE_AT(dg_data, og, acc.x)
+    TGL_STORE_BITS(dg_data, og, tgl_from_f32(acc.x, SUM_DTYPE), SUM_DTYPE)
 #endif
 #if defined(HAS_DB)
-    STORE_AT(db_data, ob, acc.y)
+    TGL_STORE_BITS(db_data, ob, tgl_from_f32(acc.y, SUM_DTYPE), SUM_DTYPE)
 #endif
 }
 
@@ -452,29 +466,45 @@ void main() {
 }
 
 #elif defined(PASS_EMB_GATHER)
+#if defined(TOKEN_WINDOW)
+// The first sorted position in [lo, hi) whose token is at least t (hi if none): a value's run of
+// sorted positions holds its tokens in increasing order (the sort is stable).
+uint first_token_at_least(uint lo, uint hi, uint t) {
+    while (lo < hi) {
+        uint mid = lo + (hi - lo) / 2u;
+        if (s_data[u_pos_off + int(mid)] < t) lo = mid + 1u;
+        else hi = mid;
+    }
+    return lo;
+}
+#endif
+
 void main() {
     uint i = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-    if (i >= u_vocab * u_len || tgl_op_failed()) return;
-    uint j = i % u_len, v = i / u_len;
+    if (i >= u_v_rows * u_len || tgl_op_failed()) return;
+    uint j = i % u_len, r = i / u_len, v = u_v_lo + r;  // r: the row of this dispatch's dW, v: its index value
     int aj = elem_offsets(j).x;
-    int at = u_dw_offset + int(v) * u_dw_stride[0] + int(j) * u_dw_stride[1];
-    float acc = 0.0;
-    if (u_run_begin > 0u) {
-        uint s0 = s_data[u_start_off + int(v)], s1 = s_data[u_start_off + int(u_vocab + v)];
-        if (int(v) == u_padding || s1 - s0 <= u_run_begin) return;  // its run ended in an earlier dispatch
-        acc = tgl_to_f32(tgl_extract(d_data[tgl_word_of(at, DTYPE)], at, DTYPE), DTYPE);
-    }
-    if (int(v) != u_padding) {
-        uint s0 = s_data[u_start_off + int(v)];
-        uint s1 = min(s_data[u_start_off + int(u_vocab + v)], s0 + u_run_end);
-        for (uint s = s0 + u_run_begin; s < s1; ++s) {
+    int at = u_dw_offset + int(r) * u_dw_stride[0] + int(j) * u_dw_stride[1];
+    // v's run of sorted positions, cut to the tokens of this dispatch
+    uint s0 = s_data[u_start_off + int(v)], s1 = s_data[u_start_off + int(u_vocab + v)];
+#if defined(TOKEN_WINDOW)
+    s0 = first_token_at_least(s0, s1, u_t_lo);
+    s1 = first_token_at_least(s0, s1, u_t_hi);
+#endif
+    bool first = u_run_begin == 0u && u_t_lo == 0u;  // this dispatch stores dW; later ones add to it
+    bool padding = int(r) == u_padding;
+    if (!first && (padding || s1 - s0 <= u_run_begin)) return;  // nothing to add
+    float acc = first ? 0.0 : tgl_to_f32(tgl_extract(d_data[tgl_word_of(at, DW_DTYPE)], at, DW_DTYPE), DW_DTYPE);
+    if (!padding) {
+        uint end = min(s1, s0 + u_run_end);
+        for (uint s = s0 + u_run_begin; s < end; ++s) {
             ivec4 b4;
             ivec2 b2;
-            row_base(s_data[u_pos_off + int(s)], b4, b2);
+            row_base(s_data[u_pos_off + int(s)] - u_t_lo, b4, b2);
             acc += a_at(b4.x + aj);
         }
     }
-    STORE_AT(d_data, at, acc)
+    TGL_STORE_BITS(d_data, at, tgl_from_f32(acc, DW_DTYPE), DW_DTYPE)
 }
 
 #else

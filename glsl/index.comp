@@ -3,7 +3,9 @@
 //   PASS_CHECK    one invocation per element of the index tensor (row-major over u_shape): a value
 //                 outside [0, u_limit) raises TGL_ERROR_INDEX_OUT_OF_RANGE in the device status
 //                 (device_status.glsl); dispatched again with u_report = 1, the invocation at the
-//                 first bad position stores its value there;
+//                 first bad position stores its value there; an index tensor larger than one
+//                 window is checked window by window, each dispatch over consecutive positions
+//                 from u_pos_base (the check passes of every window, then their report passes);
 //   PASS_GATHER   gather and index_select: y[c] = x[c with c[axis] = index[c]];
 //   PASS_ONE_HOT  y[c] = index[c] == c[last] ? u_one : 0 (u_one: the bits of 1 in Y_DTYPE);
 //   PASS_SCATTER  scatter / scatter_add (ADD) into scratch words, t[n] for y's row-major n: x's
@@ -53,6 +55,7 @@ uniform int u_k_end;
 uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
 uniform uint u_op;     // PASS_CHECK: op id, for the error
 uniform uint u_report; // PASS_CHECK: 1 in the report dispatch
+uniform uint u_pos_base;  // PASS_CHECK: the whole index tensor's position of this dispatch's element 0
 uniform uint u_one;    // PASS_ONE_HOT
 uniform int u_lo;      // WINDOWED: x (scatter: x and y) holds indices [u_lo, u_hi) of the axis
 uniform int u_hi;
@@ -81,8 +84,9 @@ void main() {
     for (int d = 0; d < RANK; ++d) io += c[d] * u_i_str[d];
     int v = i_data[io];
     if (v >= 0 && v < u_limit) return;
-    if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, n, uint(u_limit), uint(u_axis));
-    else if (tgl_is_reported(n)) tgl_report_value(uint(v));
+    uint pos = u_pos_base + n;
+    if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, pos, uint(u_limit), uint(u_axis));
+    else if (tgl_is_reported(pos)) tgl_report_value(uint(v));
 #elif defined(PASS_COMMIT)
     if (tgl_op_failed()) return;
     int yo = u_y_offset;

@@ -272,11 +272,24 @@ void run_layout(GlesDevice& dev, const OpCall& call);
 struct IndexPiece {
     GlesDevice::DeviceCheck check;
     int64_t axis_lo = 0;
+    // Grad (cross_entropy(_backward), embedding_backward; axis_lo: embedding_backward's first row
+    // of dW): the scratch that the whole op's check filled (add_grad_index_check), the whole op's
+    // call (the scratch's layout), and the piece's first row of it (cross_entropy: position;
+    // embedding_backward: token; the piece's rows are consecutive rows of the whole op).
+    BufferRef scratch = {};
+    const OpCall* whole = nullptr;
+    int64_t row_lo = 0;
 };
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece = nullptr);
-// The check and report passes of an index op over its whole index tensor.
+// The check and report passes of an index op over its whole index tensor: in one window, or in
+// `windows` (an index tensor larger than one window, window_split.cpp): views of consecutive
+// row-major positions of it, each with its first position in the whole.
+struct IndexWindow {
+    TensorArg view;
+    int64_t first = 0;
+};
 void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
-                     std::vector<Dispatch>& ds);
+                     std::vector<Dispatch>& ds, const std::vector<IndexWindow>& windows = {});
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);
@@ -284,6 +297,15 @@ void run_pool(GlesDevice& dev, const OpCall& call);
 void run_attention(GlesDevice& dev, const OpCall& call);
 void run_sequence(GlesDevice& dev, const OpCall& call);
 void run_grad(GlesDevice& dev, const OpCall& call);
+// grad_kernels.cpp, for cross_entropy(_backward) and embedding_backward run in pieces
+// (window_split.cpp): the passes over the whole op before its pieces (the target or index check,
+// cross_entropy's count of targets, embedding_backward's sort of the tokens by index and each
+// value's run of them) into a scratch that the pieces share (returned); a piece (run_grad with
+// the IndexPiece holding that scratch), which checks nothing again; and the passes after the
+// pieces (cross_entropy's sum or mean over every row's loss, in the unsplit op's order).
+BufferRef add_grad_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check);
+void run_grad(GlesDevice& dev, const OpCall& call, const IndexPiece& piece);
+void add_grad_after_pieces(GlesDevice& dev, const OpCall& call, const IndexPiece& piece);
 // elementwise_kernels.cpp: the device's byte fills and copies.
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);

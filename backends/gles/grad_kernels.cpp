@@ -12,6 +12,10 @@
 //     positions), PASS_EMB_GATHER (each dW element sums its run in position order): O(T log^2 T +
 //     T * D + V * D) work, deterministic, no float atomics.
 //   cumsum_backward  the Scan kernels (scan.comp), with the direction flipped by the plan.
+// Run in windows (window_split.cpp), cross_entropy(_backward) and embedding_backward split these:
+// the check passes (with the count, or the sort and the runs) once over the whole op
+// (add_grad_index_check), then each piece's row pass or gather pass over that scratch (run_grad
+// with an IndexPiece), then cross_entropy's PASS_CE_SUM over every row (add_grad_after_pieces).
 // Nothing is computed on the CPU.
 #include "gles_device.h"
 #include "gles_families.h"
@@ -38,6 +42,14 @@ Binding whole(const BufferRef& b, uint64_t bytes) {
     r.name = static_cast<GlesBuffer&>(*b).name();
     r.size = int64_t(bytes);
     return r;
+}
+
+// A scratch block of `words` for `call`, refused where it would not fit one storage block.
+Binding scratch_block(GlesDevice& dev, const OpCall& call, uint64_t words, const char* what) {
+    if (words * 4 > uint64_t(dev.max_window_bytes()))
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': its %llu-byte scratch (%s) exceeds one shader storage block (%lld bytes)",
+             call.info->name, (unsigned long long)(words * 4), what, (long long)dev.max_window_bytes());
+    return whole(dev.alloc(words * 4), words * 4);
 }
 
 // The dispatches of one op, built pass by pass: dense binding points, shared uniforms.
@@ -145,10 +157,7 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     const uint64_t gamma_off = 2, stats_off = gamma_off + (p.has_gamma ? len : 0);
     const uint64_t part_off = stats_off + (cols ? 2 * rows : 0);
     const uint64_t words = part_off + (cols ? 2 * chunks * len : 0);
-    if (words * 4 > uint64_t(dev.max_window_bytes()))
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': its %llu-byte scratch exceeds one shader storage block", info.name,
-             (unsigned long long)(words * 4));
-    Binding sb = whole(dev.alloc(words * 4), words * 4);
+    Binding sb = scratch_block(dev, call, words, "gamma in f32, each row's mean and rstd, the column sums");
     const bool use_s = p.has_gamma || cols;
 
     if (p.has_gamma) {
@@ -186,7 +195,10 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
 
         std::vector<std::pair<const char*, Binding>> binds = {{"B_S", sb}};
         int32_t dg_off = 0, db_off = 0;
-        Defines ex = {{"P_RANK", str(p.inner_rank)}};
+        // dgamma and dbeta in their own dtype: f32 for f16 x where the op runs in windows (each piece's
+        // partial sums, added up after the pieces and rounded once: window_split.cpp)
+        const tgl_dtype sums = call.outputs[p.has_dgamma ? 1 : 2].dtype;
+        Defines ex = {{"P_RANK", str(p.inner_rank)}, {"SUM_DTYPE", str(sums)}};
         if (p.has_dgamma) {
             binds.emplace_back("B_DG", dev.window(call.outputs[1], operand_label(info, true, 1).c_str(), &dg_off));
             ex.emplace_back("HAS_DG", "");
@@ -235,68 +247,92 @@ void targets_pass(Passes& ps, const Binding& sb, int32_t tgt_off, int64_t limit,
     ps.add(report, groups);
 }
 
-void cross_entropy(GlesDevice& dev, const OpCall& call) {
-    Passes ps(dev, call);
-    const GradPlan& p = call.grad();
-    const OpInfo& info = *call.info;
-    const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
-    const uint64_t rows = count_u32(p.rows, "the rows of logits");
-    const uint64_t words = 2 + 2 * rows;
-    Binding sb = whole(dev.alloc(words * 4), words * 4);
-    const int32_t tgt_off = 2, loss_off = int32_t(2 + rows);
-    Defines red;
-    if (p.reduction == TGL_REDUCTION_NONE) red.emplace_back("LOSS_NONE", "");
-    if (p.reduction == TGL_REDUCTION_MEAN) red.emplace_back("MEAN", "");
+// cross_entropy's scratch: [0] the check failed, [1] the count of non-ignored targets, then each
+// row's target (-1: ignored), then each row's loss (reductions sum and mean).
+uint64_t ce_words(uint64_t rows) { return 2 + 2 * rows; }
+constexpr int32_t kTargetsOff = 2;
+int32_t ce_loss_off(uint64_t rows) { return int32_t(2 + rows); }
 
-    if (rows > 0) targets_pass(ps, sb, tgt_off, p.len, call.inputs[0].rank == 1 ? 0 : 1, true);
+// PASS_TARGETS and PASS_COUNT over every row of the call: each row's target, checked, into the
+// scratch; then the count of non-ignored ones and the failed flag, which the later passes read.
+void ce_check(Passes& ps, const Binding& sb) {
+    const uint64_t rows = uint64_t(ps.p.rows);
+    if (rows > 0) targets_pass(ps, sb, kTargetsOff, ps.p.len, ps.call.inputs[0].rank == 1 ? 0 : 1, true);
     // PASS_COUNT and PASS_CE_SUM: one workgroup walks every row (one in wg per invocation).
-    check_loop_budget(dev, loop_cost(ceil_div(rows, uint64_t(ps.wg))) + 64, info.name, "the walk over the rows' targets and losses");
+    check_loop_budget(ps.dev, loop_cost(ceil_div(rows, uint64_t(ps.wg))) + 64, ps.call.info->name,
+                      "the walk over the rows' targets and losses");
     ps.status();
     Dispatch count = ps.make("PASS_COUNT", {{"B_S", sb}}, {{"STATUS_BINDING", "1"}});
     count.bindings.push_back(ps.check.status);
-    set(count, "u_tgt_off", tgt_off);
+    set(count, "u_tgt_off", kTargetsOff);
     ps.add(count, 1);
+}
 
-    const TensorArg& l = backward ? call.inputs[2] : call.outputs[0];
-    const std::string l_label = backward ? operand_label(info, false, 2) : operand_label(info, true, 0);
-    Binding lb = ps.view(l, l_label, R::kL);
-    if (rows > 0) {
-        Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
-        Defines ex = ps.row_mode();
-        for (auto& e : red) ex.push_back(e);
-        ex.emplace_back(backward ? "OP_CE_BW" : "OP_CE", "");
-        std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_S", sb}};
-        if (backward || p.reduction == TGL_REDUCTION_NONE) binds.emplace_back("B_L", lb);
-        if (backward) binds.emplace_back("B_D", ps.view(call.outputs[0], operand_label(info, true, 0), R::kD));
-        Dispatch row = ps.make("PASS_ROW", binds, ex);
-        set(row, "u_tgt_off", tgt_off);
-        set(row, "u_loss_off", loss_off);
-        ps.add(row, ps.row_groups());
-    }
-    if (!backward && p.reduction != TGL_REDUCTION_NONE) {
-        Dispatch sum = ps.make("PASS_CE_SUM", {{"B_S", sb}, {"B_L", lb}}, red);
-        set(sum, "u_loss_off", loss_off);
-        ps.add(sum, 1);
-    }
+Defines ce_reduction(const GradPlan& p) {
+    Defines red;
+    if (p.reduction == TGL_REDUCTION_NONE) red.emplace_back("LOSS_NONE", "");
+    if (p.reduction == TGL_REDUCTION_MEAN) red.emplace_back("MEAN", "");
+    return red;
+}
+
+// The row pass over the call's rows, which are rows [row_lo, row_lo + rows) of an op of all_rows
+// rows whose targets and count the scratch holds (a piece of an op run in windows: the whole op's).
+void ce_rows(Passes& ps, const Binding& sb, uint64_t row_lo, uint64_t all_rows) {
+    const OpCall& call = ps.call;
+    const OpInfo& info = *call.info;
+    const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
+    if (ps.p.rows == 0) return;
+    Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
+    Defines ex = ps.row_mode();
+    for (auto& e : ce_reduction(ps.p)) ex.push_back(e);
+    ex.emplace_back(backward ? "OP_CE_BW" : "OP_CE", "");
+    std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_S", sb}};
+    if (backward) binds.emplace_back("B_L", ps.view(call.inputs[2], operand_label(info, false, 2), R::kL));
+    else if (ps.p.reduction == TGL_REDUCTION_NONE) binds.emplace_back("B_L", ps.view(call.outputs[0], operand_label(info, true, 0), R::kL));
+    if (backward) binds.emplace_back("B_D", ps.view(call.outputs[0], operand_label(info, true, 0), R::kD));
+    Dispatch row = ps.make("PASS_ROW", binds, ex);
+    set(row, "u_tgt_off", to_i32(int64_t(kTargetsOff + row_lo), "a row of the op"));
+    set(row, "u_loss_off", to_i32(int64_t(ce_loss_off(all_rows) + row_lo), "a row of the op"));
+    ps.add(row, ps.row_groups());
+}
+
+// PASS_CE_SUM (cross_entropy with reduction sum or mean): every row's loss, in one order however
+// the rows were computed (whole, or in pieces), into the loss.
+void ce_sum(Passes& ps, const Binding& sb) {
+    const OpCall& call = ps.call;
+    if (call.info->op != TGL_OP_CROSS_ENTROPY || ps.p.reduction == TGL_REDUCTION_NONE) return;
+    Binding lb = ps.view(call.outputs[0], operand_label(*call.info, true, 0), R::kL);
+    Dispatch sum = ps.make("PASS_CE_SUM", {{"B_S", sb}, {"B_L", lb}}, ce_reduction(ps.p));
+    set(sum, "u_loss_off", ce_loss_off(uint64_t(ps.p.rows)));
+    ps.add(sum, 1);
+}
+
+void cross_entropy(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const uint64_t rows = count_u32(call.grad().rows, "the rows of logits");
+    const Binding sb = scratch_block(dev, call, ce_words(rows), "each row's target and loss");
+    ce_check(ps, sb);
+    ce_rows(ps, sb, 0, rows);
+    ce_sum(ps, sb);
     ps.submit();
 }
 
-void embedding_backward(GlesDevice& dev, const OpCall& call) {
-    Passes ps(dev, call);
-    const GradPlan& p = call.grad();
-    const OpInfo& info = *call.info;
-    const uint64_t T = count_u32(p.rows, "the tokens of index"), V = count_u32(p.vocab, "V (dW's dim 0)");
-    const uint64_t D = count_u32(p.len, "D (dW's dim 1)");
-    const uint64_t words = T + 2 * V;
-    Binding s2 = whole(dev.alloc(words * 4), words * 4);  // sorted positions, run starts, run ends
+// embedding_backward's scratch: the token positions sorted by index value (T), then each value's
+// run of sorted positions: starts (V), ends (V).
+uint64_t emb_words(uint64_t tokens, uint64_t vocab) { return tokens + 2 * vocab; }
+
+// The index checked (PASS_TARGETS into a key block), the positions sorted by it, stably (the Select
+// family's argsort), and each value's run of sorted positions: the scratch the gather pass reads.
+Binding emb_runs(Passes& ps) {
+    GlesDevice& dev = ps.dev;
+    const uint64_t T = count_u32(ps.p.rows, "the tokens of index"), V = count_u32(ps.p.vocab, "V (dW's dim 0)");
+    const Binding s2 = scratch_block(dev, ps.call, emb_words(T, V), "the sorted tokens and each index value's run of them");
     const int32_t pos_off = 0, start_off = int32_t(T);
     ps.status();
-    int32_t dw_off = 0;
-    Binding d = dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
     if (T > 0) {
         BufferRef keys = dev.alloc(T * 4);
         Binding kb = whole(keys, T * 4);
-        targets_pass(ps, kb, 0, p.vocab, 0, false);
+        targets_pass(ps, kb, 0, ps.p.vocab, 0, false);
         ps.submit();
         // Positions sorted by index value, stably (equal values keep position order).
         OpCall sort;
@@ -327,29 +363,100 @@ void embedding_backward(GlesDevice& dev, const OpCall& call) {
         uint32_t zero = 0;
         dev.fill(s2.keep, uint64_t(start_off) * 4, 2 * V * 4, &zero, 4);
     }
+    return s2;
+}
+
+// PASS_EMB_GATHER into the call's dW, which holds rows [v_lo, v_lo + its V) of the dW of an op of
+// all_tokens tokens and all_vocab rows whose runs the scratch holds, over the call's tokens
+// [t_lo, t_lo + its T) of them (a piece of an op run in windows: the whole op's; a piece of tokens
+// past the first adds to the dW the earlier ones stored).
+void emb_gather(Passes& ps, const Binding& s2, uint64_t v_lo, uint64_t t_lo, uint64_t all_tokens, uint64_t all_vocab) {
+    const OpCall& call = ps.call;
+    const GradPlan& p = ps.p;
+    const OpInfo& info = *call.info;
+    const uint64_t T = count_u32(p.rows, "the tokens of index"), V = count_u32(p.vocab, "V (dW's dim 0)");
+    const uint64_t D = count_u32(p.len, "D (dW's dim 1)");
+    int32_t dw_off = 0;
+    Binding d = ps.dev.window(call.outputs[0], operand_label(info, true, 0).c_str(), &dw_off);
     Binding a = T > 0 && D > 0 ? ps.view(call.inputs[0], operand_label(info, false, 0), R::kA) : s2;
-    Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, {{"STATUS_BINDING", "3"}});
+    const bool token_window = t_lo > 0 || T < all_tokens;  // a piece of the tokens: runs cut to them
+    Defines ex = {{"STATUS_BINDING", "3"}, {"DW_DTYPE", str(call.outputs[0].dtype)}};
+    if (token_window) ex.emplace_back("TOKEN_WINDOW", "");
+    Dispatch gather = ps.make("PASS_EMB_GATHER", {{"B_A", a}, {"B_S", s2}, {"B_D", d}}, ex);
     gather.bindings.push_back(ps.check.status);
-    set(gather, "u_pos_off", pos_off);
-    set(gather, "u_start_off", start_off);
-    setu(gather, "u_vocab", uint32_t(V));
+    set(gather, "u_pos_off", 0);
+    set(gather, "u_start_off", to_i32(int64_t(all_tokens), "the tokens of index"));
+    setu(gather, "u_vocab", count_u32(int64_t(all_vocab), "V (dW's dim 0)"));
+    setu(gather, "u_v_lo", uint32_t(v_lo));
+    setu(gather, "u_v_rows", uint32_t(V));
+    setu(gather, "u_t_lo", uint32_t(t_lo));
+    setu(gather, "u_t_hi", uint32_t(t_lo + T));
     set(gather, "u_padding", p.has_padding ? p.padding_idx : -1);
     gather.uniforms.push_back(uniform_int("u_dw_stride", {to_i32(p.dw_strides[0], "a stride of dW"),
                                                           to_i32(p.dw_strides[1], "a stride of dW")}));
     set(gather, "u_dw_offset", dw_off);
-    // A dW element walks its index value's run of tokens (up to all T): runs longer than the loop
+    // A dW element walks its index value's run of tokens (up to all T; a piece of the tokens first
+    // cuts the run to them, two binary searches of up to 32 steps): runs longer than the loop
     // budget take several dispatches, each over a range of offsets into the runs, in order.
-    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(dev), 1));
+    const uint64_t search = token_window ? 2 * loop_cost(32) : 0;
+    const uint64_t run = std::min(std::max<uint64_t>(T, 1), loop_items_within(loop_budget(ps.dev), 1, 1 + search));
     for (uint64_t r = 0; r < std::max<uint64_t>(T, 1); r += run) {
-        Dispatch d = gather;
-        setu(d, "u_run_begin", uint32_t(r));
-        setu(d, "u_run_end", uint32_t(r + run));
-        ps.add(d, ceil_div(V * D, uint64_t(ps.wg)));
+        Dispatch g = gather;
+        setu(g, "u_run_begin", uint32_t(r));
+        setu(g, "u_run_end", uint32_t(r + run));
+        ps.add(g, ceil_div(V * D, uint64_t(ps.wg)));
+    }
+}
+
+void embedding_backward(GlesDevice& dev, const OpCall& call) {
+    Passes ps(dev, call);
+    const Binding s2 = emb_runs(ps);
+    emb_gather(ps, s2, 0, 0, uint64_t(call.grad().rows), uint64_t(call.grad().vocab));
+    ps.submit();
+}
+
+// The Passes of a piece of an op run in windows: the whole op's device check.
+void use_check(Passes& ps, const GlesDevice::DeviceCheck& check) {
+    ps.check = check;
+    ps.has_check = true;
+}
+
+}  // namespace
+
+BufferRef add_grad_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check) {
+    Passes ps(dev, call);
+    use_check(ps, check);
+    Binding sb;
+    if (call.info->op == TGL_OP_EMBEDDING_BACKWARD) {
+        sb = emb_runs(ps);
+    } else {
+        sb = scratch_block(dev, call, ce_words(count_u32(call.grad().rows, "the rows of logits")), "each row's target and loss");
+        ce_check(ps, sb);
+    }
+    ps.submit();
+    return sb.keep;
+}
+
+void run_grad(GlesDevice& dev, const OpCall& call, const IndexPiece& piece) {
+    Passes ps(dev, call);
+    use_check(ps, piece.check);
+    const uint64_t rows = uint64_t(piece.whole->grad().rows);
+    if (call.info->op == TGL_OP_EMBEDDING_BACKWARD) {
+        const uint64_t vocab = uint64_t(piece.whole->grad().vocab);
+        emb_gather(ps, whole(piece.scratch, emb_words(rows, vocab) * 4), uint64_t(piece.axis_lo), uint64_t(piece.row_lo), rows, vocab);
+    } else {
+        ce_rows(ps, whole(piece.scratch, ce_words(rows) * 4), uint64_t(piece.row_lo), rows);
     }
     ps.submit();
 }
 
-}  // namespace
+void add_grad_after_pieces(GlesDevice& dev, const OpCall& call, const IndexPiece& piece) {
+    if (call.info->op == TGL_OP_EMBEDDING_BACKWARD) return;
+    Passes ps(dev, call);
+    use_check(ps, piece.check);
+    ce_sum(ps, whole(piece.scratch, ce_words(uint64_t(call.grad().rows)) * 4));
+    ps.submit();
+}
 
 void run_grad(GlesDevice& dev, const OpCall& call) {
     switch (call.info->op) {

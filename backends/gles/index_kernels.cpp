@@ -23,32 +23,43 @@ std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call
 
 }  // namespace
 
-void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check, std::vector<Dispatch>& ds) {
+void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check, std::vector<Dispatch>& ds,
+                     const std::vector<IndexWindow>& windows) {
     const IndexPlan& p = call.index();
-    const TensorArg& index = call.inputs[size_t(p.index_input)];
-    if (index.numel == 0) return;
-    int32_t i_off = 0;
-    const Binding ib = dev.window(index, "the index tensor", &i_off);
-    // Check, then report: one invocation per index element, row-major over its shape.
-    int64_t one = 1, zero = 0;
-    const int rank = std::max(index.rank, 1);
-    Dispatch d;
-    d.program = index_program(dev, call, "PASS_CHECK", rank);
-    d.bindings = {ib, ib, ib, check.status};
-    d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
-                  uniform_int("u_shape", index.rank ? to_i32s(index.shape, rank, "the index's shape") : to_i32s(&one, 1, "")),
-                  uniform_int("u_i_str", index.rank ? to_i32s(index.strides, rank, "a stride of the index") : to_i32s(&zero, 1, "")),
-                  uniform_int("u_i_offset", {i_off}),
-                  uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
-                  uniform_uint("u_op", {uint32_t(call.info->op)}),
-                  uniform_int("u_axis", {p.axis}),
-                  uniform_uint("u_check_seq", {check.seq})};
-    const uint64_t groups = ceil_div(uint64_t(index.numel), uint64_t(dev.workgroup_size()));
-    Dispatch report = d;
-    d.uniforms.push_back(uniform_uint("u_report", {0u}));
-    report.uniforms.push_back(uniform_uint("u_report", {1u}));
-    add_chunks(dev, d, groups, ds);
-    add_chunks(dev, report, groups, ds);
+    const TensorArg& whole = call.inputs[size_t(p.index_input)];
+    if (whole.numel == 0) return;
+    const std::vector<IndexWindow> one = {{whole, 0}};
+    const std::vector<IndexWindow>& parts = windows.empty() ? one : windows;
+    // Check, then report: one invocation per index element, row-major over its shape; the report
+    // passes after every window's check (the first bad position may lie in any of them).
+    std::vector<Dispatch> reports;
+    for (const IndexWindow& w : parts) {
+        const TensorArg& index = w.view;
+        if (index.numel == 0) continue;
+        int32_t i_off = 0;
+        const Binding ib = dev.window(index, "the index tensor", &i_off);
+        int64_t one_size = 1, zero = 0;
+        const int rank = std::max(index.rank, 1);
+        Dispatch d;
+        d.program = index_program(dev, call, "PASS_CHECK", rank);
+        d.bindings = {ib, ib, ib, check.status};
+        d.uniforms = {uniform_uint("u_numel", {count_u32(index.numel, "the index tensor")}),
+                      uniform_int("u_shape", index.rank ? to_i32s(index.shape, rank, "the index's shape") : to_i32s(&one_size, 1, "")),
+                      uniform_int("u_i_str", index.rank ? to_i32s(index.strides, rank, "a stride of the index") : to_i32s(&zero, 1, "")),
+                      uniform_int("u_i_offset", {i_off}),
+                      uniform_int("u_limit", {to_i32(p.axis_size, "the size of the indexed axis")}),
+                      uniform_uint("u_op", {uint32_t(call.info->op)}),
+                      uniform_int("u_axis", {p.axis}),
+                      uniform_uint("u_pos_base", {count_u32(w.first, "the index tensor")}),
+                      uniform_uint("u_check_seq", {check.seq})};
+        const uint64_t groups = ceil_div(uint64_t(index.numel), uint64_t(dev.workgroup_size()));
+        Dispatch report = d;
+        d.uniforms.push_back(uniform_uint("u_report", {0u}));
+        report.uniforms.push_back(uniform_uint("u_report", {1u}));
+        add_chunks(dev, d, groups, ds);
+        add_chunks(dev, report, groups, reports);
+    }
+    ds.insert(ds.end(), reports.begin(), reports.end());
 }
 
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {

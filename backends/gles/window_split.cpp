@@ -15,11 +15,21 @@
 //     reshape's x (4, 10) as y's 40).
 //     A causal attention's query rows take the prefix of the keys their last row sees; a
 //     convolution's output rows the input rows they read (its pads what lies outside x); sample's
-//     rows their place in the Philox stream. An f32 output that sums over the axis (layer/rms norm
-//     backward's dgamma, dbeta) gets each piece's sums as partial results, added up after.
+//     rows their place in the Philox stream. An output that sums over the axis (layer/rms norm
+//     backward's dgamma, dbeta) gets each piece's sums as f32 partial results, added up after in
+//     f32 (an f16 output rounded once, at the end).
+//     Consecutive rows (cross_entropy's positions, embedding_backward's tokens): the outermost axis
+//     with more than one row, so that each piece is a run of rows of the whole op (row_lo); the
+//     whole target or index is checked once, before any piece, into a scratch the pieces share
+//     (each row's target and the count of those not ignored; the tokens sorted by index and each
+//     value's run of them). cross_entropy's sum or mean is one pass over every row's loss after
+//     the pieces, in the unsplit op's order (bit for bit its value); embedding_backward's pieces
+//     of tokens add to dW in token order (an f16 dW through an f32 copy, rounded once after the
+//     pieces: bit for bit the unsplit sums).
 //   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
-//     grouped_linear's experts): each piece holds a window of that axis and handles the indices
-//     that land in it; the whole index tensor is checked once, before any piece writes.
+//     grouped_linear's experts; embedding_backward's dW rows): each piece holds a window of that
+//     axis and handles the indices that land in it; the whole index tensor is checked once, before
+//     any piece writes.
 //   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
 //     its rows of W): one piece per routed operand, with its part of the whole.
 //   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all, var, std):
@@ -48,7 +58,16 @@ struct Piece {
     std::vector<TensorArg> operands;
     size_t n_inputs = 0;
     int index_axis = 0;    // gather, index_select: the indexed axis
-    int64_t axis_lo = 0;   // ... and the first index of it that x holds (a Window cut)
+    // ... and the first index of it that x holds (a Window cut; embedding_backward: the first row
+    // of dW)
+    int64_t axis_lo = 0;
+    // the piece's first row of the whole op, along row_step cuts (cross_entropy: position;
+    // embedding_backward: token)
+    int64_t row_lo = 0;
+    // per operand (empty: none): an f32 view that receives the output instead of the operand's own
+    // view, which is validated in the op's dtype (an f16 op's dgamma, dbeta partial sums; an f16
+    // embedding_backward's dW over pieces of the tokens); cut with the operand
+    std::vector<TensorArg> wide;
 };
 
 struct CutAxis {
@@ -69,9 +88,17 @@ struct CutAxis {
     std::vector<int> prefix = {};
     int64_t shift = 0;
     bool counts_rows = false;  // sample's rows: a piece's Philox counter offset advances by its first row
-    // per operand: an f32 output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
-    // each piece writes its part's sums to a scratch of partial results, added up after the pieces
+    // cross_entropy's outer axes, embedding_backward's token axes: the whole op's rows per element
+    // of the axis; a piece's row_lo advances by lo * row_step (where its rows lie in the scratch of
+    // the whole op's check)
+    int64_t row_step = 0;
+    // per operand: an output that sums over this axis (layer/rms norm backward's dgamma, dbeta):
+    // each piece writes its part's sums to an f32 scratch of partial results, added up after the
+    // pieces in f32 (an f16 output rounded once, at the end)
     std::vector<bool> summed = {};
+    // per operand: an output the pieces add to in turn (embedding_backward's dW over pieces of the
+    // tokens): an f16 one is accumulated in an f32 copy, rounded once after the pieces
+    std::vector<bool> accumulated = {};
     // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
     // read, its pads what of them lies outside x
     bool halo = false;
@@ -452,12 +479,33 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
+// The outermost axis of `rows` (the op's rows, row-major over its shape: cross_entropy's target,
+// embedding_backward's index) with more than one element (-1: none). A cut along it alone keeps
+// each piece's rows consecutive rows of the whole op.
+int outermost_row_axis(const TensorArg& rows) {
+    for (int d = 0; d < rows.rank; ++d)
+        if (rows.shape[d] >= 2) return d;
+    return -1;
+}
+
+// The cut along axis d of `rows` (outermost_row_axis), its pieces' first rows counted in row_lo.
+CutAxis consecutive_rows(const TensorArg& rows, int d, std::vector<int> axis) {
+    CutAxis c{CutAxis::Independent, rows.shape[d], std::move(axis)};
+    c.row_step = 1;
+    for (int e = d + 1; e < rows.rank; ++e) c.row_step *= rows.shape[e];
+    return c;
+}
+
 // Grad: the rows of cumsum, softmax/log_softmax and layer/rms norm backward. Layer/rms norm
-// backward's dgamma and dbeta sum over every row: partial sums per piece, added up after (f32:
-// f16 ones would be rounded once per piece). embedding_backward, cross_entropy(_backward): not
-// cut (their index check and sums span the op).
+// backward's dgamma and dbeta sum over every row: partial sums per piece (f32 in any dtype), added
+// up after. cross_entropy(_backward): the rows (positions), along the outermost outer axis that
+// has more than one, so that a piece's rows are consecutive rows of the whole op (its part of the
+// scratch the whole op's target check filled). embedding_backward: dW's rows in windows (each
+// piece the tokens whose index lands in its rows), the tokens likewise (dW accumulated in f32),
+// and D (dW's columns, dy's last axis).
 void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
+    [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& x = ops[0];
     uint32_t along = 0;
     std::vector<bool> summed;  // outputs summed over the rows
@@ -468,11 +516,36 @@ void grad_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     } else if (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) {
         for (size_t k = n_in + 1; k < n; ++k)
             if (ops[k].present()) {
-                if (x.dtype != TGL_DTYPE_F32) return;
                 summed.resize(n);
                 summed[k] = true;
             }
         along = along_norm_dims(p);
+    } else if (op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD) {
+        // (logits (N, C, d...), target (N, d...), dloss?) -> loss | dlogits; loss and dloss have
+        // the target's shape with reduction none, else rank 0
+        const bool none = read_params(p, tgl_cross_entropy_params{0, TGL_REDUCTION_MEAN, -100, 0.0f}).reduction == TGL_REDUCTION_NONE;
+        const TensorArg& t = ops[1];
+        const int d = outermost_row_axis(t);
+        if (d < 0) return;
+        const int xd = d == 0 ? 0 : d + 1;  // logits' axis
+        std::vector<int> axis = {xd, d};
+        if (op == TGL_OP_CROSS_ENTROPY_BACKWARD) axis.push_back(none ? d : -1);
+        axis.push_back(op == TGL_OP_CROSS_ENTROPY ? (none ? d : -1) : xd);
+        cuts.push_back(consecutive_rows(t, d, std::move(axis)));
+        return;
+    } else if (op == TGL_OP_EMBEDDING_BACKWARD) {  // (dy (..., D), index (...)) -> dW (V, D)
+        // dW's rows in windows; the tokens (the pieces add to dW in token order, as the whole op
+        // sums; in f32, f16 dW rounded once after them); D
+        const TensorArg& index = ops[1];
+        const TensorArg& dw = ops[n_in];
+        add(CutAxis::Window, dw.shape[0], {-1, -1, 0});
+        const int d = outermost_row_axis(index);
+        if (d >= 0) {
+            cuts.push_back(consecutive_rows(index, d, {d, d, -1}));
+            cuts.back().accumulated = {false, false, true};
+        }
+        add(CutAxis::Independent, dw.shape[1], {x.rank - 1, -1, 1});
+        return;
     } else {
         return;
     }
@@ -705,13 +778,14 @@ const char* sequence_refusal(const Piece& p, const TensorArg&) {
                 "and only the other axes are cut";
 }
 
-const char* grad_refusal(const Piece& p, const TensorArg& t) {
+const char* grad_refusal(const Piece& p, const TensorArg&) {
     const tgl_op op = p.info->op;
-    return op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
-              ? "this op is not run in pieces (its index check and its sums span the whole op)"
-          : (op == TGL_OP_LAYER_NORM_BACKWARD || op == TGL_OP_RMS_NORM_BACKWARD) && t.dtype != TGL_DTYPE_F32
-              ? "with dgamma or dbeta (sums over every row, rounded once) an f16 op is not run in pieces; f32 "
-                "is, and dx alone in any dtype"
+    return op == TGL_OP_EMBEDDING_BACKWARD
+              ? "embedding_backward is cut along dW's rows, its tokens and D, so one token's row of dy must fit one "
+                "window"
+          : op == TGL_OP_CROSS_ENTROPY || op == TGL_OP_CROSS_ENTROPY_BACKWARD
+              ? "cross_entropy is cut along its rows (positions) only, so one row of logits (its C classes) must "
+                "fit one window"
               : "the op needs each of its rows (the elements along the axis it works on) in one window, and "
                 "only the other axes are cut";
 }
@@ -738,21 +812,69 @@ class Splitter {
 public:
     explicit Splitter(GlesDevice& dev) : dev_(dev), max_(dev.max_window_bytes()) {}
 
-    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear):
-    // the whole index tensor is checked once, up front, under check_; the pieces' data passes
-    // share it, so that a bad index anywhere writes nothing at all and is reported at its position
-    // in the whole tensor.
+    // Ops with an index (gather, index_select, one_hot, scatter, scatter_add, grouped_linear,
+    // embedding_backward; cross_entropy's target): the whole index tensor is checked once, up
+    // front, under check_; the pieces' data passes share it, so that a bad index anywhere writes
+    // nothing at all and is reported at its position in the whole tensor. The Grad ops' check
+    // also fills a scratch the pieces read (cross_entropy: each row's target and their count;
+    // embedding_backward: the tokens sorted by index and each value's run of them).
     void check_indices_once(const OpCall& call) {
-        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR;
-        const TensorArg& index = call.inputs[size_t(experts ? call.matmul().index_input : call.index().index_input)];
-        if (dev_.window_bytes(index) > max_)
-            refuse(call.info, index, "the index tensor", "its indices are checked in one pass before anything is written");
+        const bool experts = call.info->op == TGL_OP_GROUPED_LINEAR, grad = call.info->family == OpFamily::Grad;
+        const size_t at = grad ? 1 : size_t(experts ? call.matmul().index_input : call.index().index_input);
+        const TensorArg& index = call.inputs[at];
+        const char* label = call.info->op == TGL_OP_CROSS_ENTROPY || call.info->op == TGL_OP_CROSS_ENTROPY_BACKWARD
+                                ? "the target tensor"
+                                : "the index tensor";
+        // gather, index_select, one_hot, scatter, scatter_add: an index larger than one window is
+        // checked window by window (all before any piece writes)
+        std::vector<IndexWindow> windows;
+        if (dev_.window_bytes(index) > max_) {
+            if (grad || experts)
+                refuse(call.info, index, label, "its indices are checked in one pass before anything is written");
+            if (!index_windows(index, 0, windows))
+                refuse(call.info, index, label,
+                       "its indices are checked before anything is written, in windows of consecutive positions "
+                       "(cut along its outermost axis), and such a cut does not shrink it (its rows are not "
+                       "consecutive in memory)");
+        }
         check_ = dev_.device_check();
-        indexed_ = true;
+        indexed_ = call.info;
+        if (grad) {
+            scratch_ = add_grad_index_check(dev_, call, check_);
+            whole_ = &call;
+            return;
+        }
         std::vector<Dispatch> ds;
         if (experts) add_expert_index_check(dev_, call, check_, ds);
-        else add_index_check(dev_, call, check_, ds);
+        else add_index_check(dev_, call, check_, ds, windows);
         dev_.submit(call.info->name, std::move(ds));
+    }
+
+    // The index tensor t (positions [first, ...) of the whole) as views of consecutive positions
+    // that each fit one window: cut along its outermost axis with more than one element, about a
+    // window a piece, recursively. False where such a cut does not shrink it by a quarter.
+    bool index_windows(const TensorArg& t, int64_t first, std::vector<IndexWindow>& out) {
+        const int64_t bytes = dev_.window_bytes(t);
+        if (bytes <= max_) {
+            out.push_back({t, first});
+            return true;
+        }
+        const int d = outermost_row_axis(t);
+        if (d < 0) return false;
+        const CutAxis rows = consecutive_rows(t, d, {d});
+        if (dev_.window_bytes(cut_view(t, d, 0, (rows.extent + 1) / 2)) > bytes / 4 * 3) return false;
+        const int64_t room = std::max<int64_t>(max_ - 2 * dev_.window_alignment(), 1);
+        const int64_t count = std::min(rows.extent, std::max<int64_t>(2, (bytes + room - 1) / room));
+        for (int64_t i = 0; i < count; ++i) {
+            const int64_t lo = rows.extent * i / count, hi = rows.extent * (i + 1) / count;
+            if (!index_windows(cut_view(t, d, lo, hi), first + lo * rows.row_step, out)) return false;
+        }
+        return true;
+    }
+
+    // What follows the pieces of an op with an index: cross_entropy's sum or mean over the rows.
+    void after_pieces(const OpCall& call) {
+        if (call.info->family == OpFamily::Grad) add_grad_after_pieces(dev_, call, IndexPiece{check_, 0, scratch_, whole_, 0});
     }
 
     // Runs the piece (planning its dispatches, which the caller captures), cut where needed.
@@ -760,7 +882,7 @@ public:
         size_t worst = p.operands.size();
         int64_t worst_bytes = 0;
         for (size_t k = 0; k < p.operands.size(); ++k) {
-            const int64_t w = dev_.window_bytes(p.operands[k]);
+            const int64_t w = dev_.window_bytes(bound(p, k));
             if (w > max_ && w > worst_bytes) worst = k, worst_bytes = w;
         }
         if (worst == p.operands.size()) return run_fitting(p);
@@ -775,15 +897,20 @@ public:
 private:
     static int64_t per(const CutAxis& c, size_t k) { return c.per.empty() ? 1 : c.per[k]; }
 
-    // Operand k of p cut to the first half of `c`.
+    // The view operand k of p binds: its f32 view where it has one (Piece::wide), else itself.
+    static const TensorArg& bound(const Piece& p, size_t k) {
+        return k < p.wide.size() && p.wide[k].present() ? p.wide[k] : p.operands[k];
+    }
+
+    // Operand k of p (the view it binds) cut to the first half of `c`.
     TensorArg halved(const Piece& p, const CutAxis& c, size_t k) {
-        return cut_view(p.operands[k], c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
+        return cut_view(bound(p, k), c.axis[k], 0, (c.extent + 1) / 2 * per(c, k));
     }
 
     // The cut that shrinks operand k most (the first, outermost, of equals); null: none shrinks it.
     const CutAxis* best_cut(const Piece& p, const std::vector<CutAxis>& cuts, size_t k) {
         const CutAxis* best = nullptr;
-        int64_t best_bytes = dev_.window_bytes(p.operands[k]);
+        int64_t best_bytes = dev_.window_bytes(bound(p, k));
         for (const CutAxis& c : cuts) {
             if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
             const int64_t half = dev_.window_bytes(halved(p, c, k));
@@ -801,10 +928,13 @@ private:
         if (call.noop) return;
         std::vector<Dispatch> ds;
         try {
+            for (size_t k = 0; k < p.wide.size(); ++k)
+                if (p.wide[k].present()) call.outputs[k - p.n_inputs] = p.wide[k];
             ds = dev_.capture([&] {
-                if (!indexed_) return dev_.run(call);
-                const IndexPiece piece{check_, p.axis_lo};
+                if (p.info != indexed_) return dev_.run(call);  // the op itself, or one of the passes around it
+                const IndexPiece piece = piece_of(p);
                 if (p.info->family == OpFamily::Matmul) run_matmul(dev_, call, &piece);
+                else if (p.info->family == OpFamily::Grad) run_grad(dev_, call, piece);
                 else run_index(dev_, call, &piece);
             });
         } catch (const Error& e) {
@@ -813,7 +943,7 @@ private:
             std::vector<size_t> order(p.operands.size());
             for (size_t k = 0; k < order.size(); ++k) order[k] = k;
             std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-                return dev_.window_bytes(p.operands[a]) > dev_.window_bytes(p.operands[b]);
+                return dev_.window_bytes(bound(p, a)) > dev_.window_bytes(bound(p, b));
             });
             const std::vector<CutAxis> cuts = cut_axes(p);
             for (size_t k : order) {
@@ -832,16 +962,35 @@ private:
         std::vector<BufferRef> partials(cut.summed.size());  // of the outputs summed over the cut axis
         for (size_t k = 0; k < cut.summed.size(); ++k)
             if (cut.summed[k]) partials[k] = dev_.internal_buffer(uint64_t(count * p.operands[k].numel * 4));
+        std::vector<BufferRef> wide(cut.accumulated.size());  // f32 copies of f16 outputs accumulated over the pieces
+        for (size_t k = 0; k < cut.accumulated.size(); ++k) {
+            const bool has_wide = k < p.wide.size() && p.wide[k].present();  // already f32 (a piece of a piece)
+            if (cut.accumulated[k] && p.operands[k].dtype != TGL_DTYPE_F32 && !has_wide)
+                wide[k] = dev_.internal_buffer(uint64_t(p.operands[k].numel * 4));
+        }
         for (int64_t i = 0; i < count; ++i) {
             const int64_t lo = cut.extent * i / count, hi = cut.extent * (i + 1) / count;
             Piece part = p;
             for (size_t k = 0; k < p.operands.size(); ++k)
-                if (cut.axis[k] >= 0)
+                if (cut.axis[k] >= 0) {
                     part.operands[k] = cut_view(p.operands[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+                    if (k < p.wide.size() && p.wide[k].present())
+                        part.wide[k] = cut_view(p.wide[k], cut.axis[k], lo * per(cut, k), hi * per(cut, k));
+                }
+            for (size_t k = 0; k < wide.size(); ++k)
+                if (wide[k]) {  // validated in the op's dtype, written in f32
+                    part.operands[k] = contiguous_view(wide[k], p.operands[k].dtype, p.operands[k].rank, p.operands[k].shape, 0);
+                    part.wide.resize(p.operands.size());
+                    part.wide[k] = contiguous_view(wide[k], TGL_DTYPE_F32, p.operands[k].rank, p.operands[k].shape, 0);
+                }
             for (size_t k = 0; k < cut.prefix.size(); ++k)
                 if (cut.prefix[k] >= 0)
                     part.operands[k] = cut_view(part.operands[k], cut.prefix[k], 0, std::max<int64_t>(0, hi + cut.shift));
-            if (cut.kind == CutAxis::Window) part.axis_lo += lo;
+            if (cut.kind == CutAxis::Window) {
+                part.axis_lo += lo;
+                window_params(p, lo, hi, part);
+            }
+            part.row_lo += lo * cut.row_step;
             if (cut.halo) halo_rows(p, cut.axis[0], lo, hi, part);
             if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
                 tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
@@ -854,19 +1003,45 @@ private:
                 part.params = param_bytes(prm);
             }
             for (size_t k = 0; k < partials.size(); ++k)
-                if (partials[k]) {
+                if (partials[k]) {  // validated in the op's dtype, written in f32
                     const TensorArg& t = p.operands[k];
-                    part.operands[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
+                    part.operands[k] = contiguous_view(partials[k], t.dtype, t.rank, t.shape, i * t.numel);
+                    part.wide.resize(p.operands.size());
+                    part.wide[k] = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank, t.shape, i * t.numel);
                 }
             run(part);
         }
         for (size_t k = 0; k < partials.size(); ++k)
-            if (partials[k]) {
-                const TensorArg& t = p.operands[k];
+            if (partials[k]) {  // into the f32 partial result this piece is of the op, or the op's own output
+                const TensorArg& t = bound(p, k);
                 int64_t shape[TGL_MAX_RANK] = {count};
                 std::copy(t.shape, t.shape + t.rank, shape + 1);
-                sum_first_axis(contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0), t);
+                const TensorArg parts = contiguous_view(partials[k], TGL_DTYPE_F32, t.rank + 1, shape, 0);
+                if (t.dtype == TGL_DTYPE_F32) {
+                    sum_first_axis(parts, t);
+                    continue;
+                }
+                const TensorArg total = contiguous_view(dev_.internal_buffer(uint64_t(t.numel * 4)), TGL_DTYPE_F32, t.rank, t.shape, 0);
+                sum_first_axis(parts, total);
+                elementwise(TGL_OP_CAST, {total}, t);  // rounded once
             }
+        for (size_t k = 0; k < wide.size(); ++k)
+            if (wide[k]) {
+                const TensorArg& t = p.operands[k];
+                elementwise(TGL_OP_CAST, {contiguous_view(wide[k], TGL_DTYPE_F32, t.rank, t.shape, 0)}, t);  // rounded once
+            }
+    }
+
+    // A piece's params where they name a coordinate of the windowed axis: embedding_backward's
+    // padding_idx, in the piece's rows of dW (or none there).
+    static void window_params(const Piece& p, int64_t lo, int64_t hi, Piece& part) {
+        if (p.info->op != TGL_OP_EMBEDDING_BACKWARD) return;
+        tgl_embedding_backward_params prm = read_params(p, tgl_embedding_backward_params{0, 0, 0, 0});
+        if (!prm.has_padding_idx) return;
+        const int64_t at = int64_t(prm.padding_idx) - lo;
+        prm.has_padding_idx = at >= 0 && at < hi - lo;
+        prm.padding_idx = prm.has_padding_idx ? int32_t(at) : 0;
+        part.params = param_bytes(prm);
     }
 
     // A convolution's output rows [lo, hi) along x's axis `xa` (its first spatial one): x cut to
@@ -1071,8 +1246,12 @@ private:
 
     GlesDevice& dev_;
     const int64_t max_;
-    bool indexed_ = false;  // an op with an index: pieces use check_ (check_indices_once)
+    const OpInfo* indexed_ = nullptr;  // an op with an index: its pieces use check_ (check_indices_once)
     GlesDevice::DeviceCheck check_;
+    BufferRef scratch_;              // ... and (Grad) the scratch its check filled,
+    const OpCall* whole_ = nullptr;  // and the whole op
+
+    IndexPiece piece_of(const Piece& p) const { return IndexPiece{check_, p.axis_lo, scratch_, whole_, p.row_lo}; }
 };
 
 }  // namespace
@@ -1116,11 +1295,14 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
         for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
     const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
-                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR;
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR ||
+                         op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY ||
+                         op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);
         splitter.run(whole);
+        if (indexed) splitter.after_pieces(call);
     });
     dev.submit(call.info->name, std::move(dispatches));
     return true;

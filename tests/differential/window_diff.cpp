@@ -9,6 +9,7 @@
 #include "diff.h"
 
 #include <cstdlib>
+#include <optional>
 
 namespace diff {
 namespace {
@@ -264,6 +265,41 @@ MultiSpec attention_backward(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int
                  floats({B, Hq, Sq, D}, Kind::Contiguous, rng, -1, 1), input_values(F32, {B, Hq, Sq}, fo[1]), absent_input()},
                 {output_of(F32, {B, Hq, Sq, D}), output_of(F32, {B, Hkv, Skv, D}), output_of(F32, {B, Hkv, Skv, D})},
                 CompareMode::Nmse, tol::kMatmul, "attention_backward of " + fwd.what);
+}
+
+// f16 outputs of the Grad ops: at most one f16 ulp from the reference (grad_diff.cpp).
+const double kTolF16 = 1.0 / (1 << 20);
+
+// cross_entropy (or its backward, with a random dloss) of logits of `shape` (classes along dim 1)
+// by targets in [0, C), ignore_index one of them (about 1 in C positions ignored; a random one
+// unless given).
+MultiSpec cross_entropy(tgl_op op, const Shape& logits, uint32_t reduction, float smoothing, Rng& r, tgl_dtype dt = F32,
+                        Kind k = Kind::Contiguous, std::optional<int32_t> ignore_index = std::nullopt) {
+    const int64_t C = logits[1];
+    Shape ts = logits;
+    ts.erase(ts.begin() + 1);
+    const int32_t ignore = ignore_index ? *ignore_index : int32_t(r.integer(0, C - 1));
+    tgl_cross_entropy_params p{sizeof p, reduction, ignore, smoothing};
+    const Shape ls = reduction == TGL_REDUCTION_NONE ? ts : Shape{};
+    std::vector<InputArg> ins = {floats(logits, k, r, -4, 4, dt), ints(ts, TGL_DTYPE_I32, 0, C - 1, r)};
+    const bool backward = op == TGL_OP_CROSS_ENTROPY_BACKWARD;
+    if (backward) ins.push_back(floats(ls, Kind::Contiguous, r, -2, 2, dt));
+    const double tol = dt == TGL_DTYPE_F16 ? kTolF16 : backward ? tol::kTranscendental : tol::kReduction;
+    return spec(op, param_bytes(p), ins, {output_of(dt, backward ? logits : ls)}, CompareMode::Nmse, tol,
+                std::string(backward ? "cross_entropy_backward" : "cross_entropy") + " of " + shape_name(logits) + " " +
+                    dtype_name(dt) + ", reduction " + std::to_string(reduction) + ", ignore_index " + std::to_string(ignore) +
+                    ", smoothing " + std::to_string(smoothing));
+}
+
+// embedding_backward of dy (index..., D) into dW (V, D), padding row `pad` (-1: none).
+MultiSpec embedding_backward(const Shape& index, int64_t V, int64_t D, int32_t pad, Rng& r, tgl_dtype dt = F32) {
+    Shape ds = index;
+    ds.push_back(D);
+    tgl_embedding_backward_params p{sizeof p, pad >= 0 ? 1u : 0u, pad >= 0 ? pad : 0, 0};
+    return spec(TGL_OP_EMBEDDING_BACKWARD, param_bytes(p), {floats(ds, Kind::Contiguous, r, -1, 1, dt), ints(index, TGL_DTYPE_I32, 0, V - 1, r)},
+                {output_of(dt, {V, D})}, CompareMode::Nmse, dt == TGL_DTYPE_F16 ? kTolF16 : tol::kReduction,
+                "embedding_backward of dy " + shape_name(ds) + " " + dtype_name(dt) + " into dW (" + std::to_string(V) + ", " +
+                    std::to_string(D) + ")" + (pad >= 0 ? ", padding " + std::to_string(pad) : ""));
 }
 
 struct WindowCase {
@@ -541,6 +577,64 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {9, 7, 30}), output_of(F32, {30})}, CompareMode::Nmse, tol::kReduction,
                          "rms_norm_backward (9, 7, 30), dgamma summed over pieces of two axes");
          }},
+        // f16 dgamma, dbeta: each piece's partial sums in f32, added up in f32, rounded once
+        {"layer_norm_backward_f16_dgamma_dbeta", [](Rng& r) {
+             const tgl_dtype h = TGL_DTYPE_F16;
+             return spec(TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({61, 50}, Kind::Contiguous, r, -2, 2, h), floats({61, 50}, Kind::Stepped, r, -1, 1, h),
+                                                          floats({50}, Kind::Contiguous, r, -2, 2, h)},
+                         {output_of(h, {61, 50}), output_of(h, {50}), output_of(h, {50})}, CompareMode::Nmse, kTolF16,
+                         "layer_norm_backward (61, 50) f16, dgamma and dbeta summed over pieces in f32");
+         }},
+        {"rms_norm_backward_f16_dgamma_3d", [](Rng& r) {
+             const tgl_dtype h = TGL_DTYPE_F16;
+             tgl_layer_norm_params p{sizeof p, 1, 1e-5f, 0};
+             return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({9, 7, 40}, Kind::Contiguous, r, -2, 2, h),
+                                                                    floats({9, 7, 40}, Kind::Negative, r, -1, 1, h), absent_input()},
+                         {output_of(h, {9, 7, 40}), output_of(h, {40})}, CompareMode::Nmse, kTolF16,
+                         "rms_norm_backward (9, 7, 40) f16, dgamma summed over pieces of two axes in f32");
+         }},
+        // cross_entropy(_backward): the rows, each piece's targets and losses in the scratch of
+        // the one target check; sum and mean over every row's loss after the pieces
+        {"cross_entropy_mean_rows", [](Rng& r) { return cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, r); }},
+        {"cross_entropy_none_4d_batch", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {6, 5, 10, 8}, TGL_REDUCTION_NONE, 0.0f, r);
+         }},
+        // logits (N, C, L) viewing a (N, L, C) tensor (classes innermost, as a transposed LM head's
+        // output): cut along N, then along L within one sequence
+        {"cross_entropy_sum_channels_last_batch_then_length", [](Rng& r) {
+             MultiSpec s = cross_entropy(TGL_OP_CROSS_ENTROPY, {2, 20, 100}, TGL_REDUCTION_SUM, 0.1f, r);
+             s.inputs[0].view = make_view({2, 20, 100}, Layout{"classes innermost", {0, 2, 1}, {}, {}, 0, 0});
+             s.inputs[0].storage = random_storage(F32, s.inputs[0].view.storage, r, float_values(F32, -4, 4));
+             s.what += ", classes innermost";
+             return s;
+         }},
+        {"cross_entropy_sum_f16", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {400, 9}, TGL_REDUCTION_SUM, 0.0f, r, TGL_DTYPE_F16);
+         }},
+        {"cross_entropy_backward_mean_smoothing", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_MEAN, 0.1f, r);
+         }},
+        {"cross_entropy_backward_none_f16_3d", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {3, 11, 100}, TGL_REDUCTION_NONE, 0.05f, r, TGL_DTYPE_F16);
+         }},
+        // embedding_backward: dW's rows in windows (each piece the tokens of its rows, the padding
+        // row where it lands), after one index check and sort
+        // an index larger than one window: checked window by window (consecutive positions), before
+        // any piece writes
+        {"gather_index_in_windows", [](Rng& r) { return indexing(TGL_OP_GATHER, {40, 30}, 1, {40, 30}, r); }},
+        {"one_hot_index_in_windows", [](Rng& r) {
+             tgl_unary_params p{sizeof p, 0};
+             return spec(TGL_OP_ONE_HOT, param_bytes(p), {ints({3, 400}, TGL_DTYPE_I32, 0, 4, r)}, {output_of(F32, {3, 400, 5})},
+                         CompareMode::ExactBits, 0, "one_hot of a (3, 400) index, 5 classes");
+         }},
+        {"embedding_backward_rows_padding", [](Rng& r) { return embedding_backward({100}, 60, 24, 17, r); }},
+        // ... and its tokens (f32 dW: later pieces add to dW in token order), along the index's
+        // outermost axis, then within one row of it
+        {"embedding_backward_tokens_2d_index", [](Rng& r) { return embedding_backward({2, 150}, 40, 8, -1, r); }},
+        // f16: the pieces of the tokens add to an f32 copy of dW (cut with dW), rounded once after
+        {"embedding_backward_f16_tokens", [](Rng& r) { return embedding_backward({300}, 40, 8, 2, r, TGL_DTYPE_F16); }},
+        {"embedding_backward_f16_tokens_and_rows", [](Rng& r) { return embedding_backward({400}, 300, 8, -1, r, TGL_DTYPE_F16); }},
+        {"embedding_backward_f16_many_rows", [](Rng& r) { return embedding_backward({4, 25}, 300, 9, 250, r, TGL_DTYPE_F16); }},
         {"rms_norm_backward_dx_3d", [](Rng& r) {
              tgl_layer_norm_params p{sizeof p, 2, 1e-5f, 0};
              return spec(TGL_OP_RMS_NORM_BACKWARD, param_bytes(p), {floats({7, 6, 30}, Kind::Contiguous, r), floats({7, 6, 30}, Kind::Negative, r),
@@ -778,6 +872,10 @@ std::vector<WindowCase> big_cases() {
          }},
         {"grouped_linear_experts_144MiB_big", [](Rng& r) { return grouped_linear(6, 8, 1152, 4096, true, r); }},
         {"linear_qkv_weight_144MiB_big", [](Rng& r) { return linear_qkv({2, 4096}, 4096, 2560, 2560, r); }},
+        // a 128k vocabulary over 512 tokens: 256 MiB of f32 logits, the mean over every row's loss
+        {"cross_entropy_128k_vocab_512_tokens_256MiB_big", [](Rng& r) {
+             return cross_entropy(TGL_OP_CROSS_ENTROPY, {512, 131072}, TGL_REDUCTION_MEAN, 0.1f, r);
+         }},
         {"scatter_kv_cache_144MiB_big", [](Rng& r) {
              return scatter(TGL_OP_SCATTER, {1, 8, 4608, 1024}, 2, {1, 8, 4, 1024}, {1, 8, 4, 1024}, 4607, r);
          }},
@@ -855,6 +953,21 @@ TEST(WindowIndex, GroupedLinearBadIndexWritesNothing) {
                                     {output_of(F32, {90, 30})}, "holds 6 at position 61");
 }
 
+// gather with an index larger than one window (checked window by window): a bad index in the
+// second window writes nothing, reported at its position in the whole index.
+TEST(WindowIndex, GatherIndexInWindowsBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> index(1200);
+    for (double& v : index) v = double(rng.integer(0, 29));
+    index[1000] = 30;
+    tgl_axis_params p{sizeof p, 1};
+    expect_bad_index_writes_nothing(d, TGL_OP_GATHER, &p,
+                                    {input_values(F32, {40, 30}, std::vector<double>(1200, 1.5)), input_values(TGL_DTYPE_I32, {40, 30}, index)},
+                                    {output_of(F32, {40, 30})}, "holds 30 at position 1000");
+}
+
 // one_hot in pieces: the index tensor is checked once, before any piece writes.
 TEST(WindowIndex, OneHotBadIndexWritesNothing) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
@@ -868,9 +981,59 @@ TEST(WindowIndex, OneHotBadIndexWritesNothing) {
                                     {output_of(F32, {20, 30, 10})}, "holds 10 at position 417");
 }
 
+// cross_entropy, its backward (rows in pieces) and embedding_backward (dW's rows and the tokens in
+// pieces): a bad target or index in a later piece's rows writes nothing in any piece.
+TEST(WindowIndex, GradBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    Device& d = windowed_device();
+    std::vector<double> target(300);
+    for (double& v : target) v = double(rng.integer(0, 19));
+    target[251] = 20;
+    const InputArg logits = input_values(F32, {300, 20}, random_values(6000, rng, float_values(F32, -3, 3)));
+    for (uint32_t reduction : {TGL_REDUCTION_MEAN, TGL_REDUCTION_NONE}) {
+        tgl_cross_entropy_params p{sizeof p, reduction, -100, 0.1f};
+        const Shape ls = reduction == TGL_REDUCTION_NONE ? Shape{300} : Shape{};
+        expect_bad_index_writes_nothing(d, TGL_OP_CROSS_ENTROPY, &p, {logits, input_values(TGL_DTYPE_I32, {300}, target)},
+                                        {output_of(F32, ls)}, "holds 20 at position 251");
+    }
+    target[251] = -5;  // not ignore_index
+    tgl_cross_entropy_params mean{sizeof mean, TGL_REDUCTION_MEAN, -100, 0.0f};
+    expect_bad_index_writes_nothing(d, TGL_OP_CROSS_ENTROPY_BACKWARD, &mean,
+                                    {logits, input_values(TGL_DTYPE_I32, {300}, target), input_values(F32, {}, {1.0})},
+                                    {output_of(F32, {300, 20})}, "holds -5 at position 251");
+    std::vector<double> index(100);
+    for (double& v : index) v = double(rng.integer(0, 59));
+    index[83] = 60;
+    expect_bad_index_writes_nothing(d, TGL_OP_EMBEDDING_BACKWARD, nullptr,
+                                    {input_values(F32, {100, 24}, std::vector<double>(2400, 0.5)), input_values(TGL_DTYPE_I32, {100}, index)},
+                                    {output_of(F32, {60, 24})}, "holds 60 at position 83");
+}
+
+// In pieces, cross_entropy's mean and embedding_backward's sums come out bit for bit as the
+// unsplit op's on the same device: every row's loss lands in one scratch and one pass sums them
+// in the unsplit order; each dW element adds its tokens in position order across the pieces,
+// its f32 accumulator stored and reloaded exactly between them (f16 dW: in an f32 copy, rounded
+// once after the pieces, as the unsplit op rounds its accumulator).
+TEST(WindowExact, GradSumsMatchTheUnsplitOpBitForBit) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    for (const MultiSpec& s : {cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, rng),
+                               cross_entropy(TGL_OP_CROSS_ENTROPY, {12, 20, 8}, TGL_REDUCTION_SUM, 0.0f, rng),
+                               cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_MEAN, 0.1f, rng),
+                               embedding_backward({2, 150}, 40, 8, 3, rng),
+                               embedding_backward({400}, 300, 8, -1, rng, TGL_DTYPE_F16)}) {
+        const void* params = s.params.empty() ? nullptr : s.params.data();
+        const std::vector<double> split = run_op_values(windowed_device(), s.op, params, s.inputs, s.outputs)[0];
+        const std::vector<double> whole = run_op_values(shared_device(Role::Subject), s.op, params, s.inputs, s.outputs)[0];
+        EXPECT_TRUE(compare(s.outputs[0].dtype, split, whole, s.outputs[0].view.shape, 0, CompareMode::ExactBits,
+                            s.what + ": in pieces vs whole"));
+    }
+}
+
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, std's
-// weights, the table, y and expert windows and the one index check held by the graph), replayed
-// over fresh inputs.
+// weights, the table, y and expert windows, the one index check and the Grad ops' scratch held by
+// the graph), replayed over fresh inputs.
 TEST(WindowGraph, ReplaysPieces) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     Rng rng = case_rng();
@@ -880,7 +1043,12 @@ TEST(WindowGraph, ReplaysPieces) {
                                       indexing(TGL_OP_INDEX_SELECT, {500, 8}, 0, {300}, r),
                                       moments(TGL_OP_STD, {301, 20}, {0}, {20}, r, -2, 2, 1, false, F32, Kind::Contiguous),
                                       scatter(TGL_OP_SCATTER_ADD, {700, 3}, 0, {30, 3}, {30, 3}, 650, r, F32, Kind::Contiguous),
-                                      grouped_linear(37, 7, 20, 30, true, r)};
+                                      grouped_linear(37, 7, 20, 30, true, r),
+                                      cross_entropy(TGL_OP_CROSS_ENTROPY, {300, 20}, TGL_REDUCTION_MEAN, 0.1f, r, F32,
+                                                    Kind::Contiguous, 7),
+                                      cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_SUM, 0.0f, r, F32,
+                                                    Kind::Contiguous, -100),
+                                      embedding_backward({2, 150}, 40, 8, 5, r)};
     };
     const std::vector<MultiSpec> specs = make(rng);
     std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
@@ -937,6 +1105,10 @@ TEST(WindowRefused, SaysWhy) {
     const tgl_narrow_params narrow{sizeof narrow, 0, 10, 30};
     const tgl_group_norm_params group_norm{sizeof group_norm, 2, 1e-5f, 0};
     const MultiSpec causal = attention(1, 1, 1, 100, 70, 16, true, false, rng);  // one head's keys: 4480 bytes
+    InputArg transposed_index;  // (40, 30) viewing a (30, 40) tensor: 4800 bytes, no row of it consecutive
+    transposed_index.dtype = TGL_DTYPE_I32;
+    transposed_index.view = make_view({40, 30}, Layout{"transposed", {1, 0}, {}, {}, 0, 0});
+    transposed_index.storage = random_storage(TGL_DTYPE_I32, transposed_index.view.storage, rng, int_values(TGL_DTYPE_I32, 0, 39));
     const std::vector<Refused> cases = {
         {TGL_OP_SORT, param_bytes(sort), {floats({3000}, Kind::Contiguous, rng)},
          {output_of(F32, {3000}), output_of(TGL_DTYPE_I32, {3000})}, "each of its rows"},
@@ -951,9 +1123,10 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
-        {TGL_OP_LAYER_NORM_BACKWARD, {}, {floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16),
-                                          floats({30, 70}, Kind::Contiguous, rng, -2, 2, TGL_DTYPE_F16), absent_input()},
-         {output_of(TGL_DTYPE_F16, {30, 70}), output_of(TGL_DTYPE_F16, {70}), absent_output()}, "an f16 op is not run in pieces"},
+        {TGL_OP_CROSS_ENTROPY, {}, {floats({1100}, Kind::Contiguous, rng), input_values(TGL_DTYPE_I32, {}, {3})},
+         {output_of(F32, {})}, "one row of logits (its C classes) must fit"},
+        {TGL_OP_CROSS_ENTROPY, {}, {floats({1100, 2}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 1, rng)},
+         {output_of(F32, {})}, "checked in one pass before anything is written"},
         {TGL_OP_GROUP_NORM, param_bytes(group_norm), {floats({1, 4, 30, 30}, Kind::Contiguous, rng), absent_input(), absent_input()},
          {output_of(F32, {1, 4, 30, 30})}, "one sample must fit"},
         {TGL_OP_LINEAR_QKV, {}, {floats({2, 1100}, Kind::Contiguous, rng), floats({3, 1100}, Kind::Contiguous, rng), absent_input()},
@@ -963,7 +1136,9 @@ TEST(WindowRefused, SaysWhy) {
          {output_of(F32, {2, 2})}, "one row of x, W or y must fit"},
         {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 2999, rng),
                               floats({1100}, Kind::Contiguous, rng)},
-         {output_of(F32, {3000})}, "checked in one pass before anything is written"},
+         {output_of(F32, {3000})}, "one such row of each must fit one window"},
+        {TGL_OP_GATHER, param_bytes(tgl_axis_params{sizeof(tgl_axis_params), 0}), {floats({40, 30}, Kind::Contiguous, rng), transposed_index},
+         {output_of(F32, {40, 30})}, "such a cut does not shrink it"},
     };
     for (const Refused& c : cases) {
         tgl_test::OpCall call(d, c.in, c.out);
