@@ -19,6 +19,10 @@
 //               KIND_SCALAR one float, KIND_ROW one row repeated over the rows (vec4 i % u_row_quads),
 //               KIND_COL one float per row (element u_offset + row * u_col_stride). The host runs a
 //               rank-1 ragged tail (numel % 4) with the CONTIG or RANK 1 variant.
+//   GRID_STRIDE (VEC4) a fixed grid of u_group_count workgroups strides over the u_blocks blocks
+//               of WG_SIZE * PER_INV quads (binary ops over two full-size inputs: on an H100 a
+//               grid of about two workgroups per SM keeps two read streams and a write stream
+//               nearer the memory's bandwidth than one workgroup per block)
 //   WG_SIZE     invocations per workgroup
 // Operand offsets and strides are in elements, relative to the start of each bound SSBO window
 // (which starts on a 16-byte boundary). Outside VEC4 every operand is an array of uint words
@@ -95,10 +99,28 @@ uniform int u_col_stride[2];  // KIND_COL: a's and b's stride between rows, in e
      : (kind) == KIND_ROW    ? vec4(data[u_offset[k] + int((i) % u_row_quads)])                  \
                              : vec4(data[u_offset[k] + int((i) / u_row_quads) * u_col_stride[k - 1]]))
 
-void main() {
-    uint first = tgl_group_index() * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x;
-    // Every load before the first store: PER_INV quads of each input in flight per invocation.
+// Quads first, first + WG_SIZE, ... (PER_INV of them) of every operand: every load before the first
+// store, PER_INV quads of each input in flight per invocation. A whole block (every quad inside)
+// loads without bounds checks, so nothing stands between its loads; the last block checks each.
+void run_block(uint first) {
     vec4 a[PER_INV], b[PER_INV];
+    if (first + uint((PER_INV - 1) * WG_SIZE) < u_numel) {
+        for (int j = 0; j < PER_INV; ++j) {
+            uint i = first + uint(j * WG_SIZE);
+            a[j] = LOAD_QUAD(a_data, A_KIND, 1, i);
+#if N_IN == 2
+            b[j] = LOAD_QUAD(b_data, B_KIND, 2, i);
+#else
+            b[j] = vec4(0.0);
+#endif
+        }
+        for (int j = 0; j < PER_INV; ++j) {
+            uint i = first + uint(j * WG_SIZE);
+            y_data[u_offset[0] + int(i)] = vec4(apply_op(a[j].x, b[j].x), apply_op(a[j].y, b[j].y),
+                                                apply_op(a[j].z, b[j].z), apply_op(a[j].w, b[j].w));
+        }
+        return;
+    }
     for (int j = 0; j < PER_INV; ++j) {
         uint i = first + uint(j * WG_SIZE);
         if (i >= u_numel) break;
@@ -115,6 +137,19 @@ void main() {
         y_data[u_offset[0] + int(i)] = vec4(apply_op(a[j].x, b[j].x), apply_op(a[j].y, b[j].y),
                                             apply_op(a[j].z, b[j].z), apply_op(a[j].w, b[j].w));
     }
+}
+
+#if defined(GRID_STRIDE)
+uniform uint u_blocks;       // blocks of WG_SIZE * PER_INV quads
+uniform uint u_group_count;  // workgroups of the whole grid
+#endif
+void main() {
+#if defined(GRID_STRIDE)
+    for (uint blk = tgl_group_index(); blk < u_blocks; blk += u_group_count)
+        run_block(blk * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x);
+#else
+    run_block(tgl_group_index() * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x);
+#endif
 }
 
 #else

@@ -38,7 +38,8 @@
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
 //   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
 //   DOUBLE_BUF; C_PAIR: f16 C whose even columns start words, stored a word at a time); SPLIT_K.
-// PASS_GEMV: WG_X, GEMV_M (rows), B_QUAD_K (+ GEMV_LK lanes per column) or quads along n.
+// PASS_GEMV: WG_X, GEMV_M (rows), GEMV_UNROLL, B_QUAD_K (+ GEMV_LK lanes per column) or quads
+// along n (+ GEMV_KR lanes along k per quad of columns).
 // PASS_REDUCE: WG_SIZE and the epilogue's defines.
 // Grid: x = N tiles, y = M tiles, z = batch (SPLIT_K: batch x splits), each offset by u_tile_base
 // (dispatches are split to stay within the workgroup-count limits). PASS_GEMV: x = column slabs,
@@ -49,7 +50,7 @@
 
 
 #include "activation.glsl"
-#if defined(FAST) || defined(PASS_GEMV)
+#if defined(FAST) || defined(PASS_GEMV) || defined(PASS_REDUCE)
 // NVIDIA: unroll every loop of constant trip count, so that the register arrays (acc, av, bv)
 // are indexed by constants and stay in registers (other drivers ignore unknown pragmas).
 #pragma optionNV(unroll all)
@@ -283,7 +284,16 @@ void main() {
     int gm = int(idx % mn) / u_N, gn = int(idx % mn) % u_N;
     batch_bases(z);
     float sum = 0.0;
-    for (int s = 0; s < u_splits; ++s) sum += uintBitsToFloat(part_data[s * int(mn) * u_batch_count + int(idx)]);
+    // Eight partials loaded at a time (in flight together, not one after another), summed in split
+    // order: the same sum as one at a time.
+    int stride = int(mn) * u_batch_count;
+    int s = 0;
+    for (; s + 8 <= u_splits; s += 8) {
+        float p[8];
+        for (int j = 0; j < 8; ++j) p[j] = uintBitsToFloat(part_data[(s + j) * stride + int(idx)]);
+        for (int j = 0; j < 8; ++j) sum += p[j];
+    }
+    for (; s < u_splits; ++s) sum += uintBitsToFloat(part_data[s * stride + int(idx)]);
     store_out(gm, gn, epilogue(gm, gn, 0, sum));
 }
 
@@ -294,7 +304,16 @@ void main() {
 //    read consecutive quads of a row of W (coalesced), looping over the K range.
 //  - B_QUAD_K (W k-contiguous, e.g. linear's [N, K] weights): GEMV_LK consecutive invocations
 //    share a column and read consecutive quads along k; a shared-memory tree sums their lanes.
+#if !defined(GEMV_UNROLL)
 #define GEMV_UNROLL 4
+#endif
+#if !defined(B_QUAD_K) && GEMV_KR > 1
+shared vec4 s_red4[WG_X];
+#endif
+// The quad of W at (gn, k) where it is known to be whole (the main loops: inside the K range and
+// the columns): one load and no checks, so that the loads of a trip are all in flight at once
+// (behind quad_b's checks they were issued one after another).
+vec4 whole_b(int b_base, int gn, int k) { return quad_f32(b_q[(b_base + gn * u_b_n_stride + k * u_b_k_stride) >> 2]); }
 #if defined(B_QUAD_K)
 shared float s_red[GEMV_M * WG_X];
 // A(m, k..k+3), zeros past k_end (any layout of A: element loads, cached across invocations).
@@ -304,6 +323,11 @@ vec4 a_quad_at(int m, int k, int k_end) {
     for (int c = 0; c < 4; ++c)
         if (k + c < k_end) a[c] = load_a(i + c * u_a_k_stride);
     return a;
+}
+// A(m, k..k+3) inside the K range.
+vec4 a_quad_whole(int m, int k) {
+    int i = a_base + m * u_a_m_stride + k * u_a_k_stride;
+    return vec4(load_a(i), load_a(i + u_a_k_stride), load_a(i + 2 * u_a_k_stride), load_a(i + 3 * u_a_k_stride));
 }
 #endif
 void main() {
@@ -324,9 +348,9 @@ void main() {
         int k = k_beg + lane * 4;
         for (; k + (GEMV_UNROLL - 1) * step < k_end; k += GEMV_UNROLL * step) {
             vec4 b[GEMV_UNROLL];
-            for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u * step, k_end);
+            for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = whole_b(b_base, gn, k + u * step);
             for (int u = 0; u < GEMV_UNROLL; ++u)
-                for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k + u * step, k_end), b[u]);
+                for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_whole(m, k + u * step), b[u]);
         }
         for (; k < k_end; k += step)
             for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k, k_end), quad_b(b_base, gn, k, k_end));
@@ -341,24 +365,81 @@ void main() {
     if (lane == 0 && gn < u_N)
         for (int m = 0; m < GEMV_M; ++m) store_partial(split, z, m, gn, s_red[m * WG_X + lid]);
 #else
-    int gn = (int(u_tile_base.x + gl_WorkGroupID.x) * WG_X + lid) * 4;
-    if (gn >= u_N) return;
+    // GEMV_KR invocations along k per quad of columns: invocation (q, r) = lid % QX, lid / QX reads
+    // rows k_beg + r, + GEMV_KR, ... of its quad; consecutive invocations read consecutive quads of
+    // one row (coalesced). A shared-memory tree sums the GEMV_KR lanes (one row of A at a time).
+    const int QX = WG_X / GEMV_KR;
+    int q = lid % QX, r = lid / QX;
+    int gn = (int(u_tile_base.x + gl_WorkGroupID.x) * QX + q) * 4;
     vec4 acc[GEMV_M];
     for (int m = 0; m < GEMV_M; ++m) acc[m] = vec4(0.0);
-    int k = k_beg;
-    for (; k + GEMV_UNROLL - 1 < k_end; k += GEMV_UNROLL) {
-        vec4 b[GEMV_UNROLL];
-        for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = quad_b(b_base, gn, k + u, k_end);
-        for (int u = 0; u < GEMV_UNROLL; ++u)
-            for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + (k + u) * u_a_k_stride) * b[u];
+#if defined(A_QUAD_K) && GEMV_UNROLL % 4 == 0
+    // A read as quads along k: lane r takes rows in fours (k_beg + 4r, + 4 GEMV_KR, ...), one
+    // quad of A per four rows of W; GEMV_UNROLL rows of W in flight per invocation.
+    const int RQ = GEMV_UNROLL / 4;
+    int k = k_beg + 4 * r;
+    if (gn + 4 <= u_N) {
+        for (; k + 4 * GEMV_KR * (RQ - 1) + 3 < k_end; k += 4 * GEMV_KR * RQ) {
+            vec4 b[GEMV_UNROLL];
+            for (int u = 0; u < RQ; ++u)
+                for (int c = 0; c < 4; ++c) b[4 * u + c] = whole_b(b_base, gn, k + 4 * GEMV_KR * u + c);
+            for (int u = 0; u < RQ; ++u)
+                for (int m = 0; m < GEMV_M; ++m) {
+                    vec4 a = quad_f32(a_q[(a_base + m * u_a_m_stride + (k + 4 * GEMV_KR * u) * u_a_k_stride) >> 2]);
+                    acc[m] += a.x * b[4 * u] + a.y * b[4 * u + 1] + a.z * b[4 * u + 2] + a.w * b[4 * u + 3];
+                }
+        }
     }
-    for (; k < k_end; ++k) {
-        vec4 b = quad_b(b_base, gn, k, k_end);
-        for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + k * u_a_k_stride) * b;
+    if (gn < u_N) {
+        for (; k < k_end; k += 4 * GEMV_KR)
+            for (int c = 0; c < 4; ++c)
+                if (k + c < k_end) {
+                    vec4 b = quad_b(b_base, gn, k + c, k_end);
+                    for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + (k + c) * u_a_k_stride) * b;
+                }
     }
-    for (int m = 0; m < GEMV_M; ++m)
-        for (int c = 0; c < 4; ++c)
-            if (gn + c < u_N) store_partial(split, z, m, gn + c, acc[m][c]);
+#else
+    int k = k_beg + r;
+    // GEMV_UNROLL rows of W in flight per invocation (whole quads where all 4 columns exist), then
+    // the tail one at a time.
+#define GEMV_N_TRIPS(LOAD)                                                                         \
+    for (; k + (GEMV_UNROLL - 1) * GEMV_KR < k_end; k += GEMV_UNROLL * GEMV_KR) {                  \
+        vec4 b[GEMV_UNROLL];                                                                       \
+        for (int u = 0; u < GEMV_UNROLL; ++u) b[u] = LOAD;                                         \
+        for (int u = 0; u < GEMV_UNROLL; ++u)                                                      \
+            for (int m = 0; m < GEMV_M; ++m)                                                       \
+                acc[m] += load_a(a_base + m * u_a_m_stride + (k + u * GEMV_KR) * u_a_k_stride) * b[u]; \
+    }
+    if (gn + 4 <= u_N) {
+        GEMV_N_TRIPS(whole_b(b_base, gn, k + u * GEMV_KR))
+    } else if (gn < u_N) {
+        GEMV_N_TRIPS(quad_b(b_base, gn, k + u * GEMV_KR, k_end))
+    }
+    if (gn < u_N) {
+        for (; k < k_end; k += GEMV_KR) {
+            vec4 b = quad_b(b_base, gn, k, k_end);
+            for (int m = 0; m < GEMV_M; ++m) acc[m] += load_a(a_base + m * u_a_m_stride + k * u_a_k_stride) * b;
+        }
+    }
+#endif
+#if GEMV_KR > 1
+    for (int m = 0; m < GEMV_M; ++m) {
+        s_red4[lid] = acc[m];
+        for (int off = GEMV_KR / 2; off > 0; off >>= 1) {
+            memoryBarrierShared();
+            barrier();
+            if (r < off) s_red4[lid] += s_red4[lid + off * QX];
+        }
+        memoryBarrierShared();
+        barrier();
+        acc[m] = s_red4[lid];
+        barrier();  // every lane has read its sum before the next row's stores
+    }
+#endif
+    if (r == 0 && gn < u_N)
+        for (int m = 0; m < GEMV_M; ++m)
+            for (int c = 0; c < 4; ++c)
+                if (gn + c < u_N) store_partial(split, z, m, gn + c, acc[m][c]);
 #endif
 }
 

@@ -132,14 +132,18 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     }
     if (vec4) {
         const StreamShape shape = dev.stream_shape();
+        // Two full-size inputs: the grid-stride kernel with its own workgroup size (tuning.h).
+        const bool stride = n_in == 2 && kinds[1] == kFull && kinds[2] == kFull && shape.binary_groups > 0;
+        const int wg_vec = stride ? shape.binary_wg : shape.wg;
         uint32_t quads = numel / 4;
         Defines defines = common;
         defines.emplace_back("RANK", str(p.rank));
         defines.emplace_back("VEC4", "");
-        defines.emplace_back(def::kWorkgroupSize, str(shape.wg));
+        defines.emplace_back(def::kWorkgroupSize, str(wg_vec));
         defines.emplace_back("PER_INV", str(shape.per_invocation));
         defines.emplace_back("A_KIND", str(kinds[1]));
         if (n_in == 2) defines.emplace_back("B_KIND", str(kinds[2]));
+        if (stride) defines.emplace_back("GRID_STRIDE", "");
         Dispatch base;
         base.program = dev.program("elementwise.comp", defines);
         base.bindings = bindings;
@@ -151,7 +155,13 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_uint("u_row_quads", {rank2 ? uint32_t(p.shape[1] / 4) : 1u}));
         base.uniforms.push_back(uniform_int("u_col_stride", {col_stride[0], col_stride[1]}));
         base.uniforms.push_back(scalars);
-        add_chunks(dev, base, ceil_div(quads, uint64_t(shape.wg) * shape.per_invocation), dispatches);
+        const uint64_t blocks = ceil_div(quads, uint64_t(wg_vec) * shape.per_invocation);
+        const uint64_t groups = stride ? std::min<uint64_t>(blocks, uint64_t(shape.binary_groups)) : blocks;
+        if (stride) {
+            base.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
+            base.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
+        }
+        add_chunks(dev, base, groups, dispatches);
         if (p.rank == 1 && numel % 4) {
             std::vector<int32_t> tail = offsets;
             for (int k = 0; k <= n_in; ++k) tail[k] += int32_t(4 * quads) * int32_t(p.strides[k][0]);

@@ -17,6 +17,7 @@ namespace {
 // TGL_TUNE_STREAM's shape (tuning.h), its workgroup size halved to the device's limits.
 StreamShape fit_stream_shape(StreamShape s, const Limits& L) {
     while (s.wg > 32 && (s.wg > L.max_invocations || s.wg > L.max_size[0])) s.wg /= 2;
+    while (s.binary_wg > 32 && (s.binary_wg > L.max_invocations || s.binary_wg > L.max_size[0])) s.binary_wg /= 2;
     return s;
 }
 }  // namespace

@@ -32,7 +32,7 @@ struct Tile {
 // Split-K (few output tiles, a long K) and the mat-vec kernel (decode).
 constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
-constexpr int kGemvWg = 64;   // invocations per GEMV workgroup
+constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguous
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -50,9 +50,11 @@ int64_t mag(int64_t s) { return s < 0 ? -s : s; }
 // times (measured on llvmpipe: unrolled for some tiles only; the loaders' loops are unrolled).
 uint64_t tile_step_passes(int bk) { return 1 + loop_cost(uint64_t(bk)); }
 
-// Loop passes of one GEMV loop trip (GEMV_UNROLL quads of W and GEMV_M rows each), were none of its
+// Loop passes of one GEMV loop trip (`unroll` quads of W and GEMV_M rows each), were none of its
 // inner loops unrolled.
-uint64_t gemv_trip_passes(int rows) { return 1 + loop_cost(4) + 4 * loop_cost(uint64_t(rows)) * 2; }
+uint64_t gemv_trip_passes(int rows, int unroll) {
+    return 1 + loop_cost(uint64_t(unroll)) + uint64_t(unroll) * loop_cost(uint64_t(rows)) * 2;
+}
 
 // The pack pass (pack.cpp) of a rank <= 2 operand (rows x cols, strides s0, s1) into side words
 // at dst_base. The expert index is checked under a fresh device check (*check_seq), or under
@@ -83,7 +85,9 @@ struct Plan {
     Tile t{};
     bool fast = false, double_buf = false;
     int a_quad = 0, b_quad = 0;
-    int lanes = 1;          // GEMV along k: invocations per column
+    int lanes = 1;          // GEMV: invocations along k per column (W k-contiguous) or per quad of columns
+    int gemv_wg = kGemvWg;  // GEMV: invocations per workgroup
+    int unroll = 4;         // GEMV: loads of W in flight per invocation
     uint64_t splits = 1, k_chunk = 0;
     int64_t part_offset = 0, part_bytes = 0;
 };
@@ -128,15 +132,26 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     pl.mode = Mode::Gemv;
     pl.a_quad = s.a_quad;
     pl.b_quad = s.b_quad;
-    pl.lanes = pl.b_quad == 1 ? s.tune.gemv_lanes : 1;
-    pl.k_chunk = s.tune.gemv_chunk > 0 ? uint64_t(s.tune.gemv_chunk) : (pl.b_quad == 1 ? uint64_t(32 * pl.lanes) : 32u);
+    pl.unroll = s.tune.gemv_unroll;
+    if (pl.b_quad == 1) {
+        pl.lanes = s.tune.gemv_lanes;
+    } else {
+        // W n-contiguous: the tuned workgroup within the device's limits (a vec4 of shared memory
+        // per invocation), with at most as many lanes along k.
+        const Limits& L = s.dev.limits();
+        int wg = s.tune.gemv_wg;
+        while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0] || wg * 16 > L.max_shared_bytes)) wg /= 2;
+        pl.gemv_wg = wg;
+        pl.lanes = std::min(s.tune.gemv_k_lanes, wg);
+    }
+    pl.k_chunk = s.tune.gemv_chunk > 0 ? uint64_t(s.tune.gemv_chunk) : uint64_t(32 * pl.lanes);
     pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
     pl.splits = std::min<uint64_t>(ceil_div(uint64_t(s.K), pl.k_chunk), std::max<uint64_t>(1, s.max_part / s.out_elems));
     // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart), or of
-    // GEMV_UNROLL rows of W.
-    const uint64_t k_trip = pl.b_quad == 1 ? 16 * uint64_t(pl.lanes) : 4;
+    // GEMV_UNROLL rows of W (lanes apart).
+    const uint64_t k_trip = (pl.b_quad == 1 ? 4 : 1) * uint64_t(pl.unroll) * uint64_t(pl.lanes);
     const uint64_t k_max =
-        std::min(loop_items_within(loop_budget(s.dev), gemv_trip_passes(s.M), 8), ceil_div(uint64_t(s.K), k_trip)) * k_trip;
+        std::min(loop_items_within(loop_budget(s.dev), gemv_trip_passes(s.M, pl.unroll), 8), ceil_div(uint64_t(s.K), k_trip)) * k_trip;
     pl.splits = std::max(pl.splits, ceil_div(uint64_t(s.K), k_max));
     pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(s.K), pl.splits), 4) * 4);
     pl.splits = ceil_div(uint64_t(s.K), pl.k_chunk);
@@ -553,14 +568,15 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
             partial.program = dev.program("matmul.comp", defs);
             add_grid(partial, nx, ny, uint64_t(batch_count) * pl.splits);
         } else {
-            const int wg = kGemvWg;
+            const int wg = pl.gemv_wg;
             Defines defs = defines(true, false, 1);
             defs.emplace_back("PASS_GEMV", "");
             defs.emplace_back("WG_X", str(wg));
             defs.emplace_back("GEMV_M", str(M));
-            if (pl.b_quad == 1) defs.emplace_back("GEMV_LK", str(pl.lanes));
+            defs.emplace_back("GEMV_UNROLL", str(pl.unroll));
+            defs.emplace_back(pl.b_quad == 1 ? "GEMV_LK" : "GEMV_KR", str(pl.lanes));
             partial.program = dev.program("matmul.comp", defs);
-            const uint64_t cols_per_wg = pl.b_quad == 1 ? uint64_t(wg / pl.lanes) : uint64_t(4 * wg);
+            const uint64_t cols_per_wg = pl.b_quad == 1 ? uint64_t(wg / pl.lanes) : uint64_t(4 * wg / pl.lanes);
             add_grid(partial, ceil_div(uint64_t(pass.n), cols_per_wg), pl.splits, batch_count);
         }
         Defines rd = defines(false, true, n_out);

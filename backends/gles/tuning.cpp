@@ -15,9 +15,14 @@ void read_stream(StreamShape& s) {
     const char* name = "TGL_TUNE_STREAM";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "wg<N>_v<M> with N a power of two in [32, 1024] and M in [1, 16], e.g. wg256_v4";
-    parse_tune_tokens(name, v, v, {{"wg", &s.wg, 32, 1024, true}, {"v", &s.per_invocation, 1, 16, true}}, {}, expected);
-    if (s.wg & (s.wg - 1)) env_malformed(name, v, "the workgroup size is not a power of two", expected);
+    const char* expected = "wg<N>_v<M>[_bwg<N>][_bg<G>] with N a power of two in [32, 1024], M in [1, 16] and G in "
+                           "[0, 1048576], e.g. wg256_v4 or wg1024_v4_bwg512_bg264";
+    parse_tune_tokens(name, v, v,
+                      {{"wg", &s.wg, 32, 1024, true}, {"v", &s.per_invocation, 1, 16, true},
+                       {"bwg", &s.binary_wg, 32, 1024, false}, {"bg", &s.binary_groups, 0, kMaxCount, false}},
+                      {}, expected);
+    if ((s.wg & (s.wg - 1)) || (s.binary_wg & (s.binary_wg - 1)))
+        env_malformed(name, v, "the workgroup size is not a power of two", expected);
 }
 
 void read_matmul(MatmulTuning& m) {
@@ -25,7 +30,7 @@ void read_matmul(MatmulTuning& m) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
-                           "gk<N>, gl<N> (a power of two <= 64), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
     parse_tune_tokens(name, v, v,
@@ -33,6 +38,8 @@ void read_matmul(MatmulTuning& m) {
                        {"bk", &t.bk, 1, kMaxTileDim, false}, {"tm", &t.tm, 1, kMaxTileDim, false},
                        {"tn", &t.tn, 1, kMaxTileDim, false}, {"sk", &m.split_target, 0, kMaxCount, false},
                        {"gk", &m.gemv_chunk, 0, kMaxCount, false}, {"gl", &m.gemv_lanes, 1, 64, false},
+                       {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
+                       {"gu", &m.gemv_unroll, 1, 16, false},
                        {"db", &db, 0, 1, false}},
                       {{"general", &m.general}}, expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
@@ -42,6 +49,8 @@ void read_matmul(MatmulTuning& m) {
                       expected);
     if (given == 5) m.tile = t;
     if (m.gemv_lanes & (m.gemv_lanes - 1)) env_malformed(name, v, "gl is not a power of two", expected);
+    if ((m.gemv_wg & (m.gemv_wg - 1)) || (m.gemv_k_lanes & (m.gemv_k_lanes - 1)) || m.gemv_k_lanes > m.gemv_wg)
+        env_malformed(name, v, "gw and gr are not powers of two with gr <= gw", expected);
     if (db >= 0) m.double_buf = db != 0;
 }
 

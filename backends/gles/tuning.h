@@ -13,11 +13,16 @@
 namespace tgl {
 namespace gles {
 
-// TGL_TUNE_STREAM=wg<N>_v<M>: the streaming kernels' (buffer_bytes.comp, elementwise.comp's VEC4)
-// workgroup size (a power of two in [32, 1024]) and vec4s per invocation ([1, 16]); both required.
+// TGL_TUNE_STREAM=wg<N>_v<M>[_bwg<N>][_bg<N>]: the streaming kernels' (buffer_bytes.comp,
+// elementwise.comp's VEC4) workgroup size (a power of two in [32, 1024]) and vec4s per invocation
+// ([1, 16]), both required; for binary ops over two full-size inputs, the workgroup size (bwg, a
+// power of two) and the number of workgroups that stride over the blocks (bg; 0: one workgroup per
+// block, the kernel of the other ops). Defaults: wg1024_v4_bwg512_bg264 (see bench/RESULTS.md).
 struct StreamShape {
     int wg = 1024;
     int per_invocation = 4;
+    int binary_wg = 512;
+    int binary_groups = 264;
 };
 
 // TGL_TUNE_REDUCE: '_'-separated <key><number> tokens, any subset, e.g.
@@ -49,9 +54,14 @@ struct TileTuning {
 //   sk<N>                          split-K target workgroups: K is split when a product has fewer
 //                                  than N / 8 tiles (sk0: never); default 1056
 //   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 32
-//                                  for W n-contiguous, 32 * lanes for W k-contiguous
+//                                  * lanes (gr for W n-contiguous, gl for W k-contiguous)
 //   gl<N>                          GEMV invocations per column for W k-contiguous (a power of two
 //                                  <= 64); default 16
+//   gw<N>                          GEMV workgroup size for W n-contiguous (a power of two); default 256
+//   gr<N>                          GEMV invocations along k per quad of columns for W n-contiguous
+//                                  (a power of two <= gw); default 8
+//   gu<N>                          GEMV loads of W in flight per invocation (1..16; W n-contiguous
+//                                  and A k-contiguous: a multiple of 4 reads A as quads); default 4
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1
 struct MatmulTuning {
@@ -60,6 +70,9 @@ struct MatmulTuning {
     int split_target = 1056;
     int gemv_chunk = -1;  // -1: the default
     int gemv_lanes = 16;
+    int gemv_wg = 256;       // GEMV invocations per workgroup (W n-contiguous)
+    int gemv_k_lanes = 8;    // GEMV invocations along k per quad of columns (W n-contiguous)
+    int gemv_unroll = 4;     // GEMV rows (W n-contiguous) or quads (k-contiguous) of W in flight per invocation
     bool double_buf = true;
 };
 

@@ -470,12 +470,14 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     const tgl_plugin_api& api = plug().api();
     const std::vector<std::pair<std::string, std::vector<std::string>>> hostile = {
         {"TGL_TUNE_STREAM", {"wg99999999999999999999_v4", "wg256_v4junk", "wg-256_v4", "wg256_v4_", "wg256",
-                             "wg100_v4", "wg256_v4_wg256", " wg256_v4", "wg2048_v4", "wg256_v0"}},
+                             "wg100_v4", "wg256_v4_wg256", " wg256_v4", "wg2048_v4", "wg256_v0", "wg256_v4_bwg100",
+                             "wg256_v4_bwg2048", "wg256_v4_bg-1"}},
         {"TGL_TUNE_REDUCE", {"rwg99999999999999999999", "rwg256x", "rwg-1", "rwg256__ru4", "foo4", "rwg256_rwg128",
                              "ru16", "_"}},
         {"TGL_TUNE_NORM", {"wg18446744073709551617", "wg512_per4 ", "per-4", "wg0", "wg512_per", "+wg512"}},
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
-                             "general_general", "bm128_bn128_bk8_tm6_tn8", "general "}},
+                             "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
+                             "gu0", "gu17"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_"}},
         {"TGL_TUNE_ATTENTION", {"bq64_bk32_tm4_tx8_pfx", "bq64_bk32_tm4_tx99999999999999999999",
@@ -497,8 +499,8 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     }
     // Well-formed values (and empty ones: the defaults) open a device that computes exactly.
     for (auto kv : std::vector<std::pair<std::string, std::string>>{
-             {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
-             {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
+             {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
+             {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""}}) {
         auto d = open_with({kv});

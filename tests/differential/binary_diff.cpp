@@ -225,6 +225,34 @@ TEST_P(Binary, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, Binary, ::testing::ValuesIn(all_cases()), case_name);
 
+// The GLES grid-stride kernel of two full-size f32 inputs (elementwise.comp's GRID_STRIDE), on
+// devices whose grid is tiny (blocks of 32 or 128 quads, 3 or 5 workgroups), so that small tensors
+// take several strides and end in a partial block: lengths around the blocks, a ragged tail
+// (numel % 4), in place, rank 2, and the layouts that must take the other kernels (misaligned
+// offsets, strides, broadcasting).
+class BinaryGridStride : public SeededTest {};
+
+TEST_F(BinaryGridStride, MatchesReference) {
+    Rng& rng = rng_;
+    const BinaryOp& add = binary_ops()[0];
+    const BinaryOp& mul = binary_ops()[2];
+    for (const char* tune : {"wg1024_v1_bwg32_bg3", "wg1024_v4_bwg32_bg5"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_STREAM=") + tune);
+        Device& d = subject_device_with("TGL_TUNE_STREAM", tune);
+        for (int64_t n : {4, 5, 127, 128, 129, 384, 385, 1023, 4099, 20483})
+            check(binary_spec(n % 2 ? add : mul, {n}, {n}, {}, add.a, add.b, rng), &d);
+        Spec in_place = binary_spec(add, {4099}, {4099}, {}, add.a, add.b, rng);
+        in_place.in_place = true;
+        in_place.what += " (in place over a)";
+        check(in_place, &d);
+        check(binary_spec(mul, {37, 128}, {37, 128}, {}, mul.a, mul.b, rng), &d);
+        check(binary_spec(add, {1000}, {1000}, {Kind::Padded, Kind::Contiguous, Kind::Contiguous}, add.a, add.b, rng), &d);
+        check(binary_spec(add, {1000}, {1000}, {Kind::Contiguous, Kind::Padded, Kind::Padded}, add.a, add.b, rng), &d);
+        check(binary_spec(mul, {40, 52}, {40, 52}, {Kind::Stepped, Kind::Contiguous, Kind::Contiguous}, mul.a, mul.b, rng), &d);
+        check(binary_spec(add, {24, 64}, {64}, {}, add.a, add.b, rng), &d);
+    }
+}
+
 std::vector<UlpCase> ulp_cases() {
     std::vector<UlpCase> cases;
     for (const RangedBinaryOp& ro : ranged_ops())

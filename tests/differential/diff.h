@@ -14,6 +14,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,9 +89,31 @@ std::vector<uint8_t> param_bytes(const P& p) {
     return b;
 }
 
-// Runs `spec` on one plugin's shared device; throws Failure on any error of that plugin.
-inline std::vector<float> run_on(Role role, const Spec& spec) {
-    Device& d = shared_device(role);
+// A device of the subject plugin opened with environment variable `name` set to `value` (the GLES
+// plugin reads its TGL_TUNE_* knobs at device_open; other plugins ignore them), kept for the
+// process; the variable is restored afterwards.
+inline Device& subject_device_with(const std::string& name, const std::string& value) {
+    static std::map<std::string, std::unique_ptr<Device>> devices;
+    std::unique_ptr<Device>& d = devices[name + "=" + value];
+    if (!d) {
+        struct Env {  // restored even when device_open fails
+            std::string name, old;
+            bool had;
+            Env(const std::string& n, const std::string& v) : name(n), had(std::getenv(n.c_str()) != nullptr) {
+                if (had) old = std::getenv(n.c_str());
+                setenv(n.c_str(), v.c_str(), 1);
+            }
+            ~Env() { had ? setenv(name.c_str(), old.c_str(), 1) : unsetenv(name.c_str()); }
+        } env(name, value);
+        d = std::make_unique<Device>(plugin(Role::Subject), 0);
+    }
+    return *d;
+}
+
+// Runs `spec` on one plugin's shared device (or on `subject`, a device of the subject plugin);
+// throws Failure on any error of that plugin.
+inline std::vector<float> run_on(Role role, const Spec& spec, Device* subject = nullptr) {
+    Device& d = role == Role::Subject && subject ? *subject : shared_device(role);
     const char* who = role == Role::Reference ? "reference" : "subject";
     std::vector<std::unique_ptr<DeviceTensor>> ins;
     std::vector<tgl_tensor> descs;
@@ -133,11 +157,11 @@ inline std::string describe(const Spec& spec) {
     return s;
 }
 
-// Reference vs subject; EXPECTs (non-fatal) the comparison.
-inline void check(const Spec& spec) {
+// Reference vs subject (its shared device, or `subject`); EXPECTs (non-fatal) the comparison.
+inline void check(const Spec& spec, Device* subject = nullptr) {
     SCOPED_TRACE(describe(spec));
     std::vector<float> want = run_on(Role::Reference, spec);
-    std::vector<float> got = run_on(Role::Subject, spec);
+    std::vector<float> got = run_on(Role::Subject, spec, subject);
     EXPECT_TRUE(compare(got, want, spec.out.shape, spec.tolerance, CompareMode::Nmse,
                         "subject '" + plugin(Role::Subject).name() + "' vs reference '" +
                             plugin(Role::Reference).name() + "'"));

@@ -196,6 +196,33 @@ TEST_P(Matmul, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, Matmul, ::testing::ValuesIn(matmul_cases()), case_name);
 
+// The GEMV kernel's shapes (TGL_TUNE_MATMUL gw, gr, gk, gu) on devices opened with each: lanes
+// along k summed in shared memory (gr), A read as quads (gu a multiple of 4, K a multiple of 4) or
+// element by element (gu 6, A permuted, K odd), K ranges that end inside a trip, K shorter
+// than one lane's first row, M up to 8, W k-contiguous (B^T), W at an offset.
+class GemvTuned : public SeededTest {};
+
+TEST_F(GemvTuned, MatchesReference) {
+    // Every shape on one device (lanes along k, A as quads two row-quads per trip); the others
+    // (three row-quads per trip; one lane, A element by element) on the shapes that reach them.
+    Device& d = subject_device_with("TGL_TUNE_MATMUL", "gw32_gr8_gk64_gu8");
+    for (int64_t K : {1, 3, 4, 60, 300, 1031}) {
+        MM m; m.M = 1; m.N = 260; m.K = K; check(matmul_spec(m, rng_), &d);
+    }
+    MM m; m.M = 3; m.N = 36; m.K = 517; check(matmul_spec(m, rng_), &d);
+    m = MM{}; m.M = 8; m.N = 64; m.K = 1024; check(matmul_spec(m, rng_), &d);
+    m = MM{}; m.M = 2; m.N = 40; m.K = 200; m.a_kind = Kind::Permuted; check(matmul_spec(m, rng_), &d);
+    m = MM{}; m.M = 1; m.N = 72; m.K = 96; m.b_front = 4; check(matmul_spec(m, rng_), &d);
+    m = MM{}; m.M = 5; m.N = 37; m.K = 260; m.tb = true; check(matmul_spec(m, rng_), &d);
+    for (const char* tune : {"gw64_gr4_gk40_gu12", "gw16_gr1_gk20_gu6"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune);
+        Device& t = subject_device_with("TGL_TUNE_MATMUL", tune);
+        for (int64_t K : {300, 1031}) {
+            m = MM{}; m.M = 1; m.N = 260; m.K = K; check(matmul_spec(m, rng_), &t);
+        }
+    }
+}
+
 // ----- the rest of the family ---------------------------------------------------------------------
 // f16 matmul, linear (every activation), linear_qkv, grouped_linear, linear_int8, linear_int4 on
 // seeded random inputs: odd/prime sizes and 1s, batch (leading) dims, permuted / stepped /

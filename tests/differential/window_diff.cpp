@@ -18,16 +18,7 @@ const tgl_dtype F32 = TGL_DTYPE_F32;
 
 // The subject plugin's device with 4 KiB windows (the hook is read at device_open; other plugins
 // ignore it).
-Device& windowed_device() {
-    static std::unique_ptr<Device> d = [] {
-        struct Env {  // unset again even when device_open fails
-            Env() { setenv("TGL_GLES_TEST_FAULT", "max_window=4096", 1); }
-            ~Env() { unsetenv("TGL_GLES_TEST_FAULT"); }
-        } env;
-        return std::make_unique<Device>(plugin(Role::Subject), 0);
-    }();
-    return *d;
-}
+Device& windowed_device() { return subject_device_with("TGL_GLES_TEST_FAULT", "max_window=4096"); }
 
 InputArg floats(const Shape& shape, Kind k, Rng& rng, double lo = -2, double hi = 2, tgl_dtype dt = F32) {
     InputArg a;
