@@ -43,7 +43,7 @@ class IntArithDiff : public SeededTest {};
 TEST_F(IntArithDiff, BinaryOpsEveryIntDtype) {
     for (tgl_op op : kIntBinary)
         for (tgl_dtype dt : kInts)
-            for (int rep = 0; rep < 4; ++rep) {
+            for (int rep = 0; rep < 2; ++rep) {
                 Shape s = random_shape(rng_), sb = s;
                 if (!sb.empty() && rng_.chance(0.4)) sb[size_t(rng_.integer(0, int64_t(sb.size()) - 1))] = 1;  // broadcast b
                 // pow: exponents small enough to matter (and negative), bases anywhere.
@@ -126,6 +126,7 @@ TEST_F(IntArithDiff, ScansI32) {
     for (tgl_op op : {TGL_OP_CUMSUM, TGL_OP_CUMPROD})
         for (const Shape& s : shapes)
             for (int flags = 0; flags < 4; ++flags) {
+                if (s[0] == 2 && flags != 3) continue;  // the long rows once (exclusive, reverse)
                 tgl_scan_params p{sizeof(tgl_scan_params), int32_t(s.size()) - 1, uint32_t(flags & 1), uint32_t(flags >> 1)};
                 if (s == Shape{65, 3}) p.axis = 0;
                 std::vector<uint8_t> bytes(sizeof p);
