@@ -602,22 +602,30 @@ void lower_not(Lowering& L) {
 }
 
 // Pow. Integer base and exponent: the plugins' exact integer pow (the exponent cast to the base's
-// type). A float exponent of an integer base: computed in f32 and truncated to the base's type, as
-// ONNX's reference (numpy's float power, then astype). An integer exponent of a float base: cast
-// to the base's type (exact below 2^24).
+// type). A float exponent of an integer base, as ONNX's reference (numpy's float power, then
+// astype): integral exponents by the exact integer pow (an f32 power such as 3^3 = 26.99... would
+// truncate to 26), the others computed in f32 and truncated. An integer exponent of a float base:
+// cast to the base's type (exact below 2^24).
 void lower_pow(Lowering& L) {
     Shape s = broadcast_inputs(L);
     Operand a = L.dev(0), b = L.dev(1);
     int32_t ta = L.in_v(0).type, tb = L.in_v(1).type;
+    const Shape &sa = L.in_v(0).shape, &sb = L.in_v(1).shape;
     if (is_int_type(ta) && !is_int_type(tb)) {
-        Operand af = L.temp(L.in_v(0).shape, tb), r = L.temp(s, tb);
+        Operand bi = L.temp(sb, ta), bf = L.temp(sb, tb), integral = L.temp(sb, TensorProto::BOOL);
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bi});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {bi}, {bf});
+        L.emit<tgl_binary_params>(TGL_OP_EQ, nullptr, {b, bf}, {integral});
+        Operand exact = L.temp(s, ta), af = L.temp(sa, tb), rf = L.temp(s, tb), truncated = L.temp(s, ta);
+        L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {a, bi}, {exact});
         L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {a}, {af});
-        L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {af, b}, {r});
-        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {r}, {L.out(0, s)});
+        L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {af, b}, {rf});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {rf}, {truncated});
+        L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {integral, exact, truncated}, {L.out(0, s)});
         return;
     }
     if (device_dtype(ta) != device_dtype(tb)) {
-        Operand bc = L.temp(L.in_v(1).shape, ta);
+        Operand bc = L.temp(sb, ta);
         L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bc});
         b = bc;
     }
