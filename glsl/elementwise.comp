@@ -8,6 +8,8 @@
 //               maps element bits to element bits; otherwise it is a float op of
 //               elementwise_ops.glsl, computed in f32 (f16 operands are widened exactly and the
 //               result rounded to nearest even at the store)
+//   INT_OP      an integer arithmetic op of int_ops.glsl (y of i32, i8 or u8): exact int values,
+//               the result's low bits stored (wrap-around)
 //   N_IN        1 (unary), 2 (binary) or 3 (where: a = cond, b, c = the sources)
 //   Y_DTYPE, A_DTYPE, B_DTYPE, C_DTYPE   the operands' dtypes (TGL_DTYPE_* values)
 //   RANK        rank of the index space after collapsing (0..8)
@@ -33,6 +35,8 @@
 #include "dtype.glsl"
 #if defined(BITS_OP)
 #include "dtype_ops.glsl"
+#elif defined(INT_OP)
+#include "int_ops.glsl"
 #else
 #include "math.glsl"
 #include "elementwise_ops.glsl"
@@ -211,6 +215,8 @@ void main() {
 #endif
 #if defined(BITS_OP)
     y_store_bits(oy, apply_bits(a, b, c));
+#elif defined(INT_OP)
+    y_store_bits(oy, uint(apply_int(tgl_to_int(a, A_DTYPE), tgl_to_int(b, B_DTYPE))) & tgl_dt_mask(Y_DTYPE));
 #else
     float fa = tgl_to_f32(a, A_DTYPE);
 #if N_IN >= 2

@@ -88,6 +88,8 @@ float apply_op(float a, float b) {
     return tgl_fmod(a, b);
 #elif defined(OP_REMAINDER)
     return tgl_remainder(a, b);
+#elif defined(OP_FLOOR_DIVIDE)
+    return tgl_floor_divide(a, b);
 #elif defined(OP_ATAN2)
     return tgl_atan2(a, b);
 #else

@@ -666,6 +666,20 @@ float tgl_remainder(float a, float b) {
     return m;
 }
 
+// Python's a // b (torch.floor_divide), as CPython computes it from the exact fmod (so that the
+// floor of the exact quotient comes out, 1 // 0.1 = 9); b == 0 gives a / b (+-inf, NaN); a zero
+// result has the sign of a / b. The CPU plugin's floor_divide (scalar_ops.h) is the definition.
+float tgl_floor_divide(float a, float b) {
+    if (tgl_iszero(b)) return tgl_div(a, b);
+    float m = tgl_fmod(a, b);
+    float q = tgl_div(a - m, b);
+    if (!tgl_iszero(m) && tgl_signbit(b) != tgl_signbit(m)) q -= 1.0;
+    if (tgl_iszero(q)) return tgl_copysign(0.0, tgl_div(a, b));
+    float f = tgl_floor(q);
+    if (q - f > 0.5) f += 1.0;
+    return f;
+}
+
 // atan(t) for 0 <= t <= 1 (Cephes atanf: t > tan(pi/8) is moved by pi/4).
 float tgl_atan_unit(float t) {
     float base = 0.0;

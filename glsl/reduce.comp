@@ -19,7 +19,8 @@
 // x and y are arrays of uint words holding X_DTYPE / Y_DTYPE elements (dtype.glsl): f32 or f16,
 // computed in f32 and rounded once at the final store (sub-word stores via store.glsl's atomics).
 // The partials of a split reduction stay f32 (that pass runs with Y_DTYPE f32, the second pass with
-// X_DTYPE f32). For f32 the dtype helpers fold to plain word loads and stores.
+// X_DTYPE f32). For f32 the dtype helpers fold to plain word loads and stores. INT_VALUES: x and y
+// i32, sum/prod/max/min in int (value.glsl: wrapping, exact), i32 partials.
 //
 // Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
 // result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP |
@@ -28,6 +29,7 @@
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+#include "value.glsl"
 
 // The UNROLL loads of a step sit in a register array indexed by constants once unrolled (NVIDIA
 // honours this pragma, other drivers ignore it).
@@ -65,43 +67,44 @@ uniform int u_inner_x_stride[INNER_RANK];
 float x_at(int i) { return uintBitsToFloat(x_data4[i >> 2][i & 3]); }
 vec4 x4_at(int q) { return uintBitsToFloat(x_data4[q]); }
 #else
-float x_at(int i) { return tgl_to_f32(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE); }
+VALUE x_at(int i) { return tgl_value_of(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE); }
 #endif
-void y_store(int i, float v) { y_store_bits(i, tgl_from_f32(v, Y_DTYPE)); }
+void y_store(int i, VALUE v) { y_store_bits(i, tgl_value_bits(v, Y_DTYPE)); }
 
-float identity() {
+VALUE identity() {
 #if defined(REDUCE_SUM)
-    return 0.0;
+    return tgl_value_zero();
 #elif defined(REDUCE_PROD)
-    return 1.0;
+    return tgl_value_one();
 #elif defined(REDUCE_MAX)
-    return tgl_neg_inf();
+    return tgl_value_lowest();
 #elif defined(REDUCE_MIN)
-    return tgl_inf();
+    return tgl_value_highest();
 #else
 #error "reduce.comp: no REDUCE_* define"
     return 0.0;
 #endif
 }
 
-// max/min propagate NaN and order -0 below +0 (tgl_maximum/tgl_minimum, as the CPU plugin).
-float combine(float acc, float v) {
+VALUE combine(VALUE acc, VALUE v) {
 #if defined(REDUCE_SUM)
     return acc + v;
 #elif defined(REDUCE_PROD)
     return acc * v;
 #elif defined(REDUCE_MAX)
-    return tgl_maximum(acc, v);
+    return tgl_value_max(acc, v);
 #else
-    return tgl_minimum(acc, v);
+    return tgl_value_min(acc, v);
 #endif
 }
 
+#if defined(VEC4)
 vec4 combine4(vec4 acc, vec4 v) {
     return vec4(combine(acc.x, v.x), combine(acc.y, v.y), combine(acc.z, v.z), combine(acc.w, v.w));
 }
+#endif
 
-float finish(float acc) {
+VALUE finish(VALUE acc) {
 #if defined(FINAL_MEAN)
     if (u_count == 0.0) return tgl_nan();
     return acc / u_count;
@@ -135,7 +138,7 @@ void main() {
     if (o >= u_out_count) return;
     int xo, yo;
     outer_offsets(o, xo, yo);
-    float acc = identity();
+    VALUE acc = identity();
 #if INNER_RANK == 0
     if (u_reduce_count > 0u) acc = combine(acc, x_at(xo));
 #elif INNER_RANK == 1
@@ -182,7 +185,7 @@ int inner_offset(uint r) {
 
 #if defined(MODE_GROUP)
 
-shared float s_partial[WG_SIZE];
+shared VALUE s_partial[WG_SIZE];
 
 void main() {
     uint g = tgl_group_index();
@@ -192,7 +195,7 @@ void main() {
     uint o = g / u_splits;
     uint split = g - o * u_splits;
     int xo = 0, yo = 0;
-    float acc = identity();
+    VALUE acc = identity();
     if (in_range) {
         outer_offsets(o, xo, yo);
         uint begin = split * u_chunk;
@@ -227,7 +230,7 @@ void main() {
         if (u_splits == 1u) {
             y_store(yo, finish(s_partial[0]));
         } else {
-            y_data[u_y_offset + int(g)] = floatBitsToUint(s_partial[0]);  // f32 scratch
+            y_data[u_y_offset + int(g)] = tgl_value_word(s_partial[0]);  // scratch: f32 or i32
         }
     }
 }
@@ -246,7 +249,7 @@ uniform int u_col_y_stride;  // its y stride
 #define COMBINE combine4
 #else
 #define COL_W 1
-#define ACC float
+#define ACC VALUE
 #define LOAD(i) x_at(i)
 #define COMBINE combine
 #endif
@@ -293,10 +296,10 @@ void main() {
 #if defined(VEC4)
             float t = total[k];
 #else
-            float t = total;
+            VALUE t = total;
 #endif
             if (u_splits == 1u) y_store(yo + k * u_col_y_stride, finish(t));
-            else y_data[u_y_offset + int(split * u_out_count + o) + k] = floatBitsToUint(t);  // f32 scratch
+            else y_data[u_y_offset + int(split * u_out_count + o) + k] = tgl_value_word(t);  // f32 or i32 scratch
         }
     }
 }

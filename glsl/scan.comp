@@ -13,16 +13,18 @@
 //                and the block's carry (when u_use_carry) is applied.
 // Defines: OP_CUMSUM | OP_CUMPROD; PASS_*; EXCLUSIVE; REVERSE; X_DTYPE, Y_DTYPE (f32 or f16, one
 // dtype: values and block totals/carries are f32, each output rounded once at its store; sub-word
-// stores via store.glsl's atomics); OUTER_RANK (0..7); WG_SIZE; ITEMS.
+// stores via store.glsl's atomics); INT_VALUES (x and y i32: int values, totals and carries,
+// value.glsl: wrapping, exact); OUTER_RANK (0..7); WG_SIZE; ITEMS.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+#include "value.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 1) readonly buffer XBuffer { uint x_data[]; };
-layout(std430, binding = 2) buffer TBuffer { float t_data[]; };
+layout(std430, binding = 2) buffer TBuffer { VALUE t_data[]; };
 
 uniform uint u_rows;
 uniform uint u_len;
@@ -41,11 +43,11 @@ uniform int u_outer_y_stride[OUTER_RANK];
 #endif
 
 #if defined(OP_CUMSUM)
-float identity() { return 0.0; }
-float combine(float a, float b) { return a + b; }
+VALUE identity() { return tgl_value_zero(); }
+VALUE combine(VALUE a, VALUE b) { return a + b; }
 #elif defined(OP_CUMPROD)
-float identity() { return 1.0; }
-float combine(float a, float b) { return a * b; }
+VALUE identity() { return tgl_value_one(); }
+VALUE combine(VALUE a, VALUE b) { return a * b; }
 #else
 #error "scan.comp: no OP_* define"
 #endif
@@ -76,14 +78,14 @@ int element_of(uint k) {
 #endif
 }
 
-float x_at(int xo, uint k) {
+VALUE x_at(int xo, uint k) {
     int i = xo + element_of(k) * u_x_stride;
-    return tgl_to_f32(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE);
+    return tgl_value_of(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE);
 }
 
 #include "store.glsl"
 
-void y_store(int yo, uint k, float v) { y_store_bits(yo + element_of(k) * u_y_stride, tgl_from_f32(v, Y_DTYPE)); }
+void y_store(int yo, uint k, VALUE v) { y_store_bits(yo + element_of(k) * u_y_stride, tgl_value_bits(v, Y_DTYPE)); }
 
 #if defined(PASS_ROW)
 
@@ -92,9 +94,9 @@ void main() {
     if (row >= u_rows) return;
     int xo, yo;
     row_offsets(row, xo, yo);
-    float acc = identity();
+    VALUE acc = identity();
     for (uint k = 0u; k < u_len; ++k) {
-        float x = x_at(xo, k);
+        VALUE x = x_at(xo, k);
 #if defined(EXCLUSIVE)
         y_store(yo, k, acc);
         acc = combine(acc, x);
@@ -111,19 +113,19 @@ void main() {
     uint row = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
     if (row >= u_rows) return;
     uint base = row * u_blocks;
-    float carry = u_b_begin == 0u ? identity() : uintBitsToFloat(y_data[row]);
+    VALUE carry = u_b_begin == 0u ? identity() : tgl_word_value(y_data[row]);
     uint end = min(u_blocks, u_b_end);
     for (uint b = u_b_begin; b < end; ++b) {
-        float t = t_data[base + b];
+        VALUE t = t_data[base + b];
         t_data[base + b] = carry;
         carry = combine(carry, t);
     }
-    if (end < u_blocks) y_data[row] = floatBitsToUint(carry);
+    if (end < u_blocks) y_data[row] = tgl_value_word(carry);
 }
 
 #else  // PASS_TOTALS, PASS_SCAN: one workgroup per (row, block)
 
-shared float s_val[WG_SIZE];
+shared VALUE s_val[WG_SIZE];
 
 void main() {
     uint g = tgl_group_index();
@@ -134,11 +136,11 @@ void main() {
     int xo = 0, yo = 0;
     if (in_range) row_offsets(row, xo, yo);
     uint first = block * uint(WG_SIZE * ITEMS) + lid * uint(ITEMS);
-    float v[ITEMS];
-    float acc = identity();
+    VALUE v[ITEMS];
+    VALUE acc = identity();
     for (int j = 0; j < ITEMS; ++j) {
         uint k = first + uint(j);
-        float x = (in_range && k < u_len) ? x_at(xo, k) : identity();
+        VALUE x = (in_range && k < u_len) ? x_at(xo, k) : identity();
 #if defined(EXCLUSIVE)
         v[j] = acc;
         acc = combine(acc, x);
@@ -160,14 +162,14 @@ void main() {
 #else
     // Inclusive scan of the invocations' totals: after step h, s_val[l] combines (l - 2h, l].
     for (uint h = 1u; h < uint(WG_SIZE); h <<= 1) {
-        float other = lid >= h ? s_val[lid - h] : identity();
+        VALUE other = lid >= h ? s_val[lid - h] : identity();
         memoryBarrierShared();
         barrier();
         s_val[lid] = combine(other, s_val[lid]);
         memoryBarrierShared();
         barrier();
     }
-    float prefix = lid > 0u ? s_val[lid - 1u] : identity();
+    VALUE prefix = lid > 0u ? s_val[lid - 1u] : identity();
     if (in_range && u_use_carry != 0u) prefix = combine(t_data[g], prefix);
     if (in_range) {
         for (int j = 0; j < ITEMS; ++j) {

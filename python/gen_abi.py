@@ -151,6 +151,8 @@ _MACROS = {
     "UNARY": ("Unary", ["x", "y"], 1, "tgl_unary_params"),
     "UNARY_P": ("Unary", ["x", "y"], 1, None),
     "BINARY": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
+    "ARITH": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
+    "UNARY_ARITH": ("Unary", ["x", "y"], 1, None),
     "PREDICATE": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
     "REDUCE": ("Reduce", ["x", "y"], 1, "tgl_reduce_params"),
     "REDUCE_P": ("Reduce", ["x", "y"], 1, None),

@@ -12,6 +12,8 @@ constexpr uint32_t kF32 = TGL_DTYPE_BIT(TGL_DTYPE_F32);
 constexpr uint32_t kI32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
 constexpr uint32_t kBool = TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
 constexpr uint32_t kBf16 = TGL_DTYPE_BIT(TGL_DTYPE_BF16);
+// Integer arithmetic (ABI 1.3): elementwise on i32, i8, u8; reductions and scans on i32.
+constexpr uint32_t kInts = kI32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
 constexpr uint32_t kCompared = kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32) | TGL_DTYPE_BIT(TGL_DTYPE_I8) |
                                TGL_DTYPE_BIT(TGL_DTYPE_U8) | TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
 
@@ -23,9 +25,14 @@ constexpr OperandRule same_as(int slot) { return {0, slot}; }
 #define UNARY_P(ID, NAME, PARAMS) \
     {ID, NAME, OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(PARAMS)}
 #define UNARY(ID, NAME) UNARY_P(ID, NAME, tgl_unary_params)
-#define BINARY(ID, NAME)                                                                         \
-    {ID, NAME, OpFamily::Binary, 2, 1, {"a", "b", "y"}, {any_of(kDtypesFloat), same_as(0), same_as(0)}, \
+#define BINARY_OF(ID, NAME, DTYPES)                                                              \
+    {ID, NAME, OpFamily::Binary, 2, 1, {"a", "b", "y"}, {any_of(DTYPES), same_as(0), same_as(0)}, \
      sizeof(tgl_binary_params)}
+#define BINARY(ID, NAME) BINARY_OF(ID, NAME, kDtypesFloat)
+// Float and integer arithmetic (integers exact, wrapping: ops.h).
+#define ARITH(ID, NAME) BINARY_OF(ID, NAME, kDtypesFloat | kInts)
+#define UNARY_ARITH(ID, NAME, PARAMS) \
+    {ID, NAME, OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kInts), same_as(0)}, sizeof(PARAMS)}
 // a and b of one dtype from `in`, y a mask (bool or u8).
 #define PREDICATE(ID, NAME, IN)                                                                  \
     {ID, NAME, OpFamily::Binary, 2, 1, {"a", "b", "y"}, {any_of(IN), same_as(0), any_of(kDtypesMask)}, \
@@ -39,8 +46,8 @@ constexpr OperandRule same_as(int slot) { return {0, slot}; }
 #define OPT(SLOT) (1u << (SLOT))
 
 const OpInfo kOps[] = {
-    UNARY(TGL_OP_ABS, "abs"),
-    UNARY(TGL_OP_NEG, "neg"),
+    UNARY_ARITH(TGL_OP_ABS, "abs", tgl_unary_params),
+    UNARY_ARITH(TGL_OP_NEG, "neg", tgl_unary_params),
     UNARY(TGL_OP_RELU, "relu"),
     UNARY(TGL_OP_SIGMOID, "sigmoid"),
     UNARY(TGL_OP_TANH, "tanh"),
@@ -70,18 +77,18 @@ const OpInfo kOps[] = {
     UNARY(TGL_OP_CEIL, "ceil"),
     UNARY(TGL_OP_ROUND, "round"),
     UNARY(TGL_OP_TRUNC, "trunc"),
-    UNARY_P(TGL_OP_CLAMP, "clamp", tgl_clamp_params),
+    UNARY_ARITH(TGL_OP_CLAMP, "clamp", tgl_clamp_params),
     {TGL_OP_LOGICAL_NOT, "logical_not", OpFamily::Unary, 1, 1, {"x", "y"},
      {any_of(kDtypesAll), any_of(kDtypesMask)}, sizeof(tgl_unary_params)},
-    BINARY(TGL_OP_ADD, "add"),
-    BINARY(TGL_OP_SUB, "sub"),
-    BINARY(TGL_OP_MUL, "mul"),
-    BINARY(TGL_OP_DIV, "div"),
-    BINARY(TGL_OP_MAXIMUM, "maximum"),
-    BINARY(TGL_OP_MINIMUM, "minimum"),
-    BINARY(TGL_OP_POW, "pow"),
-    BINARY(TGL_OP_FMOD, "fmod"),
-    BINARY(TGL_OP_REMAINDER, "remainder"),
+    ARITH(TGL_OP_ADD, "add"),
+    ARITH(TGL_OP_SUB, "sub"),
+    ARITH(TGL_OP_MUL, "mul"),
+    ARITH(TGL_OP_DIV, "div"),
+    ARITH(TGL_OP_MAXIMUM, "maximum"),
+    ARITH(TGL_OP_MINIMUM, "minimum"),
+    ARITH(TGL_OP_POW, "pow"),
+    ARITH(TGL_OP_FMOD, "fmod"),
+    ARITH(TGL_OP_REMAINDER, "remainder"),
     BINARY(TGL_OP_ATAN2, "atan2"),
     PREDICATE(TGL_OP_LOGICAL_AND, "logical_and", kDtypesAll),
     PREDICATE(TGL_OP_LOGICAL_OR, "logical_or", kDtypesAll),
@@ -92,25 +99,26 @@ const OpInfo kOps[] = {
     PREDICATE(TGL_OP_LE, "le", kCompared),
     PREDICATE(TGL_OP_GT, "gt", kCompared),
     PREDICATE(TGL_OP_GE, "ge", kCompared),
+    ARITH(TGL_OP_FLOOR_DIVIDE, "floor_divide"),
     {TGL_OP_WHERE, "where", OpFamily::Ternary, 3, 1, {"cond", "a", "b", "y"},
      {any_of(kDtypesMask), any_of(kDtypesAll), same_as(1), same_as(1)}, sizeof(tgl_binary_params)},
-    REDUCE(TGL_OP_SUM, "sum"),
+    REDUCE_P(TGL_OP_SUM, "sum", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
     REDUCE(TGL_OP_MEAN, "mean"),
-    REDUCE(TGL_OP_MAX, "max"),
-    REDUCE(TGL_OP_MIN, "min"),
-    REDUCE(TGL_OP_PROD, "prod"),
+    REDUCE_P(TGL_OP_MAX, "max", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_MIN, "min", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_PROD, "prod", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
     {TGL_OP_ARGMAX, "argmax", OpFamily::ArgReduce, 1, 1, {"x", "y"},
-     {any_of(kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32)), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I32))}, sizeof(tgl_arg_reduce_params)},
+     {any_of(kDtypesFloat | kInts), any_of(kI32)}, sizeof(tgl_arg_reduce_params)},
     {TGL_OP_ARGMIN, "argmin", OpFamily::ArgReduce, 1, 1, {"x", "y"},
-     {any_of(kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32)), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I32))}, sizeof(tgl_arg_reduce_params)},
+     {any_of(kDtypesFloat | kInts), any_of(kI32)}, sizeof(tgl_arg_reduce_params)},
     REDUCE_P(TGL_OP_LOGSUMEXP, "logsumexp", kDtypesFloat, same_as(0), tgl_reduce_params),
     REDUCE_P(TGL_OP_VAR, "var", kDtypesFloat, same_as(0), tgl_var_params),
     REDUCE_P(TGL_OP_STD, "std", kDtypesFloat, same_as(0), tgl_var_params),
     REDUCE_P(TGL_OP_ANY, "any", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
     REDUCE_P(TGL_OP_ALL, "all", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
     REDUCE_P(TGL_OP_NORM, "norm", kDtypesFloat, same_as(0), tgl_vector_norm_params),
-    {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
-    {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
+    {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kI32), same_as(0)}, sizeof(tgl_scan_params)},
+    {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kI32), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kDtypesFloat), same_as(0), same_as(0)},
      sizeof(tgl_matmul_params)},
     {TGL_OP_CAST, "cast", OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesAll), any_of(kDtypesAll)},

@@ -68,5 +68,26 @@ inline void store_from_double(uint8_t* base, tgl_dtype dt, int64_t i, double x, 
     }
 }
 
+// Integer elements (i32, i8, u8) as their exact value, and an integer result stored as its low
+// bits (two's-complement wrap-around): the integer arithmetic ops (int_ops.h), where a double
+// would lose the low bits of a product beyond 2^53.
+inline int64_t load_as_int64(const uint8_t* base, tgl_dtype dt, int64_t i) {
+    switch (dt) {
+    case TGL_DTYPE_I32: { int32_t v; std::memcpy(&v, base + 4 * i, 4); return v; }
+    case TGL_DTYPE_I8: return int8_t(base[i]);
+    case TGL_DTYPE_U8: return base[i];
+    default: return 0;
+    }
+}
+
+inline void store_int_wrapped(uint8_t* base, tgl_dtype dt, int64_t i, int64_t v) {
+    if (dt == TGL_DTYPE_I32) {
+        const uint32_t low = uint32_t(uint64_t(v));
+        std::memcpy(base + 4 * i, &low, 4);
+    } else {
+        base[i] = uint8_t(uint64_t(v));  // i8, u8
+    }
+}
+
 }  // namespace cpu
 }  // namespace tgl

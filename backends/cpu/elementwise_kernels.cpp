@@ -5,6 +5,7 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
+#include "int_ops.h"
 #include "scalar_ops.h"
 #include "parallel.h"
 #include "status.h"
@@ -121,6 +122,35 @@ void binary(const OpCall& c, unsigned threads, const F& f) {
     });
 }
 
+// Integer arithmetic (i32, i8, u8; int_ops.h): exact int64 values, the result's low bits stored.
+template <class F>
+void int_unary(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise();
+    const Operand y = output_operand(c), x = input_operand(c, 0);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
+            store_int_wrapped(y.base, y.dtype, oy, f(load_as_int64(x.base, x.dtype, ox)));
+        });
+    });
+}
+
+template <class F>
+void int_binary(const OpCall& c, unsigned threads, const F& f) {
+    const ElementwisePlan& p = c.elementwise();
+    const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) {
+            store_int_wrapped(y.base, y.dtype, oy, f(load_as_int64(a.base, a.dtype, oa), load_as_int64(b.base, b.dtype, ob)));
+        });
+    });
+}
+
+// The range of an integer dtype (i32, i8, u8).
+void int_range(tgl_dtype dt, int64_t* min, int64_t* max) {
+    *min = dt == TGL_DTYPE_I32 ? INT32_MIN : (dt == TGL_DTYPE_I8 ? -128 : 0);
+    *max = dt == TGL_DTYPE_I32 ? INT32_MAX : (dt == TGL_DTYPE_I8 ? 127 : 255);
+}
+
 // cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says).
 void cast(const OpCall& c, unsigned threads) {
     const ElementwisePlan& p = c.elementwise();
@@ -206,11 +236,17 @@ void where(const OpCall& c, unsigned threads) {
 void run_unary(const OpCall& c, unsigned threads) {
     if (c.info->op == TGL_OP_CAST) return cast(c, threads);
     if (c.info->op == TGL_OP_LOGICAL_NOT) return predicate1(c, threads, [](double x) { return x == 0.0; });
+    if (!is_float_dtype(c.outputs[0].dtype)) {
+        int64_t min, max;
+        int_range(c.outputs[0].dtype, &min, &max);
+        return visit_int_unary(c, min, max, [&](const auto& f) { int_unary(c, threads, f); });
+    }
     visit_unary(c, [&](const auto& f) { unary(c, threads, f); });
 }
 
 void run_binary(const OpCall& c, unsigned threads) {
     if (visit_predicate(c.info->op, [&](const auto& f) { predicate2(c, threads, f); })) return;
+    if (!is_float_dtype(c.outputs[0].dtype)) return visit_int_binary(c, [&](const auto& f) { int_binary(c, threads, f); });
     visit_binary(c, [&](const auto& f) { binary(c, threads, f); });
 }
 

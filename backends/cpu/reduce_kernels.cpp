@@ -135,6 +135,28 @@ void fold_f32_f16(const OpCall& c, unsigned threads) {
     fold_op(c, threads, [io](int64_t i) { return load_as_double(io.x, io.xt, i); });
 }
 
+// sum, prod, max, min of i32: sums and products in uint64_t, whose wrap-around keeps the low 32
+// bits, the i32 result, exact whatever the order; max/min in integer order (an empty set is
+// rejected by validation for them).
+void fold_i32(const OpCall& c, unsigned threads) {
+    const Io io = io_of(c);
+    const tgl_op op = c.info->op;
+    for_each_output(c.reduce(), threads, [&](int64_t x_base, int64_t y_off) {
+        uint64_t acc = op == TGL_OP_PROD ? 1 : 0;
+        int64_t best = 0;
+        bool first = true;
+        for (int64_t off : reduced_offsets(c.reduce(), x_base)) {
+            const int64_t x = load_as_int64(io.x, io.xt, off);
+            if (op == TGL_OP_SUM) acc += uint64_t(x);
+            else if (op == TGL_OP_PROD) acc *= uint64_t(x);
+            else if (first || (op == TGL_OP_MAX ? x > best : x < best)) best = x;
+            first = false;
+        }
+        const bool fold = op == TGL_OP_SUM || op == TGL_OP_PROD;
+        store_int_wrapped(io.y, io.yt, y_off, fold ? int64_t(acc) : best);
+    });
+}
+
 // Reductions: y[o] = f(the reduced values of output o, in order).
 template <class F>
 void reduce_values(const OpCall& c, unsigned threads, const F& f) {
@@ -188,22 +210,35 @@ double norm(const std::vector<double>& v, int ord) {
     return ord == 1 ? s : std::sqrt(s);
 }
 
-void scan_rows(const OpCall& c, unsigned threads, bool product) {
-    const Io io = io_of(c);
+// Running sums/products with an accumulator of type Acc: double for floats (rounded at each
+// store), uint64_t for i32 (wrapping; the low 32 bits are exact).
+template <class Acc, class Load, class Store>
+void scan_rows_as(const OpCall& c, unsigned threads, bool product, const Load& load, const Store& store) {
     const ScanPlan& scan = c.scan();
     const ReducePlan& p = scan.rows;
     const int64_t n = p.reduce_count;
     const int64_t xs = p.inner_rank ? p.inner_x_strides[0] : 0, ys = scan.y_stride;
     for_each_output(p, threads, [&](int64_t x_base, int64_t y_off) {
-        double acc = product ? 1.0 : 0.0;
+        Acc acc = product ? Acc(1) : Acc(0);
         for (int64_t k = 0; k < n; ++k) {
             const int64_t i = scan.reverse ? n - 1 - k : k;
-            const double x = load_as_double(io.x, io.xt, x_base + i * xs);
+            const Acc x = load(x_base + i * xs);
             if (!scan.exclusive) acc = product ? acc * x : acc + x;
-            store_from_double(io.y, io.yt, y_off + i * ys, acc, false);
+            store(y_off + i * ys, acc);
             if (scan.exclusive) acc = product ? acc * x : acc + x;
         }
     });
+}
+
+void scan_rows(const OpCall& c, unsigned threads, bool product) {
+    const Io io = io_of(c);
+    if (!is_float_dtype(io.xt))
+        return scan_rows_as<uint64_t>(
+            c, threads, product, [&](int64_t i) { return uint64_t(load_as_int64(io.x, io.xt, i)); },
+            [&](int64_t i, uint64_t v) { store_int_wrapped(io.y, io.yt, i, int64_t(v)); });
+    scan_rows_as<double>(
+        c, threads, product, [&](int64_t i) { return load_as_double(io.x, io.xt, i); },
+        [&](int64_t i, double v) { store_from_double(io.y, io.yt, i, v, false); });
 }
 
 [[noreturn]] void no_kernel(const OpCall& c) {
@@ -239,7 +274,9 @@ void run_reduce(const OpCall& c, unsigned threads) {
         const int ord = c.reduce().norm_ord;
         return reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
     }
-    default: return fold_f32_f16(c, threads);  // sum, mean, max, min, prod
+    default:  // sum, mean, max, min, prod
+        if (c.inputs[0].dtype == TGL_DTYPE_I32) return fold_i32(c, threads);
+        return fold_f32_f16(c, threads);
     }
 }
 

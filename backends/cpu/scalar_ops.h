@@ -161,6 +161,20 @@ inline double remainder(double a, double b) {
     return m;
 }
 
+// Python's a // b (torch.floor_divide) on floats: the floor of the exact quotient, computed as
+// CPython does from the exact fmod (so 1 // 0.1 = 9); a zero result takes the sign of a / b;
+// b == 0 gives a / b (+-inf, NaN), as PyTorch.
+inline double floor_divide(double a, double b) {
+    if (b == 0.0) return a / b;
+    const double mod = std::fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0.0 && (b < 0.0) != (mod < 0.0)) div -= 1.0;
+    if (div == 0.0) return std::copysign(0.0, a / b);
+    double floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+    return floordiv;
+}
+
 // Calls visit(f) with f(double x) -> double, the scalar function of the unary op of `c`.
 template <class Visit>
 void visit_unary(const OpCall& c, Visit&& visit) {
@@ -229,6 +243,7 @@ void visit_binary(const OpCall& c, Visit&& visit) {
     case TGL_OP_POW: return visit([](double a, double b) { return std::pow(a, b); });
     case TGL_OP_FMOD: return visit([](double a, double b) { return std::fmod(a, b); });
     case TGL_OP_REMAINDER: return visit(remainder);
+    case TGL_OP_FLOOR_DIVIDE: return visit(floor_divide);
     case TGL_OP_ATAN2: return visit([](double a, double b) { return std::atan2(a, b); });
     default: fail(TGL_ERROR_INTERNAL, "cpu scalar_ops: op '%s' is not a binary op", c.info->name);
     }

@@ -77,6 +77,9 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     // Every variant: the op, its kind, the operands' dtypes (unused ones f32).
     Defines common = {{op, ""}, {"N_IN", str(n_in)}};
     if (bits_op) common.emplace_back("BITS_OP", "");
+    // Integer arithmetic (int_ops.glsl): y of i32, i8 or u8, not a bits op.
+    const tgl_dtype yt = args[0]->dtype;
+    if (!bits_op && (yt == TGL_DTYPE_I32 || yt == TGL_DTYPE_I8 || yt == TGL_DTYPE_U8)) common.emplace_back("INT_OP", "");
     static const char* dtype_names[4] = {def::kYDtype, def::kADtype, def::kBDtype, def::kCDtype};
     for (int k = 0; k < 4; ++k)
         common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));

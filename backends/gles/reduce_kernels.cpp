@@ -163,6 +163,7 @@ void run_scan_rows(GlesDevice& dev, const OpCall& call) {
                       {"OUTER_RANK", str(long(outer.size()))},
                       {def::kWorkgroupSize, str(wg)},
                       {"ITEMS", str(kScanItems)}};
+    if (x.dtype == TGL_DTYPE_I32) common.emplace_back("INT_VALUES", "");  // wrapping int sums/products
     if (plan.exclusive) common.emplace_back("EXCLUSIVE", "");
     if (plan.reverse) common.emplace_back("REVERSE", "");
     auto variant = [&](const char* pass) {
@@ -262,6 +263,7 @@ struct ReducePass {
     int32_t x_offset = 0, y_offset = 0;
     Binding x, y;
     tgl_dtype x_dtype = TGL_DTYPE_F32, y_dtype = TGL_DTYPE_F32;  // f32 or f16; split partials are f32
+    bool int_values = false;  // i32 x and y (INT_VALUES): wrapping int folds, i32 partials
 };
 
 void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePass& pass, uint32_t out_count,
@@ -275,6 +277,7 @@ void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePas
                        {def::kYDtype, str(pass.y_dtype)},
                        {def::kWorkgroupSize, str(pass.wg)}};
     if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
+    if (pass.int_values) defines.emplace_back("INT_VALUES", "");
     if (pass.vec4) defines.emplace_back("VEC4", "");
     if (pass.mode != ReduceMode::Thread) defines.emplace_back("UNROLL", str(pass.unroll));
     if (pass.mode == ReduceMode::Column) defines.emplace_back("COL_LANES", str(pass.lanes));
@@ -374,6 +377,8 @@ void run_fold(GlesDevice& dev, const OpCall& call) {
     first.y = dev.window(y, "outputs[0] (y)", &first.y_offset);
     first.x_dtype = x.dtype;
     first.y_dtype = y.dtype;
+    first.int_values = y.dtype == TGL_DTYPE_I32;
+    const tgl_dtype partial_dtype = first.int_values ? TGL_DTYPE_I32 : TGL_DTYPE_F32;
     if (x.numel > 0) {
         first.x = dev.window(x, "inputs[0] (x)", &first.x_offset);
     } else {
@@ -445,16 +450,18 @@ void run_fold(GlesDevice& dev, const OpCall& call) {
         second.mode = !by_split && first.splits > 32 ? ReduceMode::Group : ReduceMode::Thread;
         second.wg = wg;
         second.chunk = first.splits;
-        if (by_split) plan_column(dev, second, out_count, first.splits, true, false);  // [chunk][output]: columns again
+        second.int_values = first.int_values;
+        // [chunk][output]: columns again (vec4 for f32 partials)
+        if (by_split) plan_column(dev, second, out_count, first.splits, !first.int_values, false);
         second.final_mean = mean;
         second.x = sb;
         second.y = first.y;
         second.y_offset = first.y_offset;
-        second.x_dtype = TGL_DTYPE_F32;
+        second.x_dtype = partial_dtype;
         second.y_dtype = first.y_dtype;
         first.y = sb;
         first.y_offset = 0;
-        first.y_dtype = TGL_DTYPE_F32;
+        first.y_dtype = partial_dtype;
         add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
         add_reduce_pass(dev, reduce_define, second, out_count, first.splits, mean_count, dispatches);
     }

@@ -63,17 +63,39 @@ enum {
     TGL_OP_ROUND = 129,       /* to the nearest integer, halves to even (torch.round) */
     TGL_OP_TRUNC = 130,
     TGL_OP_CLAMP = 131,       /* minimum(maximum(x, lo), hi) (hi wins when lo > hi; -0 < +0); NaN stays NaN; tgl_clamp_params */
+    /* abs, neg and clamp also take x and y of i32, i8 or u8 (one dtype; since ABI 1.3), computed
+     * exactly with wrap-around (abs(INT_MIN) = neg(INT_MIN) = INT_MIN, neg of u8 x is 256 - x; see
+     * "Integer arithmetic" below). Integer clamp rounds its f32 bounds inward to integers (lo up,
+     * hi down) and saturates them to x's range: clamp(x, -2.5, 2.5) on i32 is clamp(x, -2, 2). */
     /* logical_not: (x) -> (y): y = (x == 0); x of any dtype (NaN counts as nonzero), y bool or u8
      * (0 or 1). */
     TGL_OP_LOGICAL_NOT = 132,
 
     /* Binary elementwise: (a, b) -> (y). a and b broadcast NumPy-style (shapes right-aligned; a
      * dim of 1 stretches); y must have exactly the broadcast shape. params: tgl_binary_params or
-     * NULL. Arithmetic ops: a, b and y share one dtype, f32 or f16. */
+     * NULL. Arithmetic ops: a, b and y share one dtype, f32 or f16; add, sub, mul, div, maximum,
+     * minimum, pow, fmod, remainder and floor_divide also i32, i8 and u8 (since ABI 1.3).
+     *
+     * Integer arithmetic (the binary ops above; abs, neg, clamp; sum, prod, max, min, cumsum,
+     * cumprod on i32) is exact and never goes through float. Results wrap around to the dtype
+     * (two's complement, the low 32 / 8 bits, as C's unsigned arithmetic and NumPy): INT_MAX + 1 =
+     * INT_MIN, neg(INT_MIN) = abs(INT_MIN) = INT_MIN, INT_MIN / -1 = INT_MIN (floor_divide and div),
+     * u8 0 - 1 = 255. Division and remainder by zero give 0 (as NumPy: x // 0 = x % 0 = fmod(x, 0)
+     * = 0 and div(x, 0) = 0), never an error or undefined behaviour; INT_MIN % -1 = 0.
+     *   div        integer: C division, the quotient truncated toward zero (ONNX Div,
+     *              torch.div(rounding_mode='trunc')); floats: IEEE a / b.
+     *   floor_divide  a / b rounded toward -inf (Python //, torch.floor_divide): floats floor(a / b)
+     *              of the IEEE quotient (x // 0 = +-inf, 0 // 0 = NaN); integers exact.
+     *   fmod       integer: C %, the sign of a (a - trunc(a / b) * b).
+     *   remainder  integer: Python %, the sign of b (a - floor(a / b) * b).
+     *   pow        integer: exact a^b wrapped (repeated squaring); b < 0 gives trunc(1 / a^-b):
+     *              1 for a = 1, 1 or -1 for a = -1 (b even / odd), 0 for every other a, 0 included
+     *              (as PyTorch's integer pow).
+     *   maximum, minimum  integer order. */
     TGL_OP_ADD = 200,
     TGL_OP_SUB = 201,
     TGL_OP_MUL = 202,
-    TGL_OP_DIV = 203,     /* IEEE division: x/0 = +-inf, 0/0 = NaN */
+    TGL_OP_DIV = 203,     /* IEEE division: x/0 = +-inf, 0/0 = NaN; integers: truncated (see above) */
     TGL_OP_MAXIMUM = 204, /* NaN if either is NaN (torch.maximum) */
     TGL_OP_MINIMUM = 205, /* NaN if either is NaN (torch.minimum) */
     TGL_OP_POW = 206,     /* C99 pow() semantics, including negative bases with integer exponents */
@@ -92,6 +114,7 @@ enum {
     TGL_OP_LE = 216,
     TGL_OP_GT = 217,
     TGL_OP_GE = 218,
+    TGL_OP_FLOOR_DIVIDE = 219, /* a / b rounded toward -inf (Python //); floats floor(a / b) (since ABI 1.3) */
     /* where: (cond, a, b) -> (y), y = cond != 0 ? a : b, all three broadcast to y. cond is bool or
      * u8; a, b and y share one dtype (any); elements are copied bit for bit. tgl_binary_params. */
     TGL_OP_WHERE = 250,
@@ -102,7 +125,9 @@ enum {
      * both f16. f16 is a storage type: elements are widened to f32 exactly, everything (sums,
      * partial sums across workgroups, the mean's division, var's deviations) is computed in f32
      * (the CPU reference: in double) and the result is rounded once, to nearest even, at the store;
-     * a result beyond the f16 range is +-inf (the sum of three f16 40000s is inf, their mean 40000). */
+     * a result beyond the f16 range is +-inf (the sum of three f16 40000s is inf, their mean 40000).
+     * sum, prod, max and min also take x and y both i32 (since ABI 1.3): exact, wrapping (two's
+     * complement) integer sums and products, so the result does not depend on the order. */
     TGL_OP_SUM = 300,
     TGL_OP_MEAN = 301,
     TGL_OP_MAX = 302,
@@ -110,7 +135,8 @@ enum {
     TGL_OP_PROD = 304,
     /* argmax/argmin: (x) -> (y i32) along one axis (tgl_arg_reduce_params): the index of the first
      * largest/smallest element; a NaN counts as larger (argmax) or smaller (argmin) than any
-     * number, so the first NaN wins (as PyTorch). An empty axis is an error. x: f32, f16 or i32. */
+     * number, so the first NaN wins (as PyTorch). An empty axis is an error. x: f32, f16, i32, i8
+     * or u8 (i8, u8 since ABI 1.3). */
     TGL_OP_ARGMAX = 305,
     TGL_OP_ARGMIN = 306,
     /* logsumexp: log(sum(exp(x))) computed stably (max subtracted); over an empty set -inf;
@@ -130,7 +156,8 @@ enum {
     /* cumsum/cumprod: (x) -> (y) of the same shape, running sum/product along one axis
      * (tgl_scan_params): inclusive (y[i] includes x[i]) or exclusive (starts at 0 / 1), forward or
      * reverse (from the end). x and y are both f32 or both f16; the running value is f32 (the CPU
-     * reference: double) and each y element is rounded once at its store (f16 overflow: +-inf). */
+     * reference: double) and each y element is rounded once at its store (f16 overflow: +-inf).
+     * Also x and y both i32 (since ABI 1.3): exact running sums/products, wrapping. */
     TGL_OP_CUMSUM = 313,
     TGL_OP_CUMPROD = 314,
 

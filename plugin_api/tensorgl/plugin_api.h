@@ -4,6 +4,7 @@
  *   1.1: op ids of conv (11xx), pooling (12xx), the linear family (401-405), attention (13xx),
  *        sequence (14xx) and training (15xx), their params structs; timer_begin, timer_end.
  *   1.2: graphs (graph_begin, graph_end, graph_replay, graph_destroy).
+ *   1.3: floor_divide (219); i32 arithmetic
  * A plugin reports each op it implements through query_op.
  *
  * This header (with ops.h, the op catalogue, which it includes) is the whole contract between a

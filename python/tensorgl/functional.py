@@ -120,7 +120,9 @@ def _binary(op):
     return fn
 
 
-for _name in ("add", "sub", "mul", "div", "maximum", "minimum", "pow", "fmod", "remainder", "atan2",
+# On integer tensors (int32, int8, uint8) the arithmetic is exact and wraps around; div is C's
+# truncated division, floor_divide Python's //, and x // 0 = x % 0 = 0 (ops.h, "Integer arithmetic").
+for _name in ("add", "sub", "mul", "div", "floor_divide", "maximum", "minimum", "pow", "fmod", "remainder", "atan2",
               "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"):
     globals()[_name] = _binary(_name)
 subtract, multiply, divide, true_divide = sub, mul, div, div

@@ -601,15 +601,33 @@ void lower_not(Lowering& L) {
     L.emit<tgl_unary_params>(TGL_OP_LOGICAL_NOT, nullptr, {x}, {L.out(0, L.in_v(0).shape, TensorProto::BOOL)});
 }
 
-// Pow: an integer exponent of a float base is cast to the base's type (exact below 2^24).
+// Pow. Integer base and exponent: the plugins' exact integer pow (the exponent cast to the base's
+// type). A float exponent of an integer base, as ONNX's reference (numpy's float power, then
+// astype): integral exponents by the exact integer pow (an f32 power such as 3^3 = 26.99... would
+// truncate to 26), the others computed in f32 and truncated. An integer exponent of a float base:
+// cast to the base's type (exact below 2^24).
 void lower_pow(Lowering& L) {
     Shape s = broadcast_inputs(L);
     Operand a = L.dev(0), b = L.dev(1);
     int32_t ta = L.in_v(0).type, tb = L.in_v(1).type;
-    if (is_int_type(tb) && !is_int_type(ta)) {
-        Operand bf = L.temp(L.in_v(1).shape, ta);
-        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bf});
-        b = bf;
+    const Shape &sa = L.in_v(0).shape, &sb = L.in_v(1).shape;
+    if (is_int_type(ta) && !is_int_type(tb)) {
+        Operand bi = L.temp(sb, ta), bf = L.temp(sb, tb), integral = L.temp(sb, TensorProto::BOOL);
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bi});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {bi}, {bf});
+        L.emit<tgl_binary_params>(TGL_OP_EQ, nullptr, {b, bf}, {integral});
+        Operand exact = L.temp(s, ta), af = L.temp(sa, tb), rf = L.temp(s, tb), truncated = L.temp(s, ta);
+        L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {a, bi}, {exact});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {a}, {af});
+        L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {af, b}, {rf});
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {rf}, {truncated});
+        L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {integral, exact, truncated}, {L.out(0, s)});
+        return;
+    }
+    if (device_dtype(ta) != device_dtype(tb)) {
+        Operand bc = L.temp(sb, ta);
+        L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {b}, {bc});
+        b = bc;
     }
     L.emit<tgl_binary_params>(TGL_OP_POW, nullptr, {a, b}, {L.out(0, s)});
 }
@@ -2222,11 +2240,9 @@ void lower_einsum(Lowering& L) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// int8/uint8 arithmetic through f32 (the ABI's arithmetic is float only): every 8-bit value, sum,
-// difference and product (|.| <= 65025), quotient and remainder is exact in f32; the result is
-// truncated to i32 (the ABI's cast) and narrowed to the input's dtype, wrapping as ONNX's
-// integer arithmetic does. Integer division by zero (undefined in ONNX) gives the saturated cast
-// of +-inf, wrapped.
+// int8/uint8 through f32 where the ABI has no 8-bit kernel (MaxPool): every 8-bit value is exact
+// in f32. (Arithmetic on int8/uint8/int32 runs on the plugins' integer ops: exact, wrapping as
+// ONNX's reference does; Div truncates; division by zero, undefined in ONNX, gives 0.)
 
 bool is_8bit(int32_t t) { return t == TensorProto::INT8 || t == TensorProto::UINT8; }
 
@@ -2236,40 +2252,6 @@ Operand to_f32(Lowering& L, const Operand& x, const Shape& s) {
     return f;
 }
 
-// f32 -> i32 (truncating) -> the 8-bit output (wrapping).
-void from_f32(Lowering& L, const Operand& f, const Shape& s, const Operand& out) {
-    Operand i = L.temp(s, TensorProto::INT32);
-    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {f}, {i});
-    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {i}, {out});
-}
-
-void lower_8bit_via_f32(Lowering& L) {
-    const std::string& op = L.node.op_type();
-    const int32_t F = TensorProto::FLOAT;
-    if (op == "Clip") {
-        const Shape& s = L.in_v(0).shape;
-        tgl_clamp_params p = make_params<tgl_clamp_params>();
-        p.min = L.has_in(1) ? (float)L.host_doubles(1).at(0) : -INFINITY;
-        p.max = L.has_in(2) ? (float)L.host_doubles(2).at(0) : INFINITY;
-        Operand r = L.temp(s, F);
-        L.emit(TGL_OP_CLAMP, &p, {to_f32(L, L.dev(0), L.in_v(0).shape)}, {r});
-        return from_f32(L, r, s, L.out(0, s));
-    }
-    static const std::map<std::string, tgl_op> ops = {{"Add", TGL_OP_ADD}, {"Sub", TGL_OP_SUB}, {"Mul", TGL_OP_MUL},
-                                                      {"Div", TGL_OP_DIV}, {"Max", TGL_OP_MAXIMUM}, {"Min", TGL_OP_MINIMUM}};
-    tgl_op bop = op != "Mod" ? ops.at(op) : L.attr_i("fmod", 0) ? tgl_op(TGL_OP_FMOD) : tgl_op(TGL_OP_REMAINDER);
-    Shape s = broadcast_inputs(L);
-    Operand acc = to_f32(L, L.dev(0), L.in_v(0).shape);
-    Shape acc_shape = L.in_v(0).shape;
-    for (size_t i = 1; i < L.n_in(); ++i) {
-        acc_shape = broadcast_shapes(acc_shape, L.in_v(i).shape);
-        Operand r = L.temp(acc_shape, F);
-        L.emit<tgl_binary_params>(bop, nullptr, {acc, to_f32(L, L.dev(i), L.in_v(i).shape)}, {r});
-        acc = r;
-    }
-    from_f32(L, acc, s, L.out(0, s));
-}
-
 // MaxPool of int8/uint8: the maximum of exact f32 values, cast back (in range); no Indices.
 void max_pool_8bit(Lowering& L, const tgl_pool_params& p, const Operand& X) {
     if (L.has_out(1)) L.unsupported("the Indices output of an 8-bit MaxPool");
@@ -2277,12 +2259,6 @@ void max_pool_8bit(Lowering& L, const tgl_pool_params& p, const Operand& X) {
     Operand r = L.temp(y, TensorProto::FLOAT);
     L.emit(TGL_OP_MAX_POOL, &p, {to_f32(L, X, L.in_v(0).shape)}, {r});
     L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {r}, {L.out(0, y)});
-}
-
-// The table's entry for an arithmetic op: 8-bit inputs through f32, every other dtype by F.
-template <LowerFn F> void or_8bit_via_f32(Lowering& L) {
-    if (is_8bit(L.in_v(0).type)) lower_8bit_via_f32(L);
-    else F(L);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2429,21 +2405,21 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"Selu", {lower_elu_like, {"alpha", "gamma"}}},
         {"PRelu", {lower_prelu, {}}},
         {"ThresholdedRelu", {lower_thresholded_relu, {"alpha"}}},
-        {"Clip", {or_8bit_via_f32<lower_clip>, {"min", "max"}}},
+        {"Clip", {lower_clip, {"min", "max"}}},
         {"Cast", {lower_cast, {"to"}}},
         {"CastLike", {lower_cast, {}}},
         {"Not", {lower_not, {}}},
         {"IsNaN", {lower_isnan, {}}},
         {"IsInf", {lower_isinf, {"detect_positive", "detect_negative"}}},
         // Binary.
-        {"Add", {or_8bit_via_f32<binary<TGL_OP_ADD>>, {}}},
-        {"Sub", {or_8bit_via_f32<binary<TGL_OP_SUB>>, {}}},
-        {"Mul", {or_8bit_via_f32<binary<TGL_OP_MUL>>, {}}},
-        {"Div", {or_8bit_via_f32<binary<TGL_OP_DIV>>, {}}},
+        {"Add", {binary<TGL_OP_ADD>, {}}},
+        {"Sub", {binary<TGL_OP_SUB>, {}}},
+        {"Mul", {binary<TGL_OP_MUL>, {}}},
+        {"Div", {binary<TGL_OP_DIV>, {}}},
         {"Pow", {lower_pow, {}}},
-        {"Mod", {or_8bit_via_f32<lower_mod>, {"fmod"}}},
-        {"Max", {or_8bit_via_f32<variadic<TGL_OP_MAXIMUM>>, {}}},
-        {"Min", {or_8bit_via_f32<variadic<TGL_OP_MINIMUM>>, {}}},
+        {"Mod", {lower_mod, {"fmod"}}},
+        {"Max", {variadic<TGL_OP_MAXIMUM>, {}}},
+        {"Min", {variadic<TGL_OP_MINIMUM>, {}}},
         {"Sum", {variadic<TGL_OP_ADD>, {}}},
         {"Mean", {variadic<TGL_OP_ADD>, {}}},
         {"And", {compare<TGL_OP_LOGICAL_AND>, {}}},

@@ -23,7 +23,10 @@ constexpr uint32_t I32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
 constexpr uint32_t MASK = TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_U8);  // compare/logical results
 constexpr uint32_t ALL = F | TGL_DTYPE_BIT(TGL_DTYPE_BF16) | I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | MASK;
 constexpr uint32_t CMP = ALL & ~TGL_DTYPE_BIT(TGL_DTYPE_BF16);
-constexpr uint32_t KEYS = F | I32;  // argmax/argmin, sort keys
+constexpr uint32_t KEYS = F | I32;  // sort keys
+// Integer arithmetic (ABI 1.3): elementwise on i32/i8/u8, reductions and scans on i32.
+constexpr uint32_t INTS = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
+constexpr uint32_t FI = F | INTS;
 
 struct AbiOp {
     tgl_op op;
@@ -36,7 +39,7 @@ struct AbiOp {
 const std::vector<AbiOp>& abi_ops() {
     const uint32_t un = sizeof(tgl_unary_params), bin = sizeof(tgl_binary_params), red = sizeof(tgl_reduce_params);
     static const std::vector<AbiOp> ops = {
-        {TGL_OP_ABS, "abs", un, {F}, {F}}, {TGL_OP_NEG, "neg", un, {F}, {F}}, {TGL_OP_RELU, "relu", un, {F}, {F}},
+        {TGL_OP_ABS, "abs", un, {FI}, {FI}}, {TGL_OP_NEG, "neg", un, {FI}, {FI}}, {TGL_OP_RELU, "relu", un, {F}, {F}},
         {TGL_OP_SIGMOID, "sigmoid", un, {F}, {F}}, {TGL_OP_TANH, "tanh", un, {F}, {F}},
         {TGL_OP_EXP, "exp", un, {F}, {F}}, {TGL_OP_LOG, "log", un, {F}, {F}}, {TGL_OP_SQRT, "sqrt", un, {F}, {F}},
         {TGL_OP_GELU, "gelu", sizeof(tgl_gelu_params), {F}, {F}}, {TGL_OP_SILU, "silu", un, {F}, {F}},
@@ -49,27 +52,30 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_SQUARE, "square", un, {F}, {F}}, {TGL_OP_SIN, "sin", un, {F}, {F}}, {TGL_OP_COS, "cos", un, {F}, {F}},
         {TGL_OP_ERF, "erf", un, {F}, {F}}, {TGL_OP_FLOOR, "floor", un, {F}, {F}}, {TGL_OP_CEIL, "ceil", un, {F}, {F}},
         {TGL_OP_ROUND, "round", un, {F}, {F}}, {TGL_OP_TRUNC, "trunc", un, {F}, {F}},
-        {TGL_OP_CLAMP, "clamp", sizeof(tgl_clamp_params), {F}, {F}}, {TGL_OP_LOGICAL_NOT, "logical_not", un, {ALL}, {MASK}},
-        {TGL_OP_ADD, "add", bin, {F, F}, {F}}, {TGL_OP_SUB, "sub", bin, {F, F}, {F}}, {TGL_OP_MUL, "mul", bin, {F, F}, {F}},
-        {TGL_OP_DIV, "div", bin, {F, F}, {F}}, {TGL_OP_MAXIMUM, "maximum", bin, {F, F}, {F}},
-        {TGL_OP_MINIMUM, "minimum", bin, {F, F}, {F}}, {TGL_OP_POW, "pow", bin, {F, F}, {F}},
-        {TGL_OP_FMOD, "fmod", bin, {F, F}, {F}}, {TGL_OP_REMAINDER, "remainder", bin, {F, F}, {F}},
+        {TGL_OP_CLAMP, "clamp", sizeof(tgl_clamp_params), {FI}, {FI}}, {TGL_OP_LOGICAL_NOT, "logical_not", un, {ALL}, {MASK}},
+        {TGL_OP_ADD, "add", bin, {FI, FI}, {FI}}, {TGL_OP_SUB, "sub", bin, {FI, FI}, {FI}},
+        {TGL_OP_MUL, "mul", bin, {FI, FI}, {FI}}, {TGL_OP_DIV, "div", bin, {FI, FI}, {FI}},
+        {TGL_OP_MAXIMUM, "maximum", bin, {FI, FI}, {FI}}, {TGL_OP_MINIMUM, "minimum", bin, {FI, FI}, {FI}},
+        {TGL_OP_POW, "pow", bin, {FI, FI}, {FI}}, {TGL_OP_FMOD, "fmod", bin, {FI, FI}, {FI}},
+        {TGL_OP_REMAINDER, "remainder", bin, {FI, FI}, {FI}},
         {TGL_OP_ATAN2, "atan2", bin, {F, F}, {F}},
         {TGL_OP_LOGICAL_AND, "logical_and", bin, {ALL, ALL}, {MASK}}, {TGL_OP_LOGICAL_OR, "logical_or", bin, {ALL, ALL}, {MASK}},
         {TGL_OP_LOGICAL_XOR, "logical_xor", bin, {ALL, ALL}, {MASK}},
         {TGL_OP_EQ, "eq", bin, {CMP, CMP}, {MASK}}, {TGL_OP_NE, "ne", bin, {CMP, CMP}, {MASK}},
         {TGL_OP_LT, "lt", bin, {CMP, CMP}, {MASK}}, {TGL_OP_LE, "le", bin, {CMP, CMP}, {MASK}},
         {TGL_OP_GT, "gt", bin, {CMP, CMP}, {MASK}}, {TGL_OP_GE, "ge", bin, {CMP, CMP}, {MASK}},
+        {TGL_OP_FLOOR_DIVIDE, "floor_divide", bin, {FI, FI}, {FI}},
         {TGL_OP_WHERE, "where", bin, {MASK, ALL, ALL}, {ALL}},
-        {TGL_OP_SUM, "sum", red, {F}, {F}}, {TGL_OP_MEAN, "mean", red, {F}, {F}}, {TGL_OP_MAX, "max", red, {F}, {F}},
-        {TGL_OP_MIN, "min", red, {F}, {F}}, {TGL_OP_PROD, "prod", red, {F}, {F}},
-        {TGL_OP_ARGMAX, "argmax", sizeof(tgl_arg_reduce_params), {KEYS}, {I32}},
-        {TGL_OP_ARGMIN, "argmin", sizeof(tgl_arg_reduce_params), {KEYS}, {I32}},
+        {TGL_OP_SUM, "sum", red, {F | I32}, {F | I32}}, {TGL_OP_MEAN, "mean", red, {F}, {F}},
+        {TGL_OP_MAX, "max", red, {F | I32}, {F | I32}}, {TGL_OP_MIN, "min", red, {F | I32}, {F | I32}},
+        {TGL_OP_PROD, "prod", red, {F | I32}, {F | I32}},
+        {TGL_OP_ARGMAX, "argmax", sizeof(tgl_arg_reduce_params), {FI}, {I32}},
+        {TGL_OP_ARGMIN, "argmin", sizeof(tgl_arg_reduce_params), {FI}, {I32}},
         {TGL_OP_LOGSUMEXP, "logsumexp", red, {F}, {F}}, {TGL_OP_VAR, "var", sizeof(tgl_var_params), {F}, {F}},
         {TGL_OP_STD, "std", sizeof(tgl_var_params), {F}, {F}}, {TGL_OP_ANY, "any", red, {ALL}, {MASK}},
         {TGL_OP_ALL, "all", red, {ALL}, {MASK}}, {TGL_OP_NORM, "norm", sizeof(tgl_vector_norm_params), {F}, {F}},
-        {TGL_OP_CUMSUM, "cumsum", sizeof(tgl_scan_params), {F}, {F}},
-        {TGL_OP_CUMPROD, "cumprod", sizeof(tgl_scan_params), {F}, {F}},
+        {TGL_OP_CUMSUM, "cumsum", sizeof(tgl_scan_params), {F | I32}, {F | I32}},
+        {TGL_OP_CUMPROD, "cumprod", sizeof(tgl_scan_params), {F | I32}, {F | I32}},
         {TGL_OP_MATMUL, "matmul", sizeof(tgl_matmul_params), {F, F}, {F}},
         {TGL_OP_CAST, "cast", un, {ALL}, {ALL}},
         {TGL_OP_SOFTMAX, "softmax", sizeof(tgl_softmax_params), {F, F}, {F}},

@@ -316,6 +316,7 @@ const std::vector<OpFuzz>& op_fuzzers() {
                     B{TGL_OP_MAXIMUM, -1, 1, -1, 1, false, tol::kElementwise},
                     B{TGL_OP_MINIMUM, -1, 1, -1, 1, false, tol::kElementwise}, B{TGL_OP_POW, 0.5, 2, -3, 3, false, kTrans},
                     B{TGL_OP_FMOD, -10, 10, 0.5, 3, true, kTrans}, B{TGL_OP_REMAINDER, -10, 10, 0.5, 3, true, kTrans},
+                    B{TGL_OP_FLOOR_DIVIDE, -10, 10, 0.5, 3, true, tol::kElementwise},
                     B{TGL_OP_ATAN2, -1, 1, -1, 1, false, kTrans}})
             add(b.op, [b](Rng& r) {
                 Arg bb = real({}, b.blo, b.bhi);

@@ -216,3 +216,22 @@ def test_activations(dev, rng):
     close(F.clamp(t, max=0.5), np.minimum(xd, 0.5))
     close(F.relu6(t), np.clip(xd, 0, 6))
     close(F.silu(t), xd / (1 + np.exp(-xd)))
+
+
+def test_integer_arithmetic_takes_int_arrays(dev, rng):
+    # int32 numpy arrays in, exact int32 out (numpy's wrap-around and // 0 = % 0 = 0); a Python
+    # number becomes an int32 0-d tensor.
+    a = rng.integers(-2**31, 2**31 - 1, size=(4, 6), endpoint=True).astype(np.int32)
+    b = rng.integers(-5, 5, size=(6,), endpoint=True).astype(np.int32)
+    t = dev.tensor(a)
+    with np.errstate(all="ignore"):
+        for fn, ref in ((F.add, np.add), (F.mul, np.multiply), (F.floor_divide, np.floor_divide),
+                        (F.remainder, np.remainder), (F.fmod, np.fmod), (F.maximum, np.maximum)):
+            got = fn(t, b).numpy()
+            assert got.dtype == np.int32
+            np.testing.assert_array_equal(got, ref(a, b), err_msg=fn.__name__ + NOTE)
+        np.testing.assert_array_equal(F.floor_divide(t, 7).numpy(), a // np.int32(7), err_msg=NOTE)
+    np.testing.assert_array_equal(F.sum(t, dim=1).numpy(), a.sum(1, dtype=np.int32), err_msg=NOTE)
+    np.testing.assert_array_equal(F.cumsum(t, dim=0).numpy(), np.cumsum(a, 0, dtype=np.int32), err_msg=NOTE)
+    np.testing.assert_array_equal(F.div(dev.tensor(np.array([7, -7], np.int32)), np.array([2, 2], np.int32)).numpy(),
+                                  [3, -3], err_msg="div on integers truncates" + NOTE)

@@ -170,6 +170,48 @@ def test_binary_broadcast(dev, r, name):
     close(run1(dev, name, [a, b], ref.shape), ref)
 
 
+# Integer arithmetic: exact and wrapping as NumPy's (x // 0 = x % 0 = fmod(x, 0) = 0 included);
+# div on integers is C's truncated division.
+INT_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "floor_divide": np.floor_divide,
+              "remainder": np.remainder, "fmod": np.fmod, "maximum": np.maximum, "minimum": np.minimum,
+              "pow": np.power,
+              "div": lambda a, b: np.where(b == 0, 0, np.trunc(a.astype(np.float64) / np.where(b == 0, 1, b)))}
+
+
+@pytest.mark.parametrize("name", sorted(INT_BINARY))
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8])
+def test_integer_binary_like_numpy(dev, r, name, dtype):
+    info = np.iinfo(dtype)
+    lo, hi = (int(info.min), int(info.max)) if name not in ("div", "pow") else (-40, 40)
+    a = r.integers(max(lo, int(info.min)), hi, size=(3, 1, 9), endpoint=True).astype(dtype)
+    b = r.integers(max(-6, int(info.min)), 6, size=(4, 1), endpoint=True).astype(dtype)
+    if name == "pow":
+        b = np.abs(b).astype(dtype)  # NumPy refuses negative integer exponents (tensorgl: trunc(1 / a^-b))
+    with np.errstate(all="ignore"):
+        ref = INT_BINARY[name](a, b).astype(dtype)
+    same(run1(dev, name, [a, b], ref.shape, dtype), ref)
+
+
+def test_integer_extremes_like_numpy(dev):
+    a = np.array([2**31 - 1, -2**31, -2**31, -7, 7, 5], np.int32)
+    b = np.array([1, -1, 0, 2, -2, 0], np.int32)
+    for name in ("add", "sub", "mul", "floor_divide", "remainder", "fmod"):
+        with np.errstate(all="ignore"):
+            ref = INT_BINARY[name](a, b).astype(np.int32)
+        same(run1(dev, name, [a, b], a.shape, np.int32), ref)
+    same(run1(dev, "neg", [a], a.shape, np.int32), -a)
+    same(run1(dev, "abs", [a], a.shape, np.int32), np.abs(a))
+
+
+def test_integer_reductions_and_scans(dev, r):
+    x = r.integers(-2**31, 2**31 - 1, size=(5, 300), endpoint=True).astype(np.int32)
+    for name, ref in (("sum", x.sum(axis=1, dtype=np.int32)), ("max", x.max(axis=1)), ("min", x.min(axis=1))):
+        same(run1(dev, name, [x], (5,), np.int32, params=tg.ReduceParams(0, 0, 1, (1,))), ref)
+    same(run1(dev, "cumsum", [x], x.shape, np.int32, params=tg.ScanParams(0, 1, 0, 0)), np.cumsum(x, axis=1, dtype=np.int32))
+    small = r.integers(-3, 3, size=(5, 40), endpoint=True).astype(np.int32)
+    same(run1(dev, "prod", [small], (5,), np.int32, params=tg.ReduceParams(0, 0, 1, (1,))), np.prod(small, axis=1, dtype=np.int32))
+
+
 COMPARE = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
            "gt": np.greater, "ge": np.greater_equal,
            "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor}
