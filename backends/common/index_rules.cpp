@@ -121,6 +121,27 @@ void plan_index(OpCall& call, const void* params) {
             require_shape(info, y, "outputs[0] (y)", index.rank, index.shape, "the index's shape");
             const Dims id = dims_of(index);
             std::copy(id.strides, id.strides + id.rank, p.index_strides);
+        } else if (info.op == TGL_OP_SET_ROWS) {
+            const TensorArg& src = call.inputs[2];
+            if (x.rank == 0)
+                fail(TGL_ERROR_SHAPE_MISMATCH, "op 'set_rows': inputs[0] (x) must have rank >= 1 (rows along an axis), got a scalar");
+            if (index.rank != 1)
+                fail(TGL_ERROR_SHAPE_MISMATCH, "op 'set_rows': inputs[1] (index) must be 1-D (K row numbers), got shape %s",
+                     shape_of(index).c_str());
+            require_shape(info, y, "outputs[0] (y)", x.rank, x.shape, "x's shape");
+            const Dims sd = dims_of(src);
+            int64_t expect[TGL_MAX_RANK];
+            std::copy(xd.shape, xd.shape + xd.rank, expect);
+            expect[axis] = index.shape[0];
+            require_shape(info, src, "inputs[2] (src)", xd.rank, expect,
+                          format("x's shape %s with axis %d replaced by the index's length", shape_of(x).c_str(), axis)
+                              .c_str());
+            p.index_strides[axis] = index.strides[0];
+            p.index_shape[axis] = index.shape[0];
+            std::copy(sd.shape, sd.shape + sd.rank, p.src_shape);
+            std::copy(sd.strides, sd.strides + sd.rank, p.src_strides);
+            p.src_offset = src.offset;
+            p.in_place = x.buffer == y.buffer && x.offset == y.offset && std::equal(xd.strides, xd.strides + xd.rank, yd.strides);
         } else {  // scatter, scatter_add
             const TensorArg& src = call.inputs[2];
             require_rank(info, index, "inputs[1] (index)", x);

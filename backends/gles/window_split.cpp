@@ -17,7 +17,7 @@
 //     convolution's output rows the input rows they read (its pads what lies outside x); sample's
 //     rows their place in the Philox stream. An f32 output that sums over the axis (layer/rms norm
 //     backward's dgamma, dbeta) gets each piece's sums as partial results, added up after.
-//   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
+//   Window (gather's and index_select's table; scatter's and set_rows' x and y along their axis;
 //     grouped_linear's experts): each piece holds a window of that axis and handles the indices
 //     that land in it; the whole index tensor is checked once, before any piece writes.
 //   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
@@ -541,6 +541,18 @@ void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         }
         return;
     }
+    if (op == TGL_OP_SET_ROWS) {
+        // (x, index (K), src) -> y: y and x in windows along the row axis, each piece writing the
+        // rows that land in its window (the whole index checked once, up front; every piece
+        // resolves the duplicates over the whole index); src with them along the other axes
+        const TensorArg& y = ops[n_in];
+        const int a = p.index_axis;
+        for (int d = 0; d < y.rank; ++d) {
+            if (d == a) add(CutAxis::Window, y.shape[d], {d, -1, -1, d});
+            else add(CutAxis::Independent, y.shape[d], {d, -1, d, d});
+        }
+        return;
+    }
     if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) return;
     // y and the index along any axis (index_select's index only along the indexed one), x
     // along the others; x's indexed axis in windows (the indices outside are skipped).
@@ -682,6 +694,9 @@ const char* attention_refusal(const Piece& p, const TensorArg&) {
 const char* index_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_ONE_HOT
               ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
+          : p.info->op == TGL_OP_SET_ROWS
+              ? "the index is never cut and src only along the axes other than the row axis, so the index and "
+                "one row of src must fit one window"
           : p.info->op == TGL_OP_SCATTER || p.info->op == TGL_OP_SCATTER_ADD
               ? "the index and src are cut along the axes other than the scatter axis only (every element of "
                 "y walks its whole index row), so one such row of each must fit one window"
@@ -1116,7 +1131,8 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
         for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
     const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
-                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR;
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_SET_ROWS ||
+                         op == TGL_OP_GROUPED_LINEAR;
     Splitter splitter(dev);
     std::vector<Dispatch> dispatches = dev.capture([&] {
         if (indexed) splitter.check_indices_once(call);
