@@ -69,20 +69,23 @@ void run_set_rows(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) 
 
     int32_t y_off = 0, x_off = 0, i_off = 0, s_off = 0;
     const Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
+    // A pass that writes y, one invocation per element of `shape` (`what`), guarded by the check.
+    auto y_pass = [&](const char* pass, const TensorArg& over, const int64_t* shape, const char* what) {
+        Dispatch d;
+        d.program = program(pass, p.rank);
+        d.uniforms = {uniform_uint("u_numel", {count_u32(over.numel, what)}), uniform_int("u_shape", to_i32s(shape, p.rank, what)),
+                      uniform_int("u_y_str", to_i32s(p.y_strides, p.rank, "a stride of y")), uniform_int("u_y_offset", {y_off}),
+                      uniform_uint("u_check_seq", {check.seq})};
+        return d;
+    };
+    const auto groups = [&](const TensorArg& over) { return ceil_div(uint64_t(over.numel), uint64_t(wg)); };
     if (!p.in_place) {  // y = x, every element (the out-of-place form)
         const Binding xb = dev.window(call.inputs[0], "inputs[0] (x)", &x_off);
-        const uint32_t numel = count_u32(y.numel, "outputs[0] (y)");
-        Dispatch copy;
-        copy.program = program("PASS_COPY", p.rank);
+        Dispatch copy = y_pass("PASS_COPY", y, p.shape, "outputs[0] (y)");
         copy.bindings = {yb, xb, yb, check.status};
-        copy.uniforms = {uniform_uint("u_numel", {numel}),
-                         uniform_int("u_shape", to_i32s(p.shape, p.rank, "y's shape")),
-                         uniform_int("u_y_str", to_i32s(p.y_strides, p.rank, "a stride of y")),
-                         uniform_int("u_x_str", to_i32s(p.x_strides, p.rank, "a stride of x")),
-                         uniform_int("u_y_offset", {y_off}),
-                         uniform_int("u_x_offset", {x_off}),
-                         uniform_uint("u_check_seq", {check.seq})};
-        add_chunks(dev, copy, ceil_div(numel, uint64_t(wg)), ds);
+        copy.uniforms.push_back(uniform_int("u_x_str", to_i32s(p.x_strides, p.rank, "a stride of x")));
+        copy.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
+        add_chunks(dev, copy, groups(y), ds);
     }
     const int64_t K = index.shape[0];
     if (K > 0 && src.numel > 0) {
@@ -109,23 +112,16 @@ void run_set_rows(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) 
             range.uniforms.push_back(uniform_int("u_k_end", {int32_t(std::min(uint64_t(K), k + k_chunk))}));
             add_chunks(dev, range, ceil_div(k_count, uint64_t(wg)), ds);
         }
-        const uint32_t numel = count_u32(src.numel, "inputs[2] (src)");
-        Dispatch rows;
-        rows.program = program("PASS_SET_ROWS", p.rank);
+        Dispatch rows = y_pass("PASS_SET_ROWS", src, p.src_shape, "inputs[2] (src)");
         rows.bindings = {yb, sb, tb, check.status};
-        rows.uniforms = {uniform_uint("u_numel", {numel}),
-                         uniform_int("u_shape", to_i32s(p.src_shape, p.rank, "src's shape")),
-                         uniform_int("u_y_str", to_i32s(p.y_strides, p.rank, "a stride of y")),
-                         uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")),
-                         uniform_int("u_y_offset", {y_off}),
-                         uniform_int("u_s_offset", {s_off}),
-                         uniform_int("u_axis", {p.axis}),
-                         uniform_uint("u_check_seq", {check.seq})};
+        rows.uniforms.push_back(uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")));
+        rows.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
+        rows.uniforms.push_back(uniform_int("u_axis", {p.axis}));
         if (piece) {
             rows.uniforms.push_back(uniform_int("u_lo", {to_i32(piece->axis_lo, "an index window")}));
             rows.uniforms.push_back(uniform_int("u_hi", {to_i32(piece->axis_lo + y.shape[p.axis], "an index window")}));
         }
-        add_chunks(dev, rows, ceil_div(numel, uint64_t(wg)), ds);
+        add_chunks(dev, rows, groups(src), ds);
     }
     dev.submit(call.info->name, std::move(ds));
 }

@@ -387,26 +387,12 @@ TEST_F(GraphTest, CppWrapperGraph) {
 // ----- ABI 1.3: graph_replay_with -------------------------------------------------------------
 
 tgl_graph_binding operand_binding(uint32_t kind, uint32_t op, uint32_t slot, tgl_buffer b, uint64_t offset = 0) {
-    tgl_graph_binding g = {};
-    g.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
-    g.kind = kind;
-    g.op_index = op;
-    g.slot = slot;
-    g.buffer = b;
-    g.byte_offset = offset;
-    return g;
+    return kind == TGL_GRAPH_BIND_OUTPUT ? tgl::Graph::output(op, slot, b, offset) : tgl::Graph::input(op, slot, b, offset);
 }
 
 template <class V>
 tgl_graph_binding params_binding(uint32_t op, size_t offset, V value) {
-    tgl_graph_binding g = {};
-    g.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
-    g.kind = TGL_GRAPH_BIND_PARAMS;
-    g.op_index = op;
-    g.slot = uint32_t(offset);
-    std::memcpy(g.value, &value, sizeof value);
-    g.value_size = uint32_t(sizeof value);
-    return g;
+    return tgl::Graph::param_bytes(op, offset, &value, uint32_t(sizeof value));
 }
 
 // One decode-like step, recorded once: h = x * w (mul), h = leaky_relu(h, slope), set_rows of h into

@@ -302,13 +302,17 @@ public:
         alignas(P) unsigned char storage[sizeof(P)] = {};
         const P* p = reinterpret_cast<const P*>(storage);
         const size_t offset = size_t(reinterpret_cast<const unsigned char*>(&(p->*field)) - storage);
+        return param_bytes(op_index, offset, &value, uint32_t(sizeof(V)));
+    }
+    // `size` bytes at byte `offset` of op `op_index`'s params struct set to `value`'s.
+    static tgl_graph_binding param_bytes(uint32_t op_index, size_t offset, const void* value, uint32_t size) {
         tgl_graph_binding b = {};
         b.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
         b.kind = TGL_GRAPH_BIND_PARAMS;
         b.op_index = op_index;
         b.slot = uint32_t(offset);
-        std::memcpy(b.value, &value, sizeof(V));
-        b.value_size = uint32_t(sizeof(V));
+        std::memcpy(b.value, value, size < sizeof b.value ? size : sizeof b.value);
+        b.value_size = size;
         return b;
     }
     // Destroys now and reports the status (the destructor would ignore it).
