@@ -329,8 +329,9 @@ tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tg
         if (rec->recording.load(std::memory_order_acquire)) {
             std::lock_guard<std::mutex> lock(rec->graph_mutex);
             if (rec->recording) {  // (graph_end may have come in between)
-                rec->recorded.push_back(recorded_call(call, params, inputs, n_inputs, outputs, n_outputs));
-                if (!call.noop) rec->recorded.back().device_op = dev->record(call);
+                RecordedCall r = recorded_call(call, params, inputs, n_inputs, outputs, n_outputs);
+                if (!call.noop) r.device_op = dev->record(call);
+                rec->recorded.push_back(std::move(r));  // (nothing recorded if the above throws)
                 return;
             }
         }
