@@ -793,7 +793,6 @@ std::vector<WindowCase> big_cases() {
          }},
         {"grouped_linear_experts_144MiB_big", [](Rng& r) { return grouped_linear(6, 8, 1152, 4096, true, r); }},
         {"linear_qkv_weight_144MiB_big", [](Rng& r) { return linear_qkv({2, 4096}, 4096, 2560, 2560, r); }},
-        {"set_rows_kv_cache_144MiB_big", [](Rng& r) { return set_rows({1, 8, 4608, 1024}, 2, 3, 4607, r); }},
         {"scatter_kv_cache_144MiB_big", [](Rng& r) {
              return scatter(TGL_OP_SCATTER, {1, 8, 4608, 1024}, 2, {1, 8, 4, 1024}, {1, 8, 4, 1024}, 4607, r);
          }},
@@ -852,6 +851,13 @@ TEST(WindowIndex, SetRowsInPlaceMatchesReference) {
     Rng rng = case_rng();
     // A (2, 128, 4, 8) f32 cache (32 KiB: 8 windows) written at tokens 127, 3, 64, 3 (position 3 wins).
     expect_set_rows_in_place_matches(windowed_device(), {2, 128, 4, 8}, 1, {127, 3, 64, 3}, rng);
+}
+
+// The case against the real limit (label big, with WindowBigDiff): a KV cache of
+// (1, 8, 4608, 1024) f32, 144 MiB, written in place at 3 tokens.
+TEST(WindowBigDiffInPlace, SetRowsKvCache144MiB) {
+    Rng rng = case_rng();
+    expect_set_rows_in_place_matches(shared_device(Role::Subject), {1, 8, 4608, 1024}, 2, {4607, 0, 2301}, rng);
 }
 
 // set_rows in pieces: a bad index writes nothing in any piece.
