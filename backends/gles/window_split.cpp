@@ -10,7 +10,8 @@
 //   Independent axes (an output axis and the input axes that follow it): each piece writes its own
 //     part of the outputs.
 //   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
-//     C = alpha Ai Bi + C.
+//     C = alpha Ai Bi + C. (set_rows' K rows: the first piece y = x with its rows, the others
+//     their rows in place over y.)
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
 //     A causal attention's query rows take the prefix of the keys their last row sees; a
@@ -551,6 +552,9 @@ void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
             if (d == a) add(CutAxis::Window, y.shape[d], {d, -1, -1, d});
             else add(CutAxis::Independent, y.shape[d], {d, -1, d, d});
         }
+        // the K rows of the index and src in order, each later piece in place over the earlier
+        // ones' y (so the last duplicate still wins)
+        add(CutAxis::Accumulate, ops[1].shape[0], {-1, 0, a, -1});
         return;
     }
     if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) return;
@@ -694,9 +698,6 @@ const char* attention_refusal(const Piece& p, const TensorArg&) {
 const char* index_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_ONE_HOT
               ? "only the index's axes are cut, so one row of num_classes elements must fit one window"
-          : p.info->op == TGL_OP_SET_ROWS
-              ? "the index is never cut and src only along the axes other than the row axis, so the index and "
-                "one row of src must fit one window"
           : p.info->op == TGL_OP_SCATTER || p.info->op == TGL_OP_SCATTER_ADD
               ? "the index and src are cut along the axes other than the scatter axis only (every element of "
                 "y walks its whole index row), so one such row of each must fit one window"
@@ -863,7 +864,9 @@ private:
                 prm.offset += uint64_t(lo);
                 part.params = param_bytes(prm);
             }
-            if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
+            if (cut.kind == CutAxis::Accumulate && i > 0 && p.info->op == TGL_OP_SET_ROWS) {
+                part.operands[0] = part.operands[p.n_inputs];  // x = y: later rows land in place, after the earlier
+            } else if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
                 part.params = param_bytes(prm);

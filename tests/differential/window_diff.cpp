@@ -426,6 +426,8 @@ std::vector<WindowCase> window_cases() {
         // set_rows: y and x in windows of the row axis, src with them along the others
         {"set_rows_kv_cache_windows", [](Rng& r) { return set_rows({2, 3, 41, 16}, 2, 5, 40, r); }},
         {"set_rows_rows_windows_duplicates", [](Rng& r) { return set_rows({300, 7}, 0, 20, 250, r); }},
+        // more src rows than a window holds: the K rows in pieces, in order (the last duplicate wins)
+        {"set_rows_src_rows_in_pieces", [](Rng& r) { return set_rows({50, 7}, 0, 300, 49, r); }},
         {"scatter_add_short_index", [](Rng& r) {
              return scatter(TGL_OP_SCATTER_ADD, {60, 50}, 1, {45, 20}, {50, 30}, 49, r);
          }},
@@ -851,6 +853,10 @@ TEST(WindowIndex, SetRowsInPlaceMatchesReference) {
     Rng rng = case_rng();
     // A (2, 128, 4, 8) f32 cache (32 KiB: 8 windows) written at tokens 127, 3, 64, 3 (position 3 wins).
     expect_set_rows_in_place_matches(windowed_device(), {2, 128, 4, 8}, 1, {127, 3, 64, 3}, rng);
+    // 400 rows of 3 into a (40, 3) cache: src (4.8 KB) in pieces of its rows, duplicates across pieces.
+    std::vector<double> index(400);
+    for (double& v : index) v = double(rng.integer(0, 39));
+    expect_set_rows_in_place_matches(windowed_device(), {40, 3}, 0, index, rng);
 }
 
 // The case against the real limit (label big, with WindowBigDiff): a KV cache of
