@@ -317,7 +317,9 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
         EXPECT_EQ(api->graph_replay == nullptr, o.minor < 2);
         EXPECT_EQ(api->graph_destroy == nullptr, o.minor < 2);
         EXPECT_EQ(api->graph_replay_with, nullptr);  // the fixture's table has it in memory after a 1.2 table
-        if (o.minor >= 2) EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+        if (o.minor >= 2) {
+            EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+        }
         uint32_t count = 0;  // the 1.0 members work
         EXPECT_EQ(api->device_count(&count), TGL_OK);
         EXPECT_EQ(count, 1u);
