@@ -376,7 +376,7 @@ typedef struct tgl_plugin_api {
      * output may share memory with an input only as the identical view (same buffer, offset,
      * dtype, shape and strides) where the op is in place: the elementwise ops (the unary ids 1xx
      * and cast, the binary and comparison ids 2xx, where), tril/triu, and y over x in
-     * scatter/scatter_add; any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself
+     * scatter/scatter_add/set_rows; any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself
      * surface at the next synchronize/download (errors found on the device: see the Indexing ops).
      * n_inputs/n_outputs must be exactly the op's operand counts. */
     tgl_status (*run_op)(tgl_device device, tgl_op op, const void* params,
