@@ -50,6 +50,11 @@ const std::vector<SuiteEntry>& suite_table() {
         {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill"},
         {"attention", "attention", "",       {1, 16, 1, 8192, 64},    {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV"},
         {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill, f16 storage", "f16"},
+        // KV-cache update (ABI 1.3 set_rows, in place): tokens, row width, rows written. The same
+        // rows into caches of 1k and 8k tokens: the time should not grow with the cache.
+        {"set_rows", "set_rows",   "",          {1024, 1024, 1},        {64, 16, 1}, 0, 0, "1 row into a 1k-token cache, in place"},
+        {"set_rows", "set_rows",   "",          {8192, 1024, 1},        {512, 16, 1}, 0, 0, "1 row into an 8k-token cache, in place"},
+        {"set_rows", "set_rows",   "",          {8192, 1024, 32},       {512, 16, 4}, 0, 0, "32 rows into an 8k-token cache, in place"},
         {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
         {"latency",  "add",        "graph",     {256},                  {256}, 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"},
         {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
@@ -283,6 +288,18 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.inputs = {{{N, C, H, W}, c.dtype}, {{K, C, R, S}, c.dtype}};
         w.outputs = {{{N, K, P, Q}, od}};
         w.flops = 2.0 * N * K * P * Q * C * R * S;
+    } else if (op_name == "set_rows") {
+        // tokens, width, K: y = x (the cache, in place), K rows of src at indices all 1 (the
+        // fill pattern of i32), so the last of the K duplicates lands: the GPU's work is the K
+        // rows and the K^2 index comparisons, never a pass over the cache.
+        if (c.dims.size() != 3) return malformed("set_rows shape is tokens,width,rows");
+        const int64_t T = c.dims[0], W = c.dims[1], K = c.dims[2];
+        w.inputs = {{{T, W}, c.dtype}, {{K}, TGL_DTYPE_I32}, {{K, W}, c.dtype}};
+        w.outputs = {{{T, W}, od}};
+        w.outputs[0].alias = 0;
+        w.flops = static_cast<double>(K * W);
+        w.bytes = static_cast<double>(2 * K * W * tgl_dtype_size(c.dtype) + 4 * K);  // src read, rows written
+        return Plan::Run;
     } else if (op_name == "attention") {
         if (c.dims.size() != 5) return malformed("attention shape is B,H,Sq,Skv,D");
         const int64_t B = c.dims[0], Hh = c.dims[1], Sq = c.dims[2], Skv = c.dims[3], D = c.dims[4];

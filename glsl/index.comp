@@ -17,15 +17,22 @@
 //                 u_k_end) only: the first starts from x's element, later ones from the scratch
 //                 word the previous one left (long rows take several, within the loop budget);
 //   PASS_COMMIT   y[c] = t[n], converted to Y_DTYPE (scatter_add of f16/bf16).
+//   set_rows      PASS_COPY (out of place only) y[c] = x[c] over y; PASS_ROWS_LAST one invocation
+//                 per index position k writes scratch t[k] = index[k], or -1 where a later position
+//                 holds the same row (the last duplicate wins; a dispatch compares positions
+//                 [u_k_begin, u_k_end) only, the first starting from index[k], later ones from t[k]);
+//                 PASS_SET_ROWS over src's elements (u_shape = src's shape): y[c with
+//                 c[axis] = t[c[axis]]] = src[c] where t >= 0 (binding 1 is src, binding 2 t). Work:
+//                 O(K * row + K^2), nothing over the rest of y.
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
 // Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE; WINDOWED (a piece of an op
-// run in pieces, backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y are the
-// window [u_lo, u_hi) of the indexed axis).
+// run in pieces, backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y,
+// PASS_SET_ROWS's y are the window [u_lo, u_hi) of the indexed axis).
 #include "grid.glsl"
 #include "dtype.glsl"
 #define STATUS_BINDING 3
-#if !defined(PASS_SCATTER)
+#if !defined(PASS_SCATTER) && !defined(PASS_ROWS_LAST)
 #include "device_status.glsl"
 #endif
 
@@ -50,7 +57,7 @@ uniform int u_x_offset;
 uniform int u_i_offset;
 uniform int u_s_offset;
 uniform int u_axis;
-uniform int u_k_begin;  // PASS_SCATTER: the range of the index row this dispatch walks
+uniform int u_k_begin;  // PASS_SCATTER, PASS_ROWS_LAST: the range of the index row this dispatch walks
 uniform int u_k_end;
 uniform int u_limit;   // PASS_CHECK: valid indices are [0, u_limit)
 uniform uint u_op;     // PASS_CHECK: op id, for the error
@@ -96,6 +103,35 @@ void main() {
     t = tgl_from_f32_bits(t, Y_DTYPE);
 #endif
     y_store_bits(yo, t);
+#elif defined(PASS_COPY)
+    if (tgl_op_failed()) return;
+    int yo = u_y_offset, xo = u_x_offset;
+    for (int d = 0; d < RANK; ++d) {
+        yo += c[d] * u_y_str[d];
+        xo += c[d] * u_x_str[d];
+    }
+    y_store_bits(yo, x_bits(xo));
+#elif defined(PASS_ROWS_LAST)
+    // u_shape = (K): c[0] is the index position k; the index is 1-D with stride u_i_str[0]
+    int k = c[0];
+    int v = u_k_begin == 0 ? i_data[u_i_offset + k * u_i_str[0]] : int(y_data[k]);
+    for (int j = max(k + 1, u_k_begin); v >= 0 && j < u_k_end; ++j)
+        if (i_data[u_i_offset + j * u_i_str[0]] == v) v = -1;
+    y_data[k] = uint(v);
+#elif defined(PASS_SET_ROWS)
+    if (tgl_op_failed()) return;
+    int v = i_data[c[u_axis]];  // the scratch t: the row, or -1 (a later duplicate writes it)
+#if defined(WINDOWED)
+    if (v < u_lo || v >= u_hi) return;  // y is the window [u_lo, u_hi) of the axis
+    v -= u_lo;
+#endif
+    if (v < 0) return;
+    int yo = u_y_offset + v * u_y_str[u_axis], so = u_s_offset;
+    for (int d = 0; d < RANK; ++d) {
+        so += c[d] * u_s_str[d];
+        if (d != u_axis) yo += c[d] * u_y_str[d];
+    }
+    y_store_bits(yo, x_bits(so));
 #elif defined(PASS_ONE_HOT)
     if (tgl_op_failed()) return;
     int yo = u_y_offset, io = u_i_offset;

@@ -6,7 +6,8 @@
 // (NP a power of two) own the states n = lane + m NP (m < PER), kept in registers; the time loop
 // is sequential: per step each lane updates its states, x = exp(dt A) x + dt B u, and the lanes'
 // partial sums of C x meet in shared memory (blocks of TS steps, see below). Everything in f32.
-// Defines: Y_DTYPE, NP, PER, TS (steps per block, <= NP), HAS_D, HAS_Z, HAS_BIAS, HAS_STATE, SOFTPLUS, WG_SIZE.
+// Defines: Y_DTYPE, NP, PER, TS (steps per block, <= NP), HAS_D, HAS_Z, HAS_BIAS, HAS_STATE, STATE_IN
+// (with HAS_STATE: last_state holds the initial state, read first), SOFTPLUS, WG_SIZE.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -48,7 +49,13 @@ void main() {
     float a[PER];
     for (int m = 0; m < PER; ++m) {
         int n = int(lane) + m * NP;
+#if defined(STATE_IN)
+        // the carried state x_{-1}, read from last_state before this invocation writes it
+        int so = u_s_off + b * u_s_stride[0] + d * u_s_stride[1] + n * u_s_stride[2];
+        xs[m] = n < u_n ? tgl_to_f32(tgl_extract(s_data[tgl_word_of(so, Y_DTYPE)], so, Y_DTYPE), Y_DTYPE) : 0.0;
+#else
         xs[m] = 0.0;
+#endif
         a[m] = n < u_n ? p_data[u_off[2] + d * u_n + n] : 0.0;
     }
 #if defined(HAS_BIAS)

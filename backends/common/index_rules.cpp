@@ -49,6 +49,21 @@ void require_rank(const OpInfo& info, const TensorArg& t, const char* label, con
              info.name, label, t.rank, shape_of(t).c_str(), x.rank, shape_of(x).c_str());
 }
 
+// index_select's y and set_rows' src (`t`): x's shape with the axis replaced by the length of the
+// 1-D index.
+void require_rows_of_index(const OpInfo& info, const TensorArg& index, const TensorArg& t, const std::string& label,
+                           const TensorArg& x, int axis) {
+    if (index.rank != 1)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': inputs[1] (index) must be 1-D (one row number per position), got shape %s",
+             info.name, shape_of(index).c_str());
+    const Dims xd = dims_of(x);
+    int64_t expect[TGL_MAX_RANK];
+    std::copy(xd.shape, xd.shape + xd.rank, expect);
+    expect[axis] = index.shape[0];
+    require_shape(info, t, label, x.rank, expect,
+                  format("x of shape %s with axis %d replaced by the index's length", shape_of(x).c_str(), axis).c_str());
+}
+
 }  // namespace
 
 std::string index_out_of_range_message(const OpInfo& info, int64_t position, int64_t value, int64_t axis_size,
@@ -105,15 +120,7 @@ void plan_index(OpCall& call, const void* params) {
         std::copy(yd.strides, yd.strides + yd.rank, p.y_strides);
         std::copy(yd.shape, yd.shape + yd.rank, p.shape);
         if (info.op == TGL_OP_INDEX_SELECT) {
-            if (index.rank != 1)
-                fail(TGL_ERROR_SHAPE_MISMATCH, "op 'index_select': inputs[1] (index) must be 1-D, got shape %s",
-                     shape_of(index).c_str());
-            int64_t expect[TGL_MAX_RANK];
-            std::copy(xd.shape, xd.shape + xd.rank, expect);
-            expect[axis] = index.shape[0];
-            require_shape(info, y, "outputs[0] (y)", x.rank, expect,
-                          format("x of shape %s with axis %d replaced by the index's length", shape_of(x).c_str(), axis)
-                              .c_str());
+            require_rows_of_index(info, index, y, "outputs[0] (y)", x, axis);
             p.index_strides[axis] = index.strides[0];  // 0 on the other dims: one index per position
         } else if (info.op == TGL_OP_GATHER) {
             require_rank(info, index, "inputs[1] (index)", x);
@@ -121,6 +128,19 @@ void plan_index(OpCall& call, const void* params) {
             require_shape(info, y, "outputs[0] (y)", index.rank, index.shape, "the index's shape");
             const Dims id = dims_of(index);
             std::copy(id.strides, id.strides + id.rank, p.index_strides);
+        } else if (info.op == TGL_OP_SET_ROWS) {
+            const TensorArg& src = call.inputs[2];
+            if (x.rank == 0)
+                fail(TGL_ERROR_SHAPE_MISMATCH, "op 'set_rows': inputs[0] (x) must have rank >= 1 (rows along an axis), got a scalar");
+            require_rows_of_index(info, index, src, "inputs[2] (src)", x, axis);
+            require_shape(info, y, "outputs[0] (y)", x.rank, x.shape, "x's shape");
+            const Dims sd = dims_of(src);
+            p.index_strides[axis] = index.strides[0];
+            p.index_shape[axis] = index.shape[0];
+            std::copy(sd.shape, sd.shape + sd.rank, p.src_shape);
+            std::copy(sd.strides, sd.strides + sd.rank, p.src_strides);
+            p.src_offset = src.offset;
+            p.in_place = x.buffer == y.buffer && x.offset == y.offset && std::equal(xd.strides, xd.strides + xd.rank, yd.strides);
         } else {  // scatter, scatter_add
             const TensorArg& src = call.inputs[2];
             require_rank(info, index, "inputs[1] (index)", x);

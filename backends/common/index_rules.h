@@ -1,4 +1,4 @@
-// Shape rules and index plan of the Index family (gather, index_select, scatter, scatter_add, one_hot).
+// Shape rules and index plan of the Index family (gather, index_select, scatter, scatter_add, one_hot, set_rows).
 // Included by validate.h; plan_index() is called by validate_op() for every op of the family.
 #pragma once
 
@@ -21,6 +21,10 @@ struct OpInfo;
 //     last match wins), scatter_add adds it. Coordinates outside index_shape on a dim other than
 //     the axis have no row: y = x there.
 //   one_hot: y[c] = (index[c without its last dim] == c[last]) ? 1 : 0 (axis = rank - 1).
+//   set_rows: the one op planned over src rather than y: y = x unless in place, then for src's
+//     coordinate c (row-major over src_shape, so increasing c[axis] for each destination: the last
+//     duplicate wins), y[c with c[axis] = index[c[axis]]] = src[c]. index_strides holds the 1-D
+//     index's stride at the axis (0 elsewhere).
 // Rank-0 operands are planned as rank 1 of size 1 (stride 0), so rank >= 1.
 struct IndexPlan {
     int rank = 0;
@@ -32,6 +36,8 @@ struct IndexPlan {
     int64_t index_shape[TGL_MAX_RANK] = {};  // scatter: the index tensor's shape (rows and their length)
     int64_t axis_size = 0;  // every index must lie in [0, axis_size)
     int index_input = 1;    // inputs[index_input] is the index tensor (one_hot: 0), checked in row-major order
+    int64_t src_shape[TGL_MAX_RANK] = {};  // set_rows: src's shape (K rows along the axis)
+    bool in_place = false;  // set_rows: y is x's identical view, so only the K rows are written
 };
 
 // Reads the op's params, checks shapes against them and fills call.index. Throws tgl::Error.

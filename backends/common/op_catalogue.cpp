@@ -173,6 +173,8 @@ const OpInfo kOps[] = {
      {any_of(kDtypesFloat | kI32), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
     {TGL_OP_ONE_HOT, "one_hot", OpFamily::Index, 1, 1, {"index", "y"}, {any_of(kI32), any_of(kDtypesAll)},
      sizeof(tgl_unary_params)},
+    {TGL_OP_SET_ROWS, "set_rows", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
+     {any_of(kDtypesAll), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
     // Selection: float and i32 keys.
     {TGL_OP_TOPK, "topk", OpFamily::Select, 1, 2, {"x", "values", "indices"},
      {any_of(kDtypesFloat | kI32), same_as(0), any_of(kI32)}, sizeof(tgl_sort_params)},

@@ -3,6 +3,7 @@
 // only then calls the backend.
 #include "backend.h"
 #include "status.h"
+#include "validate_util.h"
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +15,17 @@
 namespace tgl {
 namespace {
 
+// One run_op of a recording that returned TGL_OK: what the device recorded (null: a no-op, whose
+// outputs are empty), and its arguments, kept so that graph_replay_with can validate and plan a
+// copy with some of them changed.
+struct RecordedCall {
+    const OpInfo* info = nullptr;
+    std::vector<uint8_t> params;  // the params struct's bytes (struct_size of them); empty: NULL
+    std::vector<tgl_tensor> inputs, outputs;
+    std::vector<BufferRef> buffers;  // per operand (inputs, then outputs): the resolved buffer (null: absent)
+    std::shared_ptr<Device::RecordedOp> device_op;
+};
+
 struct DeviceRecord {
     std::shared_ptr<Device> device;
     std::mutex timer_mutex;
@@ -22,11 +34,12 @@ struct DeviceRecord {
     // (under graph_mutex); `recording` is read without the lock on run_op's fast path.
     std::mutex graph_mutex;
     std::atomic<bool> recording{false};
-    std::vector<std::shared_ptr<Device::RecordedOp>> recorded;
+    std::vector<RecordedCall> recorded;
 };
 
 struct GraphRecord {
-    Device::RecordedOps ops;
+    Device::RecordedOps ops;  // the device's recorded ops, in order (no-ops left out)
+    std::vector<RecordedCall> calls;  // every recorded run_op, in order: graph_replay_with's op_index
     uint64_t device_handle;
 };
 
@@ -284,6 +297,23 @@ tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
     });
 }
 
+RecordedCall recorded_call(const OpCall& call, const void* params, const tgl_tensor* inputs, uint32_t n_inputs,
+                           const tgl_tensor* outputs, uint32_t n_outputs) {
+    RecordedCall r;
+    r.info = call.info;
+    if (params) {  // validated: struct_size is a published size, at most the struct's
+        uint32_t size;
+        std::memcpy(&size, params, sizeof size);
+        size = std::min(size, call.info->params_size);
+        r.params.assign(static_cast<const uint8_t*>(params), static_cast<const uint8_t*>(params) + size);
+    }
+    r.inputs.assign(inputs, inputs + n_inputs);
+    r.outputs.assign(outputs, outputs + n_outputs);
+    for (const TensorArg& t : call.inputs) r.buffers.push_back(t.buffer);
+    for (const TensorArg& t : call.outputs) r.buffers.push_back(t.buffer);
+    return r;
+}
+
 tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tgl_tensor* inputs,
                       uint32_t n_inputs, const tgl_tensor* outputs, uint32_t n_outputs) {
     return guard("run_op", [&] {
@@ -296,15 +326,16 @@ tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tg
                  info->name, op, frame().backend->name());
         OpCall call = validate_op(*info, params, inputs, n_inputs, outputs, n_outputs,
                                   [&](tgl_buffer b, const char* what) { return get_buffer(device, b, what); });
-        if (call.noop) return;
         if (rec->recording.load(std::memory_order_acquire)) {
             std::lock_guard<std::mutex> lock(rec->graph_mutex);
             if (rec->recording) {  // (graph_end may have come in between)
-                std::shared_ptr<Device::RecordedOp> op = dev->record(call);
-                rec->recorded.push_back(std::move(op));
+                RecordedCall r = recorded_call(call, params, inputs, n_inputs, outputs, n_outputs);
+                if (!call.noop) r.device_op = dev->record(call);
+                rec->recorded.push_back(std::move(r));  // (nothing recorded if the above throws)
                 return;
             }
         }
+        if (call.noop) return;
         dev->run(call);
     });
 }
@@ -364,31 +395,141 @@ tgl_status api_graph_end(tgl_device device, tgl_graph* out) {
         std::lock_guard<std::mutex> lock(rec->graph_mutex);
         if (!rec->recording)
             fail(TGL_ERROR_INVALID_ARGUMENT, "no graph is being recorded on this device (call graph_begin first)");
-        auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>(std::move(rec->recorded));
-        rec->recorded.clear();
+        auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>();
+        for (const RecordedCall& c : rec->recorded)
+            if (c.device_op) ops->push_back(c.device_op);
         auto g = std::make_shared<GraphRecord>();
         g->ops = ops;
+        g->calls = rec->recorded;
         g->device_handle = device;
-        try {
-            *out = frame().graphs->insert(std::move(g));
-        } catch (...) {  // too many graphs: the recording stays open, with its ops
-            rec->recorded = std::move(*ops);
-            throw;
-        }
+        *out = frame().graphs->insert(std::move(g));  // too many graphs: the recording stays open, with its ops
+        rec->recorded.clear();
         rec->recording.store(false, std::memory_order_release);
     });
 }
 
+// graph_replay_with: what bindings[i] changes, checked against the graph (plugin_api.h).
+const tgl_graph_binding& binding_at(const tgl_graph_binding* bindings, uint32_t i) {
+    return *reinterpret_cast<const tgl_graph_binding*>(reinterpret_cast<const uint8_t*>(bindings) +
+                                                       size_t(i) * bindings[0].struct_size);
+}
+
+void check_binding(const GraphRecord& g, const tgl_graph_binding& b, uint32_t i) {
+    if (b.struct_size != TGL_GRAPH_BINDING_SIZE_V1_3)
+        fail(TGL_ERROR_PARAMS_SIZE, "bindings[%u].struct_size is %u, expected %u (TGL_GRAPH_BINDING_SIZE_V1_3)%s", i,
+             b.struct_size, unsigned(TGL_GRAPH_BINDING_SIZE_V1_3), i ? ", the size of bindings[0]" : "");
+    if (b.op_index >= g.calls.size())
+        fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].op_index is %u but the graph recorded %zu op%s", i, b.op_index,
+             g.calls.size(), g.calls.size() == 1 ? "" : "s");
+    if (b.reserved != 0) fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].reserved must be 0, got %u", i, b.reserved);
+    const RecordedCall& c = g.calls[b.op_index];
+    if (b.kind == TGL_GRAPH_BIND_INPUT || b.kind == TGL_GRAPH_BIND_OUTPUT) {
+        const bool output = b.kind == TGL_GRAPH_BIND_OUTPUT;
+        const size_t n = output ? c.outputs.size() : c.inputs.size();
+        if (b.slot >= n)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].slot is %u but op %u of the graph ('%s') has %zu %s", i, b.slot,
+                 b.op_index, c.info->name, n, output ? "outputs" : "inputs");
+        if (!c.buffers[(output ? c.inputs.size() : 0) + b.slot])
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u]: %s of op %u of the graph ('%s') was recorded absent (buffer 0), so it cannot be bound",
+                 i, operand_label(*c.info, output, b.slot).c_str(), b.op_index, c.info->name);
+        if (b.value_size != 0)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].value_size must be 0 for an operand binding, got %u", i, b.value_size);
+    } else if (b.kind == TGL_GRAPH_BIND_PARAMS) {
+        if (c.params.empty())
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u]: op %u of the graph ('%s') was recorded with NULL params, which have "
+                 "no fields to bind (record it with a params struct)", i, b.op_index, c.info->name);
+        if (b.value_size < 1 || b.value_size > 8)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].value_size must be 1 .. 8, got %u", i, b.value_size);
+        if (b.slot < sizeof(uint32_t) || uint64_t(b.slot) + b.value_size > c.params.size())
+            fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u]: params bytes [%u, %llu) of op %u ('%s') are not inside its recorded "
+                 "%zu-byte struct after struct_size ([4, %zu))", i, b.slot, (unsigned long long)b.slot + b.value_size,
+                 b.op_index, c.info->name, c.params.size(), c.params.size());
+    } else {
+        fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u].kind must be TGL_GRAPH_BIND_INPUT (1), _OUTPUT (2) or _PARAMS (3), got %u",
+             i, b.kind);
+    }
+}
+
+// Two bindings that change the same operand, or overlapping params bytes, of one op.
+bool bindings_collide(const tgl_graph_binding& a, const tgl_graph_binding& b) {
+    if (a.op_index != b.op_index || a.kind != b.kind) return false;
+    if (a.kind != TGL_GRAPH_BIND_PARAMS) return a.slot == b.slot;
+    return a.slot < b.slot + b.value_size && b.slot < a.slot + a.value_size;
+}
+
+// The device ops of `g` with the bindings applied: each bound op validated and recorded again.
+std::shared_ptr<std::vector<std::shared_ptr<Device::RecordedOp>>> bound_ops(
+    tgl_device device, Device& dev, const GraphRecord& g, const tgl_graph_binding* bindings, uint32_t n) {
+    std::vector<std::vector<uint32_t>> by_op(g.calls.size());  // binding numbers per op
+    for (uint32_t i = 0; i < n; ++i) {
+        const tgl_graph_binding& b = binding_at(bindings, i);
+        check_binding(g, b, i);
+        for (uint32_t j : by_op[b.op_index])
+            if (bindings_collide(binding_at(bindings, j), b))
+                fail(TGL_ERROR_INVALID_ARGUMENT, "bindings[%u] and bindings[%u] both change %s of op %u of the graph", j, i,
+                     b.kind == TGL_GRAPH_BIND_PARAMS ? "params bytes" : "the same operand", b.op_index);
+        by_op[b.op_index].push_back(i);
+    }
+    auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>();
+    for (size_t k = 0; k < g.calls.size(); ++k) {
+        const RecordedCall& c = g.calls[k];
+        if (by_op[k].empty()) {
+            if (c.device_op) ops->push_back(c.device_op);
+            continue;
+        }
+        // The op's arguments with the bindings applied; every operand's buffer as a token (its slot
+        // + 1) that the lookup below resolves: recorded buffers stay valid after buffer_free.
+        std::vector<uint8_t> params = c.params;
+        std::vector<tgl_tensor> ins = c.inputs, outs = c.outputs;
+        std::vector<BufferRef> refs = c.buffers;
+        for (uint32_t i : by_op[k]) {
+            const tgl_graph_binding& b = binding_at(bindings, i);
+            if (b.kind == TGL_GRAPH_BIND_PARAMS) {
+                std::memcpy(params.data() + b.slot, b.value, b.value_size);
+                continue;
+            }
+            const bool output = b.kind == TGL_GRAPH_BIND_OUTPUT;
+            tgl_tensor& t = output ? outs[b.slot] : ins[b.slot];
+            const std::string what = format("bindings[%u].buffer", i);
+            refs[(output ? ins.size() : 0) + b.slot] = get_buffer(device, b.buffer, what.c_str());
+            t.byte_offset = b.byte_offset;
+        }
+        for (size_t s = 0; s < refs.size(); ++s)
+            if (refs[s]) (s < ins.size() ? ins[s] : outs[s - ins.size()]).buffer = tgl_buffer(s + 1);
+        OpCall call;
+        try {
+            call = validate_op(*c.info, params.empty() ? nullptr : params.data(), ins.data(), uint32_t(ins.size()),
+                               outs.data(), uint32_t(outs.size()),
+                               [&](tgl_buffer token, const char*) { return refs[size_t(token - 1)]; });
+        } catch (const Error& e) {
+            fail(e.status(), "op %zu of the graph ('%s') with bindings applied: %s", k, c.info->name, e.what());
+        }
+        if (!call.noop) ops->push_back(dev.record(call));
+    }
+    return ops;
+}
+
+// graph_replay and graph_replay_with (n_bindings 0: the graph as recorded).
+void replay_graph(tgl_device device, tgl_graph graph, const tgl_graph_binding* bindings, uint32_t n_bindings) {
+    if (n_bindings) require(bindings, "bindings");
+    std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
+    std::shared_ptr<GraphRecord> g = get_graph(device, graph);
+    std::lock_guard<std::mutex> lock(rec->graph_mutex);
+    if (rec->recording)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "graph = 0x%016llx cannot be replayed while this device records a graph "
+             "(call graph_end first)", (unsigned long long)graph);
+    // Everything is validated and planned before anything is queued.
+    Device::RecordedOps ops = n_bindings ? bound_ops(device, *rec->device, *g, bindings, n_bindings) : g->ops;
+    if (!ops->empty()) rec->device->replay(ops);
+}
+
 tgl_status api_graph_replay(tgl_device device, tgl_graph graph) {
-    return guard("graph_replay", [&] {
-        std::shared_ptr<DeviceRecord> rec = frame().devices->get(device, "device");
-        std::shared_ptr<GraphRecord> g = get_graph(device, graph);
-        std::lock_guard<std::mutex> lock(rec->graph_mutex);
-        if (rec->recording)
-            fail(TGL_ERROR_INVALID_ARGUMENT, "graph = 0x%016llx cannot be replayed while this device records a graph "
-                 "(call graph_end first)", (unsigned long long)graph);
-        if (!g->ops->empty()) rec->device->replay(g->ops);
-    });
+    return guard("graph_replay", [&] { replay_graph(device, graph, nullptr, 0); });
+}
+
+tgl_status api_graph_replay_with(tgl_device device, tgl_graph graph, const tgl_graph_binding* bindings,
+                                 uint32_t n_bindings) {
+    return guard("graph_replay_with", [&] { replay_graph(device, graph, bindings, n_bindings); });
 }
 
 tgl_status api_graph_destroy(tgl_device device, tgl_graph graph) {
@@ -409,6 +550,8 @@ const tgl_plugin_api kApi = {
     api_timer_begin, api_timer_end,
     // since 1.2
     api_graph_begin, api_graph_end, api_graph_replay, api_graph_destroy,
+    // since 1.3
+    api_graph_replay_with,
 };
 
 }  // namespace

@@ -140,11 +140,21 @@ void plan_fft(OpCall& call) {
     set_rows(p, x, y, x.rank - 2);
 }
 
+}  // namespace
+
+// selective_scan's struct grew state_in in 1.3.
+template <>
+struct PublishedSizes<tgl_selective_scan_params> {
+    static constexpr uint32_t sizes[] = {TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1, TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3};
+};
+
+namespace {
+
 void plan_selective_scan(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     SequencePlan& p = call.sequence();
     tgl_selective_scan_params prm =
-        read_params(info, params, tgl_selective_scan_params{sizeof(tgl_selective_scan_params), 0, {0, 0}});
+        read_params(info, params, tgl_selective_scan_params{sizeof(tgl_selective_scan_params), 0, {0, 0}, 0});
     require_reserved_zero(info, prm.reserved[0]);
     require_reserved_zero(info, prm.reserved[1]);
     if (prm.delta_softplus > 1)
@@ -171,7 +181,14 @@ void plan_selective_scan(OpCall& call, const void* params) {
     if (p.has_z) require_shape(info, call.inputs[6], operand_label(info, false, 6), 3, bdl, "u's shape (B, D, L)");
     if (p.has_bias) require_shape(info, call.inputs[7], operand_label(info, false, 7), 1, d1, "(D) of u");
     require_shape(info, call.outputs[0], operand_label(info, true, 0), 3, bdl, "u's shape (B, D, L)");
+    if (prm.state_in > 1)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->state_in of op '%s' must be 0 or 1, got %u", info.name, prm.state_in);
+    if (prm.state_in && !p.has_state)
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "op '%s': params->state_in = 1 reads the initial state from outputs[1] (last_state), which is absent "
+             "(buffer 0); pass the (B, D, N) state there", info.name);
     if (p.has_state) require_shape(info, call.outputs[1], operand_label(info, true, 1), 3, bdn, "(B, D, N) of u and A");
+    p.state_in = prm.state_in != 0;
     p.batch = Bt;
     p.dim = Dm;
     p.len = L;

@@ -53,6 +53,7 @@ struct SequencePlan {
     // selective_scan
     int64_t batch = 0, dim = 0, len = 0, nstate = 0;
     bool has_dskip = false, has_z = false, has_bias = false, has_state = false, softplus = false;
+    bool state_in = false;  // last_state holds x_{-1} on entry (read before it is written)
 };
 
 // Reads the op's params, checks shapes and fills call.sequence. Throws tgl::Error.

@@ -196,12 +196,12 @@ bool same_view(const TensorArg& a, const TensorArg& b) {
 
 // Outputs never share bytes with each other. An output may share memory with an input only as the
 // identical view, and only where each element is read and written by the same invocation:
-// elementwise ops, tril/triu, and y over x in scatter/scatter_add (in place). Any other overlap
+// elementwise ops, tril/triu, and y over x in scatter/scatter_add/set_rows (in place). Any other overlap
 // would make the result depend on execution order.
 bool may_be_in_place(const OpInfo& info, size_t input) {
     if (family_rules(info).in_place) return true;
     if (info.op == TGL_OP_TRIL || info.op == TGL_OP_TRIU) return true;
-    return (info.op == TGL_OP_SCATTER || info.op == TGL_OP_SCATTER_ADD) && input == 0;
+    return (info.op == TGL_OP_SCATTER || info.op == TGL_OP_SCATTER_ADD || info.op == TGL_OP_SET_ROWS) && input == 0;
 }
 
 void check_aliasing(const OpCall& call) {

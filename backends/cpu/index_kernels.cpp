@@ -9,6 +9,7 @@
 #include "dtype_io.h"
 #include "status.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tgl {
@@ -38,10 +39,44 @@ void check_indices(const OpCall& call) {
     }
 }
 
+// set_rows (indices checked): y = x unless in place, then src's elements in row-major order, so
+// that of duplicate indices the last writes last.
+void run_set_rows(const OpCall& call) {
+    const IndexPlan& p = call.index();
+    const TensorArg& it = call.inputs[1];
+    const uint32_t es = tgl_dtype_size(call.outputs[0].dtype);
+    uint8_t* y = cpu_buffer(call.outputs[0].buffer).bytes();
+    const uint8_t* x = cpu_buffer(call.inputs[0].buffer).bytes();
+    const uint8_t* src = cpu_buffer(call.inputs[2].buffer).bytes();
+    const int last = p.rank - 1;
+    int64_t c[TGL_MAX_RANK] = {};
+    if (!p.in_place)
+        for (int64_t n = 0; n < call.outputs[0].numel; ++n) {
+            int64_t yo = p.y_offset, xo = p.x_offset;
+            for (int d = 0; d < p.rank; ++d) yo += c[d] * p.y_strides[d], xo += c[d] * p.x_strides[d];
+            std::memcpy(y + es * yo, x + es * xo, es);
+            for (int d = last; d >= 0 && ++c[d] == p.shape[d]; --d) c[d] = 0;
+        }
+    int64_t numel = 1;
+    for (int d = 0; d < p.rank; ++d) numel *= p.src_shape[d];
+    std::fill(c, c + TGL_MAX_RANK, 0);
+    for (int64_t n = 0; n < numel; ++n) {
+        const int64_t row = load_i32(it, p.index_offset + c[p.axis] * p.index_strides[p.axis]);
+        int64_t yo = p.y_offset + row * p.y_strides[p.axis], so = p.src_offset;
+        for (int d = 0; d < p.rank; ++d) {
+            so += c[d] * p.src_strides[d];
+            if (d != p.axis) yo += c[d] * p.y_strides[d];
+        }
+        std::memcpy(y + es * yo, src + es * so, es);
+        for (int d = last; d >= 0 && ++c[d] == p.src_shape[d]; --d) c[d] = 0;
+    }
+}
+
 }  // namespace
 
 void run_index(const OpCall& call, unsigned) {
     check_indices(call);
+    if (call.info->op == TGL_OP_SET_ROWS) return run_set_rows(call);
     const IndexPlan& p = call.index();
     const TensorArg& yt = call.outputs[0];
     const TensorArg& it = call.inputs[size_t(p.index_input)];

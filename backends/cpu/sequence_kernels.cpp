@@ -151,7 +151,9 @@ void run_selective_scan(const OpCall& c, unsigned threads) {
                                                                      std::vector<double>& state) {
         for (int64_t bd = begin; bd < end; ++bd) {
             const int64_t b = bd / p.dim, d = bd % p.dim;
-            std::fill(state.begin(), state.end(), 0.0);
+            const int64_t so = st.offset + b * st.strides[0] + d * st.strides[1];
+            for (int64_t n = 0; n < p.nstate; ++n)  // x_{-1}: the carried state, or 0
+                state[size_t(n)] = p.state_in ? load_as_double(sb, st.dtype, so + n * st.strides[2]) : 0.0;
             const double bias = p.has_bias ? at(c, 7, d) : 0.0;
             for (int64_t t = 0; t < p.len; ++t) {
                 double dt = at(c, 1, b, d, t) + bias;
@@ -170,8 +172,7 @@ void run_selective_scan(const OpCall& c, unsigned threads) {
             }
             if (sb)
                 for (int64_t n = 0; n < p.nstate; ++n)
-                    store_from_double(sb, st.dtype, st.offset + b * st.strides[0] + d * st.strides[1] + n * st.strides[2],
-                                      state[size_t(n)], false);
+                    store_from_double(sb, st.dtype, so + n * st.strides[2], state[size_t(n)], false);
         }
     });
 }

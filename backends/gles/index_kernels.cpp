@@ -1,4 +1,5 @@
-// GLES host side of the Index family (plan: backends/common/index_rules.h; shader: glsl/index.comp).
+// GLES host side of the Index family (plan: backends/common/index_rules.h; shader: glsl/index.comp),
+// set_rows included.
 // Every op queues: a check pass over the index tensor plus its report pass (device-side error, see
 // GlesDevice::device_check), then the data passes, which write nothing when the check failed. The
 // host never reads an index.
@@ -62,7 +63,84 @@ void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::Devi
     ds.insert(ds.end(), reports.begin(), reports.end());
 }
 
+namespace {
+
+// set_rows: the index checked (unless a piece: checked once for the whole op), y = x unless in
+// place, the last-duplicate pass into scratch t (K words), then src's elements into their rows.
+void run_set_rows(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
+    const IndexPlan& p = call.index();
+    const TensorArg& y = call.outputs[0];
+    const TensorArg& index = call.inputs[1];
+    const TensorArg& src = call.inputs[2];
+    const int wg = dev.workgroup_size();
+    const GlesDevice::DeviceCheck check = piece ? piece->check : dev.device_check();
+    auto program = [&](const char* pass, int rank) { return index_program(dev, call, pass, rank, piece != nullptr); };
+    std::vector<Dispatch> ds;
+    if (!piece) add_index_check(dev, call, check, ds);
+
+    int32_t y_off = 0, x_off = 0, i_off = 0, s_off = 0;
+    const Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
+    // A pass that writes y, one invocation per element of `shape` (`what`), guarded by the check.
+    auto y_pass = [&](const char* pass, const TensorArg& over, const int64_t* shape, const char* what) {
+        Dispatch d;
+        d.program = program(pass, p.rank);
+        d.uniforms = {uniform_uint("u_numel", {count_u32(over.numel, what)}), uniform_int("u_shape", to_i32s(shape, p.rank, what)),
+                      uniform_int("u_y_str", to_i32s(p.y_strides, p.rank, "a stride of y")), uniform_int("u_y_offset", {y_off}),
+                      uniform_uint("u_check_seq", {check.seq})};
+        return d;
+    };
+    const auto groups = [&](const TensorArg& over) { return ceil_div(uint64_t(over.numel), uint64_t(wg)); };
+    if (!p.in_place) {  // y = x, every element (the out-of-place form)
+        const Binding xb = dev.window(call.inputs[0], "inputs[0] (x)", &x_off);
+        Dispatch copy = y_pass("PASS_COPY", y, p.shape, "outputs[0] (y)");
+        copy.bindings = {yb, xb, yb, check.status};
+        copy.uniforms.push_back(uniform_int("u_x_str", to_i32s(p.x_strides, p.rank, "a stride of x")));
+        copy.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
+        add_chunks(dev, copy, groups(y), ds);
+    }
+    const int64_t K = index.shape[0];
+    if (K > 0 && src.numel > 0) {
+        const Binding ib = dev.window(index, "the index tensor", &i_off);
+        const Binding sb = dev.window(src, "inputs[2] (src)", &s_off);
+        Binding tb;  // t[k]: the row that position k writes, or -1
+        tb.keep = dev.scratch(uint64_t(K) * 4);
+        tb.name = static_cast<GlesBuffer&>(*tb.keep).name();
+        tb.size = K * 4;
+        const uint32_t k_count = count_u32(K, "the index tensor");
+        Dispatch last;
+        last.program = program("PASS_ROWS_LAST", 1);
+        last.bindings = {tb, sb, ib};
+        last.uniforms = {uniform_uint("u_numel", {k_count}),
+                         uniform_int("u_shape", {int32_t(k_count)}),
+                         uniform_int("u_i_str", {to_i32(index.strides[0], "the index's stride")}),
+                         uniform_int("u_i_offset", {i_off})};
+        // Each position compares the later ones: long index tensors take several dispatches, each
+        // over a range of positions, in order, within the loop budget.
+        const uint64_t k_chunk = std::min(uint64_t(K), loop_items_within(loop_budget(dev), 1));
+        for (uint64_t k = 0; k < uint64_t(K); k += k_chunk) {
+            Dispatch range = last;
+            range.uniforms.push_back(uniform_int("u_k_begin", {int32_t(k)}));
+            range.uniforms.push_back(uniform_int("u_k_end", {int32_t(std::min(uint64_t(K), k + k_chunk))}));
+            add_chunks(dev, range, ceil_div(k_count, uint64_t(wg)), ds);
+        }
+        Dispatch rows = y_pass("PASS_SET_ROWS", src, p.src_shape, "inputs[2] (src)");
+        rows.bindings = {yb, sb, tb, check.status};
+        rows.uniforms.push_back(uniform_int("u_s_str", to_i32s(p.src_strides, p.rank, "a stride of src")));
+        rows.uniforms.push_back(uniform_int("u_s_offset", {s_off}));
+        rows.uniforms.push_back(uniform_int("u_axis", {p.axis}));
+        if (piece) {
+            rows.uniforms.push_back(uniform_int("u_lo", {to_i32(piece->axis_lo, "an index window")}));
+            rows.uniforms.push_back(uniform_int("u_hi", {to_i32(piece->axis_lo + y.shape[p.axis], "an index window")}));
+        }
+        add_chunks(dev, rows, groups(src), ds);
+    }
+    dev.submit(call.info->name, std::move(ds));
+}
+
+}  // namespace
+
 void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
+    if (call.info->op == TGL_OP_SET_ROWS) return run_set_rows(dev, call, piece);
     const IndexPlan& p = call.index();
     const tgl_op op = call.info->op;
     const TensorArg& y = call.outputs[0];

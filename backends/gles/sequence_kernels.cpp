@@ -206,6 +206,7 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     if (p.softplus) defines.emplace_back("SOFTPLUS", "");
     if (p.has_state && call.outputs[1].numel > 0) {
         defines.emplace_back("HAS_STATE", "");
+        if (p.state_in) defines.emplace_back("STATE_IN", "");
         d.bindings.push_back(dev.window(call.outputs[1], "outputs[1] (last_state)", &s_off));
         const TensorArg& st = call.outputs[1];
         d.uniforms.push_back(uniform_int("u_s_stride", {to_i32(st.strides[0], "last_state"), to_i32(st.strides[1], "last_state"),

@@ -10,7 +10,8 @@
 //   Independent axes (an output axis and the input axes that follow it): each piece writes its own
 //     part of the outputs.
 //   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
-//     C = alpha Ai Bi + C.
+//     C = alpha Ai Bi + C. (set_rows' K rows: the first piece y = x with its rows, the others
+//     their rows in place over y.)
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
 //     A causal attention's query rows take the prefix of the keys their last row sees; a
@@ -26,7 +27,7 @@
 //     the pieces, in the unsplit op's order (bit for bit its value); embedding_backward's pieces
 //     of tokens add to dW in token order (an f16 dW through an f32 copy, rounded once after the
 //     pieces: bit for bit the unsplit sums).
-//   Window (gather's and index_select's table; scatter's x and y along the scatter axis;
+//   Window (gather's and index_select's table; scatter's and set_rows' x and y along their axis;
 //     grouped_linear's experts; embedding_backward's dW rows): each piece holds a window of that
 //     axis and handles the indices that land in it; the whole index tensor is checked once, before
 //     any piece writes.
@@ -614,6 +615,21 @@ void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         }
         return;
     }
+    if (op == TGL_OP_SET_ROWS) {
+        // (x, index (K), src) -> y: y and x in windows along the row axis, each piece writing the
+        // rows that land in its window (the whole index checked once, up front; every piece
+        // resolves the duplicates over the whole index); src with them along the other axes
+        const TensorArg& y = ops[n_in];
+        const int a = p.index_axis;
+        for (int d = 0; d < y.rank; ++d) {
+            if (d == a) add(CutAxis::Window, y.shape[d], {d, -1, -1, d});
+            else add(CutAxis::Independent, y.shape[d], {d, -1, d, d});
+        }
+        // the K rows of the index and src in order, each later piece in place over the earlier
+        // ones' y (so the last duplicate still wins)
+        add(CutAxis::Accumulate, ops[1].shape[0], {-1, 0, a, -1});
+        return;
+    }
     if (op != TGL_OP_GATHER && op != TGL_OP_INDEX_SELECT) return;
     // y and the index along any axis (index_select's index only along the indexed one), x
     // along the others; x's indexed axis in windows (the indices outside are skipped).
@@ -997,7 +1013,9 @@ private:
                 prm.offset += uint64_t(lo);
                 part.params = param_bytes(prm);
             }
-            if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
+            if (cut.kind == CutAxis::Accumulate && i > 0 && p.info->op == TGL_OP_SET_ROWS) {
+                part.operands[0] = part.operands[p.n_inputs];  // x = y: later rows land in place, after the earlier
+            } else if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
                 part.params = param_bytes(prm);
@@ -1295,7 +1313,7 @@ bool run_in_pieces(GlesDevice& dev, const OpCall& call) {
     if (op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD)  // of src, only the elements at the index's coordinates are read
         for (int d = 0; d < whole.operands[1].rank; ++d) whole.operands[2] = cut_view(whole.operands[2], d, 0, whole.operands[1].shape[d]);
     const bool indexed = op == TGL_OP_GATHER || op == TGL_OP_INDEX_SELECT || op == TGL_OP_ONE_HOT ||
-                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_GROUPED_LINEAR ||
+                         op == TGL_OP_SCATTER || op == TGL_OP_SCATTER_ADD || op == TGL_OP_SET_ROWS || op == TGL_OP_GROUPED_LINEAR ||
                          op == TGL_OP_EMBEDDING_BACKWARD || op == TGL_OP_CROSS_ENTROPY ||
                          op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     Splitter splitter(dev);

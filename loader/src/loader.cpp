@@ -662,7 +662,12 @@ const RequiredMember kRequiredV1_1[] = {TGL_MEMBER(timer_begin), TGL_MEMBER(time
 // Required in a table whose abi_minor is 2 or more.
 const RequiredMember kRequiredV1_2[] = {TGL_MEMBER(graph_begin), TGL_MEMBER(graph_end), TGL_MEMBER(graph_replay),
                                         TGL_MEMBER(graph_destroy)};
+// Required in a table whose abi_minor is 3 or more.
+const RequiredMember kRequiredV1_3[] = {TGL_MEMBER(graph_replay_with)};
 #undef TGL_MEMBER
+static_assert(sizeof(kRequiredV1_3) / sizeof(kRequiredV1_3[0]) ==
+                  (TGL_PLUGIN_API_SIZE_V1_3 - TGL_PLUGIN_API_SIZE_V1_2) / sizeof(void*),
+              "every v1.3 member of tgl_plugin_api must be listed as required");
 static_assert(sizeof(kRequiredV1_2) / sizeof(kRequiredV1_2[0]) ==
                   (TGL_PLUGIN_API_SIZE_V1_2 - TGL_PLUGIN_API_SIZE_V1_1) / sizeof(void*),
               "every v1.2 member of tgl_plugin_api must be listed as required");
@@ -676,6 +681,7 @@ struct AppendedMembers {
 const AppendedMembers kAppended[] = {
     {1, TGL_PLUGIN_API_SIZE_V1_1, std::begin(kRequiredV1_1), std::end(kRequiredV1_1)},
     {2, TGL_PLUGIN_API_SIZE_V1_2, std::begin(kRequiredV1_2), std::end(kRequiredV1_2)},
+    {3, TGL_PLUGIN_API_SIZE_V1_3, std::begin(kRequiredV1_3), std::end(kRequiredV1_3)},
 };
 static_assert(sizeof(kRequiredV1_1) / sizeof(kRequiredV1_1[0]) ==
                   (TGL_PLUGIN_API_SIZE_V1_1 - TGL_PLUGIN_API_SIZE_V1_0) / sizeof(void*),

@@ -324,12 +324,20 @@ enum {
      *   scatter/scatter_add "owner computes": each y element scans its index row, O(numel(y) *
      *   index.shape[axis]) work in all.
      * one_hot: (index) -> (y), y.shape = index.shape + (num_classes,), num_classes = y's last dim;
-     *   1 at the index, 0 elsewhere, in any dtype of y. */
+     *   1 at the index, 0 elsewhere, in any dtype of y.
+     * set_rows (since 1.3; index_put along an axis, the KV-cache update): (x, index (K), src) -> (y):
+     *   y has x's shape, src has x's shape with shape[axis] = K; y = x, then for k = 0 .. K-1 in
+     *   order, y's row index[k] along the axis = src's row k (ggml_set_rows, torch's
+     *   y.index_copy_(axis, index, src) made deterministic): of duplicate indices the LAST in the
+     *   index's order wins, on every plugin. y may be the identical view of x (in place): then only
+     *   the K rows are written, cost O(K * row) whatever x's size (a GPU also spends O(K^2) index
+     *   comparisons for the duplicates); otherwise y = x is copied first (O(numel(x))). */
     TGL_OP_GATHER = 800,
     TGL_OP_INDEX_SELECT = 801,
     TGL_OP_SCATTER = 802,
     TGL_OP_SCATTER_ADD = 803,
     TGL_OP_ONE_HOT = 804,
+    TGL_OP_SET_ROWS = 805, /* since 1.3 */
 
     /* Selection along one axis (tgl_sort_params); x of f32, f16 or i32, values of x's dtype,
      * indices i32 (the element's position along the axis in x). Order: numeric; NaN sorts as
@@ -545,6 +553,11 @@ enum {
      *     x_t[n] = exp(dt_t * A[d, n]) * x_{t-1}[n] + dt_t * Bm[b, n, t] * u_t,
      *     y_t = sum_n Cm[b, n, t] * x_t[n] + Dskip[d] * u_t, then y_t *= silu(z_t) when z is given;
      *   last_state = x_{L-1} (zeros when L = 0). N >= 1 is A's dim 1.
+     *   Carried state (since 1.3, params->state_in = 1, for step-by-step decode): last_state is
+     *   required and is read and written: on entry it holds x_{-1} (instead of 0), on return
+     *   x_{L-1} (unchanged when L = 0). Running a sequence in two halves, the second with the first's
+     *   last_state, gives the same y and last_state as one run (up to rounding: the same f32
+     *   recurrence, so the same bits on the CPU).
      *   Float accuracy: an f32 recurrence on the GPU (error grows with L like a running sum). */
     TGL_OP_ROPE = 1400,
     TGL_OP_ROPE_BACKWARD = 1401,
@@ -781,7 +794,7 @@ typedef struct tgl_narrow_params {
 } tgl_narrow_params;
 
 /* One axis (negative counts from the end): concat, split, stack, gather, index_select, scatter,
- * scatter_add. NULL params: axis 0. */
+ * scatter_add, set_rows. NULL params: axis 0. */
 typedef struct tgl_axis_params {
     uint32_t struct_size;
     int32_t axis;
@@ -1028,11 +1041,12 @@ typedef struct tgl_sample_params {
     uint64_t offset;
 } tgl_sample_params;
 
-/* selective_scan. NULL params: delta_softplus 0. reserved must be 0. */
+/* selective_scan. NULL params: delta_softplus 0, state_in 0. reserved must be 0. */
 typedef struct tgl_selective_scan_params {
     uint32_t struct_size;
     uint32_t delta_softplus; /* 1: dt = softplus(delta + delta_bias) (threshold 20), as Mamba */
     uint32_t reserved[2];
+    uint32_t state_in;       /* since 1.3: 1: last_state holds the initial state (read, then written); 0 or 1 */
 } tgl_selective_scan_params;
 
 /* [grad family: params] */
@@ -1100,6 +1114,7 @@ typedef struct tgl_cross_entropy_params {
 #define TGL_ROPE_PARAMS_SIZE_V1_1               TGL_STRUCT_SIZE(tgl_rope_params, reserved)
 #define TGL_SAMPLE_PARAMS_SIZE_V1_1             TGL_STRUCT_SIZE(tgl_sample_params, offset)
 #define TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1     TGL_STRUCT_SIZE(tgl_selective_scan_params, reserved)
+#define TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3     TGL_STRUCT_SIZE(tgl_selective_scan_params, state_in)
 #define TGL_EMBEDDING_BACKWARD_PARAMS_SIZE_V1_1 TGL_STRUCT_SIZE(tgl_embedding_backward_params, reserved)
 #define TGL_CROSS_ENTROPY_PARAMS_SIZE_V1_1      TGL_STRUCT_SIZE(tgl_cross_entropy_params, label_smoothing)
 
@@ -1176,7 +1191,8 @@ TGL_STATIC_ASSERT(offsetof(tgl_attention_params, scale) == 8, "tgl_attention_par
 TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == 48, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_rope_params, theta_base) == 16, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_rope_params, attn_factor) == 40, "tgl_rope_params layout");
-TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == 16, "tgl_selective_scan_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == 20, "tgl_selective_scan_params layout");
+TGL_STATIC_ASSERT(TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1 == 16, "tgl_selective_scan_params v1.1 size");
 TGL_STATIC_ASSERT(sizeof(tgl_sample_params) == 32, "tgl_sample_params layout");
 /* [grad family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == 16, "tgl_embedding_backward_params layout");
@@ -1222,7 +1238,7 @@ TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == TGL_UPSAMPLE_PARAMS_SIZE_V1_1, 
 TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == TGL_ATTENTION_PARAMS_SIZE_V1_1, "tgl_attention_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == TGL_ROPE_PARAMS_SIZE_V1_1, "tgl_rope_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_sample_params) == TGL_SAMPLE_PARAMS_SIZE_V1_1, "tgl_sample_params has no tail padding");
-TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1, "tgl_selective_scan_params has no tail padding");
+TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3, "tgl_selective_scan_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == TGL_EMBEDDING_BACKWARD_PARAMS_SIZE_V1_1, "tgl_embedding_backward_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_cross_entropy_params) == TGL_CROSS_ENTROPY_PARAMS_SIZE_V1_1, "tgl_cross_entropy_params has no tail padding");
 

@@ -1,10 +1,12 @@
 /*
- * tensorgl plugin ABI, version 1.2.
+ * tensorgl plugin ABI, version 1.3.
  *   1.0: the table up to synchronize; op ids of the unary .. generate families (100..1006).
  *   1.1: op ids of conv (11xx), pooling (12xx), the linear family (401-405), attention (13xx),
  *        sequence (14xx) and training (15xx), their params structs; timer_begin, timer_end.
  *   1.2: graphs (graph_begin, graph_end, graph_replay, graph_destroy).
- *   1.3: floor_divide (219); i32 arithmetic
+ *   1.3: floor_divide (219) and integer arithmetic (i32, i8, u8); graph_replay_with (a replay with
+ *        new params fields and swapped buffers, tgl_graph_binding); set_rows (805); selective_scan's
+ *        carried state (tgl_selective_scan_params.state_in).
  * A plugin reports each op it implements through query_op.
  *
  * This header (with ops.h, the op catalogue, which it includes) is the whole contract between a
@@ -81,7 +83,7 @@ extern "C" {
 #endif
 
 #define TGL_ABI_MAJOR 1
-#define TGL_ABI_MINOR 2
+#define TGL_ABI_MINOR 3
 
 /* Name of the single exported entry point (as a string, for dlsym). */
 #define TGL_PLUGIN_ENTRY_NAME "tgl_plugin_init_v1"
@@ -292,10 +294,31 @@ typedef struct tgl_property {
 /* timer_end's flags. */
 #define TGL_TIMER_DISJOINT 1u /* the GPU's timing was disturbed (GL_GPU_DISJOINT_EXT): discard it */
 
+/* What one binding of graph_replay_with changes (since ABI 1.3). Values are fixed. */
+enum {
+    TGL_GRAPH_BIND_INPUT = 1,  /* inputs[slot] of the op: buffer, byte_offset */
+    TGL_GRAPH_BIND_OUTPUT = 2, /* outputs[slot] of the op: buffer, byte_offset */
+    TGL_GRAPH_BIND_PARAMS = 3  /* params bytes [slot, slot + value_size) of the op: value */
+};
+
+/* One argument of one recorded op, changed for one replay (graph_replay_with). The same layout on
+ * 64-bit and 32-bit targets (no pointer). */
+typedef struct tgl_graph_binding {
+    uint32_t struct_size; /* TGL_GRAPH_BINDING_SIZE_V1_3 */
+    uint32_t kind;        /* TGL_GRAPH_BIND_* */
+    uint32_t op_index;    /* which recorded op (0: the first run_op of the recording) */
+    uint32_t slot;        /* INPUT / OUTPUT: the operand's index; PARAMS: the byte offset in the struct */
+    tgl_buffer buffer;    /* INPUT / OUTPUT: the buffer the operand's view is moved to */
+    uint64_t byte_offset; /* INPUT / OUTPUT: the view's byte offset in it */
+    uint8_t value[8];     /* PARAMS: the new bytes (native byte order), value_size of them */
+    uint32_t value_size;  /* PARAMS: 1 .. 8; INPUT / OUTPUT: 0 */
+    uint32_t reserved;    /* 0 */
+} tgl_graph_binding;
+#define TGL_GRAPH_BINDING_SIZE_V1_3 TGL_STRUCT_SIZE(tgl_graph_binding, reserved)
+
 /* ---------------------------------------------------------------------------------------------
  * The function table. All members since 1.0 are REQUIRED (non-NULL), and so are the members of
- * 1.1 in a table whose abi_minor is 1 or more, and those of 1.2 in one whose abi_minor is 2 or
- * more (TGL-P-5). Later minors append members; a host must check the negotiated minor (tgl_plugin_abi_minor) before calling them. The loader hands the host a
+ * 1.1 in a table whose abi_minor is 1 or more, and so on for each minor up to the table's (TGL-P-5). Later minors append members; a host must check the negotiated minor (tgl_plugin_abi_minor) before calling them. The loader hands the host a
  * copy of the table in which members newer than the negotiated minor are NULL.
  * ------------------------------------------------------------------------------------------- */
 typedef struct tgl_plugin_api {
@@ -354,7 +377,7 @@ typedef struct tgl_plugin_api {
      * output may share memory with an input only as the identical view (same buffer, offset,
      * dtype, shape and strides) where the op is in place: the elementwise ops (the unary ids 1xx
      * and cast, the binary and comparison ids 2xx, where), tril/triu, and y over x in
-     * scatter/scatter_add; any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself
+     * scatter/scatter_add/set_rows; any other overlap is rejected (TGL_ERROR_INVALID_ARGUMENT). Returns once queued; errors of the device itself
      * surface at the next synchronize/download (errors found on the device: see the Indexing ops).
      * n_inputs/n_outputs must be exactly the op's operand counts. */
     tgl_status (*run_op)(tgl_device device, tgl_op op, const void* params,
@@ -412,7 +435,34 @@ typedef struct tgl_plugin_api {
     tgl_status (*graph_end)(tgl_device device, tgl_graph* out);
     tgl_status (*graph_replay)(tgl_device device, tgl_graph graph);
     tgl_status (*graph_destroy)(tgl_device device, tgl_graph graph);
+
+    /* --- since 1.3 --- */
+
+    /* graph_replay with inputs: queues the graph's ops as graph_replay does, except that for THIS
+     * replay the bindings change some of their arguments (the graph itself is not changed: the
+     * next graph_replay runs the recorded arguments again). One decode step is then one replay:
+     * a position or a sampling seed in params, the step's input and output buffers swapped in.
+     * Each binding (tgl_graph_binding, below) names an op of the graph by op_index, the position
+     * of its run_op among the calls that returned TGL_OK while the graph was recorded (0 first;
+     * an op with empty outputs counts, and stays a no-op), and changes either
+     *   - an operand (TGL_GRAPH_BIND_INPUT / _OUTPUT, slot = its index in inputs / outputs): its
+     *     buffer and byte_offset; dtype, shape and strides stay those recorded. An absent optional
+     *     operand (buffer 0) cannot be bound; or
+     *   - bytes of the op's params struct (TGL_GRAPH_BIND_PARAMS): value_size (1 .. 8) bytes at
+     *     byte offset `slot` of the recorded struct get value[0 .. value_size), e.g.
+     *     slot = offsetof(tgl_sample_params, seed), value_size = 8. The range must lie inside the
+     *     recorded struct (after its struct_size field); an op recorded with NULL params has none.
+     * Every op a binding touches is validated again with its new arguments as run_op would (the
+     * new buffers must be live buffers of the device, hold the recorded views, and keep the
+     * aliasing rules; the new params values must be valid). Two bindings may not change the same
+     * operand or overlapping params bytes. On any error nothing is queued and the message names
+     * the binding (bindings[i]) and what was wrong; otherwise as graph_replay. n_bindings 0 is
+     * graph_replay. The array's elements are bindings[0].struct_size bytes apart, and every
+     * element's struct_size is that one (TGL_GRAPH_BINDING_SIZE_V1_3 is the only one so far). */
+    tgl_status (*graph_replay_with)(tgl_device device, tgl_graph graph, const tgl_graph_binding* bindings,
+                                    uint32_t n_bindings);
 } tgl_plugin_api;
+
 
 /* The one exported symbol of every plugin. The host passes the highest ABI minor it understands;
  * the plugin returns its static table (a loader never reads a table outside the plugin's own
@@ -462,6 +512,8 @@ static inline const char* tgl_status_name(tgl_status s) {
 #define TGL_PLUGIN_API_SIZE_V1_1 (16u + 18u * sizeof(void*))
 /* Size of the v1.2 function table (graph_begin, graph_end, graph_replay, graph_destroy appended). */
 #define TGL_PLUGIN_API_SIZE_V1_2 (16u + 22u * sizeof(void*))
+/* Size of the v1.3 function table (graph_replay_with appended). */
+#define TGL_PLUGIN_API_SIZE_V1_3 (16u + 23u * sizeof(void*))
 
 /* ---------------------------------------------------------------------------------------------
  * Layout pins of the mechanics (those of the params structs are in ops.h). A change here is an
@@ -477,9 +529,16 @@ TGL_STATIC_ASSERT(offsetof(tgl_tensor, rank) == 20, "tgl_tensor layout");
 TGL_STATIC_ASSERT(offsetof(tgl_tensor, shape) == 24, "tgl_tensor layout");
 TGL_STATIC_ASSERT(offsetof(tgl_tensor, strides) == 88, "tgl_tensor layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, last_error_message) == 16, "tgl_plugin_api layout");
-TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_2, "tgl_plugin_api v1.2 size");
+TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == TGL_PLUGIN_API_SIZE_V1_3, "tgl_plugin_api v1.3 size");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_begin) == TGL_PLUGIN_API_SIZE_V1_0, "tgl_plugin_api v1.1 layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_begin) == TGL_PLUGIN_API_SIZE_V1_1, "tgl_plugin_api v1.2 layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_replay_with) == TGL_PLUGIN_API_SIZE_V1_2, "tgl_plugin_api v1.3 layout");
+TGL_STATIC_ASSERT(sizeof(tgl_graph_binding) == 48, "tgl_graph_binding layout");
+TGL_STATIC_ASSERT(sizeof(tgl_graph_binding) == TGL_GRAPH_BINDING_SIZE_V1_3, "tgl_graph_binding has no tail padding");
+TGL_STATIC_ASSERT(offsetof(tgl_graph_binding, buffer) == 16, "tgl_graph_binding layout");
+TGL_STATIC_ASSERT(offsetof(tgl_graph_binding, byte_offset) == 24, "tgl_graph_binding layout");
+TGL_STATIC_ASSERT(offsetof(tgl_graph_binding, value) == 32, "tgl_graph_binding layout");
+TGL_STATIC_ASSERT(offsetof(tgl_graph_binding, value_size) == 40, "tgl_graph_binding layout");
 #if UINTPTR_MAX == 0xFFFFFFFFFFFFFFFFu
 TGL_STATIC_ASSERT(sizeof(tgl_op_caps) == 88, "tgl_op_caps layout");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, name) == 8, "tgl_op_caps layout");
@@ -489,10 +548,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_op_caps, output_dtypes) == 72, "tgl_op_caps layou
 TGL_STATIC_ASSERT(sizeof(tgl_plugin_info) == 40, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_info, name) == 16, "tgl_plugin_info layout");
 TGL_STATIC_ASSERT(sizeof(tgl_property) == 16, "tgl_property layout");
-TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == 192, "tgl_plugin_api layout");
+TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == 200, "tgl_plugin_api layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, synchronize) == 16 + 15 * 8, "tgl_plugin_api layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_end) == 16 + 17 * 8, "tgl_plugin_api v1.1 layout");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_destroy) == 16 + 21 * 8, "tgl_plugin_api v1.2 layout");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_replay_with) == 16 + 22 * 8, "tgl_plugin_api v1.3 layout");
 #elif UINTPTR_MAX == 0xFFFFFFFFu
 TGL_STATIC_ASSERT(sizeof(tgl_op_caps) == 84, "tgl_op_caps layout (ILP32)");
 TGL_STATIC_ASSERT(offsetof(tgl_op_caps, name) == 8, "tgl_op_caps layout (ILP32)");
@@ -502,10 +562,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_op_caps, output_dtypes) == 68, "tgl_op_caps layou
 TGL_STATIC_ASSERT(sizeof(tgl_plugin_info) == 28, "tgl_plugin_info layout (ILP32)");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_info, name) == 16, "tgl_plugin_info layout (ILP32)");
 TGL_STATIC_ASSERT(sizeof(tgl_property) == 8, "tgl_property layout (ILP32)");
-TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == 104, "tgl_plugin_api layout (ILP32)");
+TGL_STATIC_ASSERT(sizeof(tgl_plugin_api) == 108, "tgl_plugin_api layout (ILP32)");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, synchronize) == 16 + 15 * 4, "tgl_plugin_api layout (ILP32)");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, timer_end) == 16 + 17 * 4, "tgl_plugin_api v1.1 layout (ILP32)");
 TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_destroy) == 16 + 21 * 4, "tgl_plugin_api v1.2 layout (ILP32)");
+TGL_STATIC_ASSERT(offsetof(tgl_plugin_api, graph_replay_with) == 16 + 22 * 4, "tgl_plugin_api v1.3 layout (ILP32)");
 #endif
 
 #ifdef __cplusplus

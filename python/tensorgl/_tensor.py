@@ -271,12 +271,53 @@ class Graph:
         self.handle = handle
         weakref.finalize(self, _destroy_graph, self.device._state, handle)
 
-    def replay(self):
-        """Queues the recorded ops again (the data is whatever their buffers hold now)."""
+    def replay(self, *bindings):
+        """Queues the recorded ops again (the data is whatever their buffers hold now). With
+        bindings (ABI 1.3 graph_replay_with), this replay only runs some ops with other arguments:
+        Graph.input / Graph.output (op_index, slot, tensor): the operand's buffer and byte offset
+        become the tensor's (its recorded dtype, shape and strides stay: the tensor must have them);
+        Graph.param(op_index, params_class, field, value): one field of the op's params struct.
+        op_index counts the ops run while recording, from 0."""
         d = self.device
         if not self.handle:
             raise RuntimeError("graph_replay: the graph is still being recorded")
-        d.check(d._state.api.graph_replay(d.handle, self.handle), "graph_replay")
+        if not bindings:
+            d.check(d._state.api.graph_replay(d.handle, self.handle), "graph_replay")
+            return
+        if not d._state.api.graph_replay_with:
+            raise RuntimeError("graph_replay_with: the plugin's negotiated ABI minor is below 3")
+        array = (abi.tgl_graph_binding * len(bindings))(*bindings)
+        d.check(d._state.api.graph_replay_with(d.handle, self.handle, array, len(bindings)), "graph_replay_with")
+
+    @staticmethod
+    def _operand(kind, op_index, slot, tensor):
+        b = abi.tgl_graph_binding()
+        b.struct_size = ctypes.sizeof(abi.tgl_graph_binding)
+        b.kind, b.op_index, b.slot = kind, op_index, slot
+        b.buffer, b.byte_offset = tensor._buffer.handle, tensor.byte_offset
+        return b
+
+    @staticmethod
+    def input(op_index, slot, tensor):
+        return Graph._operand(abi.TGL_GRAPH_BIND_INPUT, op_index, slot, tensor)
+
+    @staticmethod
+    def output(op_index, slot, tensor):
+        return Graph._operand(abi.TGL_GRAPH_BIND_OUTPUT, op_index, slot, tensor)
+
+    @staticmethod
+    def param(op_index, params_class, field, value):
+        """e.g. Graph.param(3, tensorgl.abi.tgl_sample_params, "seed", 7)."""
+        where = getattr(params_class, field)  # the ctypes field: offset and size
+        if where.size > 8:
+            raise ValueError("%s.%s has %d bytes; a binding holds at most 8" % (params_class.__name__, field, where.size))
+        struct = params_class()
+        setattr(struct, field, value)
+        b = abi.tgl_graph_binding()
+        b.struct_size = ctypes.sizeof(abi.tgl_graph_binding)
+        b.kind, b.op_index, b.slot, b.value_size = abi.TGL_GRAPH_BIND_PARAMS, op_index, where.offset, where.size
+        ctypes.memmove(b.value, ctypes.addressof(struct) + where.offset, where.size)
+        return b
 
 
 def _shape_tuple(shape):

@@ -421,6 +421,19 @@ def scatter(x, dim, index, src):
     return ops.scatter(x, index, src, y=x.device.empty(x.shape, x.dtype), axis=dim)
 
 
+def index_copy_(x, dim, index, src):
+    """torch.Tensor.index_copy_ (set_rows, ABI 1.3): rows index[k] of x along dim = src's row k, in
+    place (only those rows are written); of duplicate indices the last wins. Returns x."""
+    index = _index(index, x)
+    return ops.set_rows(x, index, src, y=x, axis=dim % x.ndim)
+
+
+def index_copy(x, dim, index, src):
+    """torch.index_copy: index_copy_ into a copy of x."""
+    index = _index(index, x)
+    return ops.set_rows(x, index, src, y=x.device.empty(x.shape, x.dtype), axis=dim % x.ndim)
+
+
 def scatter_add(x, dim, index, src):
     index = _index(index, x)
     return ops.scatter_add(x, index, src, y=x.device.empty(x.shape, x.dtype), axis=dim)

@@ -101,6 +101,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_SCATTER, "scatter", sizeof(tgl_axis_params), {ALL, I32, ALL}, {ALL}},
         {TGL_OP_SCATTER_ADD, "scatter_add", sizeof(tgl_axis_params), {F | I32, I32, F | I32}, {F | I32}},
         {TGL_OP_ONE_HOT, "one_hot", un, {I32}, {ALL}},
+        {TGL_OP_SET_ROWS, "set_rows", sizeof(tgl_axis_params), {ALL, I32, ALL}, {ALL}},
         {TGL_OP_TOPK, "topk", sizeof(tgl_sort_params), {KEYS}, {KEYS, I32}},
         {TGL_OP_SORT, "sort", sizeof(tgl_sort_params), {KEYS}, {KEYS, I32}},
         {TGL_OP_ARGSORT, "argsort", sizeof(tgl_sort_params), {KEYS}, {I32}},
@@ -213,6 +214,16 @@ TEST_F(AbiTest, FunctionTableHasV12Graphs) {
     EXPECT_TGL_ERROR(api.graph_replay(0, 1), TGL_ERROR_INVALID_HANDLE, {"device"});
     EXPECT_TGL_ERROR(api.graph_destroy(0, 1), TGL_ERROR_INVALID_HANDLE, {"device"});
     EXPECT_TGL_ERROR(api.graph_end(dev().handle(), nullptr), TGL_ERROR_NULL_POINTER, {"out"});
+}
+
+// ABI 1.3: graph_replay_with (its behaviour: graph_test.cpp).
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
+TEST_F(AbiTest, FunctionTableHasV13ReplayWith) {
+    const tgl_plugin_api& api = plug().api();
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 3u);
+    EXPECT_GE(api.struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_3));
+    ASSERT_NE(api.graph_replay_with, nullptr);
+    EXPECT_TGL_ERROR(api.graph_replay_with(0, 1, nullptr, 0), TGL_ERROR_INVALID_HANDLE, {"device"});
 }
 
 // timer_begin/timer_end around queued work: a positive time, or UNIMPLEMENTED from timer_begin

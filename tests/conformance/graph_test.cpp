@@ -1,5 +1,7 @@
 // ABI 1.2 graphs (plugin_api.h, graph_begin ... graph_destroy): recording, replay with new data,
-// the handle rules, buffers freed while a graph holds them, device close, threads.
+// the handle rules, buffers freed while a graph holds them, device close, threads. ABI 1.3
+// graph_replay_with: a replay with new params fields and swapped buffers equals the same ops run
+// directly; bad bindings are refused with nothing queued.
 #include "common.h"
 
 #include <tensorgl/tensorgl.hpp>
@@ -380,6 +382,216 @@ TEST_F(GraphTest, CppWrapperGraph) {
     tgl_graph h = g.handle();
     g.destroy();
     EXPECT_EQ(dev.api().graph_replay(dev.handle(), h), TGL_ERROR_STALE_HANDLE);
+}
+
+// ----- ABI 1.3: graph_replay_with -------------------------------------------------------------
+
+tgl_graph_binding operand_binding(uint32_t kind, uint32_t op, uint32_t slot, tgl_buffer b, uint64_t offset = 0) {
+    return kind == TGL_GRAPH_BIND_OUTPUT ? tgl::Graph::output(op, slot, b, offset) : tgl::Graph::input(op, slot, b, offset);
+}
+
+template <class V>
+tgl_graph_binding params_binding(uint32_t op, size_t offset, V value) {
+    return tgl::Graph::param_bytes(op, offset, &value, uint32_t(sizeof value));
+}
+
+// One decode-like step, recorded once: h = x * w (mul), h = leaky_relu(h, slope), set_rows of h into
+// a cache at `pos` (in place), token = sample(cache rows, seed). Replayed with another x, pos, slope
+// and seed through bindings, it equals the same four ops run directly with those arguments; the next
+// plain replay runs the recorded arguments again.
+TEST_F(GraphTest, ReplayWithNewInputsEqualsDirectRun) {
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 3u);  // graph_replay_with
+    GDevice d;
+    const int64_t rows = 16, width = 40;
+    const size_t n = size_t(width);
+    auto rand_vec = [&](size_t k) {
+        std::vector<float> v(k);
+        for (float& f : v) f = float(rng_.uniform(-2, 2));
+        return v;
+    };
+    const std::vector<float> w = rand_vec(n), x1 = rand_vec(n), x2 = rand_vec(n), cache0 = rand_vec(size_t(rows * width));
+    tgl_buffer wb = d.with(w), xb1 = d.with(x1), xb2 = d.with(x2), h = d.alloc(n);
+    tgl_buffer cache = d.with(cache0);
+    auto int_buffer = [&](int32_t v) {
+        tgl_buffer b = d.alloc(1);
+        EXPECT_EQ(d.api.buffer_upload(d.h, b, 0, &v, 4), TGL_OK);
+        return b;
+    };
+    tgl_buffer pos3 = int_buffer(3), pos11 = int_buffer(11);
+    auto record_step = [&](tgl_buffer x, tgl_buffer pos, tgl_buffer c, tgl_buffer token, float slope, uint64_t seed_value) {
+        EXPECT_EQ(d.binary(TGL_OP_MUL, x, wb, h, width), TGL_OK) << plug().last_error();
+        tgl_leaky_relu_params lp{sizeof lp, slope};
+        tgl_tensor ht = GDevice::t(h, width);
+        EXPECT_EQ(d.api.run_op(d.h, TGL_OP_LEAKY_RELU, &lp, &ht, 1, &ht, 1), TGL_OK) << plug().last_error();
+        const int64_t cs[2] = {rows, width}, rs[2] = {1, width}, one = 1;
+        tgl_tensor ins[3] = {tgl_tensor_contiguous(c, 0, TGL_DTYPE_F32, 2, cs), tgl_tensor_contiguous(pos, 0, TGL_DTYPE_I32, 1, &one),
+                             tgl_tensor_contiguous(h, 0, TGL_DTYPE_F32, 2, rs)};
+        tgl_axis_params ap{sizeof ap, 0};
+        EXPECT_EQ(d.api.run_op(d.h, TGL_OP_SET_ROWS, &ap, ins, 3, &ins[0], 1), TGL_OK) << plug().last_error();
+        tgl_sample_params sp{sizeof sp, 0, 1.0f, 1.0f, seed_value, 0};
+        const int64_t logits[2] = {2, rows * width / 2};
+        tgl_tensor lt = tgl_tensor_contiguous(c, 0, TGL_DTYPE_F32, 2, logits), tt = tgl_tensor_contiguous(token, 0, TGL_DTYPE_I32, 1, &one);
+        tt.shape[0] = 2;
+        EXPECT_EQ(d.api.run_op(d.h, TGL_OP_SAMPLE, &sp, &lt, 1, &tt, 1), TGL_OK) << plug().last_error();
+    };
+    tgl_buffer tok2 = d.alloc(2), tok_direct = d.alloc(2);
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    record_step(xb1, pos3, cache, tok2, 0.25f, 1);
+    tgl_graph g = d.end();
+    EXPECT_EQ(d.read(cache, cache0.size()), cache0);  // recorded, not run
+
+    const std::vector<tgl_graph_binding> bindings = {
+        operand_binding(TGL_GRAPH_BIND_INPUT, 0, 0, xb2),                                   // x
+        params_binding(1, offsetof(tgl_leaky_relu_params, negative_slope), 0.5f),          // slope
+        operand_binding(TGL_GRAPH_BIND_INPUT, 2, 1, pos11),                                 // position
+        params_binding(3, offsetof(tgl_sample_params, seed), uint64_t(0x9e3779b97f4a7c15ull)),  // seed
+    };
+    ASSERT_EQ(d.api.graph_replay_with(d.h, g, bindings.data(), uint32_t(bindings.size())), TGL_OK) << plug().last_error();
+    const std::vector<float> cache_replay = d.read(cache, cache0.size()), tok_replay = d.read(tok2, 2);
+
+    // The same ops run directly on a second cache with the bound arguments.
+    tgl_buffer cache_direct = d.with(cache0);
+    record_step(xb2, pos11, cache_direct, tok_direct, 0.5f, 0x9e3779b97f4a7c15ull);
+    EXPECT_EQ(cache_replay, d.read(cache_direct, cache0.size()));
+    EXPECT_EQ(tok_replay, d.read(tok_direct, 2));  // (i32 bits compared as floats: equal bits)
+    // Only row 11 changed, to leaky_relu(x2 * w, 0.5).
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < width; ++j) {
+            const float v = x2[size_t(j)] * w[size_t(j)], want = r == 11 ? (v >= 0 ? v : 0.5f * v) : cache0[size_t(r * width + j)];
+            ASSERT_EQ(cache_replay[size_t(r * width + j)], want) << "row " << r << " column " << j;
+        }
+
+    // The graph itself is unchanged: a plain replay writes row 3 from x1 with slope 0.25.
+    ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+    const std::vector<float> after = d.read(cache, cache0.size());
+    for (int64_t j = 0; j < width; ++j) {
+        const float v = x1[size_t(j)] * w[size_t(j)];
+        ASSERT_EQ(after[size_t(3 * width + j)], v >= 0 ? v : 0.25f * v) << "column " << j;
+        ASSERT_EQ(after[size_t(11 * width + j)], cache_replay[size_t(11 * width + j)]) << "column " << j;
+    }
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+}
+
+// A binding to an output buffer freed after recording is refused (the recorded one stays valid);
+// a freed buffer the graph holds and that is not bound still works.
+TEST_F(GraphTest, ReplayWithKeepsRecordedBuffersAlive) {
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 3u);  // graph_replay_with
+    GDevice d;
+    const size_t n = 20;
+    tgl_buffer x = d.with(fvals(n, 1, 1)), b = d.with(std::vector<float>(n, 2)), y = d.with(std::vector<float>(n, 0));
+    tgl_buffer y2 = d.with(std::vector<float>(n, 0)), gone = d.with(std::vector<float>(n, 0));
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    ASSERT_EQ(d.binary(TGL_OP_MUL, x, b, y, n), TGL_OK);
+    tgl_graph g = d.end();
+    ASSERT_EQ(d.api.buffer_free(d.h, b), TGL_OK);  // held by the graph
+    ASSERT_EQ(d.api.buffer_free(d.h, gone), TGL_OK);
+    tgl_graph_binding to_gone = operand_binding(TGL_GRAPH_BIND_OUTPUT, 0, 0, gone);
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, &to_gone, 1), TGL_ERROR_STALE_HANDLE, {"bindings[0].buffer"});
+    tgl_graph_binding to_y2 = operand_binding(TGL_GRAPH_BIND_OUTPUT, 0, 0, y2);
+    ASSERT_EQ(d.api.graph_replay_with(d.h, g, &to_y2, 1), TGL_OK) << plug().last_error();
+    std::vector<float> want = fvals(n, 2, 2);
+    EXPECT_EQ(d.read(y2, n), want);
+    EXPECT_EQ(d.read(y, n), std::vector<float>(n, 0));
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+}
+
+// Every bad binding is refused naming it, and nothing of the replay is queued (also the ops before
+// the bad one); the graph still replays afterwards.
+TEST_F(GraphTest, BadBindingsAreRefusedAndChangeNothing) {
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 3u);  // graph_replay_with
+    GDevice d, other;
+    const size_t n = 24;
+    tgl_buffer x = d.with(std::vector<float>(n + 8, 1)), y = d.with(std::vector<float>(n, 0)), small = d.alloc(4);  // x: room for a shifted view
+    tgl_buffer foreign = other.alloc(n);
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    ASSERT_EQ(d.binary(TGL_OP_ADD, y, x, y, n), TGL_OK);  // op 0: y += x
+    tgl_sample_params sp{sizeof sp, 0, 1.0f, 1.0f, 5, 0};
+    const int64_t ls[2] = {1, int64_t(n)}, one = 1;
+    tgl_tensor lt = tgl_tensor_contiguous(x, 0, TGL_DTYPE_F32, 2, ls), tt = tgl_tensor_contiguous(small, 0, TGL_DTYPE_I32, 1, &one);
+    ASSERT_EQ(d.api.run_op(d.h, TGL_OP_SAMPLE, &sp, &lt, 1, &tt, 1), TGL_OK) << plug().last_error();  // op 1
+    ASSERT_EQ(d.binary(TGL_OP_ADD, y, x, y, n), TGL_OK);  // op 2, NULL params
+    tgl_graph g = d.end();
+
+    struct Bad {
+        const char* what;
+        tgl_graph_binding b;
+        tgl_status status;
+        std::vector<std::string> tokens;
+    };
+    auto sized = [](tgl_graph_binding b, uint32_t size) { b.struct_size = size; return b; };
+    auto kind = [](tgl_graph_binding b, uint32_t k) { b.kind = k; return b; };
+    auto reserved = [](tgl_graph_binding b) { b.reserved = 1; return b; };
+    auto vsize = [](tgl_graph_binding b, uint32_t s) { b.value_size = s; return b; };
+    const tgl_graph_binding in0 = operand_binding(TGL_GRAPH_BIND_INPUT, 0, 1, x);
+    const std::vector<Bad> bad = {
+        {"struct_size", sized(in0, 40), TGL_ERROR_PARAMS_SIZE, {"bindings[1].struct_size", "40", "48"}},
+        {"op_index", operand_binding(TGL_GRAPH_BIND_INPUT, 3, 0, x), TGL_ERROR_INVALID_ARGUMENT, {"op_index", "3", "3 ops"}},
+        {"kind", kind(in0, 7), TGL_ERROR_INVALID_ARGUMENT, {"kind", "7"}},
+        {"reserved", reserved(in0), TGL_ERROR_INVALID_ARGUMENT, {"reserved"}},
+        {"input slot", operand_binding(TGL_GRAPH_BIND_INPUT, 0, 2, x), TGL_ERROR_INVALID_ARGUMENT, {"slot", "2 inputs"}},
+        {"output slot", operand_binding(TGL_GRAPH_BIND_OUTPUT, 1, 1, x), TGL_ERROR_INVALID_ARGUMENT, {"slot", "1 outputs"}},
+        {"operand value_size", vsize(in0, 4), TGL_ERROR_INVALID_ARGUMENT, {"value_size", "operand"}},
+        {"handle", operand_binding(TGL_GRAPH_BIND_INPUT, 0, 1, 0x1234567812345678ull), TGL_ERROR_INVALID_HANDLE, {"bindings[1].buffer"}},
+        {"foreign buffer", operand_binding(TGL_GRAPH_BIND_INPUT, 0, 1, foreign), TGL_ERROR_INVALID_HANDLE, {"another device"}},
+        {"view outside the buffer", operand_binding(TGL_GRAPH_BIND_INPUT, 0, 1, small), TGL_ERROR_OUT_OF_BOUNDS,
+         {"op 0 of the graph", "add", "inputs[1]"}},
+        {"offset outside the buffer", operand_binding(TGL_GRAPH_BIND_INPUT, 0, 1, x, 40), TGL_ERROR_OUT_OF_BOUNDS, {"op 0", "inputs[1]"}},
+        {"aliasing", operand_binding(TGL_GRAPH_BIND_OUTPUT, 0, 0, x, 4), TGL_ERROR_INVALID_ARGUMENT, {"op 0", "overlaps"}},
+        {"params of NULL params", params_binding(2, 4, uint32_t(1)), TGL_ERROR_INVALID_ARGUMENT, {"op 2", "NULL params"}},
+        {"params struct_size", params_binding(1, 0, uint32_t(8)), TGL_ERROR_INVALID_ARGUMENT, {"[0, 4)", "struct_size"}},
+        {"params past the end", params_binding(1, offsetof(tgl_sample_params, offset) + 4, uint64_t(1)),
+         TGL_ERROR_INVALID_ARGUMENT, {"[28, 36)", "32-byte"}},
+        {"value_size 0", vsize(params_binding(1, 8, 1.0f), 0), TGL_ERROR_INVALID_ARGUMENT, {"value_size", "1 .. 8"}},
+        {"value_size 9", vsize(params_binding(1, 8, 1.0f), 9), TGL_ERROR_INVALID_ARGUMENT, {"value_size", "1 .. 8"}},
+        {"bad params value", params_binding(1, offsetof(tgl_sample_params, temperature), -1.0f), TGL_ERROR_INVALID_ARGUMENT,
+         {"op 1 of the graph", "sample", "temperature"}},
+    };
+    for (const Bad& c : bad) {
+        SCOPED_TRACE(c.what);
+        // A good binding of op 0 first: it must not be applied either.
+        const tgl_graph_binding pair[2] = {operand_binding(TGL_GRAPH_BIND_INPUT, 0, 0, y), c.b};
+        EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, pair, 2), c.status, c.tokens);
+        EXPECT_EQ(d.read(y, n), std::vector<float>(n, 0));
+    }
+    // Two bindings of one operand, or of overlapping params bytes.
+    const tgl_graph_binding twice[2] = {in0, in0};
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, twice, 2), TGL_ERROR_INVALID_ARGUMENT, {"bindings[0] and bindings[1]"});
+    const tgl_graph_binding overlap[2] = {params_binding(1, offsetof(tgl_sample_params, seed), uint64_t(1)),
+                                          params_binding(1, offsetof(tgl_sample_params, seed) + 4, uint32_t(1))};
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, overlap, 2), TGL_ERROR_INVALID_ARGUMENT, {"params bytes"});
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, nullptr, 1), TGL_ERROR_NULL_POINTER, {"bindings"});
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(other.h, g, &in0, 1), TGL_ERROR_INVALID_HANDLE, {"another device"});
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    EXPECT_TGL_ERROR(d.api.graph_replay_with(d.h, g, &in0, 1), TGL_ERROR_INVALID_ARGUMENT, {"while this device records"});
+    tgl_graph empty = d.end();
+    EXPECT_EQ(d.read(y, n), std::vector<float>(n, 0));
+    // Nothing was queued by any of them; n_bindings 0 is a plain replay.
+    ASSERT_EQ(d.api.graph_replay_with(d.h, g, nullptr, 0), TGL_OK) << plug().last_error();
+    EXPECT_EQ(d.read(y, n), std::vector<float>(n, 2));
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+    EXPECT_EQ(d.api.graph_destroy(d.h, empty), TGL_OK);
+}
+
+// The C++ wrapper's replay with bindings (tgl::Graph::input / param).
+TEST_F(GraphTest, CppWrapperReplayWithBindings) {
+    ASSERT_GE(tgl_plugin_abi_minor(plug().raw()), 3u);  // graph_replay_with
+    GDevice d;
+    const size_t n = 10;
+    tgl_buffer x = d.with(fvals(n, -5, 1)), x2 = d.with(fvals(n, 5, -1)), y = d.alloc(n);
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    tgl_leaky_relu_params lp{sizeof lp, 0.5f};
+    tgl_tensor xt = GDevice::t(x, n), yt = GDevice::t(y, n);
+    ASSERT_EQ(d.api.run_op(d.h, TGL_OP_LEAKY_RELU, &lp, &xt, 1, &yt, 1), TGL_OK);
+    tgl_graph h = d.end();
+    const std::vector<tgl_graph_binding> b = {tgl::Graph::input(0, 0, x2),
+                                              tgl::Graph::param(0, &tgl_leaky_relu_params::negative_slope, 0.125f)};
+    ASSERT_EQ(d.api.graph_replay_with(d.h, h, b.data(), uint32_t(b.size())), TGL_OK) << plug().last_error();
+    std::vector<float> got = d.read(y, n);
+    for (size_t i = 0; i < n; ++i) {
+        const float v = 5.0f - float(i);
+        EXPECT_EQ(got[i], v >= 0 ? v : 0.125f * v) << i;
+    }
+    EXPECT_EQ(d.api.graph_destroy(d.h, h), TGL_OK);
 }
 
 }  // namespace

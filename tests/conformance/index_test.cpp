@@ -1,5 +1,5 @@
 // Conformance (known-answer, bad-input) tests of the index ops: gather, index_select, scatter,
-// scatter_add, one_hot. Out-of-range indices: the CPU plugin fails run_op, the GLES plugin the next
+// scatter_add, one_hot, set_rows. Out-of-range indices: the CPU plugin fails run_op, the GLES plugin the next
 // waiting call (synchronize / download); either way nothing is written and the device stays usable.
 #include "common.h"
 
@@ -137,6 +137,128 @@ TEST_F(IndexOps, ScatterInPlace) {
     }
 }
 
+// set_rows: rows replaced along the axis; duplicates: the last in the index's order wins.
+TEST_F(IndexOps, SetRowsKnownAnswers) {
+    tgl_axis_params a0 = axis_p(0), a1 = axis_p(1), am1 = axis_p(-1);
+    const InputArg x = input_values(F32, {4, 3}, iota(12, 1));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SET_ROWS, &a0, {x, idx({2}, {2, 0}), input_values(F32, {2, 3}, {10, 20, 30, 40, 50, 60})},
+                               output_of(F32, {4, 3})),
+                     {40, 50, 60, 4, 5, 6, 10, 20, 30, 10, 11, 12}));
+    // NULL params: axis 0; duplicates 3, 1, 3: position 2 wins row 3
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SET_ROWS, nullptr, {x, idx({3}, {3, 1, 3}), input_values(F32, {3, 3}, iota(9, 100))},
+                               output_of(F32, {4, 3})),
+                     {1, 2, 3, 103, 104, 105, 7, 8, 9, 106, 107, 108}));
+    // along the last axis (columns), duplicates 0, 0
+    const InputArg x2 = input_values(F32, {2, 4}, iota(8, 1));
+    for (tgl_axis_params* a : {&a1, &am1})
+        EXPECT_TRUE(same(F32, run1(TGL_OP_SET_ROWS, a, {x2, idx({3}, {0, 2, 0}), input_values(F32, {2, 3}, {10, 20, 30, 40, 50, 60})},
+                                   output_of(F32, {2, 4})),
+                         {30, 2, 20, 4, 60, 6, 50, 8}));
+    // rank 3, the middle axis (a KV cache (heads, tokens, dim) written at token 1)
+    const InputArg x3 = input_values(F32, {2, 3, 2}, iota(12));
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SET_ROWS, &a1, {x3, idx({1}, {1}), input_values(F32, {2, 1, 2}, {-1, -2, -3, -4})},
+                               output_of(F32, {2, 3, 2})),
+                     {0, 1, -1, -2, 4, 5, 6, 7, -3, -4, 10, 11}));
+    // K = 0: y = x
+    EXPECT_TRUE(same(F32, run1(TGL_OP_SET_ROWS, &a0, {x, empty_input(I32, {0}), empty_input(F32, {0, 3})}, output_of(F32, {4, 3})),
+                     iota(12, 1)));
+    // every dtype is moved bit for bit
+    for (tgl_dtype dt : std::vector<tgl_dtype>{F16, TGL_DTYPE_BF16, I32, TGL_DTYPE_I8, U8, BOOL}) {
+        SCOPED_TRACE(dtype_name(dt));
+        const bool boolean = dt == BOOL;
+        std::vector<double> xv = boolean ? std::vector<double>{0, 1, 0, 1, 0, 1} : iota(6, 1);
+        std::vector<double> sv = boolean ? std::vector<double>{1, 0} : std::vector<double>{-7, 9};
+        if (dt == U8) sv = {250, 9};
+        std::vector<double> want = xv;
+        want[4] = sv[0];
+        want[5] = sv[1];
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SET_ROWS, &a0, {input_values(dt, {3, 2}, xv), idx({1}, {2}), input_values(dt, {1, 2}, sv)},
+                                  output_of(dt, {3, 2})),
+                         want));
+    }
+}
+
+// In place (y the identical view of x): the K rows are written, every other element keeps its
+// bytes; strided views (a cache of (tokens, heads, dim) written through a permuted view) too.
+TEST_F(IndexOps, SetRowsInPlace) {
+    Device& d = dev();
+    tgl_axis_params a0 = axis_p(0), a1 = axis_p(1);
+    const int64_t rows = 1000, width = 6;
+    DeviceTensor x(d, contiguous({rows, width}), F32);
+    std::vector<double> xv = iota(rows * width);
+    x.set_logical(xv);
+    DeviceTensor index(d, contiguous({3}), I32);
+    index.set_logical({999, 0, 500});
+    DeviceTensor src(d, contiguous({3, width}), F32);
+    src.set_logical(iota(3 * width, -100));
+    d.run_ok(TGL_OP_SET_ROWS, &a0, {x.desc(), index.desc(), src.desc()}, {x.desc()});
+    std::vector<double> want = xv;
+    const int64_t at[3] = {999, 0, 500};
+    for (int64_t k = 0; k < 3; ++k)
+        for (int64_t j = 0; j < width; ++j) want[size_t(at[k] * width + j)] = double(-100 + k * width + j);
+    EXPECT_TRUE(same(F32, x.read_logical(), want));
+    EXPECT_TRUE(index.unchanged());
+    EXPECT_TRUE(src.unchanged());
+
+    // a transposed view (width, rows) of a (rows, width) buffer, rows along axis 1
+    View tv;
+    tv.shape = {width, rows};
+    tv.strides = {1, width};
+    tv.storage = rows * width;
+    tv.layout = "transposed";
+    DeviceTensor t(d, tv, F32);
+    t.set_logical(iota(rows * width));
+    DeviceTensor col_src(d, contiguous({width, 2}), F32);
+    col_src.set_logical(iota(width * 2, 5000));
+    DeviceTensor cols(d, contiguous({2}), I32);
+    cols.set_logical({7, 7});  // duplicates: position 1 wins
+    d.run_ok(TGL_OP_SET_ROWS, &a1, {t.desc(), cols.desc(), col_src.desc()}, {t.desc()});
+    std::vector<double> tw = iota(rows * width);
+    for (int64_t j = 0; j < width; ++j) tw[size_t(j * rows + 7)] = double(5000 + j * 2 + 1);
+    EXPECT_TRUE(same(F32, t.read_logical(), tw));
+}
+
+TEST_F(IndexOps, SetRowsBadInput) {
+    tgl_axis_params a0 = axis_p(0), a2 = axis_p(2);
+    const InputArg x = input_values(F32, {4, 3}, iota(12));
+    const InputArg src = input_values(F32, {2, 3}, iota(6));
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, idx({1, 2}, {0, 1}), src}, {output_of(F32, {4, 3})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"set_rows", "index", "1-D", "(1, 2)"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, idx({2}, {0, 1}), input_values(F32, {2, 2}, iota(4))}, {output_of(F32, {4, 3})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"src", "(2, 2)", "(2, 3)"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, idx({3}, {0, 1, 2}), src}, {output_of(F32, {4, 3})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"src", "(3, 3)"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, idx({2}, {0, 1}), src}, {output_of(F32, {3, 4})}, TGL_ERROR_SHAPE_MISMATCH,
+                    {"y", "(3, 4)"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, input_values(F32, {2}, {0, 1}), src}, {output_of(F32, {4, 3})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"index", "f32"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {x, idx({2}, {0, 1}), input_values(F16, {2, 3}, iota(6))}, {output_of(F32, {4, 3})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"src", "f16"});
+    expect_rejected(TGL_OP_SET_ROWS, &a2, {x, idx({2}, {0, 1}), src}, {output_of(F32, {4, 3})}, TGL_ERROR_AXIS_OUT_OF_RANGE,
+                    {"axis", "2"});
+    expect_rejected(TGL_OP_SET_ROWS, nullptr, {input_values(F32, {}, {1}), idx({1}, {0}), input_values(F32, {1}, {2})},
+                    {output_of(F32, {})}, TGL_ERROR_SHAPE_MISMATCH, {"set_rows", "scalar"});
+    expect_rejected(TGL_OP_SET_ROWS, &a0, {empty_input(F32, {0, 3}), idx({1}, {0}), input_values(F32, {1, 3}, {1, 2, 3})},
+                    {output_of(F32, {0, 3})}, TGL_ERROR_INDEX_OUT_OF_RANGE, {"size 0"});
+    // y over src is rejected; y over x only as the identical view
+    Device& d = dev();
+    DeviceTensor buf(d, contiguous({8}), F32);
+    buf.set_logical(iota(8));
+    DeviceTensor index(d, contiguous({1}), I32);
+    index.set_logical({0});
+    auto part = [&](int64_t offset, int64_t n) {
+        tgl_tensor t = buf.desc();
+        t.byte_offset += uint64_t(offset) * 4;
+        t.shape[0] = n;
+        return t;
+    };
+    EXPECT_TGL_ERROR(d.run(TGL_OP_SET_ROWS, &a0, {part(0, 4), index.desc(), part(4, 1)}, {part(4, 4)}),
+                     TGL_ERROR_INVALID_ARGUMENT, {"overlaps", "src"});
+    EXPECT_TGL_ERROR(d.run(TGL_OP_SET_ROWS, &a0, {part(0, 4), index.desc(), part(7, 1)}, {part(1, 4)}),
+                     TGL_ERROR_INVALID_ARGUMENT, {"overlaps", "x"});
+    EXPECT_TRUE(buf.unchanged());
+}
+
 TEST_F(IndexOps, OneHot) {
     EXPECT_TRUE(same(F32, run1(TGL_OP_ONE_HOT, nullptr, {idx({3}, {2, 0, 1})}, output_of(F32, {3, 3})), {0, 0, 1, 1, 0, 0, 0, 1, 0}));
     EXPECT_TRUE(same(I32, run1(TGL_OP_ONE_HOT, nullptr, {idx({2, 1}, {3, 0})}, output_of(I32, {2, 1, 4})), {0, 0, 0, 1, 1, 0, 0, 0}));
@@ -194,6 +316,8 @@ std::vector<BadCase> bad_cases(int bad_low, int bad_high) {
         c.push_back({"scatter_add", TGL_OP_SCATTER_ADD, {x, idx({2, 1}, {0, v}), input_values(F32, {2, 1}, {9, 9})},
                      output_of(F32, {2, 3}), axis_p(1), vs, "position 1"});
         c.push_back({"one_hot", TGL_OP_ONE_HOT, {idx({3}, {0, 1, v})}, output_of(F32, {3, 3}), axis_p(0), vs, "position 2"});
+        c.push_back({"set_rows", TGL_OP_SET_ROWS, {x, idx({3}, {0, v, 1}), input_values(F32, {2, 3}, iota(6, 9))},
+                     output_of(F32, {2, 3}), axis_p(1), vs, "position 1"});
     }
     return c;
 }

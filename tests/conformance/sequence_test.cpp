@@ -204,7 +204,15 @@ TEST_F(SequenceOps, FftRoundTrip) {
 
 // ----- selective scan -------------------------------------------------------------------------------
 
-tgl_selective_scan_params ss(uint32_t softplus) { return tgl_selective_scan_params{sizeof(tgl_selective_scan_params), softplus, {0, 0}}; }
+tgl_selective_scan_params ss(uint32_t softplus, uint32_t state_in = 0) {
+    return tgl_selective_scan_params{sizeof(tgl_selective_scan_params), softplus, {0, 0}, state_in};
+}
+
+OutputArg state_out(tgl_dtype dt, const Shape& s, const Vals& init) {
+    OutputArg o = output_of(dt, s);
+    o.init = init;
+    return o;
+}
 
 TEST_F(SequenceOps, SelectiveScanByHand) {
     // B = D = 1, L = 3, N = 2; A = (0, -ln 2), so exp(dt A) = (1, 1/2) at dt = 1.
@@ -245,6 +253,77 @@ TEST_F(SequenceOps, SelectiveScanByHand) {
               empty_in(F32, {1, 2, 0}), absent_input(), absent_input(), absent_input()},
              {output_of(F32, {1, 2, 0}), output_of(F32, {1, 2, 2})});
     EXPECT_TRUE(compare(F32, ys[1], {0, 0, 0, 0}, Shape{4}, 0, CompareMode::Exact));
+}
+
+// ABI 1.3 state_in: the hand example's steps t1, t2 started from the state after t0, (1, 1), carried
+// in last_state; L = 0 leaves the state as it is; the 1.1 struct size still means state_in 0.
+TEST_F(SequenceOps, SelectiveScanCarriedStateByHand) {
+    const Vals A = {0, -std::log(2.0)};
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        const double tol = dt == F16 ? 1e-6 : 1e-12;
+        auto p = ss(0, 1);
+        auto ys = run(TGL_OP_SELECTIVE_SCAN, &p,
+                      {in(dt, {1, 1, 2}, {2, 3}), in(dt, {1, 1, 2}, {1, 1}), in(dt, {1, 2}, A), in(dt, {1, 2, 2}, {1, 1, 0, 2}),
+                       in(dt, {1, 2, 2}, {0, 1, 1, 1}), absent_input(), absent_input(), absent_input()},
+                      {output_of(dt, {1, 1, 2}), state_out(dt, {1, 1, 2}, {1, 1})});
+        EXPECT_TRUE(near(dt, ys[0], {0.5, 12.25}, tol));
+        EXPECT_TRUE(near(dt, ys[1], {6, 6.25}, tol));
+        ys = run(TGL_OP_SELECTIVE_SCAN, &p,
+                 {empty_in(dt, {1, 1, 0}), empty_in(dt, {1, 1, 0}), in(dt, {1, 2}, A), empty_in(dt, {1, 2, 0}),
+                  empty_in(dt, {1, 2, 0}), absent_input(), absent_input(), absent_input()},
+                 {output_of(dt, {1, 1, 0}), state_out(dt, {1, 1, 2}, {6, -2.5})});
+        EXPECT_TRUE(near(dt, ys[1], {6, -2.5}, 0));
+    }
+    tgl_selective_scan_params old = ss(0, 1);
+    old.struct_size = TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1;  // a 1.1 host: no state_in field, so 0
+    auto ys = run(TGL_OP_SELECTIVE_SCAN, &old,
+                  {in(F32, {1, 1, 1}, {1}), in(F32, {1, 1, 1}, {1}), in(F32, {1, 2}, A), in(F32, {1, 2, 1}, {1, 1}),
+                   in(F32, {1, 2, 1}, {1, 0}), absent_input(), absent_input(), absent_input()},
+                  {output_of(F32, {1, 1, 1}), state_out(F32, {1, 1, 2}, {100, 100})});
+    EXPECT_TRUE(near(F32, ys[0], {1}, 1e-12));
+    EXPECT_TRUE(near(F32, ys[1], {1, 1}, 1e-12));
+}
+
+// A random sequence run in two halves, the second from the first's last_state, equals one run:
+// (B, D, L, N) = (2, 3, 9, 5), split after 4 steps, with D, z, delta_bias and softplus.
+TEST_F(SequenceOps, SelectiveScanTwoHalvesEqualOneRun) {
+    const int64_t B = 2, D = 3, L = 9, N = 5, L1 = 4;
+    auto random_vals = [&](int64_t n, double lo, double hi) {
+        Vals v(static_cast<size_t>(n), 0.0);
+        for (double& x : v) x = double(float(rng_.uniform(lo, hi)));
+        return v;
+    };
+    const Vals u = random_vals(B * D * L, -1, 1), delta = random_vals(B * D * L, -1, 1), A = random_vals(D * N, -2, -0.1),
+               Bm = random_vals(B * N * L, -1, 1), Cm = random_vals(B * N * L, -1, 1), Ds = random_vals(D, -1, 1),
+               z = random_vals(B * D * L, -1, 1), bias = random_vals(D, -0.5, 0.5);
+    // the steps [t0, t1) of a (rows, L) array
+    auto steps = [&](const Vals& v, int64_t rows, int64_t t0, int64_t t1) {
+        Vals out;
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t t = t0; t < t1; ++t) out.push_back(v[size_t(r * L + t)]);
+        return out;
+    };
+    auto scan = [&](int64_t t0, int64_t t1, const tgl_selective_scan_params& p, const Vals& state) {
+        const int64_t l = t1 - t0;
+        return run(TGL_OP_SELECTIVE_SCAN, &p,
+                   {in(F32, {B, D, l}, steps(u, B * D, t0, t1)), in(F32, {B, D, l}, steps(delta, B * D, t0, t1)), in(F32, {D, N}, A),
+                    in(F32, {B, N, l}, steps(Bm, B * N, t0, t1)), in(F32, {B, N, l}, steps(Cm, B * N, t0, t1)), in(F32, {D}, Ds),
+                    in(F32, {B, D, l}, steps(z, B * D, t0, t1)), in(F32, {D}, bias)},
+                   {output_of(F32, {B, D, l}), state_out(F32, {B, D, N}, state)});
+    };
+    const Vals poison(size_t(B * D * N), 1e30);
+    const auto whole = scan(0, L, ss(1, 0), poison);  // state_in 0: the prefill is not read
+    const auto first = scan(0, L1, ss(1, 0), poison);
+    const auto second = scan(L1, L, ss(1, 1), first[1]);
+    Vals joined;
+    for (int64_t r = 0; r < B * D; ++r) {
+        for (int64_t t = 0; t < L1; ++t) joined.push_back(first[0][size_t(r * L1 + t)]);
+        for (int64_t t = 0; t < L - L1; ++t) joined.push_back(second[0][size_t(r * (L - L1) + t)]);
+    }
+    // The carried state is rounded to f32 once (the CPU keeps it in double within a run).
+    EXPECT_TRUE(compare(F32, joined, whole[0], Shape{B, D, L}, 1e-12, CompareMode::Nmse));
+    EXPECT_TRUE(compare(F32, second[1], whole[1], Shape{B, D, N}, 1e-12, CompareMode::Nmse));
 }
 
 // ----- sample ---------------------------------------------------------------------------------------
@@ -401,6 +480,15 @@ TEST_F(SequenceOps, BadInput) {
     s = ss(2);
     expect_rejected(TGL_OP_SELECTIVE_SCAN, &s, scan_in({1, 2}, {1, 2, 3}, {1}), {output_of(F32, {1, 1, 3}), absent_output()},
                     TGL_ERROR_INVALID_ARGUMENT, {"params->delta_softplus", "2"});
+    s = ss(0, 2);
+    expect_rejected(TGL_OP_SELECTIVE_SCAN, &s, scan_in({1, 2}, {1, 2, 3}, {1}), {output_of(F32, {1, 1, 3}), output_of(F32, {1, 1, 2})},
+                    TGL_ERROR_INVALID_ARGUMENT, {"params->state_in", "2"});
+    s = ss(0, 1);  // the initial state comes from last_state, which is absent
+    expect_rejected(TGL_OP_SELECTIVE_SCAN, &s, scan_in({1, 2}, {1, 2, 3}, {1}), {output_of(F32, {1, 1, 3}), absent_output()},
+                    TGL_ERROR_INVALID_ARGUMENT, {"state_in", "outputs[1] (last_state)", "absent"});
+    s.struct_size = 18;
+    expect_rejected(TGL_OP_SELECTIVE_SCAN, &s, scan_in({1, 2}, {1, 2, 3}, {1}), {output_of(F32, {1, 1, 3}), absent_output()},
+                    TGL_ERROR_PARAMS_SIZE, {"struct_size", "18", "16 or 20"});
     s = ss(0);
     std::vector<InputArg> bad = scan_in({1, 2}, {1, 2, 3}, {1});
     bad[0] = in(F32, {1, 3}, three);

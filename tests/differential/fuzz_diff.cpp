@@ -688,6 +688,16 @@ const std::vector<OpFuzz>& op_fuzzers() {
                        add ? kNorm : 0, add ? CompareMode::Nmse : CompareMode::ExactBits, add};
                 return c;
             });
+        add(TGL_OP_SET_ROWS, [](Rng& r) {
+            Shape xs = random_shape(r, 1, 4, 500), ss = xs;
+            tgl_axis_params p{};
+            p.axis = axis_of(r, int(xs.size()));
+            const size_t a = pos(p.axis, xs.size());
+            const int64_t k = xs[a] == 0 ? 0 : r.integer(0, 6);
+            ss[a] = k;
+            const tgl_dtype dt = pick_dtype(r, kAll);
+            return Seed{P_(p), {any_arg(xs, dt), index_arg({k}, xs[a]), any_arg(ss, dt)}, {out(xs, dt)}, 0, CompareMode::ExactBits};
+        });
         add(TGL_OP_ONE_HOT, [](Rng& r) {
             Shape is = random_shape(r, 0, 4, 300), ys = is;
             const int64_t n = r.integer(1, 9);

@@ -95,6 +95,14 @@ MultiSpec build(const Opts& o, Rng& rng) {
         s.outputs = {y};
         return s;
     }
+    if (o.op == TGL_OP_SET_ROWS) {  // a 1-D index of K = len rows (duplicates where len > the axis), src (.., K, ..)
+        Shape ss = o.x;
+        ss[size_t(axis)] = o.len;
+        s.inputs = {x, index_input({o.len}, axis_size, o.ik, rng), data_input(o.dt, ss, o.xk, rng, specials)};
+        y.view = view_for(o.dt, o.x, o.yk, rng, false);
+        s.outputs = {y};
+        return s;
+    }
     // gather / scatter: the index's shape, <= x's off the axis.
     Shape is = o.x;
     for (int d = 0; d < rank; ++d)
@@ -122,7 +130,8 @@ std::vector<IndexCase> cases() {
                                                              {"index_select", TGL_OP_INDEX_SELECT},
                                                              {"scatter", TGL_OP_SCATTER},
                                                              {"scatter_add", TGL_OP_SCATTER_ADD},
-                                                             {"one_hot", TGL_OP_ONE_HOT}};
+                                                             {"one_hot", TGL_OP_ONE_HOT},
+                                                             {"set_rows", TGL_OP_SET_ROWS}};
     const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Negative, Kind::Broadcast,
                                      Kind::Stepped,    Kind::Padded,   Kind::Mixed};
     const std::vector<Kind> out_kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Padded, Kind::Mixed};
@@ -171,7 +180,7 @@ std::vector<IndexCase> cases() {
         // Rank 0.
         Opts r0{op.second, dts[0], {}, op.second == TGL_OP_ONE_HOT ? 0 : -1, Kind::Contiguous, Kind::Contiguous,
                 Kind::Contiguous, op.second == TGL_OP_ONE_HOT ? 4 : 1, true};
-        if (op.second != TGL_OP_INDEX_SELECT) add(std::string(op.first) + "_scalar", r0);
+        if (op.second != TGL_OP_INDEX_SELECT && op.second != TGL_OP_SET_ROWS) add(std::string(op.first) + "_scalar", r0);
     }
     // Long rows with many duplicates (the quadratic owner loop, kept small for llvmpipe).
     add("scatter_add_long_rows", {TGL_OP_SCATTER_ADD, TGL_DTYPE_F32, {3, 300}, 1, Kind::Negative, Kind::Permuted, Kind::Stepped, 900, true});
@@ -180,6 +189,9 @@ std::vector<IndexCase> cases() {
     // element (x of shape (1,)), so its owner walks the whole row.
     add("scatter_add_row_65539_i32", {TGL_OP_SCATTER_ADD, I32, {1}, 0, Kind::Contiguous, Kind::Negative, Kind::Contiguous, 65539, true});
     add("scatter_row_65539", {TGL_OP_SCATTER, TGL_DTYPE_F32, {1}, 0, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 65539, true});
+    // set_rows with 3000 positions into 7 rows: the duplicate pass compares every later position
+    // (several dispatches where the loop budget is limited).
+    add("set_rows_long_index", {TGL_OP_SET_ROWS, TGL_DTYPE_F32, {7, 5}, 0, Kind::Stepped, Kind::Negative, Kind::Contiguous, 3000, true});
     // Past 65,535 workgroups: an embedding lookup of 4200 rows of 4096 u8 (17.2M elements).
     add("index_select_embedding_big", {TGL_OP_INDEX_SELECT, TGL_DTYPE_U8, {97, 4096}, 0, Kind::Contiguous, Kind::Contiguous,
                                        Kind::Contiguous, 4200, true});

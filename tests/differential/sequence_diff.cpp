@@ -7,7 +7,7 @@
 //     workgroups).
 //   sample: thousands of rows over temperatures, top_k, top_p, seeds and offsets, logits with ties
 //     and -inf, f32 and f16, strided logits and tokens, V up to 50,000, 70,000 rows: exact.
-//   selective_scan: every combination of the optional operands, softplus, N from 1 to 200 (more
+//   selective_scan: every combination of the optional operands, softplus, a carried state (state_in), N from 1 to 200 (more
 //     states than a workgroup has invocations), L up to 1000, strided views, f16.
 // Tolerances (NMSE):
 //   rope: the GPU's angle is f32 (theta_i from an f32 exp, the product pos * theta_i rounded), so
@@ -111,7 +111,7 @@ TEST_F(SequenceDiff, SelectiveScan) {
     for (tgl_dtype dt : {F32, F16})
         for (const Dims& d : dims) {
             const bool softplus = rng_.chance(0.5);
-            tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), softplus ? 1u : 0u, {0, 0}};
+            tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), softplus ? 1u : 0u, {0, 0}, 0u};
             const Shape bdl = {d.B, d.D, d.L}, bnl = {d.B, d.N, d.L};
             std::vector<InputArg> ins = {rand_input(dt, bdl, rng_, -1, 1),
                                          softplus ? rand_input(dt, bdl, rng_, -3, 1) : rand_input(dt, bdl, rng_, 0.001, 0.2),
@@ -123,10 +123,15 @@ TEST_F(SequenceDiff, SelectiveScan) {
                                          rng_.chance(0.5) ? rand_input(dt, {d.D}, rng_, softplus ? -0.5 : 0.0, 0.1) : absent_input()};  // dt > 0
             std::vector<OutputArg> outs = {rand_output(dt, bdl, rng_),
                                            rng_.chance(0.7) ? rand_output(dt, {d.B, d.D, d.N}, rng_) : absent_output()};
+            if (!outs[1].absent && rng_.chance(0.5)) {  // ABI 1.3: a carried initial state in last_state
+                p.state_in = 1;
+                outs[1].init.resize(size_t(d.B * d.D * d.N));
+                for (double& v : outs[1].init) v = double(float(rng_.uniform(-1, 1)));
+            }
             const double tol = dt == F16 ? kTolF16 : (d.L <= 64 ? tol::kReduction : tol::kMatmul);
             check_op(TGL_OP_SELECTIVE_SCAN, param_bytes(p), ins, outs, {tol, tol},
                      "selective_scan " + dtype_name(dt) + " B D L N " + shape_name({d.B, d.D, d.L, d.N}) +
-                         (softplus ? " softplus" : ""));
+                         (softplus ? " softplus" : "") + (p.state_in ? " state_in" : ""));
         }
 }
 
@@ -135,7 +140,7 @@ TEST_F(SequenceDiff, SelectiveScan) {
 // the subject refuses it (RESOURCE_EXHAUSTED) or computes it right.
 TEST_F(SequenceDiff, SelectiveScanPastTheLoopBudget) {
     const int64_t L = 70000, N = 16;
-    tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), 0u, {0, 0}};
+    tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), 0u, {0, 0}, 0u};
     MultiSpec s;
     s.op = TGL_OP_SELECTIVE_SCAN;
     s.params = param_bytes(p);

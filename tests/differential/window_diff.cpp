@@ -180,6 +180,18 @@ MultiSpec scatter(tgl_op op, const Shape& x, int axis, const Shape& index, const
                     std::to_string(axis) + " by " + shape_name(index) + " from " + shape_name(src));
 }
 
+// set_rows into x along `axis` from K rows of src at indices in [0, hi] (duplicates where K > hi);
+// out of place (y = x copied in each piece's window); exact bits.
+MultiSpec set_rows(const Shape& x, int axis, int64_t K, int64_t hi, Rng& rng) {
+    Shape src = x;
+    src[size_t(axis)] = K;
+    tgl_axis_params p{sizeof p, axis};
+    return spec(TGL_OP_SET_ROWS, param_bytes(p),
+                {floats(x, Kind::Contiguous, rng), ints({K}, TGL_DTYPE_I32, 0, hi, rng), floats(src, Kind::Stepped, rng)},
+                {output_of(F32, x)}, CompareMode::ExactBits, 0,
+                "set_rows into " + shape_name(x) + " along axis " + std::to_string(axis) + ", " + std::to_string(K) + " rows");
+}
+
 // gather (index of y's shape) or index_select (1-D index) along `axis`; exact bits.
 MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng& rng, tgl_dtype dt = F32) {
     InputArg table;
@@ -438,6 +450,11 @@ std::vector<WindowCase> window_cases() {
         {"scatter_kv_cache", [](Rng& r) {
              return scatter(TGL_OP_SCATTER, {2, 3, 41, 16}, 2, {2, 3, 5, 16}, {2, 3, 5, 16}, 40, r);
          }},
+        // set_rows: y and x in windows of the row axis, src with them along the others
+        {"set_rows_kv_cache_windows", [](Rng& r) { return set_rows({2, 3, 41, 16}, 2, 5, 40, r); }},
+        {"set_rows_rows_windows_duplicates", [](Rng& r) { return set_rows({300, 7}, 0, 20, 250, r); }},
+        // more src rows than a window holds: the K rows in pieces, in order (the last duplicate wins)
+        {"set_rows_src_rows_in_pieces", [](Rng& r) { return set_rows({50, 7}, 0, 300, 49, r); }},
         {"scatter_add_short_index", [](Rng& r) {
              return scatter(TGL_OP_SCATTER_ADD, {60, 50}, 1, {45, 20}, {50, 30}, 49, r);
          }},
@@ -518,7 +535,7 @@ std::vector<WindowCase> window_cases() {
                          CompareMode::Nmse, tol::kReduction, "fft of (5, 7, 32, 2)");
          }},
         {"selective_scan_batch_channels", [](Rng& r) {
-             tgl_selective_scan_params p{sizeof p, 1, {0, 0}};
+             tgl_selective_scan_params p{sizeof p, 1, {0, 0}, 0};
              const Shape bdl = {3, 10, 40}, bnl = {3, 4, 40};
              return spec(TGL_OP_SELECTIVE_SCAN, param_bytes(p),
                          {floats(bdl, Kind::Contiguous, r, -1, 1), floats(bdl, Kind::Contiguous, r, -3, 1),
@@ -891,6 +908,63 @@ void expect_bad_index_writes_nothing(Device& d, tgl_op op, const void* params, c
     EXPECT_NE(msg.find(where), std::string::npos) << msg;
     EXPECT_TRUE(call.all_unchanged());
     EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << d.plugin().last_error();
+}
+
+// set_rows in place (y the identical view of x) into a destination larger than the window: each
+// piece writes the rows that land in its window and leaves the rest; the same bytes as the CPU
+// reference.
+void expect_set_rows_in_place_matches(Device& subject, const Shape& cache, int axis, const std::vector<double>& index, Rng& rng) {
+    Shape rows = cache;
+    rows[size_t(axis)] = int64_t(index.size());
+    int64_t n = 1, k = 1;
+    for (int64_t v : cache) n *= v;
+    for (int64_t v : rows) k *= v;
+    std::vector<double> xv(static_cast<size_t>(n), 0.0), sv(static_cast<size_t>(k), 0.0);
+    for (double& v : xv) v = double(float(rng.uniform(-2, 2)));
+    for (double& v : sv) v = double(float(rng.uniform(-2, 2)));
+    tgl_axis_params p{sizeof p, axis};
+    std::vector<std::vector<double>> got;
+    for (Device* d : {&shared_device(Role::Reference), &subject}) {
+        DeviceTensor x(*d, contiguous(cache), F32), idx(*d, contiguous({int64_t(index.size())}), TGL_DTYPE_I32),
+            src(*d, contiguous(rows), F32);
+        x.set_logical(xv);
+        idx.set_logical(index);
+        src.set_logical(sv);
+        d->run_ok(TGL_OP_SET_ROWS, &p, {x.desc(), idx.desc(), src.desc()}, {x.desc()});
+        got.push_back(x.read_logical());
+        EXPECT_TRUE(src.unchanged());
+    }
+    EXPECT_TRUE(compare(F32, got[1], got[0], cache, 0, CompareMode::ExactBits, "set_rows in place, subject vs reference"));
+}
+
+TEST(WindowIndex, SetRowsInPlaceMatchesReference) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Rng rng = case_rng();
+    // A (2, 128, 4, 8) f32 cache (32 KiB: 8 windows) written at tokens 127, 3, 64, 3 (position 3 wins).
+    expect_set_rows_in_place_matches(windowed_device(), {2, 128, 4, 8}, 1, {127, 3, 64, 3}, rng);
+    // 400 rows of 3 into a (40, 3) cache: src (4.8 KB) in pieces of its rows, duplicates across pieces.
+    std::vector<double> index(400);
+    for (double& v : index) v = double(rng.integer(0, 39));
+    expect_set_rows_in_place_matches(windowed_device(), {40, 3}, 0, index, rng);
+}
+
+// The case against the real limit (label big, with WindowBigDiff): a KV cache of
+// (1, 8, 4608, 1024) f32, 144 MiB, written in place at 3 tokens.
+TEST(WindowBigDiffInPlace, SetRowsKvCache144MiB) {
+    Rng rng = case_rng();
+    expect_set_rows_in_place_matches(shared_device(Role::Subject), {1, 8, 4608, 1024}, 2, {4607, 0, 2301}, rng);
+}
+
+// set_rows in pieces: a bad index writes nothing in any piece.
+TEST(WindowIndex, SetRowsBadIndexWritesNothing) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Device& d = windowed_device();
+    tgl_axis_params p{sizeof p, 0};
+    expect_bad_index_writes_nothing(d, TGL_OP_SET_ROWS, &p,
+                                    {input_values(F32, {3000, 2}, std::vector<double>(6000, 0.5)),
+                                     input_values(TGL_DTYPE_I32, {4}, {2999, 0, 3000, 5}),
+                                     input_values(F32, {4, 2}, std::vector<double>(8, 1))},
+                                    {output_of(F32, {3000, 2})}, "holds 3000 at position 2");
 }
 
 // A bad index in any piece: nothing written by any piece, the error reported once (at the wait) with

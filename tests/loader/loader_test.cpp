@@ -289,8 +289,9 @@ TEST(LoaderFailure, NullRequiredMember) {
 }
 
 // Negotiation: a host of this loader's minor with an older plugin sees the newer members as absent
-// (NULL), never the bytes after the plugin's shorter table: a 1.0 plugin (no timer, no graphs) and
-// a 1.1 plugin (the timer, no graphs); with a newer plugin it sees them all.
+// (NULL), never the bytes after the plugin's shorter table: a 1.0 plugin (no timer, no graphs), a
+// 1.1 plugin (the timer, no graphs) and a 1.2 plugin (graphs, no graph_replay_with); with a 1.3 or
+// newer plugin it sees them all.
 // Checks TGL-P-13 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
     struct Older {
@@ -299,7 +300,8 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
         uint64_t size;
     };
     for (const Older& o : {Older{"fixture_v1_0.so", 0, TGL_PLUGIN_API_SIZE_V1_0},
-                           Older{"fixture_v1_1.so", 1, TGL_PLUGIN_API_SIZE_V1_1}}) {
+                           Older{"fixture_v1_1.so", 1, TGL_PLUGIN_API_SIZE_V1_1},
+                           Older{"fixture_v1_2.so", 2, TGL_PLUGIN_API_SIZE_V1_2}}) {
         SCOPED_TRACE(o.file);
         LoadResult r = load(fixture(o.file));
         ASSERT_EQ(r.status, TGL_OK) << r.message;
@@ -310,10 +312,14 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
         EXPECT_EQ(api->struct_size, o.size);
         EXPECT_EQ(api->timer_begin == nullptr, o.minor < 1);
         EXPECT_EQ(api->timer_end == nullptr, o.minor < 1);
-        EXPECT_EQ(api->graph_begin, nullptr);
-        EXPECT_EQ(api->graph_end, nullptr);
-        EXPECT_EQ(api->graph_replay, nullptr);
-        EXPECT_EQ(api->graph_destroy, nullptr);
+        EXPECT_EQ(api->graph_begin == nullptr, o.minor < 2);
+        EXPECT_EQ(api->graph_end == nullptr, o.minor < 2);
+        EXPECT_EQ(api->graph_replay == nullptr, o.minor < 2);
+        EXPECT_EQ(api->graph_destroy == nullptr, o.minor < 2);
+        EXPECT_EQ(api->graph_replay_with, nullptr);  // the fixture's table has it in memory after a 1.2 table
+        if (o.minor >= 2) {
+            EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+        }
         uint32_t count = 0;  // the 1.0 members work
         EXPECT_EQ(api->device_count(&count), TGL_OK);
         EXPECT_EQ(count, 1u);
@@ -322,12 +328,29 @@ TEST(LoaderLoad, OlderPluginHasNoNewerMembers) {
 }
 
 // Checks TGL-P-5, TGL-P-13 (plugin_api.h, plugin rules).
+TEST(LoaderLoad, Minor3PluginHasEveryMember) {
+    LoadResult r = load(fixture("fixture_v1_3.so"));
+    ASSERT_EQ(r.status, TGL_OK) << r.message;
+    EXPECT_EQ(tgl_plugin_abi_minor(r.plugin), 3u);
+    const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
+    ASSERT_NE(api, nullptr);
+    EXPECT_EQ(api->abi_minor, 3u);
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_3));
+    ASSERT_NE(api->graph_replay, nullptr);
+    ASSERT_NE(api->graph_replay_with, nullptr);
+    EXPECT_EQ(api->graph_replay_with(0, 0, nullptr, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
+    tgl_plugin_release(r.plugin);
+}
+
+// Checks TGL-P-5, TGL-P-13 (plugin_api.h, plugin rules).
 TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     LoadResult r = load(fixture("libtensorgl-fixture.so"));
     ASSERT_EQ(r.status, TGL_OK) << r.message;
     ASSERT_EQ(tgl_plugin_abi_minor(r.plugin), uint32_t(TGL_ABI_MINOR));  // the fixture says a newer minor
     const tgl_plugin_api* api = tgl_plugin_get_api(r.plugin);
-    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_2));
+    EXPECT_EQ(api->struct_size, uint64_t(TGL_PLUGIN_API_SIZE_V1_3));
+    ASSERT_NE(api->graph_replay_with, nullptr);
+    EXPECT_EQ(api->graph_replay_with(0, 0, nullptr, 0), TGL_ERROR_UNIMPLEMENTED);
     ASSERT_NE(api->timer_begin, nullptr);
     ASSERT_NE(api->timer_end, nullptr);
     EXPECT_EQ(api->timer_begin(0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
@@ -337,6 +360,12 @@ TEST(LoaderLoad, NewerPluginHasTheTimerAndGraphMembers) {
     ASSERT_NE(api->graph_destroy, nullptr);
     EXPECT_EQ(api->graph_replay(0, 0), TGL_ERROR_UNIMPLEMENTED);  // the fixture's own answer
     tgl_plugin_release(r.plugin);
+}
+
+// Checks TGL-P-5 (plugin_api.h, plugin rules).
+TEST(LoaderFailure, NullMemberOfMinor3) {
+    expect_failure(fixture("fixture_v1_3_no_replay_with.so"), TGL_ERROR_PLUGIN_BAD_TABLE,
+                   {real(fixture("fixture_v1_3_no_replay_with.so")), "graph_replay_with", "required since ABI 1.3"});
 }
 
 // Checks TGL-P-5 (plugin_api.h, plugin rules).

@@ -58,7 +58,7 @@ def test_ctypes_layouts_match_header_pins():
     # (Pins against a published params size, TGL_X_PARAMS_SIZE_V1_n, are not layout pins.)
     lp64 = re.sub(r"^#elif UINTPTR_MAX == 0xFFFFFFFFu\n.*?^#endif", "", _header(), flags=re.S | re.M)
     assert len(tg.abi.PINS) == len(re.findall(r"^TGL_STATIC_ASSERT\((?:sizeof|offsetof)(?!.*_SIZE_V\d)", lp64, re.M))
-    assert ctypes.sizeof(tg.abi.tgl_plugin_api) == 16 + 22 * 8  # v1.2
+    assert ctypes.sizeof(tg.abi.tgl_plugin_api) == 16 + 23 * 8  # v1.3: graph_replay_with appended
 
 
 def test_constants_match_header():

@@ -1,6 +1,7 @@
 """pytest: tensorgl.Tensor and Device on every plugin under test: numpy protocol, views, operators,
 DLPack, lifetimes (live bytes back to 0, finalizers after close and at exit), graphs."""
 
+import ctypes
 import gc
 import os
 import subprocess
@@ -179,6 +180,50 @@ def test_graph_record_and_replay(dev, rng):
             with dev.record():
                 pass
     assert ei.value.function == "graph_begin" and ei.value.status_name == "TGL_ERROR_INVALID_ARGUMENT"
+
+
+def test_graph_replay_with_bindings(dev, rng):
+    # ABI 1.3: a decode-like step recorded once (h = leaky_relu(x * w), written into a KV-cache-like
+    # tensor at a position, in place), replayed with another x, slope and position.
+    cache0 = rng.standard_normal((8, 5)).astype(np.float32)
+    w = rng.standard_normal(5).astype(np.float32)
+    x1, x2 = (rng.standard_normal(5).astype(np.float32) for _ in range(2))
+    cache, tw, tx1, tx2 = dev.tensor(cache0), dev.tensor(w), dev.tensor(x1), dev.tensor(x2)
+    pos1, pos6 = dev.tensor(np.array([1], np.int32)), dev.tensor(np.array([6], np.int32))
+    h = dev.empty((5,), np.float32)
+    lp = tg.abi.tgl_leaky_relu_params(ctypes.sizeof(tg.abi.tgl_leaky_relu_params), 0.25)
+    with dev.record() as g:
+        tg.ops.mul(tx1, tw, y=h)                                     # op 0
+        tg.ops.leaky_relu(h, y=h, params=lp)                        # op 1
+        tg.functional.index_copy_(cache, 0, pos1, h.reshape(1, 5))  # op 2
+    g.replay(tg.Graph.input(0, 0, tx2), tg.Graph.param(1, tg.abi.tgl_leaky_relu_params, "negative_slope", 0.5),
+             tg.Graph.input(2, 1, pos6))
+    v = x2 * w
+    want = cache0.copy()
+    want[6] = np.where(v >= 0, v, np.float32(0.5) * v)
+    np.testing.assert_array_equal(cache.numpy(), want)
+    with pytest.raises(tg.TensorGLError) as ei:  # op 5 does not exist: nothing queued
+        g.replay(tg.Graph.input(5, 0, tx2))
+    assert ei.value.function == "graph_replay_with" and "op_index" in str(ei.value)
+    np.testing.assert_array_equal(cache.numpy(), want)
+    g.replay()  # as recorded: row 1 from x1 with slope 0.25
+    v = x1 * w
+    want[1] = np.where(v >= 0, v, np.float32(0.25) * v)
+    np.testing.assert_array_equal(cache.numpy(), want)
+
+
+def test_index_copy(dev, rng):
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    src = rng.standard_normal((4, 3)).astype(np.float32)
+    t = dev.tensor(x)
+    y = tg.functional.index_copy(t, 1, np.array([5, 0, 5]), dev.tensor(src))
+    want = x.copy()
+    want[:, 0] = src[:, 1]
+    want[:, 5] = src[:, 2]  # the last duplicate wins
+    np.testing.assert_array_equal(y.numpy(), want)
+    np.testing.assert_array_equal(t.numpy(), x)
+    assert tg.functional.index_copy_(t, 1, np.array([5, 0, 5]), dev.tensor(src)) is t
+    np.testing.assert_array_equal(t.numpy(), want)
 
 
 def test_seed_is_reported():

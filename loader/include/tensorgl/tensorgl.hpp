@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -277,6 +278,43 @@ public:
     tgl_graph handle() const { return h_; }
     // Queues the recorded ops again (asynchronous, like run_op).
     void replay() const { detail::check(*api_, api_->graph_replay(dev_, h_), "graph_replay"); }
+
+    // ABI 1.3: one replay with some arguments changed (plugin_api.h, graph_replay_with), e.g.
+    //   g.replay({tgl::Graph::input(0, 1, pos_buf), tgl::Graph::param(3, &tgl_rope_params::theta, 1e4f)});
+    // op_index counts the run_op calls of the recording from 0.
+    void replay(const std::vector<tgl_graph_binding>& bindings) const {
+        if (!api_->graph_replay_with)
+            throw Error(TGL_ERROR_UNIMPLEMENTED, "graph_replay_with: the plugin's negotiated ABI minor is below 3");
+        detail::check(*api_, api_->graph_replay_with(dev_, h_, bindings.data(), uint32_t(bindings.size())),
+                      "graph_replay_with");
+    }
+    // inputs[slot] / outputs[slot] of op `op_index` moved to `buffer` at `byte_offset`.
+    static tgl_graph_binding input(uint32_t op_index, uint32_t slot, tgl_buffer buffer, uint64_t byte_offset = 0) {
+        return operand(TGL_GRAPH_BIND_INPUT, op_index, slot, buffer, byte_offset);
+    }
+    static tgl_graph_binding output(uint32_t op_index, uint32_t slot, tgl_buffer buffer, uint64_t byte_offset = 0) {
+        return operand(TGL_GRAPH_BIND_OUTPUT, op_index, slot, buffer, byte_offset);
+    }
+    // Field `field` of op `op_index`'s params struct P set to `value` (at most 8 bytes).
+    template <class P, class V>
+    static tgl_graph_binding param(uint32_t op_index, V P::*field, V value) {
+        static_assert(sizeof(V) <= 8 && std::is_trivially_copyable<V>::value, "a params field of at most 8 bytes");
+        alignas(P) unsigned char storage[sizeof(P)] = {};
+        const P* p = reinterpret_cast<const P*>(storage);
+        const size_t offset = size_t(reinterpret_cast<const unsigned char*>(&(p->*field)) - storage);
+        return param_bytes(op_index, offset, &value, uint32_t(sizeof(V)));
+    }
+    // `size` bytes at byte `offset` of op `op_index`'s params struct set to `value`'s.
+    static tgl_graph_binding param_bytes(uint32_t op_index, size_t offset, const void* value, uint32_t size) {
+        tgl_graph_binding b = {};
+        b.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
+        b.kind = TGL_GRAPH_BIND_PARAMS;
+        b.op_index = op_index;
+        b.slot = uint32_t(offset);
+        std::memcpy(b.value, value, size < sizeof b.value ? size : sizeof b.value);
+        b.value_size = size;
+        return b;
+    }
     // Destroys now and reports the status (the destructor would ignore it).
     void destroy() {
         tgl_graph h = std::exchange(h_, 0);
@@ -285,6 +323,17 @@ public:
 
 private:
     Graph(const tgl_plugin_api* api, tgl_device dev, tgl_graph h) : api_(api), dev_(dev), h_(h) {}
+    static tgl_graph_binding operand(uint32_t kind, uint32_t op_index, uint32_t slot, tgl_buffer buffer,
+                                     uint64_t byte_offset) {
+        tgl_graph_binding b = {};
+        b.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
+        b.kind = kind;
+        b.op_index = op_index;
+        b.slot = slot;
+        b.buffer = buffer;
+        b.byte_offset = byte_offset;
+        return b;
+    }
     const tgl_plugin_api* api_;
     tgl_device dev_;
     tgl_graph h_ = 0;
