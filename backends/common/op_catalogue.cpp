@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint32_t kF32 = TGL_DTYPE_BIT(TGL_DTYPE_F32);
 constexpr uint32_t kI32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
+// Index operands of the index family, grouped_linear and the losses: i32 or i64 (checked whole).
+constexpr uint32_t kIndex = kI32 | TGL_DTYPE_BIT(TGL_DTYPE_I64);
 constexpr uint32_t kBool = TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
 constexpr uint32_t kBf16 = TGL_DTYPE_BIT(TGL_DTYPE_BF16);
 constexpr uint32_t kCompared = kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32) | TGL_DTYPE_BIT(TGL_DTYPE_I8) |
@@ -72,7 +74,7 @@ const OpInfo kOps[] = {
     UNARY(TGL_OP_TRUNC, "trunc"),
     UNARY_P(TGL_OP_CLAMP, "clamp", tgl_clamp_params),
     {TGL_OP_LOGICAL_NOT, "logical_not", OpFamily::Unary, 1, 1, {"x", "y"},
-     {any_of(kDtypesAll), any_of(kDtypesMask)}, sizeof(tgl_unary_params)},
+     {any_of(kDtypesWord), any_of(kDtypesMask)}, sizeof(tgl_unary_params)},
     BINARY(TGL_OP_ADD, "add"),
     BINARY(TGL_OP_SUB, "sub"),
     BINARY(TGL_OP_MUL, "mul"),
@@ -83,9 +85,9 @@ const OpInfo kOps[] = {
     BINARY(TGL_OP_FMOD, "fmod"),
     BINARY(TGL_OP_REMAINDER, "remainder"),
     BINARY(TGL_OP_ATAN2, "atan2"),
-    PREDICATE(TGL_OP_LOGICAL_AND, "logical_and", kDtypesAll),
-    PREDICATE(TGL_OP_LOGICAL_OR, "logical_or", kDtypesAll),
-    PREDICATE(TGL_OP_LOGICAL_XOR, "logical_xor", kDtypesAll),
+    PREDICATE(TGL_OP_LOGICAL_AND, "logical_and", kDtypesWord),
+    PREDICATE(TGL_OP_LOGICAL_OR, "logical_or", kDtypesWord),
+    PREDICATE(TGL_OP_LOGICAL_XOR, "logical_xor", kDtypesWord),
     PREDICATE(TGL_OP_EQ, "eq", kCompared),
     PREDICATE(TGL_OP_NE, "ne", kCompared),
     PREDICATE(TGL_OP_LT, "lt", kCompared),
@@ -93,7 +95,7 @@ const OpInfo kOps[] = {
     PREDICATE(TGL_OP_GT, "gt", kCompared),
     PREDICATE(TGL_OP_GE, "ge", kCompared),
     {TGL_OP_WHERE, "where", OpFamily::Ternary, 3, 1, {"cond", "a", "b", "y"},
-     {any_of(kDtypesMask), any_of(kDtypesAll), same_as(1), same_as(1)}, sizeof(tgl_binary_params)},
+     {any_of(kDtypesMask), any_of(kDtypesWord), same_as(1), same_as(1)}, sizeof(tgl_binary_params)},
     REDUCE(TGL_OP_SUM, "sum"),
     REDUCE(TGL_OP_MEAN, "mean"),
     REDUCE(TGL_OP_MAX, "max"),
@@ -106,8 +108,8 @@ const OpInfo kOps[] = {
     REDUCE_P(TGL_OP_LOGSUMEXP, "logsumexp", kDtypesFloat, same_as(0), tgl_reduce_params),
     REDUCE_P(TGL_OP_VAR, "var", kDtypesFloat, same_as(0), tgl_var_params),
     REDUCE_P(TGL_OP_STD, "std", kDtypesFloat, same_as(0), tgl_var_params),
-    REDUCE_P(TGL_OP_ANY, "any", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
-    REDUCE_P(TGL_OP_ALL, "all", kDtypesAll, any_of(kDtypesMask), tgl_reduce_params),
+    REDUCE_P(TGL_OP_ANY, "any", kDtypesWord, any_of(kDtypesMask), tgl_reduce_params),
+    REDUCE_P(TGL_OP_ALL, "all", kDtypesWord, any_of(kDtypesMask), tgl_reduce_params),
     REDUCE_P(TGL_OP_NORM, "norm", kDtypesFloat, same_as(0), tgl_vector_norm_params),
     {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
@@ -154,16 +156,16 @@ const OpInfo kOps[] = {
      sizeof(tgl_axis_params), 0, 1, 0},
     LAYOUT(TGL_OP_EXPAND, "expand", tgl_unary_params),
     LAYOUT(TGL_OP_FLIP, "flip", tgl_flip_params),
-    // Indexing: i32 indices.
+    // Indexing: i32 or i64 indices.
     {TGL_OP_GATHER, "gather", OpFamily::Index, 2, 1, {"x", "index", "y"},
-     {any_of(kDtypesAll), any_of(kI32), same_as(0)}, sizeof(tgl_axis_params)},
+     {any_of(kDtypesWord), any_of(kIndex), same_as(0)}, sizeof(tgl_axis_params)},
     {TGL_OP_INDEX_SELECT, "index_select", OpFamily::Index, 2, 1, {"x", "index", "y"},
-     {any_of(kDtypesAll), any_of(kI32), same_as(0)}, sizeof(tgl_axis_params)},
+     {any_of(kDtypesWord), any_of(kIndex), same_as(0)}, sizeof(tgl_axis_params)},
     {TGL_OP_SCATTER, "scatter", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
-     {any_of(kDtypesAll), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
+     {any_of(kDtypesWord), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
     {TGL_OP_SCATTER_ADD, "scatter_add", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
-     {any_of(kDtypesFloat | kI32), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
-    {TGL_OP_ONE_HOT, "one_hot", OpFamily::Index, 1, 1, {"index", "y"}, {any_of(kI32), any_of(kDtypesAll)},
+     {any_of(kDtypesFloat | kI32), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
+    {TGL_OP_ONE_HOT, "one_hot", OpFamily::Index, 1, 1, {"index", "y"}, {any_of(kIndex), any_of(kDtypesWord)},
      sizeof(tgl_unary_params)},
     // Selection: float and i32 keys.
     {TGL_OP_TOPK, "topk", OpFamily::Select, 1, 2, {"x", "values", "indices"},
@@ -173,11 +175,11 @@ const OpInfo kOps[] = {
     {TGL_OP_ARGSORT, "argsort", OpFamily::Select, 1, 1, {"x", "indices"},
      {any_of(kDtypesFloat | kI32), any_of(kI32)}, sizeof(tgl_sort_params)},
     // Generation.
-    {TGL_OP_ARANGE, "arange", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll & ~kBool)}, sizeof(tgl_arange_params)},
-    {TGL_OP_FULL, "full", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll)}, sizeof(tgl_full_params)},
-    {TGL_OP_EYE, "eye", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesAll)}, sizeof(tgl_diagonal_params)},
-    {TGL_OP_TRIL, "tril", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesAll), same_as(0)}, sizeof(tgl_diagonal_params)},
-    {TGL_OP_TRIU, "triu", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesAll), same_as(0)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_ARANGE, "arange", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesWord & ~kBool)}, sizeof(tgl_arange_params)},
+    {TGL_OP_FULL, "full", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesWord)}, sizeof(tgl_full_params)},
+    {TGL_OP_EYE, "eye", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesWord)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_TRIL, "tril", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesWord), same_as(0)}, sizeof(tgl_diagonal_params)},
+    {TGL_OP_TRIU, "triu", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesWord), same_as(0)}, sizeof(tgl_diagonal_params)},
     {TGL_OP_RANDOM_UNIFORM, "random_uniform", OpFamily::Generate, 0, 1, {"y"},
      {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
     {TGL_OP_RANDOM_NORMAL, "random_normal", OpFamily::Generate, 0, 1, {"y"},
@@ -188,7 +190,7 @@ const OpInfo kOps[] = {
     {TGL_OP_LINEAR_QKV, "linear_qkv", OpFamily::Matmul, 3, 3, {"x", "W", "bias", "q", "k", "v"},
      {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
     {TGL_OP_GROUPED_LINEAR, "grouped_linear", OpFamily::Matmul, 4, 1, {"x", "W", "index", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(3)},
+     {any_of(kDtypesFloat), same_as(0), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(3)},
     {TGL_OP_LINEAR_INT8, "linear_int8", OpFamily::Matmul, 4, 1, {"x", "Wq", "scale", "bias", "y"},
      {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I8)), any_of(kDtypesFloat), same_as(0), same_as(0)},
      sizeof(tgl_linear_params), OPT(3)},
@@ -269,11 +271,11 @@ const OpInfo kOps[] = {
     {TGL_OP_CUMSUM_BACKWARD, "cumsum_backward", OpFamily::Grad, 1, 1, {"dy", "dx"},
      {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_EMBEDDING_BACKWARD, "embedding_backward", OpFamily::Grad, 2, 1, {"dy", "index", "dW"},
-     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_embedding_backward_params)},
+     {any_of(kDtypesFloat), any_of(kIndex), same_as(0)}, sizeof(tgl_embedding_backward_params)},
     {TGL_OP_CROSS_ENTROPY, "cross_entropy", OpFamily::Grad, 2, 1, {"logits", "target", "loss"},
-     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_cross_entropy_params)},
+     {any_of(kDtypesFloat), any_of(kIndex), same_as(0)}, sizeof(tgl_cross_entropy_params)},
     {TGL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", OpFamily::Grad, 3, 1, {"logits", "target", "dloss", "dlogits"},
-     {any_of(kDtypesFloat), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_cross_entropy_params)},
+     {any_of(kDtypesFloat), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_cross_entropy_params)},
 };
 
 #undef UNARY_P

@@ -77,6 +77,9 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     // Every variant: the op, its kind, the operands' dtypes (unused ones f32).
     Defines common = {{op, ""}, {"N_IN", str(n_in)}};
     if (bits_op) common.emplace_back("BITS_OP", "");
+    bool wide = false;  // an i64 operand (cast only): elements as uvec2 (elementwise.comp's WIDE)
+    for (int k = 0; k <= n_in; ++k) wide = wide || args[k]->dtype == TGL_DTYPE_I64;
+    if (wide) common.emplace_back("WIDE", "");
     static const char* dtype_names[4] = {def::kYDtype, def::kADtype, def::kBDtype, def::kCDtype};
     for (int k = 0; k < 4; ++k)
         common.emplace_back(dtype_names[k], str(k <= n_in ? long(args[k]->dtype) : long(TGL_DTYPE_F32)));
