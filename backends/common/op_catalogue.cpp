@@ -169,11 +169,11 @@ const OpInfo kOps[] = {
      sizeof(tgl_unary_params)},
     // Selection: float and i32 keys.
     {TGL_OP_TOPK, "topk", OpFamily::Select, 1, 2, {"x", "values", "indices"},
-     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kI32)}, sizeof(tgl_sort_params)},
+     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kIndex)}, sizeof(tgl_sort_params)},
     {TGL_OP_SORT, "sort", OpFamily::Select, 1, 2, {"x", "values", "indices"},
-     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kI32)}, sizeof(tgl_sort_params)},
+     {any_of(kDtypesFloat | kI32), same_as(0), any_of(kIndex)}, sizeof(tgl_sort_params)},
     {TGL_OP_ARGSORT, "argsort", OpFamily::Select, 1, 1, {"x", "indices"},
-     {any_of(kDtypesFloat | kI32), any_of(kI32)}, sizeof(tgl_sort_params)},
+     {any_of(kDtypesFloat | kI32), any_of(kIndex)}, sizeof(tgl_sort_params)},
     // Generation.
     {TGL_OP_ARANGE, "arange", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesWord & ~kBool)}, sizeof(tgl_arange_params)},
     {TGL_OP_FULL, "full", OpFamily::Generate, 0, 1, {"y"}, {any_of(kDtypesWord)}, sizeof(tgl_full_params)},

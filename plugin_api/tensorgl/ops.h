@@ -312,7 +312,7 @@ enum {
     TGL_OP_ONE_HOT = 804,
 
     /* Selection along one axis (tgl_sort_params); x of f32, f16 or i32, values of x's dtype,
-     * indices i32 (the element's position along the axis in x). Order: numeric; NaN sorts as
+     * indices i32 or (1.3) i64 (the element's position along the axis in x). Order: numeric; NaN sorts as
      * larger than any number, +inf included (last ascending, first descending); -0.0 and +0.0
      * compare equal (tied: they keep their order, and each keeps its sign: values are x's
      * elements bit for bit, NaN payloads too). Stable in both directions: equal keys (and NaNs)

@@ -275,6 +275,16 @@ TEST_F(StorageDtypes, I64IndexOutOfRangeOnItsWholeValue) {
     }
 }
 
+// topk, sort and argsort write i64 indices (both words; the poison of the output must be gone).
+TEST_F(StorageDtypes, SelectionWritesI64Indices) {
+    const InputArg x = input_values(F32, {2, 4}, {3, 1, 2, 1, -1, 5, 5, 0});
+    const tgl_sort_params asc{sizeof(tgl_sort_params), 1, 0, 0}, desc{sizeof(tgl_sort_params), -1, 1, 0};
+    EXPECT_BITS(run_bits(TGL_OP_ARGSORT, &asc, {x}, {output_of(I64, {2, 4})}), bits_of({1, 3, 2, 0, 0, 3, 1, 2}));
+    EXPECT_BITS(run_bits(TGL_OP_SORT, &desc, {x}, {output_of(F32, {2, 4}), output_of(I64, {2, 4})}, 1),
+                bits_of({0, 2, 1, 3, 1, 2, 3, 0}));
+    EXPECT_BITS(run_bits(TGL_OP_TOPK, &desc, {x}, {output_of(F32, {2, 2}), output_of(I64, {2, 2})}, 1), bits_of({0, 2, 1, 2}));
+}
+
 // ----- refused dtypes -------------------------------------------------------------------------------
 
 TEST_F(StorageDtypes, RefusedWhereNotTaken) {

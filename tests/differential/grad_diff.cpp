@@ -38,7 +38,7 @@ InputArg rand_index(const Shape& shape, Rng& rng, int64_t lo, int64_t hi, int64_
     std::vector<double> v(static_cast<size_t>(n));
     for (double& x : v) x = double(rng.chance(p_special) ? special : rng.integer(lo, hi));
     InputArg a;
-    a.dtype = rng.chance(0.5) ? TGL_DTYPE_I64 : I32;  // either index dtype
+    a.dtype = rng.chance(0.5) ? tgl_dtype(TGL_DTYPE_I64) : I32;  // either index dtype
     a.view = layouts ? view_of(shape, rng.chance(0.5) ? Kind::Contiguous : Kind::Permuted, rng, true) : contiguous(shape);
     a.storage = scatter(a.dtype, a.view, v, 0);
     return a;

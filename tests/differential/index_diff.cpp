@@ -41,7 +41,7 @@ InputArg data_input(tgl_dtype dt, const Shape& shape, Kind k, Rng& rng, bool spe
 // Indices in [0, limit) (limit 0: an empty index tensor is expected), i32 or i64 at random.
 InputArg index_input(const Shape& shape, int64_t limit, Kind k, Rng& rng) {
     InputArg a;
-    a.dtype = rng.chance(0.5) ? TGL_DTYPE_I64 : I32;
+    a.dtype = rng.chance(0.5) ? tgl_dtype(TGL_DTYPE_I64) : I32;
     a.view = view_of(shape, k, rng, true);
     a.storage = random_storage(a.dtype, a.view.storage, rng, int_values(a.dtype, 0, std::max<int64_t>(limit - 1, 0)));
     return a;
