@@ -85,13 +85,13 @@ bool suite_matches(const std::string& requested, const std::string& suite) {
 // ---------------------------------------------------------------------------------------------
 // Names.
 
-static const char* const kDtypeNames[TGL_DTYPE_COUNT_V1_0] = {"?",  "f32", "f16", "bf16",
-                                                              "i32", "i8",  "u8",  "bool"};
+static const char* const kDtypeNames[TGL_DTYPE_COUNT_V1_3] = {"?",  "f32", "f16", "bf16", "i32",
+                                                              "i8", "u8",  "bool", "i64", "i16"};
 
-const char* dtype_name(tgl_dtype dt) { return dt < TGL_DTYPE_COUNT_V1_0 ? kDtypeNames[dt] : "?"; }
+const char* dtype_name(tgl_dtype dt) { return dt < TGL_DTYPE_COUNT_V1_3 ? kDtypeNames[dt] : "?"; }
 
 tgl_dtype parse_dtype(const std::string& s) {
-    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
         if (s == kDtypeNames[dt]) return dt;
     return TGL_DTYPE_INVALID;
 }
@@ -131,7 +131,7 @@ int64_t numel(const std::vector<int64_t>& dims) {
 
 std::string dtype_list(uint32_t mask) {
     std::string s;
-    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
         if (mask & TGL_DTYPE_BIT(dt)) s += std::string(s.empty() ? "" : ", ") + kDtypeNames[dt];
     return s.empty() ? "none" : s;
 }
@@ -140,7 +140,7 @@ std::string dtype_list(uint32_t mask) {
 tgl_dtype output_dtype(const tgl_op_caps& caps, tgl_dtype in) {
     uint32_t mask = caps.output_dtypes[0];
     if (mask & TGL_DTYPE_BIT(in)) return in;
-    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+    for (tgl_dtype dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
         if (mask & TGL_DTYPE_BIT(dt)) return dt;
     return in;
 }

@@ -3,7 +3,10 @@
 // input element the step maps it to, or is the constant u_value.
 //
 // Defines:
-//   ELEM_LOG2   log2 of the element size in bytes (0, 1, 2); the dtype itself does not matter
+//   ELEM_LOG2   log2 of the element size in bytes (0, 1, 2, 3); the dtype itself does not matter.
+//               8-byte elements (i64) are two words each, 2e (low) and 2e + 1 (high), copied as a
+//               pair with plain stores (no word is shared; WORD_OUT is not used); the constant is
+//               (u_value, u_value_hi)
 //   RANK        output dims of the step (0..8): u_shape, u_y_stride
 //   LINEAR      linear step: the input element is row-major index u_in_lin + i of the input view
 //               (IN_RANK dims u_in_shape, u_in_stride); the output element is row-major index
@@ -27,9 +30,13 @@ layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 1) readonly buffer XBuffer { uint x_data[]; };
 #endif
 
+#if ELEM_LOG2 < 3
 #define PER_WORD (4 >> ELEM_LOG2)
 #define ELEM_BITS (8 << ELEM_LOG2)
-#if ELEM_LOG2 == 2
+#endif
+#if ELEM_LOG2 == 3
+uniform uint u_value_hi;
+#elif ELEM_LOG2 == 2
 #define ELEM_MASK 0xffffffffu
 #elif ELEM_LOG2 == 1
 #define ELEM_MASK 0xffffu
@@ -62,6 +69,7 @@ uniform int u_mode[RANK];
 #endif
 #endif
 
+#if ELEM_LOG2 < 3
 uint shift_of(int e) { return uint((e & (PER_WORD - 1)) * ELEM_BITS); }
 
 // Bits of input element e.
@@ -72,6 +80,7 @@ uint x_bits(int e) {
     return (x_data[e >> (2 - ELEM_LOG2)] >> shift_of(e)) & ELEM_MASK;
 #endif
 }
+#endif
 
 // Row-major unravelling of `lin` over (shape, stride) arrays of N dims, added to `base`.
 #define UNRAVEL(N, SHAPE, STRIDE, lin, base)          \
@@ -140,6 +149,7 @@ int locate(uint i, out int y_elem) {
 #endif
 }
 
+#if ELEM_LOG2 < 3
 uint element_bits(uint i, out int y_elem) {
     int x = locate(i, y_elem);
     return x < 0 ? u_value : x_bits(x);
@@ -154,10 +164,21 @@ void store_masked(int w, uint bits, uint mask) {
         atomicOr(y_data[w], bits & mask);
     }
 }
+#endif
 
 void main() {
     uint g = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
-#if defined(WORD_OUT)
+#if ELEM_LOG2 == 3
+    if (g >= u_count) return;
+    int y_elem;
+    int x = locate(g, y_elem);
+    uvec2 v = uvec2(u_value, u_value_hi);
+#if !defined(NO_X)
+    if (x >= 0) v = uvec2(x_data[2 * x], x_data[2 * x + 1]);
+#endif
+    y_data[2 * y_elem] = v.x;
+    y_data[2 * y_elem + 1] = v.y;
+#elif defined(WORD_OUT)
     // Word g of the run, counted from the word holding element u_y_offset.
     int first = (u_y_offset >> (2 - ELEM_LOG2)) + int(g);
     int e0 = first << (2 - ELEM_LOG2);

@@ -5,9 +5,10 @@
 //   [0] seq of the last op whose check failed (its passes see their own u_check_seq here)
 //   [1] seq of the first failing op since the host last read (0: none); [2] its first bad
 //   position (atomicMin; starts at 0xffffffff); [3] the value found there (a second "report" pass);
-//   [4] tgl_status; [5] op id; [6], [7] op-specific details.
+//   [4] tgl_status; [5] op id; [6], [7] op-specific details; [8] the high word of the value (an
+//   i64 index's; the sign extension of [3] for 32-bit values).
 // Defines: STATUS_BINDING.
-layout(std430, binding = STATUS_BINDING) buffer TglDeviceStatus { uint tgl_status_words[8]; };
+layout(std430, binding = STATUS_BINDING) buffer TglDeviceStatus { uint tgl_status_words[9]; };
 
 uniform uint u_check_seq;  // this op's sequence number, never 0
 
@@ -27,4 +28,12 @@ void tgl_raise(uint code, uint op, uint pos, uint detail0, uint detail1) {
 
 // Report pass: whether `pos` is the recorded first bad position of this op (then store its value).
 bool tgl_is_reported(uint pos) { return tgl_status_words[1] == u_check_seq && tgl_status_words[2] == pos; }
-void tgl_report_value(uint value) { tgl_status_words[3] = value; }
+void tgl_report_value(uint value) {
+    tgl_status_words[3] = value;
+    tgl_status_words[8] = int(value) < 0 ? 0xffffffffu : 0u;
+}
+// An index as TGL_LOAD_INDEX gives it: (low word, high word).
+void tgl_report_index(ivec2 value) {
+    tgl_status_words[3] = uint(value.x);
+    tgl_status_words[8] = uint(value.y);
+}

@@ -12,6 +12,8 @@
 //               the result's low bits stored (wrap-around)
 //   N_IN        1 (unary), 2 (binary) or 3 (where: a = cond, b, c = the sources)
 //   Y_DTYPE, A_DTYPE, B_DTYPE, C_DTYPE   the operands' dtypes (TGL_DTYPE_* values)
+//   WIDE        (cast only) an operand is i64: the element is loaded and stored as a uvec2
+//               (dtype.glsl's TGL_LOAD_WIDE, tgl_cast_wide; store.glsl's TGL_STORE_WIDE)
 //   RANK        rank of the index space after collapsing (0..8)
 //   CONTIG      rank 1 with unit strides in every operand (no stride multiplications)
 //   VEC4        (f32 float ops only) y contiguous and 16-byte aligned, of rank 1, or of rank 2 with
@@ -201,6 +203,10 @@ void main() {
         oc += c * u_stride_c[d];
 #endif
     }
+#endif
+#if defined(WIDE)
+    TGL_STORE_WIDE(y_data, oy, tgl_cast_wide(TGL_LOAD_WIDE(a_data, oa, A_DTYPE), A_DTYPE, Y_DTYPE), Y_DTYPE)
+    return;
 #endif
     uint a = a_bits(oa);
 #if N_IN >= 2

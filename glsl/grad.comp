@@ -416,16 +416,16 @@ void main() {
     ivec4 b4;
     ivec2 b2;
     row_base(row, b4, b2);
-    int v = t_data[b2.x];
+    ivec2 v = TGL_LOAD_INDEX(t_data, b2.x, I_DTYPE);  // the whole value of an i64 target
 #if defined(IGNORE)
-    if (v == u_ignore) v = -1;
+    if (v == ivec2(u_ignore, u_ignore >> 31)) v = ivec2(-1);
     else
 #endif
-    if (v < 0 || v >= u_limit) {
+    if (!tgl_index_in_range(v, u_limit)) {
         if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, row, uint(u_limit), uint(u_axis));
-        else if (tgl_is_reported(row)) tgl_report_value(uint(v));
+        else if (tgl_is_reported(row)) tgl_report_index(v);
     }
-    if (u_report == 0u) s_data[u_tgt_off + int(row)] = uint(v);
+    if (u_report == 0u) s_data[u_tgt_off + int(row)] = uint(v.x);
 }
 
 #elif defined(PASS_COUNT)

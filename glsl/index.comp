@@ -26,9 +26,10 @@
 //                 O(K * row + K^2), nothing over the rest of y.
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
-// Defines: one PASS_*; Y_DTYPE (x, src, y); ADD; RANK (1..8); WG_SIZE; WINDOWED (a piece of an op
-// run in pieces, backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y,
-// PASS_SET_ROWS's y are the window [u_lo, u_hi) of the indexed axis).
+// Defines: one PASS_*; Y_DTYPE (x, src, y); I_DTYPE (the index: i32 or i64, two words per
+// element); ADD; RANK (1..8); WG_SIZE; WINDOWED (a piece of an op run in pieces,
+// backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y, PASS_SET_ROWS's y are
+// the window [u_lo, u_hi) of the indexed axis).
 #include "grid.glsl"
 #include "dtype.glsl"
 #define STATUS_BINDING 3
@@ -69,6 +70,11 @@ uniform int u_hi;
 
 uint x_bits(int i) { return tgl_extract(x_data[tgl_word_of(i, Y_DTYPE)], i, Y_DTYPE); }
 
+// Index element e as an int: an i64's low word. Every pass but the check runs after the check
+// proved each whole value in [0, u_limit) (the scatter pass may read a bad one, but it writes
+// only scratch, which the guarded commit then leaves unused).
+int index_at(int e) { return TGL_LOAD_INDEX(i_data, e, I_DTYPE).x; }
+
 #include "store.glsl"
 
 // Coordinates of the row-major element n of u_shape.
@@ -89,11 +95,11 @@ void main() {
 #if defined(PASS_CHECK)
     int io = u_i_offset;
     for (int d = 0; d < RANK; ++d) io += c[d] * u_i_str[d];
-    int v = i_data[io];
-    if (v >= 0 && v < u_limit) return;
+    ivec2 v = TGL_LOAD_INDEX(i_data, io, I_DTYPE);
+    if (tgl_index_in_range(v, u_limit)) return;
     uint pos = u_pos_base + n;
     if (u_report == 0u) tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, pos, uint(u_limit), uint(u_axis));
-    else if (tgl_is_reported(pos)) tgl_report_value(uint(v));
+    else if (tgl_is_reported(pos)) tgl_report_index(v);
 #elif defined(PASS_COMMIT)
     if (tgl_op_failed()) return;
     int yo = u_y_offset;
@@ -139,7 +145,7 @@ void main() {
         yo += c[d] * u_y_str[d];
         io += c[d] * u_i_str[d];
     }
-    y_store_bits(yo, i_data[io] == c[RANK - 1] ? u_one : 0u);
+    y_store_bits(yo, index_at(io) == c[RANK - 1] ? u_one : 0u);
 #else
     // Offsets of c in every operand; x and src without the axis term.
     int yo = u_y_offset, xo = u_x_offset, io = u_i_offset, so = u_s_offset;
@@ -155,7 +161,7 @@ void main() {
     int j = c[u_axis];
 #if defined(PASS_GATHER)
     if (tgl_op_failed()) return;
-    int v = i_data[io + j * u_i_str[u_axis]];
+    int v = index_at(io + j * u_i_str[u_axis]);
 #if defined(WINDOWED)
     // A piece of an op run in pieces: x holds indices [u_lo, u_hi) of the axis; another piece
     // writes the elements whose index lies elsewhere.
@@ -174,7 +180,7 @@ void main() {
 #if defined(ADD) && Y_DTYPE == DT_I32
     int acc = int(bits);
     for (int k = u_k_begin; k < len; ++k)
-        if (i_data[io + k * istep] == j) acc += int(s_data[so + k * sstep]);
+        if (index_at(io + k * istep) == j) acc += int(s_data[so + k * sstep]);
     bits = uint(acc);
 #elif defined(ADD)
     // Without a match x's bits pass unchanged (no arithmetic that could flush or quiet them).
@@ -182,7 +188,7 @@ void main() {
     float acc = uintBitsToFloat(bits);
     bool hit = false;
     for (int k = u_k_begin; k < len; ++k) {
-        if (i_data[io + k * istep] != j) continue;
+        if (index_at(io + k * istep) != j) continue;
         int s = so + k * sstep;
         acc += tgl_to_f32(tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE), Y_DTYPE);
         hit = true;
@@ -191,7 +197,7 @@ void main() {
 #else
     int last = -1;
     for (int k = u_k_begin; k < len; ++k)
-        if (i_data[io + k * istep] == j) last = k;
+        if (index_at(io + k * istep) == j) last = k;
     if (last >= 0) {
         int s = so + last * sstep;
         bits = tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE);

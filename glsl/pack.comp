@@ -5,7 +5,8 @@
 //   dst[u_dst_offset + i] = src[u_src_offset + sum_d c_d(i) * u_pack_stride[d]] as f32 bits (an
 //   integer dtype converted to its value), where c(i) is element i of the u_count elements of the
 //   PACK_RANK-d shape u_pack_shape, row-major.
-// PACK_INDEX (matmul's expert index): the i32 value itself, checked against [0, u_limit) (a
+// PACK_INDEX (matmul's expert index): the value itself (i32, or i64: its whole 64-bit value
+//   checked, the low word stored), checked against [0, u_limit) (a
 //   device-side error: device_status.glsl), dispatched again with u_report = 1 to store the first
 //   bad value and publish the verdict as the fail flag in dst word 0. u_checked = 1: a piece of an
 //   op run in pieces, whose whole index was checked under u_check_seq already
@@ -53,17 +54,17 @@ void main() {
     }
     off += int(rest) * u_pack_stride[0];
 #endif
-    uint bits = tgl_extract(src_data[tgl_word_of(off, SRC_DTYPE)], off, SRC_DTYPE);
 #if defined(PACK_INDEX)
-    int v = int(bits);
-    if (u_checked == 1u || (v >= 0 && v < u_limit)) {
-        if (u_report == 0u) dst_data[u_dst_offset + int(i)] = uint(v);
+    ivec2 v = TGL_LOAD_INDEX(src_data, off, SRC_DTYPE);
+    if (u_checked == 1u || tgl_index_in_range(v, u_limit)) {
+        if (u_report == 0u) dst_data[u_dst_offset + int(i)] = uint(v.x);
     } else if (u_report == 0u) {
         tgl_raise(19u /* TGL_ERROR_INDEX_OUT_OF_RANGE */, u_op, i, uint(u_limit), 0u);
     } else if (tgl_is_reported(i)) {
-        tgl_report_value(uint(v));
+        tgl_report_index(v);
     }
 #else
+    uint bits = tgl_extract(src_data[tgl_word_of(off, SRC_DTYPE)], off, SRC_DTYPE);
     float v = tgl_dt_is_float(SRC_DTYPE) ? tgl_to_f32(bits, SRC_DTYPE) : float(tgl_to_int(bits, SRC_DTYPE));
     dst_data[u_dst_offset + int(i)] = floatBitsToUint(v);
 #endif

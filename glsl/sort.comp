@@ -28,7 +28,8 @@
 //   PASS_OUT      one invocation per output position (< u_kout of each row): index and value.
 // Passes COUNT and SCATTER read the pairs from x (u_from_x: key from x, index = position) or from
 // the source pairs, so no pass needs more than 4 storage blocks.
-// Defines: PASS_*; WG_SIZE; X_DTYPE and OUTER_RANK (0..7) (not the scan passes); HAS_VALUES (topk,
+// Defines: PASS_*; WG_SIZE; X_DTYPE, I_DTYPE (the indices: i32 or i64, two words each) and
+// OUTER_RANK (0..7) (not the scan passes); HAS_VALUES (topk,
 // sort; PASS_BLOCK, PASS_OUT); BLOCK (PASS_BLOCK; a multiple of 2 * WG_SIZE); CHUNK (PASS_COUNT,
 // PASS_SCATTER).
 #include "common.glsl"
@@ -124,7 +125,13 @@ uint order_key(uint bits) {
 // Writes position `pos` (< u_kout) of row `row`: its original index, and x's element there.
 void store_out(uint row, uint pos, uvec2 kv) {
     ivec3 o = row_offsets(row);
-    i_data[o.z + int(pos) * u_i_stride] = int(kv.y);
+    int e = o.z + int(pos) * u_i_stride;
+#if I_DTYPE == DT_I64
+    i_data[2 * e] = int(kv.y);  // an index is never negative: the high word is 0
+    i_data[2 * e + 1] = 0;
+#else
+    i_data[e] = int(kv.y);
+#endif
 #if defined(HAS_VALUES)
     uint bits = x_bits(o.x + int(kv.y) * u_x_stride);
     int i = o.y + int(pos) * u_v_stride;

@@ -19,6 +19,19 @@
         }                                               \
     }
 
+// TGL_STORE_WIDE(ARR, I, BITS2, DT): the same for bits given as the uvec2 of dtype.glsl's *_wide
+// functions: an i64 element writes its two whole words, any other dtype BITS2.x as above.
+#define TGL_STORE_WIDE(ARR, I, BITS2, DT)               \
+    {                                                   \
+        uvec2 sw_bits = (BITS2);                        \
+        if ((DT) == DT_I64) {                           \
+            ARR[2 * (I)] = sw_bits.x;                   \
+            ARR[2 * (I) + 1] = sw_bits.y;               \
+        } else {                                        \
+            TGL_STORE_BITS(ARR, I, sw_bits.x, DT)       \
+        }                                               \
+    }
+
 #if defined(Y_DTYPE)
 // y_store_bits(i, bits): TGL_STORE_BITS into the output y_data of Y_DTYPE (kernels that define
 // Y_DTYPE include this file after declaring y_data).

@@ -80,22 +80,26 @@ static void json_string_or_null(const char* s) {
 /* ------------------------------------------------------------------------------------------ */
 /* The op table: dtype masks as text (shared by the Markdown table and the JSON). */
 
-static const char* dtype_names[TGL_DTYPE_COUNT_V1_0] = {"", "f32", "f16", "bf16", "i32", "i8", "u8", "bool"};
+static const char* dtype_names[TGL_DTYPE_COUNT_V1_3] = {"", "f32", "f16", "bf16", "i32", "i8", "u8", "bool", "i64", "i16"};
 
 static uint32_t all_dtypes_mask(void) {
     uint32_t all = 0;
-    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt) all |= TGL_DTYPE_BIT(dt);
+    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt) all |= TGL_DTYPE_BIT(dt);
     return all;
 }
 
-/* One operand's dtype mask: "any" (all seven), "f32/f16", "i32", ... */
+/* One operand's dtype mask: "any" (all nine), "any but i64", "f32/f16", "i32", ... */
 static void mask_string(uint32_t mask, char* out, size_t size) {
     out[0] = '\0';
     if (mask == all_dtypes_mask()) {
         snprintf(out, size, "any");
         return;
     }
-    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+    if (mask == (all_dtypes_mask() & ~TGL_DTYPE_BIT(TGL_DTYPE_I64))) {
+        snprintf(out, size, "any but i64");
+        return;
+    }
+    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
         if (mask & TGL_DTYPE_BIT(dt)) {
             if (out[0]) strncat(out, "/", size - strlen(out) - 1);
             strncat(out, dtype_names[dt], size - strlen(out) - 1);
@@ -175,7 +179,7 @@ static void json_masks(const uint32_t* masks, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) {
         printf("%s[", i ? ", " : "");
         int first = 1;
-        for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_0; ++dt)
+        for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
             if (masks[i] & TGL_DTYPE_BIT(dt)) {
                 printf("%s\"%s\"", first ? "" : ", ", dtype_names[dt]);
                 first = 0;

@@ -78,7 +78,8 @@ inline uint32_t encode_small_float(double x, int E, int M) {
     return sign | (uint32_t(biased) << M) | uint32_t(r - (uint64_t(1) << M));
 }
 
-// Float to an integer type: truncated toward zero, saturated to [lo, hi], NaN -> 0.
+// Float to an integer type: truncated toward zero, saturated to [lo, hi], NaN -> 0. For i64,
+// double(INT64_MAX) is 2^63, so every x >= 2^63 saturates and the conversion below stays defined.
 inline int64_t float_to_int_saturate(double x, int64_t lo, int64_t hi) {
     if (std::isnan(x)) return 0;
     double t = std::trunc(x);
@@ -87,11 +88,28 @@ inline int64_t float_to_int_saturate(double x, int64_t lo, int64_t hi) {
     return int64_t(t);
 }
 
+// An int64 as a double that rounds to any format of at most 51 fraction bits (f32, f16, bf16)
+// exactly as v itself would (round to nearest even, once): past 2^53 the bits a double cannot hold
+// are shifted out into one sticky bit, which lies below every such format's rounding position.
+inline double int64_to_double_sticky(int64_t v) {
+    const bool neg = v < 0;
+    uint64_t m = neg ? ~uint64_t(v) + 1u : uint64_t(v);  // INT64_MIN's magnitude 2^63 too
+    int shift = 0;
+    while (m >> 53) {
+        m = (m >> 1) | (m & 1u);
+        ++shift;
+    }
+    const double d = std::ldexp(double(m), shift);
+    return neg ? -d : d;
+}
+
 // The element bits (low bytes of the result) of double x stored into dtype dt as op 'cast' does
 // from a float source: floats rounded once to nearest even (overflow +-inf, NaN quiet); integers
 // truncated toward zero and saturated, NaN -> 0; bool x != 0 (NaN true).
-inline uint32_t double_to_dtype_bits(double x, tgl_dtype dt) {
+inline uint64_t double_to_dtype_bits(double x, tgl_dtype dt) {
     switch (dt) {
+    case TGL_DTYPE_I64: return uint64_t(float_to_int_saturate(x, INT64_MIN, INT64_MAX));
+    case TGL_DTYPE_I16: return uint32_t(uint16_t(int16_t(float_to_int_saturate(x, INT16_MIN, INT16_MAX))));
     case TGL_DTYPE_F32: { float f = static_cast<float>(x); uint32_t u; std::memcpy(&u, &f, 4); return u; }
     case TGL_DTYPE_F16: return encode_small_float(x, 5, 10);
     case TGL_DTYPE_BF16: return encode_small_float(x, 8, 7);

@@ -47,7 +47,7 @@ void plan_arange(OpCall& call, const void* params) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op 'arange': outputs[0] (y) must be 1-D (its length is the count), got shape %s",
              shape_string(y.rank, y.shape).c_str());
     GeneratePlan& p = call.generate();
-    const bool integer = y.dtype == TGL_DTYPE_I32 || y.dtype == TGL_DTYPE_I8 || y.dtype == TGL_DTYPE_U8;
+    const bool integer = y.dtype == TGL_DTYPE_I32 || y.dtype == TGL_DTYPE_I16 || y.dtype == TGL_DTYPE_I8 || y.dtype == TGL_DTYPE_U8;
     p.arange_integer = integer;
     if (integer) {
         // Exact integer arithmetic needs integral start and step (int64 range).
@@ -113,7 +113,7 @@ void plan_generate(OpCall& call, const void* params) {
     case TGL_OP_FULL: {
         tgl_full_params prm = read_params(info, params, tgl_full_params{sizeof(tgl_full_params), 0, 0.0});
         require_reserved_zero(info, prm.reserved);
-        p.bits = double_to_dtype_bits(prm.value, y.dtype);
+        p.bits = uint32_t(double_to_dtype_bits(prm.value, y.dtype));  // y is a word dtype
         return index_space(p, y, nullptr, 0);
     }
     default: break;
@@ -127,7 +127,7 @@ void plan_generate(OpCall& call, const void* params) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': %s must have rank >= 2 (batch dims..., rows, cols), got shape %s",
              info.name, label.c_str(), shape_string(m.rank, m.shape).c_str());
     if (x) require_shape(info, y, operand_label(info, true, 0), x->rank, x->shape, "inputs[0] (x)");
-    p.bits = double_to_dtype_bits(1.0, y.dtype);
+    p.bits = uint32_t(double_to_dtype_bits(1.0, y.dtype));
     index_space(p, y, x, 2);
 }
 

@@ -73,7 +73,7 @@ struct LayoutPlan {
     std::vector<CopyStep> steps;
     // The pad constant as the output dtype's bits (low bits of the word), converted as op 'cast'
     // converts a double.
-    uint32_t value_bits = 0;
+    uint64_t value_bits = 0;
 };
 
 // Reads the op's params, checks shapes against them and fills call.layout. Throws tgl::Error.

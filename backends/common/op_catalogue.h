@@ -25,10 +25,14 @@ constexpr int kMaxOperands = TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS;
 // TGL_DTYPE_BIT masks of the operand dtype rules.
 constexpr uint32_t kDtypesFloat = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16);
 constexpr uint32_t kDtypesMask = TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
-constexpr uint32_t kDtypesAll = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16) |
-                                TGL_DTYPE_BIT(TGL_DTYPE_BF16) | TGL_DTYPE_BIT(TGL_DTYPE_I32) |
-                                TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8) |
-                                TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
+// Every dtype whose element fits one 32-bit word (all but i64): the ops that handle an element as
+// the bits of one word (logical, where, any/all, generate, index data).
+constexpr uint32_t kDtypesWord = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16) |
+                                 TGL_DTYPE_BIT(TGL_DTYPE_BF16) | TGL_DTYPE_BIT(TGL_DTYPE_I32) |
+                                 TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8) |
+                                 TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_I16);
+// Every dtype (layout ops and cast, which move or convert elements of any size).
+constexpr uint32_t kDtypesAll = kDtypesWord | TGL_DTYPE_BIT(TGL_DTYPE_I64);
 
 // Which dtypes one operand accepts: any of `dtypes`, and when same_as >= 0 exactly the dtype of
 // operand slot same_as (slots count inputs, then outputs).

@@ -18,6 +18,8 @@ const char* dtype_name(tgl_dtype dtype) {
     case TGL_DTYPE_I8: return "i8";
     case TGL_DTYPE_U8: return "u8";
     case TGL_DTYPE_BOOL: return "bool";
+    case TGL_DTYPE_I64: return "i64";
+    case TGL_DTYPE_I16: return "i16";
     default: return "invalid";
     }
 }
@@ -174,7 +176,7 @@ void check_dtypes(OpCall& call) {
                      dtype_name(ref->dtype));
         } else if (!(rule.dtypes & TGL_DTYPE_BIT(dt))) {
             std::string allowed;
-            for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_0; ++d)
+            for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_3; ++d)
                 if (rule.dtypes & TGL_DTYPE_BIT(d)) allowed += std::string(allowed.empty() ? "" : ", ") + dtype_name(d);
             fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s; this op takes %s there", info.name,
                  label(slot).c_str(), dtype_name(dt), allowed.c_str());

@@ -151,7 +151,8 @@ void int_range(tgl_dtype dt, int64_t* min, int64_t* max) {
     *max = dt == TGL_DTYPE_I32 ? INT32_MAX : (dt == TGL_DTYPE_I8 ? 127 : 255);
 }
 
-// cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says).
+// cast: every dtype to every dtype (the load is exact, the store rounds as 'cast' says): integer
+// sources as int64 (i64 beyond 2^53 too), float sources as double.
 void cast(const OpCall& c, unsigned threads) {
     const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), x = input_operand(c, 0);
@@ -165,7 +166,12 @@ void cast(const OpCall& c, unsigned threads) {
         return;
     }
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
-        walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.store(oy, x.load(ox), from_integer); });
+        if (from_integer)
+            walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) {
+                store_from_int64(y.base, y.dtype, oy, load_as_int64(x.base, x.dtype, ox));
+            });
+        else
+            walk(p, begin, end, [&](int64_t oy, int64_t ox, int64_t) { y.store(oy, x.load(ox)); });
     });
 }
 

@@ -40,11 +40,6 @@ void elem_offsets(const GradPlan& p, int64_t j, const int64_t (&base)[kRoles], i
 const uint8_t* in_bytes(const OpCall& c, size_t i) { return cpu_buffer(c.inputs[i].buffer).bytes(); }
 uint8_t* out_bytes(const OpCall& c, size_t i) { return cpu_buffer(c.outputs[i].buffer).bytes(); }
 
-int32_t load_i32(const uint8_t* base, int64_t off) {
-    int32_t v;
-    std::memcpy(&v, base + 4 * off, 4);
-    return v;
-}
 
 // A row's elements of roles a and g (as double) and their offsets.
 struct Row {
@@ -156,7 +151,7 @@ std::vector<int64_t> row_targets(const OpCall& c, int64_t limit, bool ce, int ax
     for (int64_t row = 0; row < p.rows; ++row) {
         int64_t o[kRoles];
         row_base(p, row, o);
-        const int32_t v = load_i32(in_bytes(c, 1), o[R::kT]);
+        const int64_t v = load_as_int64(in_bytes(c, 1), c.inputs[1].dtype, o[R::kT]);  // i32 or i64, exact
         if (ce && v == p.ignore_index) {
             t[size_t(row)] = -1;
             continue;

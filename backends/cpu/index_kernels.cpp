@@ -17,11 +17,8 @@ namespace cpu {
 
 namespace {
 
-int32_t load_i32(const TensorArg& t, int64_t off) {
-    int32_t v;
-    std::memcpy(&v, cpu_buffer(t.buffer).bytes() + 4 * off, 4);
-    return v;
-}
+// An index element (i32 or i64), exact.
+int64_t load_index(const TensorArg& t, int64_t off) { return load_as_int64(cpu_buffer(t.buffer).bytes(), t.dtype, off); }
 
 // Walks the index tensor in row-major order; fails on the first value outside [0, axis_size).
 void check_indices(const OpCall& call) {
@@ -31,7 +28,7 @@ void check_indices(const OpCall& call) {
     for (int64_t pos = 0; pos < t.numel; ++pos) {
         int64_t off = t.offset;
         for (int d = 0; d < t.rank; ++d) off += coord[d] * t.strides[d];
-        int32_t v = load_i32(t, off);
+        const int64_t v = load_index(t, off);  // i64: the whole value, never its low word
         if (v < 0 || v >= p.axis_size)
             fail(TGL_ERROR_INDEX_OUT_OF_RANGE, "%s",
                  index_out_of_range_message(*call.info, pos, v, p.axis_size, p.axis).c_str());
@@ -103,16 +100,16 @@ void run_index(const OpCall& call, unsigned) {
         switch (call.info->op) {
         case TGL_OP_GATHER:
         case TGL_OP_INDEX_SELECT:
-            std::memcpy(y + es * yo, x + es * (xo + load_i32(it, io) * p.x_strides[p.axis]), es);
+            std::memcpy(y + es * yo, x + es * (xo + load_index(it, io) * p.x_strides[p.axis]), es);
             break;
-        case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_i32(it, io) == c[last] ? 1.0 : 0.0, true); break;
+        case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_index(it, io) == c[last] ? 1.0 : 0.0, true); break;
         case TGL_OP_SCATTER: {
             const uint8_t* from = x + es * (xo + c[p.axis] * p.x_strides[p.axis]);
             io = p.index_offset;  // the index row of c: index[c with c[axis] = k]
             for (int d = 0; d < p.rank; ++d)
                 if (d != p.axis) io += c[d] * p.index_strides[d];
             for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k)
-                if (load_i32(it, io + k * p.index_strides[p.axis]) == c[p.axis])
+                if (load_index(it, io + k * p.index_strides[p.axis]) == c[p.axis])
                     from = src + es * (so + k * p.src_strides[p.axis]);  // the last match wins
             std::memcpy(y + es * yo, from, es);
             break;
@@ -123,7 +120,7 @@ void run_index(const OpCall& call, unsigned) {
             for (int d = 0; d < p.rank; ++d)
                 if (d != p.axis) io += c[d] * p.index_strides[d];
             for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k)
-                if (load_i32(it, io + k * p.index_strides[p.axis]) == c[p.axis])
+                if (load_index(it, io + k * p.index_strides[p.axis]) == c[p.axis])
                     acc += load_as_double(src, dt, so + k * p.src_strides[p.axis]);
             store_from_double(y, dt, yo, acc, dt == TGL_DTYPE_I32);
             break;

@@ -34,11 +34,10 @@ Operand operand(const OpCall& c, int slot) {
     return {cpu_buffer(t.buffer).bytes(), t.dtype};
 }
 
-int32_t load_index(const OpCall& c, int64_t m) {
+int64_t load_index(const OpCall& c, int64_t m) {  // i32 or i64, exact
     const MatmulPlan& p = c.matmul();
-    int32_t v;
-    std::memcpy(&v, cpu_buffer(c.inputs[size_t(p.index_input)].buffer).bytes() + 4 * (p.index_offset + m * p.index_stride), 4);
-    return v;
+    const TensorArg& t = c.inputs[size_t(p.index_input)];
+    return load_as_int64(cpu_buffer(t.buffer).bytes(), t.dtype, p.index_offset + m * p.index_stride);
 }
 
 }  // namespace
@@ -48,7 +47,7 @@ void run_matmul(const OpCall& c, unsigned threads) {
     // grouped_linear: every expert index is checked before anything is written.
     if (p.index_input >= 0)
         for (int64_t m = 0; m < p.M; ++m) {
-            const int32_t e = load_index(c, m);
+            const int64_t e = load_index(c, m);
             if (e < 0 || e >= p.experts)
                 fail(TGL_ERROR_INDEX_OUT_OF_RANGE, "%s", grouped_index_message(*c.info, m, e, p.experts).c_str());
         }

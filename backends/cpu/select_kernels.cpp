@@ -23,7 +23,8 @@ void run_select(const OpCall& call, unsigned threads) {
     const int64_t es = tgl_dtype_size(xt);
     const uint8_t* x = cpu_buffer(call.inputs[0].buffer).bytes();
     uint8_t* v = p.has_values ? cpu_buffer(call.outputs[0].buffer).bytes() : nullptr;
-    uint8_t* ix = cpu_buffer(call.outputs[p.has_values ? 1 : 0].buffer).bytes();
+    const TensorArg& indices = call.outputs[p.has_values ? 1 : 0];
+    uint8_t* ix = cpu_buffer(indices.buffer).bytes();
     // a before b: ascending, a < b with NaN the largest; descending, a > b with NaN the largest.
     // Equal keys (and two NaNs) are not ordered, so stable_sort keeps their original order.
     auto before = [desc = p.descending](double a, double b) {
@@ -54,8 +55,7 @@ void run_select(const OpCall& call, unsigned threads) {
                              [&](int64_t a, int64_t b) { return before(key[size_t(a)], key[size_t(b)]); });
             for (int64_t j = 0; j < p.k; ++j) {
                 const int64_t src = order[size_t(j)];
-                const int32_t idx = int32_t(src);
-                std::memcpy(ix + 4 * (io + j * p.i_stride), &idx, 4);
+                store_from_int64(ix, indices.dtype, io + j * p.i_stride, src);  // i32 or i64
                 if (v) std::memcpy(v + es * (vo + j * p.v_stride), x + es * (xo + src * p.x_stride), size_t(es));
             }
         }

@@ -50,7 +50,7 @@ void GlesDevice::next_check_seqs(std::vector<uint32_t>& out, size_t n) {
 
 namespace {
 // device_status.glsl's words when no error is recorded.
-const uint32_t kStatusClear[8] = {0, 0, 0xffffffffu, 0, 0, 0, 0, 0};
+const uint32_t kStatusClear[9] = {0, 0, 0xffffffffu, 0, 0, 0, 0, 0, 0};
 }  // namespace
 
 GlesDevice::DeviceCheck GlesDevice::device_check() {
@@ -75,7 +75,7 @@ void GlesDevice::read_device_status(std::thread::id waiter) {
         status = status_;
     }
     if (!status) return;  // no op has had a device check
-    uint32_t w[8];
+    uint32_t w[9];
     glBindBuffer(GL_COPY_READ_BUFFER, gl_buffer(status).name());
     const void* p = glMapBufferRange(GL_COPY_READ_BUFFER, 0, sizeof w, GL_MAP_READ_BIT);
     if (!p) {
@@ -98,7 +98,7 @@ void GlesDevice::read_device_status(std::thread::id waiter) {
     const Error error =
         code == TGL_ERROR_INDEX_OUT_OF_RANGE && info
             ? Error(code, format("%s (found on the GPU while running an op queued earlier)",
-                                 index_out_of_range_message(*info, int64_t(w[2]), int64_t(int32_t(w[3])), int64_t(w[6]),
+                                 index_out_of_range_message(*info, int64_t(w[2]), int64_t(uint64_t(w[8]) << 32 | w[3]), int64_t(w[6]),
                                                             int(w[7]))
                                      .c_str()))
             : Error(code != TGL_OK ? code : TGL_ERROR_INTERNAL,

@@ -231,7 +231,7 @@ void targets_pass(Passes& ps, const Binding& sb, int32_t tgt_off, int64_t limit,
     const OpInfo& info = *ps.call.info;
     Binding t = ps.view(ps.call.inputs[1], operand_label(info, false, 1), R::kT);
     ps.status();
-    Defines ex = {{"STATUS_BINDING", "2"}};
+    Defines ex = {{"STATUS_BINDING", "2"}, {def::kIndexDtype, str(ps.call.inputs[1].dtype)}};
     if (ignore) ex.emplace_back("IGNORE", "");
     Dispatch d = ps.make("PASS_TARGETS", {{"B_T", t}, {"B_S", sb}}, ex);
     d.bindings.push_back(ps.check.status);

@@ -7,6 +7,7 @@
 #include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
+#include "dtype_bits.h"  // backends/common
 
 #include <algorithm>
 
@@ -16,7 +17,11 @@ namespace gles {
 namespace {
 
 std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call, const char* pass, int rank, bool windowed = false) {
-    Defines d = {{pass, ""}, {def::kYDtype, str(call.outputs[0].dtype)}, {"RANK", str(rank)}, {def::kWorkgroupSize, str(dev.workgroup_size())}};
+    Defines d = {{pass, ""},
+                 {def::kYDtype, str(call.outputs[0].dtype)},
+                 {def::kIndexDtype, str(call.inputs[size_t(call.index().index_input)].dtype)},
+                 {"RANK", str(rank)},
+                 {def::kWorkgroupSize, str(dev.workgroup_size())}};
     if (call.info->op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
     if (windowed) d.emplace_back("WINDOWED", "");
     return dev.program("index.comp", d);
@@ -178,10 +183,7 @@ void run_index(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     if (!scatter) {
         Dispatch d = base;
         if (op == TGL_OP_ONE_HOT) {
-            uint32_t bits = 1;  // i32, i8, u8, bool
-            if (y.dtype == TGL_DTYPE_F32) bits = 0x3f800000u;
-            if (y.dtype == TGL_DTYPE_F16) bits = 0x3c00u;
-            if (y.dtype == TGL_DTYPE_BF16) bits = 0x3f80u;
+            const uint32_t bits = uint32_t(double_to_dtype_bits(1.0, y.dtype));  // y is a word dtype
             d.program = program("PASS_ONE_HOT", p.rank);
             d.uniforms.push_back(uniform_uint("u_one", {bits}));
         } else {

@@ -9,7 +9,10 @@ namespace tgl {
 namespace gles {
 namespace {
 
-int elem_log2(tgl_dtype dt) { return tgl_dtype_size(dt) == 4 ? 2 : (tgl_dtype_size(dt) == 2 ? 1 : 0); }
+int elem_log2(tgl_dtype dt) {
+    const uint32_t size = tgl_dtype_size(dt);
+    return size == 8 ? 3 : (size == 4 ? 2 : (size == 2 ? 1 : 0));
+}
 
 std::vector<int32_t> i32s(const int64_t* v, int n, const char* what) {
     std::vector<int32_t> out;
@@ -42,12 +45,13 @@ void add_step(GlesDevice& dev, const OpCall& call, const CopyStep& s, std::vecto
         base.bindings.push_back(dev.window(x, "inputs (x)", &x_win));
         base.uniforms.push_back(uniform_int("u_x_offset", {to_i32(x_win + (s.in_offset - x.offset), "an input offset")}));
     }
-    const bool word_out = contiguous_out(s);
+    const bool word_out = lg < 3 && contiguous_out(s);  // 8-byte elements are whole words anyway
     int64_t y_start = y_win + (s.out_offset - y.offset);
     if (word_out && s.linear && s.rank == 1) y_start += s.out_lin;  // the run starts at out_lin
     base.uniforms.push_back(uniform_int("u_y_offset", {to_i32(y_start, "an output offset")}));
     base.uniforms.push_back(uniform_uint("u_count", {count}));
-    base.uniforms.push_back(uniform_uint("u_value", {call.layout().value_bits}));
+    base.uniforms.push_back(uniform_uint("u_value", {uint32_t(call.layout().value_bits)}));
+    if (lg == 3) base.uniforms.push_back(uniform_uint("u_value_hi", {uint32_t(call.layout().value_bits >> 32)}));
     Defines defines = {{"ELEM_LOG2", str(lg)}, {"RANK", str(s.rank)}, {def::kWorkgroupSize, str(wg)}};
     if (s.rank > 0) {
         base.uniforms.push_back(uniform_int("u_shape", i32s(s.shape, s.rank, "a dim of the copy")));

@@ -79,6 +79,7 @@ void run_select(GlesDevice& dev, const OpCall& call) {
         Defines d = {{pass, ""}, {def::kWorkgroupSize, str(wg)}};
         if (rows_access) {
             d.emplace_back(def::kXDtype, str(x.dtype));
+            d.emplace_back(def::kIndexDtype, str(ind.dtype));
             d.emplace_back("OUTER_RANK", str(long(outer.size())));
         }
         if (values && p.has_values) d.emplace_back("HAS_VALUES", "");

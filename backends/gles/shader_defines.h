@@ -21,6 +21,7 @@ inline constexpr char kSrcDtype[] = "SRC_DTYPE";  // a packed operand (pack.comp
 inline constexpr char kKDtype[] = "K_DTYPE";      // attention's k, v and mask
 inline constexpr char kVDtype[] = "V_DTYPE";
 inline constexpr char kMaskDtype[] = "M_DTYPE";
+inline constexpr char kIndexDtype[] = "I_DTYPE";  // an index operand (i32 or i64; dtype.glsl's TGL_LOAD_INDEX)
 
 }  // namespace def
 }  // namespace gles

@@ -67,7 +67,7 @@ enum {
      * exactly with wrap-around (abs(INT_MIN) = neg(INT_MIN) = INT_MIN, neg of u8 x is 256 - x; see
      * "Integer arithmetic" below). Integer clamp rounds its f32 bounds inward to integers (lo up,
      * hi down) and saturates them to x's range: clamp(x, -2.5, 2.5) on i32 is clamp(x, -2, 2). */
-    /* logical_not: (x) -> (y): y = (x == 0); x of any dtype (NaN counts as nonzero), y bool or u8
+    /* logical_not: (x) -> (y): y = (x == 0); x of any dtype but i64 (NaN counts as nonzero), y bool or u8
      * (0 or 1). */
     TGL_OP_LOGICAL_NOT = 132,
 
@@ -102,7 +102,7 @@ enum {
     TGL_OP_FMOD = 207,      /* C fmod: a - trunc(a / b) * b, exact; sign of a (torch.fmod) */
     TGL_OP_REMAINDER = 208, /* Python %: a - floor(a / b) * b; sign of b (torch.remainder) */
     TGL_OP_ATAN2 = 209,     /* atan2(a, b) = angle of (b, a), C99 special values */
-    /* Logical: a and b of one dtype (any; nonzero and NaN are true), y bool or u8 (0 or 1). */
+    /* Logical: a and b of one dtype (any but i64; nonzero and NaN are true), y bool or u8 (0 or 1). */
     TGL_OP_LOGICAL_AND = 210,
     TGL_OP_LOGICAL_OR = 211,
     TGL_OP_LOGICAL_XOR = 212,
@@ -116,7 +116,7 @@ enum {
     TGL_OP_GE = 218,
     TGL_OP_FLOOR_DIVIDE = 219, /* a / b rounded toward -inf (Python //); floats floor(a / b) (since ABI 1.3) */
     /* where: (cond, a, b) -> (y), y = cond != 0 ? a : b, all three broadcast to y. cond is bool or
-     * u8; a, b and y share one dtype (any); elements are copied bit for bit. tgl_binary_params. */
+     * u8; a, b and y share one dtype (any but i64); elements are copied bit for bit. tgl_binary_params. */
     TGL_OP_WHERE = 250,
 
     /* Reductions: (x) -> (y) over a set of axes, see tgl_reduce_params. NaN propagates through
@@ -146,7 +146,7 @@ enum {
      * elements), as PyTorch: N - correction <= 0 gives inf or NaN; std = sqrt(var). */
     TGL_OP_VAR = 308,
     TGL_OP_STD = 309,
-    /* any/all: (x any dtype) -> (y bool or u8): whether any / every reduced element is nonzero (NaN
+    /* any/all: (x any dtype but i64) -> (y bool or u8): whether any / every reduced element is nonzero (NaN
      * is nonzero); over an empty set any = 0, all = 1. tgl_reduce_params. */
     TGL_OP_ANY = 310,
     TGL_OP_ALL = 311,
@@ -178,7 +178,7 @@ enum {
      *   v (..., Nv)): one fused projection whose output columns are routed to three tensors, each
      *   with its own strides (Nq, Nk, Nv come from the outputs' last dims, any of them may be 0);
      *   tgl_linear_params (the activation applies to all three).
-     * grouped_linear (mixture of experts): (x (T, K), W (E, N, K), index (T) i32, bias? (E, N))
+     * grouped_linear (mixture of experts): (x (T, K), W (E, N, K), index (T) i32 or i64, bias? (E, N))
      *   -> (y (T, N)): y[t] = act(x[t] @ W[index[t]]^T + bias[index[t]]). An index outside
      *   [0, E) is TGL_ERROR_INDEX_OUT_OF_RANGE and nothing is written, with the rules and the
      *   message of the indexing ops (CPU: from run_op; GLES: at the next call that waits).
@@ -203,10 +203,14 @@ enum {
      * fits; otherwise:
      *   to f32/f16/bf16: rounded to nearest, ties to even; beyond the largest finite value: +-inf;
      *     NaN stays NaN (quiet), -0 stays -0.
-     *   float to i32/i8/u8: truncated toward zero, then saturated to the range of y; NaN gives 0.
+     *   float to i64/i32/i16/i8/u8: truncated toward zero, then saturated to the range of y
+     *     (i64: every x >= 2^63 gives 2^63 - 1, every x <= -2^63 gives -2^63; 1.3); NaN gives 0.
      *   integer to a narrower integer: two's-complement wrap-around (keeps the low bits, as C,
-     *     NumPy and PyTorch do).
-     *   to bool: x != 0 (NaN is true, -0 is false). bool to anything: 0 or 1. */
+     *     NumPy and PyTorch do; i64 to i32 keeps the low 32 bits).
+     *   i64 to a float: rounded once to nearest, ties to even (2^53 + 1 to f32 is 2^53; never
+     *     rounded twice through an intermediate format).
+     *   to bool: x != 0 (NaN is true, -0 is false). bool to anything: 0 or 1.
+     *   i64 and i16 (ABI 1.3) go to and from every dtype. */
     TGL_OP_CAST = 500,
 
     /* Normalization. Optional operands (marked ?) are absent when their buffer handle is 0. Every
@@ -242,7 +246,7 @@ enum {
     TGL_OP_ADD_LAYER_NORM = 606,
     TGL_OP_ADD_RMS_NORM = 607,
 
-    /* Layout: (x) -> (y), any dtype (inputs and outputs of one dtype), elements copied bit for bit
+    /* Layout: (x) -> (y), any dtype (inputs and outputs of one dtype; i64 and i16 since 1.3), elements copied bit for bit
      * (NaN payloads and -0 kept). All 13 ops are one strided copy. Zero-copy views of the same
      * kinds (reshape of a contiguous tensor, permute, slice, narrow, expand) are made on the host by
      * editing a descriptor (shape, strides, byte_offset); these ops materialize them into y. Inputs
@@ -289,8 +293,11 @@ enum {
     TGL_OP_EXPAND = 711,
     TGL_OP_FLIP = 712,
 
-    /* Indexing (tgl_axis_params, NULL: axis 0; one_hot: tgl_unary_params). Indices are i32 (any
-     * other dtype is TGL_ERROR_DTYPE_MISMATCH); data operands any dtype (scatter_add: f32, f16, i32).
+    /* Indexing (tgl_axis_params, NULL: axis 0; one_hot: tgl_unary_params). Indices are i32 or
+     * (1.3) i64 (any other dtype is TGL_ERROR_DTYPE_MISMATCH; an i64 index is checked on its whole
+     * 64-bit value, so 2^32 + 3 is out of range, never 3); data operands any dtype but i64
+     * (scatter_add: f32, f16, i32). The same holds for the index of grouped_linear and
+     * embedding_backward and the target of cross_entropy(_backward).
      * Out-of-range indices: an index outside [0, size) -- negative ones included, they do NOT wrap
      * as in Python -- is TGL_ERROR_INDEX_OUT_OF_RANGE and NOTHING is written (y keeps its bytes,
      * scatter's y = x copy included). The message names the op, the first bad index in row-major
@@ -340,7 +347,7 @@ enum {
     TGL_OP_SET_ROWS = 805, /* since 1.3 */
 
     /* Selection along one axis (tgl_sort_params); x of f32, f16 or i32, values of x's dtype,
-     * indices i32 (the element's position along the axis in x). Order: numeric; NaN sorts as
+     * indices i32 or (1.3) i64 (the element's position along the axis in x). Order: numeric; NaN sorts as
      * larger than any number, +inf included (last ascending, first descending); -0.0 and +0.0
      * compare equal (tied: they keep their order, and each keeps its sign: values are x's
      * elements bit for bit, NaN payloads too). Stable in both directions: equal keys (and NaNs)
@@ -358,10 +365,11 @@ enum {
     TGL_OP_ARGSORT = 902,
 
     /* Generation: () -> (y), or (x) -> (y) for tril/triu. y may be any view (any strides, also
-     * negative); "index" below is the element's row-major (logical) index in y.
+     * negative) of any dtype but i64 (cast an i32 result); "index" below is the element's
+     * row-major (logical) index in y.
      * arange: y is 1-D, its length n is the count; y[i] = start + i * step (tgl_arange_params;
      *   start, step finite, step != 0; y any dtype but bool).
-     *   Integer y (i32, i8, u8): start and step must be integers in [-2^63, 2^63) (else
+     *   Integer y (i32, i16, i8, u8): start and step must be integers in [-2^63, 2^63) (else
      *     INVALID_ARGUMENT: use a float y and cast); y[i] is the exact integer start + i * step
      *     wrapped to y's dtype as cast wraps integers (two's complement, the low bits). Exact on
      *     every plugin.
@@ -589,7 +597,7 @@ enum {
 
     /* [grad family: ops 1500..1599] */
     /* Training gradients and losses. Float operands f32 or f16 (one dtype per op; f16 is storage,
-     * computed in f32 on the GPU, double on the CPU reference), indices/targets i32. Every
+     * computed in f32 on the GPU, double on the CPU reference), indices/targets i32 or (1.3) i64. Every
      * gradient has the shape of the forward input it belongs to; inputs and outputs may have any
      * strides (outputs not 0). dx overwrites (it is not accumulated into).
      * softmax_backward: (y, dy) -> (dx), y = softmax(scale * x) along params->axis
@@ -606,7 +614,7 @@ enum {
      *   xhat = x * rstd, dx = rstd * (g - xhat * mean(g * xhat)), dgamma = sum over rows dy * xhat.
      * cumsum_backward: (dy) -> (dx) for y = cumsum(x) with the same tgl_scan_params: the scan of dy
      *   in the other direction (exclusive stays exclusive, reverse flips).
-     * embedding_backward: (dy (..., D), index (...) i32) -> (dW (V, D)), V from dW's shape:
+     * embedding_backward: (dy (..., D), index (...) i32 or i64) -> (dW (V, D)), V from dW's shape:
      *   dW[v] = sum of dy rows whose index is v, in increasing position order (deterministic; an
      *   f32 accumulator per element on the GPU, double on the CPU), 0 for unused rows
      *   (tgl_embedding_backward_params: padding_idx's row stays 0). index rank 0..7, dy's shape =
@@ -614,7 +622,7 @@ enum {
      *   Indexing ops report it (GLES: at the next wait) and nothing is written. Gather's gradient is
      *   scatter_add (TGL_OP_SCATTER_ADD into zeros); index_select's is embedding_backward along
      *   axis 0 (or scatter_add).
-     * cross_entropy: (logits (N, C, d...), target (N, d...) i32) -> (loss)
+     * cross_entropy: (logits (N, C, d...), target (N, d...) i32 or i64) -> (loss)
      *   (tgl_cross_entropy_params; NULL: reduction mean, ignore_index -100, label_smoothing 0), as
      *   torch.nn.functional.cross_entropy with class-index targets: per position
      *   l = (1 - ls) * (lse - z[t]) + ls * (lse - mean_c(z[c])), lse the stable log-sum-exp over the

@@ -4,9 +4,10 @@
  *   1.1: op ids of conv (11xx), pooling (12xx), the linear family (401-405), attention (13xx),
  *        sequence (14xx) and training (15xx), their params structs; timer_begin, timer_end.
  *   1.2: graphs (graph_begin, graph_end, graph_replay, graph_destroy).
- *   1.3: floor_divide (219) and integer arithmetic (i32, i8, u8); graph_replay_with (a replay with
- *        new params fields and swapped buffers, tgl_graph_binding); set_rows (805); selective_scan's
- *        carried state (tgl_selective_scan_params.state_in).
+ *   1.3: dtypes i64, i16; floor_divide (219) and integer arithmetic (i32, i8, u8);
+ *        graph_replay_with (a replay with new params fields and swapped buffers,
+ *        tgl_graph_binding); set_rows (805); selective_scan's carried state
+ *        (tgl_selective_scan_params.state_in).
  * A plugin reports each op it implements through query_op.
  *
  * This header (with ops.h, the op catalogue, which it includes) is the whole contract between a
@@ -151,7 +152,13 @@ enum {
     TGL_DTYPE_I8 = 5,
     TGL_DTYPE_U8 = 6,
     TGL_DTYPE_BOOL = 7, /* one byte, 0 or 1 */
-    TGL_DTYPE_COUNT_V1_0 = 8
+    TGL_DTYPE_COUNT_V1_0 = 8,
+    /* 1.3. i64: two's complement, 8 bytes little-endian (a GPU without 64-bit integers holds it as
+     * two 32-bit words, low word first). i16: two's complement, 2 bytes. Values 10..15 are free;
+     * 16..23 are reserved for the GGUF block types. */
+    TGL_DTYPE_I64 = 8,
+    TGL_DTYPE_I16 = 9,
+    TGL_DTYPE_COUNT_V1_3 = 10 /* one past the largest dtype value of 1.3 */
 };
 
 /* Bit for a dtype in the dtype masks of tgl_op_caps. */
@@ -160,8 +167,9 @@ enum {
 /* Byte size of one element, or 0 for an unknown dtype. */
 static inline uint32_t tgl_dtype_size(tgl_dtype dt) {
     switch (dt) {
+    case TGL_DTYPE_I64: return 8;
     case TGL_DTYPE_F32: case TGL_DTYPE_I32: return 4;
-    case TGL_DTYPE_F16: case TGL_DTYPE_BF16: return 2;
+    case TGL_DTYPE_F16: case TGL_DTYPE_BF16: case TGL_DTYPE_I16: return 2;
     case TGL_DTYPE_I8: case TGL_DTYPE_U8: case TGL_DTYPE_BOOL: return 1;
     default: return 0;
     }

@@ -26,13 +26,15 @@ _NP_TO_TGL = {
     np.dtype(np.float32): abi.TGL_DTYPE_F32, np.dtype(np.float16): abi.TGL_DTYPE_F16,
     np.dtype(np.int32): abi.TGL_DTYPE_I32, np.dtype(np.int8): abi.TGL_DTYPE_I8,
     np.dtype(np.uint8): abi.TGL_DTYPE_U8, np.dtype(np.bool_): abi.TGL_DTYPE_BOOL,
+    np.dtype(np.int64): abi.TGL_DTYPE_I64, np.dtype(np.int16): abi.TGL_DTYPE_I16,
 }
 _TGL_TO_NP = {v: k for k, v in _NP_TO_TGL.items()}
 bfloat16 = "bfloat16"
 _ITEMSIZE = {abi.TGL_DTYPE_F32: 4, abi.TGL_DTYPE_F16: 2, abi.TGL_DTYPE_BF16: 2, abi.TGL_DTYPE_I32: 4,
-             abi.TGL_DTYPE_I8: 1, abi.TGL_DTYPE_U8: 1, abi.TGL_DTYPE_BOOL: 1}
-_HINT = {np.dtype(np.float64): "float32", np.dtype(np.int64): "int32", np.dtype(np.uint32): "int32",
-         np.dtype(np.int16): "int32", np.dtype(np.uint16): "int32"}
+             abi.TGL_DTYPE_I8: 1, abi.TGL_DTYPE_U8: 1, abi.TGL_DTYPE_BOOL: 1, abi.TGL_DTYPE_I64: 8,
+             abi.TGL_DTYPE_I16: 2}
+_HINT = {np.dtype(np.float64): "float32", np.dtype(np.uint64): "int64", np.dtype(np.uint32): "int64",
+         np.dtype(np.uint16): "int32"}
 
 
 def tgl_dtype(dtype):
@@ -45,7 +47,7 @@ def tgl_dtype(dtype):
     except (TypeError, KeyError):
         hint = _HINT.get(dt) if "dt" in locals() else None
         raise ValueError("dtype %r has no tensorgl equivalent (supported: float32, float16, "
-                         "bfloat16, int32, int8, uint8, bool)%s"
+                         "bfloat16, int64, int32, int16, int8, uint8, bool)%s"
                          % (str(dtype), "; convert it to %s first" % hint if hint else "")) from None
 
 
@@ -189,9 +191,9 @@ class Device:
 
     def tensor(self, data, dtype=None):
         """Copies host data (a numpy array, anything numpy.asarray takes, or a DLPack host
-        tensor) into a new contiguous tensor. Arrays keep their dtype (float64/int64 are refused:
-        tensorgl has no 64-bit types; pass dtype= or convert); Python numbers and lists become
-        float32 / int32 / bool. dtype converts on the host first."""
+        tensor) into a new contiguous tensor. Arrays keep their dtype (int64 and int16 included;
+        float64 is refused: tensorgl has no 64-bit float; pass dtype= or convert); Python numbers
+        and lists become float32 / int32 / bool. dtype converts on the host first."""
         if isinstance(data, Tensor):
             data = data.numpy()
         elif not isinstance(data, np.ndarray) and hasattr(data, "__dlpack__"):

@@ -88,7 +88,7 @@ STATUS_NAMES = {v: k for k, v in CONSTANTS.items()
                 if k == "TGL_OK" or k.startswith("TGL_ERROR_")}
 OP_NAMES = {info["id"]: name for name, info in OPS.items()}
 DTYPE_NAMES = {v: k[len("TGL_DTYPE_"):].lower() for k, v in CONSTANTS.items()
-               if k.startswith("TGL_DTYPE_") and "_COUNT" not in k}  # not TGL_DTYPE_COUNT_V1_0
+               if k.startswith("TGL_DTYPE_") and "_COUNT" not in k}  # not TGL_DTYPE_COUNT_V1_n
 
 
 def status_name(status):

@@ -2,7 +2,8 @@
 has the op (softmax(x, dim), conv2d(x, w, b, stride, padding, dilation, groups), ...); the ops
 PyTorch lacks keep their ABI names (rms_norm, linear_qkv, rope, sample, ...). Every function here
 is also an attribute of the tensorgl package. docs/python.md lists every deviation from PyTorch;
-the ones that matter most: index outputs are int32 (torch: int64); float64/int64 do not exist;
+the ones that matter most: index outputs are int32 (torch: int64); int64 is a storage and index
+dtype only (cast, layout, indices; no arithmetic); float64 does not exist;
 a fully masked attention row gives 0 (torch: NaN); training-only arguments (dropout_p > 0,
 batch_norm(training=True), embedding(max_norm=...)) raise instead of being ignored.
 """
@@ -37,14 +38,17 @@ def _as_tensor(x, like):
 
 
 def _index(x, like):
-    """An index operand as an int32 tensor (numpy int64 indices are converted, checked for range)."""
+    """An index operand as an int32 or int64 tensor: numpy int64 indices stay int64 (the op checks
+    their whole value); other integer arrays become int32 (checked to fit)."""
     if isinstance(x, Tensor):
         return x
     arr = np.asarray(x)
     if arr.dtype.kind not in "iu":
         raise TypeError("indices must be integers, got %s" % arr.dtype)
+    if arr.dtype == np.int64:
+        return like.device.tensor(arr)
     if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
-        raise ValueError("indices do not fit in int32 (tensorgl's index dtype)")
+        raise ValueError("indices do not fit in int32; pass them as int64")
     return like.device.tensor(arr.astype(np.int32))
 
 

@@ -14,15 +14,18 @@
 namespace conf {
 namespace {
 
-// Every op of ABI 1.0 as the issues that defined it specify it: name, operand counts (the most;
+// Every op of ABI 1.0..1.3 as the issues that defined it specify it: name, operand counts (the most;
 // concat/stack take 1..8 inputs, split 1..4 outputs), params struct and the dtypes each operand
 // must accept. Written out here, independently of the plugins' catalogue, so that a plugin that
 // drops an op or a dtype fails this test.
 constexpr uint32_t F = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16);  // float ops: f32, f16 storage
 constexpr uint32_t I32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
 constexpr uint32_t MASK = TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_U8);  // compare/logical results
-constexpr uint32_t ALL = F | TGL_DTYPE_BIT(TGL_DTYPE_BF16) | I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | MASK;
-constexpr uint32_t CMP = ALL & ~TGL_DTYPE_BIT(TGL_DTYPE_BF16);
+// Every dtype but i64 (1.3 added i16 wherever "any dtype" held).
+constexpr uint32_t ALL = F | TGL_DTYPE_BIT(TGL_DTYPE_BF16) | I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | MASK | TGL_DTYPE_BIT(TGL_DTYPE_I16);
+constexpr uint32_t CMP = F | I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | MASK;
+constexpr uint32_t ANY = ALL | TGL_DTYPE_BIT(TGL_DTYPE_I64);  // layout ops and cast (1.3: i64 too)
+constexpr uint32_t IDX = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I64);  // index operands (1.3: i64 too)
 constexpr uint32_t KEYS = F | I32;  // sort keys
 // Integer arithmetic (ABI 1.3): elementwise on i32/i8/u8, reductions and scans on i32.
 constexpr uint32_t INTS = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
@@ -77,7 +80,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_CUMSUM, "cumsum", sizeof(tgl_scan_params), {F | I32}, {F | I32}},
         {TGL_OP_CUMPROD, "cumprod", sizeof(tgl_scan_params), {F | I32}, {F | I32}},
         {TGL_OP_MATMUL, "matmul", sizeof(tgl_matmul_params), {F, F}, {F}},
-        {TGL_OP_CAST, "cast", un, {ALL}, {ALL}},
+        {TGL_OP_CAST, "cast", un, {ANY}, {ANY}},
         {TGL_OP_SOFTMAX, "softmax", sizeof(tgl_softmax_params), {F, F}, {F}},
         {TGL_OP_LOG_SOFTMAX, "log_softmax", sizeof(tgl_softmax_params), {F, F}, {F}},
         {TGL_OP_LAYER_NORM, "layer_norm", sizeof(tgl_layer_norm_params), {F, F, F}, {F}},
@@ -86,25 +89,25 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_BATCH_NORM, "batch_norm", sizeof(tgl_batch_norm_params), {F, F, F, F, F}, {F}},
         {TGL_OP_ADD_LAYER_NORM, "add_layer_norm", sizeof(tgl_layer_norm_params), {F, F, F, F}, {F, F}},
         {TGL_OP_ADD_RMS_NORM, "add_rms_norm", sizeof(tgl_layer_norm_params), {F, F, F}, {F, F}},
-        {TGL_OP_CONTIGUOUS, "contiguous", un, {ALL}, {ALL}},
-        {TGL_OP_CONCAT, "concat", sizeof(tgl_axis_params), std::vector<uint32_t>(8, ALL), {ALL}},
-        {TGL_OP_PAD, "pad", sizeof(tgl_pad_params), {ALL}, {ALL}}, {TGL_OP_TILE, "tile", un, {ALL}, {ALL}},
-        {TGL_OP_ROLL, "roll", sizeof(tgl_roll_params), {ALL}, {ALL}},
-        {TGL_OP_PERMUTE, "permute", sizeof(tgl_permute_params), {ALL}, {ALL}},
-        {TGL_OP_RESHAPE, "reshape", un, {ALL}, {ALL}}, {TGL_OP_SLICE, "slice", sizeof(tgl_slice_params), {ALL}, {ALL}},
-        {TGL_OP_NARROW, "narrow", sizeof(tgl_narrow_params), {ALL}, {ALL}},
-        {TGL_OP_SPLIT, "split", sizeof(tgl_axis_params), {ALL}, {ALL, ALL, ALL, ALL}},
-        {TGL_OP_STACK, "stack", sizeof(tgl_axis_params), std::vector<uint32_t>(8, ALL), {ALL}},
-        {TGL_OP_EXPAND, "expand", un, {ALL}, {ALL}}, {TGL_OP_FLIP, "flip", sizeof(tgl_flip_params), {ALL}, {ALL}},
-        {TGL_OP_GATHER, "gather", sizeof(tgl_axis_params), {ALL, I32}, {ALL}},
-        {TGL_OP_INDEX_SELECT, "index_select", sizeof(tgl_axis_params), {ALL, I32}, {ALL}},
-        {TGL_OP_SCATTER, "scatter", sizeof(tgl_axis_params), {ALL, I32, ALL}, {ALL}},
-        {TGL_OP_SCATTER_ADD, "scatter_add", sizeof(tgl_axis_params), {F | I32, I32, F | I32}, {F | I32}},
-        {TGL_OP_ONE_HOT, "one_hot", un, {I32}, {ALL}},
+        {TGL_OP_CONTIGUOUS, "contiguous", un, {ANY}, {ANY}},
+        {TGL_OP_CONCAT, "concat", sizeof(tgl_axis_params), std::vector<uint32_t>(8, ANY), {ANY}},
+        {TGL_OP_PAD, "pad", sizeof(tgl_pad_params), {ANY}, {ANY}}, {TGL_OP_TILE, "tile", un, {ANY}, {ANY}},
+        {TGL_OP_ROLL, "roll", sizeof(tgl_roll_params), {ANY}, {ANY}},
+        {TGL_OP_PERMUTE, "permute", sizeof(tgl_permute_params), {ANY}, {ANY}},
+        {TGL_OP_RESHAPE, "reshape", un, {ANY}, {ANY}}, {TGL_OP_SLICE, "slice", sizeof(tgl_slice_params), {ANY}, {ANY}},
+        {TGL_OP_NARROW, "narrow", sizeof(tgl_narrow_params), {ANY}, {ANY}},
+        {TGL_OP_SPLIT, "split", sizeof(tgl_axis_params), {ANY}, {ANY, ANY, ANY, ANY}},
+        {TGL_OP_STACK, "stack", sizeof(tgl_axis_params), std::vector<uint32_t>(8, ANY), {ANY}},
+        {TGL_OP_EXPAND, "expand", un, {ANY}, {ANY}}, {TGL_OP_FLIP, "flip", sizeof(tgl_flip_params), {ANY}, {ANY}},
+        {TGL_OP_GATHER, "gather", sizeof(tgl_axis_params), {ALL, IDX}, {ALL}},
+        {TGL_OP_INDEX_SELECT, "index_select", sizeof(tgl_axis_params), {ALL, IDX}, {ALL}},
+        {TGL_OP_SCATTER, "scatter", sizeof(tgl_axis_params), {ALL, IDX, ALL}, {ALL}},
+        {TGL_OP_SCATTER_ADD, "scatter_add", sizeof(tgl_axis_params), {F | I32, IDX, F | I32}, {F | I32}},
+        {TGL_OP_ONE_HOT, "one_hot", un, {IDX}, {ALL}},
         {TGL_OP_SET_ROWS, "set_rows", sizeof(tgl_axis_params), {ALL, I32, ALL}, {ALL}},
-        {TGL_OP_TOPK, "topk", sizeof(tgl_sort_params), {KEYS}, {KEYS, I32}},
-        {TGL_OP_SORT, "sort", sizeof(tgl_sort_params), {KEYS}, {KEYS, I32}},
-        {TGL_OP_ARGSORT, "argsort", sizeof(tgl_sort_params), {KEYS}, {I32}},
+        {TGL_OP_TOPK, "topk", sizeof(tgl_sort_params), {KEYS}, {KEYS, IDX}},
+        {TGL_OP_SORT, "sort", sizeof(tgl_sort_params), {KEYS}, {KEYS, IDX}},
+        {TGL_OP_ARGSORT, "argsort", sizeof(tgl_sort_params), {KEYS}, {IDX}},
         {TGL_OP_ARANGE, "arange", sizeof(tgl_arange_params), {}, {ALL & ~TGL_DTYPE_BIT(TGL_DTYPE_BOOL)}},
         {TGL_OP_FULL, "full", sizeof(tgl_full_params), {}, {ALL}},
         {TGL_OP_EYE, "eye", sizeof(tgl_diagonal_params), {}, {ALL}},
@@ -115,7 +118,7 @@ const std::vector<AbiOp>& abi_ops() {
         // [matmul family]
         {TGL_OP_LINEAR, "linear", sizeof(tgl_linear_params), {F, F, F}, {F}},
         {TGL_OP_LINEAR_QKV, "linear_qkv", sizeof(tgl_linear_params), {F, F, F}, {F, F, F}},
-        {TGL_OP_GROUPED_LINEAR, "grouped_linear", sizeof(tgl_linear_params), {F, F, I32, F}, {F}},
+        {TGL_OP_GROUPED_LINEAR, "grouped_linear", sizeof(tgl_linear_params), {F, F, IDX, F}, {F}},
         {TGL_OP_LINEAR_INT8, "linear_int8", sizeof(tgl_linear_params), {F, TGL_DTYPE_BIT(TGL_DTYPE_I8), F, F}, {F}},
         {TGL_OP_LINEAR_INT4, "linear_int4", sizeof(tgl_linear_int4_params),
          {F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F}, {F}},
@@ -156,9 +159,9 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", sizeof(tgl_layer_norm_params), {F, F, F}, {F, F, F}},
         {TGL_OP_RMS_NORM_BACKWARD, "rms_norm_backward", sizeof(tgl_layer_norm_params), {F, F, F}, {F, F}},
         {TGL_OP_CUMSUM_BACKWARD, "cumsum_backward", sizeof(tgl_scan_params), {F}, {F}},
-        {TGL_OP_EMBEDDING_BACKWARD, "embedding_backward", sizeof(tgl_embedding_backward_params), {F, I32}, {F}},
-        {TGL_OP_CROSS_ENTROPY, "cross_entropy", sizeof(tgl_cross_entropy_params), {F, I32}, {F}},
-        {TGL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", sizeof(tgl_cross_entropy_params), {F, I32, F}, {F}},
+        {TGL_OP_EMBEDDING_BACKWARD, "embedding_backward", sizeof(tgl_embedding_backward_params), {F, IDX}, {F}},
+        {TGL_OP_CROSS_ENTROPY, "cross_entropy", sizeof(tgl_cross_entropy_params), {F, IDX}, {F}},
+        {TGL_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_backward", sizeof(tgl_cross_entropy_params), {F, IDX, F}, {F}},
     };
     return ops;
 }

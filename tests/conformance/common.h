@@ -171,4 +171,31 @@ inline void expect_rejected(tgl_op op, const void* params, const std::vector<Inp
     EXPECT_TRUE(call.all_unchanged());
 }
 
+// An op call with an out-of-range index, and what its message must name.
+struct IndexErrorCase {
+    std::string name;
+    tgl_op op;
+    const void* params;
+    std::vector<InputArg> in;
+    OutputArg out;
+    std::vector<std::string> tokens;
+};
+
+// Runs c: the CPU plugin fails run_op, the GLES plugin the next waiting call (synchronize).
+// Expects TGL_ERROR_INDEX_OUT_OF_RANGE naming every token, nothing written, and the error reported
+// once (the next synchronize succeeds).
+inline void expect_index_out_of_range(const IndexErrorCase& c) {
+    Device& d = dev();
+    tgl_test::OpCall call(d, c.in, {c.out});
+    tgl_status st = call.run(c.op, c.params);
+    std::string msg = plug().last_error();
+    if (st == TGL_OK) {
+        st = d.api().synchronize(d.handle());
+        msg = plug().last_error();
+    }
+    EXPECT_TRUE(is_error(st, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, c.tokens)) << c.name;
+    EXPECT_TRUE(call.all_unchanged()) << c.name;
+    EXPECT_EQ(d.api().synchronize(d.handle()), TGL_OK) << plug().last_error();
+}
+
 }  // namespace conf

@@ -298,7 +298,7 @@ TEST_F(LayoutOps, TileWithExtraLeadingDims) {
 // Every dtype, with 1- and 2-byte elements at odd offsets in their words (misaligned layouts) on
 // both sides, through a transpose, a roll and a pad.
 TEST_F(LayoutOps, EveryDtypeAtOddOffsets) {
-    for (tgl_dtype dt : {F32, F16, BF16, I32, I8, U8, BOOL}) {
+    for (tgl_dtype dt : all_dtypes()) {
         SCOPED_TRACE(std::string("dtype ") + dtype_name(dt));
         std::vector<double> x(15);
         for (size_t i = 0; i < x.size(); ++i) x[i] = dt == BOOL ? double(i % 3 == 0) : (dt == U8 ? double(i * 17) : double(i) - 7);

@@ -193,6 +193,13 @@ inline std::string describe(const MultiSpec& spec) {
     return s;
 }
 
+// The outputs of one run: logical values, and the element bits of i64 outputs (whose values are
+// doubles, rounded beyond 2^53), which compare bit for bit.
+struct RunOutputs {
+    std::vector<std::vector<double>> values;
+    std::vector<std::vector<uint64_t>> i64_bits;  // empty for other dtypes
+};
+
 // Reference vs subject; EXPECTs (non-fatal) each present output's comparison. `subject`: a device
 // of the subject plugin other than its shared one (e.g. opened with a test hook).
 inline void check(const MultiSpec& spec, Device* subject = nullptr) {
@@ -201,15 +208,32 @@ inline void check(const MultiSpec& spec, Device* subject = nullptr) {
     auto run = [&](Role role) {
         try {
             Device& d = role == Role::Subject && subject ? *subject : shared_device(role);
-            return run_op_values(d, spec.op, params, spec.inputs, spec.outputs);
+            OpCall call(d, spec.inputs, spec.outputs);
+            const tgl_status s = call.run(spec.op, params);
+            if (s != TGL_OK)
+                throw Failure("plugin '" + d.plugin().name() + "' failed op " + std::to_string(spec.op) + ": " +
+                              tgl_status_name(s) + ": " + d.plugin().last_error());
+            RunOutputs r{call.read(), {}};
+            for (size_t i = 0; i < spec.outputs.size(); ++i)
+                r.i64_bits.push_back(spec.outputs[i].absent || spec.outputs[i].dtype != TGL_DTYPE_I64
+                                         ? std::vector<uint64_t>{}
+                                         : call.output(i)->read_bits());
+            return r;
         } catch (const Failure& f) {
             throw Failure(std::string(role == Role::Reference ? "reference: " : "subject: ") + f.what());
         }
     };
-    std::vector<std::vector<double>> want = run(Role::Reference);
-    std::vector<std::vector<double>> got = run(Role::Subject);
+    const RunOutputs ref = run(Role::Reference), sub = run(Role::Subject);
+    const std::vector<std::vector<double>>& want = ref.values;
+    const std::vector<std::vector<double>>& got = sub.values;
     for (size_t i = 0; i < spec.outputs.size(); ++i) {
         if (spec.outputs[i].absent) continue;
+        for (size_t k = 0; k < ref.i64_bits[i].size(); ++k)
+            if (sub.i64_bits[i][k] != ref.i64_bits[i][k]) {
+                ADD_FAILURE() << "output " << i << ": i64 element " << k << " (logical order) is 0x" << std::hex
+                              << sub.i64_bits[i][k] << ", the reference has 0x" << ref.i64_bits[i][k] << std::dec;
+                break;
+            }
         double tol = i < spec.tolerance.size() ? spec.tolerance[i] : 0.0;
         CompareMode mode = i < spec.mode.size() ? spec.mode[i] : CompareMode::Nmse;
         EXPECT_TRUE(compare(spec.outputs[i].dtype, got[i], want[i], spec.outputs[i].view.shape, tol, mode,

@@ -20,9 +20,10 @@ struct Operand {
 };
 
 // Runs op on one plugin's device with the given input operands and output (dtype, view); returns
-// the output's logical values (guards and inputs checked).
+// the output's logical values (guards and inputs checked) and, for an i64 y, its element bits in
+// *bits (the values round beyond 2^53).
 std::vector<double> run_on(Role role, tgl_op op, const void* params, const std::vector<Operand>& ins,
-                           tgl_dtype ydt, const View& yv) {
+                           tgl_dtype ydt, const View& yv, std::vector<uint64_t>* bits = nullptr) {
     Device& d = shared_device(role);
     std::vector<std::unique_ptr<DeviceTensor>> ts;
     std::vector<tgl_tensor> descs;
@@ -35,6 +36,7 @@ std::vector<double> run_on(Role role, tgl_op op, const void* params, const std::
     out.poison();
     d.run_ok(op, params, descs, {out.desc()});
     std::vector<double> y = out.read_logical();
+    if (bits && ydt == TGL_DTYPE_I64) *bits = out.read_bits();
     for (size_t i = 0; i < ts.size(); ++i) {
         ::testing::AssertionResult r = ts[i]->unchanged();
         if (!r) throw Failure(d.plugin().name() + ": input " + std::to_string(i) + " was modified: " + r.message());
@@ -44,10 +46,15 @@ std::vector<double> run_on(Role role, tgl_op op, const void* params, const std::
 
 ::testing::AssertionResult check(tgl_op op, const std::vector<Operand>& ins, tgl_dtype ydt, const View& yv,
                                  double tolerance, CompareMode mode, const std::string& what) {
-    std::vector<double> want = run_on(Role::Reference, op, nullptr, ins, ydt, yv);
-    std::vector<double> got = run_on(Role::Subject, op, nullptr, ins, ydt, yv);
+    std::vector<uint64_t> want_bits, got_bits;
+    std::vector<double> want = run_on(Role::Reference, op, nullptr, ins, ydt, yv, &want_bits);
+    std::vector<double> got = run_on(Role::Subject, op, nullptr, ins, ydt, yv, &got_bits);
     std::string desc = what + "; y " + yv.describe();
     for (size_t i = 0; i < ins.size(); ++i) desc += "; in" + std::to_string(i) + " " + dtype_name(ins[i].dtype) + " " + ins[i].view.describe();
+    for (size_t k = 0; k < want_bits.size(); ++k)
+        if (got_bits[k] != want_bits[k])
+            return ::testing::AssertionFailure() << desc << ": i64 element " << k << " is 0x" << std::hex << got_bits[k]
+                                                 << ", the reference has 0x" << want_bits[k];
     return compare(ydt, got, want, yv.shape, tolerance, mode, desc);
 }
 
@@ -63,9 +70,24 @@ ValueGen values_for(tgl_dtype dt, bool small) {
     return with_special_values(dt, base, 0.15);
 }
 
+// i64 elements as bits: any 64-bit pattern, often one of the edges (INT64_MIN/MAX, +-2^31,
+// +-2^53 +- 1, rounding ties of f32 and bf16 past 2^53); small: [-3, 3].
+Storage i64_storage(int64_t n, Rng& rng, bool small) {
+    static const std::vector<uint64_t> edges = {
+        0x8000000000000000ull, 0x7fffffffffffffffull, 0x80000000ull, 0xffffffff7fffffffull, 0xffffffffull,
+        0x100000000ull, 0x20000000000001ull, 0xffdfffffffffffffull, 0x1000001000000001ull, 0x1010000000000001ull,
+        0x1000002000000000ull, 0, 1, ~0ull};
+    Storage s = Storage::zeros(TGL_DTYPE_I64, n);
+    for (int64_t i = 0; i < n; ++i)
+        s.set_bits(i, small ? uint64_t(rng.integer(-3, 3))
+                            : rng.chance(0.3) ? rng.pick(edges) : uint64_t(rng.integer(INT64_MIN, INT64_MAX)));
+    return s;
+}
+
 Operand input(tgl_dtype dt, const Shape& shape, Rng& rng, bool small, bool allow_layouts = true) {
     View v = allow_layouts ? make_view(shape, rng.chance(0.3) ? misaligned_layout(rng) : random_layout(shape, rng, true))
                            : contiguous(shape);
+    if (dt == TGL_DTYPE_I64) return Operand{dt, v, i64_storage(v.storage, rng, small)};
     return Operand{dt, v, random_storage(dt, v.storage, rng, values_for(dt, small))};
 }
 
@@ -79,8 +101,8 @@ Shape random_shape(Rng& rng) {
     return rng.pick(shapes);
 }
 
-const std::vector<tgl_dtype> kAll = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32,
-                                     TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
+const std::vector<tgl_dtype>& kAll = all_dtypes();    // cast
+const std::vector<tgl_dtype>& kWord = word_dtypes();  // logical ops, where
 const std::vector<tgl_dtype> kCompared = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_I32,
                                           TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
 
@@ -114,7 +136,7 @@ TEST_F(DtypeDiff, CompareEveryDtype) {
 
 TEST_F(DtypeDiff, LogicalEveryDtype) {
     const tgl_op ops[] = {TGL_OP_LOGICAL_AND, TGL_OP_LOGICAL_OR, TGL_OP_LOGICAL_XOR};
-    for (tgl_dtype dt : kAll) {
+    for (tgl_dtype dt : kWord) {
         for (tgl_op op : ops) {
             Shape s = random_shape(rng_);
             tgl_dtype ydt = rng_.chance(0.5) ? TGL_DTYPE_BOOL : TGL_DTYPE_U8;
@@ -129,7 +151,7 @@ TEST_F(DtypeDiff, LogicalEveryDtype) {
 }
 
 TEST_F(DtypeDiff, WhereEveryDtypeWithBroadcasting) {
-    for (tgl_dtype dt : kAll)
+    for (tgl_dtype dt : kWord)
         for (tgl_dtype cdt : {TGL_DTYPE_BOOL, TGL_DTYPE_U8})
             for (int rep = 0; rep < 3; ++rep) {
                 Shape y = rep == 0 ? Shape{3, 5} : (rep == 1 ? Shape{2, 3, 7} : Shape{33});
@@ -199,6 +221,13 @@ TEST_F(DtypeDiff, FloatOpsInF16) {
 }
 
 TEST_F(DtypeDiff, EmptyTensors) {
+    for (tgl_dtype dt : {TGL_DTYPE_I64, TGL_DTYPE_I16}) {
+        Shape s{3, 0, 2};
+        EXPECT_TRUE(check(TGL_OP_CAST, {input(dt, s, rng_, false, false)}, TGL_DTYPE_F32, contiguous(s), 0,
+                          CompareMode::ExactBits, "empty cast " + dtype_name(dt)));
+        EXPECT_TRUE(check(TGL_OP_CAST, {input(TGL_DTYPE_F16, s, rng_, false, false)}, dt, contiguous(s), 0,
+                          CompareMode::ExactBits, "empty cast to " + dtype_name(dt)));
+    }
     for (tgl_dtype dt : {TGL_DTYPE_F16, TGL_DTYPE_I8, TGL_DTYPE_BOOL}) {
         Shape s{3, 0, 2};
         EXPECT_TRUE(check(TGL_OP_CAST, {input(dt, s, rng_, false, false)}, TGL_DTYPE_U8, contiguous(s), 0,

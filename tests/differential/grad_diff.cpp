@@ -30,7 +30,7 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, doubl
     a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
     return a;
 }
-// i32 values in [lo, hi], sometimes `special` instead, in a random view.
+// Index values (i32 or i64) in [lo, hi], sometimes `special` instead, in a random view.
 InputArg rand_index(const Shape& shape, Rng& rng, int64_t lo, int64_t hi, int64_t special = 0, double p_special = 0.0,
                     bool layouts = true) {
     int64_t n = 1;
@@ -38,9 +38,9 @@ InputArg rand_index(const Shape& shape, Rng& rng, int64_t lo, int64_t hi, int64_
     std::vector<double> v(static_cast<size_t>(n));
     for (double& x : v) x = double(rng.chance(p_special) ? special : rng.integer(lo, hi));
     InputArg a;
-    a.dtype = I32;
+    a.dtype = rng.chance(0.5) ? tgl_dtype(TGL_DTYPE_I64) : I32;  // either index dtype
     a.view = layouts ? view_of(shape, rng.chance(0.5) ? Kind::Contiguous : Kind::Permuted, rng, true) : contiguous(shape);
-    a.storage = scatter(I32, a.view, v, 0);
+    a.storage = scatter(a.dtype, a.view, v, 0);
     return a;
 }
 

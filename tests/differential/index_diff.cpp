@@ -1,6 +1,6 @@
 // Differential tests (GLES vs CPU) of the index ops: gather, index_select, scatter, scatter_add,
 // one_hot on seeded random inputs: ranks 1-4 with sizes of primes and 1s, every axis (negative
-// axes too), permuted / negative-stride / stride-0 / stepped / padded inputs and index views,
+// axes too), i32 and i64 indices, permuted / negative-stride / stride-0 / stepped / padded inputs and index views,
 // misaligned f16/u8/bool views, non-contiguous outputs, duplicate targets, empty tensors, and an
 // embedding lookup past 65,535 workgroups. Exact bits for everything but scatter_add of floats
 // (NMSE: the GPU accumulates in f32, the CPU in double; i32 exact).
@@ -38,12 +38,12 @@ InputArg data_input(tgl_dtype dt, const Shape& shape, Kind k, Rng& rng, bool spe
     return a;
 }
 
-// Indices in [0, limit) (limit 0: an empty index tensor is expected).
+// Indices in [0, limit) (limit 0: an empty index tensor is expected), i32 or i64 at random.
 InputArg index_input(const Shape& shape, int64_t limit, Kind k, Rng& rng) {
     InputArg a;
-    a.dtype = I32;
+    a.dtype = rng.chance(0.5) ? tgl_dtype(TGL_DTYPE_I64) : I32;
     a.view = view_of(shape, k, rng, true);
-    a.storage = random_storage(I32, a.view.storage, rng, int_values(I32, 0, std::max<int64_t>(limit - 1, 0)));
+    a.storage = random_storage(a.dtype, a.view.storage, rng, int_values(a.dtype, 0, std::max<int64_t>(limit - 1, 0)));
     return a;
 }
 
@@ -136,7 +136,7 @@ std::vector<IndexCase> cases() {
                                      Kind::Stepped,    Kind::Padded,   Kind::Mixed};
     const std::vector<Kind> out_kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Padded, Kind::Mixed};
     auto dtypes_of = [](tgl_op op) {
-        return op == TGL_OP_SCATTER_ADD ? std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32} : all_dtypes();
+        return op == TGL_OP_SCATTER_ADD ? std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32} : word_dtypes();
     };
     auto add = [&](const std::string& name, Opts o) {
         out.push_back({name, [o](Rng& rng) { return build(o, rng); }});

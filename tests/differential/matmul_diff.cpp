@@ -341,9 +341,9 @@ TEST_F(MatmulFamilyDiff, Grouped) {
             std::vector<double> idx = random_values(c[0], rng_, int_values(TGL_DTYPE_I32, 0, c[3] - 1));
             if (sorted) std::sort(idx.begin(), idx.end());
             InputArg index;
-            index.dtype = TGL_DTYPE_I32;
-            index.view = random_view({c[0]}, TGL_DTYPE_I32, rng_, false);
-            index.storage = random_storage(TGL_DTYPE_I32, index.view.storage, rng_, int_values(TGL_DTYPE_I32, 0, c[3] - 1));
+            index.dtype = rng_.chance(0.5) ? TGL_DTYPE_I64 : TGL_DTYPE_I32;  // either index dtype
+            index.view = random_view({c[0]}, index.dtype, rng_, false);
+            index.storage = random_storage(index.dtype, index.view.storage, rng_, int_values(index.dtype, 0, c[3] - 1));
             // Logical values in the view's order: write them through the view's element offsets.
             for (int64_t i = 0; i < c[0]; ++i) index.storage.set_value(index.view.offset + i * index.view.strides[0], idx[size_t(i)]);
             const uint32_t act = uint32_t(rng_.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1));

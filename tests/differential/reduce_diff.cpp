@@ -370,7 +370,7 @@ std::vector<std::pair<tgl_dtype, tgl_dtype>> dtypes_of(const OpDef& o) {
         return {{TGL_DTYPE_F32, TGL_DTYPE_I32}, {TGL_DTYPE_F16, TGL_DTYPE_I32}, {TGL_DTYPE_I32, TGL_DTYPE_I32}};
     if (o.op == TGL_OP_ANY || o.op == TGL_OP_ALL) {
         std::vector<std::pair<tgl_dtype, tgl_dtype>> v;
-        for (tgl_dtype x : all_dtypes()) v.push_back({x, x == TGL_DTYPE_F16 || x == TGL_DTYPE_I8 ? TGL_DTYPE_U8 : TGL_DTYPE_BOOL});
+        for (tgl_dtype x : word_dtypes()) v.push_back({x, x == TGL_DTYPE_F16 || x == TGL_DTYPE_I8 ? TGL_DTYPE_U8 : TGL_DTYPE_BOOL});
         return v;
     }
     return {{TGL_DTYPE_F32, TGL_DTYPE_F32}, {TGL_DTYPE_F16, TGL_DTYPE_F16}};

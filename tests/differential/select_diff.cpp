@@ -62,14 +62,14 @@ MultiSpec make(tgl_op op, tgl_dtype xt, const Shape& xs, int axis, bool desc, Ki
         s.outputs.push_back(v);
     }
     OutputArg i;
-    i.dtype = TGL_DTYPE_I32;
-    i.view = out_view(TGL_DTYPE_I32);
+    i.dtype = rng.chance(0.3) ? TGL_DTYPE_I64 : TGL_DTYPE_I32;  // either index dtype
+    i.view = out_view(i.dtype);
     s.outputs.push_back(i);
     s.mode = {CompareMode::ExactBits, CompareMode::ExactBits};
     const char* name = op == TGL_OP_TOPK ? "topk" : op == TGL_OP_SORT ? "sort" : "argsort";
     s.what = std::string(name) + " of " + shape_str(xs) + " " + dtype_name(xt) + " (" + kind_name(in) + ") axis " +
              std::to_string(axis) + (desc ? " descending" : " ascending") + " -> " + shape_str(ys) + " (" +
-             kind_name(out) + ")";
+             kind_name(out) + "), indices " + dtype_name(i.dtype);
     return s;
 }
 

@@ -107,7 +107,7 @@ tgl_buffer pick_buffer(Reader& r, const Buffers& b, uint32_t slot) {
 tgl_dtype pick_dtype(Reader& r, tgl_dtype base) {
     switch (r.below(12)) {
     case 11: return tgl_dtype(r.below(10));
-    case 10: return r.one_in(2) ? TGL_DTYPE_COUNT_V1_0 : tgl_dtype(r.u32());
+    case 10: return r.one_in(2) ? TGL_DTYPE_COUNT_V1_3 : tgl_dtype(r.u32());
     case 9: return TGL_DTYPE_I32;
     case 8: return TGL_DTYPE_BOOL;
     default: return base;

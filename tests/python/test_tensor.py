@@ -75,6 +75,28 @@ def test_to_dtype(dev):
     np.testing.assert_array_equal(b.numpy(), [-2.703125, -0.5, 0.5, 1.5, 300.0])
 
 
+def test_int64_and_int16_storage(dev, rng):
+    # Values past 2^53 come back bit for bit; layout ops move both words; cast wraps and rounds as
+    # plugin_api.h says; int64 numpy indices stay int64 and are checked on their whole value.
+    a = np.array([[-2**63, 2**63 - 1, 2**53 + 1], [-1, 2**32 + 5, 0x123456789abcdef0]], np.int64)
+    t = dev.tensor(a)
+    assert t.dtype == np.int64
+    np.testing.assert_array_equal(t.numpy(), a)
+    np.testing.assert_array_equal(t.T.contiguous().numpy(), a.T)
+    np.testing.assert_array_equal(t.to(np.int32).numpy(), a.astype(np.int32))  # the low 32 bits
+    np.testing.assert_array_equal(t.to(np.float32).numpy(), a.astype(np.float32))
+    np.testing.assert_array_equal(dev.tensor(np.array([1.5, -2.5, 1e30], np.float32)).to(np.int64).numpy(),
+                                  [1, -2, 2**63 - 1])
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([3, 0, 3], np.int64)
+    np.testing.assert_array_equal(tg.index_select(dev.tensor(x), 0, idx).numpy(), x[idx])
+    with pytest.raises(tg.TensorGLError, match="4294967297"):
+        tg.index_select(dev.tensor(x), 0, np.array([2**32 + 1], np.int64)).numpy()
+    h = np.array([-32768, 32767, -1], np.int16)
+    np.testing.assert_array_equal(dev.tensor(h).to(np.float32).numpy(), h.astype(np.float32))
+    np.testing.assert_array_equal(dev.tensor(h)[::-1].contiguous().numpy(), h[::-1])
+
+
 def test_operators(dev, rng):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4,)).astype(np.float32) + 3.0

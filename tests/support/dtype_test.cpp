@@ -257,7 +257,16 @@ TEST(Integers, EncodeAndDecode) {
     EXPECT_THROW(value_to_bits(TGL_DTYPE_I32, kInf), Failure);
     EXPECT_THROW(value_to_bits(TGL_DTYPE_BOOL, 2), Failure);
     EXPECT_THROW(value_to_bits(TGL_DTYPE_INVALID, 0), Failure);
-    EXPECT_THROW(dtype_size(TGL_DTYPE_COUNT_V1_0), Failure);
+    EXPECT_THROW(dtype_size(TGL_DTYPE_COUNT_V1_3), Failure);
+    // i64 takes every integer a double holds in [-2^63, 2^63); i16 its 16-bit range.
+    EXPECT_EQ(value_to_bits(TGL_DTYPE_I64, -0x1p63), 0x8000000000000000ull);
+    EXPECT_EQ(value_to_bits(TGL_DTYPE_I64, 0x1p62 + 0x1p31), 0x4000000080000000ull);
+    EXPECT_EQ(value_to_bits(TGL_DTYPE_I64, -1), ~uint64_t(0));
+    EXPECT_THROW(value_to_bits(TGL_DTYPE_I64, 0x1p63), Failure);
+    EXPECT_EQ(bits_to_value(TGL_DTYPE_I64, 0xFFFFFFFF00000000ull), -4294967296.0);
+    EXPECT_EQ(value_to_bits(TGL_DTYPE_I16, -32768), 0x8000u);
+    EXPECT_EQ(bits_to_value(TGL_DTYPE_I16, 0xFFFEu), -2);
+    EXPECT_THROW(value_to_bits(TGL_DTYPE_I16, 32768), Failure);
 }
 
 TEST(Encoding, BytesAreLittleEndian) {
@@ -268,6 +277,9 @@ TEST(Encoding, BytesAreLittleEndian) {
     EXPECT_EQ(encode_values(TGL_DTYPE_F32, {1.0}), (std::vector<uint8_t>{0x00, 0x00, 0x80, 0x3F}));
     EXPECT_EQ(encode_values(TGL_DTYPE_I8, {-1, 5}), (std::vector<uint8_t>{0xFF, 0x05}));
     EXPECT_EQ(encode_values(TGL_DTYPE_BOOL, {1, 0, 1}), (std::vector<uint8_t>{1, 0, 1}));
+    EXPECT_EQ(encode_values(TGL_DTYPE_I64, {-2, 0x1p32 + 5}),
+              (std::vector<uint8_t>{0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 5, 0, 0, 0, 1, 0, 0, 0}));
+    EXPECT_EQ(encode_values(TGL_DTYPE_I16, {-2, 0x0102}), (std::vector<uint8_t>{0xFE, 0xFF, 0x02, 0x01}));
     EXPECT_EQ(decode_values(TGL_DTYPE_I32, {0x04, 0x03, 0x02, 0x01}), std::vector<double>{0x01020304});
     EXPECT_THROW(decode_values(TGL_DTYPE_F16, {0x00, 0x3C, 0x00}), Failure);
 }
@@ -295,7 +307,7 @@ TEST(Encoding, SpecialValuesOfEveryDtypeRoundTrip) {
 }
 
 TEST(Encoding, DtypeTable) {
-    EXPECT_EQ(all_dtypes().size(), size_t(TGL_DTYPE_COUNT_V1_0 - 1));
+    EXPECT_EQ(all_dtypes().size(), size_t(TGL_DTYPE_COUNT_V1_3 - 1));
     for (tgl_dtype dt : all_dtypes()) EXPECT_EQ(dtype_size(dt), tgl_dtype_size(dt));
     EXPECT_EQ(dtype_name(TGL_DTYPE_BF16), "bf16");
     EXPECT_EQ(dtype_name(42), "dtype(42)");
@@ -378,10 +390,10 @@ TEST(Patterns, PoisonAndGapAreDistinctAndUnlikely) {
     for (tgl_dtype dt : all_dtypes()) {
         SCOPED_TRACE(dtype_name(dt));
         const uint32_t size = dtype_size(dt);
-        const uint32_t poison = poison_bits(dt), gap = gap_bits(dt);
-        if (size < 4) {
-            EXPECT_LT(poison, 1u << (8 * size));
-            EXPECT_LT(gap, 1u << (8 * size));
+        const uint64_t poison = poison_bits(dt), gap = gap_bits(dt);
+        if (size < 8) {
+            EXPECT_LT(poison, uint64_t(1) << (8 * size));
+            EXPECT_LT(gap, uint64_t(1) << (8 * size));
         }
         EXPECT_NE(poison, gap);
         const double poison_value = bits_to_value(dt, poison);

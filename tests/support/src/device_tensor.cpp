@@ -10,9 +10,9 @@ namespace {
 
 uint8_t guard_byte(uint64_t k) { return uint8_t(0x5A + 31 * k); }
 
-std::string hex_bits(uint32_t bits, uint32_t size) {
-    char text[16];
-    std::snprintf(text, sizeof text, "0x%0*x", int(2 * size), bits);
+std::string hex_bits(uint64_t bits, uint32_t size) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%0*llx", int(2 * size), (unsigned long long)bits);
     return text;
 }
 
@@ -32,9 +32,11 @@ float bits_float(uint32_t u) {
 
 float poison_value() { return bits_float(kPoisonBits); }
 
-uint32_t poison_bits(tgl_dtype dt) {
+uint64_t poison_bits(tgl_dtype dt) {
     switch (dt) {
     case TGL_DTYPE_F32: case TGL_DTYPE_I32: return kPoisonBits;
+    case TGL_DTYPE_I64: return 0x7FC0DEAD7FC0DEADull;
+    case TGL_DTYPE_I16: return 0xDEADu;
     case TGL_DTYPE_F16: return 0x7EADu;
     case TGL_DTYPE_BF16: return 0x7FEDu;
     case TGL_DTYPE_I8: case TGL_DTYPE_U8: case TGL_DTYPE_BOOL: return 0xA5u;
@@ -42,9 +44,11 @@ uint32_t poison_bits(tgl_dtype dt) {
     }
 }
 
-uint32_t gap_bits(tgl_dtype dt) {
+uint64_t gap_bits(tgl_dtype dt) {
     switch (dt) {
     case TGL_DTYPE_F32: return kGapBits;
+    case TGL_DTYPE_I64: return 0xDEADBEEFDEADBEEFull;
+    case TGL_DTYPE_I16: return 0xBEEFu;
     case TGL_DTYPE_F16: case TGL_DTYPE_BF16: return 0xFFFFu;
     case TGL_DTYPE_I32: return 0xDEADBEEFu;
     case TGL_DTYPE_I8: case TGL_DTYPE_U8: case TGL_DTYPE_BOOL: return 0xEEu;
@@ -120,9 +124,9 @@ void DeviceTensor::set_logical(const std::vector<double>& logical, double gap) {
     set_storage(scatter(dtype_, view_, logical, gap));
 }
 
-void DeviceTensor::write_output_pattern(const std::function<uint32_t(int64_t)>& bits_of_value) {
+void DeviceTensor::write_output_pattern(const std::function<uint64_t(int64_t)>& bits_of_value) {
     const uint32_t size = dtype_size(dtype_);
-    const uint32_t gap = gap_bits(dtype_);
+    const uint64_t gap = gap_bits(dtype_);
     for (int64_t e = 0; e < view_.storage; ++e) store_element_bits(&shadow_[size_t(element_byte_offset(e))], size, gap);
     for_each_offset(view_, [&](int64_t i, int64_t off) {
         store_element_bits(&shadow_[size_t(element_byte_offset(off))], size, bits_of_value(i));
@@ -131,12 +135,12 @@ void DeviceTensor::write_output_pattern(const std::function<uint32_t(int64_t)>& 
 }
 
 void DeviceTensor::poison() {
-    const uint32_t poison = poison_bits(dtype_);
+    const uint64_t poison = poison_bits(dtype_);
     write_output_pattern([poison](int64_t) { return poison; });
     poisoned_ = true;
 }
 
-void DeviceTensor::prefill_bits(size_t n_values, const std::function<uint32_t(int64_t)>& bits_of_value) {
+void DeviceTensor::prefill_bits(size_t n_values, const std::function<uint64_t(int64_t)>& bits_of_value) {
     if (int64_t(n_values) != view_.numel())
         throw Failure("DeviceTensor::prefill: " + std::to_string(n_values) + " values for " + view_.describe());
     write_output_pattern(bits_of_value);
@@ -218,7 +222,8 @@ const std::vector<uint8_t>& DeviceTensor::download_checked() {
     std::string diff = describe_diff(got, true, 12);
     if (!diff.empty()) throw Failure("out-of-view write detected: " + diff);
     if (poisoned_ && poison_detectable(dtype_)) {
-        const uint32_t size = dtype_size(dtype_), poison = poison_bits(dtype_);
+        const uint32_t size = dtype_size(dtype_);
+        const uint64_t poison = poison_bits(dtype_);
         int64_t unwritten = 0, first_unwritten = -1;
         for_each_offset(view_, [&](int64_t i, int64_t off) {
             if (load_element_bits(&got[size_t(element_byte_offset(off))], size) != poison) return;
@@ -254,6 +259,16 @@ std::vector<double> DeviceTensor::read_logical() {
         values[size_t(i)] = bits_to_value(dtype_, load_element_bits(&got[size_t(element_byte_offset(off))], size));
     });
     return values;
+}
+
+std::vector<uint64_t> DeviceTensor::read_bits() const {
+    if (poisoned_) throw Failure("DeviceTensor::read_bits: nothing read yet (call read_logical first)");
+    const uint32_t size = dtype_size(dtype_);
+    std::vector<uint64_t> bits(static_cast<size_t>(view_.numel()));
+    for_each_offset(view_, [&](int64_t i, int64_t off) {
+        bits[size_t(i)] = load_element_bits(&shadow_[size_t(element_byte_offset(off))], size);
+    });
+    return bits;
 }
 
 ::testing::AssertionResult DeviceTensor::unchanged() {

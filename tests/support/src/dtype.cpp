@@ -112,8 +112,18 @@ const FloatFormat& float_format(tgl_dtype dt) {
 }  // namespace
 
 const std::vector<tgl_dtype>& all_dtypes() {
-    static const std::vector<tgl_dtype> v = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32,
-                                             TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
+    static const std::vector<tgl_dtype> v = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_I8,
+                                             TGL_DTYPE_U8,  TGL_DTYPE_BOOL, TGL_DTYPE_I64, TGL_DTYPE_I16};
+    return v;
+}
+
+const std::vector<tgl_dtype>& word_dtypes() {
+    static const std::vector<tgl_dtype> v = [] {
+        std::vector<tgl_dtype> w;
+        for (tgl_dtype dt : all_dtypes())
+            if (dt != TGL_DTYPE_I64) w.push_back(dt);
+        return w;
+    }();
     return v;
 }
 
@@ -126,6 +136,8 @@ std::string dtype_name(tgl_dtype dt) {
     case TGL_DTYPE_I8: return "i8";
     case TGL_DTYPE_U8: return "u8";
     case TGL_DTYPE_BOOL: return "bool";
+    case TGL_DTYPE_I64: return "i64";
+    case TGL_DTYPE_I16: return "i16";
     default: return "dtype(" + std::to_string(dt) + ")";
     }
 }
@@ -140,7 +152,9 @@ bool is_float_dtype(tgl_dtype dt) { return dt == TGL_DTYPE_F32 || dt == TGL_DTYP
 
 IntRange int_range(tgl_dtype dt) {
     switch (dt) {
+    case TGL_DTYPE_I64: return {INT64_MIN, INT64_MAX};
     case TGL_DTYPE_I32: return {INT32_MIN, INT32_MAX};
+    case TGL_DTYPE_I16: return {INT16_MIN, INT16_MAX};
     case TGL_DTYPE_I8: return {INT8_MIN, INT8_MAX};
     case TGL_DTYPE_U8: return {0, UINT8_MAX};
     case TGL_DTYPE_BOOL: return {0, 1};
@@ -156,22 +170,26 @@ uint32_t f64_to_f32_bits(double d) { return uint32_t(narrow(d, kF32)); }
 float f16_bits_to_f32(uint16_t h) { return bits_float(f64_to_f32_bits(widen(h, kF16))); }
 float bf16_bits_to_f32(uint16_t b) { return bits_float(uint32_t(b) << 16); }
 
-uint32_t value_to_bits(tgl_dtype dt, double v) {
+uint64_t value_to_bits(tgl_dtype dt, double v) {
     if (is_float_dtype(dt)) return uint32_t(narrow(v, float_format(dt)));
     const IntRange range = int_range(dt);
-    if (!(v == std::floor(v) && v >= double(range.lo) && v <= double(range.hi))) {  // NaN fails too
+    // double(INT64_MAX) is 2^63, itself out of range: i64 takes v < 2^63.
+    const bool in_range = v >= double(range.lo) && (dt == TGL_DTYPE_I64 ? v < 0x1p63 : v <= double(range.hi));
+    if (!(v == std::floor(v) && in_range)) {  // NaN fails too
         char text[64];
         std::snprintf(text, sizeof text, "%.17g", v);
         throw Failure(std::string("value_to_bits: ") + text + " is not a value of " + dtype_name(dt));
     }
-    const uint32_t all_bits = dtype_size(dt) == 4 ? 0xFFFFFFFFu : (1u << (8 * dtype_size(dt))) - 1;
-    return uint32_t(int64_t(v)) & all_bits;  // two's complement in the low bytes
+    const uint64_t all_bits = dtype_size(dt) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * dtype_size(dt))) - 1;
+    return uint64_t(int64_t(v)) & all_bits;  // two's complement in the low bytes
 }
 
-double bits_to_value(tgl_dtype dt, uint32_t bits) {
+double bits_to_value(tgl_dtype dt, uint64_t bits) {
     switch (dt) {
-    case TGL_DTYPE_F32: case TGL_DTYPE_F16: case TGL_DTYPE_BF16: return widen(bits, float_format(dt));
-    case TGL_DTYPE_I32: return double(int32_t(bits));
+    case TGL_DTYPE_F32: case TGL_DTYPE_F16: case TGL_DTYPE_BF16: return widen(uint32_t(bits), float_format(dt));
+    case TGL_DTYPE_I64: return double(int64_t(bits));  // the nearest double beyond 2^53
+    case TGL_DTYPE_I32: return double(int32_t(uint32_t(bits)));
+    case TGL_DTYPE_I16: return double(int16_t(uint16_t(bits)));
     case TGL_DTYPE_I8: return double(int8_t(uint8_t(bits)));
     case TGL_DTYPE_U8: case TGL_DTYPE_BOOL: return double(uint8_t(bits));
     default: throw Failure("bits_to_value: unknown " + dtype_name(dt));
@@ -180,13 +198,13 @@ double bits_to_value(tgl_dtype dt, uint32_t bits) {
 
 double round_to_dtype(tgl_dtype dt, double v) { return bits_to_value(dt, value_to_bits(dt, v)); }
 
-uint32_t load_element_bits(const uint8_t* p, uint32_t size) {
-    uint32_t bits = 0;
-    for (uint32_t k = 0; k < size; ++k) bits |= uint32_t(p[k]) << (8 * k);
+uint64_t load_element_bits(const uint8_t* p, uint32_t size) {
+    uint64_t bits = 0;
+    for (uint32_t k = 0; k < size; ++k) bits |= uint64_t(p[k]) << (8 * k);
     return bits;
 }
 
-void store_element_bits(uint8_t* p, uint32_t size, uint32_t bits) {
+void store_element_bits(uint8_t* p, uint32_t size, uint64_t bits) {
     for (uint32_t k = 0; k < size; ++k) p[k] = uint8_t(bits >> (8 * k));
 }
 
@@ -271,14 +289,15 @@ const std::vector<double>& special_values_of(tgl_dtype dt) {
                 v.push_back(-x);
             }
         } else {
-            const IntRange r = int_range(t);
+            IntRange r = int_range(t);
+            if (t == TGL_DTYPE_I64) r = {-(int64_t(1) << 53), int64_t(1) << 53};  // values doubles hold exactly
             for (int64_t x : {r.lo, r.lo + 1, int64_t(-1), int64_t(0), int64_t(1), r.hi - 1, r.hi})
                 if (x >= r.lo && x <= r.hi && std::find(v.begin(), v.end(), double(x)) == v.end()) v.push_back(double(x));
         }
         return v;
     };
     static const std::vector<std::vector<double>> by_dtype = [] {
-        std::vector<std::vector<double>> all(TGL_DTYPE_COUNT_V1_0);
+        std::vector<std::vector<double>> all(TGL_DTYPE_COUNT_V1_3);
         for (tgl_dtype t : all_dtypes()) all[t] = make(t);
         return all;
     }();

@@ -217,16 +217,19 @@ private:
 // are held in the low dtype_size() bytes of a uint32_t and stored little-endian.
 // ------------------------------------------------------------------------------------------------
 
-// The dtypes of ABI 1.0, in enum order (f32, f16, bf16, i32, i8, u8, bool).
+// The dtypes of ABI 1.3, in enum order (f32, f16, bf16, i32, i8, u8, bool, i64, i16).
 const std::vector<tgl_dtype>& all_dtypes();
-std::string dtype_name(tgl_dtype dt);  // "f32", "f16", "bf16", "i32", "i8", "u8", "bool"; "dtype(9)"
+// all_dtypes() but i64: the dtypes whose element fits one 32-bit word, which every op that takes
+// "any dtype but i64" takes (logical ops, where, any/all, generate, index data).
+const std::vector<tgl_dtype>& word_dtypes();
+std::string dtype_name(tgl_dtype dt);  // "f32", "f16", "bf16", "i32", "i8", "u8", "bool", "i64", "i16"; "dtype(12)"
 uint32_t dtype_size(tgl_dtype dt);     // bytes per element; throws Failure for an unknown dtype
 bool is_float_dtype(tgl_dtype dt);     // f32, f16, bf16; the others compare exactly
 
 struct IntRange {
     int64_t lo, hi;  // inclusive
 };
-IntRange int_range(tgl_dtype dt);  // i32, i8, u8; bool is [0, 1]; throws Failure for float dtypes
+IntRange int_range(tgl_dtype dt);  // i64, i32, i16, i8, u8; bool is [0, 1]; throws Failure for float dtypes
 
 // Round to nearest, ties to even; overflow gives inf of the sign; a NaN stays a NaN with its sign
 // and the quiet bit set (its top payload bits kept); subnormals of the result are exact.
@@ -242,16 +245,18 @@ float bf16_bits_to_f32(uint16_t b);
 
 // Bits of logical value v in dtype dt. Floats round as above. Integer dtypes and bool need a value
 // they hold exactly (bool: 0 or 1); anything else throws Failure, since it is a bug of the test.
-uint32_t value_to_bits(tgl_dtype dt, double v);
-// Exact value of element bits. Integer dtypes sign-extend; a bool byte decodes to its byte value,
-// so a stored 2 reads as 2 (not true) and compares unequal to 1.
-double bits_to_value(tgl_dtype dt, uint32_t bits);
+uint64_t value_to_bits(tgl_dtype dt, double v);
+// Value of element bits, exact for every dtype but i64 (beyond 2^53 the nearest double: compare
+// i64 elements by their bits, as Storage::bits and DeviceTensor::read_bits give them). Integer
+// dtypes sign-extend; a bool byte decodes to its byte value, so a stored 2 reads as 2 (not true)
+// and compares unequal to 1.
+double bits_to_value(tgl_dtype dt, uint64_t bits);
 // The value dt stores for v: bits_to_value(dt, value_to_bits(dt, v)).
 double round_to_dtype(tgl_dtype dt, double v);
 
-// Raw little-endian element access, size 1, 2 or 4.
-uint32_t load_element_bits(const uint8_t* p, uint32_t size);
-void store_element_bits(uint8_t* p, uint32_t size, uint32_t bits);
+// Raw little-endian element access, size 1, 2, 4 or 8.
+uint64_t load_element_bits(const uint8_t* p, uint32_t size);
+void store_element_bits(uint8_t* p, uint32_t size, uint64_t bits);
 
 // Storage bytes of values (dtype_size(dt) bytes each) and back; bytes.size() must be a multiple of
 // the element size.
@@ -271,8 +276,8 @@ public:
     int64_t size() const { return int64_t(bytes_.size() / element_size()); }  // elements
     double value(int64_t i) const { return bits_to_value(dtype_, bits(i)); }
     void set_value(int64_t i, double v) { set_bits(i, value_to_bits(dtype_, v)); }
-    uint32_t bits(int64_t i) const { return load_element_bits(&bytes_.at(size_t(i) * element_size()), element_size()); }
-    void set_bits(int64_t i, uint32_t b) { store_element_bits(&bytes_.at(size_t(i) * element_size()), element_size(), b); }
+    uint64_t bits(int64_t i) const { return load_element_bits(&bytes_.at(size_t(i) * element_size()), element_size()); }
+    void set_bits(int64_t i, uint64_t b) { store_element_bits(&bytes_.at(size_t(i) * element_size()), element_size(), b); }
     std::vector<double> values() const { return decode_values(dtype_, bytes_); }
     const std::vector<uint8_t>& bytes() const { return bytes_; }
     std::vector<uint8_t>& bytes() { return bytes_; }
@@ -371,11 +376,12 @@ float poison_value();
 
 // Per dtype element patterns of outputs, chosen to be values no op produces from test inputs:
 //   poison (view elements before a run): f32 and i32 0x7FC0DEAD, f16 0x7EAD, bf16 0x7FED (NaNs
-//     with an unusual payload), i8, u8 and bool 0xA5 (not a bool);
-//   gap (storage the view does not cover): f32, f16, bf16 all ones (a NaN), i32 0xDEADBEEF, i8, u8
-//     and bool 0xEE.
-uint32_t poison_bits(tgl_dtype dt);
-uint32_t gap_bits(tgl_dtype dt);
+//     with an unusual payload), i64 0x7FC0DEAD7FC0DEAD, i16 0xDEAD, i8, u8 and bool 0xA5 (not a
+//     bool);
+//   gap (storage the view does not cover): f32, f16, bf16 all ones (a NaN), i32 0xDEADBEEF, i64
+//     0xDEADBEEFDEADBEEF, i16 0xBEEF, i8, u8 and bool 0xEE.
+uint64_t poison_bits(tgl_dtype dt);
+uint64_t gap_bits(tgl_dtype dt);
 // Whether an element still holding the poison was surely never written: false for i8 and u8, where
 // 0xA5 is also a value an op may write. Their unwritten elements show up in the comparison (which
 // marks got values equal to the poison).
@@ -420,6 +426,9 @@ public:
     // logical values.
     std::vector<float> read();
     std::vector<double> read_logical();
+    // The element bits of the view (logical order) as the last read() or read_logical() got them:
+    // exact for i64, whose values read_logical rounds beyond 2^53.
+    std::vector<uint64_t> read_bits() const;
     // Checks the whole buffer is exactly as last set (inputs after an op; outputs after a failed
     // or no-op call). Returns a failure describing the first differing bytes.
     ::testing::AssertionResult unchanged();
@@ -431,8 +440,8 @@ private:
     void require_f32(const char* member) const;
     void upload_storage(const uint8_t* bytes, int64_t elements);
     // Storage = gap pattern, view element i = bits_of_value(i) (logical order), then uploads.
-    void write_output_pattern(const std::function<uint32_t(int64_t)>& bits_of_value);
-    void prefill_bits(size_t n_values, const std::function<uint32_t(int64_t)>& bits_of_value);
+    void write_output_pattern(const std::function<uint64_t(int64_t)>& bits_of_value);
+    void prefill_bits(size_t n_values, const std::function<uint64_t(int64_t)>& bits_of_value);
     void upload_shadow();
     std::vector<uint8_t> download_all();
     const std::vector<uint8_t>& download_checked();
@@ -464,7 +473,8 @@ ValueGen bool_values(double p_true = 0.5);
 ValueGen with_special_values(tgl_dtype dt, ValueGen base, double p);
 // Edge values of a dtype. Floats: NaN, +-inf, +-0, +-1, +-0.5, +-2, +-largest finite, +-smallest
 // normal, +-largest and +-smallest subnormal. Integers: min, min + 1, -1, 0, 1, max - 1, max (those
-// in range). Bool: 0, 1.
+// in range; for i64 min and max are -+2^53, the edge of what a double holds exactly: tests beyond it
+// work on bits). Bool: 0, 1.
 const std::vector<double>& special_values_of(tgl_dtype dt);
 
 std::vector<double> random_values(int64_t n, Rng& rng, const ValueGen& gen);
