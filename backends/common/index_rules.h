@@ -32,6 +32,7 @@ struct IndexPlan {
     int64_t index_shape[TGL_MAX_RANK] = {};  // scatter: the index tensor's shape (rows and their length)
     int64_t axis_size = 0;  // every index must lie in [0, axis_size)
     int index_input = 1;    // inputs[index_input] is the index tensor (one_hot: 0), checked in row-major order
+    uint32_t reduction = TGL_SCATTER_REPLACE;  // scatter: TGL_SCATTER_* (tgl_axis_params, ABI 1.3)
 };
 
 // Reads the op's params, checks shapes against them and fills call.index. Throws tgl::Error.

@@ -7,8 +7,10 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
+#include "scalar_ops.h"
 #include "status.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tgl {
@@ -36,6 +38,41 @@ void check_indices(const OpCall& call) {
                  index_out_of_range_message(*call.info, pos, v, p.axis_size, p.axis).c_str());
         for (int d = t.rank - 1; d >= 0 && ++coord[d] == t.shape[d]; --d) coord[d] = 0;
     }
+}
+
+// scatter with a reduction (ABI 1.3): y = x's element combined with the src elements whose index
+// is c[axis], in increasing index position; floats in double, rounded once; i32 in wrapping
+// 32-bit arithmetic.
+void scatter_reduce(const IndexPlan& p, tgl_dtype dt, uint8_t* y, const uint8_t* x, int64_t x_at, const TensorArg& it,
+                    const uint8_t* src, int64_t so, bool in_rows, const int64_t* c) {
+    int64_t io = p.index_offset;  // the index row of c
+    for (int d = 0; d < p.rank; ++d)
+        if (d != p.axis) io += c[d] * p.index_strides[d];
+    if (dt == TGL_DTYPE_I32) {
+        int32_t acc;
+        std::memcpy(&acc, x + 4 * x_at, 4);
+        for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k) {
+            if (load_i32(it, io + k * p.index_strides[p.axis]) != c[p.axis]) continue;
+            int32_t v;
+            std::memcpy(&v, src + 4 * (so + k * p.src_strides[p.axis]), 4);
+            if (p.reduction == TGL_SCATTER_MUL) acc = int32_t(uint32_t(acc) * uint32_t(v));
+            else if (p.reduction == TGL_SCATTER_AMIN) acc = std::min(acc, v);
+            else acc = std::max(acc, v);
+        }
+        std::memcpy(y, &acc, 4);
+        return;
+    }
+    const uint32_t es = tgl_dtype_size(dt);
+    double acc = load_as_double(x, dt, x_at);
+    bool hit = false;
+    for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k) {
+        if (load_i32(it, io + k * p.index_strides[p.axis]) != c[p.axis]) continue;
+        const double v = load_as_double(src, dt, so + k * p.src_strides[p.axis]);
+        acc = p.reduction == TGL_SCATTER_MUL ? acc * v : p.reduction == TGL_SCATTER_AMIN ? minimum(acc, v) : maximum(acc, v);
+        hit = true;
+    }
+    if (hit) store_from_double(y, dt, 0, acc, false);
+    else std::memcpy(y, x + es * x_at, es);  // untouched: x's bits (NaN payloads too)
 }
 
 }  // namespace
@@ -72,6 +109,10 @@ void run_index(const OpCall& call, unsigned) {
             break;
         case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_i32(it, io) == c[last] ? 1.0 : 0.0, true); break;
         case TGL_OP_SCATTER: {
+            if (p.reduction != TGL_SCATTER_REPLACE) {
+                scatter_reduce(p, dt, y + es * yo, x, xo + c[p.axis] * p.x_strides[p.axis], it, src, so, in_rows, c);
+                break;
+            }
             const uint8_t* from = x + es * (xo + c[p.axis] * p.x_strides[p.axis]);
             io = p.index_offset;  // the index row of c: index[c with c[axis] = k]
             for (int d = 0; d < p.rank; ++d)

@@ -4,6 +4,9 @@
  *   1.1: op ids of conv (11xx), pooling (12xx), the linear family (401-405), attention (13xx),
  *        sequence (14xx) and training (15xx), their params structs; timer_begin, timer_end.
  *   1.2: graphs (graph_begin, graph_end, graph_replay, graph_destroy).
+ *   1.3: op ids asin .. atanh, gelu_quick, step (133..143); tgl_arg_reduce_params.select_last_index,
+ *        tgl_axis_params.reduction (scatter mul/amin/amax), rms_norm's optional beta input, pooling
+ *        pads of any size.
  * A plugin reports each op it implements through query_op.
  *
  * This header (with ops.h, the op catalogue, which it includes) is the whole contract between a

@@ -274,6 +274,8 @@ struct OpDef {
 const std::vector<OpDef>& ops() {
     static const std::vector<OpDef> v = {
         {"argmax", TGL_OP_ARGMAX, Family::Arg, 0},      {"argmin", TGL_OP_ARGMIN, Family::Arg, 0},
+        // extra 1: select_last_index (ABI 1.3); the values hold many ties (gen_for).
+        {"argmax_last", TGL_OP_ARGMAX, Family::Arg, 1}, {"argmin_last", TGL_OP_ARGMIN, Family::Arg, 1},
         {"logsumexp", TGL_OP_LOGSUMEXP, Family::Reduce, 0}, {"var", TGL_OP_VAR, Family::Reduce, 1},
         {"var_c0", TGL_OP_VAR, Family::Reduce, 0},       {"std", TGL_OP_STD, Family::Reduce, 1},
         {"any", TGL_OP_ANY, Family::Reduce, 0},         {"all", TGL_OP_ALL, Family::Reduce, 0},
@@ -337,7 +339,7 @@ MoreSpec make(const OpDef& o, tgl_dtype xt, tgl_dtype yt, const Shape& xs, const
     s.xt = xt;
     s.yt = yt;
     if (o.family == Family::Arg) {
-        tgl_arg_reduce_params p{sizeof(tgl_arg_reduce_params), axes.empty() ? -1 : axes[0], keep, 0};
+        tgl_arg_reduce_params p{sizeof(tgl_arg_reduce_params), axes.empty() ? -1 : axes[0], keep, 0, uint32_t(o.extra)};
         s.params = param_bytes(p);
     } else if (o.family == Family::Scan) {
         tgl_scan_params p{sizeof(tgl_scan_params), axes.empty() ? -1 : axes[0], exclusive, reverse};

@@ -109,10 +109,15 @@ UNARY = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x,
     "square": np.square, "sin": np.sin, "cos": np.cos, "erf": _erf, "floor": np.floor,
     "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tan": np.tan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "gelu_quick": lambda x: x / (1 + np.exp(-1.702 * x)), "step": lambda x: (x > 0).astype(np.float64),
 }
 # Inputs moved into the domain of the ops that need it (both the plugin and numpy get them).
 _PRE = {"sqrt": np.abs, "log": lambda x: np.abs(x) + 0.1, "log1p": np.abs,
-        "rsqrt": lambda x: np.abs(x) + 0.1, "reciprocal": lambda x: x + 0.25}
+        "rsqrt": lambda x: np.abs(x) + 0.1, "reciprocal": lambda x: x + 0.25,
+        "asin": lambda x: x / 6, "acos": lambda x: x / 6, "atanh": lambda x: x / 6.5, "acosh": lambda x: np.abs(x) + 1,
+        "tan": lambda x: x / 4}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
