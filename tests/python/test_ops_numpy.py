@@ -470,6 +470,23 @@ def test_gather_index_select(dev, r):
     same(run1(dev, "index_select", [x, rows], (4, 4), params=tg.AxisParams(0, 1)), x[:, rows])
 
 
+def test_scatter_reduce(dev, r):
+    """tg.scatter_reduce (ABI 1.3 scatter reductions): x's value combined with its sources, in index order."""
+    x = f32(r.normal(size=(3, 5)))
+    idx = r.integers(0, 5, size=(3, 4)).astype(np.int32)
+    src = f32(r.normal(size=(3, 4)))
+    ufuncs = {"prod": np.multiply, "amin": np.minimum, "amax": np.maximum}
+    for reduce, uf in ufuncs.items():
+        ref = x.astype(np.float64)
+        for i in range(3):
+            for k in range(4):
+                ref[i, idx[i, k]] = uf(ref[i, idx[i, k]], src[i, k])
+        got = tg.scatter_reduce(dev.tensor(x), 1, dev.tensor(idx), dev.tensor(src), reduce).numpy()
+        close(got, ref)
+    with pytest.raises(ValueError):
+        tg.scatter_reduce(dev.tensor(x), 1, dev.tensor(idx), dev.tensor(src), "mean")
+
+
 def test_scatter_scatter_add_one_hot(dev, r):
     x = f32(r.normal(size=(3, 5)))
     idx = r.integers(0, 5, size=(3, 4)).astype(np.int32)  # duplicates likely
