@@ -70,6 +70,28 @@ float apply_op(float a, float b) {
     return tgl_trunc(a);
 #elif defined(OP_CLAMP)
     return tgl_clamp(a, u_scalars[0], u_scalars[1]);
+#elif defined(OP_ASIN)
+    return tgl_asin(a);
+#elif defined(OP_ACOS)
+    return tgl_acos(a);
+#elif defined(OP_ATAN)
+    return tgl_atan(a);
+#elif defined(OP_SINH)
+    return tgl_sinh(a);
+#elif defined(OP_COSH)
+    return tgl_cosh(a);
+#elif defined(OP_TAN)
+    return tgl_tan(a);
+#elif defined(OP_ASINH)
+    return tgl_asinh(a);
+#elif defined(OP_ACOSH)
+    return tgl_acosh(a);
+#elif defined(OP_ATANH)
+    return tgl_atanh(a);
+#elif defined(OP_GELU_QUICK)
+    return tgl_gelu_quick(a);
+#elif defined(OP_STEP)
+    return a > 0.0 ? 1.0 : 0.0;  // NaN compares false: step(NaN) = 0, as ggml
 #elif defined(OP_ADD)
     return a + b;
 #elif defined(OP_SUB)

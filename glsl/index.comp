@@ -8,7 +8,7 @@
 //                 from u_pos_base (the check passes of every window, then their report passes);
 //   PASS_GATHER   gather and index_select: y[c] = x[c with c[axis] = index[c]];
 //   PASS_ONE_HOT  y[c] = index[c] == c[last] ? u_one : 0 (u_one: the bits of 1 in Y_DTYPE);
-//   PASS_SCATTER  scatter / scatter_add (ADD) into scratch words, t[n] for y's row-major n: x's
+//   PASS_SCATTER  scatter / scatter_add (ADD) / scatter's reductions (REDUCE_*) into scratch words, t[n] for y's row-major n: x's
 //                 element, then over k = 0, 1, ... of c's index row, where index == c[axis], the
 //                 src element replaces it (the last match wins) or is added (f32 accumulator for
 //                 float dtypes, rounded once by the commit; i32 wraps). Cost: O(row length) per
@@ -27,11 +27,32 @@
 // Passes that write y test tgl_op_failed() first, so a failed check leaves y untouched. Bindings
 // stay within 4 SSBOs: the scatter pass writes scratch (no status binding), the commit guards y.
 // Defines: one PASS_*; Y_DTYPE (x, src, y); I_DTYPE (the index: i32 or i64, two words per
-// element); ADD; RANK (1..8); WG_SIZE; WINDOWED (a piece of an op run in pieces,
-// backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and y, PASS_SET_ROWS's y are
-// the window [u_lo, u_hi) of the indexed axis).
+// element); ADD | REDUCE_MUL | REDUCE_AMIN | REDUCE_AMAX; RANK (1..8); WG_SIZE; WINDOWED (a piece
+// of an op run in pieces, backends/gles/window_split.cpp: PASS_GATHER's x, PASS_SCATTER's x and
+// y, PASS_SET_ROWS's y are the window [u_lo, u_hi) of the indexed axis).
+#include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+
+// The accumulating scatters: scatter_add (ADD) and scatter's reductions (ABI 1.3: REDUCE_MUL,
+// REDUCE_AMIN, REDUCE_AMAX) keep a running value per element; COMBINE(acc, v) is their step (i32:
+// wrapping int arithmetic; floats in f32, min/max with the NaN and -0 rules of minimum/maximum).
+#if defined(ADD) || defined(REDUCE_MUL) || defined(REDUCE_AMIN) || defined(REDUCE_AMAX)
+#define ACCUM
+#endif
+#if defined(ADD)
+#define COMBINE(a, v) ((a) + (v))
+#elif defined(REDUCE_MUL)
+#define COMBINE(a, v) ((a) * (v))
+#elif defined(REDUCE_AMIN) && Y_DTYPE == DT_I32
+#define COMBINE(a, v) min(a, v)
+#elif defined(REDUCE_AMAX) && Y_DTYPE == DT_I32
+#define COMBINE(a, v) max(a, v)
+#elif defined(REDUCE_AMIN)
+#define COMBINE(a, v) tgl_minimum(a, v)
+#elif defined(REDUCE_AMAX)
+#define COMBINE(a, v) tgl_maximum(a, v)
+#endif
 #define STATUS_BINDING 3
 #if !defined(PASS_SCATTER) && !defined(PASS_ROWS_LAST)
 #include "device_status.glsl"
@@ -105,7 +126,7 @@ void main() {
     int yo = u_y_offset;
     for (int d = 0; d < RANK; ++d) yo += c[d] * u_y_str[d];
     uint t = x_data[n];
-#if defined(ADD) && Y_DTYPE != DT_I32
+#if defined(ACCUM) && Y_DTYPE != DT_I32
     t = tgl_from_f32_bits(t, Y_DTYPE);
 #endif
     y_store_bits(yo, t);
@@ -177,12 +198,12 @@ void main() {
     uint bits = first ? x_bits(xo + c[u_axis] * u_x_str[u_axis]) : y_data[n];
     int len = in_rows ? min(u_index_shape[u_axis], u_k_end) : 0;
     int istep = u_i_str[u_axis], sstep = u_s_str[u_axis];
-#if defined(ADD) && Y_DTYPE == DT_I32
+#if defined(ACCUM) && Y_DTYPE == DT_I32
     int acc = int(bits);
     for (int k = u_k_begin; k < len; ++k)
-        if (index_at(io + k * istep) == j) acc += int(s_data[so + k * sstep]);
+        if (index_at(io + k * istep) == j) acc = COMBINE(acc, int(s_data[so + k * sstep]));  // wraps
     bits = uint(acc);
-#elif defined(ADD)
+#elif defined(ACCUM)
     // Without a match x's bits pass unchanged (no arithmetic that could flush or quiet them).
     if (first) bits = tgl_to_f32_bits(bits, Y_DTYPE);
     float acc = uintBitsToFloat(bits);
@@ -190,7 +211,7 @@ void main() {
     for (int k = u_k_begin; k < len; ++k) {
         if (index_at(io + k * istep) != j) continue;
         int s = so + k * sstep;
-        acc += tgl_to_f32(tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE), Y_DTYPE);
+        acc = COMBINE(acc, tgl_to_f32(tgl_extract(s_data[tgl_word_of(s, Y_DTYPE)], s, Y_DTYPE), Y_DTYPE));
         hit = true;
     }
     if (hit) bits = floatBitsToUint(acc);

@@ -723,3 +723,168 @@ float tgl_atan2(float a, float b) {
     }
     return tgl_copysign(t, a);
 }
+
+// ----- asin .. atanh, gelu_quick (ABI 1.3) -----------------------------------------------------
+// C99's special values spelled out; each formula keeps full f32 precision near 0 (the leading
+// term is x itself) and for large |x| (no intermediate overflows before the result does).
+
+const float TGL_PIO2_HI = 1.5707963705062866;   // pi/2 rounded to f32
+const float TGL_PIO2_LO = -4.37113900018624e-8;  // pi/2 - TGL_PIO2_HI
+const float TGL_LN2 = 0.69314718055994531;
+
+// asin(t) for 0 <= t <= 0.5 given z = t*t (Cephes asinf): t + t z P(z).
+float tgl_asin_poly(float t, float z) {
+    float p = 4.2163199048e-2;
+    p = p * z + 2.4181311049e-2;
+    p = p * z + 4.5470025998e-2;
+    p = p * z + 7.4953002686e-2;
+    p = p * z + 1.6666752422e-1;
+    return t + t * z * p;
+}
+
+// asin(x): NaN for |x| > 1, asin(+-0) = +-0. Above 0.5: pi/2 - 2 asin(sqrt((1 - |x|) / 2)), where
+// 1 - |x| is exact.
+float tgl_asin(float x) {
+    if (tgl_isnan(x)) return x;
+    float a = tgl_abs(x);
+    if (a > 1.0) return tgl_nan();
+    if (a < 1e-4) return x;  // the cubic term is below half an ulp (keeps -0 and subnormals)
+    float r;
+    if (a > 0.5) {
+        float z = 0.5 * (1.0 - a);
+        float s = tgl_asin_poly(sqrt(z), z);
+        r = (TGL_PIO2_HI - 2.0 * s) + TGL_PIO2_LO;
+    } else {
+        r = tgl_asin_poly(a, a * a);
+    }
+    return tgl_copysign(r, x);
+}
+
+// acos(x): NaN for |x| > 1, acos(1) = +0. Near +-1 from 2 asin(sqrt((1 -+ x) / 2)).
+float tgl_acos(float x) {
+    if (tgl_isnan(x)) return x;
+    float a = tgl_abs(x);
+    if (a > 1.0) return tgl_nan();
+    if (x > 0.5) {
+        float z = 0.5 * (1.0 - x);
+        return 2.0 * tgl_asin_poly(sqrt(z), z);
+    }
+    if (x < -0.5) {
+        float z = 0.5 * (1.0 + x);
+        return (2.0 * TGL_PIO2_HI - 2.0 * tgl_asin_poly(sqrt(z), z)) + 2.0 * TGL_PIO2_LO;
+    }
+    float s = a < 1e-4 ? x : tgl_copysign(tgl_asin_poly(a, a * a), x);
+    return (TGL_PIO2_HI - s) + TGL_PIO2_LO;
+}
+
+// atan(x) = atan2(x, 1): atan(+-0) = +-0, atan(+-inf) = +-pi/2.
+float tgl_atan(float x) { return tgl_atan2(x, 1.0); }
+
+// sinh(x): for |x| <= 9 from t = expm1(|x|): (t + t / (t + 1)) / 2 (accurate near 0); above, where
+// e^-|x| is below an ulp, exp(|x|) / 2 as exp(|x|) * 2^-1 (finite up to |x| = 89.4).
+float tgl_sinh(float x) {
+    if (tgl_isnan(x) || tgl_iszero(x) || tgl_isinf(x)) return x;
+    float a = tgl_abs(x);
+    float r;
+    if (a > 9.0) {
+        r = tgl_exp_scaled(a, -1.0);
+    } else {
+        float t = tgl_expm1(a);
+        r = 0.5 * (t + t / (t + 1.0));
+    }
+    return tgl_copysign(r, x);
+}
+
+// cosh(x) = (e + 1/e) / 2 with e = exp(|x|); above 9, exp(|x|) * 2^-1 (finite up to |x| = 89.4).
+float tgl_cosh(float x) {
+    if (tgl_isnan(x)) return x;
+    float a = tgl_abs(x);
+    if (tgl_isinf(a)) return a;
+    if (a > 9.0) return tgl_exp_scaled(a, -1.0);
+    float e = tgl_exp(a);
+    return 0.5 * (e + 1.0 / e);
+}
+
+// tan(r) for |r| <= pi/4 (Cephes tanf).
+float tgl_tan_poly(float r) {
+    float z = r * r;
+    float p = 9.38540185543e-3;
+    p = p * z + 3.11992232697e-3;
+    p = p * z + 2.44301354525e-2;
+    p = p * z + 5.34112807005e-2;
+    p = p * z + 1.33387994085e-1;
+    p = p * z + 3.33331568548e-1;
+    return r + r * z * p;
+}
+
+// tan(x): the argument reduced exactly as sin/cos (x = j pi/2 + r); odd j gives -1 / tan(r), so
+// near pi/2 the result keeps the precision of the reduction. tan(+-0) = +-0, tan(+-inf) = NaN.
+float tgl_tan(float x) {
+    if (tgl_isnan(x) || tgl_isinf(x)) return tgl_nan();
+    if (tgl_iszero(x)) return x;
+    float ax = tgl_abs(x);
+    if (ax < 1e-4) return x;  // the cubic term is below half an ulp
+    float t;
+    if (ax <= 0.78539816339744831) {
+        t = tgl_tan_poly(ax);
+    } else {
+        int j;
+        float r = tgl_reduce_pio2(ax, j);
+        t = tgl_tan_poly(r);
+        if ((j & 1) == 1) t = -1.0 / t;
+    }
+    return tgl_signbit(x) ? -t : t;
+}
+
+// asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); beyond 2^12, where sqrt(1 + x^2) is
+// |x| to within an f32 rounding, log(|x|) + ln 2 (x^2 never overflows).
+float tgl_asinh(float x) {
+    if (tgl_isnan(x) || tgl_isinf(x)) return x;
+    float a = tgl_abs(x);
+    if (a < 1e-4) return x;  // asinh(x) = x - x^3/6: the cubic term is below half an ulp
+    float r;
+    if (a > 4096.0) {
+        r = tgl_log(a) + TGL_LN2;
+    } else {
+        float z = a * a;
+        r = tgl_log1p(a + z / (1.0 + sqrt(1.0 + z)));
+    }
+    return tgl_copysign(r, x);
+}
+
+// acosh(x) = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact near 1); beyond 2^12 log(x) + ln 2.
+// NaN below 1, acosh(1) = +0.
+float tgl_acosh(float x) {
+    if (tgl_isnan(x)) return x;
+    if (x < 1.0) return tgl_nan();
+    if (tgl_isinf(x)) return x;
+    if (x > 4096.0) return tgl_log(x) + TGL_LN2;
+    float t = x - 1.0;
+    return tgl_log1p(t + sqrt(t * (2.0 + t)));
+}
+
+// atanh(x) = sign(x) log1p(2|x| / (1 - |x|)) / 2: NaN for |x| > 1, +-inf at +-1, +-0 kept.
+float tgl_atanh(float x) {
+    if (tgl_isnan(x)) return x;
+    float a = tgl_abs(x);
+    if (a > 1.0) return tgl_nan();
+    if (a == 1.0) return tgl_copysign(tgl_inf(), x);
+    if (a < 1e-4) return x;  // atanh(x) = x + x^3/3: the cubic term is below half an ulp
+    return tgl_copysign(0.5 * tgl_log1p(tgl_div(a + a, 1.0 - a)), x);
+}
+
+// gelu_quick(x) = x * sigmoid(1.702 x) (ggml), +inf at +inf and NaN at -inf as the gated ops.
+// exp(-t) amplifies an error of t by |t|, so t = 1.702 x is carried as th + tl: 1.702 =
+// 1.70166015625 (12 significant bits) + 3.3984375e-4, x = xh + xl (xh: x's top 12 bits), so that
+// th = 1.70166015625 xh is exact and only the small tl is rounded.
+float tgl_gelu_quick(float x) {
+    if (tgl_isnan(x)) return x;
+    if (tgl_isinf(x)) return tgl_gated_at_inf(x);
+    float xh = uintBitsToFloat(floatBitsToUint(x) & 0xfffff000u);
+    float xl = x - xh;
+    float th = 1.70166015625 * xh;
+    float tl = 1.70166015625 * xl + 3.3984375e-4 * x;
+    if (th < -160.0) return tgl_neg_zero();  // |x exp(t)| < 1e-67 (tl alone could overflow exp)
+    if (th + tl < -40.0) return tgl_ldexp(x * tgl_exp_scaled(th, 64.0) * tgl_exp(tl), -64);  // x exp(t), see tgl_mul_exp
+    return x / (1.0 + tgl_exp(-th) * tgl_exp(-tl));
+}

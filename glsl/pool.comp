@@ -287,7 +287,7 @@ void main() {
         sum += r_val(rbase + sp_off(0, i));
     END_BOX
     if (split_sum_end(e, sum)) return;
-    result = div > 0.0 ? sum / div : 0.0;
+    result = div > 0.0 ? sum / div : tgl_nan();  // a window with no input element: 0 / 0
 
 #elif defined(OP_NEAREST)
     ivec3 s;

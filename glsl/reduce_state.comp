@@ -70,7 +70,11 @@ State combine(State s, State t) {
     if (s.a < 0.0) return t;
     if (s.a != t.a) return s.a > t.a ? s : t;  // the NaN
     bool t_better;
+#if defined(SELECT_LAST)
+    if (s.a > 0.0 || s.k == t.k) t_better = t.i > s.i;  // ties (NaNs too): the last index
+#else
     if (s.a > 0.0 || s.k == t.k) t_better = t.i < s.i;
+#endif
 #if defined(OP_ARGMAX)
     else t_better = t.k > s.k;
 #else

@@ -105,7 +105,17 @@ void plan_index(OpCall& call, const void* params) {
         p.y_offset = y.offset;
         p.index_offset = index.offset;
     } else {
-        const tgl_axis_params prm = read_params(info, params, tgl_axis_params{sizeof(tgl_axis_params), 0});
+        const tgl_axis_params prm = read_params(info, params, tgl_axis_params{sizeof(tgl_axis_params), 0, 0});
+        if (info.op != TGL_OP_SCATTER) require_no_reduction(info, prm);
+        if (prm.reduction > TGL_SCATTER_AMAX)
+            fail(TGL_ERROR_INVALID_ARGUMENT,
+                 "params->reduction of op 'scatter' must be TGL_SCATTER_REPLACE (0), _MUL (1), _AMIN (2) or _AMAX (3), got %u",
+                 prm.reduction);
+        if (prm.reduction != TGL_SCATTER_REPLACE && call.outputs[0].dtype != TGL_DTYPE_F32 &&
+            call.outputs[0].dtype != TGL_DTYPE_F16 && call.outputs[0].dtype != TGL_DTYPE_I32)
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op 'scatter' with params->reduction %u takes x, src and y of f32, f16 or i32, got %s",
+                 prm.reduction, dtype_name(call.outputs[0].dtype));
+        p.reduction = prm.reduction;
         const TensorArg& x = call.inputs[0];
         const TensorArg& index = call.inputs[1];
         const int axis = x.rank == 0 ? one_axis(call, prm.axis) + 1 : normalize_axis(prm.axis, x.rank, "params->axis");

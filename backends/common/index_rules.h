@@ -38,6 +38,7 @@ struct IndexPlan {
     int index_input = 1;    // inputs[index_input] is the index tensor (one_hot: 0), checked in row-major order
     int64_t src_shape[TGL_MAX_RANK] = {};  // set_rows: src's shape (K rows along the axis)
     bool in_place = false;  // set_rows: y is x's identical view, so only the K rows are written
+    uint32_t reduction = TGL_SCATTER_REPLACE;  // scatter: TGL_SCATTER_* (tgl_axis_params, ABI 1.3)
 };
 
 // Reads the op's params, checks shapes against them and fills call.index. Throws tgl::Error.

@@ -217,7 +217,9 @@ void require_same_shapes(const OpCall& call, int axis, bool output) {
 }
 
 int32_t read_axis(const OpInfo& info, const void* params) {
-    return read_params(info, params, tgl_axis_params{sizeof(tgl_axis_params), 0}).axis;
+    const tgl_axis_params p = read_params(info, params, tgl_axis_params{sizeof(tgl_axis_params), 0, 0});
+    require_no_reduction(info, p);
+    return p.axis;
 }
 
 // Normalised, non-repeating axes[0..n) of a tensor of `rank`.

@@ -120,7 +120,10 @@ void plan_norm(OpCall& call, const void* params) {
         p.param_input[NormPlan::kGamma] = first_param;
         p.param_input[NormPlan::kBeta] = first_param + 1;
         break;
-    case TGL_OP_RMS_NORM:
+    case TGL_OP_RMS_NORM:  // beta since ABI 1.3 (an older host passes 2 inputs)
+        p.param_input[NormPlan::kGamma] = 1;
+        p.param_input[NormPlan::kBeta] = 2;
+        break;
     case TGL_OP_ADD_RMS_NORM: p.param_input[NormPlan::kGamma] = first_param; break;
     case TGL_OP_BATCH_NORM:
         p.param_input[NormPlan::kMean] = 1;
@@ -133,6 +136,10 @@ void plan_norm(OpCall& call, const void* params) {
     const char* why = op == TGL_OP_GROUP_NORM || op == TGL_OP_BATCH_NORM ? "the channels (dim 1) of x" : "the normalized dims of x";
     for (int& in : p.param_input) {
         if (in < 0) continue;
+        if (size_t(in) >= call.inputs.size()) {  // an optional trailing operand not passed at all
+            in = -1;
+            continue;
+        }
         const TensorArg& t = call.inputs[size_t(in)];
         if (!t.present()) {
             in = -1;

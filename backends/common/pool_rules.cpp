@@ -65,13 +65,13 @@ void plan_window(const OpInfo& info, const void* params, P& p, int64_t (&out)[3]
             fail(TGL_ERROR_INVALID_ARGUMENT, "params->dilation[%d] of op '%s' must be 1 or 0 (avg_pool has no dilation), got %d",
                  d, info.name, prm.dilation[d]);
         const int64_t eff = int64_t(dil) * (k - 1) + 1;
-        const int64_t limit = avg ? k / 2 : eff / 2;
+        // Any pads >= 0 (ONNX allows them; PyTorch stops at half the kernel): a window may then hold
+        // no input element (ops.h says what it gives).
         for (int side = 0; side < 2; ++side) {
             const int32_t pad = side ? prm.pad_end[d] : prm.pad_begin[d];
-            if (pad < 0 || pad > limit)
-                fail(TGL_ERROR_INVALID_ARGUMENT,
-                     "params->%s[%d] of op '%s' must be in 0..%lld (at most half the %skernel, as PyTorch requires), got %d",
-                     side ? "pad_end" : "pad_begin", d, info.name, (long long)limit, avg ? "" : "dilated ", pad);
+            if (pad < 0)
+                fail(TGL_ERROR_INVALID_ARGUMENT, "params->%s[%d] of op '%s' must be >= 0, got %d",
+                     side ? "pad_end" : "pad_begin", d, info.name, pad);
         }
         p.kernel[e] = k;
         p.stride[e] = s;

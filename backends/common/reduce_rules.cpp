@@ -77,8 +77,11 @@ void plan_reduce(OpCall& call, const void* params) {
 void plan_arg_reduce(OpCall& call, const void* params) {
     const OpInfo& info = *call.info;
     call.plan.emplace<ReducePlan>();
-    tgl_arg_reduce_params prm = read_params(info, params, tgl_arg_reduce_params{sizeof(tgl_arg_reduce_params), -1, 0, 0});
+    tgl_arg_reduce_params prm = read_params(info, params, tgl_arg_reduce_params{sizeof(tgl_arg_reduce_params), -1, 0, 0, 0});
     require_reserved_zero(info, prm.reserved);
+    if (prm.select_last_index > 1)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->select_last_index of op '%s' must be 0 or 1, got %u", info.name,
+             prm.select_last_index);
     const TensorArg& x = call.inputs[0];
     int axis = one_axis(call, prm.axis);
     if (axis >= 0 && x.shape[axis] == 0)
@@ -90,6 +93,7 @@ void plan_arg_reduce(OpCall& call, const void* params) {
         a.n_axes = 1;
         a.axes[0] = axis;
         plan_reduce_axes(call, a);
+        call.reduce().select_last = prm.select_last_index != 0;
     } else {
         // rank 0: the output is the (rank-0) index 0 of the single element.
         const TensorArg& y = call.outputs[0];

@@ -26,6 +26,8 @@ struct ReducePlan {
     // var/std: the correction (Bessel's 1 by default). norm: ord 1 or 2.
     float correction = 1.0f;
     int norm_ord = 2;
+    // argmax/argmin: the last index among tied extremes (and the last NaN) instead of the first.
+    bool select_last = false;
 };
 
 // Scans (cumsum/cumprod, and cumsum_backward of the Grad family): rows.inner_* is the scanned axis

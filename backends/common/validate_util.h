@@ -55,6 +55,23 @@ struct PublishedSizes {
     static constexpr uint32_t sizes[] = {uint32_t(sizeof(P))};
 };
 
+// The structs that a minor has grown (ops.h: their TGL_<STRUCT>_SIZE_V1_n).
+template <>
+struct PublishedSizes<tgl_arg_reduce_params> {
+    static constexpr uint32_t sizes[] = {TGL_ARG_REDUCE_PARAMS_SIZE_V1_0, TGL_ARG_REDUCE_PARAMS_SIZE_V1_3};
+};
+template <>
+struct PublishedSizes<tgl_axis_params> {
+    static constexpr uint32_t sizes[] = {TGL_AXIS_PARAMS_SIZE_V1_0, TGL_AXIS_PARAMS_SIZE_V1_3};
+};
+
+// tgl_axis_params of an op other than scatter: its reduction must be 0.
+inline void require_no_reduction(const OpInfo& info, const tgl_axis_params& p) {
+    if (p.reduction != 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->reduction of op '%s' must be 0 (a reduction is scatter's), got %u",
+             info.name, p.reduction);
+}
+
 // "8 or 12" for the message of a struct_size that is not published.
 template <class P>
 std::string published_sizes_text() {

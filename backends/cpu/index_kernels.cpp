@@ -7,6 +7,7 @@
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
+#include "scalar_ops.h"
 #include "status.h"
 
 #include <algorithm>
@@ -58,7 +59,7 @@ void run_set_rows(const OpCall& call) {
     for (int d = 0; d < p.rank; ++d) numel *= p.src_shape[d];
     std::fill(c, c + TGL_MAX_RANK, 0);
     for (int64_t n = 0; n < numel; ++n) {
-        const int64_t row = load_i32(it, p.index_offset + c[p.axis] * p.index_strides[p.axis]);
+        const int64_t row = load_index(it, p.index_offset + c[p.axis] * p.index_strides[p.axis]);
         int64_t yo = p.y_offset + row * p.y_strides[p.axis], so = p.src_offset;
         for (int d = 0; d < p.rank; ++d) {
             so += c[d] * p.src_strides[d];
@@ -67,6 +68,41 @@ void run_set_rows(const OpCall& call) {
         std::memcpy(y + es * yo, src + es * so, es);
         for (int d = last; d >= 0 && ++c[d] == p.src_shape[d]; --d) c[d] = 0;
     }
+}
+
+// scatter with a reduction (ABI 1.3): y = x's element combined with the src elements whose index
+// is c[axis], in increasing index position; floats in double, rounded once; i32 in wrapping
+// 32-bit arithmetic.
+void scatter_reduce(const IndexPlan& p, tgl_dtype dt, uint8_t* y, const uint8_t* x, int64_t x_at, const TensorArg& it,
+                    const uint8_t* src, int64_t so, bool in_rows, const int64_t* c) {
+    int64_t io = p.index_offset;  // the index row of c
+    for (int d = 0; d < p.rank; ++d)
+        if (d != p.axis) io += c[d] * p.index_strides[d];
+    if (dt == TGL_DTYPE_I32) {
+        int32_t acc;
+        std::memcpy(&acc, x + 4 * x_at, 4);
+        for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k) {
+            if (load_index(it, io + k * p.index_strides[p.axis]) != c[p.axis]) continue;
+            int32_t v;
+            std::memcpy(&v, src + 4 * (so + k * p.src_strides[p.axis]), 4);
+            if (p.reduction == TGL_SCATTER_MUL) acc = int32_t(uint32_t(acc) * uint32_t(v));
+            else if (p.reduction == TGL_SCATTER_AMIN) acc = std::min(acc, v);
+            else acc = std::max(acc, v);
+        }
+        std::memcpy(y, &acc, 4);
+        return;
+    }
+    const uint32_t es = tgl_dtype_size(dt);
+    double acc = load_as_double(x, dt, x_at);
+    bool hit = false;
+    for (int64_t k = 0; in_rows && k < p.index_shape[p.axis]; ++k) {
+        if (load_index(it, io + k * p.index_strides[p.axis]) != c[p.axis]) continue;
+        const double v = load_as_double(src, dt, so + k * p.src_strides[p.axis]);
+        acc = p.reduction == TGL_SCATTER_MUL ? acc * v : p.reduction == TGL_SCATTER_AMIN ? minimum(acc, v) : maximum(acc, v);
+        hit = true;
+    }
+    if (hit) store_from_double(y, dt, 0, acc, false);
+    else std::memcpy(y, x + es * x_at, es);  // untouched: x's bits (NaN payloads too)
 }
 
 }  // namespace
@@ -104,6 +140,10 @@ void run_index(const OpCall& call, unsigned) {
             break;
         case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_index(it, io) == c[last] ? 1.0 : 0.0, true); break;
         case TGL_OP_SCATTER: {
+            if (p.reduction != TGL_SCATTER_REPLACE) {
+                scatter_reduce(p, dt, y + es * yo, x, xo + c[p.axis] * p.x_strides[p.axis], it, src, so, in_rows, c);
+                break;
+            }
             const uint8_t* from = x + es * (xo + c[p.axis] * p.x_strides[p.axis]);
             io = p.index_offset;  // the index row of c: index[c with c[axis] = k]
             for (int d = 0; d < p.rank; ++d)

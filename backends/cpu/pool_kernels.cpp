@@ -136,7 +136,7 @@ void run_plane(const OpCall& c, const Plane& pl, std::vector<double>& acc) {
                     for (int64_t i0 = sp[0].lo; i0 < sp[0].hi; ++i0)
                         for (int64_t i1 = sp[1].lo; i1 < sp[1].hi; ++i1)
                             for (int64_t i2 = sp[2].lo; i2 < sp[2].hi; ++i2) sum += X(i0, i1, i2);
-                    store_from_double(y, dt, yo, div > 0 ? sum / div : 0.0, false);
+                    store_from_double(y, dt, yo, sum / div, false);  // div 0: a window with no element, 0 / 0
                     break;
                 }
                 case P::kNearest: {

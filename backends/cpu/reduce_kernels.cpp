@@ -170,13 +170,18 @@ void reduce_values(const OpCall& c, unsigned threads, const F& f) {
     });
 }
 
-// Index of the first largest (argmax) / smallest (argmin) value; a NaN beats every number, so the
-// first NaN wins.
-double arg_best(const std::vector<double>& v, bool largest) {
+// Index of the first (last: the last) largest (argmax) / smallest (argmin) value; a NaN beats every
+// number, so the first (last) NaN wins. -0 and +0 tie.
+double arg_best(const std::vector<double>& v, bool largest, bool last) {
     size_t best = 0;
     for (size_t i = 1; i < v.size(); ++i) {
-        if (std::isnan(v[best])) break;
-        if (std::isnan(v[i]) || (largest ? v[i] > v[best] : v[i] < v[best])) best = i;
+        const bool nan_i = std::isnan(v[i]), nan_best = std::isnan(v[best]);
+        if (nan_i || nan_best) {
+            if (nan_i && (!nan_best || last)) best = i;
+            continue;
+        }
+        if (largest ? v[i] > v[best] : v[i] < v[best]) best = i;
+        else if (last && v[i] == v[best]) best = i;
     }
     return double(best);
 }
@@ -282,8 +287,14 @@ void run_reduce(const OpCall& c, unsigned threads) {
 
 void run_arg_reduce(const OpCall& c, unsigned threads) {
     switch (c.info->op) {
-    case TGL_OP_ARGMAX: return reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, true); });
-    case TGL_OP_ARGMIN: return reduce_values(c, threads, [](const std::vector<double>& v) { return arg_best(v, false); });
+    case TGL_OP_ARGMAX: {
+        const bool last = c.reduce().select_last;
+        return reduce_values(c, threads, [last](const std::vector<double>& v) { return arg_best(v, true, last); });
+    }
+    case TGL_OP_ARGMIN: {
+        const bool last = c.reduce().select_last;
+        return reduce_values(c, threads, [last](const std::vector<double>& v) { return arg_best(v, false, last); });
+    }
     default: no_kernel(c);
     }
 }

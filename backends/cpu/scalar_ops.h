@@ -175,6 +175,16 @@ inline double floor_divide(double a, double b) {
     return floordiv;
 }
 
+// x * sigmoid(1.702 x) (ggml's gelu_quick), IEEE's product at the infinities as the other gated ops.
+constexpr double kGeluQuickCoef = 1.702;
+inline double gelu_quick(double x) {
+    if (std::isinf(x)) return gated_at_inf(x);
+    return x / (1.0 + std::exp(-kGeluQuickCoef * x));
+}
+
+// ggml's step: x > 0 ? 1 : 0, so step(+-0) = +0 and step(NaN) = 0.
+inline double step(double x) { return x > 0.0 ? 1.0 : 0.0; }
+
 // Calls visit(f) with f(double x) -> double, the scalar function of the unary op of `c`.
 template <class Visit>
 void visit_unary(const OpCall& c, Visit&& visit) {
@@ -226,6 +236,18 @@ void visit_unary(const OpCall& c, Visit&& visit) {
         const double lo = c.elementwise().scalars[0], hi = c.elementwise().scalars[1];
         return visit([lo, hi](double x) { return clamp(x, lo, hi); });
     }
+    // The C library's functions in double give C99's special values (ops.h).
+    case TGL_OP_ASIN: return visit([](double x) { return std::asin(x); });
+    case TGL_OP_ACOS: return visit([](double x) { return std::acos(x); });
+    case TGL_OP_ATAN: return visit([](double x) { return std::atan(x); });
+    case TGL_OP_SINH: return visit([](double x) { return std::sinh(x); });
+    case TGL_OP_COSH: return visit([](double x) { return std::cosh(x); });
+    case TGL_OP_TAN: return visit([](double x) { return std::tan(x); });
+    case TGL_OP_ASINH: return visit([](double x) { return std::asinh(x); });
+    case TGL_OP_ACOSH: return visit([](double x) { return std::acosh(x); });
+    case TGL_OP_ATANH: return visit([](double x) { return std::atanh(x); });
+    case TGL_OP_GELU_QUICK: return visit(gelu_quick);
+    case TGL_OP_STEP: return visit(step);
     default: fail(TGL_ERROR_INTERNAL, "cpu scalar_ops: op '%s' is not a unary op", c.info->name);
     }
 }

@@ -23,6 +23,9 @@ std::shared_ptr<const Program> index_program(GlesDevice& dev, const OpCall& call
                  {"RANK", str(rank)},
                  {def::kWorkgroupSize, str(dev.workgroup_size())}};
     if (call.info->op == TGL_OP_SCATTER_ADD) d.emplace_back("ADD", "");
+    static const char* const kReduce[] = {nullptr, "REDUCE_MUL", "REDUCE_AMIN", "REDUCE_AMAX"};  // TGL_SCATTER_*
+    if (call.info->op == TGL_OP_SCATTER && call.index().reduction != TGL_SCATTER_REPLACE)
+        d.emplace_back(kReduce[call.index().reduction], "");
     if (windowed) d.emplace_back("WINDOWED", "");
     return dev.program("index.comp", d);
 }

@@ -94,6 +94,7 @@ void run_state_reduce(GlesDevice& dev, const OpCall& call, const char* op) {
                        {"OUTER_RANK", str(long(outer.size()))},
                        {"INNER_RANK", str(long(inner.size()))},
                        {def::kWorkgroupSize, str(wg)}};
+    if (p.select_last) defines.emplace_back("SELECT_LAST", "");
     Dispatch base;
     base.program = dev.program("reduce_state.comp", defines);
     base.bindings = {yb, xb};

@@ -296,7 +296,7 @@ void layout_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
         // the other axes of every operand; the joined axis routed, one piece per joined operand
         const size_t shared = op == TGL_OP_SPLIT ? 0 : n_in;
         const TensorArg& whole = ops[shared];
-        const int axis = read_params(p, tgl_axis_params{0, 0}).axis;
+        const int axis = read_params(p, tgl_axis_params{0, 0, 0}).axis;
         const int a = whole.rank ? (axis + whole.rank) % whole.rank : 0;
         for (int d = 0; d < whole.rank; ++d) {
             std::vector<int> ax(n, -1);
@@ -415,7 +415,7 @@ void matmul_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
 void arg_reduce_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
-    const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0});
+    const tgl_arg_reduce_params prm = read_params(p, tgl_arg_reduce_params{0, -1, 0, 0, 0});
     const TensorArg& x = ops[0];
     const int axis = x.rank ? (prm.axis + x.rank) % x.rank : 0;
     for (int d = 0, yd = 0; d < x.rank; ++d) {

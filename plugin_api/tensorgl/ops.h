@@ -70,6 +70,28 @@ enum {
     /* logical_not: (x) -> (y): y = (x == 0); x of any dtype but i64 (NaN counts as nonzero), y bool or u8
      * (0 or 1). */
     TGL_OP_LOGICAL_NOT = 132,
+    /* Since ABI 1.3. Inverse trigonometric and hyperbolic functions, C99 special values:
+     * asin/atan/sinh/tan/asinh/atanh keep the sign of zero (f(-0) = -0); acos(1) = +0, acosh(1) = +0;
+     * asin, acos of |x| > 1, acosh of x < 1, atanh of |x| > 1 are NaN; atanh(+-1) = +-inf;
+     * atan(+-inf) = +-pi/2, sinh(+-inf) = +-inf, cosh(+-inf) = +inf, tan(+-inf) = NaN,
+     * asinh(+-inf) = +-inf, acosh(+inf) = +inf. sinh/cosh overflow to inf only where the exact
+     * value does (|x| > 89.4); tan's argument is reduced exactly (as sin/cos). The GPU evaluates
+     * them in f32 from formulas that keep full precision near 0 and for large |x| (sinh from expm1,
+     * asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), log(2|x|) beyond 2^12, ...);
+     * docs/ops.md states the measured ulp bounds. */
+    TGL_OP_ASIN = 133,
+    TGL_OP_ACOS = 134,
+    TGL_OP_ATAN = 135,
+    TGL_OP_SINH = 136,
+    TGL_OP_COSH = 137,
+    TGL_OP_TAN = 138,
+    TGL_OP_ASINH = 139,
+    TGL_OP_ACOSH = 140,
+    TGL_OP_ATANH = 141,
+    TGL_OP_GELU_QUICK = 142, /* since 1.3: x * sigmoid(1.702 x) (ggml's gelu_quick); gated: f(-inf) = NaN */
+    /* step, since 1.3: x > 0 ? 1 : 0 (ggml's step): step(+-0) = +0, step(NaN) = 0 (a comparison with
+     * NaN is false; the one unary float op that does not propagate NaN), step(+inf) = 1. */
+    TGL_OP_STEP = 143,
 
     /* Binary elementwise: (a, b) -> (y). a and b broadcast NumPy-style (shapes right-aligned; a
      * dim of 1 stretches); y must have exactly the broadcast shape. params: tgl_binary_params or
@@ -135,8 +157,9 @@ enum {
     TGL_OP_PROD = 304,
     /* argmax/argmin: (x) -> (y i32) along one axis (tgl_arg_reduce_params): the index of the first
      * largest/smallest element; a NaN counts as larger (argmax) or smaller (argmin) than any
-     * number, so the first NaN wins (as PyTorch). An empty axis is an error. x: f32, f16, i32, i8
-     * or u8 (i8, u8 since ABI 1.3). */
+     * number, so the first NaN wins (as PyTorch). With select_last_index (since 1.3) the last of
+     * the tied extremes, and the last NaN (as ONNX's reference: the first of the reversed axis).
+     * -0 and +0 tie. An empty axis is an error. x: f32, f16, i32, i8 or u8 (i8, u8 since ABI 1.3). */
     TGL_OP_ARGMAX = 305,
     TGL_OP_ARGMIN = 306,
     /* logsumexp: log(sum(exp(x))) computed stably (max subtracted); over an empty set -inf;
@@ -224,7 +247,9 @@ enum {
      * layer_norm: (x, gamma?, beta?) -> (y), over the last n_norm_dims dims (tgl_layer_norm_params):
      *   (x - mean) / sqrt(var + eps) * gamma + beta, biased variance (two passes: stable for large
      *   means); gamma/beta have exactly the shape of those dims; absent gamma is 1, beta 0.
-     * rms_norm: (x, gamma?) -> (y) = x / sqrt(mean(x^2) + eps) * gamma (tgl_layer_norm_params).
+     * rms_norm: (x, gamma?, beta?) -> (y) = x / sqrt(mean(x^2) + eps) * gamma + beta
+     *   (tgl_layer_norm_params); gamma and beta as layer_norm's (absent: 1 and 0). beta since 1.3
+     *   (a shifted RMS norm, as llama.cpp's norm + add): 2 or 3 inputs are accepted.
      * group_norm: (x (N, C, ...), gamma? (C), beta? (C)) -> (y) (tgl_group_norm_params): mean/var
      *   over each group of C / num_groups channels and all positions; num_groups must divide C.
      * batch_norm: (x (N, C, ...), mean (C), var (C), gamma? (C), beta? (C)) -> (y), inference form
@@ -330,6 +355,12 @@ enum {
      *   output element), no float atomics, so the same bits every run; i32 wraps. GLES computes
      *   scatter/scatter_add "owner computes": each y element scans its index row, O(numel(y) *
      *   index.shape[axis]) work in all.
+     *   scatter with params->reduction (since 1.3; x, src, y f32, f16 or i32): like scatter_add,
+     *   each y element is x's value combined with its matching src elements in increasing index
+     *   position: TGL_SCATTER_MUL multiplies (i32 wraps), TGL_SCATTER_AMIN / TGL_SCATTER_AMAX take
+     *   the minimum / maximum with the rules of the minimum/maximum ops (NaN propagates, -0 < +0);
+     *   CPU in double rounded once, GLES in f32 rounded once. An element that no index reaches
+     *   keeps x's value, bits included.
      * one_hot: (index) -> (y), y.shape = index.shape + (num_classes,), num_classes = y's last dim;
      *   1 at the index, 0 elsewhere, in any dtype of y.
      * set_rows (since 1.3; index_put along an axis, the KV-cache update): (x, index (K), src) -> (y):
@@ -458,8 +489,11 @@ enum {
      *   to the input, divided by the number of window elements inside the input
      *   (count_include_pad = 0) or inside the padded input (count_include_pad = 1: the window
      *   clipped to [-pad_begin, in + pad_end) per dim, which is PyTorch's divisor with ceil_mode).
-     * Padding limits (PyTorch's): pad_begin and pad_end <= (dilation * (kernel - 1) + 1) / 2
-     *   (max_pool) or kernel / 2 (avg_pool), so every window holds an input element.
+     * Padding: any pad_begin, pad_end >= 0 (since 1.3; ABI 1.0-1.2 took PyTorch's limits, at most
+     *   half the dilated kernel, where every window holds an input element). Wider pads (ONNX
+     *   allows them) can give windows with no input element: max_pool gives -inf there with
+     *   index -1 (max_pool_backward skips it), avg_pool with count_include_pad = 0 gives
+     *   0 / 0 = NaN, with count_include_pad = 1 gives 0 (the zeros of the padding).
      * global_max_pool / global_avg_pool: (x) -> (y): the max (NaN propagates) / the mean over all
      *   spatial dims of each (n, c); y is (N, C) or (N, C, 1, ..., 1) of x's rank
      *   (tgl_unary_params).
@@ -705,12 +739,15 @@ typedef struct tgl_reduce_params {
 } tgl_reduce_params;
 
 /* One axis (negative counts from the end); keepdims != 0 keeps it as size 1. NULL params: axis -1
- * (the last), no keepdims. */
+ * (the last), no keepdims, select_last_index 0. */
 typedef struct tgl_arg_reduce_params {
     uint32_t struct_size;
     int32_t axis;
     uint32_t keepdims;
     uint32_t reserved;
+    /* since 1.3: 0 or 1 (ONNX ArgMax/ArgMin select_last_index): 1 picks the LAST index among equal
+     * extremes, and the last NaN when the axis holds any; 0 (and the 1.0 size) the first. */
+    uint32_t select_last_index;
 } tgl_arg_reduce_params;
 
 /* As tgl_reduce_params, plus the correction (Bessel's: 1, the default with NULL params; 0 for the
@@ -802,10 +839,15 @@ typedef struct tgl_narrow_params {
 } tgl_narrow_params;
 
 /* One axis (negative counts from the end): concat, split, stack, gather, index_select, scatter,
- * scatter_add, set_rows. NULL params: axis 0. */
+ * scatter_add, set_rows. NULL params: axis 0, reduction TGL_SCATTER_REPLACE. */
+enum { TGL_SCATTER_REPLACE = 0, TGL_SCATTER_MUL = 1, TGL_SCATTER_AMIN = 2, TGL_SCATTER_AMAX = 3 };
 typedef struct tgl_axis_params {
     uint32_t struct_size;
     int32_t axis;
+    /* since 1.3, scatter only (every other op requires 0): how scatter combines y's element with
+     * the src elements that land on it (TGL_SCATTER_*; ONNX ScatterElements/ScatterND reduction
+     * mul, min, max, with x's value included). See TGL_OP_SCATTER. */
+    uint32_t reduction;
 } tgl_axis_params;
 
 /* flip: reverses axes[0..n_axes) (n_axes <= 8, negative axes from the end, no repeats). NULL
@@ -964,7 +1006,7 @@ typedef struct tgl_conv_params {
 /* max_pool, avg_pool and their backward ops. Entry d of each array is spatial dim d (dim 2 + d of
  * x); entries at d >= the number of spatial dims are ignored. kernel >= 1; stride 0 means the
  * kernel size (PyTorch's default), else >= 1; dilation 0 means 1, else >= 1 (avg_pool: 1 only);
- * pads >= 0 within PyTorch's limits (see TGL_OP_MAX_POOL), pad_begin / pad_end per side (PyTorch's
+ * pads >= 0, any size (see TGL_OP_MAX_POOL), pad_begin / pad_end per side (PyTorch's
  * symmetric padding p: both p). ceil_mode, count_include_pad: 0 or 1 (count_include_pad:
  * avg_pool only; PyTorch's default is 1). reserved: 0. NULL params: an error (the kernel size has
  * no default). */
@@ -1093,6 +1135,7 @@ typedef struct tgl_cross_entropy_params {
 #define TGL_BINARY_PARAMS_SIZE_V1_0             TGL_STRUCT_SIZE(tgl_binary_params, reserved)
 #define TGL_REDUCE_PARAMS_SIZE_V1_0             TGL_STRUCT_SIZE(tgl_reduce_params, reserved)
 #define TGL_ARG_REDUCE_PARAMS_SIZE_V1_0         TGL_STRUCT_SIZE(tgl_arg_reduce_params, reserved)
+#define TGL_ARG_REDUCE_PARAMS_SIZE_V1_3         TGL_STRUCT_SIZE(tgl_arg_reduce_params, select_last_index)
 #define TGL_VAR_PARAMS_SIZE_V1_0                TGL_STRUCT_SIZE(tgl_var_params, correction)
 #define TGL_VECTOR_NORM_PARAMS_SIZE_V1_0        TGL_STRUCT_SIZE(tgl_vector_norm_params, ord)
 #define TGL_SCAN_PARAMS_SIZE_V1_0               TGL_STRUCT_SIZE(tgl_scan_params, reverse)
@@ -1104,6 +1147,7 @@ typedef struct tgl_cross_entropy_params {
 #define TGL_SLICE_PARAMS_SIZE_V1_0              TGL_STRUCT_SIZE(tgl_slice_params, step)
 #define TGL_NARROW_PARAMS_SIZE_V1_0             TGL_STRUCT_SIZE(tgl_narrow_params, length)
 #define TGL_AXIS_PARAMS_SIZE_V1_0               TGL_STRUCT_SIZE(tgl_axis_params, axis)
+#define TGL_AXIS_PARAMS_SIZE_V1_3               TGL_STRUCT_SIZE(tgl_axis_params, reduction)
 #define TGL_FLIP_PARAMS_SIZE_V1_0               TGL_STRUCT_SIZE(tgl_flip_params, axes)
 #define TGL_PAD_PARAMS_SIZE_V1_0                TGL_STRUCT_SIZE(tgl_pad_params, after)
 #define TGL_ROLL_PARAMS_SIZE_V1_0               TGL_STRUCT_SIZE(tgl_roll_params, shifts)
@@ -1144,7 +1188,8 @@ TGL_STATIC_ASSERT(offsetof(tgl_clamp_params, max) == 8, "tgl_clamp_params layout
 TGL_STATIC_ASSERT(sizeof(tgl_reduce_params) == 48, "tgl_reduce_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_reduce_params, n_axes) == 8, "tgl_reduce_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_reduce_params, axes) == 12, "tgl_reduce_params layout");
-TGL_STATIC_ASSERT(sizeof(tgl_arg_reduce_params) == 16, "tgl_arg_reduce_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_arg_reduce_params) == 20, "tgl_arg_reduce_params layout");
+TGL_STATIC_ASSERT(TGL_ARG_REDUCE_PARAMS_SIZE_V1_0 == 16, "tgl_arg_reduce_params v1.0 size");
 TGL_STATIC_ASSERT(offsetof(tgl_arg_reduce_params, keepdims) == 8, "tgl_arg_reduce_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_var_params) == 48, "tgl_var_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_var_params, correction) == 44, "tgl_var_params layout");
@@ -1161,7 +1206,8 @@ TGL_STATIC_ASSERT(sizeof(tgl_permute_params) == 40, "tgl_permute_params layout")
 TGL_STATIC_ASSERT(sizeof(tgl_slice_params) == 32, "tgl_slice_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_slice_params, start) == 8, "tgl_slice_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_narrow_params) == 24, "tgl_narrow_params layout");
-TGL_STATIC_ASSERT(sizeof(tgl_axis_params) == 8, "tgl_axis_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_axis_params) == 12, "tgl_axis_params layout");
+TGL_STATIC_ASSERT(TGL_AXIS_PARAMS_SIZE_V1_0 == 8, "tgl_axis_params v1.0 size");
 TGL_STATIC_ASSERT(sizeof(tgl_flip_params) == 40, "tgl_flip_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_pad_params) == 144, "tgl_pad_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_pad_params, value) == 8, "tgl_pad_params layout");
@@ -1217,7 +1263,7 @@ TGL_STATIC_ASSERT(sizeof(tgl_softplus_params) == TGL_SOFTPLUS_PARAMS_SIZE_V1_0, 
 TGL_STATIC_ASSERT(sizeof(tgl_clamp_params) == TGL_CLAMP_PARAMS_SIZE_V1_0, "tgl_clamp_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_binary_params) == TGL_BINARY_PARAMS_SIZE_V1_0, "tgl_binary_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_reduce_params) == TGL_REDUCE_PARAMS_SIZE_V1_0, "tgl_reduce_params has no tail padding");
-TGL_STATIC_ASSERT(sizeof(tgl_arg_reduce_params) == TGL_ARG_REDUCE_PARAMS_SIZE_V1_0, "tgl_arg_reduce_params has no tail padding");
+TGL_STATIC_ASSERT(sizeof(tgl_arg_reduce_params) == TGL_ARG_REDUCE_PARAMS_SIZE_V1_3, "tgl_arg_reduce_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_var_params) == TGL_VAR_PARAMS_SIZE_V1_0, "tgl_var_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_vector_norm_params) == TGL_VECTOR_NORM_PARAMS_SIZE_V1_0, "tgl_vector_norm_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_scan_params) == TGL_SCAN_PARAMS_SIZE_V1_0, "tgl_scan_params has no tail padding");
@@ -1228,7 +1274,7 @@ TGL_STATIC_ASSERT(sizeof(tgl_batch_norm_params) == TGL_BATCH_NORM_PARAMS_SIZE_V1
 TGL_STATIC_ASSERT(sizeof(tgl_permute_params) == TGL_PERMUTE_PARAMS_SIZE_V1_0, "tgl_permute_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_slice_params) == TGL_SLICE_PARAMS_SIZE_V1_0, "tgl_slice_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_narrow_params) == TGL_NARROW_PARAMS_SIZE_V1_0, "tgl_narrow_params has no tail padding");
-TGL_STATIC_ASSERT(sizeof(tgl_axis_params) == TGL_AXIS_PARAMS_SIZE_V1_0, "tgl_axis_params has no tail padding");
+TGL_STATIC_ASSERT(sizeof(tgl_axis_params) == TGL_AXIS_PARAMS_SIZE_V1_3, "tgl_axis_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_flip_params) == TGL_FLIP_PARAMS_SIZE_V1_0, "tgl_flip_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_pad_params) == TGL_PAD_PARAMS_SIZE_V1_0, "tgl_pad_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_roll_params) == TGL_ROLL_PARAMS_SIZE_V1_0, "tgl_roll_params has no tail padding");

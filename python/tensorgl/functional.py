@@ -75,7 +75,8 @@ def _reduced_shape(shape, dims, keepdim):
 # Same name and meaning in torch, no arguments besides the tensor: the ABI ops as they are.
 for _name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "silu", "sign", "selu", "hardsigmoid",
               "hardswish", "mish", "expm1", "log1p", "rsqrt", "reciprocal", "square", "sin", "cos", "erf",
-              "floor", "ceil", "round", "trunc", "logical_not", "abs", "neg"):
+              "floor", "ceil", "round", "trunc", "logical_not", "abs", "neg", "asin", "acos", "atan", "sinh",
+              "cosh", "tan", "asinh", "acosh", "atanh"):
     globals()[_name] = getattr(ops, _name)
 
 
@@ -441,6 +442,22 @@ def index_copy(x, dim, index, src):
 def scatter_add(x, dim, index, src):
     index = _index(index, x)
     return ops.scatter_add(x, index, src, y=x.device.empty(x.shape, x.dtype), axis=dim)
+
+
+_SCATTER_REDUCE = {"prod": abi.TGL_SCATTER_MUL, "amin": abi.TGL_SCATTER_AMIN, "amax": abi.TGL_SCATTER_AMAX}
+
+
+def scatter_reduce(x, dim, index, src, reduce, include_self=True):
+    """torch.scatter_reduce with include_self=True: 'sum' (scatter_add), 'prod', 'amin', 'amax'
+    (scatter's reduction, ABI 1.3); 'mean' and include_self=False are not ops of the ABI."""
+    if not include_self:
+        raise ValueError("scatter_reduce: include_self=False is not supported (x's value is always included)")
+    if reduce == "sum":
+        return scatter_add(x, dim, index, src)
+    if reduce not in _SCATTER_REDUCE:
+        raise ValueError("scatter_reduce: reduce must be 'sum', 'prod', 'amin' or 'amax', got %r" % (reduce,))
+    index = _index(index, x)
+    return ops.scatter(x, index, src, y=x.device.empty(x.shape, x.dtype), axis=dim, reduction=_SCATTER_REDUCE[reduce])
 
 
 def one_hot(tensor, num_classes=-1, dtype=np.int32):

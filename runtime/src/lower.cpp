@@ -558,20 +558,6 @@ void lower_thresholded_relu(Lowering& L) {
     L.emit<tgl_binary_params>(TGL_OP_WHERE, nullptr, {m, x, L.constant(ty, {}, {0.0})}, {L.out(0, s)});
 }
 
-void lower_atan(Lowering& L) {  // atan(x) = atan2(x, 1)
-    Operand x = L.dev(0);
-    L.emit<tgl_binary_params>(TGL_OP_ATAN2, nullptr, {x, L.constant(L.in_v(0).type, {}, {1.0})}, {L.out(0, L.in_v(0).shape)});
-}
-
-void lower_tan(Lowering& L) {  // tan = sin / cos
-    Operand x = L.dev(0);
-    const Shape& s = L.in_v(0).shape;
-    Operand sn = L.temp(s, L.in_v(0).type), cs = L.temp(s, L.in_v(0).type);
-    L.emit<tgl_unary_params>(TGL_OP_SIN, nullptr, {x}, {sn});
-    L.emit<tgl_unary_params>(TGL_OP_COS, nullptr, {x}, {cs});
-    L.emit<tgl_binary_params>(TGL_OP_DIV, nullptr, {sn, cs}, {L.out(0, s)});
-}
-
 void lower_isnan(Lowering& L) {  // NaN is the only value unequal to itself
     Operand x = L.dev(0);
     L.emit<tgl_binary_params>(TGL_OP_NE, nullptr, {x, x}, {L.out(0, L.in_v(0).shape, TensorProto::BOOL)});
@@ -882,15 +868,27 @@ void lower_gather_elements(Lowering& L) {
     L.emit(TGL_OP_GATHER, &p, {x, idx}, {L.out(0, L.in_v(1).shape)});
 }
 
+// ONNX's reduction attribute of ScatterElements / ScatterND as the ABI op (scatter_add for "add")
+// and scatter's params->reduction.
+tgl_op scatter_op(Lowering& L, tgl_axis_params& p) {
+    const std::string red = L.attr_s("reduction", "none");
+    p.reduction = TGL_SCATTER_REPLACE;
+    if (red == "add") return TGL_OP_SCATTER_ADD;
+    if (red == "mul") p.reduction = TGL_SCATTER_MUL;
+    else if (red == "min") p.reduction = TGL_SCATTER_AMIN;
+    else if (red == "max") p.reduction = TGL_SCATTER_AMAX;
+    else if (red != "none") L.invalid("reduction '" + red + "' (ONNX has none, add, mul, min, max)");
+    return TGL_OP_SCATTER;
+}
+
 void lower_scatter_elements(Lowering& L) {
     const Shape& s = L.in_v(0).shape;
     int64_t axis = norm_axis(L, L.attr_i("axis", 0), s.size());
-    std::string red = L.attr_s("reduction", "none");
-    if (red != "none" && red != "add") L.unsupported("reduction '" + red + "' (the ABI has scatter and scatter_add only)");
-    Operand x = L.dev(0), idx = index_operand(L, 1, s[axis]), src = L.dev(2);
     tgl_axis_params p = make_params<tgl_axis_params>();
+    const tgl_op op = scatter_op(L, p);
+    Operand x = L.dev(0), idx = index_operand(L, 1, s[axis]), src = L.dev(2);
     p.axis = (int32_t)axis;
-    L.emit(red == "add" ? TGL_OP_SCATTER_ADD : TGL_OP_SCATTER, &p, {x, idx, src}, {L.out(0, s)});
+    L.emit(op, &p, {x, idx, src}, {L.out(0, s)});
 }
 
 void lower_expand(Lowering& L) {
@@ -1014,24 +1012,9 @@ void lower_arg(Lowering& L) {
     tgl_arg_reduce_params p = make_params<tgl_arg_reduce_params>();
     p.axis = (int32_t)axis;
     p.keepdims = keep;
+    p.select_last_index = L.attr_i("select_last_index", 0) != 0;
     tgl_op op = L.node.op_type() == "ArgMax" ? TGL_OP_ARGMAX : TGL_OP_ARGMIN;
-    Operand x = L.dev(0);
-    if (!L.attr_i("select_last_index", 0)) {
-        L.emit(op, &p, {x}, {L.out(0, y, TensorProto::INT64)});
-        return;
-    }
-    // The last extreme: the first one of the flipped axis, i = n - 1 - i' (in f32: exact below 2^24).
-    if (s[axis] > (1 << 24)) L.unsupported("select_last_index over an axis longer than 2^24");
-    tgl_flip_params f = make_params<tgl_flip_params>();
-    f.n_axes = 1;
-    f.axes[0] = (int32_t)axis;
-    Operand xf = L.temp(s, L.in_v(0).type), i = L.temp(y, TensorProto::INT32), fi = L.temp(y, TensorProto::FLOAT),
-            fr = L.temp(y, TensorProto::FLOAT);
-    L.emit(TGL_OP_FLIP, &f, {x}, {xf});
-    L.emit(op, &p, {xf}, {i});
-    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {i}, {fi});
-    L.emit<tgl_binary_params>(TGL_OP_SUB, nullptr, {L.constant(TensorProto::FLOAT, {}, {(double)(s[axis] - 1)}), fi}, {fr});
-    L.emit<tgl_unary_params>(TGL_OP_CAST, nullptr, {fr}, {L.out(0, y, TensorProto::INT64)});
+    L.emit(op, &p, {L.dev(0)}, {L.out(0, y, TensorProto::INT64)});
 }
 
 void lower_softmax(Lowering& L) {
@@ -1465,51 +1448,16 @@ void lower_pool(Lowering& L) {
         p.pad_end[d] = (int32_t)g.pe[d];
     }
     Operand X = L.dev(0);
-    bool beyond = false;  // pads past the ABI's (PyTorch's) limit: kernel/2, or half the dilated kernel
-    for (size_t d = 0; d < g.S; ++d) {
-        int64_t limit = avg ? g.k[d] / 2 : (g.dil[d] * (g.k[d] - 1) + 1) / 2;
-        beyond |= g.pb[d] > limit || g.pe[d] > limit;
+    // Pads of any size are the ops' own (ABI 1.3): a window with no input element gives -inf (max)
+    // or 0 / 0 = NaN (average without count_include_pad), as ONNX's reference.
+    if (!avg && is_8bit(L.in_v(0).type)) return max_pool_8bit(L, p, X);
+    if (!avg && L.has_out(1)) {
+        for (size_t d = 0; d < g.S; ++d)  // such a window's index is -1, which has no ONNX flat index
+            if (g.pb[d] >= g.dil[d] * (g.k[d] - 1) + 1 || g.pe[d] >= g.dil[d] * (g.k[d] - 1) + 1)
+                L.unsupported("the Indices output with a pad as wide as the dilated kernel");
+        return max_pool_with_indices(L, p, X);
     }
-    if (!avg && is_8bit(L.in_v(0).type)) {
-        if (beyond && !p.ceil_mode) L.unsupported("8-bit MaxPool with pads beyond half the kernel");
-        return max_pool_8bit(L, p, X);
-    }
-    if (!beyond || p.ceil_mode) {
-        if (!avg && L.has_out(1)) return max_pool_with_indices(L, p, X);
-        L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {X}, {L.out(0, L.inferred_shape(0))});
-        return;
-    }
-    if (L.has_out(1)) L.unsupported("the Indices output with pads beyond half the kernel (the pool then runs on an explicitly padded copy)");
-    // Explicit padding, then an unpadded pool: max pads with -inf (never selected); average pads
-    // with 0 and, without count_include_pad, divides by the pooled share of real elements.
-    const Shape& xs = L.in_v(0).shape;
-    int32_t ty = L.in_v(0).type;
-    tgl_pad_params pad = make_params<tgl_pad_params>();
-    pad.mode = TGL_PAD_CONSTANT;
-    pad.value = avg ? 0.0 : -INFINITY;
-    Shape padded = xs;
-    for (size_t d = 0; d < g.S; ++d) {
-        pad.before[d + 2] = g.pb[d];
-        pad.after[d + 2] = g.pe[d];
-        padded[d + 2] += g.pb[d] + g.pe[d];
-        p.pad_begin[d] = p.pad_end[d] = 0;
-    }
-    Shape y = L.inferred_shape(0);
-    Operand xp = L.temp(padded, ty);
-    L.emit(TGL_OP_PAD, &pad, {X}, {xp});
-    if (!avg || p.count_include_pad) {
-        p.count_include_pad = 0;
-        L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {xp}, {L.out(0, y)});
-        return;
-    }
-    Operand ones = L.temp(xs, ty), onesp = L.temp(padded, ty), sum = L.temp(y, ty), share = L.temp(y, ty);
-    tgl_full_params one = make_params<tgl_full_params>();
-    one.value = 1;
-    L.emit(TGL_OP_FULL, &one, {}, {ones});
-    L.emit(TGL_OP_PAD, &pad, {ones}, {onesp});
-    L.emit(TGL_OP_AVG_POOL, &p, {xp}, {sum});
-    L.emit(TGL_OP_AVG_POOL, &p, {onesp}, {share});
-    L.emit<tgl_binary_params>(TGL_OP_DIV, nullptr, {sum, share}, {L.out(0, y)});
+    L.emit(avg ? TGL_OP_AVG_POOL : TGL_OP_MAX_POOL, &p, {X}, {L.out(0, L.inferred_shape(0))});
 }
 
 void lower_global_pool(Lowering& L) {
@@ -2041,8 +1989,8 @@ void lower_gather_nd(Lowering& L) {
 }
 
 void lower_scatter_nd(Lowering& L) {
-    std::string red = L.attr_s("reduction", "none");
-    if (red != "none" && red != "add") L.unsupported("reduction '" + red + "' (the ABI has scatter and scatter_add only)");
+    tgl_axis_params p = make_params<tgl_axis_params>();
+    const tgl_op op = scatter_op(L, p);
     FlatIndex fi = flat_index(L, 0);
     const Shape& is = L.in_v(1).shape;
     int64_t n = numel(Shape(is.begin(), is.end() - 1)), R = numel(fi.rest);
@@ -2053,8 +2001,7 @@ void lower_scatter_nd(Lowering& L) {
     Operand full = L.temp({n, R}, TensorProto::INT32);  // every element of a row gets the row's index
     L.emit<tgl_unary_params>(TGL_OP_EXPAND, nullptr, {view(fi.rows, L.v(fi.rows.value), {n, 1})}, {full});
     Operand Y = L.out(0, L.in_v(0).shape);
-    tgl_axis_params p = make_params<tgl_axis_params>();
-    L.emit(red == "add" ? TGL_OP_SCATTER_ADD : TGL_OP_SCATTER, &p,
+    L.emit(op, &p,
            {view(x, L.in_v(0), {fi.n_rows, R}), full, view(u, L.in_v(2), {n, R})}, {view(Y, L.v(Y.value), {fi.n_rows, R})});
 }
 
@@ -2263,8 +2210,8 @@ void max_pool_8bit(Lowering& L, const tgl_pool_params& p, const Operand& X) {
 
 // ---------------------------------------------------------------------------------------------
 // LpPool / GlobalLpPool: (sum over the window of |x|^p)^(1/p). The sum is an average pool that
-// counts the zero padding (ONNX pads LpPool with zeros) times the window size; pads beyond the
-// ABI's limit (half the kernel) become an explicit zero pad first.
+// counts the zero padding (ONNX pads LpPool with zeros) times the window size (pads of any size:
+// the average pool takes them, ABI 1.3).
 
 // |x|^p elementwise (p = 2 squares, p = 1 takes abs only).
 Operand abs_pow(Lowering& L, const Operand& x, const Shape& s, int64_t p) {
@@ -2298,10 +2245,6 @@ void lower_lp_pool(Lowering& L) {
     int32_t ty = L.in_v(0).type;
     tgl_pool_params p = make_params<tgl_pool_params>();
     p.count_include_pad = 1;
-    tgl_pad_params pad = make_params<tgl_pad_params>();
-    pad.mode = TGL_PAD_CONSTANT;
-    bool beyond = false;
-    Shape padded = x;
     double window_size = 1;
     for (size_t d = 0; d < g.S; ++d) {
         p.kernel[d] = (int32_t)g.k[d];
@@ -2309,20 +2252,10 @@ void lower_lp_pool(Lowering& L) {
         p.dilation[d] = 1;
         p.pad_begin[d] = (int32_t)g.pb[d];
         p.pad_end[d] = (int32_t)g.pe[d];
-        beyond |= g.pb[d] > g.k[d] / 2 || g.pe[d] > g.k[d] / 2;
-        pad.before[d + 2] = g.pb[d];
-        pad.after[d + 2] = g.pe[d];
-        padded[d + 2] += g.pb[d] + g.pe[d];
         window_size *= (double)g.k[d];
     }
     Shape y = L.inferred_shape(0);
     Operand a = abs_pow(L, L.dev(0), x, lp);
-    if (beyond) {
-        Operand ap = L.temp(padded, ty);
-        L.emit(TGL_OP_PAD, &pad, {a}, {ap});
-        a = ap;
-        for (size_t d = 0; d < g.S; ++d) p.pad_begin[d] = p.pad_end[d] = 0;
-    }
     Operand mean = L.temp(y, ty), sum = L.temp(y, ty);
     L.emit(TGL_OP_AVG_POOL, &p, {a}, {mean});
     L.emit<tgl_binary_params>(TGL_OP_MUL, nullptr, {mean, L.constant(ty, {}, {window_size})}, {sum});
@@ -2343,14 +2276,6 @@ void lower_global_lp_pool(Lowering& L) {
     Operand sum = L.temp(y, L.in_v(0).type);
     L.emit(TGL_OP_SUM, &p, {abs_pow(L, L.dev(0), x, lp)}, {sum});
     root_p(L, sum, lp, L.out(0, y));
-}
-
-// Elementwise math the ABI lacks: a load-time refusal naming the plugin op to add (a composition
-// of exp/log/sqrt loses accuracy near 0 or +-1, or overflows early).
-void lower_missing_unary(Lowering& L) {
-    std::string op = L.node.op_type();
-    for (char& c : op) c = (char)std::tolower((unsigned char)c);
-    L.unsupported("the ABI has no " + op + " op (a plugin op to add)");
 }
 
 }  // namespace
@@ -2383,15 +2308,15 @@ const std::map<std::string, OpRule>& lowering_table() {
         {"Round", {unary<TGL_OP_ROUND>, {}}},
         {"Sin", {unary<TGL_OP_SIN>, {}}},
         {"Cos", {unary<TGL_OP_COS>, {}}},
-        {"Tan", {lower_tan, {}}},
-        {"Atan", {lower_atan, {}}},
-        {"Asin", {lower_missing_unary, {}}},
-        {"Acos", {lower_missing_unary, {}}},
-        {"Sinh", {lower_missing_unary, {}}},
-        {"Cosh", {lower_missing_unary, {}}},
-        {"Asinh", {lower_missing_unary, {}}},
-        {"Acosh", {lower_missing_unary, {}}},
-        {"Atanh", {lower_missing_unary, {}}},
+        {"Tan", {unary<TGL_OP_TAN>, {}}},
+        {"Atan", {unary<TGL_OP_ATAN>, {}}},
+        {"Asin", {unary<TGL_OP_ASIN>, {}}},
+        {"Acos", {unary<TGL_OP_ACOS>, {}}},
+        {"Sinh", {unary<TGL_OP_SINH>, {}}},
+        {"Cosh", {unary<TGL_OP_COSH>, {}}},
+        {"Asinh", {unary<TGL_OP_ASINH>, {}}},
+        {"Acosh", {unary<TGL_OP_ACOSH>, {}}},
+        {"Atanh", {unary<TGL_OP_ATANH>, {}}},
         {"Reciprocal", {unary<TGL_OP_RECIPROCAL>, {}}},
         {"Sign", {unary<TGL_OP_SIGN>, {}}},
         {"Softplus", {unary<TGL_OP_SOFTPLUS>, {}}},

@@ -207,19 +207,18 @@ def save_single(path, node, inputs, outputs, inits=(), opset=13):
 
 def test_unsupported_op_names_node_and_op(tmp_path):
     vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])]
-    save_single(tmp_path / "m.onnx", helper.make_node("Sinh", ["x"], ["y"], name="my_sinh"), vi,
+    save_single(tmp_path / "m.onnx", helper.make_node("EyeLike", ["x"], ["y"], name="my_eyelike"), vi,
                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
     p = run(tmp_path / "m.onnx", "--plugin=cpu", expect_rc=1)
-    assert "TGLRT_ERROR_UNSUPPORTED" in p.stderr and "node 'my_sinh' (Sinh)" in p.stderr, p.stderr
+    assert "TGLRT_ERROR_UNSUPPORTED" in p.stderr and "node 'my_eyelike' (EyeLike)" in p.stderr, p.stderr
 
 
 def test_unsupported_attribute_value_is_refused(tmp_path):
-    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3]), helper.make_tensor_value_info("i", TensorProto.INT64, [1, 2]),
-          helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, 2])]
-    save_single(tmp_path / "m.onnx", helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], reduction="mul"), vi,
-                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 3])], opset=16)
+    vi = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])]
+    save_single(tmp_path / "m.onnx", helper.make_node("Pad", ["x"], ["y"], pads=[0, 0, 0, 0], mode="wrap"), vi,
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 3])], opset=2)
     p = run(tmp_path / "m.onnx", "--plugin=cpu", expect_rc=1)
-    assert "(ScatterElements): reduction 'mul'" in p.stderr, p.stderr
+    assert "(Pad): mode 'wrap'" in p.stderr, p.stderr
 
 
 def test_dynamic_shape_is_refused(tmp_path):

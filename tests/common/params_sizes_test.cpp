@@ -1,7 +1,7 @@
 // TGL-P-9: a plugin accepts every published size of a params struct and gives the fields a shorter
-// struct lacks their NULL-params defaults. No struct has grown yet, so the test grows one: the
-// softmax params as a later minor might append a field to them, read from a host built against
-// the minor before (TGL_SOFTMAX_PARAMS_SIZE_V1_0 bytes) and from a host of the newer minor.
+// struct lacks their NULL-params defaults. The test grows one as a later minor might (the softmax
+// params), read from a host built against the minor before (TGL_SOFTMAX_PARAMS_SIZE_V1_0 bytes)
+// and from a host of the newer minor; and the one ABI 1.3 grew, tgl_arg_reduce_params.
 #include "op_catalogue.h"
 #include "validate_util.h"
 
@@ -76,6 +76,28 @@ TEST(ParamsSizes, UnpublishedSizeIsRejectedNamingThePublishedOnes) {
             EXPECT_NE(std::string(e.what()).find("is " + std::to_string(size)), std::string::npos) << e.what();
         }
     }
+}
+
+}  // namespace
+
+// The first struct a minor grew for real: tgl_arg_reduce_params (select_last_index, ABI 1.3).
+namespace {
+
+TEST(ParamsSizes, ArgReduceParamsOfBothPublishedSizes) {
+    const tgl::OpInfo& argmax = *tgl::find_op(TGL_OP_ARGMAX);
+    const tgl_arg_reduce_params defaults{sizeof(tgl_arg_reduce_params), -1, 0, 0, 0};
+    tgl_arg_reduce_params v13{sizeof(tgl_arg_reduce_params), 1, 1, 0, 1};
+    EXPECT_EQ(tgl::read_params(argmax, &v13, defaults).select_last_index, 1u);
+    // A 1.2 host's struct: 16 bytes, followed here by a byte pattern that must not be read.
+    struct {
+        uint32_t words[4];
+        uint32_t beyond;
+    } v10{{TGL_ARG_REDUCE_PARAMS_SIZE_V1_0, 1, 1, 0}, 0xdeadbeefu};
+    const tgl_arg_reduce_params p = tgl::read_params(argmax, &v10, defaults);
+    EXPECT_EQ(p.axis, 1);
+    EXPECT_EQ(p.keepdims, 1u);
+    EXPECT_EQ(p.select_last_index, 0u) << "the field the 1.0 struct lacks takes its default";
+    EXPECT_EQ(tgl::published_sizes_text<tgl_arg_reduce_params>(), "16 or 20");
 }
 
 }  // namespace

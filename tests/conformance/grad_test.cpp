@@ -285,12 +285,12 @@ TEST_F(GradOps, FiniteDifferencesEmbedding) {
     // index_select(W, index, axis 0) is the embedding lookup; its gradient with respect to W.
     const Vals index = {3, 0, 3, 1, 3};
     Vals W = randv(rng_, 4 * 2, -1, 1), w = randv(rng_, 5 * 2, -1, 1);
-    tgl_axis_params a0{sizeof(tgl_axis_params), 0};
+    tgl_axis_params a0{sizeof(tgl_axis_params), 0, 0};
     auto fwd = [&](const Vals& v) { return run1(TGL_OP_INDEX_SELECT, &a0, {in(F32, {4, 2}, v), idx({5}, index)}, {output_of(F32, {5, 2})}); };
     Vals dW = run1(TGL_OP_EMBEDDING_BACKWARD, nullptr, {in(F32, {5, 2}, w), idx({5}, index)}, {output_of(F32, {4, 2})});
     check_fd("embedding", W, fwd, w, dW);
     // gather's gradient is scatter_add into zeros (documented; no op of its own).
-    tgl_axis_params a1{sizeof(tgl_axis_params), 1};
+    tgl_axis_params a1{sizeof(tgl_axis_params), 1, 0};
     const Vals gi = {2, 0, 2, 1, 1, 1};
     Vals x = randv(rng_, 6, -1, 1), wg = randv(rng_, 6, -1, 1);
     auto gfwd = [&](const Vals& v) { return run1(TGL_OP_GATHER, &a1, {in(F32, {2, 3}, v), idx({2, 3}, gi)}, {output_of(F32, {2, 3})}); };

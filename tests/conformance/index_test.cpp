@@ -16,7 +16,7 @@ using IndexOps = ConformanceTest;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32, U8 = TGL_DTYPE_U8,
                 BOOL = TGL_DTYPE_BOOL;
 
-tgl_axis_params axis_p(int axis) { return tgl_axis_params{sizeof(tgl_axis_params), axis}; }
+tgl_axis_params axis_p(int axis) { return tgl_axis_params{sizeof(tgl_axis_params), axis, TGL_SCATTER_REPLACE}; }
 
 InputArg idx(const Shape& s, const std::vector<double>& v) { return input_values(I32, s, v); }
 
@@ -116,6 +116,54 @@ TEST_F(IndexOps, ScatterAddDuplicatesSum) {
     EXPECT_TRUE(same(I32, run1(TGL_OP_SCATTER_ADD, nullptr, {input_values(I32, {1}, {2147483647}), idx({1}, {0}), input_values(I32, {1}, {1})},
                                output_of(I32, {1})),
                      {-2147483648.0}));
+}
+
+// scatter's reductions (ABI 1.3): x's element combined with every src element that lands on it, in
+// increasing index position. x = [[1, 2, 3, 4], [5, 6, 7, 8]], index (axis 1) [[1, 1, 3], [0, 2, 0]],
+// src [[-1, 3, 30], [40, -2, 4]].
+TEST_F(IndexOps, ScatterReductions) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    struct R {
+        uint32_t reduction;
+        std::vector<double> want;
+    };
+    const std::vector<R> rs = {{TGL_SCATTER_MUL, {1, -6, 3, 120, 800, 6, -14, 8}},
+                               {TGL_SCATTER_AMIN, {1, -1, 3, 4, 4, 6, -2, 8}},
+                               {TGL_SCATTER_AMAX, {1, 3, 3, 30, 40, 6, 7, 8}}};
+    for (tgl_dtype dt : {F32, F16, I32})
+        for (const R& r : rs) {
+            SCOPED_TRACE(dtype_name(dt) + " reduction " + std::to_string(r.reduction));
+            const tgl_axis_params p{sizeof(tgl_axis_params), 1, r.reduction};
+            EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &p, {input_values(dt, {2, 4}, iota(8, 1)), idx({2, 3}, {1, 1, 3, 0, 2, 0}),
+                                                           input_values(dt, {2, 3}, {-1, 3, 30, 40, -2, 4})},
+                                      output_of(dt, {2, 4})),
+                             r.want));
+        }
+    // Special values: NaN propagates through amin/amax (either side), -0 < +0, inf * 0 = NaN; an
+    // element no index reaches keeps x's bits (the NaN at position 3).
+    const std::vector<double> x = {1, nan, 0.0, nan, -0.0, inf};
+    const std::vector<double> src = {nan, 5, -0.0, 0.0, 0.0, 0.0};
+    const std::vector<double> index = {0, 1, 2, 4, 4, 5};
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        tgl_axis_params p{sizeof(tgl_axis_params), 0, TGL_SCATTER_AMAX};
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &p, {input_values(dt, {6}, x), idx({6}, index), input_values(dt, {6}, src)}, output_of(dt, {6})),
+                         {nan, nan, 0.0, nan, 0.0, inf}));
+        p.reduction = TGL_SCATTER_AMIN;
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &p, {input_values(dt, {6}, x), idx({6}, index), input_values(dt, {6}, src)}, output_of(dt, {6})),
+                         {nan, nan, -0.0, nan, -0.0, 0.0}));
+        p.reduction = TGL_SCATTER_MUL;
+        EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &p, {input_values(dt, {6}, x), idx({6}, index), input_values(dt, {6}, src)}, output_of(dt, {6})),
+                         {nan, nan, -0.0, nan, -0.0, nan}));
+    }
+    // i32 products wrap (2^16 * 2^16 = 0, (2^31 - 1) * 2 = -2); f16 overflows to inf.
+    const tgl_axis_params mul{sizeof(tgl_axis_params), 0, TGL_SCATTER_MUL};
+    EXPECT_TRUE(same(I32, run1(TGL_OP_SCATTER, &mul, {input_values(I32, {2}, {65536, 2147483647}), idx({2}, {0, 1}), input_values(I32, {2}, {65536, 2})},
+                               output_of(I32, {2})),
+                     {0, -2}));
+    EXPECT_TRUE(same(F16, run1(TGL_OP_SCATTER, &mul, {input_values(F16, {1}, {300}), idx({2}, {0, 0}), input_values(F16, {2}, {300, 0.5})},
+                               output_of(F16, {1})),
+                     {45000}));  // 300 * 300 = 90000 is past f16's range, but the f32/double running product is not
 }
 
 TEST_F(IndexOps, ScatterInPlace) {
@@ -518,6 +566,25 @@ TEST_F(IndexOps, BadInput) {
     expect_rejected(TGL_OP_GATHER, &a0, {x, idx({1, 1}, {0})}, {output_of(F16, {1, 1})}, TGL_ERROR_DTYPE_MISMATCH, {"y", "f16"});
     expect_rejected(TGL_OP_SCATTER_ADD, &a0, {input_values(U8, {2}, {1, 2}), idx({1}, {0}), input_values(U8, {1}, {1})}, {output_of(U8, {2})},
                  TGL_ERROR_DTYPE_MISMATCH, {"u8"});
+    // scatter's reduction (ABI 1.3): f32, f16, i32 only; a value beyond TGL_SCATTER_AMAX; any other
+    // op with a reduction; the 1.0-sized struct (8 bytes) still accepted (no reduction).
+    const tgl_axis_params mul{sizeof(tgl_axis_params), 0, TGL_SCATTER_MUL}, bad{sizeof(tgl_axis_params), 0, 4};
+    expect_rejected(TGL_OP_SCATTER, &mul, {input_values(U8, {2}, {1, 2}), idx({1}, {0}), input_values(U8, {1}, {1})}, {output_of(U8, {2})},
+                 TGL_ERROR_DTYPE_MISMATCH, {"reduction", "u8"});
+    expect_rejected(TGL_OP_SCATTER, &bad, {x, idx({1, 1}, {0}), input_values(F32, {1, 1}, {1})}, {output_of(F32, {2, 3})},
+                 TGL_ERROR_INVALID_ARGUMENT, {"params->reduction", "4"});
+    expect_rejected(TGL_OP_SCATTER_ADD, &mul, {x, idx({1, 1}, {0}), input_values(F32, {1, 1}, {1})}, {output_of(F32, {2, 3})},
+                 TGL_ERROR_INVALID_ARGUMENT, {"params->reduction", "scatter_add"});
+    expect_rejected(TGL_OP_GATHER, &mul, {x, idx({1, 1}, {0})}, {output_of(F32, {1, 1})}, TGL_ERROR_INVALID_ARGUMENT,
+                 {"params->reduction", "gather"});
+    {
+        tgl_axis_params v10 = a0;
+        v10.struct_size = TGL_AXIS_PARAMS_SIZE_V1_0;
+        v10.reduction = TGL_SCATTER_MUL;  // beyond the 8 bytes: not read
+        EXPECT_TRUE(same(F32, run1(TGL_OP_SCATTER, &v10, {input_values(F32, {2}, {1, 2}), idx({1}, {1}), input_values(F32, {1}, {7})},
+                                   output_of(F32, {2})),
+                         {1, 7}));
+    }
     // rank mismatch, index larger than x, y not index's shape
     expect_rejected(TGL_OP_GATHER, &a0, {x, idx({6}, iota(6))}, {output_of(F32, {6})}, TGL_ERROR_SHAPE_MISMATCH, {"index", "rank"});
     expect_rejected(TGL_OP_GATHER, &a0, {x, idx({1, 4}, {0, 0, 0, 0})}, {output_of(F32, {1, 4})}, TGL_ERROR_SHAPE_MISMATCH,

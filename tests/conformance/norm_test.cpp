@@ -165,6 +165,17 @@ TEST_F(NormOps, RmsNorm) {
         // An all-zero row stays 0 with eps > 0.
         y = run1(TGL_OP_RMS_NORM, nullptr, {in(dt, {1, 3}, {0, 0, 0}), absent_input()}, {output_of(dt, {1, 3})});
         EXPECT_TRUE(near(dt, y, {0, 0, 0}));
+        // beta (ABI 1.3): added after gamma; with an absent gamma, after the plain normalization; an
+        // all-zero row gives beta.
+        y = run1(TGL_OP_RMS_NORM, &p, {in(dt, {2, 2}, {3, 4, 0, -2}), in(dt, {2}, {2, -1}), in(dt, {2}, {0.5, -3})},
+                 {output_of(dt, {2, 2})});
+        EXPECT_TRUE(near(dt, y, {6 / std::sqrt(12.75) + 0.5, -4 / std::sqrt(12.75) - 3, 0.5, 2 / std::sqrt(2.25) - 3}, 1e-9));
+        y = run1(TGL_OP_RMS_NORM, &p, {in(dt, {2, 2}, {3, 4, 0, -2}), absent_input(), in(dt, {2}, {0.5, -3})},
+                 {output_of(dt, {2, 2})});
+        EXPECT_TRUE(near(dt, y, {3 / std::sqrt(12.75) + 0.5, 4 / std::sqrt(12.75) - 3, 0.5, -2 / std::sqrt(2.25) - 3}, 1e-9));
+        y = run1(TGL_OP_RMS_NORM, nullptr, {in(dt, {1, 3}, {0, 0, 0}), absent_input(), in(dt, {3}, {1, -2, 0.25})},
+                 {output_of(dt, {1, 3})});
+        EXPECT_TRUE(near(dt, y, {1, -2, 0.25}));
     }
 }
 
@@ -283,6 +294,12 @@ TEST_F(NormOps, BadInput) {
                     TGL_ERROR_SHAPE_MISMATCH, {"inputs[2] (beta)", "(1, 3)"});
     expect_rejected(TGL_OP_RMS_NORM, &l, {in(F32, {2, 3}, six), in(F16, {3}, {1, 1, 1})}, {output_of(F32, {2, 3})},
                     TGL_ERROR_DTYPE_MISMATCH, {"inputs[1] (gamma)"});
+    expect_rejected(TGL_OP_RMS_NORM, &l, {in(F32, {2, 3}, six), absent_input(), in(F32, {2}, {1, 1})}, {output_of(F32, {2, 3})},
+                    TGL_ERROR_SHAPE_MISMATCH, {"inputs[2] (beta)", "(2)", "(3)"});
+    expect_rejected(TGL_OP_RMS_NORM, &l, {in(F32, {2, 3}, six), absent_input(), in(F16, {3}, {1, 1, 1})}, {output_of(F32, {2, 3})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"inputs[2] (beta)"});
+    expect_rejected(TGL_OP_RMS_NORM, &l, {in(F32, {2, 3}, six), absent_input(), absent_input(), absent_input()},
+                    {output_of(F32, {2, 3})}, TGL_ERROR_INVALID_ARGUMENT, {"2 to 3 inputs", "n_inputs = 4"});
     l = ln(3);
     expect_rejected(TGL_OP_LAYER_NORM, &l, {in(F32, {2, 3}, six), absent_input(), absent_input()}, {output_of(F32, {2, 3})},
                     TGL_ERROR_AXIS_OUT_OF_RANGE, {"params->n_norm_dims", "3"});

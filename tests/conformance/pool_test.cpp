@@ -136,6 +136,36 @@ TEST_F(PoolOps, CeilModeAndDivisors) {
     EXPECT_TGL_ERROR(call.run(TGL_OP_MAX_POOL, &p), TGL_ERROR_SHAPE_MISMATCH, {"outputs[0] (y)", "(1, 1, 3)"});
 }
 
+// Pads wider than half the kernel (ABI 1.3, as ONNX allows): windows with no input element give
+// -inf with index -1 (max_pool), NaN (avg_pool, count_include_pad 0: 0 / 0) or 0 (count_include_pad
+// 1); the backward ops skip them. [1, 2, 3], kernel 2, stride 1, pads 2 and 2: six windows
+// [-2,0) [-1,1) [0,2) [1,3) [2,4) [3,5).
+TEST_F(PoolOps, PaddingWiderThanHalfTheKernel) {
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        auto p = pool({2}, {1}, {2});
+        auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {1, 1, 3}, {1, 2, 3})}, {output_of(dt, {1, 1, 6}), output_of(I32, {1, 1, 6})});
+        EXPECT_TRUE(same(dt, ys[0], {-dInf, 1, 2, 3, 3, -dInf}));
+        EXPECT_TRUE(same_i(ys[1], {-1, 0, 1, 2, 2, -1}));
+        EXPECT_TRUE(same(dt, run1(TGL_OP_MAX_POOL_BACKWARD, &p, {in(dt, {1, 1, 6}, iota(6, 1)), in(I32, {1, 1, 6}, ys[1])},
+                             {1, 1, 3}, dt),
+                         {2, 3, 9}));
+        EXPECT_TRUE(same(dt, run1(TGL_OP_AVG_POOL, &p, {in(dt, {1, 1, 3}, {1, 2, 3})}, {1, 1, 6}, dt), {dNaN, 1, 1.5, 2.5, 3, dNaN},
+                         1e-12));
+        EXPECT_TRUE(same(dt, run1(TGL_OP_AVG_POOL_BACKWARD, &p, {in(dt, {1, 1, 6}, iota(6, 1))}, {1, 1, 3}, dt), {3.5, 3.5, 7},
+                         1e-12));
+        p.count_include_pad = 1;
+        EXPECT_TRUE(same(dt, run1(TGL_OP_AVG_POOL, &p, {in(dt, {1, 1, 3}, {1, 2, 3})}, {1, 1, 6}, dt), {0, 0.5, 1.5, 2.5, 1.5, 0},
+                         1e-12));
+        // 2-D, a pad of 3 before a 2 x 2 input with a 2 x 2 kernel, stride 2: only the last window
+        // of each dim reaches the input.
+        auto q = pool({2, 2}, {2, 2}, {3, 3});
+        q.pad_end[0] = q.pad_end[1] = 0;
+        EXPECT_TRUE(same(dt, run(TGL_OP_MAX_POOL, &q, {in(dt, {1, 1, 2, 2}, {1, 2, 3, 4})}, {output_of(dt, {1, 1, 2, 2}), absent_output()})[0],
+                         {-dInf, -dInf, -dInf, 1}));
+    }
+}
+
 TEST_F(PoolOps, DilationNaNAndPadding) {
     for (tgl_dtype dt : {F32, F16}) {
         // kernel 2, dilation 3, stride 1 over 7: windows {o, o + 3}.
@@ -361,9 +391,9 @@ TEST_F(PoolOps, BadInput) {
     expect_rejected(TGL_OP_AVG_POOL, &q, {x()}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_INVALID_ARGUMENT, {"params->kernel[0]", "0"});
     q = pool({2, 2}, {-1, 1});
     expect_rejected(TGL_OP_AVG_POOL, &q, {x()}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_INVALID_ARGUMENT, {"params->stride[0]", "-1"});
-    q = pool({2, 2}, {}, {0, 2});
-    expect_rejected(TGL_OP_AVG_POOL, &q, {x()}, {output_of(F32, {1, 1, 2, 3})}, TGL_ERROR_INVALID_ARGUMENT,
-                    {"params->pad_begin[1]", "0..1", "2"});
+    q = pool({2, 2}, {}, {0, -1});
+    expect_rejected(TGL_OP_AVG_POOL, &q, {x()}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->pad_begin[1]", ">= 0", "-1"});
     q = pool({2, 2}, {}, {}, {2, 1});
     expect_rejected(TGL_OP_AVG_POOL, &q, {x()}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_INVALID_ARGUMENT, {"params->dilation[0]"});
     q = pool({2, 2});

@@ -60,6 +60,7 @@ struct Opts {
     Kind xk, ik, yk;  // layouts of x / src, index, y
     int64_t len;      // index length along the axis (one_hot: num_classes)
     bool full_rows;   // index as large as x off the axis
+    uint32_t reduction = TGL_SCATTER_REPLACE;  // scatter (ABI 1.3)
 };
 
 MultiSpec build(const Opts& o, Rng& rng) {
@@ -67,7 +68,8 @@ MultiSpec build(const Opts& o, Rng& rng) {
     s.op = o.op;
     const int rank = int(o.x.size());
     const int axis = o.axis < 0 ? o.axis + std::max(rank, 1) : o.axis;
-    const bool exact = !(o.op == TGL_OP_SCATTER_ADD && o.dt != I32);
+    const bool accumulates = o.op == TGL_OP_SCATTER_ADD || o.reduction == TGL_SCATTER_MUL;  // rounding differs
+    const bool exact = !(accumulates && o.dt != I32);
     s.mode = {exact ? CompareMode::ExactBits : CompareMode::Nmse};
     s.tolerance = {o.dt == TGL_DTYPE_F16 ? 1e-6 : 1e-7};
     s.what = "op " + std::to_string(o.op) + " " + dtype_name(o.dt) + " x " + shape_str(o.x) + " axis " + std::to_string(o.axis);
@@ -81,8 +83,10 @@ MultiSpec build(const Opts& o, Rng& rng) {
         s.outputs = {y};
         return s;
     }
-    s.params = param_bytes(tgl_axis_params{sizeof(tgl_axis_params), o.axis});
-    const bool specials = o.op != TGL_OP_SCATTER_ADD;
+    s.params = param_bytes(tgl_axis_params{sizeof(tgl_axis_params), o.axis, o.reduction});
+    s.what += " reduction " + std::to_string(o.reduction);
+    // No special values where products or sums meet them: f32 and double intermediates overflow apart.
+    const bool specials = !accumulates;
     InputArg x = data_input(o.dt, o.x, o.xk, rng, specials);
     const int64_t axis_size = rank ? o.x[size_t(axis)] : 1;
     OutputArg y;
@@ -181,6 +185,21 @@ std::vector<IndexCase> cases() {
         Opts r0{op.second, dts[0], {}, op.second == TGL_OP_ONE_HOT ? 0 : -1, Kind::Contiguous, Kind::Contiguous,
                 Kind::Contiguous, op.second == TGL_OP_ONE_HOT ? 4 : 1, true};
         if (op.second != TGL_OP_INDEX_SELECT && op.second != TGL_OP_SET_ROWS) add(std::string(op.first) + "_scalar", r0);
+    }
+    // scatter's reductions (ABI 1.3): duplicates certain (17 indices into 6), every dtype they take,
+    // strided and negative layouts, an empty index, rank 0, long rows.
+    const char* const red_names[] = {"", "mul", "amin", "amax"};
+    for (uint32_t red : {uint32_t(TGL_SCATTER_MUL), uint32_t(TGL_SCATTER_AMIN), uint32_t(TGL_SCATTER_AMAX)}) {
+        const std::string n = std::string("scatter_") + red_names[red];
+        for (tgl_dtype dt : std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32}) {
+            Opts o{TGL_OP_SCATTER, dt, {13, 1, 6}, 2, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 17, true, red};
+            add(n + "_dtype_" + dtype_name(dt), o);
+            Opts st{TGL_OP_SCATTER, dt, {7, 5, 3}, -3, Kind::Negative, Kind::Permuted, Kind::Stepped, 11, false, red};
+            add(n + "_strided_" + dtype_name(dt), st);
+        }
+        add(n + "_empty_index", {TGL_OP_SCATTER, TGL_DTYPE_F32, {4, 3}, 1, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 0, true, red});
+        add(n + "_scalar", {TGL_OP_SCATTER, TGL_DTYPE_F32, {}, -1, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 1, true, red});
+        add(n + "_long_rows", {TGL_OP_SCATTER, TGL_DTYPE_F32, {3, 40}, 1, Kind::Padded, Kind::Contiguous, Kind::Mixed, 300, true, red});
     }
     // Long rows with many duplicates (the quadratic owner loop, kept small for llvmpipe).
     add("scatter_add_long_rows", {TGL_OP_SCATTER_ADD, TGL_DTYPE_F32, {3, 300}, 1, Kind::Negative, Kind::Permuted, Kind::Stepped, 900, true});

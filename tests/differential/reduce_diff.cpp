@@ -279,6 +279,8 @@ const std::vector<OpDef>& ops() {
         {"any", TGL_OP_ANY, Family::Reduce, 0},         {"all", TGL_OP_ALL, Family::Reduce, 0},
         {"norm1", TGL_OP_NORM, Family::Reduce, 1},      {"norm2", TGL_OP_NORM, Family::Reduce, 2},
         {"cumsum", TGL_OP_CUMSUM, Family::Scan, 0},     {"cumprod", TGL_OP_CUMPROD, Family::Scan, 0},
+        // extra 1: select_last_index (ABI 1.3); the values hold many ties (gen_for).
+        {"argmax_last", TGL_OP_ARGMAX, Family::Arg, 1}, {"argmin_last", TGL_OP_ARGMIN, Family::Arg, 1},
     };
     return v;
 }
@@ -337,7 +339,7 @@ MoreSpec make(const OpDef& o, tgl_dtype xt, tgl_dtype yt, const Shape& xs, const
     s.xt = xt;
     s.yt = yt;
     if (o.family == Family::Arg) {
-        tgl_arg_reduce_params p{sizeof(tgl_arg_reduce_params), axes.empty() ? -1 : axes[0], keep, 0};
+        tgl_arg_reduce_params p{sizeof(tgl_arg_reduce_params), axes.empty() ? -1 : axes[0], keep, 0, uint32_t(o.extra)};
         s.params = param_bytes(p);
     } else if (o.family == Family::Scan) {
         tgl_scan_params p{sizeof(tgl_scan_params), axes.empty() ? -1 : axes[0], exclusive, reverse};
@@ -427,7 +429,8 @@ std::vector<MoreCase> more_cases() {
             add("specials", {64, 37}, {1}, false, Kind::Contiguous, Kind::Contiguous, true);
             add("long_rows", {2, 100003}, {1}, false, Kind::Contiguous, Kind::Contiguous);
             add("long_columns", {20011, 3}, {0}, false, Kind::Contiguous, Kind::Contiguous);
-            if (xt == TGL_DTYPE_F32 || o.family == Family::Arg) {
+            // (select_last_index changes only the tie rule: the grid cases of argmax/argmin serve it.)
+            if (xt == TGL_DTYPE_F32 || (o.family == Family::Arg && o.extra == 0)) {
                 // More than 65,535 workgroups: one per output in the group mode / one per block.
                 add("grid_over_65535", {70001, 300}, {1}, false, Kind::Contiguous, Kind::Contiguous);
                 add("many_short_rows", {65537, 5}, {1}, false, Kind::Contiguous, Kind::Contiguous);

@@ -14,7 +14,9 @@
 //   kElementwise (1e-7): abs, neg, relu, sqrt, sign, floor, ceil, round, trunc, clamp, square,
 //     leaky_relu, hardsigmoid, hardswish, reciprocal, rsqrt (<= 2 ulp).
 //   kTranscendental (1e-6): sigmoid, tanh, exp, log, gelu, silu, elu, selu, celu, softplus, mish,
-//     expm1, log1p, sin, cos, erf (polynomial approximations, a few ulp).
+//     expm1, log1p, sin, cos, erf, asin, acos, atan, sinh, cosh, tan, asinh, acosh, atanh,
+//     gelu_quick (polynomial approximations, a few ulp; MathUlp bounds the worst element).
+//   step: kElementwise (exact: 0 or 1).
 #include "diff.h"
 
 #include <cstdio>
@@ -205,6 +207,35 @@ const std::vector<MathOp>& math_ops() {
         {"clamp_default", TGL_OP_CLAMP, {}, {{"main", uniform(-5, 5)}}, kElementwise},
         {"clamp_inverted", TGL_OP_CLAMP, pb(tgl_clamp_params{sizeof(tgl_clamp_params), 1.0f, -1.0f, 0}),
          {{"main", uniform(-5, 5)}}, kElementwise},
+        // ABI 1.3: each op's branch points (0.5 of asin/acos, 1 of atan, 9 of sinh/cosh, pi/4 and the
+        // poles of tan, 4096 of asinh/acosh), next to 0 and next to the ends of the domain.
+        {"asin", TGL_OP_ASIN, {}, {{"main", uniform(-1, 1)}, {"near0", uniform(-1e-3, 1e-3)},
+                                  {"tiny", log_uniform(-30, -3)}, {"ends", signed_uniform(0.999, 1.0)},
+                                  {"outside", signed_uniform(1.0, 3.0)}}, kTranscendental},
+        {"acos", TGL_OP_ACOS, {}, {{"main", uniform(-1, 1)}, {"near_half", signed_uniform(0.49, 0.51)},
+                                  {"ends", signed_uniform(0.999, 1.0)}}, kTranscendental},
+        {"atan", TGL_OP_ATAN, {}, {{"main", uniform(-10, 10)}, {"near1", signed_uniform(0.9, 1.1)},
+                                  {"tiny", log_uniform(-30, -3)}, {"wide", log_uniform(-3, 38)}}, kTranscendental},
+        {"sinh", TGL_OP_SINH, {}, {{"main", uniform(-10, 10)}, {"near0", uniform(-1e-3, 1e-3)},
+                                  {"tiny", log_uniform(-30, -3)}, {"large", signed_uniform(8, 89.4)},
+                                  {"overflow", signed_uniform(89.5, 200)}}, kTranscendental},
+        {"cosh", TGL_OP_COSH, {}, {{"main", uniform(-10, 10)}, {"near0", uniform(-1e-3, 1e-3)},
+                                  {"large", signed_uniform(8, 89.4)}}, kTranscendental},
+        {"tan", TGL_OP_TAN, {}, {{"main", uniform(-1.5, 1.5)}, {"large", log_uniform(0, 30)},
+                                {"near_pio2", near_pio2_multiples(1000)}, {"tiny", log_uniform(-30, -3)},
+                                {"huge", log_uniform(30, 38.5)}}, kTranscendental},
+        {"asinh", TGL_OP_ASINH, {}, {{"main", uniform(-10, 10)}, {"near0", uniform(-1e-3, 1e-3)},
+                                    {"tiny", log_uniform(-30, -3)}, {"branch", signed_uniform(4000, 4200)},
+                                    {"wide", log_uniform(-3, 38.5)}}, kTranscendental},
+        {"acosh", TGL_OP_ACOSH, {}, {{"main", uniform(1, 10)}, {"near1", uniform(1, 1.001)},
+                                    {"branch", uniform(4000, 4200)}, {"wide", log_uniform(0, 38.5)},
+                                    {"below1", uniform(-2, 1)}}, kTranscendental},
+        {"atanh", TGL_OP_ATANH, {}, {{"main", uniform(-1, 1)}, {"near0", uniform(-1e-3, 1e-3)},
+                                    {"tiny", log_uniform(-30, -3)}, {"ends", signed_uniform(0.999, 1.0)},
+                                    {"outside", signed_uniform(1.0, 3.0)}}, kTranscendental},
+        {"gelu_quick", TGL_OP_GELU_QUICK, {}, {{"main", uniform(-20, 20)}, {"wide", uniform(-150, 150)},
+                                              {"small", uniform(-1, 1)}}, kTranscendental},
+        {"step", TGL_OP_STEP, {}, {{"main", uniform(-2, 2)}, {"tiny", log_uniform(-45, -30)}}, kElementwise},
     };
     return ops;
 }
@@ -269,7 +300,12 @@ double max_ulp_for(const std::string& op) {
         {"softplus", 8},  {"softplus_beta", 64}, {"softplus_neg_beta", 64}, {"mish", 8},   {"expm1", 4},
         {"log1p", 4},     {"rsqrt", 2},       {"reciprocal", 3},       {"square", 0},    {"sin", 4},
         {"cos", 4},       {"erf", 4},         {"floor", 0},            {"ceil", 0},      {"round", 0},
-        {"trunc", 0},     {"clamp", 0},       {"clamp_default", 0},    {"clamp_inverted", 0}};
+        {"trunc", 0},     {"clamp", 0},       {"clamp_default", 0},    {"clamp_inverted", 0},
+        // ABI 1.3: measured 1.2 to 3.3 ulp on llvmpipe (docs/ops.md); 6 leaves room for GPUs whose
+        // division and sqrt are not correctly rounded.
+        {"asin", 6},      {"acos", 6},        {"atan", 6},             {"sinh", 6},      {"cosh", 6},
+        {"tan", 6},       {"asinh", 6},       {"acosh", 6},            {"atanh", 6},     {"gelu_quick", 6},
+        {"step", 0}};
     for (const auto& u : b)
         if (op == u.first) return u.second;
     return 0;

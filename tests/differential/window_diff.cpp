@@ -172,7 +172,7 @@ MultiSpec scatter(tgl_op op, const Shape& x, int axis, const Shape& index, const
                   tgl_dtype dt = F32, Kind src_kind = Kind::Stepped) {
     InputArg xs = dt == TGL_DTYPE_I32 ? ints(x, dt, -1000, 1000, rng) : floats(x, Kind::Contiguous, rng, -2, 2, dt);
     InputArg ss = dt == TGL_DTYPE_I32 ? ints(src, dt, -1000, 1000, rng) : floats(src, src_kind, rng, -2, 2, dt);
-    tgl_axis_params p{sizeof p, axis};
+    tgl_axis_params p{sizeof p, axis, 0};
     const bool exact = op == TGL_OP_SCATTER || dt == TGL_DTYPE_I32;
     return spec(op, param_bytes(p), {xs, ints(index, TGL_DTYPE_I32, 0, hi, rng), ss}, {output_of(dt, x)},
                 exact ? CompareMode::ExactBits : CompareMode::Nmse, exact ? 0 : tol::kReduction,
@@ -208,7 +208,7 @@ MultiSpec indexing(tgl_op op, const Shape& x, int axis, const Shape& index, Rng&
         y = x;
         y[size_t(axis)] = index[0];
     }
-    tgl_axis_params p{sizeof p, axis};
+    tgl_axis_params p{sizeof p, axis, 0};
     return spec(op, param_bytes(p), {table, idx}, {output_of(dt, y)}, CompareMode::ExactBits, 0,
                 std::string(op == TGL_OP_GATHER ? "gather" : "index_select") + " from " + shape_name(x) + " by " +
                     shape_name(index) + " along axis " + std::to_string(axis));
@@ -493,7 +493,7 @@ std::vector<WindowCase> window_cases() {
                          "group_norm of (6, 4, 10, 10), 2 groups");
          }},
         {"argmax_rows", [](Rng& r) {
-             tgl_arg_reduce_params p{sizeof p, 1, 0, 0};
+             tgl_arg_reduce_params p{sizeof p, 1, 0, 0, 0};
              return spec(TGL_OP_ARGMAX, param_bytes(p), {floats({60, 40}, Kind::Contiguous, r)},
                          {output_of(TGL_DTYPE_I32, {60})}, CompareMode::Exact, 0, "argmax of (60, 40) along axis 1");
          }},
@@ -681,23 +681,23 @@ std::vector<WindowCase> window_cases() {
          }},
         // layout: the axes the op copies unchanged; concat/split/stack: the joined axis by operand
         {"concat_axis0", [](Rng& r) {
-             tgl_axis_params p{sizeof p, 0};
+             tgl_axis_params p{sizeof p, 0, 0};
              return layout(TGL_OP_CONCAT, param_bytes(p), {floats({30, 40}, Kind::Contiguous, r), floats({0, 40}, Kind::Contiguous, r),
                                                            floats({20, 40}, Kind::Permuted, r)},
                            {{50, 40}}, "concat (30, 40), (0, 40), (20, 40) along axis 0");
          }},
         {"concat_axis1", [](Rng& r) {
-             tgl_axis_params p{sizeof p, -1};
+             tgl_axis_params p{sizeof p, -1, 0};
              return layout(TGL_OP_CONCAT, param_bytes(p), {floats({40, 30}, Kind::Contiguous, r), floats({40, 50}, Kind::Stepped, r)},
                            {{40, 80}}, "concat (40, 30), (40, 50) along axis 1");
          }},
         {"split_axis1", [](Rng& r) {
-             tgl_axis_params p{sizeof p, 1};
+             tgl_axis_params p{sizeof p, 1, 0};
              return layout(TGL_OP_SPLIT, param_bytes(p), {floats({40, 80}, Kind::Contiguous, r)}, {{40, 30}, {40, 50}},
                            "split (40, 80) into 30 + 50 along axis 1");
          }},
         {"stack_axis1", [](Rng& r) {
-             tgl_axis_params p{sizeof p, 1};
+             tgl_axis_params p{sizeof p, 1, 0};
              return layout(TGL_OP_STACK, param_bytes(p), {floats({30, 40}, Kind::Contiguous, r), floats({30, 40}, Kind::Negative, r),
                                                           floats({30, 40}, Kind::Contiguous, r)},
                            {{30, 3, 40}}, "stack 3 of (30, 40) along axis 1");
@@ -976,7 +976,7 @@ TEST(WindowIndex, BadIndexWritesNothing) {
     std::vector<double> index(300);
     for (double& v : index) v = double(rng.integer(0, 499));
     index[217] = 500;
-    tgl_axis_params p{sizeof p, 0};
+    tgl_axis_params p{sizeof p, 0, 0};
     InputArg table = input_values(F32, {500, 8}, std::vector<double>(4000, 1.5));
     expect_bad_index_writes_nothing(d, TGL_OP_INDEX_SELECT, &p, {table, input_values(TGL_DTYPE_I32, {300}, index)},
                                     {output_of(F32, {300, 8})}, "holds 500 at position 217");
@@ -995,7 +995,7 @@ TEST(WindowIndex, ScatterBadIndexWritesNothing) {
     std::vector<double> index(200);
     for (double& v : index) v = double(rng.integer(0, 2999));
     index[173] = -1;
-    tgl_axis_params p{sizeof p, 0};
+    tgl_axis_params p{sizeof p, 0, 0};
     expect_bad_index_writes_nothing(d, TGL_OP_SCATTER_ADD, &p,
                                     {input_values(F32, {3000}, std::vector<double>(3000, 0.5)),
                                      input_values(TGL_DTYPE_I32, {200}, index), input_values(F32, {200}, std::vector<double>(200, 1))},

@@ -109,10 +109,15 @@ UNARY = {
     "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x,
     "square": np.square, "sin": np.sin, "cos": np.cos, "erf": _erf, "floor": np.floor,
     "ceil": np.ceil, "round": np.round, "trunc": np.trunc,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "tan": np.tan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "gelu_quick": lambda x: x / (1 + np.exp(-1.702 * x)), "step": lambda x: (x > 0).astype(np.float64),
 }
 # Inputs moved into the domain of the ops that need it (both the plugin and numpy get them).
 _PRE = {"sqrt": np.abs, "log": lambda x: np.abs(x) + 0.1, "log1p": np.abs,
-        "rsqrt": lambda x: np.abs(x) + 0.1, "reciprocal": lambda x: x + 0.25}
+        "rsqrt": lambda x: np.abs(x) + 0.1, "reciprocal": lambda x: x + 0.25,
+        "asin": lambda x: x / 6, "acos": lambda x: x / 6, "atanh": lambda x: x / 6.5, "acosh": lambda x: np.abs(x) + 1,
+        "tan": lambda x: x / 4}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -505,6 +510,23 @@ def test_gather_index_select(dev, r):
     rows = np.array([3, 0, 3, 1], np.int32)
     same(run1(dev, "index_select", [x, rows], (4, 6), params=tg.AxisParams(0, 0)), x[rows])
     same(run1(dev, "index_select", [x, rows], (4, 4), params=tg.AxisParams(0, 1)), x[:, rows])
+
+
+def test_scatter_reduce(dev, r):
+    """tg.scatter_reduce (ABI 1.3 scatter reductions): x's value combined with its sources, in index order."""
+    x = f32(r.normal(size=(3, 5)))
+    idx = r.integers(0, 5, size=(3, 4)).astype(np.int32)
+    src = f32(r.normal(size=(3, 4)))
+    ufuncs = {"prod": np.multiply, "amin": np.minimum, "amax": np.maximum}
+    for reduce, uf in ufuncs.items():
+        ref = x.astype(np.float64)
+        for i in range(3):
+            for k in range(4):
+                ref[i, idx[i, k]] = uf(ref[i, idx[i, k]], src[i, k])
+        got = tg.scatter_reduce(dev.tensor(x), 1, dev.tensor(idx), dev.tensor(src), reduce).numpy()
+        close(got, ref)
+    with pytest.raises(ValueError):
+        tg.scatter_reduce(dev.tensor(x), 1, dev.tensor(idx), dev.tensor(src), "mean")
 
 
 def test_scatter_scatter_add_one_hot(dev, r):
