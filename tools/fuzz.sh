@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz against the CPU plugin and the GLES plugin (Mesa's
-# llvmpipe without a GPU), each for the given time, starting from the corpus in tests/fuzz/corpus.
+# llvmpipe without a GPU), each for the given time, starting from the corpus in tests/fuzz/corpus;
+# the targets of one plugin side by side where there is a core for each, the plugins in turn.
 #   tools/fuzz.sh <seconds per target and plugin> [target...]   (targets: fuzz_run_op fuzz_handles)
 # Builds build-fuzz (clang, -DTGL_FUZZ=ON: ASan + UBSan everywhere) if needed. Fails (exit 1) on
 # any crash, hang (-timeout=10 per input), leak (LeakSanitizer; what Mesa itself leaks is
