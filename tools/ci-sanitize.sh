@@ -47,7 +47,9 @@ if [[ $what == ci ]]; then
     CC=clang CXX=clang++ cmake -S "$root" -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGL_FUZZ=ON \
       -DTGL_BUILD_SAMPLES=OFF -DTGL_BUILD_BENCH=OFF -DTGL_BUILD_PYTHON=OFF >/dev/null
   fi
-  cmake -S "$root" -B "$fuzz_build" -DTGL_BUILD_TESTS=ON >/dev/null
+  # -O1 -g1 as configure() below: a fifth less compile time than RelWithDebInfo's -O2 -g under clang.
+  cmake -S "$root" -B "$fuzz_build" -DTGL_BUILD_TESTS=ON \
+        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
   cmake --build "$fuzz_build" -j "$jobs" --target tensorgl_cpu tensorgl_gles tgl_conformance tgl_alloc_fail \
         tgl_loader_test tgl_wrapper_test tgl_plugins_test tgl_common_test tgl_op_families_test
   echo "== ASan + UBSan: conformance (cpu, gles, gles minimum), allocation failures, loader"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of tests/fuzz against the CPU plugin and the GLES plugin (Mesa's
-# llvmpipe without a GPU), each for the given time, starting from the corpus in tests/fuzz/corpus.
+# llvmpipe without a GPU), each for the given time, starting from the corpus in tests/fuzz/corpus;
+# the targets of one plugin side by side where there is a core for each, the plugins in turn.
 #   tools/fuzz.sh <seconds per target and plugin> [target...]   (targets: fuzz_run_op fuzz_handles)
 # Builds build-fuzz (clang, -DTGL_FUZZ=ON: ASan + UBSan everywhere) if needed. Fails (exit 1) on
 # any crash, hang (-timeout=10 per input), leak (LeakSanitizer; what Mesa itself leaks is
@@ -36,17 +37,15 @@ export LSAN_OPTIONS="suppressions=$root/tools/sanitizers/lsan-fuzz.supp:print_su
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
 export TGL_CPU_THREADS=${TGL_CPU_THREADS:-2}
 
-status=0
-summary=()
-for target in "${targets[@]}"; do
-  for plugin in "${plugins[@]}"; do
-    work="$build/corpus/$target"  # shared by the plugins: an input interesting on one is tried on the other
-    seeds="$root/tests/fuzz/corpus/$target"
+# fuzz_one <target> <plugin>: one libFuzzer run; its summary line (and any report) goes to
+# $build/fuzz-<target>-<plugin>.summary, its exit status is 1 on any failure.
+fuzz_one() {
+    local target=$1 plugin=$2
+    local work="$build/corpus/$target"  # shared by the plugins: an input interesting on one is tried on the other
+    local seeds="$root/tests/fuzz/corpus/$target"
     mkdir -p "$work" "$seeds"
-    log="$build/fuzz-$target-$plugin.log"
-    echo "== $target on $plugin for ${secs}s (log: $log)"
-    jobs=()
-    logs=("$log")
+    local log="$build/fuzz-$target-$plugin.log" out="$build/fuzz-$target-$plugin.summary" jobdir=""
+    local jobs=() logs=("$log")
     if [[ -n ${TGL_FUZZ_JOBS:-} ]]; then  # each job writes fuzz-<i>.log in the current directory
       jobdir="$build/jobs-$target-$plugin"
       rm -rf "$jobdir" && mkdir -p "$jobdir"
@@ -56,29 +55,53 @@ for target in "${targets[@]}"; do
       -max_total_time="$secs" -timeout=10 -max_len=2048 -len_control=20 -rss_limit_mb=4096 \
       -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$build/crashes/$target-$plugin-" \
       "${jobs[@]}" ${TGL_FUZZ_ARGS:-}) >"$log" 2>&1
-    rc=$?
+    local rc=$?
     if [[ -n ${TGL_FUZZ_JOBS:-} ]]; then
       logs=("$jobdir"/fuzz-*.log)
       # A crashing job does not always fail the parent: any report in a job's log fails the run.
       grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE' "${logs[@]}" && rc=1
     fi
-    execs=0 rate=0
+    local execs=0 rate=0 l e r
     for l in "${logs[@]}"; do
       e=$(sed -n 's/^stat::number_of_executed_units: *//p' "$l" | tail -1)
       r=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$l" | tail -1)
       execs=$((execs + ${e:-0})) rate=$((rate + ${r:-0}))
     done
+    local outcomes line="$target $plugin: ${execs:-?} executions, ${rate:-?} exec/s, rc $rc"
     outcomes=$(grep -h -m1 '^fuzz_run_op outcomes' "${logs[@]}" | head -1 | sed 's/^[^:]*: *//')
-    line="$target $plugin: ${execs:-?} executions, ${rate:-?} exec/s, rc $rc"
-    if ((rc != 0)); then
-      status=1
-      line+=" FAILED"
-      grep -h -E -m5 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE|SUMMARY' "${logs[@]}" | sed 's/^/   /'
-      grep -h -E 'Test unit written to' "${logs[@]}" | sed 's/^/   /'
+    {
+      ((rc != 0)) && line+=" FAILED"
+      echo "$line"
+      if ((rc != 0)); then
+        grep -h -E -m5 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|FUZZ ORACLE|SUMMARY' "${logs[@]}" | sed 's/^/   /'
+        grep -h -E 'Test unit written to' "${logs[@]}" | sed 's/^/   /'
+      fi
+      [[ -n $outcomes ]] && echo "   run_op statuses: $outcomes"
+    } >"$out"
+    ((rc == 0))
+}
+
+# The targets of one plugin run side by side when there is a core for each (each run is one busy
+# thread; CI's 2 cores halve the stage's time), the plugins one after the other, so that the gles
+# runs start from what the cpu runs added to the shared corpus.
+side_by_side=0
+((${#targets[@]} > 1 && $(nproc) >= ${#targets[@]})) && side_by_side=1
+status=0
+summary=()
+for plugin in "${plugins[@]}"; do
+  pids=()
+  for target in "${targets[@]}"; do
+    echo "== $target on $plugin for ${secs}s (log: $build/fuzz-$target-$plugin.log)"
+    if ((side_by_side)); then
+      fuzz_one "$target" "$plugin" & pids+=($!)
+    else
+      fuzz_one "$target" "$plugin" || status=1
     fi
-    echo "$line"
-    [[ -n $outcomes ]] && echo "   run_op statuses: $outcomes"
-    summary+=("$line")
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  for target in "${targets[@]}"; do
+    cat "$build/fuzz-$target-$plugin.summary"
+    summary+=("$(head -1 "$build/fuzz-$target-$plugin.summary")")
   done
 done
 echo "== fuzz summary (${secs}s per target and plugin)"

@@ -5,7 +5,10 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 "$root/tools/install-deps.sh"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# -g1 (line tables: backtraces still name files and lines) and the test programs at -O1: a build in
+# about 40% less compile time than RelWithDebInfo's -O2 -g (docs/testing.md, "CI time").
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTGL_TEST_OPTIMIZE=-O1 \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build "$build" -j "$(nproc)"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 "$root/tools/ci-sanitize.sh" ci   # ASan+UBSan (clang): conformance on both plugins, allocation failures, loader (docs/testing.md: Sanitizers)
