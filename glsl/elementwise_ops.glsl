@@ -91,7 +91,10 @@ float apply_op(float a, float b) {
 #elif defined(OP_GELU_QUICK)
     return tgl_gelu_quick(a);
 #elif defined(OP_STEP)
-    return a > 0.0 ? 1.0 : 0.0;  // NaN compares false: step(NaN) = 0, as ggml
+    // On the bits: a positive subnormal is > 0 also where the GPU flushes subnormals (NVIDIA);
+    // -0, negatives and NaN (bits above +inf's) give 0, as ggml.
+    uint bits = floatBitsToUint(a);
+    return bits != 0u && bits <= 0x7f800000u ? 1.0 : 0.0;
 #elif defined(OP_ADD)
     return a + b;
 #elif defined(OP_SUB)

@@ -141,9 +141,10 @@ void main() {
 #elif defined(PASS_ROWS_LAST)
     // u_shape = (K): c[0] is the index position k; the index is 1-D with stride u_i_str[0]
     int k = c[0];
-    int v = u_k_begin == 0 ? i_data[u_i_offset + k * u_i_str[0]] : int(y_data[k]);
+    // (the indices were checked: an i64 index's high word is 0, index_at reads the low one)
+    int v = u_k_begin == 0 ? index_at(u_i_offset + k * u_i_str[0]) : int(y_data[k]);
     for (int j = max(k + 1, u_k_begin); v >= 0 && j < u_k_end; ++j)
-        if (i_data[u_i_offset + j * u_i_str[0]] == v) v = -1;
+        if (index_at(u_i_offset + j * u_i_str[0]) == v) v = -1;
     y_data[k] = uint(v);
 #elif defined(PASS_SET_ROWS)
     if (tgl_op_failed()) return;

@@ -188,7 +188,7 @@ const OpInfo kOps[] = {
     {TGL_OP_ONE_HOT, "one_hot", OpFamily::Index, 1, 1, {"index", "y"}, {any_of(kIndex), any_of(kDtypesWord)},
      sizeof(tgl_unary_params)},
     {TGL_OP_SET_ROWS, "set_rows", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
-     {any_of(kDtypesWord), any_of(kI32), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
+     {any_of(kDtypesWord), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
     // Selection: float and i32 keys.
     {TGL_OP_TOPK, "topk", OpFamily::Select, 1, 2, {"x", "values", "indices"},
      {any_of(kDtypesFloat | kI32), same_as(0), any_of(kIndex)}, sizeof(tgl_sort_params)},

@@ -109,7 +109,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_SCATTER, "scatter", sizeof(tgl_axis_params), {ALL, IDX, ALL}, {ALL}},
         {TGL_OP_SCATTER_ADD, "scatter_add", sizeof(tgl_axis_params), {F | I32, IDX, F | I32}, {F | I32}},
         {TGL_OP_ONE_HOT, "one_hot", un, {IDX}, {ALL}},
-        {TGL_OP_SET_ROWS, "set_rows", sizeof(tgl_axis_params), {ALL, I32, ALL}, {ALL}},
+        {TGL_OP_SET_ROWS, "set_rows", sizeof(tgl_axis_params), {ALL, IDX, ALL}, {ALL}},
         {TGL_OP_TOPK, "topk", sizeof(tgl_sort_params), {KEYS}, {KEYS, IDX}},
         {TGL_OP_SORT, "sort", sizeof(tgl_sort_params), {KEYS}, {KEYS, IDX}},
         {TGL_OP_ARGSORT, "argsort", sizeof(tgl_sort_params), {KEYS}, {IDX}},

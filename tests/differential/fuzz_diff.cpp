@@ -269,7 +269,13 @@ const std::vector<OpFuzz>& op_fuzzers() {
                     U{TGL_OP_SQUARE, -10, 10, tol::kElementwise}, U{TGL_OP_SIN, -10, 10, kTrans},
                     U{TGL_OP_COS, -10, 10, kTrans}, U{TGL_OP_ERF, -3, 3, kTrans},
                     U{TGL_OP_FLOOR, -10, 10, tol::kElementwise}, U{TGL_OP_CEIL, -10, 10, tol::kElementwise},
-                    U{TGL_OP_ROUND, -10, 10, tol::kElementwise}, U{TGL_OP_TRUNC, -10, 10, tol::kElementwise}})
+                    U{TGL_OP_ROUND, -10, 10, tol::kElementwise}, U{TGL_OP_TRUNC, -10, 10, tol::kElementwise},
+                    // ABI 1.3: each over its domain (acosh from 1, atanh and asin/acos inside (-1, 1))
+                    U{TGL_OP_ASIN, -1, 1, kTrans}, U{TGL_OP_ACOS, -1, 1, kTrans}, U{TGL_OP_ATAN, -20, 20, kTrans},
+                    U{TGL_OP_SINH, -10, 10, kTrans}, U{TGL_OP_COSH, -10, 10, kTrans}, U{TGL_OP_TAN, -1.5, 1.5, kTrans},
+                    U{TGL_OP_ASINH, -100, 100, kTrans}, U{TGL_OP_ACOSH, 1, 100, kTrans},
+                    U{TGL_OP_ATANH, -0.99, 0.99, kTrans}, U{TGL_OP_GELU_QUICK, -20, 20, kTrans},
+                    U{TGL_OP_STEP, -2, 2, tol::kElementwise}})
             add(u.op, [u](Rng& r) { return unary(r, u.lo, u.hi, u.tol); });
         add(TGL_OP_GELU, [](Rng& r) {
             tgl_gelu_params p{};
