@@ -47,6 +47,7 @@ for _op in tg.abi.OPS:
                       dict(axes=[1], keepdims=0, **kw))
 CASES.update({
     "where": ([np.array([[True, False, True]]), F(2, 3), F(2, 1)], [O(2, 3)], {}),
+    "add_n": ([F(2, 3), F(3), F(2, 1)], [O(2, 3)], {}),
     "argmax": ([F(2, 5)], [O(2, dtype=np.int32)], dict(axis=1, keepdims=0)),
     "argmin": ([F(2, 5)], [O(2, 1, dtype=np.int32)], dict(axis=-1, keepdims=1)),
     "cumsum": ([F(2, 5)], [O(2, 5)], dict(axis=1, exclusive=1)),
