@@ -36,13 +36,13 @@ void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
     }
     const int last = p.rank - 1;
     int64_t index[TGL_MAX_RANK];
-    int64_t off[ElementwisePlan::kMaxOperands];
+    int64_t off[ElementwisePlan::kMaxOperands] = {};  // unused operands stay 0
     int64_t rem = begin;
     for (int d = last; d >= 0; --d) {
         index[d] = rem % p.shape[d];
         rem /= p.shape[d];
     }
-    for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) {
+    for (int k = 0; k < p.n_operands; ++k) {
         off[k] = p.offset[k];
         for (int d = 0; d <= last; ++d) off[k] += index[d] * p.strides[k][d];
     }
@@ -53,12 +53,12 @@ void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
         for (int64_t j = 0; j < run; ++j) f(off[0] + j * s0, off[1] + j * s1, off[2] + j * s2);
         i += run;
         index[last] += run;
-        for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) off[k] += run * p.strides[k][last];
+        for (int k = 0; k < p.n_operands; ++k) off[k] += run * p.strides[k][last];
         // Carry into the outer dims.
         for (int d = last; d > 0 && index[d] == p.shape[d]; --d) {
             index[d] = 0;
             ++index[d - 1];
-            for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k)
+            for (int k = 0; k < p.n_operands; ++k)
                 off[k] += p.strides[k][d - 1] - p.shape[d] * p.strides[k][d];
         }
     }
