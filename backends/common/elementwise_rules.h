@@ -14,7 +14,7 @@ struct OpCall;
 // operands 1.. are the inputs with broadcasting folded in as stride 0. Dims of size 1 are dropped
 // and dims contiguous in every operand are merged, so rank is often 1.
 struct ElementwisePlan {
-    static constexpr int kMaxOperands = 4;  // y and up to 3 inputs (where)
+    static constexpr int kMaxOperands = 1 + TGL_MAX_OP_INPUTS;  // y and the inputs (add_n: up to 8)
     int n_operands = 0;
     int rank = 0;
     int64_t shape[TGL_MAX_RANK] = {};

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace tgl {
 namespace cpu {
@@ -35,13 +36,13 @@ void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
     }
     const int last = p.rank - 1;
     int64_t index[TGL_MAX_RANK];
-    int64_t off[ElementwisePlan::kMaxOperands];
+    int64_t off[ElementwisePlan::kMaxOperands] = {};  // unused operands stay 0
     int64_t rem = begin;
     for (int d = last; d >= 0; --d) {
         index[d] = rem % p.shape[d];
         rem /= p.shape[d];
     }
-    for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) {
+    for (int k = 0; k < p.n_operands; ++k) {
         off[k] = p.offset[k];
         for (int d = 0; d <= last; ++d) off[k] += index[d] * p.strides[k][d];
     }
@@ -52,12 +53,12 @@ void walk(const ElementwisePlan& p, int64_t begin, int64_t end, const F& f) {
         for (int64_t j = 0; j < run; ++j) f(off[0] + j * s0, off[1] + j * s1, off[2] + j * s2);
         i += run;
         index[last] += run;
-        for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k) off[k] += run * p.strides[k][last];
+        for (int k = 0; k < p.n_operands; ++k) off[k] += run * p.strides[k][last];
         // Carry into the outer dims.
         for (int d = last; d > 0 && index[d] == p.shape[d]; --d) {
             index[d] = 0;
             ++index[d - 1];
-            for (int k = 0; k < ElementwisePlan::kMaxOperands; ++k)
+            for (int k = 0; k < p.n_operands; ++k)
                 off[k] += p.strides[k][d - 1] - p.shape[d] * p.strides[k][d];
         }
     }
@@ -237,6 +238,39 @@ void where(const OpCall& c, unsigned threads) {
     });
 }
 
+// add_n: y = ((x0 + x1) + x2) + ..., summed left to right in f32 and rounded once at the store
+// (f16: one rounding; f32: the same roundings as chained adds, so GLES matches bit for bit);
+// integers exact in int64 and wrapped at the store (as add). Offsets from the index, as in where.
+void add_n(const OpCall& c, unsigned threads) {
+    const ElementwisePlan& p = c.elementwise();
+    const Operand y = output_operand(c);
+    const int n = int(c.inputs.size()), last = p.rank - 1;
+    std::vector<Operand> xs;
+    for (int k = 0; k < n; ++k) xs.push_back(input_operand(c, k));
+    const bool integer = !is_float_dtype(y.dtype);
+    parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+            int64_t off[ElementwisePlan::kMaxOperands];
+            for (int k = 0; k <= n; ++k) off[k] = p.offset[k];
+            int64_t rem = i;
+            for (int d = last; d >= 0; --d) {
+                const int64_t idx = rem % p.shape[d];
+                rem /= p.shape[d];
+                for (int k = 0; k <= n; ++k) off[k] += idx * p.strides[k][d];
+            }
+            if (integer) {
+                uint64_t sum = 0;  // unsigned: wraps without undefined behaviour
+                for (int k = 0; k < n; ++k) sum += uint64_t(load_as_int64(xs[size_t(k)].base, y.dtype, off[k + 1]));
+                store_int_wrapped(y.base, y.dtype, off[0], int64_t(sum));
+            } else {
+                float sum = float(xs[0].load(off[1]));
+                for (int k = 1; k < n; ++k) sum += float(xs[size_t(k)].load(off[k + 1]));
+                y.store(off[0], double(sum));
+            }
+        }
+    });
+}
+
 }  // namespace
 
 void run_unary(const OpCall& c, unsigned threads) {
@@ -251,6 +285,7 @@ void run_unary(const OpCall& c, unsigned threads) {
 }
 
 void run_binary(const OpCall& c, unsigned threads) {
+    if (c.info->op == TGL_OP_ADD_N) return add_n(c, threads);
     if (visit_predicate(c.info->op, [&](const auto& f) { predicate2(c, threads, f); })) return;
     if (!is_float_dtype(c.outputs[0].dtype)) return visit_int_binary(c, [&](const auto& f) { int_binary(c, threads, f); });
     visit_binary(c, [&](const auto& f) { binary(c, threads, f); });

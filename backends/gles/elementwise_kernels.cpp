@@ -48,7 +48,10 @@ UniformValue uniform_floats(const char* name, const float* values, size_t n) {
 
 }  // namespace
 
+void run_add_n(GlesDevice& dev, const OpCall& call);
+
 void run_elementwise(GlesDevice& dev, const OpCall& call) {
+    if (call.info->op == TGL_OP_ADD_N) return run_add_n(dev, call);
     const ElementwisePlan& p = call.elementwise();
     const int n_in = int(call.inputs.size());
     if (n_in + 1 > dev.limits().max_compute_ssbo_blocks)
@@ -177,6 +180,70 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         scalar(numel, offsets);
     }
     dev.submit(call.info->name, std::move(dispatches));
+}
+
+// add_n as passes of the binary kernel above (GLES 3.1 promises only 4 storage blocks per
+// shader): acc = x0 + x1, acc += x_k, ..., y = acc + x_{n-1}, left to right as the CPU reference.
+// acc is y itself for f32 and integers (the same roundings, wraps, as one f32 sum), an f32 scratch
+// for f16, whose passes compute in f32 and the last rounds once into y. n = 1 is a copy (cast).
+void run_add_n(GlesDevice& dev, const OpCall& call) {
+    const ElementwisePlan& p = call.elementwise();
+    const int n = int(call.inputs.size());
+    const TensorArg& y = call.outputs[0];
+    // An operand of a pass: the call's operand k (0 = y) with its merged strides, or acc.
+    struct Operand {
+        TensorArg arg;
+        const int64_t* strides;
+        int64_t offset;
+    };
+    auto operand = [&](int k) { return Operand{k == 0 ? y : call.inputs[size_t(k - 1)], p.strides[k], p.offset[k]}; };
+    auto pass = [&](tgl_op op, const Operand& out, const std::vector<Operand>& ins) {
+        OpCall c;
+        c.info = find_op(op);
+        c.dtype = ins[0].arg.dtype;
+        c.outputs.push_back(out.arg);
+        ElementwisePlan& q = c.plan.emplace<ElementwisePlan>();
+        q.n_operands = 1 + int(ins.size());
+        q.rank = p.rank;
+        q.numel = p.numel;
+        std::copy(p.shape, p.shape + p.rank, q.shape);
+        std::copy(out.strides, out.strides + p.rank, q.strides[0]);
+        q.offset[0] = out.offset;
+        for (size_t i = 0; i < ins.size(); ++i) {
+            c.inputs.push_back(ins[i].arg);
+            std::copy(ins[i].strides, ins[i].strides + p.rank, q.strides[i + 1]);
+            q.offset[i + 1] = ins[i].offset;
+        }
+        run_elementwise(dev, c);
+    };
+    if (n == 1) return pass(TGL_OP_CAST, operand(0), {operand(1)});
+    Operand acc = operand(0);
+    // y cannot hold the running sum when it is f16 (one rounding at the end) or when it is also an
+    // input read after the first pass (y in place over x_k, k >= 2).
+    bool y_read_later = false;
+    for (int k = 2; k < n; ++k) {
+        const TensorArg& x = call.inputs[size_t(k)];
+        y_read_later = y_read_later || (x.buffer == y.buffer && x.byte_lo < y.byte_hi && y.byte_lo < x.byte_hi);
+    }
+    int64_t contiguous[TGL_MAX_RANK] = {};
+    if (n > 2 && (y.dtype == TGL_DTYPE_F16 || y_read_later)) {  // a scratch, row-major over the plan's shape
+        int64_t step = 1;
+        for (int d = p.rank - 1; d >= 0; --d) { contiguous[d] = step; step *= p.shape[d]; }
+        TensorArg& s = acc.arg;
+        s = TensorArg{};
+        s.dtype = y.dtype == TGL_DTYPE_F16 ? tgl_dtype(TGL_DTYPE_F32) : y.dtype;
+        const int64_t bytes = p.numel * int64_t(tgl_dtype_size(s.dtype));
+        s.buffer = dev.scratch(uint64_t(bytes + 3) & ~uint64_t(3));
+        s.rank = p.rank;
+        std::copy(p.shape, p.shape + p.rank, s.shape);
+        std::copy(contiguous, contiguous + p.rank, s.strides);
+        s.numel = p.numel;
+        s.byte_hi = bytes;
+        acc.strides = contiguous;
+        acc.offset = 0;
+    }
+    pass(TGL_OP_ADD, n == 2 ? operand(0) : acc, {operand(1), operand(2)});
+    for (int k = 3; k <= n; ++k) pass(TGL_OP_ADD, k == n ? operand(0) : acc, {acc, operand(k)});
 }
 
 namespace {

@@ -140,6 +140,12 @@ enum {
     /* where: (cond, a, b) -> (y), y = cond != 0 ? a : b, all three broadcast to y. cond is bool or
      * u8; a, b and y share one dtype (any but i64); elements are copied bit for bit. tgl_binary_params. */
     TGL_OP_WHERE = 250,
+    /* add_n (since ABI 1.3): (x0, x1, ..., x_{n-1}) -> (y), 1 <= n <= TGL_MAX_OP_INPUTS (8), the
+     * n-ary sum y = ((x0 + x1) + x2) + ... Every x_k broadcasts to y as in add; y must have exactly
+     * the broadcast shape. One dtype for all: f32, f16, i32, i8 or u8. Summed left to right in
+     * f32 (integers exact, wrapping as add); f16 is widened, summed in f32 and rounded once at the
+     * store, so it can differ from chained f16 adds, which round after each. tgl_binary_params. */
+    TGL_OP_ADD_N = 260,
 
     /* Reductions: (x) -> (y) over a set of axes, see tgl_reduce_params. NaN propagates through
      * max/min. Over an empty axis: sum = 0, prod = 1, mean = NaN, max/min = error.

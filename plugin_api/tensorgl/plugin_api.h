@@ -5,8 +5,8 @@
  *        sequence (14xx) and training (15xx), their params structs; timer_begin, timer_end.
  *   1.2: graphs (graph_begin, graph_end, graph_replay, graph_destroy).
  *   1.3: dtypes i64, i16; floor_divide (219) and integer arithmetic (i32, i8, u8); asin .. atanh,
- *        gelu_quick, step (133..143); set_rows (805); graph_replay_with (a replay with new params
- *        fields and swapped buffers, tgl_graph_binding); tgl_arg_reduce_params.select_last_index,
+ *        gelu_quick, step (133..143); add_n (260); set_rows (805); graph_replay_with (a replay
+ *        with new params fields and swapped buffers, tgl_graph_binding); tgl_arg_reduce_params.select_last_index,
  *        tgl_axis_params.reduction (scatter mul/amin/amax), tgl_selective_scan_params.state_in,
  *        rms_norm's optional beta input, pooling pads of any size.
  * A plugin reports each op it implements through query_op.

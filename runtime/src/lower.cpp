@@ -442,11 +442,18 @@ template <tgl_op OP> void compare(Lowering& L) {
     L.emit<tgl_binary_params>(OP, nullptr, {a, b}, {L.out(0, s, TensorProto::BOOL)});
 }
 
-// Max, Min, Sum, Mean: pairwise over 1..n inputs.
+// Max, Min, Sum, Mean: pairwise over 1..n inputs; Sum of 3 to 8 inputs as one add_n where the
+// plugin has it (f16 then rounds once, not after each add).
 template <tgl_op OP> void variadic(Lowering& L) {
     Shape s = broadcast_inputs(L);
     bool mean = L.node.op_type() == "Mean";
     size_t n = L.n_in();
+    if (OP == TGL_OP_ADD && !mean && n > 2 && n <= TGL_MAX_OP_INPUTS && L.implements(TGL_OP_ADD_N)) {
+        std::vector<Operand> xs;
+        for (size_t i = 0; i < n; ++i) xs.push_back(L.dev(i));
+        L.emit<tgl_binary_params>(TGL_OP_ADD_N, nullptr, xs, {L.out(0, s)});
+        return;
+    }
     if (n == 1) {
         Operand x = L.dev(0);
         L.emit<tgl_unary_params>(TGL_OP_CONTIGUOUS, nullptr, {x}, {L.out(0, s)});

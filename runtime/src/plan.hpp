@@ -136,6 +136,8 @@ public:
 
     [[noreturn]] void unsupported(const std::string& what) const;
     [[noreturn]] void invalid(const std::string& what) const;
+    // Whether the plugin implements `op` (query_op; a plugin of an older ABI may lack it).
+    bool implements(tgl_op op) const;
 
     // Inputs.
     size_t n_in() const { return (size_t)node.input_size(); }

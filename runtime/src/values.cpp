@@ -510,6 +510,12 @@ Operand Lowering::constant(int32_t type, const Shape& shape, const std::vector<d
     return dev_value(id);
 }
 
+bool Lowering::implements(tgl_op op) const {
+    tgl_op_caps caps{};
+    caps.struct_size = sizeof caps;
+    return api_.query_op(op, &caps) == TGL_OK && caps.supported;
+}
+
 void Lowering::emit_raw(tgl_op op, std::vector<uint8_t> params, std::vector<Operand> in,
                         std::vector<Operand> out) {
     tgl_op_caps caps{};
@@ -527,8 +533,8 @@ void Lowering::emit_raw(tgl_op op, std::vector<uint8_t> params, std::vector<Oper
         }
     };
     // Optional operands the lowering left out are passed as absent (buffer 0): run_op takes the
-    // op's full operand count. Concat, stack and split take a variable count instead.
-    if (op != TGL_OP_CONCAT && op != TGL_OP_STACK && op != TGL_OP_SPLIT) {
+    // op's full operand count. Concat, stack, split and add_n take a variable count instead.
+    if (op != TGL_OP_CONCAT && op != TGL_OP_STACK && op != TGL_OP_SPLIT && op != TGL_OP_ADD_N) {
         while (in.size() < caps.n_inputs) in.push_back(Operand{});
         while (out.size() < caps.n_outputs) out.push_back(Operand{});
     }

@@ -15,7 +15,7 @@ namespace conf {
 namespace {
 
 // Every op of ABI 1.0..1.3 as the issues that defined it specify it: name, operand counts (the most;
-// concat/stack take 1..8 inputs, split 1..4 outputs), params struct and the dtypes each operand
+// concat/stack/add_n take 1..8 inputs, split 1..4 outputs), params struct and the dtypes each operand
 // must accept. Written out here, independently of the plugins' catalogue, so that a plugin that
 // drops an op or a dtype fails this test.
 constexpr uint32_t F = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16);  // float ops: f32, f16 storage
@@ -74,6 +74,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_GT, "gt", bin, {CMP, CMP}, {MASK}}, {TGL_OP_GE, "ge", bin, {CMP, CMP}, {MASK}},
         {TGL_OP_FLOOR_DIVIDE, "floor_divide", bin, {FI, FI}, {FI}},
         {TGL_OP_WHERE, "where", bin, {MASK, ALL, ALL}, {ALL}},
+        {TGL_OP_ADD_N, "add_n", bin, std::vector<uint32_t>(8, FI), {FI}},
         {TGL_OP_SUM, "sum", red, {F | I32}, {F | I32}}, {TGL_OP_MEAN, "mean", red, {F}, {F}},
         {TGL_OP_MAX, "max", red, {F | I32}, {F | I32}}, {TGL_OP_MIN, "min", red, {F | I32}, {F | I32}},
         {TGL_OP_PROD, "prod", red, {F | I32}, {F | I32}},

@@ -344,6 +344,17 @@ const std::vector<OpFuzz>& op_fuzzers() {
             Shape y = broadcast_shapes(broadcast_shapes(c.shape, a.shape), b.shape);
             return Seed{{}, {c, a, b}, {out(y, dt)}, 0, CompareMode::ExactBits};
         });
+        add(TGL_OP_ADD_N, [](Rng& r) {
+            Shape ys = random_shape(r, 0, 6, 2000);
+            const tgl_dtype dt = pick_dtype(r, {TGL_DTYPE_F32, TGL_DTYPE_F16});
+            std::vector<Arg> xs;
+            Shape y;
+            for (int64_t k = 0, n = r.integer(1, 8); k < n; ++k) {
+                xs.push_back(real(broadcastable(ys, r), -1, 1, dt));
+                y = broadcast_shapes(y, xs.back().shape);
+            }
+            return Seed{{}, xs, {out(y, dt)}, tol::kElementwise};
+        });
         // -- reductions
         struct R { tgl_op op; double lo, hi; bool no_max; bool empty_ok; };
         for (R q : {R{TGL_OP_SUM, -0.9, 1.1, true, true}, R{TGL_OP_MEAN, -0.9, 1.1, true, true},

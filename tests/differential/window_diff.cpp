@@ -329,6 +329,13 @@ std::vector<WindowCase> window_cases() {
              return spec(TGL_OP_MUL, {}, {floats({3, 50, 30}, Kind::Negative, r), floats({3, 50, 1}, Kind::Contiguous, r)},
                          {output_of(F32, {3, 50, 30})}, CompareMode::ExactBits, 0, "mul (3, 50, 30) * (3, 50, 1)");
          }},
+        // add_n: every pass of its binary kernel cut alike; f16 through the f32 scratch (per piece)
+        {"add_n_f16_broadcast", [](Rng& r) {
+             const tgl_dtype h = TGL_DTYPE_F16;
+             return spec(TGL_OP_ADD_N, {}, {floats({40, 100}, Kind::Permuted, r, -2, 2, h), floats({100}, Kind::Contiguous, r, -2, 2, h),
+                                            floats({40, 1}, Kind::Contiguous, r, -2, 2, h), floats({40, 100}, Kind::Stepped, r, -2, 2, h)},
+                         {output_of(h, {40, 100})}, CompareMode::ExactBits, 0, "add_n f16 (40, 100) + (100) + (40, 1) + (40, 100)");
+         }},
         {"exp_stepped", [](Rng& r) {
              return spec(TGL_OP_EXP, {}, {floats({70, 33}, Kind::Stepped, r)}, {output_of(F32, {70, 33})},
                          CompareMode::Nmse, tol::kTranscendental, "exp (70, 33)");

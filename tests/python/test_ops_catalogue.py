@@ -47,6 +47,7 @@ for _op in tg.abi.OPS:
                       dict(axes=[1], keepdims=0, **kw))
 CASES.update({
     "where": ([np.array([[True, False, True]]), F(2, 3), F(2, 1)], [O(2, 3)], {}),
+    "add_n": ([F(2, 3), F(3), F(2, 1)], [O(2, 3)], {}),
     "argmax": ([F(2, 5)], [O(2, dtype=np.int32)], dict(axis=1, keepdims=0)),
     "argmin": ([F(2, 5)], [O(2, 1, dtype=np.int32)], dict(axis=-1, keepdims=1)),
     "cumsum": ([F(2, 5)], [O(2, 5)], dict(axis=1, exclusive=1)),
@@ -85,6 +86,7 @@ CASES.update({
     "scatter": ([F(2, 3), I([2, 0]), F(1, 2)], [O(2, 3)], dict(axis=1)),
     "scatter_add": ([F(2, 3), I([2, 2]), F(1, 2)], [O(2, 3)], dict(axis=1)),
     "one_hot": ([I(0, 3, 1)], [O(3, 4)], {}),
+    "set_rows": ([F(4, 3), I(2, 0), F(2, 3)], [O(4, 3)], dict(axis=0)),
     "topk": ([F(2, 5)], [O(2, 2), O(2, 2, dtype=np.int32)], dict(axis=1, descending=1)),
     "sort": ([F(2, 5)], [O(2, 5), O(2, 5, dtype=np.int32)], dict(axis=1, descending=0)),
     "argsort": ([F(2, 5)], [O(2, 5, dtype=np.int32)], dict(axis=-1, descending=1)),
