@@ -91,10 +91,13 @@ std::vector<uint8_t> param_bytes(const P& p) {
 
 // A device of the subject plugin opened with environment variable `name` set to `value` (the GLES
 // plugin reads its TGL_TUNE_* knobs at device_open; other plugins ignore them), kept for the
-// process; the variable is restored afterwards.
+// process; the variable is restored afterwards. Deliberately never destroyed (as the shared devices
+// of tests/support): closing a device from a static destructor at exit, when the plugin's own
+// statics may be gone, corrupted the heap ("corrupted double-linked list" after every test had
+// passed); a device left open at exit is the plugins' documented case (their threads are joined).
 inline Device& subject_device_with(const std::string& name, const std::string& value) {
-    static std::map<std::string, std::unique_ptr<Device>> devices;
-    std::unique_ptr<Device>& d = devices[name + "=" + value];
+    static auto* devices = new std::map<std::string, std::unique_ptr<Device>>;
+    std::unique_ptr<Device>& d = (*devices)[name + "=" + value];
     if (!d) {
         struct Env {  // restored even when device_open fails
             std::string name, old;
