@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -371,21 +372,77 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     return p;
 }
 
-// Creates a context on the target, reads its limits and properties, destroys it. Throws on failure.
-DeviceDesc probe_one(const EglTarget& target) {
-    DeviceDesc d;
-    d.target = target;
-    EglContext c = create_context(target);
+bool debug_enabled() { return ::secure_getenv("TGL_GLES_DEBUG") != nullptr; }
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A probed device and the context the probe created on it, current on no thread.
+struct Probed {
+    DeviceDesc desc;
+    EglContext context;
+};
+
+// Creates a context on the target, reads its limits and properties, and releases the context from
+// this thread (probe_all keeps it for the first device and destroys the others). Throws on failure.
+Probed probe_one(const EglTarget& target) {
+    Probed p;
+    p.desc.target = target;
+    const double start = now_ms();
+    p.context = create_context(target);
+    const double created = now_ms();
     try {
-        d.limits = query_limits();
-        d.properties = describe(target, c, d.limits);
+        p.desc.limits = query_limits();
+        p.desc.properties = describe(target, p.context, p.desc.limits);
     } catch (...) {
-        destroy_context(c);
+        destroy_context(p.context);
         throw;
     }
-    destroy_context(c);
-    return d;
+    eglMakeCurrent(p.context.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+    if (debug_enabled())
+        std::fprintf(stderr, "tensorgl-gles: probe of %s: display and context %.1f ms, limits and properties %.1f ms\n",
+                     target.description.c_str(), created - start, now_ms() - created);
+    return p;
 }
+
+// The probe's context of the first listed device until open_context takes it (creating a context
+// costs tens of milliseconds on some drivers). Never destroyed: it may be used during exit.
+struct ParkedContext {
+    std::mutex mutex;
+    bool present = false;
+    EglTarget target;
+    EglContext context;
+};
+
+ParkedContext& parked() {
+    static ParkedContext* p = new ParkedContext;
+    return *p;
+}
+
+bool same_target(const EglTarget& a, const EglTarget& b) {
+    return a.platform == b.platform && a.device == b.device && a.description == b.description;
+}
+
+void park(const Probed& p) {
+    ParkedContext& slot = parked();
+    std::lock_guard<std::mutex> lock(slot.mutex);
+    slot.target = p.desc.target;
+    slot.context = p.context;
+    slot.present = true;
+}
+
+// Moves the parked context into *out if it belongs to `target`; at most one caller ever gets it.
+bool take_parked(const EglTarget& target, EglContext* out) {
+    ParkedContext& slot = parked();
+    std::lock_guard<std::mutex> lock(slot.mutex);
+    if (!slot.present || !same_target(slot.target, target)) return false;
+    *out = slot.context;
+    slot.context = EglContext{};
+    slot.present = false;
+    return true;
+}
+
 
 void add_note(std::string& note, const std::string& s) {
     if (!note.empty()) note += "; ";
@@ -417,7 +474,7 @@ DeviceList probe_all() {
     // 1. The EGL device platform: one display per device, no window system. Hardware devices come
     //    first, software ones (EGL_MESA_device_software, e.g. llvmpipe) after them. A device seen
     //    twice (same handle or the same DRM node) is kept once.
-    std::vector<DeviceDesc> hardware, software;
+    std::vector<Probed> hardware, software;
     bool enumerate = has_ext(cext, "EGL_EXT_device_enumeration") || has_ext(cext, "EGL_EXT_device_base");
     bool query = has_ext(cext, "EGL_EXT_device_query") || has_ext(cext, "EGL_EXT_device_base");
     if (platform_base && has_ext(cext, "EGL_EXT_platform_device") && enumerate) {
@@ -463,27 +520,27 @@ DeviceList probe_all() {
         add_note(out.note, "the EGL client offers no device platform (EGL_EXT_platform_device with "
                            "EGL_EXT_device_enumeration or EGL_EXT_device_base)");
     }
-    out.devices = std::move(hardware);
-    for (DeviceDesc& d : software) out.devices.push_back(std::move(d));
+    std::vector<Probed> found = std::move(hardware);
+    for (Probed& p : software) found.push_back(std::move(p));
 
     // 2. Mesa's surfaceless platform, and 3. the default display: only when the device platform
     //    gave nothing, since they reach the same devices again.
-    if (out.devices.empty() && platform_base && has_ext(cext, "EGL_MESA_platform_surfaceless")) {
+    if (found.empty() && platform_base && has_ext(cext, "EGL_MESA_platform_surfaceless")) {
         EglTarget t;
         t.platform = EglPlatform::Surfaceless;
         t.description = "EGL surfaceless platform";
         try {
-            out.devices.push_back(probe_one(t));
+            found.push_back(probe_one(t));
         } catch (const std::exception& e) {
             add_note(out.note, e.what());
         }
     }
-    if (out.devices.empty()) {
+    if (found.empty()) {
         EglTarget t;
         t.platform = EglPlatform::Default;
         t.description = "EGL default display";
         try {
-            out.devices.push_back(probe_one(t));
+            found.push_back(probe_one(t));
         } catch (const std::exception& e) {
             add_note(out.note, e.what());
         }
@@ -497,28 +554,57 @@ DeviceList probe_all() {
         char* end = nullptr;
         unsigned long k = std::strtoul(sel, &end, 10);
         bool valid = *end == '\0' && sel[0] >= '0' && sel[0] <= '9';
-        size_t found = out.devices.size();
-        if (!valid || k >= found) {
-            out.devices.clear();
-            add_note(out.note, format("TGL_DEVICE=%s selects no device (%zu usable device%s)", sel, found,
-                                      found == 1 ? "" : "s"));
-        } else if (found > 1 || k != 0) {
-            DeviceDesc d = std::move(out.devices[k]);
-            out.devices.clear();
-            out.devices.push_back(std::move(d));
-        }
+        size_t usable = found.size();
+        if (!valid || k >= usable)
+            add_note(out.note, format("TGL_DEVICE=%s selects no device (%zu usable device%s)", sel, usable,
+                                      usable == 1 ? "" : "s"));
+        for (size_t i = 0; i < usable; ++i)
+            if (!valid || i != k) destroy_context(found[i].context);
+        if (!valid || k >= usable) found.clear();
+        else if (usable > 1 || k != 0) found = {std::move(found[k])};
     }
+    // The first device keeps its context for the first device_open (open_context); the others'
+    // are destroyed, so that devices never opened hold no driver memory.
+    for (size_t i = 0; i < found.size(); ++i) {
+        if (i == 0) park(found[i]);
+        else destroy_context(found[i].context);
+        out.devices.push_back(std::move(found[i].desc));
+    }
+    eglReleaseThread();
     if (out.devices.empty() && out.note.empty()) out.note = "no EGL display offers an OpenGL ES 3.1 context";
     return out;
 }
 
 }  // namespace
 
+EglContext open_context(const EglTarget& target) {
+    const double start = now_ms();
+    EglContext c;
+    const char* how = "created";
+    if (take_parked(target, &c)) {
+        // Created and released by the probe thread; current nowhere, so any one thread may bind it.
+        if (eglBindAPI(EGL_OPENGL_ES_API) && eglMakeCurrent(c.display, c.surface, c.surface, c.context)) {
+            how = "the probe's";
+        } else {
+            if (debug_enabled())
+                std::fprintf(stderr, "tensorgl-gles: %s: the probe's context cannot be made current (%s); "
+                             "creating another\n", target.description.c_str(), egl_error().c_str());
+            destroy_context(c);
+        }
+    }
+    if (c.context == EGL_NO_CONTEXT) c = create_context(target);
+    if (debug_enabled())
+        std::fprintf(stderr, "tensorgl-gles: %s: context %s, current in %.1f ms\n", target.description.c_str(), how,
+                     now_ms() - start);
+    return c;
+}
+
 const DeviceList& probe_devices() {
     static DeviceList* list = nullptr;
     static std::once_flag once;
     std::call_once(once, [] {
         auto result = std::make_unique<DeviceList>();
+        const double start = now_ms();
         try {
             std::thread t([&] {
                 try {
@@ -534,9 +620,9 @@ const DeviceList& probe_devices() {
             result->note = std::string("device probe thread could not run: ") + e.what();
         }
         if (::secure_getenv("TGL_GLES_DEBUG"))
-            std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s\n", result->devices.size(),
+            std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s (probed in %.1f ms)\n", result->devices.size(),
                          result->devices.size() == 1 ? "" : "s", result->note.empty() ? "" : "; ",
-                         result->note.c_str());
+                         result->note.c_str(), now_ms() - start);
         list = result.release();
     });
     return *list;

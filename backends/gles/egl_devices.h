@@ -55,6 +55,11 @@ struct EglContext {
 // Creates a GLES 3.1+ context on the target and makes it current on the calling thread. Throws
 // Error(DEVICE_UNAVAILABLE) saying which step failed.
 EglContext create_context(const EglTarget& target);
+// The context for a device's GL thread, made current on the calling thread: the probe's own context
+// of that device when the probe left one (it leaves one, for the first listed device only, so that
+// the first device_open skips creating a second context; it goes to exactly one caller), else a
+// new one from create_context. Throws like create_context.
+EglContext open_context(const EglTarget& target);
 // Releases and destroys the context (same thread). The display stays initialized: other devices
 // may share it, and EGL has no reference count on eglInitialize.
 void destroy_context(EglContext& ctx);

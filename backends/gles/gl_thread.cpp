@@ -126,7 +126,7 @@ GlThread::GlThread(const EglTarget& target, std::shared_ptr<GlThreadCounters> co
         // Named so that a person (top -H, gdb) and the thread tests can tell it from Mesa's threads.
         pthread_setname_np(pthread_self(), kThreadName);
         try {
-            context_ = create_context(target);
+            context_ = open_context(target);
             limits_ = query_limits();
             reset_query_ = epoxy_gl_version() >= 32 || epoxy_has_gl_extension("GL_KHR_robustness") ||
                            epoxy_has_gl_extension("GL_EXT_robustness");
