@@ -338,6 +338,10 @@ TEST(PluginLifetime, FirstOpensRaceForTheProbeContext) {
         ASSERT_EQ(::waitpid(pid, &status, 0), pid);
         std::ifstream in(log_path);
         std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+            ::unlink(log_path);
+            GTEST_SKIP() << "the GLES plugin has no device here: no context to hand over\n" << log;
+        }
         ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status << "\n" << log;
         auto count = [&](const std::string& what) {
             int n = 0;
