@@ -11,6 +11,9 @@
 #include <cstdlib>
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -384,8 +387,8 @@ struct Probed {
     EglContext context;
 };
 
-// Creates a context on the target, reads its limits and properties, and releases the context from
-// this thread (probe_all keeps it for the first device and destroys the others). Throws on failure.
+// Creates a context on the target and reads its limits and properties; the context stays current
+// (probe_all keeps it for the first device and destroys the others). Throws on failure.
 Probed probe_one(const EglTarget& target) {
     Probed p;
     p.desc.target = target;
@@ -399,24 +402,26 @@ Probed probe_one(const EglTarget& target) {
         destroy_context(p.context);
         throw;
     }
-    eglMakeCurrent(p.context.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     if (debug_enabled())
         std::fprintf(stderr, "tensorgl-gles: probe of %s: display and context %.1f ms, limits and properties %.1f ms\n",
                      target.description.c_str(), created - start, now_ms() - created);
     return p;
 }
 
-// The probe's context of the first listed device until open_context takes it (creating a context
-// costs tens of milliseconds on some drivers). Never destroyed: it may be used during exit.
-struct ParkedContext {
+// The probe's thread, waiting with its context of the first listed device current until
+// start_context_thread gives it a body to run. Never destroyed: it may be used during exit.
+struct ParkedThread {
     std::mutex mutex;
-    bool present = false;
+    std::condition_variable handed;
+    bool present = false;  // a thread waits with a context of `target` current
     EglTarget target;
     EglContext context;
+    std::thread thread;
+    std::function<void(EglContext)> body;  // set once, by the one caller that takes the thread
 };
 
-ParkedContext& parked() {
-    static ParkedContext* p = new ParkedContext;
+ParkedThread& parked() {
+    static ParkedThread* p = new ParkedThread;
     return *p;
 }
 
@@ -424,23 +429,15 @@ bool same_target(const EglTarget& a, const EglTarget& b) {
     return a.platform == b.platform && a.device == b.device && a.description == b.description;
 }
 
-void park(const Probed& p) {
-    ParkedContext& slot = parked();
-    std::lock_guard<std::mutex> lock(slot.mutex);
-    slot.target = p.desc.target;
-    slot.context = p.context;
-    slot.present = true;
-}
-
-// Moves the parked context into *out if it belongs to `target`; at most one caller ever gets it.
-bool take_parked(const EglTarget& target, EglContext* out) {
-    ParkedContext& slot = parked();
-    std::lock_guard<std::mutex> lock(slot.mutex);
-    if (!slot.present || !same_target(slot.target, target)) return false;
-    *out = slot.context;
-    slot.context = EglContext{};
-    slot.present = false;
-    return true;
+// On the probe's thread, with `context` current: waits for the body to run with it.
+void wait_for_body(EglContext context) {
+    ParkedThread& slot = parked();
+    std::unique_lock<std::mutex> lock(slot.mutex);
+    slot.handed.wait(lock, [&] { return bool(slot.body); });
+    std::function<void(EglContext)> body = std::move(slot.body);
+    slot.body = nullptr;
+    lock.unlock();
+    body(context);
 }
 
 
@@ -449,7 +446,7 @@ void add_note(std::string& note, const std::string& s) {
     note += s;
 }
 
-DeviceList probe_all() {
+DeviceList probe_all(EglContext* kept) {
     DeviceList out;
     try {
         minimum_limits_requested();  // a bad TGL_GLES_LIMITS value leaves no device, said once
@@ -563,40 +560,46 @@ DeviceList probe_all() {
         if (!valid || k >= usable) found.clear();
         else if (usable > 1 || k != 0) found = {std::move(found[k])};
     }
-    // The first device keeps its context for the first device_open (open_context); the others'
-    // are destroyed, so that devices never opened hold no driver memory.
-    for (size_t i = 0; i < found.size(); ++i) {
-        if (i == 0) park(found[i]);
-        else destroy_context(found[i].context);
-        out.devices.push_back(std::move(found[i].desc));
+    // The first device keeps its context, current on this thread, for the first device_open
+    // (start_context_thread); the others' are destroyed, so that devices never opened hold no
+    // driver memory.
+    for (size_t i = 1; i < found.size(); ++i) destroy_context(found[i].context);
+    if (!found.empty() && eglGetCurrentContext() != found[0].context.context) {
+        const EglContext& c = found[0].context;
+        if (!eglMakeCurrent(c.display, c.surface, c.surface, c.context)) destroy_context(found[0].context);
     }
-    eglReleaseThread();
+    for (Probed& p : found) out.devices.push_back(std::move(p.desc));
+    if (!found.empty() && found[0].context.context != EGL_NO_CONTEXT) *kept = found[0].context;
+    else eglReleaseThread();
     if (out.devices.empty() && out.note.empty()) out.note = "no EGL display offers an OpenGL ES 3.1 context";
     return out;
 }
 
 }  // namespace
 
-EglContext open_context(const EglTarget& target) {
+EglContext open_context(const EglTarget& target, const EglContext& adopted) {
     const double start = now_ms();
-    EglContext c;
-    const char* how = "created";
-    if (take_parked(target, &c)) {
-        // Created and released by the probe thread; current nowhere, so any one thread may bind it.
-        if (eglBindAPI(EGL_OPENGL_ES_API) && eglMakeCurrent(c.display, c.surface, c.surface, c.context)) {
-            how = "the probe's";
-        } else {
-            if (debug_enabled())
-                std::fprintf(stderr, "tensorgl-gles: %s: the probe's context cannot be made current (%s); "
-                             "creating another\n", target.description.c_str(), egl_error().c_str());
-            destroy_context(c);
+    const bool probes = adopted.context != EGL_NO_CONTEXT;
+    EglContext c = probes ? adopted : create_context(target);
+    if (debug_enabled())
+        std::fprintf(stderr, "tensorgl-gles: %s: context %s, current in %.1f ms\n", target.description.c_str(),
+                     probes ? "the probe's" : "created", now_ms() - start);
+    return c;
+}
+
+std::thread start_context_thread(const EglTarget& target, std::function<void(EglContext adopted)> body) {
+    probe_devices();  // the probe's thread, if any, is parked before this looks
+    ParkedThread& slot = parked();
+    {
+        std::lock_guard<std::mutex> lock(slot.mutex);
+        if (slot.present && same_target(slot.target, target)) {
+            slot.present = false;
+            slot.body = std::move(body);
+            slot.handed.notify_all();
+            return std::move(slot.thread);
         }
     }
-    if (c.context == EGL_NO_CONTEXT) c = create_context(target);
-    if (debug_enabled())
-        std::fprintf(stderr, "tensorgl-gles: %s: context %s, current in %.1f ms\n", target.description.c_str(), how,
-                     now_ms() - start);
-    return c;
+    return std::thread(std::move(body), EglContext{});
 }
 
 const DeviceList& probe_devices() {
@@ -606,15 +609,31 @@ const DeviceList& probe_devices() {
         auto result = std::make_unique<DeviceList>();
         const double start = now_ms();
         try {
-            std::thread t([&] {
+            // The thread probes, then (with a context kept) waits to become device 0's GL thread.
+            std::promise<EglContext> probed;
+            std::future<EglContext> kept = probed.get_future();
+            std::thread t([&result, &probed] {
+                EglContext context;
                 try {
-                    *result = probe_all();
+                    *result = probe_all(&context);
                 } catch (const std::exception& e) {
                     result->devices.clear();
                     result->note = std::string("device probe failed: ") + e.what();
                 }
+                probed.set_value(context);  // `result` and `probed` die after this
+                if (context.context != EGL_NO_CONTEXT) wait_for_body(context);
             });
-            t.join();
+            EglContext context = kept.get();
+            if (context.context == EGL_NO_CONTEXT || result->devices.empty()) {
+                t.join();
+            } else {
+                ParkedThread& slot = parked();
+                std::lock_guard<std::mutex> lock(slot.mutex);
+                slot.target = result->devices[0].target;
+                slot.context = context;
+                slot.thread = std::move(t);
+                slot.present = true;
+            }
         } catch (const std::exception& e) {
             result->devices.clear();
             result->note = std::string("device probe thread could not run: ") + e.what();
