@@ -308,8 +308,8 @@ TEST(PluginLifetime, ProcessExitsWithDevicesOpenAndThreadsBusy) {
     }
 }
 
-// The first device_open takes over the context that finding the devices created (saving a
-// context creation); it goes to exactly one caller. Two threads open device 0 at once in a fresh
+// The first device_open takes over the thread and context that finding the devices created (NVIDIA
+// spends ~25 ms binding a context on a new thread); they go to exactly one caller. Two threads open device 0 at once in a fresh
 // process, then a third open follows: each gets its own working device, and TGL_GLES_DEBUG's
 // account shows the probe's context used once and two contexts created.
 TEST(PluginLifetime, FirstOpensRaceForTheProbeContext) {
