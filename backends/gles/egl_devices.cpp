@@ -10,6 +10,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <future>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -371,28 +375,78 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     return p;
 }
 
-// Creates a context on the target, reads its limits and properties, destroys it. Throws on failure.
-DeviceDesc probe_one(const EglTarget& target) {
-    DeviceDesc d;
-    d.target = target;
-    EglContext c = create_context(target);
+bool debug_enabled() { return ::secure_getenv("TGL_GLES_DEBUG") != nullptr; }
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A probed device and the context the probe created on it, current on no thread.
+struct Probed {
+    DeviceDesc desc;
+    EglContext context;
+};
+
+// Creates a context on the target and reads its limits and properties; the context stays current
+// (probe_all keeps it for the first device and destroys the others). Throws on failure.
+Probed probe_one(const EglTarget& target) {
+    Probed p;
+    p.desc.target = target;
+    const double start = now_ms();
+    p.context = create_context(target);
+    const double created = now_ms();
     try {
-        d.limits = query_limits();
-        d.properties = describe(target, c, d.limits);
+        p.desc.limits = query_limits();
+        p.desc.properties = describe(target, p.context, p.desc.limits);
     } catch (...) {
-        destroy_context(c);
+        destroy_context(p.context);
         throw;
     }
-    destroy_context(c);
-    return d;
+    if (debug_enabled())
+        std::fprintf(stderr, "tensorgl-gles: probe of %s: display and context %.1f ms, limits and properties %.1f ms\n",
+                     target.description.c_str(), created - start, now_ms() - created);
+    return p;
 }
+
+// The probe's thread, waiting with its context of the first listed device current until
+// start_context_thread gives it a body to run. Never destroyed: it may be used during exit.
+struct ParkedThread {
+    std::mutex mutex;
+    std::condition_variable handed;
+    bool present = false;  // a thread waits with a context of `target` current
+    EglTarget target;
+    EglContext context;
+    std::thread thread;
+    std::function<void(EglContext)> body;  // set once, by the one caller that takes the thread
+};
+
+ParkedThread& parked() {
+    static ParkedThread* p = new ParkedThread;
+    return *p;
+}
+
+bool same_target(const EglTarget& a, const EglTarget& b) {
+    return a.platform == b.platform && a.device == b.device && a.description == b.description;
+}
+
+// On the probe's thread, with `context` current: waits for the body to run with it.
+void wait_for_body(EglContext context) {
+    ParkedThread& slot = parked();
+    std::unique_lock<std::mutex> lock(slot.mutex);
+    slot.handed.wait(lock, [&] { return bool(slot.body); });
+    std::function<void(EglContext)> body = std::move(slot.body);
+    slot.body = nullptr;
+    lock.unlock();
+    body(context);
+}
+
 
 void add_note(std::string& note, const std::string& s) {
     if (!note.empty()) note += "; ";
     note += s;
 }
 
-DeviceList probe_all() {
+DeviceList probe_all(EglContext* kept) {
     DeviceList out;
     try {
         minimum_limits_requested();  // a bad TGL_GLES_LIMITS value leaves no device, said once
@@ -417,7 +471,7 @@ DeviceList probe_all() {
     // 1. The EGL device platform: one display per device, no window system. Hardware devices come
     //    first, software ones (EGL_MESA_device_software, e.g. llvmpipe) after them. A device seen
     //    twice (same handle or the same DRM node) is kept once.
-    std::vector<DeviceDesc> hardware, software;
+    std::vector<Probed> hardware, software;
     bool enumerate = has_ext(cext, "EGL_EXT_device_enumeration") || has_ext(cext, "EGL_EXT_device_base");
     bool query = has_ext(cext, "EGL_EXT_device_query") || has_ext(cext, "EGL_EXT_device_base");
     if (platform_base && has_ext(cext, "EGL_EXT_platform_device") && enumerate) {
@@ -463,27 +517,27 @@ DeviceList probe_all() {
         add_note(out.note, "the EGL client offers no device platform (EGL_EXT_platform_device with "
                            "EGL_EXT_device_enumeration or EGL_EXT_device_base)");
     }
-    out.devices = std::move(hardware);
-    for (DeviceDesc& d : software) out.devices.push_back(std::move(d));
+    std::vector<Probed> found = std::move(hardware);
+    for (Probed& p : software) found.push_back(std::move(p));
 
     // 2. Mesa's surfaceless platform, and 3. the default display: only when the device platform
     //    gave nothing, since they reach the same devices again.
-    if (out.devices.empty() && platform_base && has_ext(cext, "EGL_MESA_platform_surfaceless")) {
+    if (found.empty() && platform_base && has_ext(cext, "EGL_MESA_platform_surfaceless")) {
         EglTarget t;
         t.platform = EglPlatform::Surfaceless;
         t.description = "EGL surfaceless platform";
         try {
-            out.devices.push_back(probe_one(t));
+            found.push_back(probe_one(t));
         } catch (const std::exception& e) {
             add_note(out.note, e.what());
         }
     }
-    if (out.devices.empty()) {
+    if (found.empty()) {
         EglTarget t;
         t.platform = EglPlatform::Default;
         t.description = "EGL default display";
         try {
-            out.devices.push_back(probe_one(t));
+            found.push_back(probe_one(t));
         } catch (const std::exception& e) {
             add_note(out.note, e.what());
         }
@@ -497,46 +551,97 @@ DeviceList probe_all() {
         char* end = nullptr;
         unsigned long k = std::strtoul(sel, &end, 10);
         bool valid = *end == '\0' && sel[0] >= '0' && sel[0] <= '9';
-        size_t found = out.devices.size();
-        if (!valid || k >= found) {
-            out.devices.clear();
-            add_note(out.note, format("TGL_DEVICE=%s selects no device (%zu usable device%s)", sel, found,
-                                      found == 1 ? "" : "s"));
-        } else if (found > 1 || k != 0) {
-            DeviceDesc d = std::move(out.devices[k]);
-            out.devices.clear();
-            out.devices.push_back(std::move(d));
-        }
+        size_t usable = found.size();
+        if (!valid || k >= usable)
+            add_note(out.note, format("TGL_DEVICE=%s selects no device (%zu usable device%s)", sel, usable,
+                                      usable == 1 ? "" : "s"));
+        for (size_t i = 0; i < usable; ++i)
+            if (!valid || i != k) destroy_context(found[i].context);
+        if (!valid || k >= usable) found.clear();
+        else if (usable > 1 || k != 0) found = {std::move(found[k])};
     }
+    // The first device keeps its context, current on this thread, for the first device_open
+    // (start_context_thread); the others' are destroyed, so that devices never opened hold no
+    // driver memory.
+    for (size_t i = 1; i < found.size(); ++i) destroy_context(found[i].context);
+    if (!found.empty() && eglGetCurrentContext() != found[0].context.context) {
+        const EglContext& c = found[0].context;
+        if (!eglMakeCurrent(c.display, c.surface, c.surface, c.context)) destroy_context(found[0].context);
+    }
+    for (Probed& p : found) out.devices.push_back(std::move(p.desc));
+    if (!found.empty() && found[0].context.context != EGL_NO_CONTEXT) *kept = found[0].context;
+    else eglReleaseThread();
     if (out.devices.empty() && out.note.empty()) out.note = "no EGL display offers an OpenGL ES 3.1 context";
     return out;
 }
 
 }  // namespace
 
+EglContext open_context(const EglTarget& target, const EglContext& adopted) {
+    const double start = now_ms();
+    const bool probes = adopted.context != EGL_NO_CONTEXT;
+    EglContext c = probes ? adopted : create_context(target);
+    if (debug_enabled())
+        std::fprintf(stderr, "tensorgl-gles: %s: context %s, current in %.1f ms\n", target.description.c_str(),
+                     probes ? "the probe's" : "created", now_ms() - start);
+    return c;
+}
+
+std::thread start_context_thread(const EglTarget& target, std::function<void(EglContext adopted)> body) {
+    probe_devices();  // the probe's thread, if any, is parked before this looks
+    ParkedThread& slot = parked();
+    {
+        std::lock_guard<std::mutex> lock(slot.mutex);
+        if (slot.present && same_target(slot.target, target)) {
+            slot.present = false;
+            slot.body = std::move(body);
+            slot.handed.notify_all();
+            return std::move(slot.thread);
+        }
+    }
+    return std::thread(std::move(body), EglContext{});
+}
+
 const DeviceList& probe_devices() {
     static DeviceList* list = nullptr;
     static std::once_flag once;
     std::call_once(once, [] {
         auto result = std::make_unique<DeviceList>();
+        const double start = now_ms();
         try {
-            std::thread t([&] {
+            // The thread probes, then (with a context kept) waits to become device 0's GL thread.
+            std::promise<EglContext> probed;
+            std::future<EglContext> kept = probed.get_future();
+            std::thread t([&result, &probed] {
+                EglContext context;
                 try {
-                    *result = probe_all();
+                    *result = probe_all(&context);
                 } catch (const std::exception& e) {
                     result->devices.clear();
                     result->note = std::string("device probe failed: ") + e.what();
                 }
+                probed.set_value(context);  // `result` and `probed` die after this
+                if (context.context != EGL_NO_CONTEXT) wait_for_body(context);
             });
-            t.join();
+            EglContext context = kept.get();
+            if (context.context == EGL_NO_CONTEXT || result->devices.empty()) {
+                t.join();
+            } else {
+                ParkedThread& slot = parked();
+                std::lock_guard<std::mutex> lock(slot.mutex);
+                slot.target = result->devices[0].target;
+                slot.context = context;
+                slot.thread = std::move(t);
+                slot.present = true;
+            }
         } catch (const std::exception& e) {
             result->devices.clear();
             result->note = std::string("device probe thread could not run: ") + e.what();
         }
         if (::secure_getenv("TGL_GLES_DEBUG"))
-            std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s\n", result->devices.size(),
+            std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s (probed in %.1f ms)\n", result->devices.size(),
                          result->devices.size() == 1 ? "" : "s", result->note.empty() ? "" : "; ",
-                         result->note.c_str());
+                         result->note.c_str(), now_ms() - start);
         list = result.release();
     });
     return *list;

@@ -6,7 +6,9 @@
 #include <epoxy/egl.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,6 +57,14 @@ struct EglContext {
 // Creates a GLES 3.1+ context on the target and makes it current on the calling thread. Throws
 // Error(DEVICE_UNAVAILABLE) saying which step failed.
 EglContext create_context(const EglTarget& target);
+// Starts a device's GL thread running body(adopted). On NVIDIA's driver, binding a context on a
+// thread for the first time costs about 25 ms, whether the context is new or not; so the probe's
+// thread stays, with its context of the first listed device current, and the first call for that
+// device gets that thread (exactly one caller; `adopted` is then the probe's context, already
+// current). Every other call gets a new thread, and `adopted` is empty.
+std::thread start_context_thread(const EglTarget& target, std::function<void(EglContext adopted)> body);
+// On the thread body runs on: `adopted` if it holds a context, else a new one from create_context.
+EglContext open_context(const EglTarget& target, const EglContext& adopted);
 // Releases and destroys the context (same thread). The display stays initialized: other devices
 // may share it, and EGL has no reference count on eglInitialize.
 void destroy_context(EglContext& ctx);

@@ -121,12 +121,12 @@ GlThread::GlThread(const EglTarget& target, std::shared_ptr<GlThreadCounters> co
     if (process_exiting()) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "the process is exiting: no new device can be opened");
     std::promise<void> started;
     std::future<void> ready = started.get_future();
-    thread_ = std::thread([this, target, &started] {
+    thread_ = start_context_thread(target, [this, target, &started](EglContext adopted) {
         gl_id_ = std::this_thread::get_id();
         // Named so that a person (top -H, gdb) and the thread tests can tell it from Mesa's threads.
         pthread_setname_np(pthread_self(), kThreadName);
         try {
-            context_ = create_context(target);
+            context_ = open_context(target, adopted);
             limits_ = query_limits();
             reset_query_ = epoxy_gl_version() >= 32 || epoxy_has_gl_extension("GL_KHR_robustness") ||
                            epoxy_has_gl_extension("GL_EXT_robustness");

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,8 +18,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -305,6 +308,52 @@ TEST(PluginLifetime, ProcessExitsWithDevicesOpenAndThreadsBusy) {
     }
 }
 
+// The first device_open takes over the thread and context that finding the devices created (NVIDIA
+// spends ~25 ms binding a context on a new thread); they go to exactly one caller. Two threads open device 0 at once in a fresh
+// process, then a third open follows: each gets its own working device, and TGL_GLES_DEBUG's
+// account shows the probe's context used once and two contexts created.
+TEST(PluginLifetime, FirstOpensRaceForTheProbeContext) {
+    char log_path[] = "/tmp/tgl-probe-context-XXXXXX";
+    int fd = ::mkstemp(log_path);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "TGL_DEVICE=", 11) != 0) env_strings.push_back(*e);
+    env_strings.push_back("TGL_PLUGINS_TEST_RACE_CHILD=1");
+    env_strings.push_back("TGL_GLES_DEBUG=1");
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(&s[0]);
+    envp.push_back(nullptr);
+    std::string self = real("/proc/self/exe");
+    char* argv[] = {&self[0], nullptr};
+    for (int round = 0; round < 3; ++round) {
+        posix_spawn_file_actions_t actions;
+        ::posix_spawn_file_actions_init(&actions);
+        ::posix_spawn_file_actions_addopen(&actions, 2, log_path, O_WRONLY | O_TRUNC, 0);
+        pid_t pid = 0;
+        ASSERT_EQ(::posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, envp.data()), 0);
+        ::posix_spawn_file_actions_destroy(&actions);
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        std::ifstream in(log_path);
+        std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+            ::unlink(log_path);
+            GTEST_SKIP() << "the GLES plugin has no device here: no context to hand over\n" << log;
+        }
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status << "\n" << log;
+        auto count = [&](const std::string& what) {
+            int n = 0;
+            for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+            return n;
+        };
+        EXPECT_EQ(count("context the probe's, current"), 1) << "round " << round << ":\n" << log;
+        EXPECT_EQ(count("context created, current"), 2) << "round " << round << ":\n" << log;
+    }
+    ::unlink(log_path);
+}
+
 namespace {
 
 // The child of ProcessExitsWithDevicesOpenAndThreadsBusy: devices of both plugins open, threads
@@ -336,10 +385,52 @@ int exit_child() {
     std::exit(0);
 }
 
+
+// The child of FirstOpensRaceForTheProbeContext: after device_count, two threads open device 0 at
+// once and run a matmul each, then a third device; every result checked exactly. Exit status: 0
+// on success, 3 without a device, 4 on a failed open or a wrong result (said on stderr).
+int race_child() {
+    tgl_plugin* gles = nullptr;
+    if (tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return 3;
+    const tgl_plugin_api* api = tgl_plugin_get_api(gles);
+    uint32_t n = 0;
+    if (api->device_count(&n) != TGL_OK || n == 0) return 3;
+    const int64_t m = 8, k = 16, nn = 8;
+    std::vector<float> a = small_ints(size_t(m * k), 3), b = small_ints(size_t(k * nn), 4), want(size_t(m * nn), 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < nn; ++j)
+            for (int64_t p = 0; p < k; ++p) want[size_t(i * nn + j)] += a[size_t(i * k + p)] * b[size_t(p * nn + j)];
+    std::atomic<int> ready{0}, failures{0};
+    auto open_and_run = [&](bool wait_for_other) {
+        ready.fetch_add(1);
+        while (wait_for_other && ready.load() < 2) {
+        }
+        tgl_device d = 0;
+        tgl_status s = api->device_open(0, &d);
+        if (s != TGL_OK) {
+            std::fprintf(stderr, "device_open: %s\n", plugin_error(api, s).c_str());
+            failures.fetch_add(1);
+            return;
+        }
+        std::string err;
+        std::vector<float> c = matmul_on(api, d, m, k, nn, a, b, &err);
+        if (c != want) {
+            std::fprintf(stderr, "matmul: %s\n", err.empty() ? "wrong result" : err.c_str());
+            failures.fetch_add(1);
+        }
+        if (api->device_close(d) != TGL_OK) failures.fetch_add(1);
+    };
+    std::thread t1(open_and_run, true), t2(open_and_run, true);
+    t1.join();
+    t2.join();
+    open_and_run(false);
+    return failures.load() ? 4 : 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     if (std::getenv("TGL_PLUGINS_TEST_EXIT_CHILD")) return exit_child();
+    if (std::getenv("TGL_PLUGINS_TEST_RACE_CHILD")) return race_child();
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
