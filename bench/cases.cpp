@@ -55,6 +55,11 @@ const std::vector<SuiteEntry>& suite_table() {
         {"set_rows", "set_rows",   "",          {1024, 1024, 1},        {64, 16, 1}, 0, 0, "1 row into a 1k-token cache, in place"},
         {"set_rows", "set_rows",   "",          {8192, 1024, 1},        {512, 16, 1}, 0, 0, "1 row into an 8k-token cache, in place"},
         {"set_rows", "set_rows",   "",          {8192, 1024, 32},       {512, 16, 4}, 0, 0, "32 rows into an 8k-token cache, in place"},
+        // LLM sampling over a 128k vocabulary (Llama 3's 128,256): B, V. The default variant is a
+        // chat sampler (temperature 0.8, top_k 50, top_p 0.9); greedy is the argmax shortcut.
+        {"sample",   "sample",     "",          {1, 131072},            {1, 4096}, 0, 0, "1 row, 128k vocab, T 0.8, top_k 50, top_p 0.9"},
+        {"sample",   "sample",     "",          {32, 131072},           {4, 4096}, 0, 0, "32 rows, 128k vocab, T 0.8, top_k 50, top_p 0.9"},
+        {"sample",   "sample",     "greedy",    {1, 131072},            {1, 4096}, 0, 0, "1 row, 128k vocab, greedy"},
         {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
         {"latency",  "add",        "graph",     {256},                  {256}, 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"},
         {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
@@ -300,6 +305,20 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.flops = static_cast<double>(K * W);
         w.bytes = static_cast<double>(2 * K * W * tgl_dtype_size(c.dtype) + 4 * K);  // src read, rows written
         return Plan::Run;
+    } else if (op_name == "sample") {
+        // B rows of V logits -> B i32 tokens. Every pass reads the row; the bytes are one read.
+        if (c.dims.size() != 2) return malformed("sample shape is B,V");
+        if (!(c.variant.empty() || c.variant == "greedy")) return malformed("sample variants: greedy or none");
+        auto p = tgl::make_params<tgl_sample_params>();
+        const bool greedy = c.variant == "greedy";
+        p.temperature = greedy ? 0.0f : 0.8f;
+        p.top_k = greedy ? 0 : 50;
+        p.top_p = greedy ? 1.0f : 0.9f;
+        p.seed = 1234;
+        w.params = params_bytes(p);
+        w.inputs = {{c.dims, c.dtype}};
+        w.outputs = {{{c.dims[0]}, TGL_DTYPE_I32}};
+        w.flops = static_cast<double>(n);
     } else if (op_name == "attention") {
         if (c.dims.size() != 5) return malformed("attention shape is B,H,Sq,Skv,D");
         const int64_t B = c.dims[0], Hh = c.dims[1], Sq = c.dims[2], Skv = c.dims[3], D = c.dims[4];

@@ -66,6 +66,9 @@ SUITES = [
     ("attention", SDPA, "", [1, 16, 1, 8192, 64], [1, 2, 1, 128, 16], 0, 0, "decode, 8k KV"),
     ("attention", SDPA, "causal", [8, 16, 2048, 2048, 64], [1, 2, 64, 64, 16], 0, 0,
      "causal prefill, f16 storage", "f16"),
+    ("sample", "sample", "", [1, 131072], [1, 4096], 0, 0, "1 row, 128k vocab, T 0.8, top_k 50, top_p 0.9"),
+    ("sample", "sample", "", [32, 131072], [4, 4096], 0, 0, "32 rows, 128k vocab, T 0.8, top_k 50, top_p 0.9"),
+    ("sample", "sample", "greedy", [1, 131072], [1, 4096], 0, 0, "1 row, 128k vocab, greedy"),
     ("latency", "add", "chain", [256], [256], 10000, 500, "dependent in-place adds"),
     ("latency", "add", "graph", [256], [256], 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"),
     ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
@@ -120,6 +123,8 @@ def accounting(op, variant, dims, dtype):
     if op == "matmul":
         b, (m, k, nn) = prod(dims[:-3]), dims[-3:]
         return b * (m * k + k * nn + m * nn) * s, 2 * b * m * nn * k
+    if op == "sample":
+        return numel * s + dims[0] * 4, numel
     if op in ("sum",):
         ax = axis_of(variant, len(dims))
         return (numel + numel // dims[ax]) * s, numel
@@ -218,6 +223,19 @@ def make_runner(torch, case, dev):
         q, k_, v = full([b, hh, sq, d]), full([b, hh, skv, d]), full([b, hh, skv, d])
         causal = variant == "causal"
         return lambda: F.scaled_dot_product_attention(q, k_, v, is_causal=causal)
+    if op == "sample":
+        # What Hugging Face's and llama.cpp's samplers do: greedy is an argmax; otherwise
+        # temperature, top_k, softmax of the kept logits, top_p on their running sum, one draw.
+        x = full(dims)
+        if variant == "greedy":
+            return lambda: torch.argmax(x, dim=-1)
+
+        def draw():
+            v, i = torch.topk(x / 0.8, 50, dim=-1)
+            p = torch.softmax(v, dim=-1)
+            p = p.masked_fill(torch.cumsum(p, dim=-1) - p > 0.9, 0.0)
+            return i.gather(-1, torch.multinomial(p, 1))
+        return draw
     x, out = full(dims), full(dims)
     if op == "relu":
         return lambda: torch.relu(x)
