@@ -1,6 +1,8 @@
 // Known-answer and bad-input tests of the Sequence family, run on every plugin: rope and
 // rope_backward (positions 0 and 1 with theta 10000 in both layouts, partial rotation, linear, NTK
-// and YaRN scaling, broadcast positions, the backward undoing the forward), fft/ifft (n = 1, 2, 4,
+// and YaRN scaling, broadcast positions, the backward undoing the forward; the 1.3 options: frequency
+// factors, a cos/sin cache (and a position outside it), multi-section rope by each layout's rule,
+// older callers' 2 inputs and 48-byte params), fft/ifft (n = 1, 2, 4,
 // 8: impulse, constant, alternating, shifted impulse; ifft(fft(x)) = x on the shared-memory, global
 // and direct paths), selective_scan (L = 3, N = 2 worked by hand, with D, z, delta_bias, softplus
 // and last_state; L = 0), empty tensors and rejected inputs. Expected values are the defining

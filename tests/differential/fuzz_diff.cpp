@@ -938,7 +938,7 @@ const std::vector<OpFuzz>& op_fuzzers() {
                 if (option == 2) p.scaling = TGL_ROPE_SCALING_NONE;
                 return Seed{P_(p),
                             {real(xs), index_arg(ps, option == 2 ? max_positions : 4096),
-                             option == 1 ? plain(real({half}, 0.25, 4)) : none(),
+                             option == 1 ? plain(real({half}, 1, 4)) : none(),
                              option == 2 ? plain(real({max_positions, half})) : none(),
                              option == 2 ? plain(real({max_positions, half})) : none()},
                             {out(xs)},

@@ -91,6 +91,7 @@ TEST_F(SequenceDiff, RopeOptions) {
     for (tgl_dtype dt : {F32, F16})
         for (const Shape& s : shapes)
             for (int option = 0; option < kOptions; ++option) {
+                if (dt == F16 && s.size() == 4 && s[3] != 128) continue;  // f16 on fewer shapes: run time
                 const tgl_op op = rng_.chance(0.5) ? TGL_OP_ROPE : TGL_OP_ROPE_BACKWARD;
                 const int64_t D = s.back();
                 tgl_rope_params p = random_rope(rng_, D);
@@ -119,7 +120,7 @@ TEST_F(SequenceDiff, RopeOptions) {
                 const int64_t max_positions = rng_.integer(1, 300);
                 std::vector<InputArg> ins = {rand_input(dt, s, rng_, -2, 2),
                                              cache ? rand_input(I32, ps, rng_, 0, max_positions - 1) : rand_input(I32, ps, rng_, -4096, 4096),
-                                             ff ? rand_input(F32, {half}, rng_, 0.25, 8) : absent_input(), absent_input(), absent_input()};
+                                             ff ? rand_input(F32, {half}, rng_, 1, 8) : absent_input(), absent_input(), absent_input()};
                 if (cache) {
                     ins[3] = rand_input(dt, {max_positions, half}, rng_, -1.5, 1.5);
                     ins[4] = rand_input(dt, {max_positions, half}, rng_, -1.5, 1.5);
@@ -140,7 +141,7 @@ TEST_F(SequenceDiff, RopeOptions) {
     p.multi = TGL_ROPE_MULTI_SECTIONS;
     for (int k = 0; k < 3; ++k) p.sections[k] = 2;
     check_op(TGL_OP_ROPE, param_bytes(p),
-             {rand_input(F32, {2, 40, 16}, rng_, -2, 2), rand_input(I32, {40, 3}, rng_, 90000, 110000), rand_input(F32, {6}, rng_, 0.5, 4),
+             {rand_input(F32, {2, 40, 16}, rng_, -2, 2), rand_input(I32, {40, 3}, rng_, 90000, 110000), rand_input(F32, {6}, rng_, 1, 4),
               absent_input(), absent_input()},
              {rand_output(F32, {2, 40, 16}, rng_)}, {4e-4}, "rope f32 multi-section with freq_factors near 1e5");
     // Empty x with each option.

@@ -541,7 +541,7 @@ std::vector<WindowCase> window_cases() {
              p.sections[2] = 2;
              return spec(TGL_OP_ROPE, param_bytes(p),
                          {floats({2, 3, 30, 16}, Kind::Stepped, r), ints({30, 3}, TGL_DTYPE_I32, 0, 5000, r),
-                          floats({8}, Kind::Contiguous, r, 0.5, 4), absent_input(), absent_input()},
+                          floats({8}, Kind::Contiguous, r, 1, 4), absent_input(), absent_input()},
                          {output_of(F32, {2, 3, 30, 16})}, CompareMode::Nmse, tol::kTranscendental,
                          "multi-section neox rope with freq_factors (2, 3, 30, 16)");
          }},
