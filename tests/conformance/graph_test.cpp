@@ -290,6 +290,40 @@ TEST_F(GraphTest, ReplayOfAnOpWithADeviceCheck) {
     EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
 }
 
+// rope with a cos/sin cache checks its positions on the device (GLES) like an index op: replays with
+// new positions, a bad one reported and writing nothing, then good ones again.
+TEST_F(GraphTest, ReplayOfRopeWithACosSinCache) {
+    GDevice d;
+    // x (2 rows, D = 2); cache rows: angle 0, pi/2, pi as exact (cos, sin) values.
+    tgl_buffer x = d.with({1, 2, 3, 4}), y = d.with({0, 0, 0, 0}), cs = d.with({1, 0, -1}), sn = d.with({0, 1, 0});
+    tgl_buffer pos = d.alloc(2);
+    auto set_pos = [&](std::vector<int32_t> v) { ASSERT_EQ(d.api.buffer_upload(d.h, pos, 0, v.data(), 8), TGL_OK); };
+    set_pos({1, 2});
+    const int64_t xs[2] = {2, 2}, n2 = 2, cache[2] = {3, 1};
+    tgl_tensor in[5] = {tgl_tensor_contiguous(x, 0, TGL_DTYPE_F32, 2, xs), tgl_tensor_contiguous(pos, 0, TGL_DTYPE_I32, 1, &n2),
+                        tgl_tensor_contiguous(0, 0, TGL_DTYPE_F32, 1, &n2),  // freq_factors absent (buffer 0)
+                        tgl_tensor_contiguous(cs, 0, TGL_DTYPE_F32, 2, cache), tgl_tensor_contiguous(sn, 0, TGL_DTYPE_F32, 2, cache)};
+    tgl_tensor out = tgl_tensor_contiguous(y, 0, TGL_DTYPE_F32, 2, xs);
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    ASSERT_EQ(d.api.run_op(d.h, TGL_OP_ROPE, nullptr, in, 5, &out, 1), TGL_OK) << plug().last_error();
+    tgl_graph g = d.end();
+    ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{-2, 1, -3, -4}));
+    set_pos({0, 5});
+    tgl_status s = d.api.graph_replay(d.h, g);
+    std::string msg = plug().last_error();
+    if (s == TGL_OK) {
+        s = d.api.synchronize(d.h);
+        msg = plug().last_error();
+    }
+    EXPECT_TRUE(is_error(s, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"rope", "holds 5", "position 1", "[0, 3)"}));
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{-2, 1, -3, -4}));  // nothing written
+    set_pos({0, 1});
+    ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{1, 2, -4, 3}));
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+}
+
 // Ops that use the plugin's internal scratch memory (a long sum splits into partial sums): two in
 // one graph, and direct ones between the replays, each with its own data.
 TEST_F(GraphTest, OpsWithScratchMemoryReplay) {
