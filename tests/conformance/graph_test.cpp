@@ -623,7 +623,9 @@ long long expect_graph_bit_identical(const OpProgram& p, Rng& rng) {
     const long long fused = before < 0 ? -1 : graph.property("graph.fused_ops") - before;
     const long long before_off = unfused.property("graph.fused_ops");
     const tgl_graph g_off = unfused.record();
-    if (before_off >= 0) EXPECT_EQ(unfused.property("graph.fused_ops"), before_off) << "TGL_GRAPH_FUSION=0 still fused";
+    if (before_off >= 0) {
+        EXPECT_EQ(unfused.property("graph.fused_ops"), before_off) << "TGL_GRAPH_FUSION=0 still fused";
+    }
     for (int round = 0; round < 2; ++round) {
         const auto data = p.random_contents(rng);
         direct.upload(data);
@@ -654,7 +656,9 @@ TEST_F(GraphTest, FusedGatedMlpIsBitIdentical) {
             p.ops = {gelu ? op1(TGL_OP_GELU, ft(0, dt, s), ft(2, dt, s), params_bytes(gp)) : op1(TGL_OP_SILU, ft(0, dt, s), ft(2, dt, s)),
                      op2(TGL_OP_MUL, ft(2, dt, s), ft(1, dt, s), ft(3, dt, s))};
             const long long fused = expect_graph_bit_identical(p, rng_);
-            if (fused >= 0) EXPECT_EQ(fused, 2);  // 4 operands: within the 4 storage blocks of the minimum limits
+            if (fused >= 0) {  // 4 operands: within the 4 storage blocks of the minimum limits
+                EXPECT_EQ(fused, 2);
+            }
         }
     }
 }
@@ -670,7 +674,10 @@ TEST_F(GraphTest, FusedBroadcastStridedChainIsBitIdentical) {
         p.buffers = {{dt, 185}, {dt, 37}, {dt, 5}, {dt, 200}, {dt, 5 * 40}, {dt, 185}, {dt, 1}};
         const std::vector<int64_t> s = {5, 37};
         tgl_leaky_relu_params lp{sizeof lp, 0.125f};
-        tgl_clamp_params cp{sizeof cp, -1.5f, 1.25f};
+        tgl_clamp_params cp{};
+        cp.struct_size = sizeof cp;
+        cp.min = -1.5f;
+        cp.max = 1.25f;
         p.ops = {op2(TGL_OP_ADD, ft(0, dt, s, {1, 5}), ft(1, dt, {37}), ft(3, dt, s, {}, 3)),
                  op1(TGL_OP_LEAKY_RELU, ft(3, dt, s, {}, 3), ft(4, dt, s, {40, 1}), params_bytes(lp)),
                  op2(TGL_OP_MUL, ft(4, dt, s, {40, 1}), ft(2, dt, {5, 1}), ft(5, dt, s)),
@@ -678,7 +685,9 @@ TEST_F(GraphTest, FusedBroadcastStridedChainIsBitIdentical) {
                  op1(TGL_OP_CLAMP, ft(5, dt, s), ft(5, dt, s), params_bytes(cp)),
                  op1(TGL_OP_TANH, ft(5, dt, s), ft(5, dt, s))};
         const long long fused = expect_graph_bit_identical(p, rng_);
-        if (fused >= 0) EXPECT_GE(fused, 4);  // split in two chains where only 4 storage blocks are allowed
+        if (fused >= 0) {  // split in two chains where only 4 storage blocks are allowed
+            EXPECT_GE(fused, 4);
+        }
     }
 }
 
@@ -698,7 +707,9 @@ TEST_F(GraphTest, FusionStopsAtBreaksAndOverlaps) {
              op1(TGL_OP_TANH, ft(4, f, s), ft(6, f, s)),                             // a chain of 2 with the neg
              op2(TGL_OP_ADD, ft(6, f, s), ft(4, f, s, {}, 1), ft(6, f, s))};         // neg's output shifted: alone
     const long long fused = expect_graph_bit_identical(p, rng_);
-    if (fused >= 0) EXPECT_EQ(fused, 4);
+    if (fused >= 0) {
+        EXPECT_EQ(fused, 4);
+    }
 }
 
 // Aliasing inside a chain: in-place ops, an op reading one intermediate twice, an intermediate
@@ -714,7 +725,9 @@ TEST_F(GraphTest, FusedChainWithAliasingIsBitIdentical) {
              op2(TGL_OP_SUB, ft(1, f, s), ft(2, f, s), ft(0, f, s)),  // overwrites the chain's input
              op1(TGL_OP_SQRT, ft(0, f, s), ft(0, f, s))};
     const long long fused = expect_graph_bit_identical(p, rng_);
-    if (fused >= 0) EXPECT_EQ(fused, 5);
+    if (fused >= 0) {
+        EXPECT_EQ(fused, 5);
+    }
 }
 
 // graph_replay_with inside a fused chain: moving the intermediate that links it (the chain is
@@ -749,7 +762,9 @@ TEST_F(GraphTest, ReplayWithSwappedBufferInsideAFusedChain) {
         b.buffer = graph.buffer(4);
         const long long before = graph.property("graph.fused_ops");
         graph.replay_with(g, {b});
-        if (before >= 0) EXPECT_EQ(graph.property("graph.fused_ops") - before, c.fused);
+        if (before >= 0) {
+            EXPECT_EQ(graph.property("graph.fused_ops") - before, c.fused);
+        }
         OpProgram bound = p;
         ProgramTensor& moved = c.kind == TGL_GRAPH_BIND_INPUT ? bound.ops[c.op].inputs[c.slot] : bound.ops[c.op].output;
         moved.buffer = 4;

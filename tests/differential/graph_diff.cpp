@@ -151,7 +151,13 @@ TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
                 const tgl_op op = rng_.pick(unary);
                 std::vector<uint8_t> params;
                 if (op == TGL_OP_LEAKY_RELU) params = params_bytes(tgl_leaky_relu_params{sizeof(tgl_leaky_relu_params), 0.2f});
-                if (op == TGL_OP_CLAMP) params = params_bytes(tgl_clamp_params{sizeof(tgl_clamp_params), -0.75f, 1.5f});
+                if (op == TGL_OP_CLAMP) {
+                    tgl_clamp_params cp{};
+                    cp.struct_size = sizeof cp;
+                    cp.min = -0.75f;
+                    cp.max = 1.5f;
+                    params = params_bytes(cp);
+                }
                 if (op == TGL_OP_GELU) params = params_bytes(tgl_gelu_params{sizeof(tgl_gelu_params), uint32_t(rng_.integer(0, 1))});
                 p.ops.push_back(ProgramOp{op, {current}, y, params});
             } else {
