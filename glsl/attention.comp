@@ -32,7 +32,7 @@
 // The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
 // (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
 //
-// Storage blocks: BLK0..BLK5 declare blk0..blk5, arrays of the element type each define names
+// Storage blocks: BLK0..BLK6 declare blk0..blk6, arrays of the element type each define names
 // (uint; uvec4 / uvec2 for the vector operands of PASS_FLASH with VEC); each operand names its block (Q_BUF, K_BUF,
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DTYPE / V_DTYPE: DTYPE, or DT_F32 when packed.
@@ -67,6 +67,9 @@ layout(std430, binding = 4) buffer Blk4 { BLK4 blk4[]; };
 #endif
 #if defined(BLK5)
 layout(std430, binding = 5) buffer Blk5 { BLK5 blk5[]; };
+#endif
+#if defined(BLK6)
+layout(std430, binding = 6) buffer Blk6 { BLK6 blk6[]; };
 #endif
 
 // Element I of dtype DT in the uint words of BUF, as f32.

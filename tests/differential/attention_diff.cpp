@@ -420,6 +420,12 @@ TEST_F(AttentionDiff, OptionsFlash) {  // 40 and 80 rows per kv head (GQA 2:1), 
     check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false);
     check_options({1, 2, 2, 70, 45, 32, 24}, TGL_DTYPE_F16, rng_, false);
     check_options({2, 2, 1, 19, 19, 8, 8}, TGL_DTYPE_F32, rng_, false, Lay::Bshd);  // vector access
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});  // seven storage blocks: q k v o mask lse sinks
+    c.opt = opt_of(1, 1.0f, 8, 9, true);
+    c.has_mask = true;
+    c.mask_shape = {40, 53};
+    c.p_inf = 0.1;
+    check_forward(c, rng_);
 }
 
 TEST_F(AttentionDiff, OptionsTiled) {  // PASS_FWD: a few rows, odd sizes
