@@ -387,14 +387,7 @@ TEST_F(AttentionDiff, FlashFeatures) {
 // the split PASS_FWD + PASS_COMBINE of decoding (Sq = 1 or 3 against long keys), and combined.
 
 Options opt_of(uint32_t causal, float softcap, float max_bias, uint32_t window, bool sinks, bool half_kv = false) {
-    Options o;
-    o.causal = causal;
-    o.softcap = softcap;
-    o.max_bias = max_bias;
-    o.window = window;
-    o.sinks = sinks;
-    o.half_kv = half_kv;
-    return o;
+    return Options{causal, softcap, max_bias, window, sinks, half_kv};
 }
 
 // The option sets every path is run with: each alone, then combinations.
