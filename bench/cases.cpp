@@ -50,6 +50,11 @@ const std::vector<SuiteEntry>& suite_table() {
         {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill"},
         {"attention", "attention", "",       {1, 16, 1, 8192, 64},    {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV"},
         {"attention", "attention", "causal", {8, 16, 2048, 2048, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill, f16 storage", "f16"},
+        // Sliding window (ABI 1.3; Mistral / Gemma 2 local layers): key tiles outside the window are
+        // never read, so the time should follow the window, not the sequence.
+        {"attention", "attention", "causal", {1, 16, 8192, 8192, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill 8k"},
+        {"attention", "attention", "swa1024", {1, 16, 8192, 8192, 64}, {1, 2, 64, 64, 16}, 0, 0, "causal prefill 8k, window 1024"},
+        {"attention", "attention", "swa1024", {1, 16, 1, 8192, 64},   {1, 2, 1, 128, 16}, 0, 0, "decode, 8k KV, window 1024"},
         // KV-cache update (ABI 1.3 set_rows, in place): tokens, row width, rows written. The same
         // rows into caches of 1k and 8k tokens: the time should not grow with the cache.
         {"set_rows", "set_rows",   "",          {1024, 1024, 1},        {64, 16, 1}, 0, 0, "1 row into a 1k-token cache, in place"},
@@ -207,10 +212,12 @@ bool conv_params(int64_t stride, int64_t pad, std::vector<uint8_t>& out, std::st
     return true;
 }
 
-// attention: causal or not, default scale 1/sqrt(D), no mask, no lse output.
-bool attention_params(bool causal, std::vector<uint8_t>& out, std::string& /*why*/) {
+// attention: causal or not, a causal sliding window or not, default scale 1/sqrt(D), no mask, no
+// lse output.
+bool attention_params(bool causal, uint32_t window, std::vector<uint8_t>& out, std::string& /*why*/) {
     auto p = tgl::make_params<tgl_attention_params>();
     p.causal = causal ? 1u : 0u;
+    p.window = window;
     out = params_bytes(p);
     return true;
 }
@@ -349,13 +356,21 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
     } else if (op_name == "attention") {
         if (c.dims.size() != 5) return malformed("attention shape is B,H,Sq,Skv,D");
         const int64_t B = c.dims[0], Hh = c.dims[1], Sq = c.dims[2], Skv = c.dims[3], D = c.dims[4];
-        const bool causal = c.variant == "causal";
-        if (!(c.variant.empty() || causal)) return malformed("attention variants: causal or none");
-        if (!attention_params(causal, w.params, why)) return Plan::Skip;
+        // variants: "" (none), "causal", "swa<W>" (causal with a sliding window of W keys)
+        const bool swa = c.variant.rfind("swa", 0) == 0;
+        const bool causal = c.variant == "causal" || swa;
+        const int64_t window = swa ? std::atoll(c.variant.c_str() + 3) : 0;
+        if (!(c.variant.empty() || causal) || (swa && window <= 0))
+            return malformed("attention variants: causal, swa<window> or none");
+        if (!attention_params(causal, uint32_t(window), w.params, why)) return Plan::Skip;
         w.inputs = {{{B, Hh, Sq, D}, c.dtype}, {{B, Hh, Skv, D}, c.dtype}, {{B, Hh, Skv, D}, c.dtype}};
         w.outputs = {{{B, Hh, Sq, D}, od}};
-        // The two matrix products (QK^T and PV), half of them under a causal mask.
-        w.flops = 4.0 * B * Hh * Sq * Skv * D * (causal ? 0.5 : 1.0);
+        // The two matrix products (QK^T and PV) over the keys each query sees: half of them under a
+        // causal mask (about), at most the window's.
+        double keys = causal ? 0.5 * double(Skv) : double(Skv);
+        if (swa) keys = std::min<double>(keys, double(window));
+        if (Sq == 1) keys = double(swa ? std::min(window, Skv) : Skv);  // decode: its row sees the last keys
+        w.flops = 4.0 * B * Hh * Sq * keys * D;
     }
     if (!w.inputs.empty()) {
         while (w.inputs.size() < caps.n_inputs) {  // bias, mask, ...: left out

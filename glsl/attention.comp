@@ -4,7 +4,10 @@
 // Rows: the queries of one (batch, kv head) are the G * Sq pairs (g, i) of the group's q heads
 // (q head h = kvh * G + g) and positions, numbered rho = g * Sq + i, so that grouped-query heads
 // share every K/V tile a workgroup loads (and a decode step, Sq = 1, still fills a query tile).
-// Causal is bottom-right aligned: row i sees key j iff j <= i + Skv - Sq.
+// Row i's position among the keys is P(i) = i + u_pos_off (Skv - Sq: bottom-right aligned; 0:
+// top-left); causal: it sees key j iff j <= P(i); a window W: iff |P(i) - j| < W as well. The keys
+// a row may see are [key_begin(i), key_end(i)); a tile walks the union of its rows' ranges only.
+// Scores (logit()): softcap (SOFTCAP), minus the ALiBi distance (ALIBI), plus the mask.
 //
 // Passes (one define each):
 //   PASS_FLASH    the forward of 16+ rows per kv head without a KV split (FlashAttention-2: register
@@ -29,14 +32,16 @@
 // The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
 // (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
 //
-// Storage blocks: BLK0..BLK5 declare blk0..blk5, arrays of the element type each define names
+// Storage blocks: BLK0..BLK6 declare blk0..blk6, arrays of the element type each define names
 // (uint; uvec4 / uvec2 for the vector operands of PASS_FLASH with VEC); each operand names its block (Q_BUF, K_BUF,
 // V_BUF, M_BUF, O_BUF, L_BUF, P_BUF (partials/scratch), S_BUF (scratch), DQ_BUF, DK_BUF, DV_BUF),
 // several operands may share one (the scratch block). K_DTYPE / V_DTYPE: DTYPE, or DT_F32 when packed.
 // Defines: one PASS_*, DTYPE, HD (D), HDV (Dv), WG_SIZE, BQ, BK, TPR (WG_SIZE / BQ, or WG_SIZE / BK in PASS_DKDV),
 // PASS_FLASH's own (HDP, HDVP, BKV, TM, TX, VEC, PREFETCH),
 // SK (PASS_FWD: keys per score invocation, dividing BK), KV_W (PASS_FWD), CAUSAL, HAS_MASK + M_DTYPE
-// (the mask's dtype: DTYPE, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT.
+// (the mask's dtype: DTYPE, f16 under f32, or DT_BOOL: 1 attends, 0 hides), HAS_LSE, SPLIT,
+// SOFTCAP, ALIBI, HAS_SINKS (SK_BUF: per q head f32 logits joining the softmax denominator;
+// PASS_FLASH, unsplit PASS_FWD and PASS_COMBINE).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -63,6 +68,9 @@ layout(std430, binding = 4) buffer Blk4 { BLK4 blk4[]; };
 #if defined(BLK5)
 layout(std430, binding = 5) buffer Blk5 { BLK5 blk5[]; };
 #endif
+#if defined(BLK6)
+layout(std430, binding = 6) buffer Blk6 { BLK6 blk6[]; };
+#endif
 
 // Element I of dtype DT in the uint words of BUF, as f32.
 #define LD(BUF, I, DT) tgl_to_f32(tgl_extract(BUF[tgl_word_of(I, DT)], I, DT), DT)
@@ -82,6 +90,21 @@ uniform int u_Hq;
 uniform int u_Hkv;
 uniform float u_scale;
 uniform int u_Dv;  // PASS_DELTA, PASS_COMBINE (the tiled passes have HDV)
+
+#if defined(HAS_SINKS)
+uniform int u_sinks[2];  // {offset, stride} of the sinks (Hq) in SK_BUF
+float sink_of(int h) { return LDF(SK_BUF, u_sinks[0] + h * u_sinks[1]); }
+// Joins the sink logit sk into a row's running max m and sum l (natural log units); returns the
+// factor of the row's accumulated output (whose sink term is 0).
+float join_sink(inout float m, inout float l, float sk) {
+    if (sk == tgl_neg_inf()) return 1.0;
+    float mf = tgl_maximum(m, sk);
+    float a = m == tgl_neg_inf() ? 0.0 : tgl_exp(m - mf);
+    l = l * a + tgl_exp(sk - mf);
+    m = mf;
+    return a;
+}
+#endif
 
 #if defined(PASS_DELTA)
 // ---------------------------------------------------------------------------------------------
@@ -130,6 +153,9 @@ void main() {
             acc += LDF(P_BUF, p + 2 + c) * w;
         }
     }
+#if defined(HAS_SINKS)
+    acc *= join_sink(m, l, sink_of(h));
+#endif
     ST(O_BUF, AT(u_o, b, h, i, c), l > 0.0 || tgl_isnan(l) ? acc / l : 0.0);
 #if defined(HAS_LSE)
     if (c == 0) L_BUF[AT(u_l, b, h, i, 0)] = floatBitsToUint(m == tgl_neg_inf() ? m : m + tgl_log(l));
@@ -141,22 +167,60 @@ void main() {
 // The tiled passes: PASS_FWD, PASS_DKDV, PASS_DQ.
 uniform uint u_groups;  // workgroups in all (the grid may be split into chunks past the limits)
 uniform int u_m[5];     // mask {offset, strides over (B, Hq, Sq, Skv)}
+uniform int u_pos_off;  // P(i) = i + u_pos_off
+uniform int u_window;   // 0: none
+#if defined(SOFTCAP)
+uniform float u_softcap;
+#endif
+#if defined(ALIBI)
+uniform int u_alibi_n;      // 2^floor(log2(Hq))
+uniform float u_alibi_e0;   // max_bias / n
+uniform float u_alibi_e1;   // max_bias / (2 n)
+#endif
 
 // Query row rho of the kv head's group: q head and position.
 int head_of(int kvh, int rho) { return kvh * u_G + rho / u_Sq; }
 int pos_of(int rho) { return rho % u_Sq; }
 
-// The largest position among rows [r0, r1] (r1 >= r0): rows run through positions within each head.
+// The largest and smallest positions among rows [r0, r1] (r1 >= r0): rows run through positions
+// within each head.
 int max_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r1 % u_Sq : u_Sq - 1; }
+int min_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r0 % u_Sq : 0; }
 
-// Whether row position i sees key j, and the additive mask there.
-bool visible(int i, int j) {
+// The keys [key_begin(i), key_end(i)) that row position i may see (both grow with i), and whether
+// it sees key j < Skv.
+int key_begin(int i) { return u_window > 0 ? clamp(i + u_pos_off - u_window + 1, 0, u_Skv) : 0; }
+int key_end(int i) {
 #if defined(CAUSAL)
-    return j <= i + u_Skv - u_Sq;
+    return clamp(i + u_pos_off + 1, 0, u_Skv);
 #else
-    return true;
+    return u_window > 0 ? clamp(i + u_pos_off + u_window, 0, u_Skv) : u_Skv;
 #endif
 }
+bool visible(int i, int j) { return j >= key_begin(i) && j < key_end(i); }
+
+// Whether rows [r0, r1] may see some key of [j0, j1).
+bool tile_sees(int r0, int r1, int j0, int j1) { return j0 < key_end(max_pos(r0, r1)) && j1 > key_begin(min_pos(r0, r1)); }
+
+// The soft-capped score x (= scale * q . k).
+float capped(float x) {
+#if defined(SOFTCAP)
+    return u_softcap * tgl_tanh(x / u_softcap);
+#else
+    return x;
+#endif
+}
+float mask_at(int b, int h, int i, int j);
+// The score of a visible key from its capped x: ALiBi's distance and the mask.
+float biased(float xc, int b, int h, int i, int j) {
+#if defined(ALIBI)
+    float e = h < u_alibi_n ? float(h + 1) * u_alibi_e0 : float(2 * (h - u_alibi_n) + 1) * u_alibi_e1;
+    xc -= exp2(-e) * float(abs(i + u_pos_off - j));
+#endif
+    return xc + mask_at(b, h, i, j);
+}
+float logit(float x, int b, int h, int i, int j) { return biased(capped(x), b, h, i, j); }
+
 float mask_at(int b, int h, int i, int j) {
 #if defined(HAS_MASK) && M_DTYPE == DT_BOOL
     int o = AT(u_m, b, h, i, j);
@@ -226,13 +290,14 @@ vec4 cvt(RAW x) { return vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y)); }
 #define RAW vec4
 vec4 cvt(RAW x) { return x; }
 #endif
+// (DT: the operand's dtype; VEC only where q, k, v and o share one)
 #if defined(VEC)
-#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N) (4 * (C4) < (N) ? BUF[AT(U, B_, H_, S_, 4 * (C4)) >> 2] : RAW(0u))
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N, DT) (4 * (C4) < (N) ? BUF[AT(U, B_, H_, S_, 4 * (C4)) >> 2] : RAW(0u))
 #else
-#define LDC(BUF, U, B_, H_, S_, C, N) ((C) < (N) ? LD(BUF, AT(U, B_, H_, S_, C), DTYPE) : 0.0)
-#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N)                                              \
-    vec4(LDC(BUF, U, B_, H_, S_, 4 * (C4), N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 1, N), \
-         LDC(BUF, U, B_, H_, S_, 4 * (C4) + 2, N), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 3, N))
+#define LDC(BUF, U, B_, H_, S_, C, N, DT) ((C) < (N) ? LD(BUF, AT(U, B_, H_, S_, C), DT) : 0.0)
+#define LOAD_RAW(BUF, U, B_, H_, S_, C4, N, DT)                                                  \
+    vec4(LDC(BUF, U, B_, H_, S_, 4 * (C4), N, DT), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 1, N, DT), \
+         LDC(BUF, U, B_, H_, S_, 4 * (C4) + 2, N, DT), LDC(BUF, U, B_, H_, S_, 4 * (C4) + 3, N, DT))
 #endif
 
 // Loops over N items by all invocations with a constant trip count (unrolled: every load of a
@@ -243,11 +308,11 @@ vec4 cvt(RAW x) { return x; }
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
 RAW k_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / Q4;
-    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD) : RAW(0u);
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD, K_DTYPE) : RAW(0u);
 }
 RAW v_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / V4;
-    return j < u_Skv ? LOAD_RAW(V_BUF, u_v, b, kvh, j, e % V4, HDV) : RAW(0u);
+    return j < u_Skv ? LOAD_RAW(V_BUF, u_v, b, kvh, j, e % V4, HDV, V_DTYPE) : RAW(0u);
 }
 #if defined(PREFETCH)
 // This invocation's chunks of the K and V tiles of the keys from j0, into registers.
@@ -258,9 +323,6 @@ void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], ino
         if (IN_RANGE(tid + it * WG_SIZE, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG_SIZE);
 }
 #endif
-
-// The smallest position among rows [r0, r1] (r1 >= r0).
-int min_pos(int r0, int r1) { return r0 / u_Sq == r1 / u_Sq ? r0 % u_Sq : 0; }
 
 void main() {
     uint wg = tgl_group_index();
@@ -280,16 +342,15 @@ void main() {
         if (!IN_RANGE(e, BQ * Q4)) break;
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
-        if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD)) * qscale;
+        if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale;
         s_q[r * Q4W + c4] = x;
     }
 
-    // Keys [0, kv_end) are seen by some row of the tile; every row sees keys [0, kv_all).
-    int kv_end = u_Skv, kv_all = u_Skv;
-#if defined(CAUSAL)
-    kv_end = clamp(max_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
-    kv_all = clamp(min_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
-#endif
+    // Keys [kv_begin, kv_end) are seen by some row of the tile (no other key tile is loaded);
+    // every row may see keys [all_begin, all_end).
+    int p_lo = min_pos(r0, r_last), p_hi = max_pos(r0, r_last);
+    int kv_begin = key_begin(p_lo), kv_end = key_end(p_hi);
+    int all_begin = key_begin(p_hi), all_end = key_end(p_lo);
 
     float m[TM], l[TM];
     vec4 acc[TM * NV4];
@@ -302,9 +363,9 @@ void main() {
 #if defined(PREFETCH)
     // The next block's K and V chunks, loaded into registers while this block computes.
     RAW k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
-    if (kv_end > 0) fetch_kv(b, kvh, 0, tid, k_next, v_next);
+    if (kv_end > kv_begin) fetch_kv(b, kvh, kv_begin, tid, k_next, v_next);
 #endif
-    for (int j0 = 0; j0 < kv_end; j0 += BKV) {
+    for (int j0 = kv_begin; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
         for (int it = 0; it < ITERS(BKV * Q4); ++it) {
             int e = tid + it * WG_SIZE, kk = e / Q4;
@@ -349,9 +410,10 @@ void main() {
                     s[i * TN + n] = t;
                 }
         }
-        // Element-wise masking only where some key of the block is hidden from a row or missing.
-        bool masked = j0 + BKV > kv_all;
-#if defined(HAS_MASK)
+        // Element-wise masking only where some key of the block is hidden from a row or missing,
+        // or a score has more terms than q . k.
+        bool masked = j0 < all_begin || j0 + BKV > all_end;
+#if defined(HAS_MASK) || defined(SOFTCAP) || defined(ALIBI)
         masked = true;
 #endif
         if (masked) {
@@ -361,7 +423,11 @@ void main() {
                 for (int n = 0; n < TN; ++n) {
                     int j = j0 + tx + TX * n;
                     bool seen = rho < rows && j < u_Skv && visible(pos, j);
+#if defined(SOFTCAP) || defined(ALIBI)
+                    s[i * TN + n] = seen ? logit(s[i * TN + n] * LN2, b, h, pos, j) * LOG2E : tgl_neg_inf();
+#else
                     s[i * TN + n] = seen ? s[i * TN + n] + mask_at(b, h, pos, j) * LOG2E : tgl_neg_inf();
+#endif
                 }
             }
         }
@@ -430,6 +496,12 @@ void main() {
             int h = head_of(kvh, rho), pos = pos_of(rho);
             bool empty = m[i] == tgl_neg_inf() && sum[e] == 0.0;  // (NaN scores: NaN, not 0)
             float inv = empty ? 0.0 : 1.0 / sum[e];
+#if defined(HAS_SINKS)
+            float m_nat = m[i] * LN2, l_all = sum[e];
+            float a = join_sink(m_nat, l_all, sink_of(h));
+            empty = m_nat == tgl_neg_inf() && l_all == 0.0;
+            inv = empty ? 0.0 : a / l_all;
+#endif
             for (int u = 0; u < NV4; ++u) {
                 int c = 4 * (tx + TX * u);
                 if (c >= HDV) continue;
@@ -445,7 +517,11 @@ void main() {
 #endif
             }
 #if defined(HAS_LSE)
+#if defined(HAS_SINKS)
+            if (tx == 0) L_BUF[AT(u_l, b, h, pos, 0)] = floatBitsToUint(empty ? m_nat : m_nat + tgl_log(l_all));
+#else
             if (tx == 0) L_BUF[AT(u_l, b, h, pos, 0)] = floatBitsToUint(empty ? m[i] : m[i] * LN2 + tgl_log(sum[e]));
+#endif
 #endif
         }
     }
@@ -492,12 +568,9 @@ void main() {
         s_q[r * Q_W + c] = x;
     }
 
-    // This workgroup's keys: its split's chunk, up to the last key a row of the tile sees.
-    int kv_end = u_Skv;
-#if defined(CAUSAL)
-    kv_end = clamp(max_pos(r0, r_last) + 1 + u_Skv - u_Sq, 0, u_Skv);
-#endif
-    int kv_lo = split * u_chunk;
+    // This workgroup's keys: its split's chunk of the keys the tile's rows see.
+    int kv_begin = key_begin(min_pos(r0, r_last)), kv_end = key_end(max_pos(r0, r_last));
+    int kv_lo = kv_begin + split * u_chunk;
     int kv_hi = min(kv_lo + u_chunk, kv_end);
 
     int r = tid / TPR, lane = tid % TPR;  // WG_SIZE = BQ * TPR: r < BQ
@@ -528,7 +601,7 @@ void main() {
             for (int n = 0; n < SK; ++n) {
                 int key = kk + n * (BK / SK), j = j0 + key;
                 bool seen = erho < rows && j < kv_hi && visible(pos_of(erho), j);
-                s_p[er * BK + key] = seen ? dot[n] + mask_at(b, head_of(kvh, erho), pos_of(erho), j) : tgl_neg_inf();
+                s_p[er * BK + key] = seen ? logit(dot[n], b, head_of(kvh, erho), pos_of(erho), j) : tgl_neg_inf();
             }
         }
         memoryBarrierShared();
@@ -575,10 +648,14 @@ void main() {
         if (c < HDV) STF(P_BUF, p + 2 + c, acc[u]);
     }
 #else
+    float f = 1.0;
+#if defined(HAS_SINKS)
+    f = join_sink(m, l, sink_of(h));
+#endif
     bool empty = m == tgl_neg_inf();
     for (int u = 0; u < NACC; ++u) {
         int c = lane + u * TPR;
-        if (c < HDV) ST(O_BUF, AT(u_o, b, h, i, c), empty ? 0.0 : acc[u] / l);
+        if (c < HDV) ST(O_BUF, AT(u_o, b, h, i, c), empty ? 0.0 : acc[u] * f / l);
     }
 #if defined(HAS_LSE)
     if (lane == 0) L_BUF[AT(u_l, b, h, i, 0)] = floatBitsToUint(empty ? m : m + tgl_log(l));
@@ -646,11 +723,17 @@ vec2 p_ds(int b, int kvh, int r, int rho, int rows, int kk, int j) {
     if (lse == tgl_neg_inf()) return vec2(0.0);  // a fully masked row: no gradient
     float dot = 0.0;
     for (int c = 0; c < HD; ++c) dot += s_q[r * Q_W + c] * s_k[kk * Q_W + c];
-    float s = u_scale * dot + mask_at(b, h, i, j);
+    float xc = capped(u_scale * dot);
+    float s = biased(xc, b, h, i, j);
     float p = s == tgl_neg_inf() ? 0.0 : tgl_exp(s - lse);
     float dp = 0.0;
     for (int c = 0; c < HDV; ++c) dp += s_do[r * V_W + c] * s_v[kk * V_W + c];
-    return vec2(p, p * (dp - LDF(S_BUF, u_sdelta + ri)));
+    float ds = p * (dp - LDF(S_BUF, u_sdelta + ri));
+#if defined(SOFTCAP)
+    float t = xc / u_softcap;
+    ds *= 1.0 - t * t;  // d(c tanh(x / c))/dx
+#endif
+    return vec2(p, ds);
 }
 
 #define NACC_D ((HD + TPR - 1) / TPR)
@@ -674,9 +757,7 @@ void main() {
     for (int u = 0; u < NACC_D; ++u) dk[u] = 0.0;
     for (int u = 0; u < NACC_V; ++u) dv[u] = 0.0;
     for (int r0 = 0; r0 < rows; r0 += BQ) {
-#if defined(CAUSAL)
-        if (j0 > max_pos(r0, min(r0 + BQ, rows) - 1) + u_Skv - u_Sq) continue;  // uniform: no row sees these keys
-#endif
+        if (!tile_sees(r0, min(r0 + BQ, rows) - 1, j0, j0 + BK)) continue;  // uniform: no row sees these keys
         barrier();  // the previous tile's readers are done
         load_rows(tid, b, kvh, r0, rows);
         memoryBarrierShared();
@@ -728,14 +809,12 @@ void main() {
     int rows = u_G * u_Sq;
     int r0 = tile * BQ;
     load_rows(tid, b, kvh, r0, rows);
-    int kv_end = u_Skv;
-#if defined(CAUSAL)
-    kv_end = clamp(max_pos(r0, min(r0 + BQ, rows) - 1) + 1 + u_Skv - u_Sq, 0, u_Skv);
-#endif
+    int r_last = min(r0 + BQ, rows) - 1;
+    int kv_begin = key_begin(min_pos(r0, r_last)), kv_end = key_end(max_pos(r0, r_last));
     int r = tid / TPR, lane = tid % TPR;
     float dq[NACC_D];
     for (int u = 0; u < NACC_D; ++u) dq[u] = 0.0;
-    for (int j0 = 0; j0 < kv_end; j0 += BK) {
+    for (int j0 = kv_begin; j0 < kv_end; j0 += BK) {
         barrier();
         load_keys(tid, b, kvh, j0);
         memoryBarrierShared();

@@ -3,9 +3,16 @@
 
 #include "validate_util.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tgl {
+
+// ABI 1.3 grew tgl_attention_params (softcap, max_bias, window).
+template <>
+struct PublishedSizes<tgl_attention_params> {
+    static constexpr uint32_t sizes[] = {TGL_ATTENTION_PARAMS_SIZE_V1_1, TGL_ATTENTION_PARAMS_SIZE_V1_3};
+};
 
 namespace {
 
@@ -33,15 +40,25 @@ void plan_attention(OpCall& call, const void* params) {
     AttentionPlan& p = call.plan.emplace<AttentionPlan>();
     p.backward = info.op == TGL_OP_ATTENTION_BACKWARD;
 
-    tgl_attention_params prm =
-        read_params(info, params, tgl_attention_params{sizeof(tgl_attention_params), 0, 0.0f, 0});
+    const tgl_attention_params prm = read_params(
+        info, params, tgl_attention_params{sizeof(tgl_attention_params), 0, 0.0f, 0, 0.0f, 0.0f, 0});
     require_reserved_zero(info, prm.reserved);
-    if (prm.causal > 1)
-        fail(TGL_ERROR_INVALID_ARGUMENT, "params->causal of op '%s' must be 0 or 1, got %u", info.name, prm.causal);
+    if (prm.causal > 2)
+        fail(TGL_ERROR_INVALID_ARGUMENT,
+             "params->causal of op '%s' must be 0 (none), 1 (bottom-right aligned) or 2 (top-left aligned), got %u",
+             info.name, prm.causal);
     if (!std::isfinite(prm.scale))
         fail(TGL_ERROR_INVALID_ARGUMENT, "params->scale of op '%s' must be a finite number (0: 1 / sqrt(head_dim)), got %g",
              info.name, double(prm.scale));
+    if (!std::isfinite(prm.softcap) || prm.softcap < 0.0f)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->softcap of op '%s' must be finite and >= 0 (0: off), got %g", info.name,
+             double(prm.softcap));
+    if (!std::isfinite(prm.max_bias) || prm.max_bias < 0.0f)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "params->max_bias of op '%s' must be finite and >= 0 (0: no ALiBi), got %g",
+             info.name, double(prm.max_bias));
     p.causal = prm.causal != 0;
+    p.softcap = prm.softcap;
+    p.max_bias = prm.max_bias;
 
     // Roles to slots.
     auto in = [&](int role, int slot) { p.is_input[role] = true; p.slot[role] = slot; };
@@ -51,6 +68,7 @@ void plan_attention(OpCall& call, const void* params) {
     in(R::kV, 2);
     if (!p.backward) {
         in(R::kMask, 3);
+        if (call.inputs.size() > 4) in(R::kSinks, 4);  // (a host of ABI < 1.3 passes 4 inputs)
         out(R::kO, 0);
         out(R::kLse, 1);
     } else {
@@ -64,6 +82,7 @@ void plan_attention(OpCall& call, const void* params) {
     }
     p.has_mask = arg_of(call, p, R::kMask).present();
     p.has_lse = arg_of(call, p, R::kLse).present();
+    p.has_sinks = p.slot[R::kSinks] >= 0 && arg_of(call, p, R::kSinks).present();
 
     require_rank4(call, p, R::kQ, "(B, Hq, Sq, D)");
     require_rank4(call, p, R::kK, "(B, Hkv, Skv, D)");
@@ -97,6 +116,12 @@ void plan_attention(OpCall& call, const void* params) {
              (long long)p.Hq, qs.c_str(), (long long)p.Hkv, ks.c_str());
     p.G = p.Hkv > 0 ? p.Hq / p.Hkv : 1;
     p.scale = prm.scale != 0.0f ? prm.scale : float(1.0 / std::sqrt(double(p.D)));
+    p.pos_offset = prm.causal == 2 ? 0 : p.Skv - p.Sq;
+    // A window that spans every (query, key) pair hides nothing: |P(i) - j| <= Sq + Skv.
+    p.window = std::min<int64_t>(prm.window, p.Sq + p.Skv + 1);
+    if (k.dtype != q.dtype && !(q.dtype == TGL_DTYPE_F32 && k.dtype == TGL_DTYPE_F16 && !p.backward))
+        fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': k and v are %s but q is %s; they have q's dtype%s", info.name,
+             dtype_name(k.dtype), dtype_name(q.dtype), p.backward ? "" : ", or f16 under an f32 q");
 
     // The other operands' shapes.
     const int64_t o_shape[4] = {p.B, p.Hq, p.Sq, p.Dv};
@@ -107,6 +132,8 @@ void plan_attention(OpCall& call, const void* params) {
     if (!p.backward) {
         require(R::kO, 4, o_shape, "(B, Hq, Sq, Dv) of q and v");
         if (p.has_lse) require(R::kLse, 3, lse_shape, "(B, Hq, Sq) of q");
+        const int64_t sinks_shape[1] = {p.Hq};
+        if (p.has_sinks) require(R::kSinks, 1, sinks_shape, "(Hq), one logit per q head");
     } else {
         require(R::kO, 4, o_shape, "(B, Hq, Sq, Dv) of q and v");
         require(R::kDo, 4, o_shape, "(B, Hq, Sq, Dv) of q and v");
@@ -144,10 +171,34 @@ void plan_attention(OpCall& call, const void* params) {
         }
         p.offset[R::kMask] = m.offset;
         p.bool_mask = m.dtype == TGL_DTYPE_BOOL;
-        if (!p.bool_mask && m.dtype != q.dtype)
-            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but q is %s; an additive mask has q's dtype (or use a bool mask)",
-                 info.name, label_of(call, p, R::kMask).c_str(), dtype_name(m.dtype), dtype_name(q.dtype));
+        if (!p.bool_mask && m.dtype != q.dtype && (p.backward || m.dtype != TGL_DTYPE_F16))
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but q is %s; an additive mask has q's dtype%s (or use a bool mask)",
+                 info.name, label_of(call, p, R::kMask).c_str(), dtype_name(m.dtype), dtype_name(q.dtype),
+                 p.backward ? "" : " or f16");
     }
+}
+
+int64_t AttentionPlan::alibi_heads_pow2() const {
+    int64_t n = 1;
+    while (n * 2 <= Hq) n *= 2;
+    return n;
+}
+
+double AttentionPlan::alibi_exponent(int64_t h) const {
+    if (max_bias <= 0.0f) return 0.0;
+    const int64_t n = alibi_heads_pow2();
+    return h < n ? double(h + 1) * double(max_bias) / double(n) : double(2 * (h - n) + 1) * double(max_bias) / double(2 * n);
+}
+
+int64_t AttentionPlan::key_begin(int64_t i) const {
+    const int64_t pos = i + pos_offset;
+    return window > 0 ? std::clamp<int64_t>(pos - window + 1, 0, Skv) : 0;
+}
+
+int64_t AttentionPlan::key_end(int64_t i) const {
+    const int64_t pos = i + pos_offset;
+    if (causal) return std::clamp<int64_t>(pos + 1, 0, Skv);
+    return window > 0 ? std::clamp<int64_t>(pos + window, 0, Skv) : Skv;
 }
 
 void register_attention_rules(std::vector<FamilyRules>& families) {

@@ -260,10 +260,12 @@ const OpInfo kOps[] = {
     {TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, "adaptive_avg_pool_backward", OpFamily::Pool, 1, 1, {"dy", "dx"},
      {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
     // [attention family]
-    // The mask: q's dtype or bool (plan_attention checks which).
-    {TGL_OP_ATTENTION, "attention", OpFamily::Attention, 4, 2, {"q", "k", "v", "mask", "o", "lse"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), any_of(kDtypesFloat | kBool), same_as(0), any_of(kF32)},
-     sizeof(tgl_attention_params), OPT(3) | OPT(5)},
+    // k: q's dtype, or f16 under an f32 q; the mask: q's dtype, f16 or bool (plan_attention checks
+    // which). sinks (since 1.3): 4 or 5 inputs.
+    {TGL_OP_ATTENTION, "attention", OpFamily::Attention, 5, 2, {"q", "k", "v", "mask", "sinks", "o", "lse"},
+     {any_of(kDtypesFloat), any_of(kDtypesFloat), same_as(1), any_of(kDtypesFloat | kBool), any_of(kF32), same_as(0),
+      any_of(kF32)},
+     sizeof(tgl_attention_params), OPT(3) | OPT(4) | OPT(6), 4},
     {TGL_OP_ATTENTION_BACKWARD, "attention_backward", OpFamily::Attention, 7, 3,
      {"q", "k", "v", "o", "do", "lse", "mask", "dq", "dk", "dv"},
      {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), any_of(kF32), any_of(kDtypesFloat | kBool),

@@ -167,6 +167,13 @@ struct Ctx {
         d.uniforms.push_back(uniform_int("u_Hkv", {to_i32(p.Hkv, "Hkv")}));
         d.uniforms.push_back(uniform_int("u_Dv", {to_i32(p.Dv, "Dv")}));
         d.uniforms.push_back(uniform_float("u_scale", p.scale));
+        d.uniforms.push_back(uniform_int("u_pos_off", {to_i32(p.pos_offset, "Skv - Sq")}));
+        d.uniforms.push_back(uniform_int("u_window", {to_i32(p.window, "params->window")}));
+        d.uniforms.push_back(uniform_float("u_softcap", p.softcap));
+        const int64_t n = p.alibi_heads_pow2();
+        d.uniforms.push_back(uniform_int("u_alibi_n", {to_i32(n, "Hq")}));
+        d.uniforms.push_back(uniform_float("u_alibi_e0", float(double(p.max_bias) / double(n))));
+        d.uniforms.push_back(uniform_float("u_alibi_e1", float(double(p.max_bias) / double(2 * n))));
     }
     Defines base_defines(const char* pass, int wg) const {
         return {{pass, ""}, {def::kDtype, str(call.dtype)}, {"HD", str(p.D)}, {"HDV", str(p.Dv)}, {def::kWorkgroupSize, str(wg)}};
@@ -210,10 +217,21 @@ struct Ctx {
         bind_role(blk, R::kMask, "M_BUF", "u_m", "HAS_MASK");
         blk.defines.emplace_back(def::kMaskDtype, str(arg_of(call, R::kMask).dtype));
     }
+    // The sinks (Hq) as {offset, stride}.
+    void bind_sinks(Blocks& blk) const {
+        std::vector<int32_t> u;
+        blk.add("SK_BUF", window(R::kSinks, u));
+        blk.d.uniforms.push_back(uniform_int("u_sinks", {u[0], u[1]}));
+        blk.defines.emplace_back("HAS_SINKS", "");
+    }
+    // k and v's dtype (q's, or f16 under an f32 q).
+    tgl_dtype kv_dtype() const { return arg_of(call, R::kK).dtype; }
     // The tail of a tiled pass (PASS_FWD, PASS_DKDV, PASS_DQ): tile defines, program, uniforms.
     void finish_tiled(Dispatch& d, Defines& defs, int64_t bq, int64_t bk, int64_t tpr, int64_t groups) const {
         need_blocks(d);
         if (p.causal) defs.emplace_back("CAUSAL", "");
+        if (p.softcap > 0.0f) defs.emplace_back("SOFTCAP", "");
+        if (p.max_bias > 0.0f) defs.emplace_back("ALIBI", "");
         defs.emplace_back("BQ", str(bq));
         defs.emplace_back("BK", str(bk));
         defs.emplace_back("TPR", str(tpr));
@@ -239,6 +257,12 @@ struct Ctx {
     }
     // A mask with no elements contributes nothing (its broadcast has no rows or no keys).
     bool has_mask() const { return p.has_mask && arg_of(call, R::kMask).numel > 0; }
+    // The most keys one tile of `bq` rows may see: all of them, or its rows' spread plus the window.
+    int64_t key_span(int64_t bq) const {
+        if (p.window <= 0) return p.Skv;
+        const int64_t spread = std::min<int64_t>(p.G > 1 ? p.Sq : std::min(p.Sq, bq), p.Sq) - 1;
+        return std::min<int64_t>(p.Skv, std::max<int64_t>(spread, 0) + (p.causal ? p.window : 2 * p.window - 1));
+    }
 
     void forward();
     bool flash();
@@ -249,7 +273,9 @@ struct Ctx {
 // and lse have a storage block each. Returns false where PASS_FWD must do it.
 bool Ctx::flash() {
     const bool mask = has_mask();
-    if (dev.tuning().attention.legacy || p.Skv == 0 || 4 + int(mask) + int(p.has_lse) > dev.limits().max_compute_ssbo_blocks) return false;
+    if (dev.tuning().attention.legacy || p.Skv == 0 ||
+        4 + int(mask) + int(p.has_lse) + int(p.has_sinks) > dev.limits().max_compute_ssbo_blocks)
+        return false;
     // Fewer than 16 rows (decoding a few tokens): PASS_FWD's narrow tiles waste less. The tuned
     // tile, else the first fallback that fits the device and has no more rows than the problem.
     const int64_t rows = p.G * p.Sq;
@@ -272,7 +298,8 @@ bool Ctx::flash() {
         if (!tile && fits(f)) tile = &f;
     if (!tile) return false;
     // Every key block in one invocation: within the loop budget, else a split PASS_FWD.
-    if (ceil_div(uint64_t(p.Skv), uint64_t(tile->bkv)) > tile->passes(p.D, p.Dv).tiles_within(loop_budget(dev))) return false;
+    if (ceil_div(uint64_t(key_span(tile->bq)), uint64_t(tile->bkv)) > tile->passes(p.D, p.Dv).tiles_within(loop_budget(dev)))
+        return false;
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
     const int64_t groups = p.B * p.Hkv * tiles;
 
@@ -280,7 +307,7 @@ bool Ctx::flash() {
     std::vector<int32_t> u[4];
     Binding w[4];
     const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
-    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0;
+    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0 && kv_dtype() == call.dtype;  // (vector types of one dtype)
     for (int k = 0; k < 4; ++k) {
         w[k] = window(roles[k], u[k]);
         vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
@@ -293,6 +320,9 @@ bool Ctx::flash() {
     for (int k = 0; k < 4; ++k) blk.add(bufs[k], std::move(w[k]), vtype);
     if (mask) bind_mask(blk);
     if (p.has_lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+    if (p.has_sinks) bind_sinks(blk);
+    defs.emplace_back(def::kKDtype, str(kv_dtype()));
+    defs.emplace_back(def::kVDtype, str(kv_dtype()));
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
     defs.emplace_back("HDP", str(int64_t(ceil_div(uint64_t(p.D), 4u)) * 4));
@@ -312,6 +342,7 @@ bool Ctx::flash() {
 void Ctx::forward() {
     const bool mask = has_mask();
     const bool lse = p.has_lse;
+    const bool sinks = p.has_sinks;
     const int64_t rows = p.G * p.Sq;
     const int64_t kv_w = std::max(p.D, p.Dv) + 1;  // shared rows are padded by one float
     // Query tile: 16 rows of 16 invocations (fewer rows when the group has fewer: decoding);
@@ -336,21 +367,23 @@ void Ctx::forward() {
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(bq));
     const int64_t base_groups = p.B * p.Hkv * tiles;
 
-    // Splits of the key sequence (flash-decoding) when the tiles alone leave the GPU idle.
+    // Splits of the keys a tile sees (flash-decoding) when the tiles alone leave the GPU idle.
+    const int64_t span = key_span(bq);
     int64_t splits = 1;
-    if (base_groups < kTargetGroups && p.Skv > 4 * bk)
-        splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(kTargetGroups, base_groups), ceil_div(p.Skv, 4 * bk)));
-    int64_t chunk = std::max<int64_t>(bk, int64_t(ceil_div(ceil_div(p.Skv, splits), bk)) * bk);
+    if (base_groups < kTargetGroups && span > 4 * bk)
+        splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(kTargetGroups, base_groups), ceil_div(span, 4 * bk)));
+    int64_t chunk = std::max<int64_t>(bk, int64_t(ceil_div(ceil_div(span, splits), bk)) * bk);
     // At most the keys one invocation may walk within the loop budget.
     const LoopPasses passes = fwd_passes(p.D, p.Dv, bq, bk, sk, tpr, wg);
     const uint64_t budget = loop_budget(dev), max_tiles = passes.tiles_within(budget);
     if (max_tiles < ceil_div(uint64_t(chunk), uint64_t(bk))) chunk = int64_t(max_tiles) * bk;
-    splits = std::max<int64_t>(1, ceil_div(p.Skv, chunk));
+    splits = std::max<int64_t>(1, ceil_div(span, chunk));
     check_loop_budget(dev, passes.fixed + passes.per_tile * ceil_div(uint64_t(chunk), uint64_t(bk)), call.info->name,
                       "attention's walk over one split of the keys");
     check_loop_budget(dev, 2 * loop_cost(uint64_t(splits)) + 8, call.info->name, "attention's merge of the key splits");
     const int max_blocks = dev.limits().max_compute_ssbo_blocks;
-    const bool split = splits > 1 || 4 + int(mask) + int(lse) > max_blocks;
+    // (the sinks join in PASS_COMBINE when split)
+    const bool split = splits > 1 || 4 + int(mask) + int(lse) + int(sinks) > max_blocks;
     const bool packed = split && 4 + int(mask) > max_blocks;
     const bool no_kv = p.Skv == 0;  // nothing to read: k and v are bound to scratch as placeholders
     if (!split && flash()) return;  // (decoding keeps its split PASS_FWD: flash-decoding)
@@ -380,8 +413,8 @@ void Ctx::forward() {
     } else {
         blk.add("K_BUF", window(R::kK, uk));
         blk.add("V_BUF", window(R::kV, uv));
-        defs.emplace_back(def::kKDtype, str(call.dtype));
-        defs.emplace_back(def::kVDtype, str(call.dtype));
+        defs.emplace_back(def::kKDtype, str(kv_dtype()));
+        defs.emplace_back(def::kVDtype, str(kv_dtype()));
     }
     if (mask) bind_mask(blk);
     if (split) {
@@ -390,6 +423,7 @@ void Ctx::forward() {
     } else {
         bind_role(blk, R::kO, "O_BUF", "u_o");
         if (lse) bind_role(blk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+        if (sinks) bind_sinks(blk);
     }
     const uint64_t groups = uint64_t(base_groups) * uint64_t(splits);
     defs.emplace_back("SK", str(sk));
@@ -411,6 +445,7 @@ void Ctx::forward() {
         cblk.add_scratch("P_BUF", scratch);
         bind_role(cblk, R::kO, "O_BUF", "u_o");
         if (lse) bind_role(cblk, R::kLse, "L_BUF", "u_l", "HAS_LSE");
+        if (sinks) bind_sinks(cblk);
         c.program = dev.program("attention.comp", cdefs);
         common_uniforms(c);
         c.uniforms.push_back(uniform_int("u_part", {to_i32(part, "a scratch offset")}));

@@ -703,30 +703,46 @@ void attention_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     const TensorArg& mask = ops[op == TGL_OP_ATTENTION ? 3 : 6];
     const int64_t group = kv.shape[1] ? q.shape[1] / kv.shape[1] : 1;
     auto mask_axis = [&](int d, int64_t extent) { return mask.present() ? broadcast_axis(mask, 4, d, extent) : -1; };
+    const tgl_attention_params prm = read_params(p, tgl_attention_params{0, 0, 0.0f, 0, 0.0f, 0.0f, 0});
+    // ALiBi's slope depends on the q head's index in the whole op: no cut along heads. Query rows
+    // keep their positions P(i) only in bottom-right causal pieces (each piece's rows with the
+    // prefix of keys its last row sees); a window or ALiBi without causal, and top-left
+    // alignment, are not cut along rows.
+    const bool heads = prm.max_bias <= 0.0f;
+    const bool rows_free = prm.causal == 0 && prm.window == 0 && prm.max_bias <= 0.0f;
     if (op == TGL_OP_ATTENTION_BACKWARD) {
         // (q, k, v, o, do, lse, mask?) -> (dq, dk, dv): batch; KV heads with their q heads (a
         // KV head's dk, dv sum over its q heads and every query row: neither is cut)
         add(CutAxis::Independent, q.shape[0], {0, 0, 0, 0, 0, 0, mask_axis(0, q.shape[0]), 0, 0, 0});
+        if (!heads) return;
         cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, 1, 1, 1, mask_axis(1, q.shape[1]), 1, 1, 1},
                                {group, 1, 1, group, group, group, group, group, 1, 1}});
         if (cuts.back().extent < 2) cuts.pop_back();
         return;
     }
-    // (q, k, v, mask?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
-    // (causal, bottom-right aligned: each piece of rows with the prefix of keys its last row
-    // sees, so that the piece's own bottom-right diagonal is the whole op's)
-    const bool lse = ops[5].present();
-    add(CutAxis::Independent, q.shape[0], {0, 0, 0, mask_axis(0, q.shape[0]), 0, lse ? 0 : -1});
+    // (q, k, v, mask?, sinks?) -> (o, lse?): batch; KV heads with their q heads (GQA); query rows
+    // (see above). A host of ABI < 1.3 passes no sinks slot: `ax` drops it.
+    const bool sinks_slot = n_in > 4;
+    const bool lse = ops[n_in + 1].present();
+    auto ax = [&](auto v) {  // (axes, or elements per index)
+        if (!sinks_slot) v.erase(v.begin() + 4);
+        return v;
+    };
+    const int sk = sinks_slot && ops[4].present() ? 0 : -1;  // the sinks follow the q heads
+    add(CutAxis::Independent, q.shape[0], ax(std::vector<int>{0, 0, 0, mask_axis(0, q.shape[0]), -1, 0, lse ? 0 : -1}));
     const int mh = mask_axis(1, q.shape[1]);
-    cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], {1, 1, 1, mh, 1, lse ? 1 : -1}, {group, 1, 1, group, group, group}});
-    if (cuts.back().extent < 2) cuts.pop_back();
-    if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], {1, -1, -1, mh, 1, lse ? 1 : -1});  // MQA
+    if (heads) {
+        cuts.push_back(CutAxis{CutAxis::Independent, kv.shape[1], ax(std::vector<int>{1, 1, 1, mh, sk, 1, lse ? 1 : -1}),
+                               ax(std::vector<int64_t>{group, 1, 1, group, group, group, group})});
+        if (cuts.back().extent < 2) cuts.pop_back();
+        if (kv.shape[1] == 1) add(CutAxis::Independent, q.shape[1], ax(std::vector<int>{1, -1, -1, mh, sk, 1, lse ? 1 : -1}));  // MQA
+    }
     const int rows_lse = lse ? 2 : -1;
-    if (!read_params(p, tgl_attention_params{0, 0, 0.0f, 0}).causal) {
-        add(CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse});
-    } else if (q.shape[2] >= 2) {  // rows [lo, hi) with the keys they see, [0, hi + Skv - Sq)
-        CutAxis rows{CutAxis::Independent, q.shape[2], {2, -1, -1, mask_axis(2, q.shape[2]), 2, rows_lse}};
-        rows.prefix = {-1, 2, 2, mask_axis(3, kv.shape[2]), -1, -1};
+    if (rows_free) {
+        add(CutAxis::Independent, q.shape[2], ax(std::vector<int>{2, -1, -1, mask_axis(2, q.shape[2]), -1, 2, rows_lse}));
+    } else if (prm.causal == 1 && q.shape[2] >= 2) {  // rows [lo, hi) with the keys they see, [0, hi + Skv - Sq)
+        CutAxis rows{CutAxis::Independent, q.shape[2], ax(std::vector<int>{2, -1, -1, mask_axis(2, q.shape[2]), -1, 2, rows_lse})};
+        rows.prefix = ax(std::vector<int>{-1, 2, 2, mask_axis(3, kv.shape[2]), -1, -1, -1});
         rows.shift = kv.shape[2] - q.shape[2];
         cuts.push_back(rows);
     }
@@ -771,11 +787,13 @@ const char* pool_refusal(const Piece&, const TensorArg&) {
 
 const char* attention_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_ATTENTION
-              ? "attention is cut along the batch, the KV heads with their query heads, and the query rows "
-                "(causal: each piece with the keys its rows see), so one head's keys and values must fit one "
+              ? "attention is cut along the batch, the KV heads with their query heads (not with ALiBi), and the "
+                "query rows (bottom-right causal: each piece with the keys its rows see; not with top-left "
+                "alignment, or a window or ALiBi without causal), so one head's keys and values must fit one "
                 "window"
-              : "attention_backward is cut along the batch and the KV heads with their query heads only (a KV "
-                "head's dk and dv sum over its query heads and rows), so one KV head's group must fit one window";
+              : "attention_backward is cut along the batch and the KV heads with their query heads only (not "
+                "with ALiBi; a KV head's dk and dv sum over its query heads and rows), so one KV head's group must "
+                "fit one window";
 }
 
 const char* index_refusal(const Piece& p, const TensorArg&) {

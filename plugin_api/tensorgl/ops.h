@@ -536,36 +536,64 @@ enum {
     TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD = 1209,
 
     /* [attention family: ops 1300..1399] */
-    /* Scaled dot-product attention. Every float operand of one op has q's dtype (f32 or f16;
-     * f16 is storage, computed in f32 on the GPU, in double on the CPU reference), except lse,
-     * which is f32. Shapes: q (B, Hq, Sq, D), k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv), D and Dv in
+    /* Scaled dot-product attention. Float operands have q's dtype (f32 or f16; f16 is storage,
+     * computed in f32 on the GPU, in double on the CPU reference), except lse and sinks, which are
+     * f32, and (attention, since 1.3) k, v and an additive mask, which may be f16 under an f32 q
+     * (an f16 KV cache with f32 activations; o has q's dtype). Shapes: q (B, Hq, Sq, D),
+     * k (B, Hkv, Skv, D), v (B, Hkv, Skv, Dv), D and Dv in
      * 1..256 (Dv may differ from D), Hkv >= 1 dividing Hq (grouped-query attention: q head h reads
      * kv head h / (Hq / Hkv)); every dim may be 0 where the result stays defined (B, Hq, Sq: empty
      * outputs; Skv = 0: every row is fully masked). Any strides on every operand.
-     * attention: (q, k, v, mask?) -> (o (B, Hq, Sq, Dv), lse? (B, Hq, Sq) f32), with
-     *   s[i, j] = scale * (q_i . k_j) + mask[b, h, i, j], and -inf where causal hides key j;
+     * attention: (q, k, v, mask?, sinks?) -> (o (B, Hq, Sq, Dv), lse? (B, Hq, Sq) f32), with
+     *   the score of query i and key j (params: tgl_attention_params; docs/attention.md)
+     *     x = scale * (q_i . k_j);  x = softcap * tanh(x / softcap) when softcap > 0;
+     *     s[i, j] = x - slope_h * |P(i) - j| (ALiBi, when max_bias > 0) + mask[b, h, i, j],
+     *   and s = -inf where causal or the window hides key j;
      *   o_i = sum_j softmax_j(s[i, :]) v_j; lse_i = log(sum_j exp(s[i, j])) (natural log).
-     *   mask: broadcasting NumPy-style to (B, Hq, Sq, Skv); either additive, of q's dtype (-inf
-     *   hides a key), or bool (PyTorch's boolean attn_mask: 1 = the key takes part, 0 = hidden,
-     *   i.e. additive 0 / -inf).
-     *   causal (tgl_attention_params): BOTTOM-RIGHT aligned (flash-attn's convention, what KV-cache
-     *   decoding needs): query i sees key j iff j <= i + (Skv - Sq). With Sq == Skv that is the
-     *   usual lower triangle; with Sq > Skv the first Sq - Skv rows see no key. PyTorch's
-     *   is_causal (top-left, j <= i) is causal = 0 with a mask of 0 where j <= i and -inf above.
-     *   A fully masked row (every s = -inf: by mask, by causal or Skv = 0) gives o = 0 and
-     *   lse = -inf (PyTorch gives NaN). A NaN score gives a NaN row; a +inf score gives NaN
-     *   (inf - inf) as in softmax. The GPU never materializes an Sq x Skv matrix (online softmax
-     *   over key tiles; long key sequences with few query rows are split across workgroups and
-     *   combined, as flash-decoding).
+     *   P(i), query i's position among the keys: i + Skv - Sq (BOTTOM-RIGHT aligned: causal 0 and
+     *   1, flash-attn's convention, what KV-cache decoding needs), or i (TOP-LEFT: causal 2,
+     *   PyTorch's is_causal; since 1.3).
+     *   causal 1 or 2: query i sees key j iff j <= P(i). With Sq == Skv both are the usual lower
+     *   triangle; bottom-right with Sq > Skv: the first Sq - Skv rows see no key; top-left with
+     *   Sq < Skv: row i sees keys 0..i only.
+     *   window W > 0 (since 1.3; a sliding window, Mistral / Gemma 2 local layers): query i sees
+     *   key j only if |P(i) - j| < W. With causal that is the W keys P(i) - W + 1 .. P(i), the
+     *   diagonal included (llama.cpp's n_swa, HF's sliding_window); without, 2W - 1 keys centred
+     *   on P(i) (flash-attn's window_size = (W - 1, W - 1)). W >= Skv + Sq hides nothing.
+     *   ALiBi (since 1.3, max_bias > 0; BLOOM, MPT, llama.cpp's max_alibi_bias): slope_h of q head h
+     *   as ggml: n = 2^floor(log2(Hq)), m0 = 2^(-max_bias / n), m1 = 2^(-max_bias / 2 / n),
+     *   slope_h = m0^(h + 1) for h < n, else m1^(2 (h - n) + 1). With causal the bias
+     *   slope_h * (j - P(i)) differs from BLOOM's slope_h * j by a constant per row (same o, lse
+     *   lower by slope_h * P(i)); without causal it is MPT's and llama.cpp's -slope_h |i - j|.
+     *   softcap > 0 (since 1.3; Gemma 2's attn_logit_softcapping): applied to scale * q.k before
+     *   ALiBi and the mask (ggml's flash_attn_ext order).
+     *   mask: broadcasting NumPy-style to (B, Hq, Sq, Skv); either additive (q's dtype, or f16;
+     *   -inf hides a key), or bool (PyTorch's boolean attn_mask: 1 = the key takes part, 0 = hidden,
+     *   i.e. additive 0 / -inf). No mask is needed for causal, window or ALiBi.
+     *   sinks (since 1.3; gpt-oss, llama.cpp's ggml_soft_max_add_sinks): (Hq) f32, one logit per q
+     *   head that joins every row's softmax denominator and nothing else:
+     *   o_i = sum_j exp(s[i, j] - lse_i) v_j with lse_i = log(exp(sinks[h]) + sum_j exp(s[i, j]))
+     *   (lse includes the sink); a sink of -inf is no sink.
+     *   A fully masked row (every s = -inf: by mask, by causal, window or Skv = 0) gives o = 0 and
+     *   lse = -inf (PyTorch gives NaN), or lse = sinks[h] with a sink. A NaN score gives a NaN row;
+     *   a +inf score gives NaN (inf - inf) as in softmax. The GPU never materializes an Sq x Skv
+     *   matrix (online softmax over key tiles, key tiles wholly outside the causal range or the
+     *   window never loaded; long key sequences with few query rows are split across workgroups
+     *   and combined, as flash-decoding).
      * attention_backward: (q, k, v, o, do, lse, mask?) -> (dq, dk, dv): the gradients of the
      *   forward's o with respect to q, k and v for the upstream gradient do (B, Hq, Sq, Dv), same
-     *   params; o and lse are the forward's outputs for these inputs. Computed as
+     *   params (causal of either alignment, window, ALiBi and softcap included); o and lse are the
+     *   forward's outputs for these inputs. Every float operand has q's dtype (no f16 k/v under f32
+     *   q: TGL_ERROR_DTYPE_MISMATCH). Computed as
      *   p[i, j] = exp(s[i, j] - lse_i) (0 where lse_i = -inf: a fully masked row has zero
      *   gradients), delta_i = sum_c do[i, c] o[i, c], dv_j = sum_i p[i, j] do_i,
-     *   ds[i, j] = p[i, j] (do_i . v_j - delta_i), dq_i = scale sum_j ds[i, j] k_j,
+     *   ds[i, j] = p[i, j] (do_i . v_j - delta_i) * (1 - (x_c / softcap)^2 with softcap, x_c the
+     *   capped score; else 1), dq_i = scale sum_j ds[i, j] k_j,
      *   dk_j = scale sum_i ds[i, j] q_i; with GQA dk and dv sum over the Hq / Hkv q heads of their
-     *   group. The mask gets no gradient. Deterministic: the same bits on every run (no float
-     *   atomics). dq, dk, dv have the shapes of q, k, v. */
+     *   group. The mask gets no gradient. A forward with sinks: pass its lse (which includes them)
+     *   and dq, dk, dv are exact; the sinks get no gradient (the op has no output for one).
+     *   Deterministic: the same bits on every run (no float atomics). dq, dk, dv have the shapes of
+     *   q, k, v. */
     TGL_OP_ATTENTION = 1300,
     TGL_OP_ATTENTION_BACKWARD = 1301,
 
@@ -1059,13 +1087,19 @@ typedef struct tgl_upsample_params {
 
 /* [attention family: params] */
 /* attention, attention_backward. scale: the factor of q . k; 0 means 1 / sqrt(D) (D = q's last
- * dim); any other value must be finite. causal: 0 or 1 (bottom-right aligned, see
- * TGL_OP_ATTENTION). reserved: 0. NULL params: scale 1 / sqrt(D), not causal. */
+ * dim); any other value must be finite. causal: 0 (none), 1 (bottom-right aligned) or, since 1.3,
+ * 2 (top-left aligned, PyTorch's is_causal); see TGL_OP_ATTENTION. reserved: 0. The fields after
+ * reserved are ABI 1.3 (TGL_ATTENTION_PARAMS_SIZE_V1_3); a struct_size of
+ * TGL_ATTENTION_PARAMS_SIZE_V1_1 leaves them 0 (off). NULL params: scale 1 / sqrt(D), not causal,
+ * every 1.3 option off. */
 typedef struct tgl_attention_params {
     uint32_t struct_size;
     uint32_t causal;
     float scale;
     uint32_t reserved;
+    float softcap;   /* since 1.3: logit soft-capping, finite and >= 0; 0: off */
+    float max_bias;  /* since 1.3: ALiBi's maximum bias (ggml's max_bias, e.g. 8), finite and >= 0; 0: off */
+    uint32_t window; /* since 1.3: sliding window, a query sees keys |P(i) - j| < window; 0: off */
 } tgl_attention_params;
 
 /* [sequence family: params] */
@@ -1202,6 +1236,7 @@ typedef struct tgl_cross_entropy_params {
 #define TGL_POOL_PARAMS_SIZE_V1_1               TGL_STRUCT_SIZE(tgl_pool_params, reserved1)
 #define TGL_UPSAMPLE_PARAMS_SIZE_V1_1           TGL_STRUCT_SIZE(tgl_upsample_params, reserved)
 #define TGL_ATTENTION_PARAMS_SIZE_V1_1          TGL_STRUCT_SIZE(tgl_attention_params, reserved)
+#define TGL_ATTENTION_PARAMS_SIZE_V1_3          TGL_STRUCT_SIZE(tgl_attention_params, window)
 #define TGL_ROPE_PARAMS_SIZE_V1_1               TGL_STRUCT_SIZE(tgl_rope_params, reserved)
 #define TGL_ROPE_PARAMS_SIZE_V1_3               TGL_STRUCT_SIZE(tgl_rope_params, sections)
 #define TGL_SAMPLE_PARAMS_SIZE_V1_1             TGL_STRUCT_SIZE(tgl_sample_params, offset)
@@ -1279,8 +1314,11 @@ TGL_STATIC_ASSERT(offsetof(tgl_pool_params, dilation) == 64, "tgl_pool_params la
 TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == 24, "tgl_upsample_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_params layout");
 /* [attention family: layout pins] */
-TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == 16, "tgl_attention_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == 28, "tgl_attention_params layout");
+TGL_STATIC_ASSERT(TGL_ATTENTION_PARAMS_SIZE_V1_1 == 16, "tgl_attention_params v1.1 size");
 TGL_STATIC_ASSERT(offsetof(tgl_attention_params, scale) == 8, "tgl_attention_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_attention_params, softcap) == 16, "tgl_attention_params layout");
+TGL_STATIC_ASSERT(offsetof(tgl_attention_params, window) == 24, "tgl_attention_params layout");
 /* [sequence family: layout pins] */
 TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == 68, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(TGL_ROPE_PARAMS_SIZE_V1_1 == 48, "tgl_rope_params v1.1 size");
@@ -1331,7 +1369,7 @@ TGL_STATIC_ASSERT(sizeof(tgl_linear_int4_params) == TGL_LINEAR_INT4_PARAMS_SIZE_
 TGL_STATIC_ASSERT(sizeof(tgl_conv_params) == TGL_CONV_PARAMS_SIZE_V1_1, "tgl_conv_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_pool_params) == TGL_POOL_PARAMS_SIZE_V1_1, "tgl_pool_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == TGL_UPSAMPLE_PARAMS_SIZE_V1_1, "tgl_upsample_params has no tail padding");
-TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == TGL_ATTENTION_PARAMS_SIZE_V1_1, "tgl_attention_params has no tail padding");
+TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == TGL_ATTENTION_PARAMS_SIZE_V1_3, "tgl_attention_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == TGL_ROPE_PARAMS_SIZE_V1_3, "tgl_rope_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_sample_params) == TGL_SAMPLE_PARAMS_SIZE_V1_1, "tgl_sample_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3, "tgl_selective_scan_params has no tail padding");

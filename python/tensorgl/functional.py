@@ -706,11 +706,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             attn_mask = attn_mask.unsqueeze(0)
     sq, skv = query.shape[2], key.shape[2]
     causal = 0
-    if is_causal:
-        if sq == skv:
-            causal = 1  # the ABI's bottom-right causal is torch's top-left one when Sq == Skv
-        else:  # torch's top-left triangle as a bool mask
-            attn_mask = query.device.tensor(np.tril(np.ones((sq, skv), np.bool_)))
+    if is_causal:  # torch's top-left triangle: causal 2 (ABI 1.3); the same as 1 when Sq == Skv
+        causal = 1 if sq == skv else 2
     if attn_mask is not None and not isinstance(attn_mask, Tensor):
         attn_mask = query.device.tensor(np.asarray(attn_mask, np.bool_ if np.asarray(attn_mask).dtype == np.bool_
                                                    else query.dtype))

@@ -148,8 +148,8 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_AVG_POOL_BACKWARD, "avg_pool_backward", sizeof(tgl_pool_params), {F}, {F}},
         {TGL_OP_ADAPTIVE_AVG_POOL_BACKWARD, "adaptive_avg_pool_backward", un, {F}, {F}},
         // [attention family]
-        {TGL_OP_ATTENTION, "attention", sizeof(tgl_attention_params), {F, F, F, F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL)},
-         {F, TGL_DTYPE_BIT(TGL_DTYPE_F32)}},
+        {TGL_OP_ATTENTION, "attention", sizeof(tgl_attention_params),
+         {F, F, F, F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL), TGL_DTYPE_BIT(TGL_DTYPE_F32)}, {F, TGL_DTYPE_BIT(TGL_DTYPE_F32)}},
         {TGL_OP_ATTENTION_BACKWARD, "attention_backward", sizeof(tgl_attention_params),
          {F, F, F, F, F, TGL_DTYPE_BIT(TGL_DTYPE_F32), F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL)}, {F, F, F}},
         // [sequence family]

@@ -4,7 +4,8 @@
 // against a long KV (the split + combine path), a 1031 x 1031 causal case, permuted (B, S, H, D)
 // views of inputs and outputs, random strided / misaligned f16 views, empty batch and Skv = 0, one
 // grid past 65,535 workgroups; f32 and f16. Backward inputs o and lse come from the reference's
-// forward. Tolerance: tol::kMatmul (f32 dot products of any length in any order; f16 outputs are
+// forward. The ABI 1.3 options (top-left causal, softcap, ALiBi, window, sinks, f16 k/v under f32
+// q), alone and combined, through every forward path and the backward. Tolerance: tol::kMatmul (f32 dot products of any length in any order; f16 outputs are
 // the same values rounded once more).
 #include "diff.h"
 
@@ -53,9 +54,15 @@ OutputArg out_of(tgl_dtype dt, const View& v) {
     return o;
 }
 
-tgl_attention_params prm(bool causal, float scale = 0.0f) {
-    return tgl_attention_params{sizeof(tgl_attention_params), causal ? 1u : 0u, scale, 0};
-}
+// The ABI 1.3 options of a case: causal 0, 1 (bottom-right) or 2 (top-left), softcap, ALiBi,
+// window; sinks (an input) and f16 k, v (and mask) under an f32 q.
+struct Options {
+    uint32_t causal = 0;
+    float softcap = 0.0f, max_bias = 0.0f;
+    uint32_t window = 0;
+    bool sinks = false;
+    bool half_kv = false;
+};
 
 // A mask of `shape` (broadcasting to (B, Hq, Sq, Skv)): values in [-3, 1], with a fraction
 // `p_inf` of -inf entries and, when full_rows, some rows (along the last dim) entirely -inf.
@@ -81,7 +88,8 @@ InputArg make_mask(tgl_dtype dt, const Shape& shape, Rng& rng, double p_inf, boo
 struct FwdCase {
     tgl_dtype dt = TGL_DTYPE_F32;
     Dims d{};
-    bool causal = false;
+    bool causal = false;  // bottom-right (opt.causal, when set, wins)
+    Options opt;
     float scale = 0.0f;
     bool has_mask = false;
     Shape mask_shape;
@@ -93,22 +101,46 @@ struct FwdCase {
     Lay in_lay = Lay::Contiguous, out_lay = Lay::Contiguous;
 };
 
+tgl_attention_params prm(const FwdCase& c) {
+    return tgl_attention_params{sizeof(tgl_attention_params), c.opt.causal ? c.opt.causal : c.causal ? 1u : 0u,
+                                c.scale, 0, c.opt.softcap, c.opt.max_bias, c.opt.window};
+}
+
+// k and v's dtype (and an additive mask's).
+tgl_dtype kv_dtype(const FwdCase& c) { return c.opt.half_kv ? tgl_dtype(TGL_DTYPE_F16) : c.dt; }
+
 std::string describe(const FwdCase& c, const char* what) {
+    const tgl_attention_params p = prm(c);
     return std::string(what) + " " + dtype_name(c.dt) + " B" + std::to_string(c.d.B) + " Hq" + std::to_string(c.d.Hq) +
            " Hkv" + std::to_string(c.d.Hkv) + " Sq" + std::to_string(c.d.Sq) + " Skv" + std::to_string(c.d.Skv) + " D" +
-           std::to_string(c.d.D) + " Dv" + std::to_string(c.d.Dv) + (c.causal ? " causal" : "") +
+           std::to_string(c.d.D) + " Dv" + std::to_string(c.d.Dv) + (p.causal ? " causal " + std::to_string(p.causal) : "") +
+           (p.softcap > 0 ? " softcap " + std::to_string(p.softcap) : "") +
+           (p.max_bias > 0 ? " max_bias " + std::to_string(p.max_bias) : "") +
+           (p.window > 0 ? " window " + std::to_string(p.window) : "") + (c.opt.sinks ? " sinks" : "") +
+           (c.opt.half_kv ? " f16 kv" : "") +
            (c.has_mask ? std::string(c.bool_mask ? " bool" : "") + " mask " + shape_name(c.mask_shape) : "");
 }
 
-// q, k, v (and the mask) of a case.
+// q, k, v, the mask and the sinks (absent or not) of a case.
 std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
     const Dims& d = c.d;
+    const tgl_dtype kv = kv_dtype(c);
     std::vector<InputArg> ins = {
         rand_in(c.dt, view4({d.B, d.Hq, d.Sq, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
-        rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.D}, c.in_lay, c.dt, rng, true), rng, -1.5, 1.5),
-        rand_in(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.in_lay, c.dt, rng, true), rng, -2, 2)};
-    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? tgl_dtype(TGL_DTYPE_BOOL) : c.dt, c.mask_shape, rng, c.p_inf, c.full_rows)
+        rand_in(kv, view4({d.B, d.Hkv, d.Skv, d.D}, c.in_lay, kv, rng, true), rng, -1.5, 1.5),
+        rand_in(kv, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.in_lay, kv, rng, true), rng, -2, 2)};
+    ins.push_back(c.has_mask ? make_mask(c.bool_mask ? tgl_dtype(TGL_DTYPE_BOOL) : kv, c.mask_shape, rng, c.p_inf, c.full_rows)
                              : absent_input());
+    // Sinks about as large as the scores (some rows dominated by their sink), one -inf.
+    if (c.opt.sinks) {
+        InputArg sk = rand_in(TGL_DTYPE_F32, rng.chance(0.5) ? view_of({d.Hq}, Kind::Stepped, rng, true, TGL_DTYPE_F32)
+                                                           : contiguous({d.Hq}),
+                              rng, -2, 3);
+        if (d.Hq > 1) sk.storage.set_value(sk.view.offset, -dInf);
+        ins.push_back(sk);
+    } else {
+        ins.push_back(absent_input());
+    }
     return ins;
 }
 
@@ -116,7 +148,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     const Dims& d = c.d;
     MultiSpec s;
     s.op = TGL_OP_ATTENTION;
-    s.params = param_bytes(prm(c.causal, c.scale));
+    s.params = param_bytes(prm(c));
     s.inputs = fwd_inputs(c, rng);
     if (c.nan_q) s.inputs[0].storage.set_value(s.inputs[0].view.offset, std::numeric_limits<double>::quiet_NaN());
     s.outputs = {out_of(c.dt, view4({d.B, d.Hq, d.Sq, d.Dv}, c.out_lay, c.dt, rng, false)),
@@ -135,7 +167,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
 void check_backward(const FwdCase& c, Rng& rng, bool may_refuse = false) {
     const Dims& d = c.d;
     std::vector<InputArg> fin = fwd_inputs(c, rng);
-    const std::vector<uint8_t> pb = param_bytes(prm(c.causal, c.scale));
+    const std::vector<uint8_t> pb = param_bytes(prm(c));
     // o and lse of the reference forward.
     std::vector<std::vector<double>> fo =
         run_op_values(shared_device(Role::Reference), TGL_OP_ATTENTION, pb.data(), fin,
@@ -349,6 +381,90 @@ TEST_F(AttentionDiff, FlashFeatures) {
     c = plain(TGL_DTYPE_F32, {1, 1, 1, 20, 20, 8, 8}, true);
     c.nan_q = true;
     check_forward(c, rng_);
+}
+
+// ----- ABI 1.3 options: each through PASS_FLASH (16+ rows per kv head), PASS_FWD (few rows) and
+// the split PASS_FWD + PASS_COMBINE of decoding (Sq = 1 or 3 against long keys), and combined.
+
+Options opt_of(uint32_t causal, float softcap, float max_bias, uint32_t window, bool sinks, bool half_kv = false) {
+    return Options{causal, softcap, max_bias, window, sinks, half_kv};
+}
+
+// The option sets every path is run with: each alone, then combinations.
+std::vector<Options> option_sets() {
+    return {opt_of(2, 0, 0, 0, false),          opt_of(0, 0.8f, 0, 0, false),     opt_of(0, 0, 8, 0, false),
+            opt_of(1, 0, 0, 7, false),          opt_of(0, 0, 0, 5, false),        opt_of(0, 0, 0, 0, true),
+            opt_of(0, 0, 0, 0, false, true),    opt_of(2, 0, 0, 4, false),        opt_of(1, 2.0f, 6, 9, true),
+            opt_of(2, 1.0f, 8, 0, true, true),  opt_of(0, 3.0f, 4, 6, true, true)};
+}
+
+void check_options(Dims d, tgl_dtype dt, Rng& rng, bool backward, Lay lay = Lay::Contiguous) {
+    for (const Options& o : option_sets()) {
+        if (o.half_kv && dt != TGL_DTYPE_F32) continue;
+        FwdCase c = plain(dt, d);
+        c.opt = o;
+        c.in_lay = c.out_lay = lay;
+        check_forward(c, rng);
+        if (backward && !o.half_kv) check_backward(c, rng);
+    }
+}
+
+TEST_F(AttentionDiff, OptionsFlash) {  // 40 and 80 rows per kv head (GQA 2:1), keys past a few tiles
+    check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false);
+    check_options({1, 2, 2, 70, 45, 32, 24}, TGL_DTYPE_F16, rng_, false);
+    check_options({2, 2, 1, 19, 19, 8, 8}, TGL_DTYPE_F32, rng_, false, Lay::Bshd);  // vector access
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});  // seven storage blocks: q k v o mask lse sinks
+    c.opt = opt_of(1, 1.0f, 8, 9, true);
+    c.has_mask = true;
+    c.mask_shape = {40, 53};
+    c.p_inf = 0.1;
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, OptionsTiled) {  // PASS_FWD: a few rows, odd sizes
+    check_options({2, 3, 3, 5, 13, 7, 5}, TGL_DTYPE_F32, rng_, false);
+    check_options({1, 4, 2, 3, 9, 16, 16}, TGL_DTYPE_F16, rng_, false, Lay::Random);
+}
+
+TEST_F(AttentionDiff, OptionsDecode) {  // split PASS_FWD + PASS_COMBINE
+    check_options({1, 4, 2, 1, 2100, 32, 32}, TGL_DTYPE_F32, rng_, false);
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 3, 1500, 16, 16});
+    c.opt = opt_of(1, 0, 8, 700, true, true);  // (a window past 4 key tiles: still split)
+    c.has_mask = true;  // an f16 mask under f32 q
+    c.mask_shape = {1, 2, 3, 1500};
+    c.p_inf = 0.1;
+    check_forward(c, rng_);
+    c = plain(TGL_DTYPE_F16, {2, 2, 2, 1, 1200, 24, 24});
+    c.opt = opt_of(0, 5.0f, 0, 64, true);  // a window centred on the last key: Skv - 64 .. Skv - 1 and none after
+    check_forward(c, rng_);
+}
+
+TEST_F(AttentionDiff, OptionsBackward) {
+    check_options({1, 2, 1, 6, 11, 16, 16}, TGL_DTYPE_F32, rng_, true);
+    check_options({1, 2, 2, 37, 41, 8, 12}, TGL_DTYPE_F32, rng_, true);
+    FwdCase c = plain(TGL_DTYPE_F16, {1, 4, 2, 9, 17, 16, 16});
+    c.opt = opt_of(2, 1.5f, 8, 5, false);
+    c.has_mask = true;
+    c.mask_shape = {9, 17};
+    c.p_inf = 0.2;
+    check_backward(c, rng_);
+}
+
+TEST_F(AttentionDiff, OptionsEdges) {
+    // Empty batch, no keys (with sinks: lse = the sink), no queries; a window of 1; Sq > Skv with
+    // the top-left alignment (rows past the keys see all of them).
+    for (Dims d : {Dims{0, 2, 1, 5, 7, 8, 8}, Dims{1, 2, 1, 5, 0, 8, 8}, Dims{1, 2, 2, 0, 4, 8, 8}}) {
+        FwdCase c = plain(TGL_DTYPE_F32, d);
+        c.opt = opt_of(2, 1.0f, 8, 3, true);
+        check_forward(c, rng_);
+    }
+    FwdCase c = plain(TGL_DTYPE_F32, {1, 1, 1, 33, 33, 4, 4});
+    c.opt = opt_of(0, 0, 0, 1, false);
+    check_forward(c, rng_);
+    c = plain(TGL_DTYPE_F32, {1, 2, 1, 37, 13, 8, 8});
+    c.opt = opt_of(2, 0, 4, 0, true);
+    check_forward(c, rng_);
+    check_backward(c, rng_);
 }
 
 TEST_F(AttentionDiff, FlashManyWorkgroups) {

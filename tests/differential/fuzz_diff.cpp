@@ -878,8 +878,14 @@ const std::vector<OpFuzz>& op_fuzzers() {
                 const int64_t Sq = r.integer(1, 9), Skv = r.integer(1, 12), D = r.pick(std::vector<int64_t>{1, 4, 8, 16}),
                               Dv = r.chance(0.7) ? D : r.integer(1, 9);
                 tgl_attention_params p{};
-                p.causal = r.chance(0.3);
+                p.causal = uint32_t(r.chance(0.4) ? r.integer(1, 2) : 0);  // bottom-right or top-left
                 p.scale = r.chance(0.5) ? float(1 / std::sqrt(double(D))) : r.uniformf(0.1, 1);
+                p.softcap = r.chance(0.2) ? r.uniformf(0.5, 5) : 0.0f;
+                p.max_bias = r.chance(0.2) ? r.uniformf(1, 8) : 0.0f;
+                p.window = uint32_t(r.chance(0.2) ? r.integer(1, 6) : 0);
+                // The forward: f16 k and v under the f32 q at times, and sinks (f32, per q head).
+                const bool fwd_op = op == TGL_OP_ATTENTION;
+                const tgl_dtype kv_dt = fwd_op && r.chance(0.2) ? F16 : F32;
                 Shape qs{B, Hq, Sq, D}, ks{B, Hkv, Skv, D}, vs{B, Hkv, Skv, Dv}, os{B, Hq, Sq, Dv};
                 Arg mask = none();
                 if (r.chance(0.5)) {
@@ -892,13 +898,17 @@ const std::vector<OpFuzz>& op_fuzzers() {
                 // Which is right for hidden keys is open (reported); underflow is f32 vs double.
                 const bool fwd = op == TGL_OP_ATTENTION;
                 auto qk = [fwd](Shape s) { return fwd ? real(std::move(s)) : plain(real(std::move(s))); };
-                Seed c{P_(p), {qk(qs), qk(ks), plain(real(vs))}, {}, kDot, CompareMode::Nmse, true};
+                Arg k = qk(ks), v = plain(real(vs));
+                k.dt = v.dt = kv_dt;
+                Seed c{P_(p), {qk(qs), k, v}, {}, kDot, CompareMode::Nmse, true};
                 // No subnormals in q and k: GLES scales q (or the score) in f32, where a subnormal
                 // times the scale underflows to 0 and then meets an inf of k (0 * inf = NaN); the
                 // reference's double keeps it nonzero (subnormal * inf = inf). f32 vs double.
                 c.no_subnormal = true;
                 if (op == TGL_OP_ATTENTION) {
+                    if (!mask.absent && mask.dt == F32) mask.dt = kv_dt;
                     c.ins.push_back(mask);
+                    c.ins.push_back(r.chance(0.3) ? plain(real({Hq}, -2, 3)) : none());  // sinks
                     c.outs = {out(os), maybe(out({B, Hq, Sq}), r)};
                 } else {
                     c.ins.push_back(plain(real(os)));

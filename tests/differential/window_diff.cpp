@@ -255,17 +255,26 @@ std::vector<uint8_t> pool_params(int kernel, int stride, int pad) {
 
 // attention of q (B, Hq, Sq, D) over k, v (B, Hkv, Skv, D) (v with negative strides), with an
 // additive (Sq, Skv) mask when asked, and lse. One head's k and v must fit a window: Skv * D small.
+// With `opts` (ABI 1.3: causal 2, softcap, max_bias, window; its causal field wins) and sinks (a
+// fifth input) when asked; else the four inputs of an ABI 1.1 host.
 MultiSpec attention(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Skv, int64_t D, bool causal, bool mask,
-                    Rng& rng) {
-    tgl_attention_params p{sizeof p, causal ? 1u : 0u, 0.0f, 0};
+                    Rng& rng, const tgl_attention_params* opts = nullptr, bool sinks = false) {
+    tgl_attention_params p{sizeof p, causal ? 1u : 0u, 0.0f, 0, 0.0f, 0.0f, 0};
+    if (opts) p = *opts;
     std::vector<InputArg> ins = {floats({B, Hq, Sq, D}, Kind::Contiguous, rng, -1.5, 1.5),
                                  floats({B, Hkv, Skv, D}, Kind::Contiguous, rng, -1.5, 1.5),
                                  floats({B, Hkv, Skv, D}, Kind::Negative, rng),
                                  mask ? floats({Sq, Skv}, Kind::Contiguous, rng) : absent_input()};
+    if (opts) ins.push_back(sinks ? floats({Hq}, Kind::Contiguous, rng, -1, 2) : absent_input());
     return spec(TGL_OP_ATTENTION, param_bytes(p), ins, {output_of(F32, {B, Hq, Sq, D}), output_of(F32, {B, Hq, Sq})},
                 CompareMode::Nmse, tol::kMatmul,
-                std::string(causal ? "causal " : "") + "attention q " + shape_name({B, Hq, Sq, D}) + ", kv " +
-                    shape_name({B, Hkv, Skv, D}) + (mask ? ", mask (Sq, Skv)" : ""));
+                std::string(p.causal ? "causal " + std::to_string(p.causal) + " " : "") + "attention q " +
+                    shape_name({B, Hq, Sq, D}) + ", kv " + shape_name({B, Hkv, Skv, D}) + (mask ? ", mask (Sq, Skv)" : "") +
+                    (p.window ? ", window " + std::to_string(p.window) : "") + (p.max_bias > 0 ? ", ALiBi" : "") +
+                    (p.softcap > 0 ? ", softcap" : "") + (sinks ? ", sinks" : ""));
+}
+tgl_attention_params attention_opts(uint32_t causal, float softcap, float max_bias, uint32_t window) {
+    return tgl_attention_params{sizeof(tgl_attention_params), causal, 0.0f, 0, softcap, max_bias, window};
 }
 
 // attention_backward of the same inputs, o and lse from the reference's forward, a random do.
@@ -879,6 +888,17 @@ std::vector<WindowCase> window_cases() {
         // causal rows: each piece with the keys its rows see (Sq > Skv: the first rows see none)
         {"attention_causal_rows_mask", [](Rng& r) { return attention(1, 1, 1, 150, 15, 16, true, true, r); }},
         {"attention_causal_rows_unseen", [](Rng& r) { return attention(1, 2, 1, 201, 13, 16, true, false, r); }},
+        // ABI 1.3 options: sinks follow the q heads; a bottom-right causal window is cut along rows
+        // (each piece keeps P(i)); ALiBi is not cut along heads (its slopes are the whole op's), nor
+        // top-left alignment along rows: those cut along the batch only.
+        {"attention_sinks_heads_window_rows", [](Rng& r) {
+             const tgl_attention_params p = attention_opts(1, 2.0f, 0.0f, 5);
+             return attention(1, 4, 2, 150, 15, 16, true, false, r, &p, true);
+         }},
+        {"attention_alibi_topleft_batch", [](Rng& r) {
+             const tgl_attention_params p = attention_opts(2, 0.0f, 8.0f, 4);
+             return attention(3, 3, 1, 20, 12, 16, false, true, r, &p, true);
+         }},
     };
 }
 
