@@ -13,7 +13,7 @@
 namespace diff {
 namespace {
 
-const tgl_dtype I64 = TGL_DTYPE_I64;
+const tgl_dtype I64 = TGL_DTYPE_I64, BOOL = TGL_DTYPE_BOOL, U8 = TGL_DTYPE_U8;
 const std::vector<tgl_op> kBinary = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_MAXIMUM, TGL_OP_MINIMUM};
 const std::vector<tgl_op> kCompare = {TGL_OP_EQ, TGL_OP_NE, TGL_OP_LT, TGL_OP_LE, TGL_OP_GT, TGL_OP_GE};
 
@@ -44,7 +44,7 @@ TEST_F(Int64ArithDiff, BinaryAndCompareOps) {
             if (!sb.empty() && rng_.chance(0.4)) sb[size_t(rng_.integer(0, int64_t(sb.size()) - 1))] = 1;  // broadcast b
             const bool small = rep == 2;  // equal values and ties
             const bool compare = std::find(kCompare.begin(), kCompare.end(), op) != kCompare.end();
-            const tgl_dtype y = compare ? (rng_.chance(0.5) ? TGL_DTYPE_BOOL : TGL_DTYPE_U8) : I64;
+            const tgl_dtype y = compare ? (rng_.chance(0.5) ? BOOL : U8) : I64;
             check_op(op, {}, {operand(s, rng_, small), operand(sb, rng_, small)}, {rand_output(y, s, rng_)}, {0},
                      op_name(op) + " i64 " + shape_str(s) + " x " + shape_str(sb) + (small ? " small" : " full range"));
         }
@@ -53,7 +53,7 @@ TEST_F(Int64ArithDiff, BinaryAndCompareOps) {
 TEST_F(Int64ArithDiff, BroadcastAcrossRanks) {
     for (tgl_op op : {TGL_OP_MUL, TGL_OP_ADD, TGL_OP_LT})
         check_op(op, {}, {operand({13, 1, 17}, rng_, false), operand({5, 1}, rng_, false)},
-                 {rand_output(op == TGL_OP_LT ? TGL_DTYPE_BOOL : I64, {13, 5, 17}, rng_)}, {0},
+                 {rand_output(op == TGL_OP_LT ? BOOL : I64, {13, 5, 17}, rng_)}, {0},
                  op_name(op) + " i64 (13,1,17) x (5,1)");
 }
 
@@ -74,7 +74,7 @@ TEST_F(Int64ArithDiff, UnaryAbsNegClampAndAddN) {
 TEST_F(Int64ArithDiff, EmptyTensors) {
     for (tgl_op op : {TGL_OP_ADD, TGL_OP_MUL, TGL_OP_GE})
         check_op(op, {}, {operand({3, 0, 2}, rng_, false, false), operand({2}, rng_, false, false)},
-                 {output_of(op == TGL_OP_GE ? TGL_DTYPE_BOOL : I64, {3, 0, 2})}, {0}, op_name(op) + " i64 empty");
+                 {output_of(op == TGL_OP_GE ? BOOL : I64, {3, 0, 2})}, {0}, op_name(op) + " i64 empty");
 }
 
 tgl_reduce_params reduce_over(const std::vector<int>& axes) {
