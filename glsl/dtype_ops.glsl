@@ -3,8 +3,10 @@
 // of the input elements (A_DTYPE, B_DTYPE, C_DTYPE; unused ones are 0) and returns the bits of
 // the output element (Y_DTYPE). Exact for every dtype: integers are compared as integers, floats
 // through an order key of their bits (so i32 beyond 2^24 and f32 subnormals compare exactly),
-// where copies bits. Selected by one OP_<NAME> define.
+// where copies bits. Selected by one OP_<NAME> define. The comparisons of i64 operands take their
+// uvec2 words (apply_bits_wide, int64.glsl).
 #include "dtype.glsl"
+#include "int64.glsl"
 
 #if defined(OP_EQ) || defined(OP_NE) || defined(OP_LT) || defined(OP_LE) || defined(OP_GT) || defined(OP_GE)
 #define TGL_COMPARE
@@ -53,3 +55,22 @@ uint apply_bits(uint a, uint b, uint c) {
     return 0u;
 #endif
 }
+
+#if defined(TGL_COMPARE)
+// a and b i64 (both: the operands of a comparison share a dtype), exact over all 64 bits.
+uint apply_bits_wide(uvec2 a, uvec2 b) {
+#if defined(OP_EQ)
+    return tgl_i64_eq(a, b) ? 1u : 0u;
+#elif defined(OP_NE)
+    return tgl_i64_eq(a, b) ? 0u : 1u;
+#elif defined(OP_LT)
+    return tgl_i64_lt(a, b) ? 1u : 0u;
+#elif defined(OP_LE)
+    return tgl_i64_lt(b, a) ? 0u : 1u;
+#elif defined(OP_GT)
+    return tgl_i64_lt(b, a) ? 1u : 0u;
+#else
+    return tgl_i64_lt(a, b) ? 0u : 1u;
+#endif
+}
+#endif

@@ -9,12 +9,13 @@
 //               maps element bits to element bits; otherwise it is a float op of
 //               elementwise_ops.glsl, computed in f32 (f16 operands are widened exactly and the
 //               result rounded to nearest even at the store)
-//   INT_OP      an integer arithmetic op of int_ops.glsl (y of i32, i8 or u8): exact int values,
-//               the result's low bits stored (wrap-around)
+//   INT_OP      an integer arithmetic op of int_ops.glsl (y of i32, i8, u8 or i64): exact int
+//               values, the result's low bits stored (wrap-around); i64 on two words (WIDE)
 //   N_IN        1 (unary), 2 (binary) or 3 (where: a = cond, b, c = the sources)
 //   Y_DTYPE, A_DTYPE, B_DTYPE, C_DTYPE   the operands' dtypes (TGL_DTYPE_* values)
-//   WIDE        (cast only) an operand is i64: the element is loaded and stored as a uvec2
-//               (dtype.glsl's TGL_LOAD_WIDE, tgl_cast_wide; store.glsl's TGL_STORE_WIDE)
+//   WIDE        an operand is i64 (cast, an INT_OP on i64, a comparison of i64): elements are
+//               loaded and stored as a uvec2 (dtype.glsl's TGL_LOAD_WIDE, tgl_cast_wide;
+//               int64.glsl; store.glsl's TGL_STORE_WIDE)
 //   RANK        rank of the index space after collapsing (0..8)
 //   CONTIG      rank 1 with unit strides in every operand (no stride multiplications)
 //   VEC4        (f32 float ops only) y contiguous and 16-byte aligned, of rank 1, or of rank 2 with
@@ -36,6 +37,9 @@
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
+// Before the op files, which include it too: an #include is resolved once, whatever #if surrounds
+// it, so the first one must not sit in a branch that the variant drops.
+#include "int64.glsl"
 #if defined(BITS_OP)
 #include "dtype_ops.glsl"
 #elif defined(INT_OP)
@@ -206,9 +210,20 @@ void main() {
     }
 #endif
 #if defined(WIDE)
-    TGL_STORE_WIDE(y_data, oy, tgl_cast_wide(TGL_LOAD_WIDE(a_data, oa, A_DTYPE), A_DTYPE, Y_DTYPE), Y_DTYPE)
-    return;
+    uvec2 wa = TGL_LOAD_WIDE(a_data, oa, A_DTYPE);
+#if N_IN >= 2
+    uvec2 wb = TGL_LOAD_WIDE(b_data, ob, B_DTYPE);
+#else
+    uvec2 wb = uvec2(0u);
 #endif
+#if defined(OP_CAST)
+    y_store_wide(oy, tgl_cast_wide(wa, A_DTYPE, Y_DTYPE));
+#elif defined(INT_OP)
+    y_store_wide(oy, apply_int64(wa, wb));
+#else
+    y_store_bits(oy, apply_bits_wide(wa, wb));  // a comparison of i64 operands
+#endif
+#else
     uint a = a_bits(oa);
 #if N_IN >= 2
     uint b = b_bits(ob);
@@ -233,6 +248,7 @@ void main() {
 #endif
     y_store_bits(oy, tgl_from_f32(apply_op(fa, fb), Y_DTYPE));
 #endif
+#endif  // WIDE
 }
 
 #endif

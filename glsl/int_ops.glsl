@@ -1,11 +1,43 @@
 // The integer arithmetic ops (ops.h, "Integer arithmetic"): apply_int(a, b) on the values of
 // i32 / i8 / u8 elements (tgl_to_int: i8 sign-extended, u8 zero-extended), selected by one
 // OP_<NAME> define; the caller stores the low bits of the result (wrap-around). Never through
-// float. GLSL ES int addition, subtraction and multiplication keep the low 32 bits; negation,
+// float. With y of i64, apply_int64(a, b) on the uvec2 words of i64 elements instead (int64.glsl;
+// add, sub, mul, maximum, minimum, abs, neg, clamp). GLSL ES int addition, subtraction and multiplication keep the low 32 bits; negation,
 // division and remainder work on magnitudes in uint, because GLSL leaves INT_MIN / -1 and
 // division by zero undefined: here x / 0 = x % 0 = 0 and INT_MIN / -1 wraps to INT_MIN. The CPU
 // plugin's int_ops.h is the definition these are checked against.
+#include "int64.glsl"
 uniform float u_scalars[2];  // clamp: the f32 bounds
+
+#if Y_DTYPE == DT_I64
+
+// clamp's f32 bound rounded inward (lo up, hi down) and saturated to the i64 range.
+uvec2 tgl_i64_bound(float v, bool lower) { return tgl_f32_bits_to_i64_sat(floatBitsToUint(lower ? ceil(v) : floor(v))); }
+
+uvec2 apply_int64(uvec2 a, uvec2 b) {
+#if defined(OP_ABS)
+    return tgl_i64_abs(a);
+#elif defined(OP_NEG)
+    return tgl_i64_neg(a);
+#elif defined(OP_CLAMP)
+    return tgl_i64_min(tgl_i64_max(a, tgl_i64_bound(u_scalars[0], true)), tgl_i64_bound(u_scalars[1], false));  // hi wins
+#elif defined(OP_ADD)
+    return tgl_i64_add(a, b);
+#elif defined(OP_SUB)
+    return tgl_i64_sub(a, b);
+#elif defined(OP_MUL)
+    return tgl_i64_mul(a, b);
+#elif defined(OP_MAXIMUM)
+    return tgl_i64_max(a, b);
+#elif defined(OP_MINIMUM)
+    return tgl_i64_min(a, b);
+#else
+#error "int_ops.glsl: no OP_* define of an i64 integer op"
+    return a;
+#endif
+}
+
+#else
 
 int tgl_ineg(int v) { return int(0u - uint(v)); }  // -INT_MIN wraps to INT_MIN
 uint tgl_imagnitude(int v) { return v < 0 ? 0u - uint(v) : uint(v); }  // |INT_MIN| = 2^31 in uint
@@ -81,3 +113,4 @@ int apply_int(int a, int b) {
     return 0;
 #endif
 }
+#endif

@@ -20,7 +20,9 @@
 // computed in f32 and rounded once at the final store (sub-word stores via store.glsl's atomics).
 // The partials of a split reduction stay f32 (that pass runs with Y_DTYPE f32, the second pass with
 // X_DTYPE f32). For f32 the dtype helpers fold to plain word loads and stores. INT_VALUES: x and y
-// i32, sum/prod/max/min in int (value.glsl: wrapping, exact), i32 partials.
+// i32, sum/prod/max/min in int (value.glsl: wrapping, exact), i32 partials. WIDE_VALUES: x and y
+// i64, the same folds on two words (int64.glsl), i64 partials (two words each).
+// Partials are stored with y_store at element index (split or output) of the scratch's Y_DTYPE.
 //
 // Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
 // result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP |
@@ -66,10 +68,16 @@ uniform int u_inner_x_stride[INNER_RANK];
 #if defined(VEC4)
 float x_at(int i) { return uintBitsToFloat(x_data4[i >> 2][i & 3]); }
 vec4 x4_at(int q) { return uintBitsToFloat(x_data4[q]); }
+#elif defined(WIDE_VALUES)
+VALUE x_at(int i) { return TGL_LOAD_WIDE(x_data, i, X_DTYPE); }
 #else
 VALUE x_at(int i) { return tgl_value_of(tgl_extract(x_data[tgl_word_of(i, X_DTYPE)], i, X_DTYPE), X_DTYPE); }
 #endif
+#if defined(WIDE_VALUES)
+void y_store(int i, VALUE v) { y_store_wide(i, v); }
+#else
 void y_store(int i, VALUE v) { y_store_bits(i, tgl_value_bits(v, Y_DTYPE)); }
+#endif
 
 VALUE identity() {
 #if defined(REDUCE_SUM)
@@ -88,9 +96,9 @@ VALUE identity() {
 
 VALUE combine(VALUE acc, VALUE v) {
 #if defined(REDUCE_SUM)
-    return acc + v;
+    return tgl_value_add(acc, v);
 #elif defined(REDUCE_PROD)
-    return acc * v;
+    return tgl_value_mul(acc, v);
 #elif defined(REDUCE_MAX)
     return tgl_value_max(acc, v);
 #else
@@ -230,7 +238,7 @@ void main() {
         if (u_splits == 1u) {
             y_store(yo, finish(s_partial[0]));
         } else {
-            y_data[u_y_offset + int(g)] = tgl_value_word(s_partial[0]);  // scratch: f32 or i32
+            y_store(u_y_offset + int(g), s_partial[0]);  // scratch of the partials' dtype
         }
     }
 }
@@ -299,7 +307,7 @@ void main() {
             VALUE t = total;
 #endif
             if (u_splits == 1u) y_store(yo + k * u_col_y_stride, finish(t));
-            else y_data[u_y_offset + int(split * u_out_count + o) + k] = tgl_value_word(t);  // f32 or i32 scratch
+            else y_store(u_y_offset + int(split * u_out_count + o) + k, t);  // scratch of the partials' dtype
         }
     }
 }

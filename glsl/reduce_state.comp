@@ -13,7 +13,8 @@
 //   MODE_GROUP   one workgroup per output: each invocation strides over the reduced elements,
 //                then a shared-memory tree merges the WG_SIZE states.
 // Operands are arrays of uint words (dtype.glsl); x of X_DTYPE, y of Y_DTYPE (1-byte outputs are
-// stored with atomicAnd/atomicOr on their own bits).
+// stored with atomicAnd/atomicOr on their own bits; an i64 index of argmax/argmin as two words, the
+// high one 0: y_store_wide).
 // WALK_SPLIT (more elements per invocation than the loop budget): a dispatch walks only the reduced
 // elements [u_r_begin, u_r_end); each walker (an output's invocation) starts from the State the
 // previous dispatch left in block 2 (5 words per walker) and leaves its own there, and the dispatch
@@ -275,7 +276,7 @@ void main() {
         }
     }
 #endif
-    y_store_bits(yo, finish(acc));
+    y_store_wide(yo, uvec2(finish(acc), 0u));
 }
 
 #elif defined(MODE_GROUP)
@@ -312,7 +313,7 @@ void main() {
         memoryBarrierShared();
         barrier();
     }
-    if (in_range && lid == 0u) y_store_bits(yo, finish(s_partial[0]));
+    if (in_range && lid == 0u) y_store_wide(yo, uvec2(finish(s_partial[0]), 0u));
 }
 
 #else

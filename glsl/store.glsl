@@ -36,4 +36,6 @@
 // y_store_bits(i, bits): TGL_STORE_BITS into the output y_data of Y_DTYPE (kernels that define
 // Y_DTYPE include this file after declaring y_data).
 void y_store_bits(int i, uint bits) TGL_STORE_BITS(y_data, i, bits, Y_DTYPE)
+// y_store_wide(i, bits2): TGL_STORE_WIDE into y_data (an i64 y: both words).
+void y_store_wide(int i, uvec2 bits2) TGL_STORE_WIDE(y_data, i, bits2, Y_DTYPE)
 #endif

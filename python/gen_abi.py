@@ -152,6 +152,7 @@ _MACROS = {
     "UNARY_P": ("Unary", ["x", "y"], 1, None),
     "BINARY": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
     "ARITH": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
+    "ARITH_WIDE": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
     "UNARY_ARITH": ("Unary", ["x", "y"], 1, None),
     "PREDICATE": ("Binary", ["a", "b", "y"], 2, "tgl_binary_params"),
     "REDUCE": ("Reduce", ["x", "y"], 1, "tgl_reduce_params"),

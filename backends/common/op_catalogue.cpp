@@ -14,10 +14,13 @@ constexpr uint32_t kI32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
 constexpr uint32_t kIndex = kI32 | TGL_DTYPE_BIT(TGL_DTYPE_I64);
 constexpr uint32_t kBool = TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
 constexpr uint32_t kBf16 = TGL_DTYPE_BIT(TGL_DTYPE_BF16);
-// Integer arithmetic (ABI 1.3): elementwise on i32, i8, u8; reductions and scans on i32.
+// Integer arithmetic (ABI 1.3): elementwise on i32, i8, u8; reductions and scans on i32. i64 (two
+// words on the GPU) in the ops without division: add, sub, mul, maximum, minimum, abs, neg, clamp,
+// add_n, the comparisons and sum, prod, max, min.
 constexpr uint32_t kInts = kI32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
+constexpr uint32_t kI64 = TGL_DTYPE_BIT(TGL_DTYPE_I64);
 constexpr uint32_t kCompared = kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32) | TGL_DTYPE_BIT(TGL_DTYPE_I8) |
-                               TGL_DTYPE_BIT(TGL_DTYPE_U8) | TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
+                               TGL_DTYPE_BIT(TGL_DTYPE_U8) | TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | kI64;
 
 // Operand rules: a mask, or "same dtype as slot k".
 constexpr OperandRule any_of(uint32_t dtypes) { return {dtypes, -1}; }
@@ -33,8 +36,10 @@ constexpr OperandRule same_as(int slot) { return {0, slot}; }
 #define BINARY(ID, NAME) BINARY_OF(ID, NAME, kDtypesFloat)
 // Float and integer arithmetic (integers exact, wrapping: ops.h).
 #define ARITH(ID, NAME) BINARY_OF(ID, NAME, kDtypesFloat | kInts)
+// ... and on i64 ("wide": two words on the GPU).
+#define ARITH_WIDE(ID, NAME) BINARY_OF(ID, NAME, kDtypesFloat | kInts | kI64)
 #define UNARY_ARITH(ID, NAME, PARAMS) \
-    {ID, NAME, OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kInts), same_as(0)}, sizeof(PARAMS)}
+    {ID, NAME, OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kInts | kI64), same_as(0)}, sizeof(PARAMS)}
 // a and b of one dtype from `in`, y a mask (bool or u8).
 #define PREDICATE(ID, NAME, IN)                                                                  \
     {ID, NAME, OpFamily::Binary, 2, 1, {"a", "b", "y"}, {any_of(IN), same_as(0), any_of(kDtypesMask)}, \
@@ -93,12 +98,12 @@ const OpInfo kOps[] = {
     UNARY(TGL_OP_ATANH, "atanh"),
     UNARY(TGL_OP_GELU_QUICK, "gelu_quick"),
     UNARY(TGL_OP_STEP, "step"),
-    ARITH(TGL_OP_ADD, "add"),
-    ARITH(TGL_OP_SUB, "sub"),
-    ARITH(TGL_OP_MUL, "mul"),
+    ARITH_WIDE(TGL_OP_ADD, "add"),
+    ARITH_WIDE(TGL_OP_SUB, "sub"),
+    ARITH_WIDE(TGL_OP_MUL, "mul"),
     ARITH(TGL_OP_DIV, "div"),
-    ARITH(TGL_OP_MAXIMUM, "maximum"),
-    ARITH(TGL_OP_MINIMUM, "minimum"),
+    ARITH_WIDE(TGL_OP_MAXIMUM, "maximum"),
+    ARITH_WIDE(TGL_OP_MINIMUM, "minimum"),
     ARITH(TGL_OP_POW, "pow"),
     ARITH(TGL_OP_FMOD, "fmod"),
     ARITH(TGL_OP_REMAINDER, "remainder"),
@@ -116,18 +121,19 @@ const OpInfo kOps[] = {
     {TGL_OP_WHERE, "where", OpFamily::Ternary, 3, 1, {"cond", "a", "b", "y"},
      {any_of(kDtypesMask), any_of(kDtypesWord), same_as(1), same_as(1)}, sizeof(tgl_binary_params)},
     {TGL_OP_ADD_N, "add_n", OpFamily::Binary, 8, 1, {"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "y"},
-     {any_of(kDtypesFloat | kInts), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0),
+     {any_of(kDtypesFloat | kInts | kI64), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0),
       same_as(0)},
      sizeof(tgl_binary_params), 0, 1, 0},
-    REDUCE_P(TGL_OP_SUM, "sum", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_SUM, "sum", kDtypesFloat | kI32 | kI64, same_as(0), tgl_reduce_params),
     REDUCE(TGL_OP_MEAN, "mean"),
-    REDUCE_P(TGL_OP_MAX, "max", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
-    REDUCE_P(TGL_OP_MIN, "min", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
-    REDUCE_P(TGL_OP_PROD, "prod", kDtypesFloat | kI32, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_MAX, "max", kDtypesFloat | kI32 | kI64, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_MIN, "min", kDtypesFloat | kI32 | kI64, same_as(0), tgl_reduce_params),
+    REDUCE_P(TGL_OP_PROD, "prod", kDtypesFloat | kI32 | kI64, same_as(0), tgl_reduce_params),
+    // The index output: i32 or i64 (its dtype chooses).
     {TGL_OP_ARGMAX, "argmax", OpFamily::ArgReduce, 1, 1, {"x", "y"},
-     {any_of(kDtypesFloat | kInts), any_of(kI32)}, sizeof(tgl_arg_reduce_params)},
+     {any_of(kDtypesFloat | kInts), any_of(kIndex)}, sizeof(tgl_arg_reduce_params)},
     {TGL_OP_ARGMIN, "argmin", OpFamily::ArgReduce, 1, 1, {"x", "y"},
-     {any_of(kDtypesFloat | kInts), any_of(kI32)}, sizeof(tgl_arg_reduce_params)},
+     {any_of(kDtypesFloat | kInts), any_of(kIndex)}, sizeof(tgl_arg_reduce_params)},
     REDUCE_P(TGL_OP_LOGSUMEXP, "logsumexp", kDtypesFloat, same_as(0), tgl_reduce_params),
     REDUCE_P(TGL_OP_VAR, "var", kDtypesFloat, same_as(0), tgl_var_params),
     REDUCE_P(TGL_OP_STD, "std", kDtypesFloat, same_as(0), tgl_var_params),

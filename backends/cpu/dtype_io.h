@@ -94,11 +94,13 @@ inline void store_from_double(uint8_t* base, tgl_dtype dt, int64_t i, double x, 
     }
 }
 
-// An integer arithmetic result (int_ops.h; i32, i8, u8) stored as its low bits (two's-complement
+// An integer arithmetic result (int_ops.h; i64, i32, i8, u8) stored as its low bits (two's-complement
 // wrap-around); its operands load exactly through load_as_int64, where a double would lose the low
 // bits of a product beyond 2^53.
 inline void store_int_wrapped(uint8_t* base, tgl_dtype dt, int64_t i, int64_t v) {
-    if (dt == TGL_DTYPE_I32) {
+    if (dt == TGL_DTYPE_I64) {
+        std::memcpy(base + 8 * i, &v, 8);
+    } else if (dt == TGL_DTYPE_I32) {
         const uint32_t low = uint32_t(uint64_t(v));
         std::memcpy(base + 4 * i, &low, 4);
     } else {

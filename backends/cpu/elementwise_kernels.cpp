@@ -123,7 +123,7 @@ void binary(const OpCall& c, unsigned threads, const F& f) {
     });
 }
 
-// Integer arithmetic (i32, i8, u8; int_ops.h): exact int64 values, the result's low bits stored.
+// Integer arithmetic (i64, i32, i8, u8; int_ops.h): exact int64 values, the result's low bits stored.
 template <class F>
 void int_unary(const OpCall& c, unsigned threads, const F& f) {
     const ElementwisePlan& p = c.elementwise();
@@ -146,8 +146,13 @@ void int_binary(const OpCall& c, unsigned threads, const F& f) {
     });
 }
 
-// The range of an integer dtype (i32, i8, u8).
+// The range of an integer dtype (i64, i32, i8, u8).
 void int_range(tgl_dtype dt, int64_t* min, int64_t* max) {
+    if (dt == TGL_DTYPE_I64) {
+        *min = INT64_MIN;
+        *max = INT64_MAX;
+        return;
+    }
     *min = dt == TGL_DTYPE_I32 ? INT32_MIN : (dt == TGL_DTYPE_I8 ? -128 : 0);
     *max = dt == TGL_DTYPE_I32 ? INT32_MAX : (dt == TGL_DTYPE_I8 ? 127 : 255);
 }
@@ -176,9 +181,9 @@ void cast(const OpCall& c, unsigned threads) {
     });
 }
 
-// Predicates: y (bool or u8) = 0 or 1. Every input value is exact in double, so comparisons of
-// i32 beyond 2^24 are exact; NaN compares false except with ne; -0 == +0; NaN is true as a truth
-// value (NaN != 0).
+// Predicates: y (bool or u8) = 0 or 1. Float inputs compare as doubles (exact; NaN compares false
+// except with ne; -0 == +0; NaN is true as a truth value: NaN != 0), integer inputs as int64_t
+// (exact over all 64 bits of an i64, where doubles round beyond 2^53).
 template <class F>
 void predicate1(const OpCall& c, unsigned threads, const F& f) {
     const ElementwisePlan& p = c.elementwise();
@@ -192,25 +197,31 @@ template <class F>
 void predicate2(const OpCall& c, unsigned threads, const F& f) {
     const ElementwisePlan& p = c.elementwise();
     const Operand y = output_operand(c), a = input_operand(c, 0), b = input_operand(c, 1);
+    const bool integers = !is_float_dtype(a.dtype);  // b has a's dtype
     parallel_for(p.numel, threads, kMinElementsPerThread, [&](int64_t begin, int64_t end) {
-        walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.base[oy] = f(a.load(oa), b.load(ob)) ? 1 : 0; });
+        if (integers)
+            walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) {
+                y.base[oy] = f(load_as_int64(a.base, a.dtype, oa), load_as_int64(b.base, b.dtype, ob)) ? 1 : 0;
+            });
+        else
+            walk(p, begin, end, [&](int64_t oy, int64_t oa, int64_t ob) { y.base[oy] = f(a.load(oa), b.load(ob)) ? 1 : 0; });
     });
 }
 
-// Calls visit(f) with f(double a, double b) -> bool for a compare or logical op; false if `op` is
-// not one.
+// Calls visit(f) with f(T a, T b) -> bool (T double or int64_t: predicate2's loads) for a compare or
+// logical op; false if `op` is not one.
 template <class Visit>
 bool visit_predicate(tgl_op op, Visit&& visit) {
     switch (op) {
-    case TGL_OP_EQ: visit([](double a, double b) { return a == b; }); return true;
-    case TGL_OP_NE: visit([](double a, double b) { return a != b; }); return true;
-    case TGL_OP_LT: visit([](double a, double b) { return a < b; }); return true;
-    case TGL_OP_LE: visit([](double a, double b) { return a <= b; }); return true;
-    case TGL_OP_GT: visit([](double a, double b) { return a > b; }); return true;
-    case TGL_OP_GE: visit([](double a, double b) { return a >= b; }); return true;
-    case TGL_OP_LOGICAL_AND: visit([](double a, double b) { return (a != 0.0) && (b != 0.0); }); return true;
-    case TGL_OP_LOGICAL_OR: visit([](double a, double b) { return (a != 0.0) || (b != 0.0); }); return true;
-    case TGL_OP_LOGICAL_XOR: visit([](double a, double b) { return (a != 0.0) != (b != 0.0); }); return true;
+    case TGL_OP_EQ: visit([](auto a, auto b) { return a == b; }); return true;
+    case TGL_OP_NE: visit([](auto a, auto b) { return a != b; }); return true;
+    case TGL_OP_LT: visit([](auto a, auto b) { return a < b; }); return true;
+    case TGL_OP_LE: visit([](auto a, auto b) { return a <= b; }); return true;
+    case TGL_OP_GT: visit([](auto a, auto b) { return a > b; }); return true;
+    case TGL_OP_GE: visit([](auto a, auto b) { return a >= b; }); return true;
+    case TGL_OP_LOGICAL_AND: visit([](auto a, auto b) { return (a != 0) && (b != 0); }); return true;
+    case TGL_OP_LOGICAL_OR: visit([](auto a, auto b) { return (a != 0) || (b != 0); }); return true;
+    case TGL_OP_LOGICAL_XOR: visit([](auto a, auto b) { return (a != 0) != (b != 0); }); return true;
     default: return false;
     }
 }

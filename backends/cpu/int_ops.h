@@ -1,9 +1,10 @@
-// The scalar definition of the integer arithmetic ops (ops.h, "Integer arithmetic"): i32, i8 and
-// u8 elements held as int64_t (exact), results in int64_t or wrapping uint64_t and stored as their
-// low bits (store_int_wrapped). Everything is computed where it cannot overflow: operands are
-// within the i32 range, so sums, differences, products (|x| <= 2^62) and INT_MIN / -1 are exact
-// in int64; pow and the folds of reduce/scan multiply in uint64_t, whose wrap-around is defined
-// and keeps the low bits right. No undefined behaviour for any input (UBSan runs these in CI).
+// The scalar definition of the integer arithmetic ops (ops.h, "Integer arithmetic"): i32, i8, u8
+// and i64 elements held as int64_t (exact), results stored as their low bits (store_int_wrapped).
+// add, sub, mul, neg and abs compute in uint64_t, whose wrap-around is defined: modulo 2^64 is the
+// i64 result and keeps the low 32 / 8 bits of the narrower ones right (int64_t(u) of a uint64_t u
+// is its two's-complement value). Division, remainder and pow take only i32/i8/u8 operands (the
+// catalogue), whose quotients (INT_MIN / -1 included) are exact in int64; pow and the folds of
+// reduce/scan multiply in uint64_t. No undefined behaviour for any input (UBSan runs these in CI).
 #pragma once
 
 #include "validate.h"
@@ -15,6 +16,11 @@
 
 namespace tgl {
 namespace cpu {
+
+inline int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+inline int64_t wrap_sub(int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); }
+inline int64_t wrap_mul(int64_t a, int64_t b) { return int64_t(uint64_t(a) * uint64_t(b)); }
+inline int64_t wrap_neg(int64_t x) { return int64_t(0 - uint64_t(x)); }  // -INT64_MIN wraps to INT64_MIN
 
 // Division and remainder by zero give 0 (as NumPy); a and b are within the i32 range.
 inline int64_t int_trunc_divide(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
@@ -46,7 +52,8 @@ inline int64_t int_pow(int64_t a, int64_t b) {
 }
 
 // Integer clamp bounds: the f32 bound rounded inward (lo up, hi down) and saturated to [min, max]
-// of x's dtype (ops.h, TGL_OP_CLAMP); bounds are never NaN (validated).
+// of x's dtype (ops.h, TGL_OP_CLAMP); bounds are never NaN (validated). double(INT64_MAX) is 2^63,
+// so the comparisons saturate before a conversion could overflow.
 inline int64_t int_bound(double bound, bool lower, int64_t min, int64_t max) {
     const double r = lower ? std::ceil(bound) : std::floor(bound);
     if (r <= double(min)) return min;
@@ -59,8 +66,8 @@ inline int64_t int_bound(double bound, bool lower, int64_t min, int64_t max) {
 template <class Visit>
 void visit_int_unary(const OpCall& c, int64_t min, int64_t max, Visit&& visit) {
     switch (c.info->op) {
-    case TGL_OP_ABS: return visit([](int64_t x) { return x < 0 ? -x : x; });
-    case TGL_OP_NEG: return visit([](int64_t x) { return -x; });
+    case TGL_OP_ABS: return visit([](int64_t x) { return x < 0 ? wrap_neg(x) : x; });
+    case TGL_OP_NEG: return visit(wrap_neg);
     case TGL_OP_CLAMP: {
         const int64_t lo = int_bound(c.elementwise().scalars[0], true, min, max);
         const int64_t hi = int_bound(c.elementwise().scalars[1], false, min, max);
@@ -74,9 +81,9 @@ void visit_int_unary(const OpCall& c, int64_t min, int64_t max, Visit&& visit) {
 template <class Visit>
 void visit_int_binary(const OpCall& c, Visit&& visit) {
     switch (c.info->op) {
-    case TGL_OP_ADD: return visit([](int64_t a, int64_t b) { return a + b; });
-    case TGL_OP_SUB: return visit([](int64_t a, int64_t b) { return a - b; });
-    case TGL_OP_MUL: return visit([](int64_t a, int64_t b) { return a * b; });
+    case TGL_OP_ADD: return visit(wrap_add);
+    case TGL_OP_SUB: return visit(wrap_sub);
+    case TGL_OP_MUL: return visit(wrap_mul);
     case TGL_OP_DIV: return visit(int_trunc_divide);
     case TGL_OP_FLOOR_DIVIDE: return visit(int_floor_divide);
     case TGL_OP_FMOD: return visit(int_fmod);

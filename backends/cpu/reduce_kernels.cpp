@@ -135,10 +135,10 @@ void fold_f32_f16(const OpCall& c, unsigned threads) {
     fold_op(c, threads, [io](int64_t i) { return load_as_double(io.x, io.xt, i); });
 }
 
-// sum, prod, max, min of i32: sums and products in uint64_t, whose wrap-around keeps the low 32
-// bits, the i32 result, exact whatever the order; max/min in integer order (an empty set is
-// rejected by validation for them).
-void fold_i32(const OpCall& c, unsigned threads) {
+// sum, prod, max, min of i32 and i64: sums and products in uint64_t, whose wrap-around (modulo
+// 2^64) is the exact i64 result and keeps the low 32 bits, the i32 one, whatever the order; max/min
+// in integer order (an empty set is rejected by validation for them).
+void fold_int(const OpCall& c, unsigned threads) {
     const Io io = io_of(c);
     const tgl_op op = c.info->op;
     for_each_output(c.reduce(), threads, [&](int64_t x_base, int64_t y_off) {
@@ -280,7 +280,7 @@ void run_reduce(const OpCall& c, unsigned threads) {
         return reduce_values(c, threads, [ord](const std::vector<double>& v) { return norm(v, ord); });
     }
     default:  // sum, mean, max, min, prod
-        if (c.inputs[0].dtype == TGL_DTYPE_I32) return fold_i32(c, threads);
+        if (!is_float_dtype(c.inputs[0].dtype)) return fold_int(c, threads);  // i32, i64
         return fold_f32_f16(c, threads);
     }
 }

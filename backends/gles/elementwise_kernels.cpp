@@ -89,12 +89,12 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     // Every variant: the op, its kind, the operands' dtypes (unused ones f32).
     Defines common = {{op, ""}, {"N_IN", str(n_in)}};
     if (bits_op) common.emplace_back("BITS_OP", "");
-    // Integer arithmetic (int_ops.glsl): y of i32, i8 or u8, not a bits op.
+    // Integer arithmetic (int_ops.glsl): y of i32, i8, u8 or i64, not a bits op.
     const tgl_dtype yt = args[0]->dtype;
-    const bool int_op = !bits_op && (yt == TGL_DTYPE_I32 || yt == TGL_DTYPE_I8 || yt == TGL_DTYPE_U8);
+    const bool int_op = !bits_op && (yt == TGL_DTYPE_I32 || yt == TGL_DTYPE_I8 || yt == TGL_DTYPE_U8 || yt == TGL_DTYPE_I64);
     if (int_op) common.emplace_back("INT_OP", "");
     if (!bits_op && !int_op) common.emplace_back("OP_FN", float_op_function(call));  // elementwise_ops.glsl
-    bool wide = false;  // an i64 operand (cast only): elements as uvec2 (elementwise.comp's WIDE)
+    bool wide = false;  // an i64 operand (cast, i64 arithmetic, compare): elements as uvec2 (elementwise.comp's WIDE)
     for (int k = 0; k <= n_in; ++k) wide = wide || args[k]->dtype == TGL_DTYPE_I64;
     if (wide) common.emplace_back("WIDE", "");
     static const char* dtype_names[4] = {def::kYDtype, def::kADtype, def::kBDtype, def::kCDtype};

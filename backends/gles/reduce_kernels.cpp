@@ -264,7 +264,8 @@ struct ReducePass {
     int32_t x_offset = 0, y_offset = 0;
     Binding x, y;
     tgl_dtype x_dtype = TGL_DTYPE_F32, y_dtype = TGL_DTYPE_F32;  // f32 or f16; split partials are f32
-    bool int_values = false;  // i32 x and y (INT_VALUES): wrapping int folds, i32 partials
+    bool int_values = false;   // i32 x and y (INT_VALUES): wrapping int folds, i32 partials
+    bool wide_values = false;  // i64 x and y (WIDE_VALUES): wrapping folds on two words, i64 partials
 };
 
 void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePass& pass, uint32_t out_count,
@@ -279,6 +280,7 @@ void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePas
                        {def::kWorkgroupSize, str(pass.wg)}};
     if (pass.final_mean) defines.emplace_back("FINAL_MEAN", "");
     if (pass.int_values) defines.emplace_back("INT_VALUES", "");
+    if (pass.wide_values) defines.emplace_back("WIDE_VALUES", "");
     if (pass.vec4) defines.emplace_back("VEC4", "");
     if (pass.mode != ReduceMode::Thread) defines.emplace_back("UNROLL", str(pass.unroll));
     if (pass.mode == ReduceMode::Column) defines.emplace_back("COL_LANES", str(pass.lanes));
@@ -325,8 +327,10 @@ void plan_column(const GlesDevice& dev, ReducePass& pass, uint32_t out_count, ui
                 quad_strides(std::vector<Dim>(pass.outer.begin(), pass.outer.end() - 1));
     const int per_lane = pass.vec4 ? 4 : 1;
     pass.wg = pow2_within(dev, tune.cwg, 32);
-    // Column workgroups keep one partial per invocation (a vec4 with VEC4) in shared memory.
-    while (pass.wg > 32 && pass.wg * 4 * per_lane > dev.limits().max_shared_bytes) pass.wg /= 2;
+    // Column workgroups keep one partial per invocation (a vec4 with VEC4, two words for i64) in
+    // shared memory.
+    const int value_bytes = pass.wide_values ? 8 : 4;
+    while (pass.wg > 32 && pass.wg * value_bytes * per_lane > dev.limits().max_shared_bytes) pass.wg /= 2;
     int lanes = 1;
     const uint64_t lanes_needed = ceil_div(uint64_t(col.n), uint64_t(per_lane));
     while (lanes * 2 <= std::min(tune.cl, pass.wg) && uint64_t(lanes) < lanes_needed) lanes *= 2;
@@ -379,7 +383,9 @@ void run_fold(GlesDevice& dev, const OpCall& call) {
     first.x_dtype = x.dtype;
     first.y_dtype = y.dtype;
     first.int_values = y.dtype == TGL_DTYPE_I32;
-    const tgl_dtype partial_dtype = first.int_values ? TGL_DTYPE_I32 : TGL_DTYPE_F32;
+    first.wide_values = y.dtype == TGL_DTYPE_I64;
+    const tgl_dtype partial_dtype = first.int_values || first.wide_values ? y.dtype : tgl_dtype(TGL_DTYPE_F32);
+    const uint64_t partial_bytes = tgl_dtype_size(partial_dtype);
     if (x.numel > 0) {
         first.x = dev.window(x, "inputs[0] (x)", &first.x_offset);
     } else {
@@ -430,12 +436,12 @@ void run_fold(GlesDevice& dev, const OpCall& call) {
         add_reduce_pass(dev, reduce_define, first, out_count, reduce_count, mean_count, dispatches);
     } else {
         uint64_t partials = uint64_t(out_count) * first.splits;
-        BufferRef scratch = dev.scratch(partials * 4);
+        BufferRef scratch = dev.scratch(partials * partial_bytes);
         Binding sb;
         sb.keep = scratch;
         sb.name = static_cast<GlesBuffer&>(*scratch).name();
         sb.offset = 0;
-        sb.size = int64_t(partials * 4);
+        sb.size = int64_t(partials * partial_bytes);
         // Partial (o, split), o the row-major output index: MODE_GROUP puts it at o * splits +
         // split (a workgroup per partial), MODE_COLUMN at split * outputs + o (neighbouring
         // outputs neighbours, and the second pass's invocations read neighbouring words).
@@ -452,8 +458,9 @@ void run_fold(GlesDevice& dev, const OpCall& call) {
         second.wg = wg;
         second.chunk = first.splits;
         second.int_values = first.int_values;
+        second.wide_values = first.wide_values;
         // [chunk][output]: columns again (vec4 for f32 partials)
-        if (by_split) plan_column(dev, second, out_count, first.splits, !first.int_values, false);
+        if (by_split) plan_column(dev, second, out_count, first.splits, partial_dtype == TGL_DTYPE_F32, false);
         second.final_mean = mean;
         second.x = sb;
         second.y = first.y;

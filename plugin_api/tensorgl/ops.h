@@ -63,7 +63,7 @@ enum {
     TGL_OP_ROUND = 129,       /* to the nearest integer, halves to even (torch.round) */
     TGL_OP_TRUNC = 130,
     TGL_OP_CLAMP = 131,       /* minimum(maximum(x, lo), hi) (hi wins when lo > hi; -0 < +0); NaN stays NaN; tgl_clamp_params */
-    /* abs, neg and clamp also take x and y of i32, i8 or u8 (one dtype; since ABI 1.3), computed
+    /* abs, neg and clamp also take x and y of i32, i8, u8 or i64 (one dtype; since ABI 1.3), computed
      * exactly with wrap-around (abs(INT_MIN) = neg(INT_MIN) = INT_MIN, neg of u8 x is 256 - x; see
      * "Integer arithmetic" below). Integer clamp rounds its f32 bounds inward to integers (lo up,
      * hi down) and saturates them to x's range: clamp(x, -2.5, 2.5) on i32 is clamp(x, -2, 2). */
@@ -96,13 +96,20 @@ enum {
     /* Binary elementwise: (a, b) -> (y). a and b broadcast NumPy-style (shapes right-aligned; a
      * dim of 1 stretches); y must have exactly the broadcast shape. params: tgl_binary_params or
      * NULL. Arithmetic ops: a, b and y share one dtype, f32 or f16; add, sub, mul, div, maximum,
-     * minimum, pow, fmod, remainder and floor_divide also i32, i8 and u8 (since ABI 1.3).
+     * minimum, pow, fmod, remainder and floor_divide also i32, i8 and u8 (since ABI 1.3); add, sub,
+     * mul, maximum and minimum also i64 (1.3).
      *
-     * Integer arithmetic (the binary ops above; abs, neg, clamp; sum, prod, max, min, cumsum,
+     * Integer arithmetic (the binary ops above; abs, neg, clamp; add_n; sum, prod, max, min, cumsum,
      * cumprod on i32) is exact and never goes through float. Results wrap around to the dtype
-     * (two's complement, the low 32 / 8 bits, as C's unsigned arithmetic and NumPy): INT_MAX + 1 =
-     * INT_MIN, neg(INT_MIN) = abs(INT_MIN) = INT_MIN, INT_MIN / -1 = INT_MIN (floor_divide and div),
-     * u8 0 - 1 = 255. Division and remainder by zero give 0 (as NumPy: x // 0 = x % 0 = fmod(x, 0)
+     * (two's complement, the low 64 / 32 / 8 bits, as C's unsigned arithmetic and NumPy): INT_MAX + 1
+     * = INT_MIN, neg(INT_MIN) = abs(INT_MIN) = INT_MIN, INT_MIN / -1 = INT_MIN (floor_divide and div),
+     * u8 0 - 1 = 255.
+     * i64 (1.3) takes add, sub, mul, maximum, minimum, abs, neg, clamp, add_n, the comparisons and
+     * sum, prod, max, min: exact over all 64 bits and wrapping modulo 2^64 (INT64_MAX + 1 =
+     * INT64_MIN, INT64_MIN * -1 = INT64_MIN, the low 64 bits of any product), on the GPU as two
+     * 32-bit words with carries; clamp's f32 bounds rounded inward and saturated to the i64 range.
+     * div, floor_divide, fmod, remainder, pow, cumsum, cumprod, argmax/argmin over i64 x and mean
+     * refuse i64 (TGL_ERROR_DTYPE_MISMATCH). Division and remainder by zero give 0 (as NumPy: x // 0 = x % 0 = fmod(x, 0)
      * = 0 and div(x, 0) = 0), never an error or undefined behaviour; INT_MIN % -1 = 0.
      *   div        integer: C division, the quotient truncated toward zero (ONNX Div,
      *              torch.div(rounding_mode='trunc')); floats: IEEE a / b.
@@ -128,8 +135,9 @@ enum {
     TGL_OP_LOGICAL_AND = 210,
     TGL_OP_LOGICAL_OR = 211,
     TGL_OP_LOGICAL_XOR = 212,
-    /* Comparisons: a and b of one dtype (f32, f16, i32, i8, u8 or bool), y bool or u8 (0 or 1).
-     * IEEE: any comparison with NaN is false except ne; -0 == +0. */
+    /* Comparisons: a and b of one dtype (f32, f16, i32, i8, u8, bool or (1.3) i64), y bool or u8
+     * (0 or 1). IEEE: any comparison with NaN is false except ne; -0 == +0. Integers compare
+     * exactly (i64 on all 64 bits: -1 < 2^32 - 1 although their low words are equal). */
     TGL_OP_EQ = 213,
     TGL_OP_NE = 214,
     TGL_OP_LT = 215,
@@ -142,7 +150,7 @@ enum {
     TGL_OP_WHERE = 250,
     /* add_n (since ABI 1.3): (x0, x1, ..., x_{n-1}) -> (y), 1 <= n <= TGL_MAX_OP_INPUTS (8), the
      * n-ary sum y = ((x0 + x1) + x2) + ... Every x_k broadcasts to y as in add; y must have exactly
-     * the broadcast shape. One dtype for all: f32, f16, i32, i8 or u8. Summed left to right in
+     * the broadcast shape. One dtype for all: f32, f16, i32, i8, u8 or (1.3) i64. Summed left to right in
      * f32 (integers exact, wrapping as add); f16 is widened, summed in f32 and rounded once at the
      * store, so it can differ from chained f16 adds, which round after each. tgl_binary_params. */
     TGL_OP_ADD_N = 260,
@@ -154,14 +162,16 @@ enum {
      * partial sums across workgroups, the mean's division, var's deviations) is computed in f32
      * (the CPU reference: in double) and the result is rounded once, to nearest even, at the store;
      * a result beyond the f16 range is +-inf (the sum of three f16 40000s is inf, their mean 40000).
-     * sum, prod, max and min also take x and y both i32 (since ABI 1.3): exact, wrapping (two's
-     * complement) integer sums and products, so the result does not depend on the order. */
+     * sum, prod, max and min also take x and y both i32 or both i64 (since ABI 1.3): exact, wrapping
+     * (two's complement, modulo 2^32 / 2^64) integer sums and products, so the result does not
+     * depend on the order. */
     TGL_OP_SUM = 300,
     TGL_OP_MEAN = 301,
     TGL_OP_MAX = 302,
     TGL_OP_MIN = 303,
     TGL_OP_PROD = 304,
-    /* argmax/argmin: (x) -> (y i32) along one axis (tgl_arg_reduce_params): the index of the first
+    /* argmax/argmin: (x) -> (y i32 or (1.3) i64: y's dtype chooses the index's width) along one
+     * axis (tgl_arg_reduce_params): the index of the first
      * largest/smallest element; a NaN counts as larger (argmax) or smaller (argmin) than any
      * number, so the first NaN wins (as PyTorch). With select_last_index (since 1.3) the last of
      * the tied extremes, and the last NaN (as ONNX's reference: the first of the reversed axis).

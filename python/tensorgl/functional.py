@@ -127,6 +127,7 @@ def _binary(op):
 
 # On integer tensors (int32, int8, uint8) the arithmetic is exact and wraps around; div is C's
 # truncated division, floor_divide Python's //, and x // 0 = x % 0 = 0 (ops.h, "Integer arithmetic").
+# int64 takes add, sub, mul, maximum, minimum and the comparisons (exact, modulo 2^64).
 for _name in ("add", "sub", "mul", "div", "floor_divide", "maximum", "minimum", "pow", "fmod", "remainder", "atan2",
               "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge"):
     globals()[_name] = _binary(_name)
@@ -218,20 +219,22 @@ def norm(x, p=2, dim=None, keepdim=False):
     return _reduce("norm", x, dim, keepdim, ord=p)
 
 
-def _arg(op, x, dim, keepdim):
+def _arg(op, x, dim, keepdim, dtype):
     if dim is None:
         x, dim = x.reshape(-1), 0
     dims = _dims(dim, x.ndim)
-    y = x.device.empty(_reduced_shape(x.shape, dims, keepdim), np.int32)
+    y = x.device.empty(_reduced_shape(x.shape, dims, keepdim), dtype)
     return getattr(ops, op)(x, y=y, axis=dims[0], keepdims=int(keepdim))
 
 
-def argmax(x, dim=None, keepdim=False):
-    return _arg("argmax", x, dim, keepdim)
+def argmax(x, dim=None, keepdim=False, dtype=np.int32):
+    """The index of the first largest element; dtype: np.int32 or np.int64 indices."""
+    return _arg("argmax", x, dim, keepdim, dtype)
 
 
-def argmin(x, dim=None, keepdim=False):
-    return _arg("argmin", x, dim, keepdim)
+def argmin(x, dim=None, keepdim=False, dtype=np.int32):
+    """The index of the first smallest element; dtype: np.int32 or np.int64 indices."""
+    return _arg("argmin", x, dim, keepdim, dtype)
 
 
 def _extreme(elementwise, reduce, arg, what):

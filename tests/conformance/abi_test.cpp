@@ -30,6 +30,9 @@ constexpr uint32_t KEYS = F | I32;  // sort keys
 // Integer arithmetic (ABI 1.3): elementwise on i32/i8/u8, reductions and scans on i32.
 constexpr uint32_t INTS = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
 constexpr uint32_t FI = F | INTS;
+// i64 arithmetic (1.3): the ops without division, the comparisons, sum/prod/max/min.
+constexpr uint32_t I64 = TGL_DTYPE_BIT(TGL_DTYPE_I64);
+constexpr uint32_t FW = FI | I64;
 
 struct AbiOp {
     tgl_op op;
@@ -42,7 +45,7 @@ struct AbiOp {
 const std::vector<AbiOp>& abi_ops() {
     const uint32_t un = sizeof(tgl_unary_params), bin = sizeof(tgl_binary_params), red = sizeof(tgl_reduce_params);
     static const std::vector<AbiOp> ops = {
-        {TGL_OP_ABS, "abs", un, {FI}, {FI}}, {TGL_OP_NEG, "neg", un, {FI}, {FI}}, {TGL_OP_RELU, "relu", un, {F}, {F}},
+        {TGL_OP_ABS, "abs", un, {FW}, {FW}}, {TGL_OP_NEG, "neg", un, {FW}, {FW}}, {TGL_OP_RELU, "relu", un, {F}, {F}},
         {TGL_OP_SIGMOID, "sigmoid", un, {F}, {F}}, {TGL_OP_TANH, "tanh", un, {F}, {F}},
         {TGL_OP_EXP, "exp", un, {F}, {F}}, {TGL_OP_LOG, "log", un, {F}, {F}}, {TGL_OP_SQRT, "sqrt", un, {F}, {F}},
         {TGL_OP_GELU, "gelu", sizeof(tgl_gelu_params), {F}, {F}}, {TGL_OP_SILU, "silu", un, {F}, {F}},
@@ -55,31 +58,31 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_SQUARE, "square", un, {F}, {F}}, {TGL_OP_SIN, "sin", un, {F}, {F}}, {TGL_OP_COS, "cos", un, {F}, {F}},
         {TGL_OP_ERF, "erf", un, {F}, {F}}, {TGL_OP_FLOOR, "floor", un, {F}, {F}}, {TGL_OP_CEIL, "ceil", un, {F}, {F}},
         {TGL_OP_ROUND, "round", un, {F}, {F}}, {TGL_OP_TRUNC, "trunc", un, {F}, {F}},
-        {TGL_OP_CLAMP, "clamp", sizeof(tgl_clamp_params), {FI}, {FI}}, {TGL_OP_LOGICAL_NOT, "logical_not", un, {ALL}, {MASK}},
+        {TGL_OP_CLAMP, "clamp", sizeof(tgl_clamp_params), {FW}, {FW}}, {TGL_OP_LOGICAL_NOT, "logical_not", un, {ALL}, {MASK}},
         {TGL_OP_ASIN, "asin", un, {F}, {F}}, {TGL_OP_ACOS, "acos", un, {F}, {F}}, {TGL_OP_ATAN, "atan", un, {F}, {F}},
         {TGL_OP_SINH, "sinh", un, {F}, {F}}, {TGL_OP_COSH, "cosh", un, {F}, {F}}, {TGL_OP_TAN, "tan", un, {F}, {F}},
         {TGL_OP_ASINH, "asinh", un, {F}, {F}}, {TGL_OP_ACOSH, "acosh", un, {F}, {F}},
         {TGL_OP_ATANH, "atanh", un, {F}, {F}}, {TGL_OP_GELU_QUICK, "gelu_quick", un, {F}, {F}},
         {TGL_OP_STEP, "step", un, {F}, {F}},
-        {TGL_OP_ADD, "add", bin, {FI, FI}, {FI}}, {TGL_OP_SUB, "sub", bin, {FI, FI}, {FI}},
-        {TGL_OP_MUL, "mul", bin, {FI, FI}, {FI}}, {TGL_OP_DIV, "div", bin, {FI, FI}, {FI}},
-        {TGL_OP_MAXIMUM, "maximum", bin, {FI, FI}, {FI}}, {TGL_OP_MINIMUM, "minimum", bin, {FI, FI}, {FI}},
+        {TGL_OP_ADD, "add", bin, {FW, FW}, {FW}}, {TGL_OP_SUB, "sub", bin, {FW, FW}, {FW}},
+        {TGL_OP_MUL, "mul", bin, {FW, FW}, {FW}}, {TGL_OP_DIV, "div", bin, {FI, FI}, {FI}},
+        {TGL_OP_MAXIMUM, "maximum", bin, {FW, FW}, {FW}}, {TGL_OP_MINIMUM, "minimum", bin, {FW, FW}, {FW}},
         {TGL_OP_POW, "pow", bin, {FI, FI}, {FI}}, {TGL_OP_FMOD, "fmod", bin, {FI, FI}, {FI}},
         {TGL_OP_REMAINDER, "remainder", bin, {FI, FI}, {FI}},
         {TGL_OP_ATAN2, "atan2", bin, {F, F}, {F}},
         {TGL_OP_LOGICAL_AND, "logical_and", bin, {ALL, ALL}, {MASK}}, {TGL_OP_LOGICAL_OR, "logical_or", bin, {ALL, ALL}, {MASK}},
         {TGL_OP_LOGICAL_XOR, "logical_xor", bin, {ALL, ALL}, {MASK}},
-        {TGL_OP_EQ, "eq", bin, {CMP, CMP}, {MASK}}, {TGL_OP_NE, "ne", bin, {CMP, CMP}, {MASK}},
-        {TGL_OP_LT, "lt", bin, {CMP, CMP}, {MASK}}, {TGL_OP_LE, "le", bin, {CMP, CMP}, {MASK}},
-        {TGL_OP_GT, "gt", bin, {CMP, CMP}, {MASK}}, {TGL_OP_GE, "ge", bin, {CMP, CMP}, {MASK}},
+        {TGL_OP_EQ, "eq", bin, {CMP | I64, CMP | I64}, {MASK}}, {TGL_OP_NE, "ne", bin, {CMP | I64, CMP | I64}, {MASK}},
+        {TGL_OP_LT, "lt", bin, {CMP | I64, CMP | I64}, {MASK}}, {TGL_OP_LE, "le", bin, {CMP | I64, CMP | I64}, {MASK}},
+        {TGL_OP_GT, "gt", bin, {CMP | I64, CMP | I64}, {MASK}}, {TGL_OP_GE, "ge", bin, {CMP | I64, CMP | I64}, {MASK}},
         {TGL_OP_FLOOR_DIVIDE, "floor_divide", bin, {FI, FI}, {FI}},
         {TGL_OP_WHERE, "where", bin, {MASK, ALL, ALL}, {ALL}},
-        {TGL_OP_ADD_N, "add_n", bin, std::vector<uint32_t>(8, FI), {FI}},
-        {TGL_OP_SUM, "sum", red, {F | I32}, {F | I32}}, {TGL_OP_MEAN, "mean", red, {F}, {F}},
-        {TGL_OP_MAX, "max", red, {F | I32}, {F | I32}}, {TGL_OP_MIN, "min", red, {F | I32}, {F | I32}},
-        {TGL_OP_PROD, "prod", red, {F | I32}, {F | I32}},
-        {TGL_OP_ARGMAX, "argmax", sizeof(tgl_arg_reduce_params), {FI}, {I32}},
-        {TGL_OP_ARGMIN, "argmin", sizeof(tgl_arg_reduce_params), {FI}, {I32}},
+        {TGL_OP_ADD_N, "add_n", bin, std::vector<uint32_t>(8, FW), {FW}},
+        {TGL_OP_SUM, "sum", red, {F | I32 | I64}, {F | I32 | I64}}, {TGL_OP_MEAN, "mean", red, {F}, {F}},
+        {TGL_OP_MAX, "max", red, {F | I32 | I64}, {F | I32 | I64}}, {TGL_OP_MIN, "min", red, {F | I32 | I64}, {F | I32 | I64}},
+        {TGL_OP_PROD, "prod", red, {F | I32 | I64}, {F | I32 | I64}},
+        {TGL_OP_ARGMAX, "argmax", sizeof(tgl_arg_reduce_params), {FI}, {IDX}},
+        {TGL_OP_ARGMIN, "argmin", sizeof(tgl_arg_reduce_params), {FI}, {IDX}},
         {TGL_OP_LOGSUMEXP, "logsumexp", red, {F}, {F}}, {TGL_OP_VAR, "var", sizeof(tgl_var_params), {F}, {F}},
         {TGL_OP_STD, "std", sizeof(tgl_var_params), {F}, {F}}, {TGL_OP_ANY, "any", red, {ALL}, {MASK}},
         {TGL_OP_ALL, "all", red, {ALL}, {MASK}}, {TGL_OP_NORM, "norm", sizeof(tgl_vector_norm_params), {F}, {F}},

@@ -162,6 +162,32 @@ inline ::testing::AssertionResult is_error(tgl_status status, tgl_status want, c
 
 class ConformanceTest : public SeededTest {};
 
+// Element bits (i64 values travel as bits: the test support's doubles round past 2^53).
+using Bits = std::vector<uint64_t>;
+
+// An input of dtype dt whose elements have exactly these bits (contiguous).
+inline InputArg bits_input(tgl_dtype dt, const Shape& shape, const Bits& bits) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = Storage::zeros(dt, int64_t(bits.size()));
+    for (size_t i = 0; i < bits.size(); ++i) a.storage.set_bits(int64_t(i), bits[i]);
+    return a;
+}
+inline InputArg i64_input(const Shape& shape, const std::vector<int64_t>& v) {
+    return bits_input(TGL_DTYPE_I64, shape, Bits(v.begin(), v.end()));
+}
+
+// Runs op (guards, poison and inputs checked) and returns output `k`'s element bits.
+inline Bits run_bits(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
+                     size_t k = 0) {
+    tgl_test::OpCall call(dev(), ins, outs);
+    const tgl_status s = call.run(op, params);
+    if (s != TGL_OK) throw Failure(std::string("op failed: ") + tgl_status_name(s) + ": " + plug().last_error());
+    call.read();
+    return call.output(k)->read_bits();
+}
+
 // Runs `op` on the shared device with operands made from `ins` and `outs` and expects status `want`
 // with a message naming every token, and every output untouched (nothing written on error).
 inline void expect_rejected(tgl_op op, const void* params, const std::vector<InputArg>& ins,

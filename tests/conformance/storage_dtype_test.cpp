@@ -27,29 +27,6 @@ const int64_t P24 = int64_t(1) << 24, P31 = int64_t(1) << 31, P32 = int64_t(1) <
 const double dInf = std::numeric_limits<double>::infinity();
 const double dNaN = std::numeric_limits<double>::quiet_NaN();
 
-using Bits = std::vector<uint64_t>;
-
-// An input of dtype dt whose elements have exactly these bits (contiguous).
-InputArg bits_input(tgl_dtype dt, const Shape& shape, const Bits& bits) {
-    InputArg a;
-    a.dtype = dt;
-    a.view = contiguous(shape);
-    a.storage = Storage::zeros(dt, int64_t(bits.size()));
-    for (size_t i = 0; i < bits.size(); ++i) a.storage.set_bits(int64_t(i), bits[i]);
-    return a;
-}
-InputArg i64_input(const Shape& shape, const std::vector<int64_t>& v) { return bits_input(I64, shape, Bits(v.begin(), v.end())); }
-
-// Runs op (guards, poison and inputs checked) and returns output `k`'s element bits.
-Bits run_bits(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs,
-              size_t k = 0) {
-    tgl_test::OpCall call(dev(), ins, outs);
-    const tgl_status s = call.run(op, params);
-    if (s != TGL_OK) throw Failure(std::string("op failed: ") + tgl_status_name(s) + ": " + plug().last_error());
-    call.read();
-    return call.output(k)->read_bits();
-}
-
 // Bits of values in a float dtype (the test support's own exact encoders; every value here is
 // one the dtype holds) or an integer dtype.
 Bits bits_of(tgl_dtype dt, const std::vector<double>& v) {

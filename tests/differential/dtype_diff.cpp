@@ -70,20 +70,6 @@ ValueGen values_for(tgl_dtype dt, bool small) {
     return with_special_values(dt, base, 0.15);
 }
 
-// i64 elements as bits: any 64-bit pattern, often one of the edges (INT64_MIN/MAX, +-2^31,
-// +-2^53 +- 1, rounding ties of f32 and bf16 past 2^53); small: [-3, 3].
-Storage i64_storage(int64_t n, Rng& rng, bool small) {
-    static const std::vector<uint64_t> edges = {
-        0x8000000000000000ull, 0x7fffffffffffffffull, 0x80000000ull, 0xffffffff7fffffffull, 0xffffffffull,
-        0x100000000ull, 0x20000000000001ull, 0xffdfffffffffffffull, 0x1000001000000001ull, 0x1010000000000001ull,
-        0x1000002000000000ull, 0, 1, ~0ull};
-    Storage s = Storage::zeros(TGL_DTYPE_I64, n);
-    for (int64_t i = 0; i < n; ++i)
-        s.set_bits(i, small ? uint64_t(rng.integer(-3, 3))
-                            : rng.chance(0.3) ? rng.pick(edges) : uint64_t(rng.integer(INT64_MIN, INT64_MAX)));
-    return s;
-}
-
 Operand input(tgl_dtype dt, const Shape& shape, Rng& rng, bool small, bool allow_layouts = true) {
     View v = allow_layouts ? make_view(shape, rng.chance(0.3) ? misaligned_layout(rng) : random_layout(shape, rng, true))
                            : contiguous(shape);

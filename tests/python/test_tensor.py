@@ -97,6 +97,23 @@ def test_int64_and_int16_storage(dev, rng):
     np.testing.assert_array_equal(dev.tensor(h)[::-1].contiguous().numpy(), h[::-1])
 
 
+def test_int64_arithmetic(dev):
+    # Exact over all 64 bits and wrapping modulo 2^64, as numpy's int64 (GLES: two 32-bit words).
+    a = np.array([2**32 - 1, 2**63 - 1, -2**63, 3037000500, -1, 2**32 + 5], np.int64)
+    b = np.array([1, 1, -1, 3037000500, 2**32 - 1, 5], np.int64)
+    ta, tb = dev.tensor(a), dev.tensor(b)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(tg.add(ta, tb).numpy(), a + b)
+        np.testing.assert_array_equal(tg.sub(ta, tb).numpy(), a - b)
+        np.testing.assert_array_equal(tg.mul(ta, tb).numpy(), a * b)
+        np.testing.assert_array_equal(tg.sum(ta).numpy(), a.sum())
+    np.testing.assert_array_equal(tg.lt(ta, tb).numpy(), a < b)
+    np.testing.assert_array_equal(tg.maximum(ta, tb).numpy(), np.maximum(a, b))
+    i = tg.argmax(dev.tensor(np.array([[1, 7, 7], [9, 0, 9]], np.float32)), dim=1, dtype=np.int64)
+    assert i.dtype == np.int64
+    np.testing.assert_array_equal(i.numpy(), [1, 0])
+
+
 def test_operators(dev, rng):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4,)).astype(np.float32) + 3.0
