@@ -153,7 +153,7 @@ public:
     }
     // The SSBO window for a non-empty view of any dtype: [byte_lo aligned down to the SSBO
     // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
-    // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
+    // window (a block dtype's: the byte of its element offset's block, block_dtypes.h). Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
     Binding window(const TensorArg& t, const char* what, int32_t* elem_offset) const;
     // Bytes of the window that window() binds for a view (0 for an empty or absent view).
     int64_t window_bytes(const TensorArg& t) const;
@@ -246,6 +246,11 @@ private:
     void wait_idle(const char* what);
 };
 
+// gguf_kernels.cpp: whether an input is of a GGUF block dtype, and the kernels of such a call
+// (dequantize, linear/grouped_linear with a block W, index_select of a block table), which bind
+// their operands in windows themselves.
+bool is_block_call(const OpCall& call);
+void run_block_call(GlesDevice& dev, const OpCall& call);
 // window_split.cpp: runs the call in pieces when an operand is larger than one SSBO window (true),
 // else does nothing (false).
 bool run_in_pieces(GlesDevice& dev, const OpCall& call);
