@@ -432,7 +432,7 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
         }
         // A GGUF block operand (rows of whole blocks) is filled with bytes 0x01: f16 scales of
         // 257 * 2^-24, finite values.
-        tgl_tensor t = tgl::tensor(new_buffer(operand_bytes(o), tgl_dtype_is_block(o.dtype) ? TGL_DTYPE_U8 : o.dtype),
+        tgl_tensor t = tgl::tensor(new_buffer(operand_bytes(o), tgl_dtype_is_block(o.dtype) ? tgl_dtype(TGL_DTYPE_U8) : o.dtype),
                                    o.dtype, o.shape);
         if (tgl_dtype_is_block(o.dtype) && t.rank >= 2) {  // rows ceil(K / B) * B elements apart
             const int64_t B = tgl_dtype_block_size(o.dtype);

@@ -1,4 +1,4 @@
-// The GGUF block dtypes on the device (gguf.glsl decodes them; host: backends/gles/gguf_kernels.cpp):
+// The GGUF block dtypes on the device (the format: uniform u_w_dtype, gguf.glsl) (gguf.glsl decodes them; host: backends/gles/gguf_kernels.cpp):
 //   PASS_DEQUANT  one invocation per 16-element unit of a row: y[row, k] = the decoded element,
 //                 rounded once to Y_DTYPE (dequantize; index_select of a block table with INDEXED:
 //                 y's row i0, ... is x's row index[i0], ...; a table larger than one window is
@@ -12,8 +12,8 @@
 //                 order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
-// Defines: one PASS_*; W_DTYPE (the block dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
-// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: GEMV_M, LANES (a power of two),
+// Defines: one PASS_*; Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
+// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: LANES (a power of two),
 // HAS_BIAS, ACTIVATION, X_F16_PAIRS (x f16 with k-stride 1 and even offsets: read two a word by
 // unpackHalf2x16, an exact widening).
 #include "common.glsl"
@@ -83,7 +83,7 @@ void main() {
         x_at += i * u_x_str[d];
     }
     float q[16], scale, offset;
-    gguf_unit(uint(x_at + (unit / GGUF_UNITS) * GGUF_BYTES), unit % GGUF_UNITS, q, scale, offset);
+    gguf_unit(uint(x_at + (unit / gguf_units()) * gguf_bytes()), unit % gguf_units(), q, scale, offset);
     int k0 = unit * 16;
     for (int i = 0; i < 16; ++i) {
         if (k0 + i >= u_K) break;
@@ -96,6 +96,7 @@ void main() {
 #if defined(PASS_GEMV)
 #include "activation.glsl"
 #define GEMV_ROWS (WG_SIZE / LANES)
+#define GEMV_M 8  // rows of x per workgroup row of the grid (u_M of them used)
 uniform int u_N;
 uniform int u_M;           // rows of x (a workgroup row of the grid per GEMV_M of them)
 uniform int u_w_base;      // byte of W's row 0 (expert 0) in its window
@@ -125,7 +126,7 @@ void main() {
     if (n < u_N) {
         for (int unit = lane; unit < row_units; unit += LANES) {
             float q[16], scale, offset;
-            gguf_unit(uint(w_row + (unit / GGUF_UNITS) * GGUF_BYTES), unit % GGUF_UNITS, q, scale, offset);
+            gguf_unit(uint(w_row + (unit / gguf_units()) * gguf_bytes()), unit % gguf_units(), q, scale, offset);
             int k0 = unit * 16, kn = min(16, u_K - k0);
             for (int m = 0; m < GEMV_M; ++m) {
                 if (m0 + m >= u_M) break;
@@ -157,8 +158,10 @@ void main() {
     barrier();
     for (int half_lanes = LANES / 2; half_lanes > 0; half_lanes /= 2) {
         if (lane < half_lanes)
-            for (int m = 0; m < GEMV_M; ++m)
+            for (int m = 0; m < GEMV_M; ++m) {
+                if (m0 + m >= u_M) break;  // the workgroup's rows of x: the same for all its invocations
                 s_part[m * WG_SIZE + int(gl_LocalInvocationID.x)] += s_part[m * WG_SIZE + int(gl_LocalInvocationID.x) + half_lanes];
+            }
         barrier();
     }
     if (lane != 0 || n >= u_N) return;

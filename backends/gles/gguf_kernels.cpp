@@ -9,7 +9,7 @@
 //                       grouped_linear kernels (matmul_kernels.cpp, through GlesDevice::run), so
 //                       bias, activation, expert index check and window splitting are theirs.
 //   index_select        the index check (index_kernels.cpp), then PASS_DEQUANT INDEXED over y's
-//                       rows, the table bound in windows of rows.
+//                       rows, the table and y (with the index) bound in windows of rows.
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -25,8 +25,8 @@ namespace gles {
 
 namespace {
 
-constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV
-constexpr int kGemvLanes = 32; // invocations per W row (a power of two)
+constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp's GEMV_M: a workgroup's rows)
+constexpr int kGemvWg = 64;    // invocations per GEMV workgroup (at least the lanes of one row)
 // The decoded chunk of W for the float kernels (M > 8, grouped_linear): at most this many bytes.
 constexpr int64_t kDecodedChunkBytes = int64_t(64) << 20;
 
@@ -59,8 +59,8 @@ TensorArg cut(const TensorArg& t, int d, int64_t lo, int64_t n) {
     return c;
 }
 
-Defines base_defines(GlesDevice& dev, tgl_dtype w, tgl_dtype y, const char* pass) {
-    return {{pass, ""}, {"W_DTYPE", str(w)}, {def::kYDtype, str(y)}, {def::kWorkgroupSize, str(dev.workgroup_size())}};
+Defines base_defines(int wg, tgl_dtype y, const char* pass) {
+    return {{pass, ""}, {def::kYDtype, str(y)}, {def::kWorkgroupSize, str(wg)}};
 }
 
 // Row byte strides of a block view's leading dims (its element strides are multiples of B).
@@ -87,7 +87,7 @@ void add_dequant(GlesDevice& dev, const TensorArg& x, const TensorArg& y, std::v
     const int64_t row_units = (K + 15) / 16;
     int32_t x_base = 0, y_off = 0;
     Dispatch d;
-    Defines defs = base_defines(dev, x.dtype, y.dtype, "PASS_DEQUANT");
+    Defines defs = base_defines(dev.workgroup_size(), y.dtype, "PASS_DEQUANT");
     defs.emplace_back("RANK", str(lead));
     const Binding xb = dev.window(x, "the block tensor", &x_base);
     const Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
@@ -103,6 +103,7 @@ void add_dequant(GlesDevice& dev, const TensorArg& x, const TensorArg& y, std::v
                       uniform_uint("u_check_seq", {check->seq})};
     }
     d.program = dev.program("gguf.comp", defs);
+    d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(x.dtype)}));
     d.uniforms.push_back(uniform_uint("u_units", {count_u32(rows * row_units, "the units of 16 elements of y")}));
     d.uniforms.push_back(uniform_int("u_row_units", {to_i32(row_units, "the units of a row")}));
     d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
@@ -152,10 +153,18 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
     std::vector<Dispatch> ds;
     add_index_check(dev, call, check, ds);
     const int64_t max = dev.max_window_bytes();
-    const int64_t rows = x.shape[0];
+    // The table in windows of rows, y (and the index with it) in windows of positions: every pair.
+    const int64_t rows = x.shape[0], T = y.shape[0];
     const int64_t run = fitting_run(rows, [&](int64_t n) { return dev.window_bytes(cut(x, 0, 0, n)) <= max; });
-    for (int64_t lo = 0; lo < rows; lo += run)
-        add_dequant(dev, cut(x, 0, lo, std::min(run, rows - lo)), y, ds, &index, &check, lo, std::min(rows, lo + run));
+    const int64_t t_run = fitting_run(T, [&](int64_t n) {
+        return dev.window_bytes(cut(y, 0, 0, n)) <= max && dev.window_bytes(cut(index, 0, 0, n)) <= max;
+    });
+    for (int64_t t0 = 0; t0 < T; t0 += t_run) {
+        const int64_t tn = std::min(t_run, T - t0);
+        const TensorArg yc = cut(y, 0, t0, tn), ic = cut(index, 0, t0, tn);
+        for (int64_t lo = 0; lo < rows; lo += run)
+            add_dequant(dev, cut(x, 0, lo, std::min(run, rows - lo)), yc, ds, &ic, &check, lo, std::min(rows, lo + run));
+    }
     dev.submit("index_select", std::move(ds));
 }
 
@@ -182,10 +191,13 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     const TensorArg* bias = p.bias_input >= 0 ? &call.inputs[size_t(p.bias_input)] : nullptr;
     const int64_t max = dev.max_window_bytes();
     const int64_t run = fitting_run(N, [&](int64_t n) {
-        return dev.window_bytes(cut(W, 0, 0, n)) <= max && dev.window_bytes(cut(y2, 1, 0, n)) <= max;
+        return dev.window_bytes(cut(W, 0, 0, n)) <= max && dev.window_bytes(cut(y2, 1, 0, n)) <= max &&
+               (!bias || dev.window_bytes(cut(*bias, 0, 0, n)) <= max);
     });
-    const int wg = dev.workgroup_size();
-    const int lanes = std::min(kGemvLanes, wg);
+    // Lanes per row of W: TGL_TUNE_MATMUL's gl<N> (the float GEMV's invocations per row of a
+    // k-contiguous W); small workgroups of a few rows each, so that many are resident.
+    const int lanes = std::min(dev.tuning().matmul.gemv_lanes, dev.workgroup_size());
+    const int wg = std::min(std::max(kGemvWg, lanes), dev.workgroup_size());
     const int gemv_rows = wg / lanes;
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
@@ -196,8 +208,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
-        Defines defs = base_defines(dev, W.dtype, y.dtype, "PASS_GEMV");
-        defs.emplace_back("GEMV_M", str(std::min<int64_t>(M, kGemvMaxM)));
+        Defines defs = base_defines(wg, y.dtype, "PASS_GEMV");
         defs.emplace_back("LANES", str(lanes));
         defs.emplace_back("ACTIVATION", str(p.activation));
         if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
@@ -210,6 +221,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
             d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
         }
         d.program = dev.program("gguf.comp", defs);
+        d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         const int64_t row_groups = int64_t(ceil_div(uint64_t(n), uint64_t(gemv_rows)));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
@@ -289,10 +301,12 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
         // PASS_GEMV's loop passes per invocation: its units, each decoded (16) and summed per row of x.
-        const uint64_t units = ceil_div(uint64_t(p.K), 16 * uint64_t(kGemvLanes));
-        const uint64_t passes = 1 + units * (3 + 2 * loop_cost(16) + uint64_t(std::min<int64_t>(p.M, kGemvMaxM)) * (1 + loop_cost(16)));
+        const uint64_t units = ceil_div(uint64_t(p.K), 16 * uint64_t(std::min(dev.tuning().matmul.gemv_lanes, dev.workgroup_size())));
+        const uint64_t passes = 1 + units * (3 + 2 * loop_cost(16) + uint64_t(kGemvMaxM) * (1 + loop_cost(16)));
         const bool within = !dev.loop_limited() || passes <= kLoopTripBudget;
-        if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within) return run_gemv(dev, call);
+        // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
+        const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
+        if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);
         return run_decoded(dev, call);
     }
     case TGL_OP_GROUPED_LINEAR: return run_decoded(dev, call);
