@@ -132,20 +132,22 @@ void main() {
                 if (m0 + m >= u_M) break;
                 int xa = u_x_offset + (m0 + m) * u_x_m_str + k0 * u_x_k_str;
                 float sqx = 0.0, sx = 0.0;
+                // Branch-free loops of constant trip count (unrolled: q stays in registers); past K
+                // (the row's last unit only) x is read at its last element and taken as 0, since the
+                // block's tail may hold anything and x ends there.
 #if defined(X_F16_PAIRS)
-                // x f16, contiguous along k from an even element: a word holds two (an element past
-                // K in the last word is dropped, not multiplied: it may be anything)
+                // x f16, contiguous along k from an even element: two a word
                 for (int i = 0; i < 8; ++i) {
-                    if (2 * i >= kn) break;
-                    vec2 xv = unpackHalf2x16(x_data[(xa >> 1) + i]);
-                    if (2 * i + 1 >= kn) xv.y = 0.0;
+                    vec2 xv = unpackHalf2x16(x_data[(xa >> 1) + min(i, (kn - 1) >> 1)]);
+                    xv.x = 2 * i < kn ? xv.x : 0.0;
+                    xv.y = 2 * i + 1 < kn ? xv.y : 0.0;
                     sqx += q[2 * i] * xv.x + q[2 * i + 1] * xv.y;
                     sx += xv.x + xv.y;
                 }
 #else
                 for (int i = 0; i < 16; ++i) {
-                    if (i >= kn) break;
-                    float xv = LOAD_FLOAT(x_data, xa + i * u_x_k_str);
+                    float xv = LOAD_FLOAT(x_data, xa + min(i, kn - 1) * u_x_k_str);
+                    xv = i < kn ? xv : 0.0;
                     sqx += q[i] * xv;
                     sx += xv;
                 }
