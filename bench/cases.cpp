@@ -44,6 +44,12 @@ const std::vector<SuiteEntry>& suite_table() {
         {"gguf",     "linear",     "q8_0",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q8_0 weights, decode (GEMV)", "f16"},
         {"gguf",     "linear",     "q4_0",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q4_0 weights, decode (GEMV)", "f16"},
         {"gguf",     "linear",     "q4_K",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q4_K weights, decode (GEMV)", "f16"},
+        // The same with 8x the rows of W (256 MiB of f16 weights): the kernel's streaming rate, past
+        // the fixed cost of one queued op (~25 us on an H100/H200, see RESULTS.md).
+        {"gguf",     "linear",     "",          {1, 4096, 32768},       {1, 256, 512}, 0, 0, "f16 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q8_0",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q8_0 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q4_0",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q4_0 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q4_K",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q4_K weights, decode, 8x N", "f16"},
         // ResNet-50 convolutions at batch 32: N, C, H, W, K, R, S, stride, pad.
         {"conv",     "conv2d",     "",          {32, 3, 224, 224, 64, 7, 7, 2, 3},  {1, 3, 16, 16, 4, 7, 7, 2, 3}, 0, 0, "conv1 7x7/2"},
         {"conv",     "conv2d",     "",          {32, 64, 56, 56, 64, 3, 3, 1, 1},   {1, 4, 8, 8, 4, 3, 3, 1, 1}, 0, 0, "conv2_x 3x3"},

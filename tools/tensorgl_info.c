@@ -96,9 +96,9 @@ static uint32_t all_dtypes_mask(void) {
 static void mask_string(uint32_t mask, char* out, size_t size) {
     const uint32_t blocks = 0xffu << TGL_DTYPE_Q4_0; /* q4_0 .. q6_K */
     out[0] = '\0';
-    if ((mask & blocks) == blocks) { /* every GGUF block dtype: "gguf" after the element dtypes */
+    if ((mask & blocks) == blocks) { /* every GGUF block dtype (docs/quantized.md): "f32/f16 + gguf" */
         if (mask != blocks) mask_string(mask & ~blocks, out, size);
-        strncat(out, out[0] ? "/gguf" : "gguf", size - strlen(out) - 1);
+        strncat(out, out[0] ? " + gguf" : "gguf", size - strlen(out) - 1);
         return;
     }
     if (mask == all_dtypes_mask()) {
