@@ -94,10 +94,11 @@ void dequantize_case(tgl_dtype dt, Rng& r) {
                  "dequantize " + name(dt) + " " + shape_name(s) + " -> " + name(yd));
 }
 
-void linear_case(tgl_dtype dt, int64_t M, int64_t K, int64_t N, Rng& r, bool lead3 = false) {
+// act < 0: a random activation (each one is another program to compile on llvmpipe).
+void linear_case(tgl_dtype dt, int64_t M, int64_t K, int64_t N, Rng& r, bool lead3 = false, int act = TGL_ACTIVATION_NONE) {
     const tgl_dtype xd = r.chance(0.5) ? F32 : F16;
     Shape xs = lead3 ? Shape{2, M, K} : Shape{M, K}, ys = lead3 ? Shape{2, M, N} : Shape{M, N};
-    tgl_linear_params p{sizeof(tgl_linear_params), uint32_t(r.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1))};
+    tgl_linear_params p{sizeof(tgl_linear_params), act < 0 ? uint32_t(r.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1)) : uint32_t(act)};
     RawOperand bias = r.chance(0.5) ? random_values(xd, {N}, r) : RawOperand{xd, {}, {}, {}, 0, true};
     compare_runs(TGL_OP_LINEAR, &p, {random_values(xd, xs, r), block_operand(dt, {N, K}, r.integer(0, 1), r), bias},
                  raw_output(xd, ys), xd == F32 ? 2e-5 : 4e-3,
@@ -141,7 +142,7 @@ TEST_F(Gguf, DequantizeEdgeShapes) {
 TEST_F(Gguf, LinearDecodeAndPrefill) {
     for (tgl_dtype dt : block_dtypes()) {
         const int64_t B = tgl_dtype_block_size(dt);
-        linear_case(dt, 1, B * 2, 33, rng_);
+        linear_case(dt, 1, B * 2, 33, rng_, false, dt == TGL_DTYPE_Q4_0 ? TGL_ACTIVATION_SILU : TGL_ACTIVATION_NONE);
         linear_case(dt, 1, odd_k(dt), 17, rng_);
         linear_case(dt, 3, B + 7, 5, rng_);
         linear_case(dt, 8, 1, 4, rng_);
@@ -165,7 +166,7 @@ void gguf_fuzz_case(tgl_op op, Rng& r) {
     const tgl_dtype dt = r.pick(block_dtypes());
     switch (op) {
     case TGL_OP_DEQUANTIZE: return dequantize_case(dt, r);
-    case TGL_OP_LINEAR: return linear_case(dt, r.integer(1, 12), r.integer(1, 300), r.integer(1, 24), r, r.chance(0.2));
+    case TGL_OP_LINEAR: return linear_case(dt, r.integer(1, 12), r.integer(1, 300), r.integer(1, 24), r, r.chance(0.2), -1);
     case TGL_OP_GROUPED_LINEAR: return grouped_case(dt, r);
     default: return embedding_case(dt, r);
     }
