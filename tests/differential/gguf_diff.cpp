@@ -100,10 +100,13 @@ void linear_case(tgl_dtype dt, int64_t M, int64_t K, int64_t N, Rng& r, bool lea
     Shape xs = lead3 ? Shape{2, M, K} : Shape{M, K}, ys = lead3 ? Shape{2, M, N} : Shape{M, N};
     tgl_linear_params p{sizeof(tgl_linear_params), act < 0 ? uint32_t(r.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1)) : uint32_t(act)};
     RawOperand bias = r.chance(0.5) ? random_values(xd, {N}, r) : RawOperand{xd, {}, {}, {}, 0, true};
-    compare_runs(TGL_OP_LINEAR, &p, {random_values(xd, xs, r), block_operand(dt, {N, K}, r.integer(0, 1), r), bias},
+    RawOperand x = random_values(xd, xs, r);
+    const bool x_t = !lead3 && r.chance(0.3);  // x's storage transposed: k-stride M (strided GEMV loads)
+    if (x_t) x.strides = {1, M};
+    compare_runs(TGL_OP_LINEAR, &p, {x, block_operand(dt, {N, K}, r.integer(0, 1), r), bias},
                  raw_output(xd, ys), xd == F32 ? 2e-5 : 4e-3,
                  "linear " + name(dt) + " x " + shape_name(xs) + " " + name(xd) + " N " + std::to_string(N) + " act " +
-                     std::to_string(p.activation) + (bias.absent ? "" : " bias"));
+                     std::to_string(p.activation) + (bias.absent ? "" : " bias") + (x_t ? " x transposed" : ""));
 }
 
 void grouped_case(tgl_dtype dt, Rng& r) {
