@@ -14,7 +14,9 @@ using Bytes = std::vector<uint8_t>;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 Device& ref() { return shared_device(Role::Reference); }
-Device& sub() { return shared_device(Role::Subject); }
+// The subject device: the shared one, or (SmallWindows) one whose SSBO windows are 4 KiB.
+Device* g_subject = nullptr;
+Device& sub() { return g_subject ? *g_subject : shared_device(Role::Subject); }
 
 // A block tensor (rows..., K) whose rows lie `gap` blocks apart beyond their own ceil(K / B).
 RawOperand block_operand(tgl_dtype dt, const Shape& shape, int64_t gap, Rng& r) {
@@ -160,6 +162,22 @@ TEST_F(Gguf, GroupedLinearExperts) {
 
 TEST_F(Gguf, EmbeddingRows) {
     for (tgl_dtype dt : block_dtypes()) embedding_case(dt, rng_);
+}
+
+// Operands larger than one SSBO window (4 KiB, TGL_GLES_TEST_FAULT=max_window on the subject):
+// W's rows, the table, x, y and the index bound in windows (backends/gles/gguf_kernels.cpp).
+TEST_F(Gguf, SmallWindows) {
+    g_subject = &subject_device_with("TGL_GLES_TEST_FAULT", "max_window=4096");
+    for (tgl_dtype dt : {TGL_DTYPE_Q4_0, TGL_DTYPE_Q6_K}) {
+        const int64_t K = 1000;
+        linear_case(dt, 1, K, 40, rng_);
+        linear_case(dt, 10, K, 40, rng_);
+        compare_runs(TGL_OP_DEQUANTIZE, nullptr, {block_operand(dt, {40, K}, 0, rng_)}, raw_output(F32, {40, K}), 0,
+                     "dequantize " + name(dt) + " (40, 1000), 4 KiB windows");
+        compare_runs(TGL_OP_INDEX_SELECT, nullptr, {block_operand(dt, {40, K}, 0, rng_), raw_values(I32, {5}, {39, 0, 17, 39, 3})},
+                     raw_output(F32, {5, K}), 0, "index_select " + name(dt) + " table (40, 1000), 4 KiB windows");
+    }
+    g_subject = nullptr;
 }
 
 }  // namespace
