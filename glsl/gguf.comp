@@ -1,4 +1,4 @@
-// The GGUF block dtypes on the device (the format: uniform u_w_dtype, gguf.glsl) (gguf.glsl decodes them; host: backends/gles/gguf_kernels.cpp):
+// The GGUF block dtypes on the device (gguf.glsl decodes them; host: backends/gles/gguf_kernels.cpp):
 //   PASS_DEQUANT  one invocation per 16-element unit of a row: y[row, k] = the decoded element,
 //                 rounded once to Y_DTYPE (dequantize; index_select of a block table with INDEXED:
 //                 y's row i0, ... is x's row index[i0], ...; a table larger than one window is
@@ -12,7 +12,7 @@
 //                 order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
-// Defines: one PASS_*; Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
+// Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
 // PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: LANES (a power of two),
 // HAS_BIAS, ACTIVATION, X_F16_PAIRS (x f16 with k-stride 1 and even offsets: read two a word by
 // unpackHalf2x16, an exact widening).

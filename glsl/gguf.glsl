@@ -4,8 +4,6 @@
 // apply the scale once. scale * q is exact in f32 for every format (at most 22 significant bits but
 // q6_K's d * sc * q, whose one rounding is its product) and offset is added once, so a decoded
 // element is the exact value rounded once to f32, as the CPU reference rounds its double.
-// The block dtype is the uniform u_w_dtype (a uniform branch, so that one program serves all eight
-// formats: a GPU pays nothing for it, a software renderer compiles one program instead of eight).
 // The including kernel defines GGUF_WORD(i), word i of the bound window holding the blocks (block
 // addresses below are bytes of that window; blocks start on 2-byte boundaries). Needs dtype.glsl
 // (tgl_f16_to_f32_bits).
@@ -19,14 +17,21 @@
 #define DT_Q5_K 22
 #define DT_Q6_K 23
 
-// The block dtype, chosen at run time (one program serves every format: a uniform branch).
+// The block dtype: the define W_DTYPE where the kernel is specialised per format (the GEMV on a
+// GPU: only that format's code, fewer registers), else the uniform u_w_dtype, chosen at run time
+// (one program serves every format: a uniform branch; a software renderer compiles it once).
+#if defined(W_DTYPE)
+#define GGUF_DT W_DTYPE
+#else
 uniform int u_w_dtype;
+#define GGUF_DT u_w_dtype
+#endif
 
-// Elements, 16-element units and bytes of one block of u_w_dtype.
-int gguf_block() { return u_w_dtype >= DT_Q4_K ? 256 : 32; }
+// Elements, 16-element units and bytes of one block of the format.
+int gguf_block() { return GGUF_DT >= DT_Q4_K ? 256 : 32; }
 int gguf_units() { return gguf_block() / 16; }
 int gguf_bytes() {
-    switch (u_w_dtype) {
+    switch (GGUF_DT) {
     case DT_Q4_0: return 18;
     case DT_Q4_1: return 20;
     case DT_Q5_0: return 22;
@@ -67,7 +72,7 @@ uvec2 gguf_k_scale_min(uint a, int s) {
 // Unit u (elements 16u .. 16u + 15) of the block at byte address blk: q[i], scale, offset.
 void gguf_unit(uint blk, int u, out float q[16], out float scale, out float offset) {
     offset = 0.0;
-    int dt = u_w_dtype;
+    int dt = GGUF_DT;
     if (dt <= DT_Q5_1) {  // q4_0, q4_1, q5_0, q5_1: d (, m), (qh,) qs; low nibbles j < 16, high j >= 16
         bool has_min = dt == DT_Q4_1 || dt == DT_Q5_1, five = dt == DT_Q5_0 || dt == DT_Q5_1;
         uint qs_at = 2u + (has_min ? 2u : 0u) + (five ? 4u : 0u);

@@ -217,6 +217,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
         Defines defs = base_defines(wg, y.dtype, "PASS_GEMV");
+        // A GPU runs a program of this format only (its registers); a software renderer one
+        // program for every format (u_w_dtype), compiled once.
+        const bool specialised = !dev.software();
+        if (specialised) defs.emplace_back("W_DTYPE", str(W.dtype));
         defs.emplace_back("LANES", str(lanes));
         defs.emplace_back("ACTIVATION", str(p.activation));
         if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
@@ -229,7 +233,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
             d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
         }
         d.program = dev.program("gguf.comp", defs);
-        d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
+        if (!specialised) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         const int64_t row_groups = int64_t(ceil_div(uint64_t(n), uint64_t(gemv_rows)));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));

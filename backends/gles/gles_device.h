@@ -172,6 +172,8 @@ public:
     // Whether kernel plans keep loop_budget.h's per-invocation loop budget: on Mesa's software
     // renderers, which cut longer loops short, and under TGL_GLES_LIMITS=minimum.
     bool loop_limited() const { return software_timer_ || limits().minimum; }
+    // Whether the device is Mesa's software renderer (llvmpipe/softpipe).
+    bool software() const { return software_timer_; }
     // The TGL_TUNE_* knobs read when this device was opened (tuning.h).
     const Tuning& tuning() const { return tuning_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
