@@ -116,6 +116,12 @@ void add_dequant(GlesDevice& dev, const TensorArg& x, const TensorArg& y, std::v
     add_chunks(dev, d, ceil_div(uint64_t(rows * row_units), uint64_t(dev.workgroup_size())), ds);
 }
 
+// Whether view t would fit one window wherever a run of its size starts: the window starts at its
+// first byte aligned down (window_alignment), so a run elsewhere may need up to that much more.
+bool fits_anywhere(GlesDevice& dev, const TensorArg& t) {
+    return dev.window_bytes(t) + dev.window_alignment() <= dev.max_window_bytes();
+}
+
 // Largest n <= total such that `fits(n)`, halving from total (at least 1; the caller's window()
 // reports a single row that does not fit).
 template <class F>
@@ -129,14 +135,11 @@ void run_dequantize(GlesDevice& dev, const OpCall& call) {
     const TensorArg& x = call.inputs[0];
     const TensorArg& y = call.outputs[0];
     std::vector<Dispatch> ds;
-    const int64_t max = dev.max_window_bytes();
     if (x.rank == 1) {
         add_dequant(dev, x, y, ds);
     } else {  // runs of x's first dim whose windows fit
         const int64_t rows = x.shape[0];
-        const int64_t run = fitting_run(rows, [&](int64_t n) {
-            return dev.window_bytes(cut(x, 0, 0, n)) <= max && dev.window_bytes(cut(y, 0, 0, n)) <= max;
-        });
+        const int64_t run = fitting_run(rows, [&](int64_t n) { return fits_anywhere(dev, cut(x, 0, 0, n)) && fits_anywhere(dev, cut(y, 0, 0, n)); });
         for (int64_t lo = 0; lo < rows; lo += run) {
             const int64_t n = std::min(run, rows - lo);
             add_dequant(dev, cut(x, 0, lo, n), cut(y, 0, lo, n), ds);
@@ -152,13 +155,10 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
     const GlesDevice::DeviceCheck check = dev.device_check();
     std::vector<Dispatch> ds;
     add_index_check(dev, call, check, ds);
-    const int64_t max = dev.max_window_bytes();
     // The table in windows of rows, y (and the index with it) in windows of positions: every pair.
     const int64_t rows = x.shape[0], T = y.shape[0];
-    const int64_t run = fitting_run(rows, [&](int64_t n) { return dev.window_bytes(cut(x, 0, 0, n)) <= max; });
-    const int64_t t_run = fitting_run(T, [&](int64_t n) {
-        return dev.window_bytes(cut(y, 0, 0, n)) <= max && dev.window_bytes(cut(index, 0, 0, n)) <= max;
-    });
+    const int64_t run = fitting_run(rows, [&](int64_t n) { return fits_anywhere(dev, cut(x, 0, 0, n)); });
+    const int64_t t_run = fitting_run(T, [&](int64_t n) { return fits_anywhere(dev, cut(y, 0, 0, n)) && fits_anywhere(dev, cut(index, 0, 0, n)); });
     for (int64_t t0 = 0; t0 < T; t0 += t_run) {
         const int64_t tn = std::min(t_run, T - t0);
         const TensorArg yc = cut(y, 0, t0, tn), ic = cut(index, 0, t0, tn);
@@ -199,10 +199,8 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     x2 = cut(x2, 0, 0, M);
     y2 = cut(y2, 0, 0, M);
     const TensorArg* bias = p.bias_input >= 0 ? &call.inputs[size_t(p.bias_input)] : nullptr;
-    const int64_t max = dev.max_window_bytes();
     const int64_t run = fitting_run(N, [&](int64_t n) {
-        return dev.window_bytes(cut(W, 0, 0, n)) <= max && dev.window_bytes(cut(y2, 1, 0, n)) <= max &&
-               (!bias || dev.window_bytes(cut(*bias, 0, 0, n)) <= max);
+        return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
     const int lanes = gemv_lanes(dev, K);
     const int wg = std::min(std::max(kGemvWg, lanes), dev.workgroup_size());
