@@ -38,6 +38,18 @@ const std::vector<SuiteEntry>& suite_table() {
         {"matmul",   "matmul",     "",          {1, 4096, 4096},        {1, 256, 256}, 0, 0, "decode (GEMV)"},
         {"matmul",   "matmul",     "",          {4096, 4096, 4096},     {96, 96, 96}, 0, 0, "f16 storage", "f16"},
         {"matmul",   "matmul",     "",          {1, 4096, 4096},        {1, 256, 256}, 0, 0, "f16 storage, decode", "f16"},
+        // Decode GEMV of GGUF block weights (ABI 1.3) beside the f16 weights: linear, x (1, K) f16,
+        // W (N, K) of the variant's dtype ("": x's), y (1, N); M x K x N.
+        {"gguf",     "linear",     "",          {1, 4096, 4096},        {1, 256, 256}, 0, 0, "f16 weights, decode (GEMV)", "f16"},
+        {"gguf",     "linear",     "q8_0",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q8_0 weights, decode (GEMV)", "f16"},
+        {"gguf",     "linear",     "q4_0",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q4_0 weights, decode (GEMV)", "f16"},
+        {"gguf",     "linear",     "q4_K",      {1, 4096, 4096},        {1, 256, 256}, 0, 0, "q4_K weights, decode (GEMV)", "f16"},
+        // The same with 8x the rows of W (256 MiB of f16 weights): the kernel's streaming rate, past
+        // the fixed cost of one queued op (~25 us on an H100/H200, see RESULTS.md).
+        {"gguf",     "linear",     "",          {1, 4096, 32768},       {1, 256, 512}, 0, 0, "f16 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q8_0",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q8_0 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q4_0",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q4_0 weights, decode, 8x N", "f16"},
+        {"gguf",     "linear",     "q4_K",      {1, 4096, 32768},       {1, 256, 512}, 0, 0, "q4_K weights, decode, 8x N", "f16"},
         // ResNet-50 convolutions at batch 32: N, C, H, W, K, R, S, stride, pad.
         {"conv",     "conv2d",     "",          {32, 3, 224, 224, 64, 7, 7, 2, 3},  {1, 3, 16, 16, 4, 7, 7, 2, 3}, 0, 0, "conv1 7x7/2"},
         {"conv",     "conv2d",     "",          {32, 64, 56, 56, 64, 3, 3, 1, 1},   {1, 4, 8, 8, 4, 3, 3, 1, 1}, 0, 0, "conv2_x 3x3"},
@@ -99,8 +111,9 @@ bool suite_matches(const std::string& requested, const std::string& suite) {
 // ---------------------------------------------------------------------------------------------
 // Names.
 
-static const char* const kDtypeNames[TGL_DTYPE_COUNT_V1_3] = {"?",  "f32", "f16", "bf16", "i32",
-                                                              "i8", "u8",  "bool", "i64", "i16"};
+static const char* const kDtypeNames[TGL_DTYPE_COUNT_V1_3] = {
+    "?", "f32", "f16", "bf16", "i32", "i8", "u8", "bool", "i64", "i16", "?", "?", "?", "?", "?", "?",
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_K", "q5_K", "q6_K"};
 
 const char* dtype_name(tgl_dtype dt) { return dt < TGL_DTYPE_COUNT_V1_3 ? kDtypeNames[dt] : "?"; }
 
@@ -181,6 +194,16 @@ bool variant_axis(const std::string& variant, size_t rank, int32_t& axis) {
     return true;
 }
 
+}  // namespace
+
+uint64_t operand_bytes(const Operand& o) {
+    if (o.shape.empty()) return tgl_dtype_size(o.dtype);
+    const int64_t rows = numel(std::vector<int64_t>(o.shape.begin(), o.shape.end() - 1));
+    return static_cast<uint64_t>(rows) * tgl_block_row_bytes(o.dtype, static_cast<uint64_t>(o.shape.back()));
+}
+
+namespace {
+
 // Bytes and FLOPs of a run_op workload: every present, non-aliased operand once, plus in-place
 // outputs (read and written); one FLOP per element of the largest operand unless set already.
 void account(Workload& w) {
@@ -189,7 +212,7 @@ void account(Workload& w) {
         for (const auto& o : *ops) {
             if (o.absent) continue;
             double n = static_cast<double>(numel(o.shape));
-            bytes += n * tgl_dtype_size(o.dtype);
+            bytes += static_cast<double>(operand_bytes(o));
             most = std::max(most, n);
         }
     w.bytes = bytes;
@@ -327,6 +350,20 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.inputs = {{{N, C, H, W}, c.dtype}, {{K, C, R, S}, c.dtype}};
         w.outputs = {{{N, K, P, Q}, od}};
         w.flops = 2.0 * N * K * P * Q * C * R * S;
+    } else if (op_name == "linear") {
+        // M x K x N; the variant names W's dtype (a GGUF block dtype), "" for x's.
+        if (c.dims.size() != 3) return malformed("linear shape is MxKxN");
+        const int64_t M = c.dims[0], K = c.dims[1], N = c.dims[2];
+        const tgl_dtype wd = c.variant.empty() ? c.dtype : parse_dtype(c.variant);
+        if (wd == TGL_DTYPE_INVALID) return malformed("linear variant: a dtype of W (q4_0, q4_K, q8_0, ...) or none");
+        if (!(caps.input_dtypes[1] & TGL_DTYPE_BIT(wd))) {
+            why = std::string("W of dtype ") + c.variant + " not supported (plugin: " + dtype_list(caps.input_dtypes[1]) + ")";
+            return Plan::Skip;
+        }
+        w.inputs = {{{M, K}, c.dtype}, {{N, K}, wd}, {{N}, c.dtype}};
+        w.inputs[2].absent = true;
+        w.outputs = {{{M, N}, od}};
+        w.flops = 2.0 * M * N * K;
     } else if (op_name == "set_rows") {
         // tokens, width, K: y = x (the cache, in place), K rows of src at indices all 1 (the
         // fill pattern of i32), so the last of the K duplicates lands: the GPU's work is the K

@@ -60,6 +60,10 @@ struct Case {
     std::string key() const;    // "op[variant] shape dtype": how rows are matched across files
 };
 
+struct Operand;
+// Bytes of an operand's contiguous storage (a GGUF block dtype: ceil(K / B) blocks a row).
+uint64_t operand_bytes(const Operand& o);
+
 // An operand of a run_op workload: a contiguous tensor in its own buffer, or (alias >= 0) the
 // identical view of input #alias (in-place ops), or absent (an optional operand: buffer 0).
 struct Operand {

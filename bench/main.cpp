@@ -430,10 +430,19 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
             t.dtype = o.dtype;
             return t;  // buffer 0: an optional operand left out
         }
-        int64_t n = 1;
-        for (int64_t d : o.shape) n *= d;
-        return tgl::tensor(new_buffer(static_cast<uint64_t>(n) * tgl_dtype_size(o.dtype), o.dtype),
-                           o.dtype, o.shape);
+        // A GGUF block operand (rows of whole blocks) is filled with bytes 0x01: f16 scales of
+        // 257 * 2^-24, finite values.
+        tgl_tensor t = tgl::tensor(new_buffer(operand_bytes(o), tgl_dtype_is_block(o.dtype) ? tgl_dtype(TGL_DTYPE_U8) : o.dtype),
+                                   o.dtype, o.shape);
+        if (tgl_dtype_is_block(o.dtype) && t.rank >= 2) {  // rows ceil(K / B) * B elements apart
+            const int64_t B = tgl_dtype_block_size(o.dtype);
+            int64_t s = (o.shape.back() + B - 1) / B * B;
+            for (uint32_t d = t.rank - 1; d-- > 0;) {
+                t.strides[d] = s;
+                s *= o.shape[d];
+            }
+        }
+        return t;
     };
     const tgl_device h = dev.handle();
     switch (w.kind) {

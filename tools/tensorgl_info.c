@@ -80,17 +80,27 @@ static void json_string_or_null(const char* s) {
 /* ------------------------------------------------------------------------------------------ */
 /* The op table: dtype masks as text (shared by the Markdown table and the JSON). */
 
-static const char* dtype_names[TGL_DTYPE_COUNT_V1_3] = {"", "f32", "f16", "bf16", "i32", "i8", "u8", "bool", "i64", "i16"};
+static const char* dtype_names[TGL_DTYPE_COUNT_V1_3] = {
+    "", "f32", "f16", "bf16", "i32", "i8", "u8", "bool", "i64", "i16", "", "", "", "", "", "",
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_K", "q5_K", "q6_K"};
 
+/* Every element dtype ("any" in the table; the GGUF block dtypes are named one by one). */
 static uint32_t all_dtypes_mask(void) {
     uint32_t all = 0;
-    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt) all |= TGL_DTYPE_BIT(dt);
+    for (uint32_t dt = 1; dt < TGL_DTYPE_COUNT_V1_3; ++dt)
+        if (tgl_dtype_size(dt)) all |= TGL_DTYPE_BIT(dt);
     return all;
 }
 
 /* One operand's dtype mask: "any" (all nine), "any but i64", "f32/f16", "i32", ... */
 static void mask_string(uint32_t mask, char* out, size_t size) {
+    const uint32_t blocks = 0xffu << TGL_DTYPE_Q4_0; /* q4_0 .. q6_K */
     out[0] = '\0';
+    if ((mask & blocks) == blocks) { /* every GGUF block dtype (docs/quantized.md): "f32/f16 + gguf" */
+        if (mask != blocks) mask_string(mask & ~blocks, out, size);
+        strncat(out, out[0] ? " + gguf" : "gguf", size - strlen(out) - 1);
+        return;
+    }
     if (mask == all_dtypes_mask()) {
         snprintf(out, size, "any");
         return;

@@ -1,4 +1,5 @@
 #include "index_rules.h"
+#include "block_dtypes.h"
 #include "op_families.h"
 
 #include "validate_util.h"
@@ -131,6 +132,18 @@ void plan_index(OpCall& call, const void* params) {
         std::copy(yd.strides, yd.strides + yd.rank, p.y_strides);
         std::copy(yd.shape, yd.shape + yd.rank, p.shape);
         if (info.op == TGL_OP_INDEX_SELECT) {
+            if (is_block_dtype(x.dtype)) {  // a GGUF embedding table: whole rows, decoded
+                if (y.dtype != TGL_DTYPE_F32 && y.dtype != TGL_DTYPE_F16)
+                    fail(TGL_ERROR_DTYPE_MISMATCH, "op 'index_select': x is %s (a block dtype), so outputs[0] (y) must be "
+                         "f32 or f16 (the rows decoded), got %s", dtype_name(x.dtype), dtype_name(y.dtype));
+                if (x.rank < 2 || axis != 0)
+                    fail(TGL_ERROR_INVALID_ARGUMENT, "op 'index_select': a %s (block dtype) x %s is selected along axis 0 "
+                         "of rank >= 2 (whole rows of blocks); got axis %d of rank %d", dtype_name(x.dtype),
+                         shape_of(x).c_str(), prm.axis, x.rank);
+            } else if (y.dtype != x.dtype) {
+                fail(TGL_ERROR_DTYPE_MISMATCH, "op 'index_select': outputs[0] (y) is %s but inputs[0] (x) is %s; they must "
+                     "have the same dtype", dtype_name(y.dtype), dtype_name(x.dtype));
+            }
             require_rows_of_index(info, index, y, "outputs[0] (y)", x, axis);
             p.index_strides[axis] = index.strides[0];  // 0 on the other dims: one index per position
         } else if (info.op == TGL_OP_GATHER) {

@@ -1,4 +1,5 @@
 #include "matmul_rules.h"
+#include "block_dtypes.h"
 #include "op_families.h"
 
 #include "dim_merge.h"
@@ -152,6 +153,9 @@ void plan_linear(OpCall& call, const void* params) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': inputs[1] (%s) has shape %s but x %s has K = %lld, so its last dim must be %lld%s",
              info.name, info.operand_names[1], shape_of(W).c_str(), shape_of(x).c_str(), (long long)p.K, (long long)w_k,
              op == TGL_OP_LINEAR_INT4 ? " (two 4-bit values per byte)" : "");
+    if (!is_block_dtype(W.dtype) && W.dtype != x.dtype && op != TGL_OP_LINEAR_INT8 && op != TGL_OP_LINEAR_INT4)
+        fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': inputs[1] (W) is %s but inputs[0] (x) is %s; W must have x's dtype or "
+             "be of a block dtype (q4_0 .. q6_K)", info.name, dtype_name(W.dtype), dtype_name(x.dtype));
     p.a_dtype = x.dtype;
     p.b_dtype = W.dtype;
     p.a_k_stride = x.strides[x.rank - 1];
@@ -160,7 +164,8 @@ void plan_linear(OpCall& call, const void* params) {
     p.b_n_stride = W.strides[wr - 2];
     p.b_k_stride = W.strides[wr - 1];
     p.b_kind = op == TGL_OP_LINEAR_INT8 ? MatmulPlan::BKind::Int8
-             : op == TGL_OP_LINEAR_INT4 ? MatmulPlan::BKind::Int4 : MatmulPlan::BKind::Float;
+             : op == TGL_OP_LINEAR_INT4 ? MatmulPlan::BKind::Int4
+             : is_block_dtype(W.dtype)  ? MatmulPlan::BKind::Block : MatmulPlan::BKind::Float;
     if (grouped) {
         p.experts = W.shape[0];
         p.b_e_stride = W.strides[0];
@@ -221,7 +226,7 @@ void plan_linear(OpCall& call, const void* params) {
                  shape_of(W).c_str(), (long long)x.shape[0]);
         ++slot;
     }
-    if (p.b_kind != MatmulPlan::BKind::Float) {
+    if (p.b_kind == MatmulPlan::BKind::Int8 || p.b_kind == MatmulPlan::BKind::Int4) {
         p.scale_input = slot;
         const TensorArg& s = call.inputs[size_t(slot)];
         if (p.b_kind == MatmulPlan::BKind::Int8) {
@@ -269,11 +274,41 @@ void plan_linear(OpCall& call, const void* params) {
     if (!grouped) finish_batch(p);
 }
 
+// dequantize: y = x decoded, same shape; rows over every leading dim (block_dtypes.h).
+void plan_dequantize(OpCall& call, const void* params) {
+    const OpInfo& info = *call.info;
+    const tgl_unary_params prm = read_params(info, params, tgl_unary_params{sizeof(tgl_unary_params), 0});
+    require_reserved_zero(info, prm.reserved);
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    require_shape(info, y, "outputs[0] (y)", x.rank, x.shape, "x's shape");
+    MatmulPlan& p = call.matmul();
+    p.b_kind = MatmulPlan::BKind::Block;
+    p.b_dtype = x.dtype;
+    p.a_dtype = p.c_dtype = y.dtype;
+    p.K = x.shape[x.rank - 1];
+    p.M = 1;
+    p.N = 1;
+    p.b_offset = x.offset;
+    p.b_k_stride = 1;
+    p.out[0].offset = y.offset;
+    p.dequant_y_k_stride = y.strides[y.rank - 1];
+    p.dequant_rank = x.rank - 1;
+    for (int d = 0; d < p.dequant_rank; ++d) {
+        p.dequant_shape[d] = x.shape[d];
+        p.dequant_x_strides[d] = x.strides[d];
+        p.dequant_y_strides[d] = y.strides[d];
+        p.N *= x.shape[d];
+    }
+}
+
 }  // namespace
 
 void plan_matmul(OpCall& call, const void* params) {
     MatmulPlan& p = call.plan.emplace<MatmulPlan>();
-    if (call.info->op == TGL_OP_MATMUL) {
+    if (call.info->op == TGL_OP_DEQUANTIZE) {
+        plan_dequantize(call, params);
+    } else if (call.info->op == TGL_OP_MATMUL) {
         p.a_dtype = p.b_dtype = p.c_dtype = call.inputs[0].dtype;
         plan_plain_matmul(call, params);
     } else {

@@ -7,7 +7,9 @@
 // where W(.) is B's element (matmul, linear: B[k, n] = W[n, k]) or the dequantized weight
 // (int8: Wq[n, k] * scale[n]; int4: (nibble - zero) * scale[n, k / G]), e is the row's expert
 // (grouped_linear: index[m]; else 0), and the output column n is routed to one of n_out outputs
-// (linear_qkv: q, k, v in column ranges of sizes out[0..2].n). Transposes, the nn.Linear layout,
+// (linear_qkv: q, k, v in column ranges of sizes out[0..2].n). dequantize (x (..., K) of a block
+// dtype -> y) is planned as a linear whose W is x's rows: M = 1, N = the rows (every leading dim of
+// x, in row-major order: the plan's dequant_* fields), each output element y[row, k] = W(k, row). Transposes, the nn.Linear layout,
 // batch broadcasting (stride 0) and leading dims merged into M are already folded into the strides.
 #pragma once
 
@@ -23,7 +25,7 @@ struct OpInfo;
 
 struct MatmulPlan {
     static constexpr int kMaxBatchRank = TGL_MAX_RANK - 2;
-    enum class BKind { Float, Int8, Int4 };
+    enum class BKind { Float, Int8, Int4, Block };  // Block: a GGUF block dtype (b_dtype), k-contiguous
     int64_t M = 0, N = 0, K = 0;  // N: all output columns together (qkv: Nq + Nk + Nv)
     int batch_rank = 0;
     int64_t batch_count = 1;
@@ -33,6 +35,8 @@ struct MatmulPlan {
     int64_t a_m_stride = 0, a_k_stride = 0;
     // B's element (k, n) of expert e: b_offset + e * b_e_stride + k * b_k_stride + n * b_n_stride;
     // int4: the byte (k / 2) * b_k_stride + n * b_n_stride, nibble k % 2 (low nibble: even k).
+    // Block: element offset b_offset + e * b_e_stride + n * b_n_stride + k (a row start, a multiple
+    // of B, plus k; block_dtypes.h), b_k_stride = 1.
     int64_t b_k_stride = 0, b_n_stride = 0, b_e_stride = 0;
     int64_t a_offset = 0, b_offset = 0;
     tgl_dtype a_dtype = TGL_DTYPE_F32, b_dtype = TGL_DTYPE_F32, c_dtype = TGL_DTYPE_F32;
@@ -58,6 +62,10 @@ struct MatmulPlan {
     int index_input = -1;  // grouped_linear: index[m] at index_offset + m * index_stride
     int64_t index_offset = 0, index_stride = 0;
     int64_t experts = 1;
+    // dequantize: x's leading dims (rows, row-major) with x's and y's strides; K = the last dim.
+    int dequant_rank = 0;
+    int64_t dequant_shape[TGL_MAX_RANK] = {}, dequant_x_strides[TGL_MAX_RANK] = {}, dequant_y_strides[TGL_MAX_RANK] = {};
+    int64_t dequant_y_k_stride = 0;
 };
 
 void plan_matmul(OpCall& call, const void* params);

@@ -189,8 +189,9 @@ const OpInfo kOps[] = {
     // Indexing: i32 or i64 indices.
     {TGL_OP_GATHER, "gather", OpFamily::Index, 2, 1, {"x", "index", "y"},
      {any_of(kDtypesWord), any_of(kIndex), same_as(0)}, sizeof(tgl_axis_params)},
+    // y: x's dtype, or f32/f16 for a block-dtype x (index_rules.cpp checks which).
     {TGL_OP_INDEX_SELECT, "index_select", OpFamily::Index, 2, 1, {"x", "index", "y"},
-     {any_of(kDtypesWord), any_of(kIndex), same_as(0)}, sizeof(tgl_axis_params)},
+     {any_of(kDtypesWord | kDtypesBlock), any_of(kIndex), any_of(kDtypesWord)}, sizeof(tgl_axis_params)},
     {TGL_OP_SCATTER, "scatter", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
      {any_of(kDtypesWord), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_axis_params)},
     {TGL_OP_SCATTER_ADD, "scatter_add", OpFamily::Index, 3, 1, {"x", "index", "src", "y"},
@@ -217,12 +218,14 @@ const OpInfo kOps[] = {
     {TGL_OP_RANDOM_NORMAL, "random_normal", OpFamily::Generate, 0, 1, {"y"},
      {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
     // [matmul family]
+    // W: x's dtype, or a block dtype (matmul_rules.cpp checks which).
     {TGL_OP_LINEAR, "linear", OpFamily::Matmul, 3, 1, {"x", "W", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
+     {any_of(kDtypesFloat), any_of(kDtypesFloat | kDtypesBlock), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
     {TGL_OP_LINEAR_QKV, "linear_qkv", OpFamily::Matmul, 3, 3, {"x", "W", "bias", "q", "k", "v"},
      {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
     {TGL_OP_GROUPED_LINEAR, "grouped_linear", OpFamily::Matmul, 4, 1, {"x", "W", "index", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), any_of(kIndex), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(3)},
+     {any_of(kDtypesFloat), any_of(kDtypesFloat | kDtypesBlock), any_of(kIndex), same_as(0), same_as(0)},
+     sizeof(tgl_linear_params), OPT(3)},
     {TGL_OP_LINEAR_INT8, "linear_int8", OpFamily::Matmul, 4, 1, {"x", "Wq", "scale", "bias", "y"},
      {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I8)), any_of(kDtypesFloat), same_as(0), same_as(0)},
      sizeof(tgl_linear_params), OPT(3)},
@@ -230,6 +233,8 @@ const OpInfo kOps[] = {
      {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_U8)), any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_U8)),
       same_as(0), same_as(0)},
      sizeof(tgl_linear_int4_params), OPT(3) | OPT(4)},
+    {TGL_OP_DEQUANTIZE, "dequantize", OpFamily::Matmul, 1, 1, {"x", "y"},
+     {any_of(kDtypesBlock), any_of(kDtypesFloat)}, sizeof(tgl_unary_params)},
     // [conv family]
     {TGL_OP_CONV1D, "conv1d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
      {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},

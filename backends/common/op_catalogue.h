@@ -33,6 +33,11 @@ constexpr uint32_t kDtypesWord = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TG
                                  TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_I16);
 // Every dtype (layout ops and cast, which move or convert elements of any size).
 constexpr uint32_t kDtypesAll = kDtypesWord | TGL_DTYPE_BIT(TGL_DTYPE_I64);
+// The GGUF block dtypes (plugin_api.h): taken by dequantize, linear/grouped_linear's W, index_select's x.
+constexpr uint32_t kDtypesBlock = TGL_DTYPE_BIT(TGL_DTYPE_Q4_0) | TGL_DTYPE_BIT(TGL_DTYPE_Q4_1) |
+                                  TGL_DTYPE_BIT(TGL_DTYPE_Q5_0) | TGL_DTYPE_BIT(TGL_DTYPE_Q5_1) |
+                                  TGL_DTYPE_BIT(TGL_DTYPE_Q8_0) | TGL_DTYPE_BIT(TGL_DTYPE_Q4_K) |
+                                  TGL_DTYPE_BIT(TGL_DTYPE_Q5_K) | TGL_DTYPE_BIT(TGL_DTYPE_Q6_K);
 
 // Which dtypes one operand accepts: any of `dtypes`, and when same_as >= 0 exactly the dtype of
 // operand slot same_as (slots count inputs, then outputs).

@@ -1,6 +1,7 @@
 #include "validate.h"
 
 #include "backend.h"
+#include "block_dtypes.h"
 #include "op_families.h"
 #include "status.h"
 #include "validate_util.h"
@@ -20,6 +21,14 @@ const char* dtype_name(tgl_dtype dtype) {
     case TGL_DTYPE_BOOL: return "bool";
     case TGL_DTYPE_I64: return "i64";
     case TGL_DTYPE_I16: return "i16";
+    case TGL_DTYPE_Q4_0: return "q4_0";
+    case TGL_DTYPE_Q4_1: return "q4_1";
+    case TGL_DTYPE_Q5_0: return "q5_0";
+    case TGL_DTYPE_Q5_1: return "q5_1";
+    case TGL_DTYPE_Q8_0: return "q8_0";
+    case TGL_DTYPE_Q4_K: return "q4_K";
+    case TGL_DTYPE_Q5_K: return "q5_K";
+    case TGL_DTYPE_Q6_K: return "q6_K";
     default: return "invalid";
     }
 }
@@ -63,6 +72,82 @@ bool may_overlap_itself(const TensorArg& t) {
     return false;
 }
 
+// A view of a block dtype (plugin_api.h's layout rule; block_dtypes.h): the operand must take
+// one, rank >= 1, byte_offset on a block boundary, the innermost stride 1, the others multiples of
+// B. Its extent is counted in blocks: each row covers ceil(K / B) of them.
+TensorArg check_block_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
+                             const BufferLookup& lookup, const char* what) {
+    const uint32_t slot = output ? info.n_inputs + index : index;
+    if (!(info.operands[slot].dtypes & TGL_DTYPE_BIT(t.dtype)))
+        fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s, a block dtype; %s", info.name, what, dtype_name(t.dtype),
+             kBlockDtypeUse);
+    const int64_t B = tgl_dtype_block_size(t.dtype), BB = tgl_dtype_block_bytes(t.dtype);
+    TensorArg arg;
+    arg.dtype = t.dtype;
+    arg.rank = int(t.rank);
+    if (t.rank < 1)
+        fail(TGL_ERROR_SHAPE_MISMATCH, "%s is a %s block tensor of rank 0; a block tensor has rank >= 1 (rows of K)",
+             what, dtype_name(t.dtype));
+    for (int d = 0; d < arg.rank; ++d) {
+        if (t.shape[d] < 0)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "%s has negative size %lld in dim %d", what, (long long)t.shape[d], d);
+        arg.shape[d] = t.shape[d];
+        arg.strides[d] = t.strides[d];
+    }
+    char buffer_what[104];
+    arg.buffer = lookup(t.buffer, operand_label_into(buffer_what, sizeof buffer_what, info, output, index, ".buffer"));
+    if (t.byte_offset % uint64_t(BB) != 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "%s.byte_offset %llu is not on a block boundary: a %s block is %lld bytes",
+             what, (unsigned long long)t.byte_offset, dtype_name(t.dtype), (long long)BB);
+    if (t.byte_offset > uint64_t(INT64_MAX) / 2)
+        fail(TGL_ERROR_OUT_OF_BOUNDS, "%s.byte_offset %llu is past the end of its %llu-byte buffer", what,
+             (unsigned long long)t.byte_offset, (unsigned long long)arg.buffer->size());
+    const int inner = arg.rank - 1;
+    const int64_t K = arg.shape[inner];
+    // Rows (every dim but the innermost) and the blocks of one row; overflow judged on the whole.
+    uint64_t rows = 1, blocks = 0;
+    bool overflow = false, empty = K == 0;
+    for (int d = 0; d < inner; ++d) {
+        empty = empty || arg.shape[d] == 0;
+        if (arg.shape[d] && __builtin_mul_overflow(rows, uint64_t(arg.shape[d]), &rows)) overflow = true;
+    }
+    uint64_t bytes = 0;
+    if (overflow || __builtin_mul_overflow(rows, uint64_t((K + B - 1) / B), &blocks) ||
+        __builtin_mul_overflow(blocks, uint64_t(BB), &bytes) || bytes > uint64_t(INT64_MAX) || rows * uint64_t(B) > uint64_t(INT64_MAX))
+        fail(TGL_ERROR_SIZE_OVERFLOW, "%s: shape %s of %s blocks needs more than 2^63 bytes", what,
+             shape_string(arg.rank, arg.shape).c_str(), dtype_name(t.dtype));
+    arg.numel = 1;
+    for (int d = 0; d < arg.rank; ++d) arg.numel *= arg.shape[d];
+    arg.offset = int64_t(t.byte_offset) / BB * B;
+    if (empty) {
+        std::fill(arg.strides, arg.strides + arg.rank, int64_t(0));
+        arg.byte_lo = arg.byte_hi = int64_t(t.byte_offset);
+        return arg;
+    }
+    if (K > 1 && arg.strides[inner] != 1)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "%s: a %s block tensor's innermost dim must have stride 1 (its elements are "
+             "packed in blocks); got strides %s", what, dtype_name(t.dtype), shape_string(arg.rank, arg.strides).c_str());
+    arg.strides[inner] = 1;
+    for (int d = 0; d < inner; ++d)
+        if (arg.strides[d] % B != 0)
+            fail(TGL_ERROR_INVALID_ARGUMENT, "%s: stride %lld of dim %d is not a multiple of the %s block size %lld, so "
+                 "a row would not start on a block boundary (strides %s, in elements)", what, (long long)arg.strides[d],
+                 d, dtype_name(t.dtype), (long long)B, shape_string(arg.rank, arg.strides).c_str());
+    i128 byte_lo = 0, byte_hi = 0;
+    block_view_bytes(t.dtype, arg.rank, arg.shape, arg.strides, arg.offset, &byte_lo, &byte_hi);
+    if (byte_lo < 0 || byte_hi > i128(arg.buffer->size()))
+        fail(TGL_ERROR_OUT_OF_BOUNDS,
+             "%s: %s block view of shape %s, strides %s at byte offset %llu reaches bytes [%lld, %lld) (%lld-byte "
+             "blocks of %lld, ceil(K / %lld) blocks a row) but its buffer has %llu bytes",
+             what, dtype_name(t.dtype), shape_string(arg.rank, arg.shape).c_str(),
+             shape_string(arg.rank, arg.strides).c_str(), (unsigned long long)t.byte_offset,
+             (long long)std::max<i128>(byte_lo, INT64_MIN), (long long)std::min<i128>(byte_hi, INT64_MAX),
+             (long long)BB, (long long)B, (long long)B, (unsigned long long)arg.buffer->size());
+    arg.byte_lo = int64_t(byte_lo);
+    arg.byte_hi = int64_t(byte_hi);
+    return arg;
+}
+
 TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uint32_t index,
                        const BufferLookup& lookup) {
     char what[96], buffer_what[104];
@@ -70,6 +155,7 @@ TensorArg check_tensor(const OpInfo& info, const tgl_tensor& t, bool output, uin
     TensorArg arg;
     if (t.rank > TGL_MAX_RANK)
         fail(TGL_ERROR_RANK_TOO_LARGE, "%s has rank %u; the limit is %d", what, t.rank, TGL_MAX_RANK);
+    if (is_block_dtype(t.dtype)) return check_block_tensor(info, t, output, index, lookup, what);
     uint32_t es = tgl_dtype_size(t.dtype);
     if (es == 0) fail(TGL_ERROR_INVALID_ARGUMENT, "%s has unknown dtype %u", what, t.dtype);
     arg.dtype = t.dtype;
@@ -177,7 +263,7 @@ void check_dtypes(OpCall& call) {
         } else if (!(rule.dtypes & TGL_DTYPE_BIT(dt))) {
             std::string allowed;
             for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_3; ++d)
-                if (rule.dtypes & TGL_DTYPE_BIT(d)) allowed += std::string(allowed.empty() ? "" : ", ") + dtype_name(d);
+                if (tgl_dtype_block_size(d) && rule.dtypes & TGL_DTYPE_BIT(d)) allowed += std::string(allowed.empty() ? "" : ", ") + dtype_name(d);
             fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s; this op takes %s there", info.name,
                  label(slot).c_str(), dtype_name(dt), allowed.c_str());
         }

@@ -1,9 +1,12 @@
 // CPU reference kernels of the Index family (plan: backends/common/index_rules.h): every index is
 // checked first (the first bad one in row-major order is the error, and nothing is written), then
 // one plain loop over y's elements, "owner computes", exactly as the plan describes. Elements are
-// moved bit for bit; scatter_add sums in double from x's value in increasing index position and
+// moved bit for bit (but index_select's rows of a GGUF block table, decoded); scatter_add sums in double from x's value in increasing index position and
 // rounds once per output element.
 #include "kernels.h"
+
+#include "block_decode.h"
+#include "block_dtypes.h"  // backends/common
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
@@ -134,8 +137,15 @@ void run_index(const OpCall& call, unsigned) {
             in_rows = in_rows && c[d] < p.index_shape[d];
         }
         switch (call.info->op) {
-        case TGL_OP_GATHER:
         case TGL_OP_INDEX_SELECT:
+            if (is_block_dtype(call.inputs[0].dtype)) {  // a GGUF embedding row, decoded (block_decode.h)
+                const tgl_dtype bt = call.inputs[0].dtype;
+                const int64_t e = xo + load_index(it, io) * p.x_strides[p.axis];
+                store_from_double(y, dt, yo, decode_block_element(bt, x + block_byte(bt, e), int(e % tgl_dtype_block_size(bt))), false);
+                break;
+            }
+            [[fallthrough]];
+        case TGL_OP_GATHER:
             std::memcpy(y + es * yo, x + es * (xo + load_index(it, io) * p.x_strides[p.axis]), es);
             break;
         case TGL_OP_ONE_HOT: store_from_double(y, dt, yo, load_index(it, io) == c[last] ? 1.0 : 0.0, true); break;

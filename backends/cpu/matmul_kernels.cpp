@@ -3,8 +3,12 @@
 // acc[n] += A[m, k] * W(k, n) for k = 0, 1, ... in double (so every dot product sums over k in
 // order); then alpha, beta * C, bias and the activation in double, rounded once at the store.
 // Quantized weights are dequantized in double exactly as plugin_api.h documents:
-// int8 Wq * scale, int4 (nibble - zero) * scale (zero 8 when absent), low nibble = even k.
+// int8 Wq * scale, int4 (nibble - zero) * scale (zero 8 when absent), low nibble = even k, GGUF
+// block dtypes by block_decode.h (dequantize: the same decoder, each element rounded once).
 #include "kernels.h"
+
+#include "block_decode.h"
+#include "block_dtypes.h"  // backends/common
 
 #include "cpu_buffer.h"
 #include "dtype_io.h"
@@ -42,7 +46,38 @@ int64_t load_index(const OpCall& c, int64_t m) {  // i32 or i64, exact
 
 }  // namespace
 
+namespace {
+
+// dequantize: every element of every row decoded exactly and rounded once to y's dtype.
+void run_dequantize(const OpCall& c, unsigned threads) {
+    const MatmulPlan& p = c.matmul();
+    const TensorArg& x = c.inputs[0];
+    const TensorArg& y = c.outputs[0];
+    const uint8_t* xb = cpu_buffer(x.buffer).bytes();
+    uint8_t* yb = cpu_buffer(y.buffer).bytes();
+    const int64_t B = tgl_dtype_block_size(x.dtype);
+    parallel_for(p.N, threads, std::max<int64_t>(1, kMinMacsPerThread / std::max<int64_t>(1, p.K)), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            int64_t x_off = p.b_offset, y_off = p.out[0].offset, rem = r;
+            for (int d = p.dequant_rank - 1; d >= 0; --d) {
+                const int64_t i = rem % p.dequant_shape[d];
+                rem /= p.dequant_shape[d];
+                x_off += i * p.dequant_x_strides[d];
+                y_off += i * p.dequant_y_strides[d];
+            }
+            for (int64_t k = 0; k < p.K; ++k) {
+                const int64_t e = x_off + k;
+                store_from_double(yb, y.dtype, y_off + k * p.dequant_y_k_stride,
+                                  decode_block_element(x.dtype, xb + block_byte(x.dtype, e), int(e % B)), false);
+            }
+        }
+    });
+}
+
+}  // namespace
+
 void run_matmul(const OpCall& c, unsigned threads) {
+    if (c.info->op == TGL_OP_DEQUANTIZE) return run_dequantize(c, threads);
     const MatmulPlan& p = c.matmul();
     // grouped_linear: every expert index is checked before anything is written.
     if (p.index_input >= 0)
@@ -57,6 +92,7 @@ void run_matmul(const OpCall& c, unsigned threads) {
     uint8_t* out_base[3] = {};
     for (int o = 0; o < p.n_out; ++o) out_base[o] = cpu_buffer(c.outputs[size_t(o)].buffer).bytes();
     const double alpha = p.alpha, beta = p.beta;
+    const int64_t block_elems = tgl_dtype_block_size(B.dt);
 
     // The weight W(k, n) of expert b_off's matrix, dequantized.
     auto weight = [&](int64_t b_off, int64_t k, int64_t n) -> double {
@@ -64,6 +100,10 @@ void run_matmul(const OpCall& c, unsigned threads) {
         case MatmulPlan::BKind::Float: return B.load(b_off + k * p.b_k_stride + n * p.b_n_stride);
         case MatmulPlan::BKind::Int8:
             return B.load(b_off + k * p.b_k_stride + n * p.b_n_stride) * scale.load(p.scale_offset + n * p.scale_n_stride);
+        case MatmulPlan::BKind::Block: {  // a row start (a multiple of B) + k: block e / B, position e % B
+            const int64_t e = b_off + n * p.b_n_stride + k;
+            return decode_block_element(B.dt, B.base + block_byte(B.dt, e), int(e % block_elems));
+        }
         case MatmulPlan::BKind::Int4: {
             const int64_t g = k / p.group_size;
             const int byte = int(B.base[b_off + (k / 2) * p.b_k_stride + n * p.b_n_stride]);

@@ -2,6 +2,8 @@
 // download, copy, the scratch buffer and the SSBO windows that bind views of buffers.
 #include "gles_device.h"
 
+#include "block_dtypes.h"  // backends/common
+
 #include "status.h"
 
 #include <algorithm>
@@ -90,7 +92,9 @@ Binding GlesDevice::window(const TensorArg& t, const char* what, int32_t* elem_o
              what, (long long)t.byte_lo, (long long)t.byte_hi, (long long)(t.byte_hi - t.byte_lo),
              (long long)max_window_bytes(), (long long)limits().max_ssbo_block_bytes);
     const int64_t es = tgl_dtype_size(t.dtype);
-    int64_t rel = (t.offset * es - start) / es;  // exact: start is 16-byte aligned; fits in 32 bits
+    // A block dtype: the byte of its first row's block (block_dtypes.h); else an element index.
+    int64_t rel = is_block_dtype(t.dtype) ? block_byte(t.dtype, t.offset) - start
+                                          : (t.offset * es - start) / es;  // exact: start is 16-byte aligned; fits in 32 bits
     if (rel < 0 || rel > INT32_MAX)
         fail(TGL_ERROR_INTERNAL, "%s: element offset %lld outside its window", what, (long long)rel);
     *elem_offset = int32_t(rel);

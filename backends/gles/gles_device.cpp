@@ -128,6 +128,7 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 }
 
 void GlesDevice::run(const OpCall& call) {
+    if (is_block_call(call)) return run_block_call(*this, call);  // windows of its own (gguf_kernels.cpp)
     if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
     gles_family(*call.info).run(*this, call);
 }

@@ -159,7 +159,7 @@ public:
     }
     // The SSBO window for a non-empty view of any dtype: [byte_lo aligned down to the SSBO
     // offset alignment, byte_hi). Sets *elem_offset to the view's element offset relative to the
-    // window. Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
+    // window (a block dtype's: the byte of its element offset's block, block_dtypes.h). Throws RESOURCE_EXHAUSTED when the window exceeds the SSBO block size limit.
     Binding window(const TensorArg& t, const char* what, int32_t* elem_offset) const;
     // Bytes of the window that window() binds for a view (0 for an empty or absent view).
     int64_t window_bytes(const TensorArg& t) const;
@@ -178,6 +178,8 @@ public:
     // Whether kernel plans keep loop_budget.h's per-invocation loop budget: on Mesa's software
     // renderers, which cut longer loops short, and under TGL_GLES_LIMITS=minimum.
     bool loop_limited() const { return software_timer_ || limits().minimum; }
+    // Whether the device is Mesa's software renderer (llvmpipe/softpipe).
+    bool software() const { return software_timer_; }
     // The TGL_TUNE_* knobs read when this device was opened (tuning.h).
     const Tuning& tuning() const { return tuning_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.
@@ -253,6 +255,11 @@ private:
     void wait_idle(const char* what);
 };
 
+// gguf_kernels.cpp: whether an input is of a GGUF block dtype, and the kernels of such a call
+// (dequantize, linear/grouped_linear with a block W, index_select of a block table), which bind
+// their operands in windows themselves.
+bool is_block_call(const OpCall& call);
+void run_block_call(GlesDevice& dev, const OpCall& call);
 // window_split.cpp: runs the call in pieces when an operand is larger than one SSBO window (true),
 // else does nothing (false).
 bool run_in_pieces(GlesDevice& dev, const OpCall& call);

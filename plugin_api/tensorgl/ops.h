@@ -231,12 +231,23 @@ enum {
      *   holds k = 2j in its LOW nibble and k = 2j + 1 in its HIGH nibble, each an unsigned 4-bit
      *   q in 0..15. W[n, k] = (q - z) * scales[n, k / G] with z = zeros[n, k / G] (the byte's
      *   integer value, conventionally 0..15) when zeros is given, else z = 8 (so q - 8 in
-     *   -8..7). tgl_linear_int4_params. */
+     *   -8..7). tgl_linear_int4_params.
+     * GGUF block weights (since 1.3): linear's and grouped_linear's W may be of any block dtype
+     *   (plugin_api.h: q4_0 .. q6_K, with its layout rule: rows of K, stride 1 along K, ceil(K / B)
+     *   blocks a row) with x, bias and y f32 or f16 (all of x's dtype): W[n, k] is the block
+     *   element decoded as plugin_api.h writes it (exactly, in double, on the CPU; in f32 on the
+     *   GPU), then as linear. Any K, a multiple of B or not (the tail of a row's last block is not
+     *   read).
+     * dequantize (since 1.3): (x (..., K) of a block dtype) -> (y f32 or f16 of x's shape, any
+     *   strides): each element decoded (plugin_api.h) and rounded once to y's dtype (the CPU
+     *   decodes in double; a q*_0/q*_1/q8_0/q6_K value d * integer is then exact in f32, q4_K/q5_K's
+     *   d * sc * q - dmin * m rounds once per product). NULL params (no params struct). */
     TGL_OP_LINEAR = 401,
     TGL_OP_LINEAR_QKV = 402,
     TGL_OP_GROUPED_LINEAR = 403,
     TGL_OP_LINEAR_INT8 = 404,
     TGL_OP_LINEAR_INT4 = 405,
+    TGL_OP_DEQUANTIZE = 406, /* since 1.3 */
 
     /* cast: (x) -> (y), same shape, any dtype to any dtype (tgl_unary_params). Exact where the value
      * fits; otherwise:
@@ -360,6 +371,8 @@ enum {
      *   index.shape[d] <= x.shape[d] for d != axis (PyTorch's rule), y[..i..] = x[..index[..i..]..]
      *   along the axis. index_select: (x, index (1-D)) -> (y), rows of x along the axis: y.shape is
      *   x's with shape[axis] = len(index) (embedding lookup: axis 0). Both copy bits.
+     *   index_select of a block-dtype x (since 1.3; a GGUF embedding table (V, D)): axis 0 only,
+     *   y f32 or f16: the selected rows decoded as dequantize does.
      * scatter: (x, index, src) -> (y): y has x's shape; index and src have x's rank, index.shape[d]
      *   <= x.shape[d] for d != axis and index.shape[d] <= src.shape[d] for every d (src may be
      *   larger, as in PyTorch; only its elements at index's coordinates are read); y = x, then

@@ -155,11 +155,50 @@ enum {
     TGL_DTYPE_BOOL = 7, /* one byte, 0 or 1 */
     TGL_DTYPE_COUNT_V1_0 = 8,
     /* 1.3. i64: two's complement, 8 bytes little-endian (a GPU without 64-bit integers holds it as
-     * two 32-bit words, low word first). i16: two's complement, 2 bytes. Values 10..15 are free;
-     * 16..23 are reserved for the GGUF block types. */
+     * two 32-bit words, low word first). i16: two's complement, 2 bytes. Values 10..15 are free. */
     TGL_DTYPE_I64 = 8,
     TGL_DTYPE_I16 = 9,
-    TGL_DTYPE_COUNT_V1_3 = 10 /* one past the largest dtype value of 1.3 */
+    /* 1.3. ggml's GGUF block formats, byte for byte as a GGUF file stores them (ggml-common.h):
+     * B elements in one block of a fixed number of bytes, little-endian, d/dmin IEEE f16.
+     *   q4_0 (B 32, 18 bytes): f16 d; u8 qs[16]. x[j] = d * (q - 8), q = qs[j] & 15 (j < 16),
+     *        qs[j - 16] >> 4 (j >= 16).
+     *   q4_1 (32, 20): f16 d, m; u8 qs[16]. x[j] = d * q + m, q as q4_0.
+     *   q5_0 (32, 22): f16 d; u8 qh[4]; u8 qs[16]. q = (q4_0's nibble) | (bit j of the u32 qh) << 4,
+     *        x[j] = d * (q - 16).
+     *   q5_1 (32, 24): f16 d, m; u8 qh[4]; u8 qs[16]. q as q5_0, x[j] = d * q + m.
+     *   q8_0 (32, 34): f16 d; i8 qs[32]. x[j] = d * qs[j].
+     *   q4_K (256, 144): f16 d, dmin; u8 scales[12]; u8 qs[128]. 8 sub-blocks of 32, each with a
+     *        6-bit scale sc and min m: sub-block s < 4: sc = scales[s] & 63, m = scales[s + 4] & 63;
+     *        s >= 4: sc = (scales[s + 4] & 15) | (scales[s - 4] >> 6) << 4,
+     *        m = (scales[s + 4] >> 4) | (scales[s] >> 6) << 4. Element j = 64 c + 32 h + l
+     *        (c = 0..3, h = 0..1, l = 0..31) is in sub-block 2c + h, q = qs[32 c + l] >> 4h & 15,
+     *        x[j] = d * sc * q - dmin * m.
+     *   q5_K (256, 176): f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]. As q4_K with
+     *        q |= (qh[l] >> (2c + h) & 1) << 4.
+     *   q6_K (256, 210): u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d. Element
+     *        j = 128 a + 32 r + l (a = 0..1, r = 0..3, l = 0..31): q = (ql[64 a + 32 (r & 1) + l]
+     *        >> 4 (r >> 1) & 15) | (qh[32 a + l] >> 2r & 3) << 4, x[j] = d * scales[8 a + 2 r +
+     *        l / 16] * (q - 32).
+     * A tensor of a block dtype ("block tensor") is described in ELEMENTS, like any other: rank
+     * >= 1; the innermost dim (a row of K elements) has stride 1 and every row starts on a block
+     * boundary: byte_offset is a multiple of the block's bytes and every other stride is a
+     * multiple of B (in elements; negative and, for inputs, 0 allowed). Element (i.., k) lies in
+     * block (byte_offset / bytes + sum_{d < rank-1}(i_d * strides[d]) / B + k / B) at position
+     * k % B. A row whose K is not a multiple of B occupies ceil(K / B) blocks; the tail of its last
+     * block is never read (any bytes). tgl_dtype_size() is 0 for these dtypes (no per-element
+     * size); tgl_dtype_block_size() and tgl_dtype_block_bytes() describe them, and
+     * tgl_block_row_bytes() gives a row's bytes. Block dtypes are taken only by dequantize (x),
+     * linear and grouped_linear (W) and index_select (x, axis 0); any other operand given one is
+     * TGL_ERROR_DTYPE_MISMATCH. */
+    TGL_DTYPE_Q4_0 = 16,
+    TGL_DTYPE_Q4_1 = 17,
+    TGL_DTYPE_Q5_0 = 18,
+    TGL_DTYPE_Q5_1 = 19,
+    TGL_DTYPE_Q8_0 = 20,
+    TGL_DTYPE_Q4_K = 21,
+    TGL_DTYPE_Q5_K = 22,
+    TGL_DTYPE_Q6_K = 23,
+    TGL_DTYPE_COUNT_V1_3 = 24 /* one past the largest dtype value of 1.3 */
 };
 
 /* Bit for a dtype in the dtype masks of tgl_op_caps. */
@@ -174,6 +213,40 @@ static inline uint32_t tgl_dtype_size(tgl_dtype dt) {
     case TGL_DTYPE_I8: case TGL_DTYPE_U8: case TGL_DTYPE_BOOL: return 1;
     default: return 0;
     }
+}
+
+/* Elements per block: 32 or 256 for a block dtype (q4_0 .. q6_K), 1 for any other known dtype,
+ * 0 for an unknown one. */
+static inline uint32_t tgl_dtype_block_size(tgl_dtype dt) {
+    switch (dt) {
+    case TGL_DTYPE_Q4_0: case TGL_DTYPE_Q4_1: case TGL_DTYPE_Q5_0: case TGL_DTYPE_Q5_1: case TGL_DTYPE_Q8_0: return 32;
+    case TGL_DTYPE_Q4_K: case TGL_DTYPE_Q5_K: case TGL_DTYPE_Q6_K: return 256;
+    default: return tgl_dtype_size(dt) ? 1 : 0;
+    }
+}
+
+/* Bytes per block (tgl_dtype_size for a dtype of single elements), 0 for an unknown dtype. */
+static inline uint32_t tgl_dtype_block_bytes(tgl_dtype dt) {
+    switch (dt) {
+    case TGL_DTYPE_Q4_0: return 18;
+    case TGL_DTYPE_Q4_1: return 20;
+    case TGL_DTYPE_Q5_0: return 22;
+    case TGL_DTYPE_Q5_1: return 24;
+    case TGL_DTYPE_Q8_0: return 34;
+    case TGL_DTYPE_Q4_K: return 144;
+    case TGL_DTYPE_Q5_K: return 176;
+    case TGL_DTYPE_Q6_K: return 210;
+    default: return tgl_dtype_size(dt);
+    }
+}
+
+/* 1 for the GGUF block dtypes (q4_0 .. q6_K), else 0. */
+static inline int tgl_dtype_is_block(tgl_dtype dt) { return tgl_dtype_block_size(dt) > 1; }
+
+/* Bytes of one row of k elements: ceil(k / B) blocks (k elements for other dtypes). */
+static inline uint64_t tgl_block_row_bytes(tgl_dtype dt, uint64_t k) {
+    uint64_t b = tgl_dtype_block_size(dt);
+    return b ? (k + b - 1) / b * tgl_dtype_block_bytes(dt) : 0;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ tensorgl.Library). docs/python.md is the guide. tensorgl.onnx runs ONNX models t
 
 from . import abi, functional, ops
 from ._library import Library, Plugin, TensorGLError, default_library
-from ._tensor import Device, Graph, Tensor, bfloat16, from_dlpack, numpy_dtype, tgl_dtype
+from ._tensor import BLOCK_DTYPES, Device, Graph, Tensor, bfloat16, from_dlpack, numpy_dtype, tgl_dtype
 from .functional import *  # noqa: F401,F403  (the torch-like functions)
 
 __version__ = abi._abi.VERSION

@@ -33,6 +33,13 @@ bfloat16 = "bfloat16"
 _ITEMSIZE = {abi.TGL_DTYPE_F32: 4, abi.TGL_DTYPE_F16: 2, abi.TGL_DTYPE_BF16: 2, abi.TGL_DTYPE_I32: 4,
              abi.TGL_DTYPE_I8: 1, abi.TGL_DTYPE_U8: 1, abi.TGL_DTYPE_BOOL: 1, abi.TGL_DTYPE_I64: 8,
              abi.TGL_DTYPE_I16: 2}
+# The GGUF block dtypes (plugin_api.h): name -> (ABI id, elements per block, bytes per block). No
+# numpy dtype: a block tensor is made from its raw bytes (Device.blocks) and read through ops
+# (dequantize, linear, grouped_linear, index_select).
+BLOCK_DTYPES = {"q4_0": (abi.TGL_DTYPE_Q4_0, 32, 18), "q4_1": (abi.TGL_DTYPE_Q4_1, 32, 20),
+                "q5_0": (abi.TGL_DTYPE_Q5_0, 32, 22), "q5_1": (abi.TGL_DTYPE_Q5_1, 32, 24),
+                "q8_0": (abi.TGL_DTYPE_Q8_0, 32, 34), "q4_K": (abi.TGL_DTYPE_Q4_K, 256, 144),
+                "q5_K": (abi.TGL_DTYPE_Q5_K, 256, 176), "q6_K": (abi.TGL_DTYPE_Q6_K, 256, 210)}
 _HINT = {np.dtype(np.float64): "float32", np.dtype(np.uint64): "int64", np.dtype(np.uint32): "int64",
          np.dtype(np.uint16): "int32"}
 
@@ -214,6 +221,33 @@ class Device:
         return t
 
     from_numpy = tensor
+
+    def blocks(self, data, dtype, shape):
+        """A tensor of a GGUF block dtype (BLOCK_DTYPES: "q4_0" ... "q6_K") from its raw bytes as
+        a GGUF file stores them: shape (..., K), every row ceil(K / B) blocks, rows consecutive."""
+        if dtype not in BLOCK_DTYPES:
+            raise ValueError("dtype %r is not a block dtype (%s)" % (dtype, ", ".join(BLOCK_DTYPES)))
+        tdt, block, block_bytes = BLOCK_DTYPES[dtype]
+        shape = _shape_tuple(shape)
+        if not shape:
+            raise ValueError("a block tensor has rank >= 1 (rows of K); got shape ()")
+        raw = np.frombuffer(bytes(data), np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).reshape(-1)
+        row_blocks = -(-shape[-1] // block)
+        rows = int(np.prod(shape[:-1], dtype=np.int64))
+        if raw.nbytes != rows * row_blocks * block_bytes:
+            raise ValueError("%s tensor of shape %s needs %d bytes (%d rows of %d blocks of %d bytes), got %d"
+                             % (dtype, shape, rows * row_blocks * block_bytes, rows, row_blocks, block_bytes, raw.nbytes))
+        strides, s = [1] * len(shape), row_blocks * block
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = s
+            s *= max(shape[d], 1)
+        t = Tensor(self, self._alloc(max(raw.nbytes, 1)), tdt, shape, tuple(strides), 0)
+        if raw.nbytes:
+            raw = np.ascontiguousarray(raw)
+            self.check(self._state.api.buffer_upload(self.handle, t._buffer.handle, 0,
+                                                     raw.ctypes.data_as(ctypes.c_void_p), raw.nbytes),
+                       "buffer_upload")
+        return t
 
     def run_op(self, op, inputs, outputs, params=None):
         """Queues one op (ABI name or id) on Tensors (None: an absent optional operand, or a raw

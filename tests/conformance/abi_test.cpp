@@ -26,6 +26,7 @@ constexpr uint32_t ALL = F | TGL_DTYPE_BIT(TGL_DTYPE_BF16) | I32 | TGL_DTYPE_BIT
 constexpr uint32_t CMP = F | I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | MASK;
 constexpr uint32_t ANY = ALL | TGL_DTYPE_BIT(TGL_DTYPE_I64);  // layout ops and cast (1.3: i64 too)
 constexpr uint32_t IDX = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I64);  // index operands (1.3: i64 too)
+constexpr uint32_t GGUF = 0xffu << TGL_DTYPE_Q4_0;  // the GGUF block dtypes q4_0 .. q6_K (1.3)
 constexpr uint32_t KEYS = F | I32;  // sort keys
 // Integer arithmetic (ABI 1.3): elementwise on i32/i8/u8, reductions and scans on i32.
 constexpr uint32_t INTS = I32 | TGL_DTYPE_BIT(TGL_DTYPE_I8) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
@@ -109,7 +110,7 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_STACK, "stack", sizeof(tgl_axis_params), std::vector<uint32_t>(8, ANY), {ANY}},
         {TGL_OP_EXPAND, "expand", un, {ANY}, {ANY}}, {TGL_OP_FLIP, "flip", sizeof(tgl_flip_params), {ANY}, {ANY}},
         {TGL_OP_GATHER, "gather", sizeof(tgl_axis_params), {ALL, IDX}, {ALL}},
-        {TGL_OP_INDEX_SELECT, "index_select", sizeof(tgl_axis_params), {ALL, IDX}, {ALL}},
+        {TGL_OP_INDEX_SELECT, "index_select", sizeof(tgl_axis_params), {ALL | GGUF, IDX}, {ALL}},
         {TGL_OP_SCATTER, "scatter", sizeof(tgl_axis_params), {ALL, IDX, ALL}, {ALL}},
         {TGL_OP_SCATTER_ADD, "scatter_add", sizeof(tgl_axis_params), {F | I32, IDX, F | I32}, {F | I32}},
         {TGL_OP_ONE_HOT, "one_hot", un, {IDX}, {ALL}},
@@ -125,12 +126,13 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_RANDOM_UNIFORM, "random_uniform", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
         {TGL_OP_RANDOM_NORMAL, "random_normal", sizeof(tgl_random_params), {}, {F | TGL_DTYPE_BIT(TGL_DTYPE_BF16)}},
         // [matmul family]
-        {TGL_OP_LINEAR, "linear", sizeof(tgl_linear_params), {F, F, F}, {F}},
+        {TGL_OP_LINEAR, "linear", sizeof(tgl_linear_params), {F, F | GGUF, F}, {F}},
         {TGL_OP_LINEAR_QKV, "linear_qkv", sizeof(tgl_linear_params), {F, F, F}, {F, F, F}},
-        {TGL_OP_GROUPED_LINEAR, "grouped_linear", sizeof(tgl_linear_params), {F, F, IDX, F}, {F}},
+        {TGL_OP_GROUPED_LINEAR, "grouped_linear", sizeof(tgl_linear_params), {F, F | GGUF, IDX, F}, {F}},
         {TGL_OP_LINEAR_INT8, "linear_int8", sizeof(tgl_linear_params), {F, TGL_DTYPE_BIT(TGL_DTYPE_I8), F, F}, {F}},
         {TGL_OP_LINEAR_INT4, "linear_int4", sizeof(tgl_linear_int4_params),
          {F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F, TGL_DTYPE_BIT(TGL_DTYPE_U8), F}, {F}},
+        {TGL_OP_DEQUANTIZE, "dequantize", sizeof(tgl_unary_params), {GGUF}, {F}},
         // [conv family]
         {TGL_OP_CONV1D, "conv1d", sizeof(tgl_conv_params), {F, F, F}, {F}},
         {TGL_OP_CONV2D, "conv2d", sizeof(tgl_conv_params), {F, F, F}, {F}},

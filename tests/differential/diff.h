@@ -429,4 +429,8 @@ inline OutputArg rand_output(tgl_dtype dt, const Shape& shape, Rng& rng, bool la
     return o;
 }
 
+// gguf_diff.cpp: one random GGUF block-dtype case of op (dequantize; linear, grouped_linear and
+// index_select with a block operand), subject against reference; the fuzzer of fuzz_diff.cpp.
+void gguf_fuzz_case(tgl_op op, Rng& r);
+
 }  // namespace diff

@@ -106,7 +106,7 @@ tgl_buffer pick_buffer(Reader& r, const Buffers& b, uint32_t slot) {
 
 tgl_dtype pick_dtype(Reader& r, tgl_dtype base) {
     switch (r.below(12)) {
-    case 11: return tgl_dtype(r.below(10));
+    case 11: return tgl_dtype(r.below(24));  // every value up to the GGUF block dtypes (16..23)
     case 10: return r.one_in(2) ? TGL_DTYPE_COUNT_V1_3 : tgl_dtype(r.u32());
     case 9: return TGL_DTYPE_I32;
     case 8: return TGL_DTYPE_BOOL;
@@ -189,6 +189,7 @@ bool too_heavy(const tgl_tensor& t, const Buffers& b) {
     if (numel <= kMaxElements) return false;
     uint64_t bytes = size_of(b, t.buffer);
     if (bytes == UINT64_MAX) return false;
+    if (tgl_dtype_is_block(t.dtype)) return true;  // may be accepted (extent in blocks): skipped when large
     uint32_t esize = tgl_dtype_size(t.dtype);
     if (esize == 0) return false;
     __int128 lo = 0, hi = 0;

@@ -59,6 +59,7 @@ CASES.update({
     "linear_int8": ([F(2, 3), np.array([[1, -2, 3], [4, 5, -6]], np.int8), F(2), None], [O(2, 2)], {}),
     "linear_int4": ([F(2, 32), np.arange(64, dtype=np.uint8).reshape(4, 16), F(4, 1), None, None], [O(2, 4)],
                     dict(group_size=32)),
+    "dequantize": ([("q8_0", (2, 32))], [O(2, 32)], {}),
     "softmax": ([F(2, 3), None], [O(2, 3)], dict(axis=-1, scale=0.5)),
     "log_softmax": ([F(2, 3), F(3)], [O(2, 3)], dict(axis=1, scale=1.0)),
     "layer_norm": ([F(2, 3), F(3), F(3)], [O(2, 3)], dict(n_norm_dims=1, eps=1e-5)),
@@ -156,8 +157,14 @@ def _floats(rng, shape):
 
 def _run(dev, op, rng):
     ins, outs, kw = CASES[op]
-    arrays = [_floats(rng, a[1]) if isinstance(a, tuple) else a for a in ins]
-    tensors = [None if a is None else dev.tensor(a) for a in arrays]
+    def make(a):
+        if isinstance(a, tuple) and a[0] in tg.BLOCK_DTYPES:  # random GGUF blocks, finite f16 scales
+            _, block, nbytes = tg.BLOCK_DTYPES[a[0]]
+            raw = rng.integers(0, 256, (int(np.prod(a[1][:-1])) * -(-a[1][-1] // block), nbytes), dtype=np.uint8)
+            raw[:, :2] = np.frombuffer(np.float16(0.125).tobytes(), np.uint8)
+            return dev.blocks(raw, a[0], a[1])
+        return None if a is None else dev.tensor(_floats(rng, a[1]) if isinstance(a, tuple) else a)
+    tensors = [make(a) for a in ins]
     out = [None if o is None else dev.empty(*o) for o in outs]
     got = getattr(tg.ops, op)(*tensors, out=tuple(out), **kw)
     got = got if isinstance(got, tuple) else (got,)

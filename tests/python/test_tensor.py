@@ -286,3 +286,27 @@ def test_dlpack_with_torch_when_installed(dev):
     np.testing.assert_array_equal(t.numpy(), np.arange(6).reshape(2, 3))
     back = torch.from_dlpack(t * 2.0)
     assert back.dtype == torch.float32 and back.tolist() == [[0, 2, 4], [6, 8, 10]]
+
+
+def test_gguf_blocks_from_raw_bytes(dev):
+    """Device.blocks: a q8_0 tensor from the bytes a GGUF file holds, decoded by dequantize and
+    gathered by index_select (embedding rows); a byte count that does not match the shape is
+    refused before anything is allocated."""
+    # Two rows of K = 40: two blocks each (the second's last 24 elements unused). Block b of row r:
+    # d = r + 1 (f16), q[j] = j - 16, so x[r, k] = (r + 1) * (k % 32 - 16).
+    raw = np.zeros((4, 34), np.uint8)
+    for b in range(4):
+        raw[b, :2] = np.frombuffer(np.float16(b // 2 + 1).tobytes(), np.uint8)
+        raw[b, 2:] = (np.arange(32) - 16).astype(np.int8).view(np.uint8)
+    t = dev.blocks(raw, "q8_0", (2, 40))
+    y = dev.empty((2, 40), np.float32)
+    tg.ops.dequantize(t, out=y)
+    want = np.array([[(r + 1) * (k % 32 - 16) for k in range(40)] for r in range(2)], np.float32)
+    np.testing.assert_array_equal(y.numpy(), want)
+    rows = dev.empty((3, 40), np.float16)
+    tg.ops.index_select(t, dev.tensor(np.array([1, 0, 1], np.int32)), out=rows, axis=0)
+    np.testing.assert_array_equal(rows.numpy(), want[[1, 0, 1]].astype(np.float16))
+    with pytest.raises(ValueError, match="needs 136 bytes"):
+        dev.blocks(raw[:3], "q8_0", (2, 40))
+    with pytest.raises(ValueError, match="not a block dtype"):
+        dev.blocks(raw, "q3_K", (2, 40))

@@ -138,6 +138,14 @@ std::string dtype_name(tgl_dtype dt) {
     case TGL_DTYPE_BOOL: return "bool";
     case TGL_DTYPE_I64: return "i64";
     case TGL_DTYPE_I16: return "i16";
+    case TGL_DTYPE_Q4_0: return "q4_0";
+    case TGL_DTYPE_Q4_1: return "q4_1";
+    case TGL_DTYPE_Q5_0: return "q5_0";
+    case TGL_DTYPE_Q5_1: return "q5_1";
+    case TGL_DTYPE_Q8_0: return "q8_0";
+    case TGL_DTYPE_Q4_K: return "q4_K";
+    case TGL_DTYPE_Q5_K: return "q5_K";
+    case TGL_DTYPE_Q6_K: return "q6_K";
     default: return "dtype(" + std::to_string(dt) + ")";
     }
 }

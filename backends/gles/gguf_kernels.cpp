@@ -1,0 +1,330 @@
+// GLES host side of the GGUF block dtypes (plugin_api.h; shader: glsl/gguf.comp, decoders in
+// glsl/gguf.glsl): dequantize, linear with a block W, grouped_linear with a block W and
+// index_select of a block table. The blocks are read as stored (no host repack). Every operand is
+// bound in windows within the SSBO block size limit (window_split.cpp's rule for the other ops):
+//   dequantize          PASS_DEQUANT over x's rows, in runs of rows along x's first dim that fit.
+//   linear, M <= 8      PASS_GEMV (decode), W's rows in chunks whose blocks fit one window.
+//   linear, M > 8;      W's rows in chunks: each chunk decoded by PASS_DEQUANT into an internal
+//   grouped_linear      buffer of x's dtype, then the chunk's columns of y by the float linear /
+//                       grouped_linear kernels (matmul_kernels.cpp, through GlesDevice::run), so
+//                       bias, activation, expert index check and window splitting are theirs.
+//   index_select        the index check (index_kernels.cpp), then PASS_DEQUANT INDEXED over y's
+//                       rows, the table and y (with the index) bound in windows of rows.
+#include "gles_device.h"
+#include "gles_families.h"
+#include "dispatch_util.h"
+#include "loop_budget.h"
+
+#include "block_dtypes.h"  // backends/common
+#include "validate.h"      // backends/common
+
+#include <algorithm>
+
+namespace tgl {
+namespace gles {
+
+namespace {
+
+constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp's GEMV_M: a workgroup's rows)
+constexpr int kGemvWg = 64;    // invocations per GEMV workgroup (at least the lanes of one row)
+// The decoded chunk of W for the float kernels (M > 8, grouped_linear): at most this many bytes.
+constexpr int64_t kDecodedChunkBytes = int64_t(64) << 20;
+
+// A view cut to [lo, lo + n) along dim d, its byte extent recomputed (block dtypes: block_dtypes.h).
+TensorArg cut(const TensorArg& t, int d, int64_t lo, int64_t n) {
+    TensorArg c = t;
+    c.offset += lo * t.strides[d];
+    c.shape[d] = n;
+    c.numel = 1;
+    for (int i = 0; i < c.rank; ++i) c.numel *= c.shape[i];
+    if (c.numel == 0) {
+        c.byte_lo = c.byte_hi = 0;
+        return c;
+    }
+    __int128 blo = 0, bhi = 0;
+    if (is_block_dtype(t.dtype)) {
+        block_view_bytes(t.dtype, c.rank, c.shape, c.strides, c.offset, &blo, &bhi);
+    } else {
+        const int64_t es = tgl_dtype_size(t.dtype);
+        __int128 lo_e = c.offset, hi_e = c.offset;
+        for (int i = 0; i < c.rank; ++i) {
+            const __int128 span = __int128(c.strides[i]) * (c.shape[i] - 1);
+            if (span < 0) lo_e += span; else hi_e += span;
+        }
+        blo = lo_e * es;
+        bhi = (hi_e + 1) * es;
+    }
+    c.byte_lo = int64_t(blo);
+    c.byte_hi = int64_t(bhi);
+    return c;
+}
+
+Defines base_defines(int wg, tgl_dtype y, const char* pass) {
+    return {{pass, ""}, {def::kYDtype, str(y)}, {def::kWorkgroupSize, str(wg)}};
+}
+
+// Row byte strides of a block view's leading dims (its element strides are multiples of B).
+int64_t row_bytes(tgl_dtype dt, int64_t element_stride) {
+    return element_stride / int64_t(tgl_dtype_block_size(dt)) * int64_t(tgl_dtype_block_bytes(dt));
+}
+
+// PASS_DEQUANT of block view x (rank >= 1) into y (x's shape, or with INDEXED the rows of y are
+// index_select's: x's dim 0 picked by `index`, x's rows [lo, hi) of dim 0 in this window).
+void add_dequant(GlesDevice& dev, const TensorArg& x, const TensorArg& y, std::vector<Dispatch>& ds,
+                 const TensorArg* index = nullptr, const GlesDevice::DeviceCheck* check = nullptr, int64_t lo = 0,
+                 int64_t hi = 0) {
+    if (y.numel == 0) return;
+    const int lead = std::max(1, y.rank - 1);
+    int64_t shape[TGL_MAX_RANK] = {1}, xs[TGL_MAX_RANK] = {0}, ys[TGL_MAX_RANK] = {0};
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < y.rank; ++d) {
+        shape[d] = y.shape[d];
+        xs[d] = row_bytes(x.dtype, x.strides[d]);
+        ys[d] = y.strides[d];
+        rows *= y.shape[d];
+    }
+    const int64_t K = y.shape[y.rank - 1];
+    const int64_t row_units = (K + 15) / 16;
+    int32_t x_base = 0, y_off = 0;
+    Dispatch d;
+    Defines defs = base_defines(dev.workgroup_size(), y.dtype, "PASS_DEQUANT");
+    defs.emplace_back("RANK", str(lead));
+    const Binding xb = dev.window(x, "the block tensor", &x_base);
+    const Binding yb = dev.window(y, "outputs[0] (y)", &y_off);
+    d.bindings = {yb, xb};
+    if (index) {
+        defs.emplace_back("INDEXED", "");
+        defs.emplace_back(def::kIndexDtype, str(index->dtype));
+        int32_t i_off = 0;
+        d.bindings.push_back(dev.window(*index, "the index tensor", &i_off));
+        d.bindings.push_back(check->status);
+        d.uniforms = {uniform_int("u_i_offset", {i_off}), uniform_int("u_i_str", {to_i32(index->strides[0], "the index's stride")}),
+                      uniform_int("u_lo", {to_i32(lo, "a table row")}), uniform_int("u_hi", {to_i32(hi, "a table row")}),
+                      uniform_uint("u_check_seq", {check->seq})};
+    }
+    d.program = dev.program("gguf.comp", defs);
+    d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(x.dtype)}));
+    d.uniforms.push_back(uniform_uint("u_units", {count_u32(rows * row_units, "the units of 16 elements of y")}));
+    d.uniforms.push_back(uniform_int("u_row_units", {to_i32(row_units, "the units of a row")}));
+    d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
+    d.uniforms.push_back(uniform_int("u_shape", to_i32s(shape, lead, "a dim of y")));
+    d.uniforms.push_back(uniform_int("u_x_str", to_i32s(xs, lead, "a row stride of the block tensor (bytes)")));
+    d.uniforms.push_back(uniform_int("u_y_str", to_i32s(ys, lead, "a stride of y")));
+    d.uniforms.push_back(uniform_int("u_x_base", {x_base}));
+    d.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
+    d.uniforms.push_back(uniform_int("u_y_k_str", {to_i32(K > 1 ? y.strides[y.rank - 1] : 0, "y's last stride")}));
+    add_chunks(dev, d, ceil_div(uint64_t(rows * row_units), uint64_t(dev.workgroup_size())), ds);
+}
+
+// Whether view t would fit one window wherever a run of its size starts: the window starts at its
+// first byte aligned down (window_alignment), so a run elsewhere may need up to that much more.
+bool fits_anywhere(GlesDevice& dev, const TensorArg& t) {
+    return dev.window_bytes(t) + dev.window_alignment() <= dev.max_window_bytes();
+}
+
+// Largest n <= total such that `fits(n)`, halving from total (at least 1; the caller's window()
+// reports a single row that does not fit).
+template <class F>
+int64_t fitting_run(int64_t total, F fits) {
+    int64_t n = std::max<int64_t>(total, 1);
+    while (n > 1 && !fits(n)) n = (n + 1) / 2;
+    return n;
+}
+
+void run_dequantize(GlesDevice& dev, const OpCall& call) {
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& y = call.outputs[0];
+    std::vector<Dispatch> ds;
+    if (x.rank == 1) {
+        add_dequant(dev, x, y, ds);
+    } else {  // runs of x's first dim whose windows fit
+        const int64_t rows = x.shape[0];
+        const int64_t run = fitting_run(rows, [&](int64_t n) { return fits_anywhere(dev, cut(x, 0, 0, n)) && fits_anywhere(dev, cut(y, 0, 0, n)); });
+        for (int64_t lo = 0; lo < rows; lo += run) {
+            const int64_t n = std::min(run, rows - lo);
+            add_dequant(dev, cut(x, 0, lo, n), cut(y, 0, lo, n), ds);
+        }
+    }
+    dev.submit("dequantize", std::move(ds));
+}
+
+void run_index_select(GlesDevice& dev, const OpCall& call) {
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& index = call.inputs[1];
+    const TensorArg& y = call.outputs[0];
+    const GlesDevice::DeviceCheck check = dev.device_check();
+    std::vector<Dispatch> ds;
+    add_index_check(dev, call, check, ds);
+    // The table in windows of rows, y (and the index with it) in windows of positions: every pair.
+    const int64_t rows = x.shape[0], T = y.shape[0];
+    const int64_t run = fitting_run(rows, [&](int64_t n) { return fits_anywhere(dev, cut(x, 0, 0, n)); });
+    const int64_t t_run = fitting_run(T, [&](int64_t n) { return fits_anywhere(dev, cut(y, 0, 0, n)) && fits_anywhere(dev, cut(index, 0, 0, n)); });
+    for (int64_t t0 = 0; t0 < T; t0 += t_run) {
+        const int64_t tn = std::min(t_run, T - t0);
+        const TensorArg yc = cut(y, 0, t0, tn), ic = cut(index, 0, t0, tn);
+        for (int64_t lo = 0; lo < rows; lo += run)
+            add_dequant(dev, cut(x, 0, lo, std::min(run, rows - lo)), yc, ds, &ic, &check, lo, std::min(rows, lo + run));
+    }
+    dev.submit("index_select", std::move(ds));
+}
+
+// Lanes per row of W: from TGL_TUNE_MATMUL's gl<N> (the float GEMV's invocations per row of a
+// k-contiguous W), doubled up to 64 while each lane keeps at least 8 units of 16 elements (more
+// resident invocations: on an H200, q4_0 4096 x 4096 took 0.047 ms with 8 lanes, 0.028 with 16 and
+// 0.026 with 32); within the workgroup size limit.
+int gemv_lanes(GlesDevice& dev, int64_t K) {
+    int lanes = dev.tuning().matmul.gemv_lanes;
+    while (lanes < 64 && int64_t(lanes) * 2 * 8 * 16 <= K) lanes *= 2;
+    return std::min(lanes, dev.workgroup_size());
+}
+
+// linear, M <= 8: PASS_GEMV over W's rows in chunks whose blocks (and y's and the bias's columns)
+// fit one window.
+void run_gemv(GlesDevice& dev, const OpCall& call) {
+    const MatmulPlan& p = call.matmul();
+    const TensorArg& x = call.inputs[0];
+    const TensorArg& W = call.inputs[1];
+    const TensorArg& y = call.outputs[0];
+    const int64_t M = p.M, N = p.N, K = p.K;
+    // Views of the rows: x and y as (M, K) / (M, N) from the plan (leading dims merged into M).
+    TensorArg x2 = x, y2 = y;
+    x2.rank = y2.rank = 2;
+    x2.shape[0] = y2.shape[0] = M;
+    x2.shape[1] = K;
+    y2.shape[1] = N;
+    x2.strides[0] = M > 1 ? p.a_m_stride : 0;
+    x2.strides[1] = p.a_k_stride;
+    y2.strides[0] = M > 1 ? p.out[0].m_stride : 0;
+    y2.strides[1] = p.out[0].n_stride;
+    x2 = cut(x2, 0, 0, M);
+    y2 = cut(y2, 0, 0, M);
+    const TensorArg* bias = p.bias_input >= 0 ? &call.inputs[size_t(p.bias_input)] : nullptr;
+    const int64_t run = fitting_run(N, [&](int64_t n) {
+        return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
+    });
+    const int lanes = gemv_lanes(dev, K);
+    const int wg = std::min(std::max(kGemvWg, lanes), dev.workgroup_size());
+    const int gemv_rows = wg / lanes;
+    std::vector<Dispatch> ds;
+    int32_t x_off = 0;
+    const Binding xb = dev.window(x2, "inputs[0] (x)", &x_off);
+    const bool x_pairs = x.dtype == TGL_DTYPE_F16 && (K == 1 || x2.strides[1] == 1) && x_off % 2 == 0 && x2.strides[0] % 2 == 0;
+    for (int64_t n0 = 0; n0 < N; n0 += run) {
+        const int64_t n = std::min(run, N - n0);
+        const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
+        int32_t w_base = 0, y_off = 0, b_off = 0;
+        Dispatch d;
+        Defines defs = base_defines(wg, y.dtype, "PASS_GEMV");
+        // A GPU runs a program of this format only (its registers); a software renderer one
+        // program for every format (u_w_dtype), compiled once.
+        const bool specialised = !dev.software();
+        if (specialised) defs.emplace_back("W_DTYPE", str(W.dtype));
+        defs.emplace_back("LANES", str(lanes));
+        defs.emplace_back("ACTIVATION", str(p.activation));
+        if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
+        d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
+        if (bias) {
+            defs.emplace_back("HAS_BIAS", "");
+            const TensorArg bc = cut(*bias, 0, n0, n);
+            d.bindings.push_back(dev.window(bc, "inputs[2] (bias)", &b_off));
+            d.uniforms.push_back(uniform_int("u_b_offset", {b_off}));
+            d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
+        }
+        d.program = dev.program("gguf.comp", defs);
+        if (!specialised) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
+        const int64_t row_groups = int64_t(ceil_div(uint64_t(n), uint64_t(gemv_rows)));
+        d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
+        d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
+        d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
+        d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
+        d.uniforms.push_back(uniform_int("u_w_n_str", {to_i32(n > 1 ? row_bytes(W.dtype, W.strides[0]) : 0, "W's row stride (bytes)")}));
+        d.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
+        d.uniforms.push_back(uniform_int("u_x_m_str", {to_i32(x2.strides[0], "x's row stride")}));
+        d.uniforms.push_back(uniform_int("u_x_k_str", {to_i32(K > 1 ? x2.strides[1] : 0, "x's stride")}));
+        d.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
+        d.uniforms.push_back(uniform_int("u_y_m_str", {to_i32(y2.strides[0], "y's row stride")}));
+        d.uniforms.push_back(uniform_int("u_y_n_str", {to_i32(n > 1 ? y2.strides[1] : 0, "y's stride")}));
+        d.uniforms.push_back(uniform_int("u_row_groups", {to_i32(row_groups, "the workgroups along N")}));
+        const uint64_t m_groups = ceil_div(uint64_t(M), uint64_t(kGemvMaxM));
+        add_chunks(dev, d, uint64_t(row_groups) * m_groups, ds);
+    }
+    dev.submit(call.info->name, std::move(ds));
+}
+
+// linear (M > 8, or rows that do not merge into one M) and grouped_linear: W's rows in chunks,
+// each decoded into an internal buffer of x's dtype, then the float op on that chunk's columns.
+void run_decoded(GlesDevice& dev, const OpCall& call) {
+    const bool grouped = call.info->op == TGL_OP_GROUPED_LINEAR;
+    const TensorArg& x = call.inputs[0];  // the decoded W takes its dtype
+    const TensorArg& W = call.inputs[1];
+    const TensorArg& y = call.outputs[0];
+    const int n_dim = grouped ? 1 : 0;  // W's N dim
+    const int64_t E = grouped ? W.shape[0] : 1, N = W.shape[n_dim], K = W.shape[n_dim + 1];
+    const int64_t es = tgl_dtype_size(x.dtype);
+    const int64_t cap = std::min<int64_t>(kDecodedChunkBytes, dev.max_window_bytes());
+    const int64_t run = std::max<int64_t>(1, std::min<int64_t>(N, cap / std::max<int64_t>(1, E * K * es)));
+    const int bias_slot = grouped ? 3 : 2;
+    for (int64_t n0 = 0; n0 < N; n0 += run) {
+        const int64_t n = std::min(run, N - n0);
+        // The decoded chunk: contiguous (E,) n, K of x's dtype.
+        TensorArg dec;
+        dec.buffer = dev.internal_buffer(uint64_t(std::max<int64_t>(1, E * n * K * es)));
+        dec.dtype = x.dtype;
+        dec.rank = W.rank;
+        for (int d = 0; d < W.rank; ++d) dec.shape[d] = d == n_dim ? n : W.shape[d];
+        int64_t stride = 1;
+        for (int d = W.rank - 1; d >= 0; --d) {
+            dec.strides[d] = stride;
+            stride *= std::max<int64_t>(1, dec.shape[d]);
+        }
+        dec = cut(dec, 0, 0, dec.shape[0]);
+        std::vector<Dispatch> ds;
+        add_dequant(dev, cut(W, n_dim, n0, n), dec, ds);
+        dev.submit(call.info->name, std::move(ds));
+        OpCall sub;
+        sub.info = call.info;
+        sub.params = call.params;
+        sub.dtype = call.dtype;
+        sub.inputs = call.inputs;
+        sub.inputs[1] = dec;
+        if (call.inputs.size() > size_t(bias_slot) && call.inputs[size_t(bias_slot)].present())
+            sub.inputs[size_t(bias_slot)] = cut(call.inputs[size_t(bias_slot)], call.inputs[size_t(bias_slot)].rank - 1, n0, n);
+        sub.outputs = {cut(y, y.rank - 1, n0, n)};
+        plan_matmul(sub, call.params);
+        sub.noop = sub.outputs[0].numel == 0;
+        if (!sub.noop) dev.run(sub);
+    }
+}
+
+}  // namespace
+
+bool is_block_call(const OpCall& call) {
+    for (const TensorArg& t : call.inputs)
+        if (t.present() && is_block_dtype(t.dtype)) return true;
+    return false;
+}
+
+void run_block_call(GlesDevice& dev, const OpCall& call) {
+    switch (call.info->op) {
+    case TGL_OP_DEQUANTIZE: return run_dequantize(dev, call);
+    case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
+    case TGL_OP_LINEAR: {
+        const MatmulPlan& p = call.matmul();
+        // PASS_GEMV's loop passes per invocation: its units, each decoded (16) and summed per row of x.
+        const uint64_t units = ceil_div(uint64_t(p.K), 16 * uint64_t(gemv_lanes(dev, p.K)));
+        const uint64_t passes = 1 + units * (3 + 2 * loop_cost(16) + uint64_t(kGemvMaxM) * (1 + loop_cost(16)));
+        const bool within = !dev.loop_limited() || passes <= kLoopTripBudget;
+        // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
+        const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
+        if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);
+        return run_decoded(dev, call);
+    }
+    case TGL_OP_GROUPED_LINEAR: return run_decoded(dev, call);
+    default:
+        fail(TGL_ERROR_INTERNAL, "op '%s' was given a block dtype operand but has no block kernel (gguf_kernels.cpp)",
+             call.info->name);
+    }
+}
+
+}  // namespace gles
+}  // namespace tgl
