@@ -293,6 +293,9 @@ void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::Devi
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);
+// conv_kernels.cpp, for a piece of a convolution over part of its input channels (window_split.cpp):
+// with accumulate, y (f32) holds the earlier pieces' sum, and this piece adds its own to it.
+void run_conv(GlesDevice& dev, const OpCall& call, bool accumulate);
 void run_pool(GlesDevice& dev, const OpCall& call);
 void run_attention(GlesDevice& dev, const OpCall& call);
 void run_sequence(GlesDevice& dev, const OpCall& call);
