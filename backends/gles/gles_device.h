@@ -226,6 +226,7 @@ private:
     bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
+    std::shared_ptr<PlanTrace> trace_;   // TGL_GLES_TEST_PLAN_TRACE (nullptr: none)
     int wg_size_ = 64;
     Tuning tuning_;
     StreamShape stream_;

@@ -1231,10 +1231,12 @@ TEST(WindowExact, ConvInputChannelPiecesMatchTheUnsplitOp) {
         const bool f16 = s.outputs[0].dtype == F16;
         EXPECT_TRUE(compare(s.outputs[0].dtype, split, whole, s.outputs[0].view.shape, f16 ? kConvPiecesF16 : kConvPieces,
                             CompareMode::Nmse, s.what + ": in pieces vs whole"));
-        if (f16)
-            for (size_t i = 0; i < split.size(); ++i)
+        if (f16) {
+            for (size_t i = 0; i < split.size(); ++i) {
                 ASSERT_LE(std::abs(split[i] - whole[i]), std::ldexp(std::max(std::abs(whole[i]), 6.1e-5), -10))
                     << s.what << ": element " << i << " in pieces " << split[i] << ", whole " << whole[i];
+            }
+        }
     }
     EXPECT_EQ(ran, 5);
 }
