@@ -14,10 +14,12 @@ limit, a refusal.
 Usage (both runs with one TGL_TEST_SEED, so that they draw the same cases):
   TGL_TEST_SEED=7 TGL_GLES_TEST_PLAN_TRACE=default.txt tgl_differential ... > default.log
   TGL_TEST_SEED=7 TGL_GLES_TEST_PLAN_TRACE=minimum.txt TGL_GLES_LIMITS=minimum tgl_differential ... > minimum.log
-  tools/plan-cases.py --default default.txt --mode minimum.txt --log minimum.log --out skip.txt
+  tools/plan-cases.py --default default.txt --mode minimum.txt --log minimum.log --within default.log \
+      --within minimum.log --out skip.txt
 --same-plan-as-default: the mode's plans are taken to be the default trace's own (softpipe under the
 minimum limits plans as llvmpipe under them: pass the minimum trace as both), so only the fastest case
-per op is kept. --within FILTER_LOG: only the cases that log ran (a repeat with its own gtest filter).
+per op is kept. --within LOG: only the cases that log ran and passed (the traced runs, and a repeat
+with its own gtest filter).
 """
 import argparse
 import re
@@ -65,7 +67,9 @@ def main():
     ap.add_argument("--default", required=True, help="plan trace of the default run")
     ap.add_argument("--mode", required=True, help="plan trace of the run in the other mode")
     ap.add_argument("--log", required=True, help="gtest log of the run in the other mode (case durations)")
-    ap.add_argument("--within", help="gtest log of the repeat as CI filters it: only its cases are listed")
+    ap.add_argument("--within", action="append", default=[],
+                    help="a gtest log: only the cases it ran and passed are listed (repeatable: the traced runs' "
+                         "logs, so that a case that failed in either is kept; the repeat as CI filters it)")
     ap.add_argument("--same-plan-as-default", action="store_true",
                     help="keep only the fastest case per op (the mode plans as the default trace does)")
     ap.add_argument("--out", required=True, help="the skip list to write")
@@ -75,8 +79,8 @@ def main():
     base, mode = read_trace(a.default), read_trace(a.mode)
     times = read_times(a.log)
     cases = list(mode)
-    if a.within:
-        ran = read_times(a.within)
+    for log in a.within:
+        ran = read_times(log)
         cases = [c for c in cases if c in ran]
     differs = set()
     if not a.same_plan_as_default:
