@@ -20,6 +20,10 @@
 // 1x1: then the forward GEMM is a plain batched W x x_n): the B loads test no bounds.
 // Epilogue: bias, apply_activation, then one rounding to DTYPE at the store, each column's output
 // offset decoded once.
+// ACCUMULATE (forward/transposed, a convolution run in pieces over its input channels,
+// backends/gles/window_split.cpp): the output (f32) holds the earlier pieces' sum, which the
+// epilogue adds before the bias and the activation (those only in the last piece). Y_F32: the
+// output is f32 whatever DTYPE (an f16 op's pieces accumulate in an f32 copy, rounded once after).
 // SPLIT_K (few tiles, a long K): workgroup (tile, split s) sums only K range s and stores f32
 // partials to a scratch block (binding 2: [s][g][m][col], then the db partials [s][g][m] from
 // u_db_part); PASS_REDUCE then sums the splits of each C element (and db) and runs the epilogue.
@@ -32,7 +36,7 @@
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
 // BN, BK, TM, TN (multiples of 4), WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST, IN_BOUNDS); DTYPE
-// (= Y_DTYPE); ACTIVATION.
+// (= Y_DTYPE unless Y_F32); ACTIVATION; ACCUMULATE.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -40,7 +44,11 @@
 #include "dtype.glsl"
 #include "activation.glsl"
 
+#if defined(Y_F32)
+#define Y_DTYPE DT_F32
+#else
 #define Y_DTYPE DTYPE
+#endif
 
 layout(std430, binding = 0) readonly buffer XBuffer { uint x_data[]; };
 layout(std430, binding = 1) readonly buffer ABuffer { uint a_data[]; };
@@ -121,11 +129,24 @@ int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s
 // 0 <= i < in per dim, one unsigned compare each (a negative i is a large uint).
 bool inside3(ivec3 i) { return all(lessThan(uvec3(i), uvec3(u_in))); }
 
-// The output element (n, channel co, position o) of y: bias, activation, one rounding.
+#if defined(ACCUMULATE)
+#if defined(MODE_WGRAD) || Y_DTYPE != DT_F32
+#error "conv.comp: ACCUMULATE adds to an f32 y only"
+#endif
+// What the earlier pieces stored at output index i.
+float y_partial(int i) { return uintBitsToFloat(y_data[i]); }
+#endif
+
+// The output element (n, channel co, position o) of y: (the earlier pieces' sum,) bias,
+// activation, one rounding.
 void store_y(int n, int co, ivec3 o, float v) {
+    int yi = u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]);
+#if defined(ACCUMULATE)
+    v += y_partial(yi);
+#endif
     if (u_has_bias != 0) v += LOAD(b_data, u_b_off + co * u_bs);
     v = apply_activation(v);
-    y_store_bits(u_y_off + n * u_ys[0] + co * u_ys[1] + dot3(o, u_ys[2], u_ys[3], u_ys[4]), tgl_from_f32(v, DTYPE));
+    y_store_bits(yi, tgl_from_f32(v, Y_DTYPE));
 }
 
 // Element (m, col) of group g's C lives at c_row(g, m) + c_col(col) of the output (y, WGRAD: dw),
@@ -157,12 +178,16 @@ float c_bias(int g, int m) {
 #endif
 }
 
-// Stores C's element at output index ci: bias, activation (y only), one rounding.
+// Stores C's element at output index ci: (the earlier pieces' sum,) bias, activation (y only),
+// one rounding.
 void store_c_at(int ci, float bias, float v) {
+#if defined(ACCUMULATE)
+    v += y_partial(ci);
+#endif
 #if !defined(MODE_WGRAD)
     v = apply_activation(v + bias);
 #endif
-    y_store_bits(ci, tgl_from_f32(v, DTYPE));
+    y_store_bits(ci, tgl_from_f32(v, Y_DTYPE));
 }
 
 #if defined(MODE_WGRAD)

@@ -12,6 +12,9 @@
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
 // workgroup is split to fit. The kernel is the first of the candidates (direct, GEMM) that takes
 // the call; each that does not says why, and those reasons are the error where none does.
+// A piece of a convolution run in pieces over its input channels (window_split.cpp) adds its sum
+// to the f32 output the earlier pieces stored (ACCUMULATE; an f16 op's pieces write an f32 copy:
+// Y_F32).
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -51,16 +54,22 @@ struct ConvRun {
     const ConvPlan& p;
     bool wgrad;           // the weight gradient (binding 2 is the weight)
     bool has_bias;
+    bool accumulate;      // add to what the (f32) output holds
     int32_t M, N, K;      // the GEMM of one group: output channels x columns, reduction length
     int64_t out_numel;    // elements of binding 2's operand
     std::string o_label;  // its label
     Dispatch base;        // bindings x, a, out, bias and the uniforms every pass has
     std::vector<Dispatch> dispatches;
 
-    // A variant: the mode and dtype, and the activation where the pass stores the result.
+    // A variant: the mode and dtype; where the pass stores the result, the activation, whether it adds
+    // to the output (ACCUMULATE) and an f32 output of an f16 op (Y_F32).
     Defines variant(bool epilogue) const {
         const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
-        return Defines{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        Defines d{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        if (epilogue && accumulate) d.emplace_back("ACCUMULATE", "");
+        const TensorArg& out = (p.y_is_out ? call.outputs : call.inputs)[size_t(p.y_slot)];
+        if (epilogue && !wgrad && out.dtype == TGL_DTYPE_F32 && call.dtype != TGL_DTYPE_F32) d.emplace_back("Y_F32", "");
+        return d;
     }
 };
 
@@ -249,7 +258,9 @@ const KernelCandidate<ConvRun&> kCandidates[] = {{"direct", direct_candidate}, {
 
 }  // namespace
 
-void run_conv(GlesDevice& dev, const OpCall& call) {
+void run_conv(GlesDevice& dev, const OpCall& call) { run_conv(dev, call, false); }
+
+void run_conv(GlesDevice& dev, const OpCall& call, bool accumulate) {
     const ConvPlan& p = call.conv();
     const OpInfo& info = *call.info;
     const bool wgrad = p.mode == ConvPlan::WeightGrad;
@@ -268,7 +279,9 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     const int32_t N = int32_t(count_u32(wgrad ? p.cx * kvol : p.batch * ovol, "the GEMM columns of the convolution"));
     const int32_t K = int32_t(count_u32(wgrad ? p.batch * ovol : p.cx * kvol, "the reduction length of the convolution"));
     count_u32(Out.numel, o_label.c_str());
-    ConvRun r{dev, call, p, wgrad, B != nullptr, M, N, K, Out.numel, o_label, {}, {}};
+    if (accumulate && (wgrad || Out.dtype != TGL_DTYPE_F32))
+        fail(TGL_ERROR_INTERNAL, "op '%s': a piece that adds to its output needs an f32 y (forward or transposed)", info.name);
+    ConvRun r{dev, call, p, wgrad, B != nullptr, accumulate, M, N, K, Out.numel, o_label, {}, {}};
 
     // Bindings: empty operands (never read) are stood in for by a bound one.
     int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;

@@ -27,6 +27,7 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     : gl_(std::make_shared<GlThread>(desc.target, stats ? std::shared_ptr<GlThreadCounters>(stats, &stats->gl) : nullptr)),
       stats_(std::move(stats)) {
     hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
+    trace_ = read_plan_trace();   // likewise
     tuning_ = read_tuning();      // likewise
     graph_fusion_ = env_number("TGL_GRAPH_FUSION", 0, 1, 1, "0 (graphs replay their ops unfused) or 1 (the default)") != 0;
     gl_->configure(read_timeout_ms());
@@ -128,9 +129,14 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 }
 
 void GlesDevice::run(const OpCall& call) {
-    if (is_block_call(call)) return run_block_call(*this, call);  // windows of its own (gguf_kernels.cpp)
-    if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
-    gles_family(*call.info).run(*this, call);
+    try {
+        if (is_block_call(call)) return run_block_call(*this, call);  // windows of its own (gguf_kernels.cpp)
+        if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
+        gles_family(*call.info).run(*this, call);
+    } catch (const Error& e) {
+        if (trace_) trace_->line(std::string(call.info->name) + "\t! refused: status " + std::to_string(int(e.status())));
+        throw;
+    }
 }
 
 void GlesDevice::synchronize() {

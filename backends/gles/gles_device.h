@@ -234,6 +234,7 @@ private:
     bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
+    std::shared_ptr<PlanTrace> trace_;   // TGL_GLES_TEST_PLAN_TRACE (nullptr: none)
     int wg_size_ = 64;
     bool graph_fusion_ = true;  // TGL_GRAPH_FUSION (read when the device is opened)
     Tuning tuning_;
@@ -307,6 +308,9 @@ void add_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::Devi
 void run_select(GlesDevice& dev, const OpCall& call);
 void run_generate(GlesDevice& dev, const OpCall& call);
 void run_conv(GlesDevice& dev, const OpCall& call);
+// conv_kernels.cpp, for a piece of a convolution over part of its input channels (window_split.cpp):
+// with accumulate, y (f32) holds the earlier pieces' sum, and this piece adds its own to it.
+void run_conv(GlesDevice& dev, const OpCall& call, bool accumulate);
 void run_pool(GlesDevice& dev, const OpCall& call);
 void run_attention(GlesDevice& dev, const OpCall& call);
 void run_sequence(GlesDevice& dev, const OpCall& call);

@@ -183,6 +183,10 @@ void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
         dispatches[0].uniforms.push_back(uniform_uint("u_undeclared_by_test_hook", {0u}));
     if (kCheckUniforms)
         for (const Dispatch& d : dispatches) check_uniforms(d);
+    if (trace_)
+        for (const Dispatch& d : dispatches)
+            trace_->line(std::string(what) + "\t" + (d.program ? d.program->label : "?") + "\t" + std::to_string(d.groups[0]) +
+                         "," + std::to_string(d.groups[1]) + "," + std::to_string(d.groups[2]));
     if (t_capture && t_capture->dev == this) {  // recording (record()): kept, not queued
         for (Dispatch& d : dispatches) t_capture->out->push_back(std::move(d));
         return;

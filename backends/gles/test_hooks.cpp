@@ -3,8 +3,12 @@
 #include "env_value.h"
 #include "status.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <sstream>
+#include <unistd.h>
 
 namespace tgl {
 namespace gles {
@@ -55,6 +59,23 @@ std::shared_ptr<FaultHooks> read_fault_hooks() {
         }
     }
     return h;
+}
+
+PlanTrace::~PlanTrace() { ::close(fd_); }
+
+void PlanTrace::line(const std::string& text) const {
+    const std::string l = text + "\n";
+    [[maybe_unused]] const ssize_t n = ::write(fd_, l.data(), l.size());  // a trace, not a result: a short write is left alone
+}
+
+std::shared_ptr<PlanTrace> read_plan_trace() {
+    const char* v = secure_getenv("TGL_GLES_TEST_PLAN_TRACE");
+    if (!v || !*v) return nullptr;
+    const int fd = ::open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        fail(TGL_ERROR_INVALID_ARGUMENT, "TGL_GLES_TEST_PLAN_TRACE=%s: cannot open it for appending: %s", v,
+             std::strerror(errno));
+    return std::make_shared<PlanTrace>(fd);
 }
 
 uint32_t read_timeout_ms() {

@@ -17,6 +17,9 @@
 //     max_window=N   one SSBO binding covers at most N bytes (N >= 1024), as if the device's
 //                    GL_MAX_SHADER_STORAGE_BLOCK_SIZE were N: ops on larger operands run in pieces
 //                    (window_split.cpp), which small tensors then exercise quickly
+//   TGL_GLES_TEST_PLAN_TRACE=<file>: every dispatch an op submits (or a graph records) is appended
+//     to the file as one line, "<op>\t<program: file [defines]>\t<workgroups x,y,z>", written by
+//     the thread that runs the op; tools/plan-cases.py compares two runs' plans case by case.
 #pragma once
 
 #include <atomic>
@@ -46,6 +49,23 @@ struct FaultHooks {
 // Parses TGL_GLES_TEST_FAULT; nullptr when unset or empty. Throws Error(INVALID_ARGUMENT) naming
 // the variable for a malformed value.
 std::shared_ptr<FaultHooks> read_fault_hooks();
+
+// TGL_GLES_TEST_PLAN_TRACE: the open file (append-only) that dispatches are traced to.
+class PlanTrace {
+public:
+    explicit PlanTrace(int fd) : fd_(fd) {}
+    ~PlanTrace();
+    PlanTrace(const PlanTrace&) = delete;
+    PlanTrace& operator=(const PlanTrace&) = delete;
+    // Appends one line in a single write (lines of several devices and threads never interleave).
+    void line(const std::string& text) const;
+
+private:
+    int fd_;
+};
+// nullptr when unset or empty. Throws Error(INVALID_ARGUMENT) naming the variable when the file
+// cannot be opened for appending (a symlink is refused).
+std::shared_ptr<PlanTrace> read_plan_trace();
 
 // TGL_GLES_TIMEOUT_MS: milliseconds a wait lets one piece of GL work run before the device is
 // declared lost (0: no limit). Default kDefaultTimeoutMs. Throws Error(INVALID_ARGUMENT).

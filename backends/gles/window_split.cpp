@@ -11,7 +11,12 @@
 //     part of the outputs.
 //   Accumulate (matmul's K): the first piece computes C = alpha A1 B1 + beta C, the others
 //     C = alpha Ai Bi + C. (set_rows' K rows: the first piece y = x with its rows, the others
-//     their rows in place over y.)
+//     their rows in place over y. A convolution's input channels, with groups == 1: the first
+//     piece stores its channels' sum in f32, each later one adds its own to it, and only the last
+//     adds the bias and applies the activation; an f16 y accumulates in an f32 copy, rounded once
+//     after the pieces.)
+//     A convolution's groups (groups > 1): each piece a run of whole groups (its groups
+//     parameter their count), which may then be cut as a convolution of its own.
 //     An operand may follow an axis several elements per index (attention's q heads per KV head;
 //     reshape's x (4, 10) as y's 40).
 //     A causal attention's query rows take the prefix of the keys their last row sees; a
@@ -67,8 +72,12 @@ struct Piece {
     int64_t row_lo = 0;
     // per operand (empty: none): an f32 view that receives the output instead of the operand's own
     // view, which is validated in the op's dtype (an f16 op's dgamma, dbeta partial sums; an f16
-    // embedding_backward's dW over pieces of the tokens); cut with the operand
+    // embedding_backward's dW over pieces of the tokens; an f16 convolution's y over pieces of its
+    // input channels); cut with the operand
     std::vector<TensorArg> wide;
+    // a convolution over part of its input channels after the first part: adds its sum to what
+    // its (f32) y holds
+    bool accumulate = false;
 };
 
 struct CutAxis {
@@ -103,6 +112,14 @@ struct CutAxis {
     // a convolution's first spatial axis (y's rows): each piece's x cut to the rows its outputs
     // read, its pads what of them lies outside x
     bool halo = false;
+    // a convolution's input channels (Accumulate, with `accumulated` y): each piece after the first
+    // adds to y (Piece::accumulate); the pieces but the last run without the activation
+    bool channel_sums = false;
+    // per operand: taken by the last piece only, absent in the others (a convolution's bias, added
+    // once the channels' sums are in; conv2d_backward_weight's db, the same in every piece)
+    std::vector<bool> last_only = {};
+    // a convolution's groups: a piece of groups [lo, hi) runs with groups = hi - lo
+    bool groups = false;
 };
 
 namespace {
@@ -652,26 +669,69 @@ void index_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     if (ops[0].rank > a) add(CutAxis::Window, ops[0].shape[a], {a, -1, -1});
 }
 
-// Conv: batch; output channels (weight rows) where groups == 1; conv1d/2d/3d's first spatial axis.
+// A convolution's params, NULL's defaults (stride and dilation 1, groups 1) filled in.
+tgl_conv_params conv_params_of(const Piece& p) {
+    tgl_conv_params defaults{};
+    defaults.groups = 1;
+    for (int i = 0; i < 3; ++i) defaults.stride[i] = defaults.dilation[i] = 1;
+    return read_params(p, defaults);
+}
+
+// Conv: batch; output channels (weight rows) and the input channels (accumulated) where groups ==
+// 1, else runs of whole groups; conv1d/2d/3d's first spatial axis.
 void conv_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
-    tgl_conv_params defaults{};
-    defaults.groups = 1;
-    const tgl_conv_params prm = read_params(p, defaults);
+    const tgl_conv_params prm = conv_params_of(p);
     const TensorArg& y = ops[n_in];
     const int ch = prm.layout == TGL_CONV_LAYOUT_CHANNELS_LAST ? y.rank - 1 : 1;  // of x, y, dy, dx
-    const bool one_group = prm.groups == 1;
-    if (op == TGL_OP_CONV2D_BACKWARD_WEIGHT) {  // (x, dy) -> (dw, db?): dw's rows; batch is summed
-        if (one_group) add(CutAxis::Independent, y.shape[0], {-1, ch, 0, ops[3].present() ? 0 : -1});
-    } else if (op == TGL_OP_CONV2D_BACKWARD_INPUT) {  // (dy, w) -> (dx): batch; dx's channels (w's columns)
+    const int64_t g = std::max<int64_t>(prm.groups, 1);
+    const bool one_group = g == 1;
+    // runs of whole groups: operand k's axis axis[k], per[k] elements per group
+    auto by_groups = [&](std::vector<int> axis, std::vector<int64_t> per) {
+        CutAxis c{CutAxis::Independent, g, std::move(axis), std::move(per)};
+        c.groups = true;
+        if (g >= 2) cuts.push_back(c);
+    };
+    // the channels summed over (operand k's axis axis[k]), output `out` accumulated over the
+    // pieces, `bias` (-1: none) added by the last piece
+    auto channel_sums = [&](int64_t extent, std::vector<int> axis, size_t out, int bias) {
+        if (!one_group || extent < 2) return;
+        CutAxis c{CutAxis::Accumulate, extent, std::move(axis)};
+        c.channel_sums = true;
+        c.accumulated.assign(n, false);
+        c.accumulated[out] = true;
+        c.last_only.assign(n, false);
+        if (bias >= 0) c.last_only[size_t(bias)] = true;
+        cuts.push_back(c);
+    };
+    if (op == TGL_OP_CONV2D_BACKWARD_WEIGHT) {  // (x, dy) -> (dw, db?): dw's rows and columns; batch is summed
+        const TensorArg& x = ops[0];
+        const TensorArg& dy = ops[1];
+        const int db = ops[3].present() ? 0 : -1;
+        if (one_group) {
+            add(CutAxis::Independent, y.shape[0], {-1, ch, 0, db});
+            // x's channels, dw's columns (db, the same in every piece, from the last one)
+            CutAxis c{CutAxis::Independent, x.shape[ch], {ch, -1, 1, -1}};
+            c.last_only = {false, false, false, db == 0};
+            if (c.extent >= 2) cuts.push_back(c);
+        }
+        by_groups({ch, ch, 0, db}, {x.shape[ch] / g, dy.shape[ch] / g, y.shape[0] / g, y.shape[0] / g});
+    } else if (op == TGL_OP_CONV2D_BACKWARD_INPUT) {  // (dy, w) -> (dx): batch; dx's channels (w's columns); dy's
+        const TensorArg& dy = ops[0];
         add(CutAxis::Independent, y.shape[0], {0, -1, 0});
         if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, 1, ch});
+        channel_sums(dy.shape[ch], {ch, 0, -1}, 2, -1);
+        by_groups({ch, 0, ch}, {dy.shape[ch] / g, dy.shape[ch] / g, y.shape[ch] / g});
     } else {  // (x, w, bias?) -> (y); conv: w (C_out, ...), conv_transpose: w (C_in, C_out, ...)
+        const TensorArg& x = ops[0];
         const bool bias = ops[2].present();
         add(CutAxis::Independent, y.shape[0], {0, -1, -1, 0});
         const bool transposed = op == TGL_OP_CONV_TRANSPOSE1D || op == TGL_OP_CONV_TRANSPOSE2D;
         if (one_group) add(CutAxis::Independent, y.shape[ch], {-1, transposed ? 1 : 0, bias ? 0 : -1, ch});
+        channel_sums(x.shape[ch], {ch, transposed ? 0 : 1, -1, -1}, 3, bias ? 2 : -1);
+        const int64_t cx = x.shape[ch] / g, cy = y.shape[ch] / g;
+        by_groups({ch, 0, bias ? 0 : -1, ch}, {cx, transposed ? cx : cy, cy, cy});
         if (!transposed && y.rank >= 3) {  // y's first spatial axis, x by the rows it reads
             const int sp = ch == 1 ? 2 : 1;
             CutAxis rows{CutAxis::Independent, y.shape[sp], {sp, -1, -1, sp}, {std::max(prm.stride[0], 1), 1, 1, 1}};
@@ -773,12 +833,20 @@ const char* layout_refusal(const Piece&, const TensorArg&) {
            "joined operand per piece), and none of those cuts this operand into smaller windows";
 }
 
-const char* conv_refusal(const Piece&, const TensorArg&) {
-    return "a convolution is cut along the batch axis (not conv2d_backward_weight, which sums over it), with "
-           "groups == 1 along the channels it outputs (the weight's rows), and (conv1d/2d/3d) along its first "
-           "spatial axis with the input rows each piece reads; so the input rows of one output row (a window "
-           "spans every channel between: channels-first, most of one image's input) and the weights of one "
-           "output channel must each fit one window";
+const char* conv_refusal(const Piece& p, const TensorArg&) {
+    const tgl_op op = p.info->op;
+    if (op == TGL_OP_CONV1D || op == TGL_OP_CONV2D || op == TGL_OP_CONV3D)
+        return "a convolution is cut along the batch axis, runs of whole groups, with groups == 1 the channels "
+               "it outputs and the input channels (their sums accumulated), and its first spatial axis with the "
+               "input rows each piece reads; so one channel's input rows of one output row must fit one window";
+    return op == TGL_OP_CONV2D_BACKWARD_WEIGHT
+              ? "conv2d_backward_weight is cut along runs of whole groups and, with groups == 1, dw's rows and "
+                "columns (dy's and x's channels), not along the batch or the spatial axes it sums over; so one "
+                "channel's plane of x and of dy (all images) must fit one window"
+              : "transposed convolutions and conv2d_backward_input are cut along the batch axis, runs of whole "
+                "groups and, with groups == 1, the channels they output and the channels they sum over, not "
+                "along their spatial axes; so one channel's plane of the input and of the output must fit one "
+                "window";
 }
 
 const char* pool_refusal(const Piece&, const TensorArg&) {
@@ -978,6 +1046,7 @@ private:
             for (size_t k = 0; k < p.wide.size(); ++k)
                 if (p.wide[k].present()) call.outputs[k - p.n_inputs] = p.wide[k];
             ds = dev_.capture([&] {
+                if (p.accumulate) return run_conv(dev_, call, true);  // adds to the earlier pieces' y
                 if (p.info != indexed_) return dev_.run(call);  // the op itself, or one of the passes around it
                 const IndexPiece piece = piece_of(p);
                 if (p.info->family == OpFamily::Matmul) run_matmul(dev_, call, &piece);
@@ -1039,6 +1108,9 @@ private:
             }
             part.row_lo += lo * cut.row_step;
             if (cut.halo) halo_rows(p, cut.axis[0], lo, hi, part);
+            for (size_t k = 0; k < cut.last_only.size(); ++k)
+                if (cut.last_only[k] && i + 1 < count) part.operands[k] = TensorArg{};
+            if (cut.channel_sums || cut.groups) conv_piece_params(p, cut, i, count, lo, hi, part);
             if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
                 tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
                 prm.offset += uint64_t(lo);
@@ -1046,7 +1118,7 @@ private:
             }
             if (cut.kind == CutAxis::Accumulate && i > 0 && p.info->op == TGL_OP_SET_ROWS) {
                 part.operands[0] = part.operands[p.n_inputs];  // x = y: later rows land in place, after the earlier
-            } else if (cut.kind == CutAxis::Accumulate && i > 0) {  // matmul: C = alpha Ai Bi + C
+            } else if (cut.kind == CutAxis::Accumulate && i > 0 && p.info->op == TGL_OP_MATMUL) {  // C = alpha Ai Bi + C
                 tgl_matmul_params prm = read_params(p, tgl_matmul_params{0, 0, 0, 1.0f, 0.0f, 0});
                 prm.beta = 1.0f;
                 part.params = param_bytes(prm);
@@ -1093,19 +1165,29 @@ private:
         part.params = param_bytes(prm);
     }
 
+    // A convolution's piece i of `count` along `cut`, [lo, hi): its groups (a run of groups); over
+    // the input channels, whether it adds to y (every piece after the first, and every piece of a
+    // piece that does) and its activation (the last piece's only).
+    static void conv_piece_params(const Piece& p, const CutAxis& cut, int64_t i, int64_t count, int64_t lo, int64_t hi,
+                                  Piece& part) {
+        tgl_conv_params prm = conv_params_of(p);
+        if (cut.groups) prm.groups = uint32_t(hi - lo);
+        if (cut.channel_sums) {
+            part.accumulate = p.accumulate || i > 0;
+            if (i + 1 < count) prm.activation = TGL_ACTIVATION_NONE;
+        }
+        part.params = param_bytes(prm);
+    }
+
     // A convolution's output rows [lo, hi) along x's axis `xa` (its first spatial one): x cut to
     // the rows they read, [lo s - pad, (hi - 1) s - pad + (k - 1) d + 1), the part of those outside
     // x the piece's own pads (zeros, as the whole op's). 'same' padding becomes its explicit pads.
     void halo_rows(const Piece& p, int xa, int64_t lo, int64_t hi, Piece& part) {
-        tgl_conv_params defaults{};
-        defaults.groups = 1;
-        tgl_conv_params prm = read_params(p, defaults);
+        tgl_conv_params prm = conv_params_of(p);
         const TensorArg& x = p.operands[0];
         const TensorArg& w = p.operands[1];
         const int spatial = x.rank - 2;
         for (int i = 0; i < spatial; ++i) {
-            prm.stride[i] = std::max(prm.stride[i], 1);
-            prm.dilation[i] = std::max(prm.dilation[i], 1);
             if (prm.padding_mode != TGL_CONV_PADDING_SAME) continue;
             const int32_t total = int32_t(prm.dilation[i] * (w.shape[2 + i] - 1));
             prm.pad_begin[i] = total / 2;

@@ -8,13 +8,14 @@
 // cut fail with RESOURCE_EXHAUSTED saying why, and write nothing.
 #include "diff.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
 namespace diff {
 namespace {
 
-const tgl_dtype F32 = TGL_DTYPE_F32;
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 
 // The subject plugin's device with 4 KiB windows (the hook is read at device_open; other plugins
 // ignore it).
@@ -25,6 +26,16 @@ InputArg floats(const Shape& shape, Kind k, Rng& rng, double lo = -2, double hi 
     a.dtype = dt;
     a.view = view_of(shape, k, rng, true, dt);
     a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, lo, hi));
+    return a;
+}
+
+// f16 values in [lo, hi], contiguous from element 0 (floats() may start an f16 view inside a word:
+// a graph replayed over fresh inputs needs the same storage each time).
+InputArg halves(const Shape& shape, Rng& rng, double lo = -2, double hi = 2) {
+    InputArg a;
+    a.dtype = TGL_DTYPE_F16;
+    a.view = contiguous(shape);
+    a.storage = random_storage(TGL_DTYPE_F16, a.view.storage, rng, float_values(TGL_DTYPE_F16, lo, hi));
     return a;
 }
 
@@ -233,17 +244,20 @@ MultiSpec layout(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> i
     return spec(op, std::move(params), std::move(ins), std::move(outs), CompareMode::ExactBits, 0, what);
 }
 
-std::vector<uint8_t> conv_params(uint32_t layout = TGL_CONV_LAYOUT_CHANNELS_FIRST, int stride = 1, int pad = 0) {
+std::vector<uint8_t> conv_params(uint32_t layout = TGL_CONV_LAYOUT_CHANNELS_FIRST, int stride = 1, int pad = 0,
+                                 tgl_activation activation = TGL_ACTIVATION_NONE, uint32_t groups = 1) {
     tgl_conv_params p{};
     p.struct_size = sizeof p;
     p.layout = layout;
-    p.groups = 1;
+    p.groups = groups;
+    p.activation = activation;
     for (int d = 0; d < 3; ++d) p.stride[d] = stride, p.dilation[d] = 1, p.pad_begin[d] = p.pad_end[d] = pad;
     return param_bytes(p);
 }
 
-MultiSpec conv(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins, const Shape& y, const std::string& what) {
-    return spec(op, std::move(params), std::move(ins), {output_of(F32, y)}, CompareMode::Nmse, tol::kMatmul, what);
+MultiSpec conv(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins, const Shape& y, const std::string& what,
+               tgl_dtype dt = F32) {
+    return spec(op, std::move(params), std::move(ins), {output_of(dt, y)}, CompareMode::Nmse, tol::kMatmul, what);
 }
 
 std::vector<uint8_t> pool_params(int kernel, int stride, int pad) {
@@ -859,6 +873,89 @@ std::vector<WindowCase> window_cases() {
                          {output_of(F32, {30, 20, 3, 3}), output_of(F32, {30})}, CompareMode::Nmse, tol::kMatmul,
                          "conv2d_backward_weight x (2, 20, 5, 5), dy (2, 30, 3, 3)");
          }},
+        // conv: the input channels (channels-first: one output row's input rows span every channel),
+        // each piece adding its channels' sum to y in f32, the last with the bias and activation;
+        // with groups, runs of whole groups first
+        {"conv2d_input_channels_bias_relu", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_RELU),
+                         {floats({1, 24, 10, 10}, Kind::Contiguous, r), floats({5, 24, 3, 3}, Kind::Contiguous, r),
+                          floats({5}, Kind::Contiguous, r)},
+                         {1, 5, 10, 10}, "conv2d (1, 24, 10, 10) by (5, 24, 3, 3), pad 1, bias, relu");
+         }},
+        {"conv2d_input_channels_f16_gelu", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_GELU),
+                         {floats({1, 40, 9, 9}, Kind::Contiguous, r, -2, 2, F16), floats({6, 40, 3, 3}, Kind::Contiguous, r, -0.5, 0.5, F16),
+                          floats({6}, Kind::Contiguous, r, -2, 2, F16)},
+                         {1, 6, 9, 9}, "f16 conv2d (1, 40, 9, 9) by (6, 40, 3, 3), pad 1, bias, gelu", F16);
+         }},
+        {"conv2d_input_and_output_channels_silu", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_SILU),
+                         {floats({1, 16, 12, 12}, Kind::Contiguous, r), floats({12, 16, 3, 3}, Kind::Contiguous, r),
+                          floats({12}, Kind::Contiguous, r)},
+                         {1, 12, 12, 12}, "conv2d (1, 16, 12, 12) by (12, 16, 3, 3), pad 1, bias, silu (y cut too)");
+         }},
+        {"conv1d_input_channels_strided", [](Rng& r) {
+             return conv(TGL_OP_CONV1D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 2),
+                         {floats({2, 30, 50}, Kind::Contiguous, r), floats({3, 30, 5}, Kind::Contiguous, r), absent_input()},
+                         {2, 3, 23}, "conv1d (2, 30, 50) by (3, 30, 5), stride 2");
+         }},
+        {"conv3d_input_channels", [](Rng& r) {
+             return conv(TGL_OP_CONV3D, conv_params(),
+                         {floats({1, 12, 6, 6, 6}, Kind::Contiguous, r), floats({2, 12, 3, 3, 3}, Kind::Contiguous, r),
+                          floats({2}, Kind::Contiguous, r)},
+                         {1, 2, 4, 4, 4}, "conv3d (1, 12, 6, 6, 6) by (2, 12, 3, 3, 3), bias");
+         }},
+        {"conv_transpose2d_input_channels_relu", [](Rng& r) {
+             return conv(TGL_OP_CONV_TRANSPOSE2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 2, 0, TGL_ACTIVATION_RELU),
+                         {floats({1, 20, 8, 8}, Kind::Contiguous, r), floats({20, 3, 3, 3}, Kind::Contiguous, r),
+                          floats({3}, Kind::Contiguous, r)},
+                         {1, 3, 17, 17}, "conv_transpose2d (1, 20, 8, 8) by (20, 3, 3, 3), stride 2, bias, relu");
+         }},
+        {"conv_transpose1d_input_channels", [](Rng& r) {
+             return conv(TGL_OP_CONV_TRANSPOSE1D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 3),
+                         {floats({1, 40, 30}, Kind::Contiguous, r), floats({40, 2, 4}, Kind::Contiguous, r), absent_input()},
+                         {1, 2, 91}, "conv_transpose1d (1, 40, 30) by (40, 2, 4), stride 3");
+         }},
+        {"conv2d_backward_input_dy_channels", [](Rng& r) {
+             return conv(TGL_OP_CONV2D_BACKWARD_INPUT, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1),
+                         {floats({1, 24, 8, 8}, Kind::Contiguous, r), floats({24, 3, 3, 3}, Kind::Contiguous, r)},
+                         {1, 3, 8, 8}, "conv2d_backward_input dy (1, 24, 8, 8), w (24, 3, 3, 3), pad 1");
+         }},
+        {"conv2d_backward_weight_x_channels", [](Rng& r) {
+             return spec(TGL_OP_CONV2D_BACKWARD_WEIGHT, conv_params(),
+                         {floats({1, 24, 8, 8}, Kind::Contiguous, r), floats({1, 4, 6, 6}, Kind::Contiguous, r)},
+                         {output_of(F32, {4, 24, 3, 3}), output_of(F32, {4})}, CompareMode::Nmse, tol::kMatmul,
+                         "conv2d_backward_weight x (1, 24, 8, 8), dy (1, 4, 6, 6), db");
+         }},
+        {"conv2d_depthwise_groups", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_RELU, 8),
+                         {floats({1, 8, 16, 16}, Kind::Contiguous, r), floats({8, 1, 3, 3}, Kind::Contiguous, r),
+                          floats({8}, Kind::Contiguous, r)},
+                         {1, 8, 16, 16}, "depthwise conv2d (1, 8, 16, 16) by (8, 1, 3, 3), pad 1, bias, relu");
+         }},
+        {"conv2d_groups_then_input_channels", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 0, TGL_ACTIVATION_RELU, 2),
+                         {floats({1, 48, 8, 8}, Kind::Contiguous, r), floats({6, 24, 3, 3}, Kind::Contiguous, r),
+                          floats({6}, Kind::Contiguous, r)},
+                         {1, 6, 6, 6}, "conv2d (1, 48, 8, 8) by (6, 24, 3, 3), groups 2, bias, relu");
+         }},
+        {"conv_transpose2d_groups", [](Rng& r) {
+             return conv(TGL_OP_CONV_TRANSPOSE2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 2, 1, TGL_ACTIVATION_NONE, 4),
+                         {floats({1, 16, 9, 9}, Kind::Contiguous, r), floats({16, 1, 3, 3}, Kind::Contiguous, r),
+                          floats({4}, Kind::Contiguous, r)},
+                         {1, 4, 17, 17}, "conv_transpose2d (1, 16, 9, 9) by (16, 1, 3, 3), stride 2, pad 1, groups 4, bias");
+         }},
+        {"conv2d_backward_input_groups", [](Rng& r) {
+             return conv(TGL_OP_CONV2D_BACKWARD_INPUT, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_NONE, 2),
+                         {floats({1, 24, 8, 8}, Kind::Contiguous, r), floats({24, 2, 3, 3}, Kind::Contiguous, r)},
+                         {1, 4, 8, 8}, "conv2d_backward_input dy (1, 24, 8, 8), w (24, 2, 3, 3), pad 1, groups 2");
+         }},
+        {"conv2d_backward_weight_groups", [](Rng& r) {
+             return spec(TGL_OP_CONV2D_BACKWARD_WEIGHT, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 0, TGL_ACTIVATION_NONE, 2),
+                         {floats({1, 24, 8, 8}, Kind::Contiguous, r), floats({1, 4, 6, 6}, Kind::Contiguous, r)},
+                         {output_of(F32, {4, 12, 3, 3}), output_of(F32, {4})}, CompareMode::Nmse, tol::kMatmul,
+                         "conv2d_backward_weight x (1, 24, 8, 8), dy (1, 4, 6, 6), groups 2, db");
+         }},
         // pool: N and C
         {"max_pool2d_indices", [](Rng& r) {
              return spec(TGL_OP_MAX_POOL, pool_params(3, 2, 1), {floats({6, 4, 10, 10}, Kind::Negative, r)},
@@ -927,6 +1024,14 @@ std::vector<WindowCase> big_cases() {
         // a 128k vocabulary over 512 tokens: 256 MiB of f32 logits, the mean over every row's loss
         {"cross_entropy_128k_vocab_512_tokens_256MiB_big", [](Rng& r) {
              return cross_entropy(TGL_OP_CROSS_ENTROPY, {512, 131072}, TGL_REDUCTION_MEAN, 0.1f, r);
+         }},
+        // a 1024 x 1024 image of 64 channels (256 MiB f32) in pieces of its input channels; a
+        // pointwise (1x1) convolution to 4 channels, so that llvmpipe takes seconds, not minutes
+        {"conv2d_input_1x64x1024x1024_256MiB_big", [](Rng& r) {
+             return conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 0, TGL_ACTIVATION_RELU),
+                         {floats({1, 64, 1024, 1024}, Kind::Contiguous, r), floats({4, 64, 1, 1}, Kind::Contiguous, r),
+                          floats({4}, Kind::Contiguous, r)},
+                         {1, 4, 1024, 1024}, "conv2d (1, 64, 1024, 1024) by (4, 64, 1, 1), bias, relu");
          }},
         {"scatter_kv_cache_144MiB_big", [](Rng& r) {
              return scatter(TGL_OP_SCATTER, {1, 8, 4608, 1024}, 2, {1, 8, 4, 1024}, {1, 8, 4, 1024}, 4607, r);
@@ -1140,9 +1245,42 @@ TEST(WindowExact, GradSumsMatchTheUnsplitOpBitForBit) {
     }
 }
 
+// A convolution in pieces over its input channels against the unsplit op on the same device: the
+// same products, their f32 sums added piece by piece instead of in one run, the bias and the
+// activation applied once, at the end. f32: NMSE within kConvPieces (f32 rounding of a reordered
+// sum); f16: y rounded once from f32 sums that agree that closely, so every element equal or one
+// f16 step apart (kConvPiecesF16 bounds the NMSE of those steps).
+TEST(WindowExact, ConvInputChannelPiecesMatchTheUnsplitOp) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    constexpr double kConvPieces = 1e-12, kConvPiecesF16 = 1e-7;
+    Rng rng = case_rng();
+    int ran = 0;
+    for (const WindowCase& c : window_cases()) {
+        if (c.name != "conv2d_input_channels_bias_relu" && c.name != "conv2d_input_channels_f16_gelu" &&
+            c.name != "conv2d_input_and_output_channels_silu" && c.name != "conv_transpose2d_input_channels_relu" &&
+            c.name != "conv2d_backward_input_dy_channels")
+            continue;
+        ++ran;
+        const MultiSpec s = c.build(rng);
+        const void* params = s.params.empty() ? nullptr : s.params.data();
+        const std::vector<double> split = run_op_values(windowed_device(), s.op, params, s.inputs, s.outputs)[0];
+        const std::vector<double> whole = run_op_values(shared_device(Role::Subject), s.op, params, s.inputs, s.outputs)[0];
+        const bool f16 = s.outputs[0].dtype == F16;
+        EXPECT_TRUE(compare(s.outputs[0].dtype, split, whole, s.outputs[0].view.shape, f16 ? kConvPiecesF16 : kConvPieces,
+                            CompareMode::Nmse, s.what + ": in pieces vs whole"));
+        if (f16) {
+            for (size_t i = 0; i < split.size(); ++i) {
+                ASSERT_LE(std::abs(split[i] - whole[i]), std::ldexp(std::max(std::abs(whole[i]), 6.1e-5), -10))
+                    << s.what << ": element " << i << " in pieces " << split[i] << ", whole " << whole[i];
+            }
+        }
+    }
+    EXPECT_EQ(ran, 5);
+}
+
 // An op run in pieces inside a graph: recorded once (partial results, the mean's divisor, std's
-// weights, the table, y and expert windows, the one index check and the Grad ops' scratch held by
-// the graph), replayed over fresh inputs.
+// weights, the table, y and expert windows, the one index check, the Grad ops' scratch and a
+// convolution's f32 copy of its f16 y held by the graph), replayed over fresh inputs.
 TEST(WindowGraph, ReplaysPieces) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     Rng rng = case_rng();
@@ -1157,7 +1295,14 @@ TEST(WindowGraph, ReplaysPieces) {
                                                     Kind::Contiguous, 7),
                                       cross_entropy(TGL_OP_CROSS_ENTROPY_BACKWARD, {250, 12}, TGL_REDUCTION_SUM, 0.0f, r, F32,
                                                     Kind::Contiguous, -100),
-                                      embedding_backward({2, 150}, 40, 8, 5, r)};
+                                      embedding_backward({2, 150}, 40, 8, 5, r),
+                                      conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_RELU),
+                                           {floats({1, 24, 10, 10}, Kind::Contiguous, r), floats({5, 24, 3, 3}, Kind::Contiguous, r),
+                                            floats({5}, Kind::Contiguous, r)},
+                                           {1, 5, 10, 10}, "conv2d in pieces of its input channels, bias, relu"),
+                                      conv(TGL_OP_CONV2D, conv_params(TGL_CONV_LAYOUT_CHANNELS_FIRST, 1, 1, TGL_ACTIVATION_GELU),
+                                           {halves({1, 40, 9, 9}, r), halves({6, 40, 3, 3}, r, -0.5, 0.5), halves({6}, r)},
+                                           {1, 6, 9, 9}, "f16 conv2d in pieces of its input channels (an f32 copy of y), gelu", F16)};
     };
     const std::vector<MultiSpec> specs = make(rng);
     std::vector<std::unique_ptr<tgl_test::OpCall>> calls;
@@ -1226,9 +1371,12 @@ TEST(WindowRefused, SaysWhy) {
          {output_of(TGL_DTYPE_F16, {4, 2})}, "rounded once per piece"},
         {TGL_OP_NARROW, param_bytes(narrow), {floats({100, 50}, Kind::Contiguous, rng)}, {output_of(F32, {30, 50})},
          "the axes it copies unchanged"},
-        {TGL_OP_CONV2D, conv_params(), {floats({1, 3, 30, 30}, Kind::Contiguous, rng), floats({4, 3, 3, 3}, Kind::Contiguous, rng),
+        {TGL_OP_CONV2D, conv_params(), {floats({1, 2, 20, 600}, Kind::Contiguous, rng), floats({4, 2, 3, 3}, Kind::Contiguous, rng),
                                         absent_input()},
-         {output_of(F32, {1, 4, 28, 28})}, "one image's input"},
+         {output_of(F32, {1, 4, 18, 598})}, "one channel's input rows of one output row must fit"},
+        {TGL_OP_CONV_TRANSPOSE2D, conv_params(), {floats({1, 2, 40, 40}, Kind::Contiguous, rng),
+                                                  floats({2, 1, 3, 3}, Kind::Contiguous, rng), absent_input()},
+         {output_of(F32, {1, 1, 42, 42})}, "one channel's plane of the input and of the output must fit"},
         {TGL_OP_MAX_POOL, pool_params(2, 2, 0), {floats({1, 1, 40, 40}, Kind::Contiguous, rng)},
          {output_of(F32, {1, 1, 20, 20}), absent_output()}, "one (n, c) plane"},
         {TGL_OP_ATTENTION, causal.params, causal.inputs, causal.outputs, "one head's keys and values must fit"},
