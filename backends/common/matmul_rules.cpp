@@ -274,7 +274,8 @@ void plan_linear(OpCall& call, const void* params) {
 void plan_matmul(OpCall& call, const void* params) {
     MatmulPlan& p = call.plan.emplace<MatmulPlan>();
     if (call.info->op == TGL_OP_MATMUL) {
-        p.a_dtype = p.b_dtype = p.c_dtype = call.inputs[0].dtype;
+        p.a_dtype = p.c_dtype = call.inputs[0].dtype;
+        p.b_dtype = call.inputs[1].dtype;  // f16/bf16 under an f32 A: mixed weights
         plan_plain_matmul(call, params);
     } else {
         plan_linear(call, params);

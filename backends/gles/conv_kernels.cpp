@@ -57,10 +57,12 @@ struct ConvRun {
     Dispatch base;        // bindings x, a, out, bias and the uniforms every pass has
     std::vector<Dispatch> dispatches;
 
-    // A variant: the mode and dtype, and the activation where the pass stores the result.
+    tgl_dtype a_dtype, b_dtype;  // of bindings 1 and 3: w and bias may be f16/bf16 under f32 x and y
+    // A variant: the mode and dtypes, and the activation where the pass stores the result.
     Defines variant(bool epilogue) const {
         const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
-        return Defines{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        return Defines{{mode, ""}, {def::kDtype, str(call.dtype)}, {def::kADtype, str(a_dtype)}, {def::kBDtype, str(b_dtype)},
+                       {"ACTIVATION", str(epilogue ? p.activation : 0)}};
     }
 };
 
@@ -268,7 +270,7 @@ void run_conv(GlesDevice& dev, const OpCall& call) {
     const int32_t N = int32_t(count_u32(wgrad ? p.cx * kvol : p.batch * ovol, "the GEMM columns of the convolution"));
     const int32_t K = int32_t(count_u32(wgrad ? p.batch * ovol : p.cx * kvol, "the reduction length of the convolution"));
     count_u32(Out.numel, o_label.c_str());
-    ConvRun r{dev, call, p, wgrad, B != nullptr, M, N, K, Out.numel, o_label, {}, {}};
+    ConvRun r{dev, call, p, wgrad, B != nullptr, M, N, K, Out.numel, o_label, {}, {}, A.dtype, B ? B->dtype : Out.dtype};
 
     // Bindings: empty operands (never read) are stood in for by a bound one.
     int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;
