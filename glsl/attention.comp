@@ -28,7 +28,7 @@
 //                 invocations accumulate dv += p do and dk += ds q in registers.
 //   PASS_DQ       backward: one workgroup per (batch, kv head, tile of BQ rows): loop over key
 //                 tiles, ds into shared memory, dq += ds k in registers.
-// Every float is f32 inside; operands of DTYPE (f32/f16) are read and written through uint words.
+// Every float is f32 inside; operands of DTYPE (f32/f16/bf16) are read and written through uint words.
 // The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
 // (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
 //
@@ -238,7 +238,7 @@ float mask_at(int b, int h, int i, int j) {
 // (n < TN) of each key block and the output channel quads tx + TX * u (u < NV4): a register tile
 // of scores s = q k^T (TM x TN) and of the output accumulator (TM x 4 NV4); in p^T and s_red its
 // rows sit side by side (slots ty * TM + i: vec4 access). Per key block of BKV keys: K and V tiles
-// staged in shared memory (vec4 rows, f16 unpacked once); scores from vec4 reads of the Q and K
+// staged in shared memory (vec4 rows, f16/bf16 unpacked once); scores from vec4 reads of the Q and K
 // tiles; the row maxima of the TX invocations of a row meet in s_red; p = exp2(s - m) (q was
 // scaled by scale * log2(e)) goes to shared memory over K's space (p^T, so that o += p v reads a
 // vec4 of rows and vec4s of V). Causal blocks past the tile's last visible key are never visited;
@@ -246,7 +246,7 @@ float mask_at(int b, int h, int i, int j) {
 // a mask) are masked element by element. Each invocation keeps the partial row sums l of its own
 // keys; they meet once at the end.
 // Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
-// TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16) arrays: channels contiguous, every offset and
+// TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16/bf16) arrays: channels contiguous, every offset and
 // stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
 // block's arithmetic) and the ones of PASS_FWD.
 #pragma optionNV(unroll all)
@@ -285,7 +285,7 @@ uniform int u_tiles;
 vec4 cvt(RAW x) { return uintBitsToFloat(x); }
 #elif defined(VEC)
 #define RAW uvec2
-vec4 cvt(RAW x) { return vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y)); }
+vec4 cvt(RAW x) { return vec4(tgl_unpack_2x16(x.x, DTYPE), tgl_unpack_2x16(x.y, DTYPE)); }
 #else
 #define RAW vec4
 vec4 cvt(RAW x) { return x; }
@@ -509,8 +509,8 @@ void main() {
 #if defined(VEC) && DTYPE == DT_F32
                 O_BUF[AT(u_o, b, h, pos, c) >> 2] = floatBitsToUint(o);
 #elif defined(VEC)
-                O_BUF[AT(u_o, b, h, pos, c) >> 2] = uvec2(tgl_from_f32(o.x, DT_F16) | (tgl_from_f32(o.y, DT_F16) << 16),
-                                                          tgl_from_f32(o.z, DT_F16) | (tgl_from_f32(o.w, DT_F16) << 16));
+                O_BUF[AT(u_o, b, h, pos, c) >> 2] = uvec2(tgl_from_f32(o.x, DTYPE) | (tgl_from_f32(o.y, DTYPE) << 16),
+                                                          tgl_from_f32(o.z, DTYPE) | (tgl_from_f32(o.w, DTYPE) << 16));
 #else
                 for (int k = 0; k < 4; ++k)
                     if (c + k < HDV) ST(O_BUF, AT(u_o, b, h, pos, c + k), o[k]);

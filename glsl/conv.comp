@@ -36,7 +36,9 @@
 //
 // Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
 // BN, BK, TM, TN (multiples of 4), WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST, IN_BOUNDS); DTYPE
-// (= Y_DTYPE unless Y_F32); ACTIVATION; ACCUMULATE.
+// (= Y_DTYPE: x and y, unless Y_F32; WGRAD: also dy, dw and db); A_DTYPE and B_DTYPE, of bindings
+// 1 and 3 (the weight and bias may be f16/bf16 under an f32 DTYPE: mixed weights; WGRAD: DTYPE);
+// ACTIVATION; ACCUMULATE.
 // Bindings: 0 x (PASS_REDUCE: the partials), 1 A's source (w; WGRAD: dy), 2 the output (y; WGRAD:
 // dw; SPLIT_K: the partials), 3 bias (WGRAD: db).
 #include "common.glsl"
@@ -122,7 +124,10 @@ uniform int u_k_chunk;   // K elements per range
 uniform int u_db_part;   // SPLIT_K / PASS_REDUCE: where the db partials start in the scratch
 uniform int u_has_bias;  // bias (WGRAD: db) given
 
-#define LOAD(ARR, I) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DTYPE)], I, DTYPE), DTYPE)
+#define LOAD_AS(ARR, I, DT) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DT)], I, DT), DT)
+#define LOAD(ARR, I) LOAD_AS(ARR, I, DTYPE)
+#define LOAD_A(I) LOAD_AS(a_data, I, A_DTYPE)
+#define LOAD_BIAS(I) LOAD_AS(b_data, I, B_DTYPE)
 
 int dot3(ivec3 a, int s0, int s1, int s2) { return a.x * s0 + a.y * s1 + a.z * s2; }
 
@@ -144,7 +149,7 @@ void store_y(int n, int co, ivec3 o, float v) {
 #if defined(ACCUMULATE)
     v += y_partial(yi);
 #endif
-    if (u_has_bias != 0) v += LOAD(b_data, u_b_off + co * u_bs);
+    if (u_has_bias != 0) v += LOAD_BIAS(u_b_off + co * u_bs);
     v = apply_activation(v);
     y_store_bits(yi, tgl_from_f32(v, Y_DTYPE));
 }
@@ -174,7 +179,7 @@ float c_bias(int g, int m) {
 #if defined(MODE_WGRAD)
     return 0.0;
 #else
-    return u_has_bias != 0 ? LOAD(b_data, u_b_off + (g * u_cy + m) * u_bs) : 0.0;
+    return u_has_bias != 0 ? LOAD_BIAS(u_b_off + (g * u_cy + m) * u_bs) : 0.0;
 #endif
 }
 
@@ -229,7 +234,7 @@ void main() {
 #endif
             if (!inside3(i)) continue;
             acc += LOAD(x_data, xb + c * u_xs[1] + dot3(i, u_xs[2], u_xs[3], u_xs[4])) *
-                   LOAD(a_data, wb + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
+                   LOAD_A(wb + c * u_w_c + dot3(j, u_ws.x, u_ws.y, u_ws.z));
         }
     }
     store_y(n, co, o, acc);
@@ -419,7 +424,7 @@ void fetch(int k0, int slot, out float ra[LA], out float rb[LB]) {
         int e = g_tid + l * NT;
         int kk = e % BK;
         int mm = e / BK;
-        ra[l] = g_m0 + mm < u_M && k0 + kk < g_kend ? LOAD(a_data, g_ab + (g_m0 + mm) * g_am + s_koff[slot * BK + kk].y) : 0.0;
+        ra[l] = g_m0 + mm < u_M && k0 + kk < g_kend ? LOAD_A(g_ab + (g_m0 + mm) * g_am + s_koff[slot * BK + kk].y) : 0.0;
     }
     for (int l = 0; l < LB; ++l) {
 #if defined(X_C_FAST)

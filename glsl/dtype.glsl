@@ -64,6 +64,13 @@ uint tgl_to_f32_bits(uint bits, int dt) {
     return bits;  // f32
 }
 
+// The two 16-bit floats of one word (element 0 in the low half) as f32, for the vector loads of
+// the fast paths: f16 by unpackHalf2x16 (exact, one instruction per pair; every f16 is an f32),
+// bf16 by shifts (exact: a bf16 is the top half of an f32's bits).
+vec2 tgl_unpack_2x16(uint w, int dt) {
+    return dt == DT_BF16 ? uintBitsToFloat(uvec2(w << 16, w & 0xffff0000u)) : unpackHalf2x16(w);
+}
+
 // f32 bits rounded to a binary format with E exponent and M fraction bits (f16: 5, 10; bf16:
 // 8, 7): nearest, ties to even; +-inf beyond the largest finite value; NaN quiet with the top of
 // its payload.

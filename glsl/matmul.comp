@@ -1,7 +1,7 @@
 // The Matmul family (backends/common/matmul_rules.h): matmul, linear, linear_qkv, grouped_linear,
 // linear_int8, linear_int4, all one tiled kernel:
 //   out[b, m, n] = act(alpha * sum_k A[b, m, k] W(e, k, n) + beta * out[b, m, n] + bias[e, n])
-// with variants by define for the A loader (f32/f16), the B loader (f32/f16, int8 or packed int4
+// with variants by define for the A loader (f32/f16/bf16), the B loader (f32/f16/bf16, int8 or packed int4
 // dequantized on the fly), the epilogue (bias, activation, beta * C), the routing of the output
 // columns to one or three tensors and the per-row expert (grouped_linear).
 //
@@ -24,7 +24,7 @@
 // u_check_seq when an index was out of range, and then nothing is stored.
 //
 // FAST (float A and B, no experts; the host checks the layouts): A and B read as quads (4
-// consecutive elements along k or along the rows: uvec4 of f32, uvec2 of f16), shared tiles of
+// consecutive elements along k or along the rows: uvec4 of f32, uvec2 of f16/bf16), shared tiles of
 // vec4, each invocation TM/4 x TN/4 quads of outputs as vec4 accumulators with constant indices,
 // the next K step fetched into registers during the products (DOUBLE_BUF: two shared tiles).
 // SPLIT_K (few tiles, long K): workgroup (tile, split) sums K range split and stores f32 partials
@@ -34,10 +34,11 @@
 //
 // Defines (main pass): BM, BN, BK, TM, TN, WG_X, WG_Y; A_K_FAST / B_N_FAST (which index consecutive
 //   invocations load: chosen when that stride is 1, for coalescing); BATCH_RANK (0..6);
-//   A_DTYPE, C_DTYPE (DT_F32 / DT_F16); B_KIND 0 float (B_DTYPE f32/f16), 1 int8, 2 int4 (u8
+//   A_DTYPE, C_DTYPE (DT_F32 / DT_F16 / DT_BF16); B_KIND 0 float (B_DTYPE f32/f16/bf16: f16 or
+//   bf16 also under an f32 A, mixed weights), 1 int8, 2 int4 (u8
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
 //   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
-//   DOUBLE_BUF; C_PAIR: f16 C whose even columns start words, stored a word at a time); SPLIT_K.
+//   DOUBLE_BUF; C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
 // PASS_GEMV: WG_X, GEMV_M (rows), GEMV_UNROLL, B_QUAD_K (+ GEMV_LK lanes per column) or quads
 // along n (+ GEMV_KR lanes along k per quad of columns).
 // PASS_REDUCE: WG_SIZE and the epilogue's defines.
@@ -157,36 +158,36 @@ float side_f(int i) { return uintBitsToFloat(side_data[i]); }
 #endif
 
 #if defined(QUADS)
-// A quad's 4 values, and lane c of it. Halves by unpackHalf2x16 (one instruction per two; f16 to
-// f32 is exact, subnormals included: every f16 is an f32), not dtype.glsl's integer conversion,
-// which costs about 15 instructions per half in the tile loaders.
-vec4 quad_f32(uvec4 w) { return uintBitsToFloat(w); }
-vec4 quad_f32(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
-float lane_f32(uvec4 w, int c) { return uintBitsToFloat(w[c]); }
-float lane_f32(uvec2 w, int c) { return unpackHalf2x16(w[c >> 1])[c & 1]; }
-float load_a(int i) { return lane_f32(a_q[i >> 2], i & 3); }
-float load_b_elem(int i) { return lane_f32(b_q[i >> 2], i & 3); }
+// A quad's 4 values, and lane c of it, of dtype dt (f32, or f16/bf16 in pairs). Pairs by
+// tgl_unpack_2x16 (a few instructions per two, exact), not dtype.glsl's integer conversion, which
+// costs about 15 instructions per half in the tile loaders.
+vec4 quad_f32(uvec4 w, int dt) { return uintBitsToFloat(w); }
+vec4 quad_f32(uvec2 w, int dt) { return vec4(tgl_unpack_2x16(w.x, dt), tgl_unpack_2x16(w.y, dt)); }
+float lane_f32(uvec4 w, int c, int dt) { return uintBitsToFloat(w[c]); }
+float lane_f32(uvec2 w, int c, int dt) { return tgl_unpack_2x16(w[c >> 1], dt)[c & 1]; }
+float load_a(int i) { return lane_f32(a_q[i >> 2], i & 3, A_DTYPE); }
+float load_b_elem(int i) { return lane_f32(b_q[i >> 2], i & 3, B_DTYPE); }
 // The quad of X at (row r, k): 4 consecutive k (ON_K) or 4 consecutive rows, zeros outside
 // rows < ROWS and k < k_end; one vector load when the whole quad is inside.
-#define QUAD_FN(NAME, BUF, RS, KS, ROWS, ON_K)                                                 \
+#define QUAD_FN(NAME, BUF, DT, RS, KS, ROWS, ON_K)                                             \
     vec4 NAME(int base, int r, int k, int k_end) {                                             \
         int i = base + r * RS + k * KS;                                                        \
         int inside = ON_K ? (r < ROWS ? k_end - k : 0) : (k < k_end ? ROWS - r : 0);           \
-        if (inside >= 4) return quad_f32(BUF[i >> 2]);                                         \
+        if (inside >= 4) return quad_f32(BUF[i >> 2], DT);                                     \
         vec4 v = vec4(0.0);                                                                    \
         for (int c = 0; c < 3; ++c)                                                            \
-            if (c < inside) v[c] = lane_f32(BUF[(i + c * (ON_K ? KS : RS)) >> 2], (i + c * (ON_K ? KS : RS)) & 3); \
+            if (c < inside) v[c] = lane_f32(BUF[(i + c * (ON_K ? KS : RS)) >> 2], (i + c * (ON_K ? KS : RS)) & 3, DT); \
         return v;                                                                              \
     }
 #if defined(A_QUAD_K)
-QUAD_FN(quad_a, a_q, u_a_m_stride, u_a_k_stride, u_M, true)
+QUAD_FN(quad_a, a_q, A_DTYPE, u_a_m_stride, u_a_k_stride, u_M, true)
 #else
-QUAD_FN(quad_a, a_q, u_a_m_stride, u_a_k_stride, u_M, false)
+QUAD_FN(quad_a, a_q, A_DTYPE, u_a_m_stride, u_a_k_stride, u_M, false)
 #endif
 #if defined(B_QUAD_K)
-QUAD_FN(quad_b, b_q, u_b_n_stride, u_b_k_stride, u_N, true)
+QUAD_FN(quad_b, b_q, B_DTYPE, u_b_n_stride, u_b_k_stride, u_N, true)
 #else
-QUAD_FN(quad_b, b_q, u_b_n_stride, u_b_k_stride, u_N, false)
+QUAD_FN(quad_b, b_q, B_DTYPE, u_b_n_stride, u_b_k_stride, u_N, false)
 #endif
 #elif !defined(PASS_REDUCE)
 float load_a(int i) { return half_or_float(a_data[tgl_word_of(i, A_DTYPE)], i, A_DTYPE); }
@@ -313,7 +314,7 @@ shared vec4 s_red4[WG_X];
 // The quad of W at (gn, k) where it is known to be whole (the main loops: inside the K range and
 // the columns): one load and no checks, so that the loads of a trip are all in flight at once
 // (behind quad_b's checks they were issued one after another).
-vec4 whole_b(int b_base, int gn, int k) { return quad_f32(b_q[(b_base + gn * u_b_n_stride + k * u_b_k_stride) >> 2]); }
+vec4 whole_b(int b_base, int gn, int k) { return quad_f32(b_q[(b_base + gn * u_b_n_stride + k * u_b_k_stride) >> 2], B_DTYPE); }
 #if defined(B_QUAD_K)
 shared float s_red[GEMV_M * WG_X];
 // A(m, k..k+3), zeros past k_end (any layout of A: element loads, cached across invocations).
@@ -385,7 +386,7 @@ void main() {
                 for (int c = 0; c < 4; ++c) b[4 * u + c] = whole_b(b_base, gn, k + 4 * GEMV_KR * u + c);
             for (int u = 0; u < RQ; ++u)
                 for (int m = 0; m < GEMV_M; ++m) {
-                    vec4 a = quad_f32(a_q[(a_base + m * u_a_m_stride + (k + 4 * GEMV_KR * u) * u_a_k_stride) >> 2]);
+                    vec4 a = quad_f32(a_q[(a_base + m * u_a_m_stride + (k + 4 * GEMV_KR * u) * u_a_k_stride) >> 2], A_DTYPE);
                     acc[m] += a.x * b[4 * u] + a.y * b[4 * u + 1] + a.z * b[4 * u + 2] + a.w * b[4 * u + 3];
                 }
         }

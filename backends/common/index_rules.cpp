@@ -113,9 +113,9 @@ void plan_index(OpCall& call, const void* params) {
             fail(TGL_ERROR_INVALID_ARGUMENT,
                  "params->reduction of op 'scatter' must be TGL_SCATTER_REPLACE (0), _MUL (1), _AMIN (2) or _AMAX (3), got %u",
                  prm.reduction);
-        if (prm.reduction != TGL_SCATTER_REPLACE && call.outputs[0].dtype != TGL_DTYPE_F32 &&
-            call.outputs[0].dtype != TGL_DTYPE_F16 && call.outputs[0].dtype != TGL_DTYPE_I32)
-            fail(TGL_ERROR_DTYPE_MISMATCH, "op 'scatter' with params->reduction %u takes x, src and y of f32, f16 or i32, got %s",
+        if (prm.reduction != TGL_SCATTER_REPLACE && !(kDtypesFloat & TGL_DTYPE_BIT(call.outputs[0].dtype)) &&
+            call.outputs[0].dtype != TGL_DTYPE_I32)
+            fail(TGL_ERROR_DTYPE_MISMATCH, "op 'scatter' with params->reduction %u takes x, src and y of f32, f16, bf16 or i32, got %s",
                  prm.reduction, dtype_name(call.outputs[0].dtype));
         p.reduction = prm.reduction;
         const TensorArg& x = call.inputs[0];

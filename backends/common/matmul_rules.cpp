@@ -153,9 +153,14 @@ void plan_linear(OpCall& call, const void* params) {
         fail(TGL_ERROR_SHAPE_MISMATCH, "op '%s': inputs[1] (%s) has shape %s but x %s has K = %lld, so its last dim must be %lld%s",
              info.name, info.operand_names[1], shape_of(W).c_str(), shape_of(x).c_str(), (long long)p.K, (long long)w_k,
              op == TGL_OP_LINEAR_INT4 ? " (two 4-bit values per byte)" : "");
-    if (!is_block_dtype(W.dtype) && W.dtype != x.dtype && op != TGL_OP_LINEAR_INT8 && op != TGL_OP_LINEAR_INT4)
-        fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': inputs[1] (W) is %s but inputs[0] (x) is %s; W must have x's dtype or "
-             "be of a block dtype (q4_0 .. q6_K)", info.name, dtype_name(W.dtype), dtype_name(x.dtype));
+    // W's dtype against x's is the catalogue's rule (weight_or_block_of); a block W's kernels read
+    // the bias in x's dtype, so mixed f16/bf16 bias is for float weights only.
+    const int bias_slot = grouped ? 3 : 2;
+    if (is_block_dtype(W.dtype) && call.inputs.size() > size_t(bias_slot) && call.inputs[size_t(bias_slot)].present() &&
+        call.inputs[size_t(bias_slot)].dtype != x.dtype)
+        fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': inputs[%d] (bias) is %s but inputs[0] (x) is %s; with a block-dtype W "
+             "(%s) the bias must have x's dtype", info.name, bias_slot, dtype_name(call.inputs[size_t(bias_slot)].dtype),
+             dtype_name(x.dtype), dtype_name(W.dtype));
     p.a_dtype = x.dtype;
     p.b_dtype = W.dtype;
     p.a_k_stride = x.strides[x.rank - 1];
@@ -309,7 +314,8 @@ void plan_matmul(OpCall& call, const void* params) {
     if (call.info->op == TGL_OP_DEQUANTIZE) {
         plan_dequantize(call, params);
     } else if (call.info->op == TGL_OP_MATMUL) {
-        p.a_dtype = p.b_dtype = p.c_dtype = call.inputs[0].dtype;
+        p.a_dtype = p.c_dtype = call.inputs[0].dtype;
+        p.b_dtype = call.inputs[1].dtype;  // f16/bf16 under an f32 A: mixed weights
         plan_plain_matmul(call, params);
     } else {
         plan_linear(call, params);

@@ -13,7 +13,6 @@ constexpr uint32_t kI32 = TGL_DTYPE_BIT(TGL_DTYPE_I32);
 // Index operands of the index family, grouped_linear and the losses: i32 or i64 (checked whole).
 constexpr uint32_t kIndex = kI32 | TGL_DTYPE_BIT(TGL_DTYPE_I64);
 constexpr uint32_t kBool = TGL_DTYPE_BIT(TGL_DTYPE_BOOL);
-constexpr uint32_t kBf16 = TGL_DTYPE_BIT(TGL_DTYPE_BF16);
 // Integer arithmetic (ABI 1.3): elementwise on i32, i8, u8; reductions and scans on i32. i64 (two
 // words on the GPU) in the ops without division: add, sub, mul, maximum, minimum, abs, neg, clamp,
 // add_n, the comparisons and sum, prod, max, min.
@@ -25,6 +24,10 @@ constexpr uint32_t kCompared = kDtypesFloat | TGL_DTYPE_BIT(TGL_DTYPE_I32) | TGL
 // Operand rules: a mask, or "same dtype as slot k".
 constexpr OperandRule any_of(uint32_t dtypes) { return {dtypes, -1}; }
 constexpr OperandRule same_as(int slot) { return {0, slot}; }
+// A weight (or bias) of the matmul and conv ops: the activations' dtype, or f16/bf16 under f32 ones.
+constexpr OperandRule weight_of(int slot) { return {0, slot, kDtypesMixedWeight}; }
+// A weight that may also be a GGUF block dtype (linear, grouped_linear; matmul_rules.cpp checks the rest).
+constexpr OperandRule weight_or_block_of(int slot) { return {kDtypesBlock, slot, kDtypesMixedWeight}; }
 
 // Float elementwise ops: every operand one float dtype.
 #define UNARY_P(ID, NAME, PARAMS) \
@@ -142,7 +145,7 @@ const OpInfo kOps[] = {
     REDUCE_P(TGL_OP_NORM, "norm", kDtypesFloat, same_as(0), tgl_vector_norm_params),
     {TGL_OP_CUMSUM, "cumsum", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kI32), same_as(0)}, sizeof(tgl_scan_params)},
     {TGL_OP_CUMPROD, "cumprod", OpFamily::Scan, 1, 1, {"x", "y"}, {any_of(kDtypesFloat | kI32), same_as(0)}, sizeof(tgl_scan_params)},
-    {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kDtypesFloat), same_as(0), same_as(0)},
+    {TGL_OP_MATMUL, "matmul", OpFamily::Matmul, 2, 1, {"A", "B", "C"}, {any_of(kDtypesFloat), weight_of(0), same_as(0)},
      sizeof(tgl_matmul_params)},
     {TGL_OP_CAST, "cast", OpFamily::Unary, 1, 1, {"x", "y"}, {any_of(kDtypesAll), any_of(kDtypesAll)},
      sizeof(tgl_unary_params)},
@@ -214,18 +217,17 @@ const OpInfo kOps[] = {
     {TGL_OP_TRIL, "tril", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesWord), same_as(0)}, sizeof(tgl_diagonal_params)},
     {TGL_OP_TRIU, "triu", OpFamily::Generate, 1, 1, {"x", "y"}, {any_of(kDtypesWord), same_as(0)}, sizeof(tgl_diagonal_params)},
     {TGL_OP_RANDOM_UNIFORM, "random_uniform", OpFamily::Generate, 0, 1, {"y"},
-     {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
+     {any_of(kDtypesFloat)}, sizeof(tgl_random_params)},
     {TGL_OP_RANDOM_NORMAL, "random_normal", OpFamily::Generate, 0, 1, {"y"},
-     {any_of(kDtypesFloat | kBf16)}, sizeof(tgl_random_params)},
+     {any_of(kDtypesFloat)}, sizeof(tgl_random_params)},
     // [matmul family]
-    // W: x's dtype, or a block dtype (matmul_rules.cpp checks which).
+    // W: x's dtype, f16/bf16 under an f32 x, or a GGUF block dtype.
     {TGL_OP_LINEAR, "linear", OpFamily::Matmul, 3, 1, {"x", "W", "bias", "y"},
-     {any_of(kDtypesFloat), any_of(kDtypesFloat | kDtypesBlock), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_or_block_of(0), weight_of(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
     {TGL_OP_LINEAR_QKV, "linear_qkv", OpFamily::Matmul, 3, 3, {"x", "W", "bias", "q", "k", "v"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_linear_params), OPT(2)},
     {TGL_OP_GROUPED_LINEAR, "grouped_linear", OpFamily::Matmul, 4, 1, {"x", "W", "index", "bias", "y"},
-     {any_of(kDtypesFloat), any_of(kDtypesFloat | kDtypesBlock), any_of(kIndex), same_as(0), same_as(0)},
-     sizeof(tgl_linear_params), OPT(3)},
+     {any_of(kDtypesFloat), weight_or_block_of(0), any_of(kIndex), weight_of(0), same_as(0)}, sizeof(tgl_linear_params), OPT(3)},
     {TGL_OP_LINEAR_INT8, "linear_int8", OpFamily::Matmul, 4, 1, {"x", "Wq", "scale", "bias", "y"},
      {any_of(kDtypesFloat), any_of(TGL_DTYPE_BIT(TGL_DTYPE_I8)), any_of(kDtypesFloat), same_as(0), same_as(0)},
      sizeof(tgl_linear_params), OPT(3)},
@@ -237,15 +239,15 @@ const OpInfo kOps[] = {
      {any_of(kDtypesBlock), any_of(kDtypesFloat)}, sizeof(tgl_unary_params)},
     // [conv family]
     {TGL_OP_CONV1D, "conv1d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
     {TGL_OP_CONV2D, "conv2d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
     {TGL_OP_CONV3D, "conv3d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
     {TGL_OP_CONV_TRANSPOSE1D, "conv_transpose1d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
     {TGL_OP_CONV_TRANSPOSE2D, "conv_transpose2d", OpFamily::Conv, 3, 1, {"x", "w", "bias", "y"},
-     {any_of(kDtypesFloat), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
+     {any_of(kDtypesFloat), weight_of(0), weight_of(0), same_as(0)}, sizeof(tgl_conv_params), OPT(2)},
     {TGL_OP_CONV2D_BACKWARD_INPUT, "conv2d_backward_input", OpFamily::Conv, 2, 1, {"dy", "w", "dx"},
      {any_of(kDtypesFloat), same_as(0), same_as(0)}, sizeof(tgl_conv_params)},
     {TGL_OP_CONV2D_BACKWARD_WEIGHT, "conv2d_backward_weight", OpFamily::Conv, 2, 2, {"x", "dy", "dw", "db"},

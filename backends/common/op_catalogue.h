@@ -22,8 +22,11 @@ enum class OpFamily { Unary, Binary, Ternary, Reduce, ArgReduce, Scan, Matmul, N
 
 constexpr int kMaxOperands = TGL_MAX_OP_INPUTS + TGL_MAX_OP_OUTPUTS;
 
-// TGL_DTYPE_BIT masks of the operand dtype rules.
-constexpr uint32_t kDtypesFloat = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16);
+// TGL_DTYPE_BIT masks of the operand dtype rules. The float (compute) dtypes: f16 and bf16 are
+// storage only, computed in f32 on the GPU and in double on the CPU, rounded once at the store.
+constexpr uint32_t kDtypesFloat = TGL_DTYPE_BIT(TGL_DTYPE_F32) | TGL_DTYPE_BIT(TGL_DTYPE_F16) | TGL_DTYPE_BIT(TGL_DTYPE_BF16);
+// Mixed weights: the dtypes a weight operand (or bias) may have under f32 activations.
+constexpr uint32_t kDtypesMixedWeight = TGL_DTYPE_BIT(TGL_DTYPE_F16) | TGL_DTYPE_BIT(TGL_DTYPE_BF16);
 constexpr uint32_t kDtypesMask = TGL_DTYPE_BIT(TGL_DTYPE_BOOL) | TGL_DTYPE_BIT(TGL_DTYPE_U8);
 // Every dtype whose element fits one 32-bit word (all but i64): the ops that handle an element as
 // the bits of one word (logical, where, any/all, generate, index data).
@@ -40,10 +43,12 @@ constexpr uint32_t kDtypesBlock = TGL_DTYPE_BIT(TGL_DTYPE_Q4_0) | TGL_DTYPE_BIT(
                                   TGL_DTYPE_BIT(TGL_DTYPE_Q5_K) | TGL_DTYPE_BIT(TGL_DTYPE_Q6_K);
 
 // Which dtypes one operand accepts: any of `dtypes`, and when same_as >= 0 exactly the dtype of
-// operand slot same_as (slots count inputs, then outputs).
+// operand slot same_as (slots count inputs, then outputs), or, when that operand is f32, also any
+// of `under_f32` (mixed weights: f16/bf16 weights under f32 activations).
 struct OperandRule {
     uint32_t dtypes = 0;
     int same_as = -1;
+    uint32_t under_f32 = 0;
 };
 
 struct OpInfo {

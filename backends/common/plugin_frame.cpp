@@ -290,10 +290,18 @@ tgl_status api_query_op(tgl_op op, tgl_op_caps* caps) {
         caps->max_rank = TGL_MAX_RANK;
         caps->flags = frame().backend->op_flags(op);
         for (uint32_t slot = 0; slot < info->n_inputs + info->n_outputs; ++slot) {
+            // The dtypes the operand may have: its rule's chain (mixed weights add f16/bf16; a
+            // rule may list dtypes besides "same as": linear's W takes the GGUF block dtypes).
             const OperandRule* rule = &info->operands[slot];
-            while (rule->same_as >= 0) rule = &info->operands[rule->same_as];
-            if (slot < info->n_inputs) caps->input_dtypes[slot] = rule->dtypes;
-            else caps->output_dtypes[slot - info->n_inputs] = rule->dtypes;
+            uint32_t mask = rule->under_f32;
+            while (rule->same_as >= 0) {
+                mask |= rule->dtypes;
+                rule = &info->operands[rule->same_as];
+                mask |= rule->under_f32;
+            }
+            mask |= rule->dtypes;
+            if (slot < info->n_inputs) caps->input_dtypes[slot] = mask;
+            else caps->output_dtypes[slot - info->n_inputs] = mask;
         }
     });
 }

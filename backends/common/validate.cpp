@@ -253,13 +253,18 @@ void check_dtypes(OpCall& call) {
         if (!first) first = arg;
         const OperandRule& rule = info.operands[slot];
         tgl_dtype dt = arg->dtype;
-        if (rule.same_as >= 0) {
+        if (rule.same_as >= 0 && (rule.dtypes & TGL_DTYPE_BIT(dt))) {
+            continue;  // a dtype the rule lists besides "same as" (linear's W: a GGUF block dtype)
+        } else if (rule.same_as >= 0) {
             const TensorArg* ref = operand(uint32_t(rule.same_as));
             if (!ref || !ref->present()) continue;  // an absent optional operand constrains nothing
-            if (dt != ref->dtype)
-                fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; they must have the same dtype",
+            const bool mixed = ref->dtype == TGL_DTYPE_F32 && (rule.under_f32 & TGL_DTYPE_BIT(dt));
+            if (dt != ref->dtype && !mixed)
+                fail(TGL_ERROR_DTYPE_MISMATCH, "op '%s': %s is %s but %s is %s; they must have the same dtype%s%s",
                      info.name, label(slot).c_str(), dtype_name(dt), label(uint32_t(rule.same_as)).c_str(),
-                     dtype_name(ref->dtype));
+                     dtype_name(ref->dtype),
+                     rule.under_f32 ? " (f16 or bf16 weights are taken only under f32 activations)" : "",
+                     rule.dtypes ? "; a GGUF block dtype is also taken there" : "");
         } else if (!(rule.dtypes & TGL_DTYPE_BIT(dt))) {
             std::string allowed;
             for (tgl_dtype d = 1; d < TGL_DTYPE_COUNT_V1_3; ++d)

@@ -17,9 +17,11 @@ namespace cpu {
 void run_conv(const OpCall& call, unsigned threads) {
     const ConvPlan& p = call.conv();
     const tgl_dtype dt = call.dtype;
-    auto bytes = [&](bool out, int slot) -> uint8_t* {
-        return cpu_buffer((out ? call.outputs : call.inputs)[size_t(slot)].buffer).bytes();
-    };
+    auto operand = [&](bool out, int slot) -> const TensorArg& { return (out ? call.outputs : call.inputs)[size_t(slot)]; };
+    auto bytes = [&](bool out, int slot) -> uint8_t* { return cpu_buffer(operand(out, slot).buffer).bytes(); };
+    // w and bias: dt, or f16/bf16 under f32 x and y (mixed weights), each read as its own dtype.
+    const tgl_dtype w_dt = operand(p.w_is_out, p.w_slot).dtype;
+    const tgl_dtype b_dt = p.b_slot >= 0 ? operand(p.mode == ConvPlan::WeightGrad, p.b_slot).dtype : dt;
     const uint8_t* x = bytes(false, p.x_slot);
     uint8_t* y = bytes(p.y_is_out, p.y_slot);
     uint8_t* w = bytes(p.w_is_out, p.w_slot);
@@ -61,7 +63,7 @@ void run_conv(const OpCall& call, unsigned threads) {
                         }
                         if (inside) acc += load_as_double(y, dt, y_off(n, co, o)) * x_at(n, g * p.cx + c, i);
                     }
-                store_from_double(w, dt, w_off(g, co % p.cy, c, j), acc, false);
+                store_from_double(w, w_dt, w_off(g, co % p.cy, c, j), acc, false);
             }
         });
         if (b)
@@ -73,7 +75,7 @@ void run_conv(const OpCall& call, unsigned threads) {
                         unflatten3(oe, p.out, o);
                         acc += load_as_double(y, dt, y_off(n, co, o));
                     }
-                store_from_double(b, dt, p.b_off + co * p.bs, acc, false);
+                store_from_double(b, b_dt, p.b_off + co * p.bs, acc, false);
             }
         return;
     }
@@ -87,7 +89,7 @@ void run_conv(const OpCall& call, unsigned threads) {
             unflatten3(e % ovol, p.out, o);
             const int64_t co = e / ovol % (p.groups * p.cy), n = e / ovol / (p.groups * p.cy);
             const int64_t g = co / p.cy, m = co % p.cy;
-            double acc = b ? load_as_double(b, dt, p.b_off + co * p.bs) : 0.0;
+            double acc = b ? load_as_double(b, b_dt, p.b_off + co * p.bs) : 0.0;
             for (int64_t c = 0; c < p.cx; ++c)
                 for (int64_t je = 0; je < kvol; ++je) {
                     int64_t j[3], i[3];
@@ -103,7 +105,7 @@ void run_conv(const OpCall& call, unsigned threads) {
                             inside = i[d] >= 0 && i[d] < p.in[d];
                         }
                     }
-                    if (inside) acc += x_at(n, g * p.cx + c, i) * load_as_double(w, dt, w_off(g, m, c, j));
+                    if (inside) acc += x_at(n, g * p.cx + c, i) * load_as_double(w, w_dt, w_off(g, m, c, j));
                 }
             store_from_double(y, dt, y_off(n, co, o), apply_activation(p.activation, acc), false);
         }

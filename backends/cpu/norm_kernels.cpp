@@ -66,6 +66,7 @@ std::vector<double> gather_param(const OpCall& c, int input) {
 // unfused x + residual followed by the norm).
 double round_to(tgl_dtype dt, double v) {
     if (dt == TGL_DTYPE_F16) return f16_to_double(double_to_f16(v));
+    if (dt == TGL_DTYPE_BF16) return bf16_to_double(double_to_bf16(v));
     return double(float(v));
 }
 

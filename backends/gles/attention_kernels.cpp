@@ -287,7 +287,7 @@ bool Ctx::flash() {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv) <= dev.limits().max_shared_bytes;
     };
     const AttentionTuning& tuning = dev.tuning().attention;
-    const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F16 ? 1 : 0];
+    const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     const FlashTile tuned{t.bq, t.bkv, t.tm, t.tx, t.prefetch};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};

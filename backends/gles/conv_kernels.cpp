@@ -61,11 +61,13 @@ struct ConvRun {
     Dispatch base;        // bindings x, a, out, bias and the uniforms every pass has
     std::vector<Dispatch> dispatches;
 
-    // A variant: the mode and dtype; where the pass stores the result, the activation, whether it adds
-    // to the output (ACCUMULATE) and an f32 output of an f16 op (Y_F32).
+    tgl_dtype a_dtype, b_dtype;  // of bindings 1 and 3: w and bias may be f16/bf16 under f32 x and y
+    // A variant: the mode and dtypes; where the pass stores the result, the activation, whether it
+    // adds to the output (ACCUMULATE) and an f32 output of an f16 op (Y_F32).
     Defines variant(bool epilogue) const {
         const char* mode = p.mode == ConvPlan::Forward ? "MODE_FORWARD" : p.mode == ConvPlan::Transposed ? "MODE_TRANSPOSED" : "MODE_WGRAD";
-        Defines d{{mode, ""}, {def::kDtype, str(call.dtype)}, {"ACTIVATION", str(epilogue ? p.activation : 0)}};
+        Defines d{{mode, ""}, {def::kDtype, str(call.dtype)}, {def::kADtype, str(a_dtype)}, {def::kBDtype, str(b_dtype)},
+                  {"ACTIVATION", str(epilogue ? p.activation : 0)}};
         if (epilogue && accumulate) d.emplace_back("ACCUMULATE", "");
         const TensorArg& out = (p.y_is_out ? call.outputs : call.inputs)[size_t(p.y_slot)];
         if (epilogue && !wgrad && out.dtype == TGL_DTYPE_F32 && call.dtype != TGL_DTYPE_F32) d.emplace_back("Y_F32", "");
@@ -281,7 +283,7 @@ void run_conv(GlesDevice& dev, const OpCall& call, bool accumulate) {
     count_u32(Out.numel, o_label.c_str());
     if (accumulate && (wgrad || Out.dtype != TGL_DTYPE_F32))
         fail(TGL_ERROR_INTERNAL, "op '%s': a piece that adds to its output needs an f32 y (forward or transposed)", info.name);
-    ConvRun r{dev, call, p, wgrad, B != nullptr, accumulate, M, N, K, Out.numel, o_label, {}, {}};
+    ConvRun r{dev, call, p, wgrad, B != nullptr, accumulate, M, N, K, Out.numel, o_label, {}, {}, A.dtype, B ? B->dtype : Out.dtype};
 
     // Bindings: empty operands (never read) are stood in for by a bound one.
     int32_t x_off = 0, a_off = 0, o_off = 0, b_off = 0;

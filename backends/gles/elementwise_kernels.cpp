@@ -229,20 +229,21 @@ void run_add_n(GlesDevice& dev, const OpCall& call) {
     };
     if (n == 1) return pass(TGL_OP_CAST, operand(0), {operand(1)});
     Operand acc = operand(0);
-    // y cannot hold the running sum when it is f16 (one rounding at the end) or when it is also an
-    // input read after the first pass (y in place over x_k, k >= 2).
+    // y cannot hold the running sum when it is f16/bf16 (one rounding at the end) or when it is also
+    // an input read after the first pass (y in place over x_k, k >= 2).
     bool y_read_later = false;
     for (int k = 2; k < n; ++k) {
         const TensorArg& x = call.inputs[size_t(k)];
         y_read_later = y_read_later || (x.buffer == y.buffer && x.byte_lo < y.byte_hi && y.byte_lo < x.byte_hi);
     }
     int64_t contiguous[TGL_MAX_RANK] = {};
-    if (n > 2 && (y.dtype == TGL_DTYPE_F16 || y_read_later)) {  // a scratch, row-major over the plan's shape
+    const bool narrow = y.dtype == TGL_DTYPE_F16 || y.dtype == TGL_DTYPE_BF16;
+    if (n > 2 && (narrow || y_read_later)) {  // a scratch, row-major over the plan's shape
         int64_t step = 1;
         for (int d = p.rank - 1; d >= 0; --d) { contiguous[d] = step; step *= p.shape[d]; }
         TensorArg& s = acc.arg;
         s = TensorArg{};
-        s.dtype = y.dtype == TGL_DTYPE_F16 ? tgl_dtype(TGL_DTYPE_F32) : y.dtype;
+        s.dtype = narrow ? tgl_dtype(TGL_DTYPE_F32) : y.dtype;
         const int64_t bytes = p.numel * int64_t(tgl_dtype_size(s.dtype));
         s.buffer = dev.scratch(uint64_t(bytes + 3) & ~uint64_t(3));
         s.rank = p.rank;

@@ -527,10 +527,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         const int n_out = int(pass.outs.size());
         if (pl.mode == Mode::Tiled) {
             Defines defs = tile_defines(defines(true, true, n_out));
-            // f16 C, one output, columns in quads (FAST): an invocation owns both halves of a word
-            // where the output's element offsets of even columns are even.
+            // f16/bf16 C, one output, columns in quads (FAST): an invocation owns both halves of a
+            // word where the output's element offsets of even columns are even.
             const auto& o0 = p.out[pass.outs[0]];
-            bool pair = pl.fast && n_out == 1 && p.c_dtype == TGL_DTYPE_F16 && o0.n_stride == 1 && c_off[size_t(pass.outs[0])] % 2 == 0 &&
+            bool pair = pl.fast && n_out == 1 && p.c_dtype != TGL_DTYPE_F32 && o0.n_stride == 1 && c_off[size_t(pass.outs[0])] % 2 == 0 &&
                         o0.m_stride % 2 == 0;
             for (const BatchDim& d : batch) pair = pair && d.cs[pass.outs[0]] % 2 == 0;
             if (pair) defs.emplace_back("C_PAIR", "");

@@ -98,7 +98,7 @@ struct FlashTileTuning {
 struct AttentionTuning {
     bool legacy = false;
     std::string value;  // as given; "" when unset
-    FlashTileTuning tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, f16
+    FlashTileTuning tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, 16-bit (f16, bf16)
 };
 
 struct Tuning {

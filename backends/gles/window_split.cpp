@@ -818,9 +818,9 @@ const char* no_cut_refusal(const Piece&, const TensorArg&) {
     return kNoCutFits;
 }
 
-const char* matmul_refusal(const Piece& p, const TensorArg& t) {
-    return p.info->op == TGL_OP_MATMUL && t.dtype != TGL_DTYPE_F32
-              ? "it would have to be cut along K, and an f16 C accumulated over pieces would be rounded once per "
+const char* matmul_refusal(const Piece& p, const TensorArg&) {
+    return p.info->op == TGL_OP_MATMUL && p.operands[p.n_inputs].dtype != TGL_DTYPE_F32
+              ? "it would have to be cut along K, and an f16/bf16 C accumulated over pieces would be rounded once per "
                 "piece, not once as the op promises (a transposed B, (N, K), is cut along N instead)"
               : "none of the op's axes cuts this operand into smaller windows (one row of x, W or y must "
                 "fit one window)";
@@ -1226,7 +1226,7 @@ private:
     }
 
     // A reduction cut along a reduced axis into `count` parts: partial results, then reduced again.
-    // f16 x (but for max/min/any/all, exact in any dtype) is widened to f32 part by part, so that
+    // f16/bf16 x (but for max/min/any/all, exact in any dtype) is widened to f32 part by part, so that
     // the partial results and their reduction are f32 and y is rounded once, at the end, as the op
     // promises. var/std: each part's mean and variance, combined as Chan et al. (the parts' means'
     // spread added to their mean variance, weighted by the parts' sizes).
@@ -1235,7 +1235,7 @@ private:
         const TensorArg& y = p.operands[p.n_inputs];
         const tgl_op op = p.info->op;
         const bool moments = op == TGL_OP_VAR || op == TGL_OP_STD;
-        const bool widen = x.dtype == TGL_DTYPE_F16 && !exact_in_any_dtype(op);
+        const bool widen = (x.dtype == TGL_DTYPE_F16 || x.dtype == TGL_DTYPE_BF16) && !exact_in_any_dtype(op);
         if (widen) count = std::min(cut.extent, 2 * count);  // each part's f32 copy about a window
         const tgl_dtype pd = widen ? tgl_dtype(TGL_DTYPE_F32) : y.dtype;  // of the partial results
         const OpInfo* partial_op = find_op(op == TGL_OP_MEAN ? tgl_op(TGL_OP_SUM) : op);

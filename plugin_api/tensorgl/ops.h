@@ -16,6 +16,20 @@
 #define TGL_OP_ID_LIMIT 4096u
 
 /* ---------------------------------------------------------------------------------------------
+ * Float dtypes (docs/ops-dtypes.md). The compute dtypes of the float ops are f32, f16 and bf16:
+ * wherever an op below names f16 as a float dtype of its operands, bf16 is taken too (since ABI
+ * 1.3) under the same rule. f16 and bf16 are storage only: elements are widened to f32 exactly,
+ * computed in f32 on the GPU (double on the CPU reference) and rounded once to nearest even at the
+ * store (beyond the largest finite value: +-inf). Activations and outputs of one op share one
+ * dtype; the exception is mixed weights: under f32 activations (x, A) the weights and biases of
+ * matmul (B), linear, linear_qkv, grouped_linear (W, bias) and of conv1d/2d/3d and
+ * conv_transpose1d/2d (w, bias) may each be f32, f16 or bf16, read and converted exactly as
+ * loaded, summed in f32 (double on the CPU), y f32. f16 or bf16 activations take weights of
+ * their own dtype only (an f16 x with a bf16 W is TGL_ERROR_DTYPE_MISMATCH). tgl_op_caps lists
+ * each operand's dtypes on its own; these combination rules are the op's.
+ * ------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------
  * Op ids. Stable numbers, grouped by family in blocks of 100; never renumbered. An id in this list
  * that a plugin does not implement is reported with supported = 0 by query_op, and run_op returns
  * TGL_ERROR_UNIMPLEMENTED for it. Operands are listed as (inputs) -> (outputs).
@@ -202,7 +216,8 @@ enum {
 
     /* Matmul: (A, B) -> (C), C = alpha * op(A) @ op(B) + beta * C, see tgl_matmul_params. A, B
      * and C share one dtype, f32 or f16 (f16 is storage: products summed in f32 on the GPU, in
-     * double on the CPU reference, rounded once at the store). */
+     * double on the CPU reference, rounded once at the store); under an f32 A, B may be f16 or
+     * bf16 (mixed weights, see "Float dtypes" above). */
     TGL_OP_MATMUL = 400,
     /* [matmul family: ops 401..] */
     /* The linear family: y = act(x @ W^T + bias), W in PyTorch's nn.Linear layout (N, K). x is
@@ -210,8 +225,9 @@ enum {
      * dims; bias? (N) is absent when its buffer handle is 0. Every float operand but the scales
      * has x's dtype (f32 or f16; f16 is storage: summed in f32 on the GPU, double on the CPU,
      * bias added and the activation (tgl_activation, params->activation) applied before the one
-     * rounding at the store). Any strides on every operand; outputs may be non-contiguous. K == 0
-     * gives y = act(bias) (or act(0)). Outputs must not overlap the inputs or each other.
+     * rounding at the store); W and bias of linear, linear_qkv and grouped_linear may also be f16
+     * or bf16 under an f32 x (mixed weights, see "Float dtypes" above). Any strides on every
+     * operand; outputs may be non-contiguous. K == 0 gives y = act(bias) (or act(0)). Outputs must not overlap the inputs or each other.
      * linear: (x, W (N, K), bias?) -> (y); tgl_linear_params.
      * linear_qkv: (x, W (Nq + Nk + Nv, K), bias? (Nq + Nk + Nv)) -> (q (..., Nq), k (..., Nk),
      *   v (..., Nv)): one fused projection whose output columns are routed to three tensors, each
@@ -348,7 +364,7 @@ enum {
     /* Indexing (tgl_axis_params, NULL: axis 0; one_hot: tgl_unary_params). Indices are i32 or
      * (1.3) i64 (any other dtype is TGL_ERROR_DTYPE_MISMATCH; an i64 index is checked on its whole
      * 64-bit value, so 2^32 + 3 is out of range, never 3); data operands any dtype but i64
-     * (scatter_add: f32, f16, i32). The same holds for the index of grouped_linear and
+     * (scatter_add: f32, f16, bf16, i32). The same holds for the index of grouped_linear and
      * embedding_backward and the target of cross_entropy(_backward).
      * Out-of-range indices: an index outside [0, size) -- negative ones included, they do NOT wrap
      * as in Python -- is TGL_ERROR_INDEX_OUT_OF_RANGE and NOTHING is written (y keeps its bytes,
@@ -384,7 +400,7 @@ enum {
      *   output element), no float atomics, so the same bits every run; i32 wraps. GLES computes
      *   scatter/scatter_add "owner computes": each y element scans its index row, O(numel(y) *
      *   index.shape[axis]) work in all.
-     *   scatter with params->reduction (since 1.3; x, src, y f32, f16 or i32): like scatter_add,
+     *   scatter with params->reduction (since 1.3; x, src, y f32, f16, bf16 or i32): like scatter_add,
      *   each y element is x's value combined with its matching src elements in increasing index
      *   position: TGL_SCATTER_MUL multiplies (i32 wraps), TGL_SCATTER_AMIN / TGL_SCATTER_AMAX take
      *   the minimum / maximum with the rules of the minimum/maximum ops (NaN propagates, -0 < +0);
@@ -461,8 +477,9 @@ enum {
 
     /* [conv family: ops 1100..1199] */
     /* Convolution (tgl_conv_params; every float operand one dtype, f32 or f16 storage with f32
-     * accumulation; the CPU reference accumulates in double). Optional operands (?) are absent when
-     * their buffer handle is 0. S = 1, 2, 3 spatial dims; g = params->groups.
+     * accumulation; the CPU reference accumulates in double; the forward and transposed ops take
+     * mixed weights: w and bias f16 or bf16 under an f32 x, see "Float dtypes" above). Optional
+     * operands (?) are absent when their buffer handle is 0. S = 1, 2, 3 spatial dims; g = params->groups.
      * convNd: (x (N, C_in, *in), w (C_out, C_in/g, *k), bias? (C_out)) -> (y (N, C_out, *out)),
      *   y[n, co, o] = act(bias[co] + sum_{ci in co's group, j} x[n, ci, o*stride - pad_begin +
      *   j*dilation] * w[co, ci - group start, j]); x outside [0, in) is 0 (zero padding).

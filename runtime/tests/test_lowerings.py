@@ -227,3 +227,32 @@ def test_resize_beyond_onnx_cases_matches_reference(plugin, mode, ctm, extra):
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
     [got] = run_model(plugin, model, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg="seed %d: %s %s" % (SEED, mode, ctm))
+
+
+def bf16_bits(x):
+    """float32 values as bfloat16 bits (uint16), rounded to nearest even (finite inputs)."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits):
+    return (np.asarray(bits, np.uint32) << np.uint32(16)).view(np.float32)
+
+
+@pytest.mark.parametrize("plugin", PLUGINS)
+def test_bfloat16_tensors_compute(plugin):
+    """BFLOAT16 graphs run (ABI 1.3: bf16 is a compute dtype): MatMul then Add then Relu, inputs and
+    outputs as bf16 bits in uint16; each op rounds once to bf16, as a float64 reference rounded
+    after each node (within one bf16 ulp where a value straddles a rounding boundary)."""
+    rng = np.random.default_rng(SEED)
+    a, b, c = (bf16_bits(rng.standard_normal(s)) for s in [(3, 5), (5, 4), (3, 4)])
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["m"]), helper.make_node("Add", ["m", "c"], ["s"]),
+             helper.make_node("Relu", ["s"], ["y"])]
+    vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.BFLOAT16, list(s))
+    g = helper.make_graph(nodes, "g", [vi("a", (3, 5)), vi("b", (5, 4)), vi("c", (3, 4))], [vi("y", (3, 4))])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString()
+    [got] = run_model(plugin, model, {"a": a, "b": b, "c": c})
+    assert got.dtype == np.uint16 and got.shape == (3, 4)
+    m = bf16_values(bf16_bits(bf16_values(a).astype(np.float64) @ bf16_values(b).astype(np.float64)))
+    want = np.maximum(bf16_values(bf16_bits(m.astype(np.float64) + bf16_values(c))), 0)
+    np.testing.assert_allclose(bf16_values(got), want, rtol=2.0 ** -7, atol=2.0 ** -5, err_msg="seed %d" % SEED)

@@ -15,6 +15,7 @@ namespace {
 using AttentionOps = ConformanceTest;
 
 const double dInf = std::numeric_limits<double>::infinity();
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 
 using Vals = std::vector<double>;
@@ -47,7 +48,7 @@ std::vector<Vals> fwd(tgl_dtype dt, const tgl_attention_params& p, const Shape& 
 }
 
 TEST_F(AttentionOps, UniformScoresAverageV) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // q = 0: every score is 0, o = the mean of v's rows, lse = log(3).
         auto r = fwd(dt, ap(), {1, 1, 1, 2}, {0, 0}, {1, 1, 3, 2}, {1, -2, 3, 0.5, -1, 4}, {1, 1, 3, 2}, {1, 2, 3, 4, 5, 9});
         EXPECT_TRUE(near(dt, r[0], {3, 5}));
@@ -56,7 +57,7 @@ TEST_F(AttentionOps, UniformScoresAverageV) {
 }
 
 TEST_F(AttentionOps, ScoreGapWeighsValues) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // D = 1, scale 1: scores (log 3) * 1 and 0 -> weights 3/4, 1/4: o = 3/4 * 4 + 1/4 * 8 = 5, lse = log 4.
         auto r = fwd(dt, ap(false, 1.0f), {1, 1, 1, 1}, {1}, {1, 1, 2, 1}, {std::log(3.0), 0}, {1, 1, 2, 1}, {4, 8});
         EXPECT_TRUE(near(F32, r[0], {5}, dt == F16 ? 4e-3 : 1e-6));  // f16 rounds log 3 in k
@@ -83,7 +84,7 @@ TEST_F(AttentionOps, DefaultScaleIsInverseSqrtD) {
 }
 
 TEST_F(AttentionOps, CausalBottomRight) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // Sq = 2, Skv = 3, q = 0: row 0 sees keys 0..1 (0 + 3 - 2), row 1 all three.
         // v = 1, 3, 8: o = 2, 4; lse = log 2, log 3.
         auto r = fwd(dt, ap(true), {1, 1, 2, 1}, {0, 0}, {1, 1, 3, 1}, {5, -5, 2}, {1, 1, 3, 1}, {1, 3, 8});
@@ -101,7 +102,7 @@ TEST_F(AttentionOps, CausalPrefixMeans) {
     // Longer sequences (a GPU plugin's tiled prefill path): q = 0, causal, v_j = (j, 2j, -j, 1).
     // Row i sees the n = i + 1 + Skv - Sq keys j < n (none where n <= 0: o = 0, lse = -inf):
     // o = ((n-1)/2, n-1, -(n-1)/2, 1), lse = log n.
-    for (tgl_dtype dt : {F32, F16})
+    for (tgl_dtype dt : {F32, F16, BF16})
         for (auto sq_skv : {std::make_pair(70, 75), std::make_pair(75, 70)}) {
             const int64_t sq = sq_skv.first, skv = sq_skv.second;
             Vals v, want_o, want_lse;
@@ -120,7 +121,7 @@ TEST_F(AttentionOps, CausalPrefixMeans) {
 }
 
 TEST_F(AttentionOps, MaskAndFullyMaskedRow) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // Two rows, q = 0, mask (2, 3): row 0 hides key 1 -> mean of v0, v2; row 1 hides every key
         // -> o = 0, lse = -inf (not NaN).
         auto r = fwd(dt, ap(), {1, 1, 2, 1}, {0, 0}, {1, 1, 3, 1}, {1, 1, 1}, {1, 1, 3, 2}, {1, 10, 100, 1000, 3, 30},
@@ -143,7 +144,7 @@ TEST_F(AttentionOps, NanAndInfScoresGiveNanRows) {
 }
 
 TEST_F(AttentionOps, BoolMask) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // A bool mask (1 attends, 0 hides) = the additive 0 / -inf mask: row 0 sees keys 0 and 2
         // (mean of v0, v2), row 1 none (o = 0, lse = -inf).
         auto r = run_op_values(dev(), TGL_OP_ATTENTION, nullptr,
@@ -326,7 +327,7 @@ std::vector<Vals> bwd(tgl_dtype dt, const tgl_attention_params& p, const Shape& 
 }
 
 TEST_F(AttentionOps, BackwardKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // One key: s = (1 * 3 + 2 * -1) / sqrt(2) = lse, p = 1, o = v, so dv = do and
         // ds = do . v - do . o = 0: dq = dk = 0.
         auto g = bwd(dt, ap(), {1, 1, 1, 2}, {1, 2}, {1, 1, 1, 2}, {3, -1}, {1, 1, 1, 2}, {5, 6}, {5, 6}, {0.5, -2},

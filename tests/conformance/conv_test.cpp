@@ -10,6 +10,7 @@ namespace {
 
 using ConvOps = ConformanceTest;
 
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 using Vals = std::vector<double>;
 
@@ -41,7 +42,7 @@ Vals conv(tgl_op op, const tgl_conv_params* p, tgl_dtype dt, const InputArg& x, 
 }
 
 TEST_F(ConvOps, Conv2dKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // 1x1: x (1, 2, 2, 2); w rows (1, 0), (0, 1), (1, -1): y = x0, x1, x0 - x1.
         Vals x = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -73,7 +74,7 @@ TEST_F(ConvOps, Conv2dKnownAnswers) {
 }
 
 TEST_F(ConvOps, Conv1dAnd3dKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // Dilation 2, kernel (1, -1): y[o] = x[o] - x[o + 2].
         auto p = cp({}, {}, {2});
@@ -107,8 +108,38 @@ TEST_F(ConvOps, Conv1dAnd3dKnownAnswers) {
     }
 }
 
+// Mixed weights: f32 x and y with f16 or bf16 w (bias f32, f16 or bf16), converted exactly and
+// summed in f32: w = (1 + u, -1), u = 2^-7 (bf16) or 2^-10 (f16), bias 0.5 over x = 1..4:
+// y[o] = (1 + u) x[o] - x[o + 1] + 0.5, never rounded to w's dtype.
+TEST_F(ConvOps, MixedWeightsUnderF32Activations) {
+    for (tgl_dtype wdt : {F16, BF16})
+        for (tgl_dtype bdt : {F32, F16, BF16}) {
+            SCOPED_TRACE("w " + std::string(dtype_name(wdt)) + ", bias " + dtype_name(bdt));
+            const double u = wdt == BF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+            Vals want;
+            for (int o = 0; o < 3; ++o) want.push_back((1 + u) * (o + 1) - (o + 2) + 0.5);
+            EXPECT_TRUE(same(F32, conv(TGL_OP_CONV1D, nullptr, F32, in(F32, {1, 1, 4}, {1, 2, 3, 4}), in(wdt, {1, 1, 2}, {1 + u, -1}),
+                                       in(bdt, {1}, {0.5}), {1, 1, 3}),
+                             want));
+            // 2d and 3d: the same taps along the last dim.
+            EXPECT_TRUE(same(F32, conv(TGL_OP_CONV2D, nullptr, F32, in(F32, {1, 1, 1, 4}, {1, 2, 3, 4}), in(wdt, {1, 1, 1, 2}, {1 + u, -1}),
+                                       in(bdt, {1}, {0.5}), {1, 1, 1, 3}),
+                             want));
+            EXPECT_TRUE(same(F32, conv(TGL_OP_CONV3D, nullptr, F32, in(F32, {1, 1, 1, 1, 4}, {1, 2, 3, 4}),
+                                       in(wdt, {1, 1, 1, 1, 2}, {1 + u, -1}), in(bdt, {1}, {0.5}), {1, 1, 1, 1, 3}),
+                             want));
+            // Transposed, stride 1: x = (1, 2) spreads w = (1 + u, -1): (1 + u, 2 + 2u - 1, -2) + 0.5.
+            EXPECT_TRUE(same(F32, conv(TGL_OP_CONV_TRANSPOSE1D, nullptr, F32, in(F32, {1, 1, 2}, {1, 2}), in(wdt, {1, 1, 2}, {1 + u, -1}),
+                                       in(bdt, {1}, {0.5}), {1, 1, 3}),
+                             {1.5 + u, 1.5 + 2 * u, -1.5}));
+            EXPECT_TRUE(same(F32, conv(TGL_OP_CONV_TRANSPOSE2D, nullptr, F32, in(F32, {1, 1, 1, 2}, {1, 2}),
+                                       in(wdt, {1, 1, 1, 2}, {1 + u, -1}), in(bdt, {1}, {0.5}), {1, 1, 1, 3}),
+                             {1.5 + u, 1.5 + 2 * u, -1.5}));
+        }
+}
+
 TEST_F(ConvOps, TransposedKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // Stride 2, output_padding 1, kernel (1, 2, 3), bias 0.5: x0 = 1 adds (1, 2, 3) at 0..2, x1 = 2 adds
         // (2, 4, 6) at 2..4; out = (2 - 1) * 2 + 2 + 1 + 1 = 6, the last only the bias.
@@ -131,7 +162,7 @@ TEST_F(ConvOps, TransposedKnownAnswers) {
 }
 
 TEST_F(ConvOps, BackwardKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // Forward: y[o] = 3 x[2o] + 4 x[2o + 1] (stride (1, 2), kernel (3, 4)). dy = (1, 2) -> dx = (3, 4, 6, 8);
         // a dx of width 5 (the same dy shape) gets 0 at the position no output reads.
@@ -221,8 +252,18 @@ TEST_F(ConvOps, BadInput) {
                     {"inputs[2] (bias)", "(2)", "(1)"});
     expect_rejected(TGL_OP_CONV2D, nullptr, {ones({1, 1, 4, 4}), ones({1, 1, 3}), none}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_SHAPE_MISMATCH,
                     {"inputs[1] (w)", "rank 4"});
-    expect_rejected(TGL_OP_CONV2D, nullptr, {ones({1, 1, 4, 4}), in(F16, {1, 1, 3, 3}, Vals(9, 1.0)), none}, {output_of(F32, {1, 1, 2, 2})},
-                    TGL_ERROR_DTYPE_MISMATCH, {"inputs[1] (w)", "f16"});
+    // Mixed weights: f16/bf16 w and bias under f32 x only; y has x's dtype; no mixing in the backward ops.
+    const InputArg x16 = in(F16, {1, 1, 4, 4}, Vals(16, 1.0));
+    expect_rejected(TGL_OP_CONV2D, nullptr, {x16, in(TGL_DTYPE_BF16, {1, 1, 3, 3}, Vals(9, 1.0)), none}, {output_of(F16, {1, 1, 2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"inputs[1] (w)", "bf16", "f16", "only under f32"});
+    expect_rejected(TGL_OP_CONV2D, nullptr, {x16, in(F32, {1, 1, 3, 3}, Vals(9, 1.0)), none}, {output_of(F16, {1, 1, 2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"inputs[1] (w)", "f32", "f16"});
+    expect_rejected(TGL_OP_CONV2D, nullptr, {x16, in(F16, {1, 1, 3, 3}, Vals(9, 1.0)), in(TGL_DTYPE_BF16, {1}, {0})},
+                    {output_of(F16, {1, 1, 2, 2})}, TGL_ERROR_DTYPE_MISMATCH, {"inputs[2] (bias)", "bf16"});
+    expect_rejected(TGL_OP_CONV2D, nullptr, {ones({1, 1, 4, 4}), in(F16, {1, 1, 3, 3}, Vals(9, 1.0)), none}, {output_of(F16, {1, 1, 2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)", "f16", "f32"});
+    expect_rejected(TGL_OP_CONV2D_BACKWARD_INPUT, nullptr, {ones({1, 1, 2, 2}), in(F16, {1, 1, 3, 3}, Vals(9, 1.0))},
+                    {output_of(F32, {1, 1, 4, 4})}, TGL_ERROR_DTYPE_MISMATCH, {"inputs[1] (w)", "f16"});
     p = cp();
     p.padding_mode = 2;
     expect_rejected(TGL_OP_CONV2D, &p, {ones({1, 1, 4, 4}), ones({1, 1, 3, 3}), none}, {output_of(F32, {1, 1, 2, 2})}, TGL_ERROR_INVALID_ARGUMENT,

@@ -1,7 +1,7 @@
 // Known answers of the dtype ops: cast between every pair class of dtypes (rounding, overflow,
 // saturation, wrap-around, NaN, signed zero), the comparisons with NaN and signed zeros and
 // integers beyond 2^24, logical ops, where with broadcasting of all three inputs, and the float
-// ops in f16 (computed in f32, rounded to nearest even at the store). Every expected value is
+// ops in f16 and bf16 (computed in f32, rounded to nearest even at the store). Every expected value is
 // written by hand.
 #include "common.h"
 
@@ -289,6 +289,59 @@ TEST(DtypeF16, OddOffsetAndSizeKeepNeighbours) {
     z.poison();
     d.run_ok(TGL_OP_CAST, nullptr, {x.desc()}, {z.desc()});
     EXPECT_TRUE(same(TGL_DTYPE_U8, z.read_logical(), {1, 0, 3, 0, 5, 0, 7}, "cast f16 -> u8, odd offsets"));
+}
+
+// bf16 as a compute dtype (8 exponent bits, 7 mantissa bits): computed in f32 (GPU) or double
+// (CPU), rounded once to nearest even at the store, as f16. The values are picked where bf16 and
+// f16 round differently.
+TEST(DtypeBf16, BinaryOpsRoundAtTheStore) {
+    const tgl_dtype BF = TGL_DTYPE_BF16;
+    auto bin = [&](tgl_op op, const std::vector<double>& a, const std::vector<double>& b) { return binary_dt(op, BF, a, b, BF); };
+    const double big = 1.5 * std::ldexp(1.0, 127);
+    // 1 + 2^-8 is a tie (to 1; exact in f16); 1 + 3 * 2^-8 a tie up to the even 1 + 2^-6; 1 + 2^-9
+    // below half an ulp; 65536 + 65536 is finite (f16: inf); 1.5 * 2^127 * 2 overflows;
+    // 0.10009765625 + 0.2001953125 = 0.30029296875 rounds to 0.30078125 (154 * 2^-9).
+    EXPECT_TRUE(same(BF, bin(TGL_OP_ADD, {1, 1, 1, 65536, big, -0.0, 0.10009765625}, {p2_8, 3 * p2_8, p2_9, 65536, big, -0.0, 0.2001953125}),
+                     {1, 1 + p2_6, 1, 131072, kInfD, -0.0, 0.30078125}, "add bf16"));
+    // 3 * (1 + 2^-7) = 3.0234375, a tie between 3.015625 and 3.03125 (even); 2^100 * 2^100 is
+    // finite in bf16 (f16: inf); 2^-60 * 2^-60 = 2^-120 is a normal bf16.
+    EXPECT_TRUE(same(BF, bin(TGL_OP_MUL, {3, std::ldexp(1.0, 100), std::ldexp(1.0, -60), -2}, {1 + p2_7, std::ldexp(1.0, 100), std::ldexp(1.0, -60), 0}),
+                     {3.03125, std::ldexp(1.0, 200), std::ldexp(1.0, -120), -0.0}, "mul bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_DIV, {1, 1, 0, -1}, {3, 0, 0, kInfD}), {0.333984375, kInfD, kNaND, -0.0}, "div bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_MAXIMUM, {1, kNaND, -0.0, -kInfD}, {2, 1, 0.0, 5}), {2, kNaND, 0.0, 5}, "maximum bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_SUB, {kInfD, 1}, {kInfD, 1 + p2_7}), {kNaND, -p2_7}, "sub bf16"));
+}
+
+TEST(DtypeBf16, UnaryOps) {
+    const tgl_dtype BF = TGL_DTYPE_BF16;
+    auto un = [&](tgl_op op, const std::vector<double>& x) { return run_dt(op, {{BF, {int64_t(x.size())}, x}}, BF, {int64_t(x.size())}); };
+    EXPECT_TRUE(same(BF, un(TGL_OP_ABS, {-2.5, -0.0, kNaND, -kInfD, -std::ldexp(1.0, -126)}),
+                     {2.5, 0.0, kNaND, kInfD, std::ldexp(1.0, -126)}, "abs bf16"));
+    EXPECT_TRUE(same(BF, un(TGL_OP_NEG, {-2.5, 0.0, 3.3895313892515355e38}), {2.5, -0.0, -3.3895313892515355e38}, "neg bf16"));
+    // sqrt(2) = 1.41421356... is 181.02 ulps of 2^-7: 1.4140625.
+    EXPECT_TRUE(same(BF, un(TGL_OP_SQRT, {4, 2, -1, kInfD}), {2, 1.4140625, kNaND, kInfD}, "sqrt bf16"));
+    // exp(12) = 162754.79 is finite in bf16 (f16: inf): 162816 (159 * 2^10, within half an ulp).
+    EXPECT_TRUE(same(BF, un(TGL_OP_EXP, {0, 12, -kInfD, 100}), {1, 162816, 0, kInfD}, "exp bf16", CompareMode::Exact));
+    EXPECT_TRUE(same(BF, un(TGL_OP_RELU, {-1, 3, kNaND}), {0, 3, kNaND}, "relu bf16"));
+}
+
+// One rounding of the whole result: 1 + 2^-8 + 2^-8 = 1 + 2^-7 in bf16, where rounding after each
+// step would give 1 (1 + 2^-8 ties to even, twice).
+TEST(DtypeBf16, ReductionsAndProductsRoundOnce) {
+    const tgl_dtype BF = TGL_DTYPE_BF16;
+    Device& d = dev();
+    DeviceTensor x(d, contiguous({3}), BF), w(d, contiguous({3, 1}), BF), a(d, contiguous({1, 3}), BF);
+    x.set_logical({1, p2_8, p2_8});
+    a.set_logical({1, p2_8, p2_8});
+    w.set_logical({1, 1, 1});
+    DeviceTensor y(d, contiguous({}), BF), c(d, contiguous({1, 1}), BF);
+    y.poison();
+    c.poison();
+    tgl_reduce_params rp = reduce_params({0}, false);
+    d.run_ok(TGL_OP_SUM, &rp, {x.desc()}, {y.desc()});
+    EXPECT_TRUE(same(BF, y.read_logical(), {1 + p2_7}, "sum bf16"));
+    d.run_ok(TGL_OP_MATMUL, nullptr, {a.desc(), w.desc()}, {c.desc()});
+    EXPECT_TRUE(same(BF, c.read_logical(), {1 + p2_7}, "matmul bf16"));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ namespace {
 
 using GradOps = ConformanceTest;
 using Vals = std::vector<double>;
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }
@@ -50,7 +51,7 @@ tgl_embedding_backward_params emb(bool pad, int32_t idx) { return {sizeof(tgl_em
 // ----- known answers -------------------------------------------------------------------------------
 
 TEST_F(GradOps, SoftmaxBackwardKnown) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16}) {  // not bf16: these expected values are of unrounded inputs
         SCOPED_TRACE(dtype_name(dt));
         // y = (1/2, 1/4, 1/4), dy = (1, 0, 0): sum(dy * y) = 1/2, dx = y * (dy - 1/2).
         auto p = sm(-1);
@@ -72,7 +73,7 @@ TEST_F(GradOps, LayerNormBackwardKnown) {
     // x = (1, 2, 3): mean 2, var 2/3, eps 0: rstd = s = sqrt(3/2), xhat = (-s, 0, s) * sqrt(2/3) * s...
     const double s = std::sqrt(1.5);  // rstd; xhat = (-1, 0, 1) * s * 1 (x - mean = -1, 0, 1)
     auto p = ln(1, 0.0f);
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // Row 1: dy (1, 0, 0): g - mean(g) - xhat * mean(g * xhat) = (1/6, -1/3, 1/6). Row 2: dy (0, 0, 2): (1/3, -2/3, 1/3).
         auto r = run_all(TGL_OP_LAYER_NORM_BACKWARD, &p,
@@ -91,7 +92,7 @@ TEST_F(GradOps, LayerNormBackwardKnown) {
 
 TEST_F(GradOps, RmsNormBackwardKnown) {
     auto p = ln(1, 0.0f);
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // x = (2, 2, 2, 2): rstd 1/2, xhat 1; dy (1, 0, 0, 0): dx = 1/2 * (g - 1/4) ; dgamma = dy * xhat.
         auto r = run_all(TGL_OP_RMS_NORM_BACKWARD, &p, {in(dt, {1, 4}, {2, 2, 2, 2}), in(dt, {1, 4}, {1, 0, 0, 0}), absent_input()},
@@ -111,7 +112,7 @@ TEST_F(GradOps, CumsumBackwardKnown) {
                                                                  {scan(0, true, false), {9, 7, 4, 0}},
                                                                  {scan(0, false, true), {1, 3, 6, 10}},
                                                                  {scan(-1, true, true), {0, 1, 3, 6}}};
-    for (tgl_dtype dt : {F32, F16})
+    for (tgl_dtype dt : {F32, F16, BF16})
         for (const auto& c : cases)
             EXPECT_TRUE(near(dt, run1(TGL_OP_CUMSUM_BACKWARD, &c.first, {in(dt, {4}, dy)}, {output_of(dt, {4})}), c.second));
     // Along axis 0 of (2, 2): columns.
@@ -120,7 +121,7 @@ TEST_F(GradOps, CumsumBackwardKnown) {
 }
 
 TEST_F(GradOps, EmbeddingBackwardKnown) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         const InputArg dy = in(dt, {3, 2}, {1, 2, 3, 4, 5, 6});
         const InputArg index = idx({3}, {2, 0, 2});
@@ -138,7 +139,7 @@ TEST_F(GradOps, CrossEntropyKnown) {
     const double l2 = std::log(2.0), l3 = std::log(3.0), l4 = std::log(4.0);
     // Row 1: logits (0, 0, 0), target 1: lse = ln 3, loss ln 3. Row 2: (0, ln 2, 0), target 1: ln 4 - ln 2.
     const Vals z = {0, 0, 0, 0, l2, 0};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16}) {  // not bf16: these expected values are of unrounded inputs
         SCOPED_TRACE(dtype_name(dt));
         const InputArg logits = in(dt, {2, 3}, z), t = idx({2}, {1, 1});
         auto none = ce(TGL_REDUCTION_NONE), mean = ce(TGL_REDUCTION_MEAN), sum = ce(TGL_REDUCTION_SUM);
@@ -216,7 +217,7 @@ Vals randv(Rng& rng, size_t n, double lo, double hi) {
 TEST_F(GradOps, CrossEntropySpecialLogits) {
     const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
     const double lse = std::log(1 + std::exp(1.0) + std::exp(2.0));  // of (0, -inf, 1, 2)
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         const InputArg logits = in(dt, {3, 4}, {0, -inf, 1, 2, 0, inf, 1, 2, 0, nan, 1, 2});
         const InputArg t = idx({3}, {0, 0, 0});

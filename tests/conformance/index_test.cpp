@@ -13,6 +13,7 @@ namespace {
 
 using IndexOps = ConformanceTest;
 
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32, U8 = TGL_DTYPE_U8,
                 BOOL = TGL_DTYPE_BOOL;
 
@@ -144,7 +145,7 @@ TEST_F(IndexOps, ScatterReductions) {
     const std::vector<double> x = {1, nan, 0.0, nan, -0.0, inf};
     const std::vector<double> src = {nan, 5, -0.0, 0.0, 0.0, 0.0};
     const std::vector<double> index = {0, 1, 2, 4, 4, 5};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         tgl_axis_params p{sizeof(tgl_axis_params), 0, TGL_SCATTER_AMAX};
         EXPECT_TRUE(same(dt, run1(TGL_OP_SCATTER, &p, {input_values(dt, {6}, x), idx({6}, index), input_values(dt, {6}, src)}, output_of(dt, {6})),

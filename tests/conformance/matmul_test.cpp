@@ -18,7 +18,8 @@ using MatmulFamily = ConformanceTest;
 using KnownAnswer = ConformanceTest;
 using Vals = std::vector<double>;
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, I32 = TGL_DTYPE_I32;
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8,
+                I32 = TGL_DTYPE_I32;
 
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }
 
@@ -69,12 +70,43 @@ TEST_F(MatmulFamily, MatmulF16) {
     EXPECT_TRUE(near(F16, run1(TGL_OP_MATMUL, &p, {in(F16, {1, 2}, {1, 2}), in(F16, {2, 2}, {1, 3, 2, 4})}, c), {24, 40}));
 }
 
+// Mixed weights: f32 activations with f16 or bf16 W (and bias of any of the three), y f32. The
+// weights convert exactly and the sums are f32 (never rounded to W's dtype): x = [1, 2^-20, 3],
+// W = [[1, 1, 0], [1 + u, 0, -1]] (u = 2^-7 for bf16, 2^-10 for f16), bias [0.5, 0.25]:
+// y = [1.5 + 2^-20, 1 + u - 3 + 0.25].
+TEST_F(MatmulFamily, MixedWeightsUnderF32Activations) {
+    const double p20 = std::ldexp(1.0, -20);
+    for (tgl_dtype wdt : {F16, BF16})
+        for (tgl_dtype bdt : {F32, F16, BF16}) {
+            SCOPED_TRACE("W " + std::string(dtype_name(wdt)) + ", bias " + dtype_name(bdt));
+            const double u = wdt == BF16 ? std::ldexp(1.0, -7) : std::ldexp(1.0, -10);
+            const InputArg x = in(F32, {1, 3}, {1, p20, 3}), w = in(wdt, {2, 3}, {1, 1, 0, 1 + u, 0, -1}), b = in(bdt, {2}, {0.5, 0.25});
+            const Vals want = {1.5 + p20, 1 + u - 3 + 0.25};
+            const tgl_linear_params p = lin();
+            EXPECT_TRUE(near(F32, run1(TGL_OP_LINEAR, &p, {x, w, b}, output_of(F32, {1, 2})), want, 0));
+            // linear_qkv: the same two columns as q and v (k empty).
+            const std::vector<Vals> qkv =
+                run_all(TGL_OP_LINEAR_QKV, &p, {x, w, b}, {output_of(F32, {1, 1}), output_of(F32, {1, 0}), output_of(F32, {1, 1})});
+            EXPECT_TRUE(near(F32, {qkv[0].at(0), qkv[2].at(0)}, want, 0));
+            EXPECT_TRUE(qkv[1].empty());
+            // grouped_linear: expert 1 of two holds W (expert 0 is NaN: never read).
+            Vals w2(6, kNaN);
+            for (double v : Vals{1, 1, 0, 1 + u, 0, -1}) w2.push_back(v);
+            Vals b2 = {kNaN, kNaN, 0.5, 0.25};
+            EXPECT_TRUE(near(F32, run1(TGL_OP_GROUPED_LINEAR, &p, {x, in(wdt, {2, 2, 3}, w2), in(I32, {1}, {1}), in(bdt, {2, 2}, b2)}, output_of(F32, {1, 2})),
+                             want, 0));
+            // matmul: x (1, 3) @ W^T given as B (3, 2).
+            EXPECT_TRUE(near(F32, run1(TGL_OP_MATMUL, nullptr, {x, in(wdt, {3, 2}, {1, 1 + u, 1, 0, 0, -1})}, output_of(F32, {1, 2})),
+                             {1 + p20, 1 + u - 3}, 0));
+        }
+}
+
 TEST_F(MatmulFamily, LinearEveryActivation) {
     // x (2, 3) = [[1, -2, 3], [0.5, 0, -1]], W (2, 3) = [[1, 1, 1], [2, -1, 0.5]], bias [0.5, -1]:
     // x @ W^T = [[2, 5.5], [-0.5, 0.5]]; + bias = [[2.5, 4.5], [0, -0.5]].
     const Vals x = {1, -2, 3, 0.5, 0, -1}, w = {1, 1, 1, 2, -1, 0.5}, b = {0.5, -1};
     const Vals pre = {2.5, 4.5, 0, -0.5}, nobias = {2, 5.5, -0.5, 0.5};
-    for (tgl_dtype dt : {F32, F16})
+    for (tgl_dtype dt : {F32, F16, BF16})
         for (uint32_t a = 0; a < TGL_ACTIVATION_COUNT_V1_0; ++a) {
             SCOPED_TRACE(std::string(dtype_name(dt)) + " activation " + std::to_string(a));
             tgl_linear_params p = lin(a);
@@ -111,7 +143,7 @@ TEST_F(MatmulFamily, LinearEveryActivation) {
 TEST_F(MatmulFamily, LinearQkvSplitsTheColumns) {
     // x (2, 2) = [[1, 2], [3, 4]], W (4, 2) = rows [1, 0], [0, 1], [1, 1], [1, -1], bias [0, 0, 10, 0]:
     // x @ W^T + bias = [[1, 2, 13, -1], [3, 4, 17, -1]] -> q = col 0, k = col 1, v = cols 2..3.
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         tgl_linear_params p = lin();
         auto ys = run_all(TGL_OP_LINEAR_QKV, &p, {in(dt, {2, 2}, {1, 2, 3, 4}), in(dt, {4, 2}, {1, 0, 0, 1, 1, 1, 1, -1}), in(dt, {4}, {0, 0, 10, 0})},
@@ -136,7 +168,7 @@ TEST_F(MatmulFamily, GroupedOtherExpertsSpecialsDoNotLeak) {
     const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
     // Expert 0 identity, expert 1 holds inf and NaN. Rows 0 and 2 use expert 0, row 1 expert 1.
     const Vals x = {1, 2, 3, 4, 5, 6}, w = {1, 0, 0, 1, inf, 1, nan, 1};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         tgl_linear_params p = lin();
         Vals y = run1(TGL_OP_GROUPED_LINEAR, &p, {in(dt, {3, 2}, x), in(dt, {2, 2, 2}, w), in(I32, {3}, {0, 1, 0}), absent_input()},
@@ -156,7 +188,7 @@ TEST_F(MatmulFamily, GroupedThreeExperts) {
     // x rows (1, 2) e2 -> (2, 1) - 1 = (1, 0); (3, 4) e0 -> (3, 4); (5, 6) e1 -> (110, 112);
     // (7, 8) e2 -> (8, 7) - 1 = (7, 6).
     const Vals x = {1, 2, 3, 4, 5, 6, 7, 8}, w = {1, 0, 0, 1, 2, 0, 0, 2, 0, 1, 1, 0}, b = {0, 0, 100, 100, -1, -1};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         tgl_linear_params p = lin();
         EXPECT_TRUE(near(dt, run1(TGL_OP_GROUPED_LINEAR, &p, {in(dt, {4, 2}, x), in(dt, {3, 2, 2}, w), in(I32, {4}, {2, 0, 1, 2}), in(dt, {3, 2}, b)},
@@ -173,7 +205,7 @@ TEST_F(MatmulFamily, GroupedThreeExperts) {
 TEST_F(MatmulFamily, Int8WithScales) {
     // Wq (2, 3) = [[10, -20, 127], [-128, 1, 0]], scale [0.5, 0.25] -> W = [[5, -10, 63.5], [-32, 0.25, 0]].
     // x = [1, 2, -1]: y = [5 - 20 - 63.5 + 1, -32 + 0.5 + 0 + 0] = [-77.5, -31.5] (bias [1, 0]).
-    for (tgl_dtype dt : {F32, F16})
+    for (tgl_dtype dt : {F32, F16, BF16})
         for (tgl_dtype st : {F32, F16}) {
             SCOPED_TRACE(std::string(dtype_name(dt)) + " scale " + dtype_name(st));
             EXPECT_TRUE(near(dt, run1(TGL_OP_LINEAR_INT8, nullptr,
@@ -201,7 +233,7 @@ TEST_F(MatmulFamily, Int4NibbleOrder) {
     Vals e0(32, 0), e1(32, 0);
     e0[0] = 1;
     e1[1] = 1;
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         tgl_linear_int4_params p = lin4(32);
         // No zero point: (10 - 8) * 0.5 = 1 and (3 - 8) * 0.5 = -2.5.
@@ -219,7 +251,7 @@ TEST_F(MatmulFamily, Int4NibbleOrder) {
 
 TEST_F(MatmulFamily, Int4Groups32And64) {
     // Every nibble 9. x all ones. Without zero points each weight is (9 - 8) * scale of its group.
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // group 32, K = 64: scales (2 rows, 2 groups) [[1, 0.5], [2, -1]] -> y = [32 + 16, 64 - 32] = [48, 32],
         // + bias [1, -1] = [49, 31].
@@ -266,7 +298,21 @@ TEST_F(MatmulFamily, BadInput) {
     expect_rejected(TGL_OP_LINEAR, &p, {x, in(F32, {2, 4}, Vals(8, 0)), b}, {output_of(F32, {2, 2})}, TGL_ERROR_SHAPE_MISMATCH, {"W", "K = 3"});
     expect_rejected(TGL_OP_LINEAR, &p, {x, w, b}, {output_of(F32, {2, 3})}, TGL_ERROR_SHAPE_MISMATCH, {"outputs[0] (y)", "(2, 2)"});
     expect_rejected(TGL_OP_LINEAR, &p, {x, w, in(F32, {3}, {0, 0, 0})}, {output_of(F32, {2, 2})}, TGL_ERROR_SHAPE_MISMATCH, {"bias"});
-    expect_rejected(TGL_OP_LINEAR, &p, {x, in(F16, {2, 3}, Vals(6, 0)), b}, {output_of(F32, {2, 2})}, TGL_ERROR_DTYPE_MISMATCH, {"W", "f16"});
+    // Mixed weights: f16/bf16 W and bias under f32 x only; y has x's dtype.
+    const InputArg x16 = in(F16, {2, 3}, Vals(6, 1)), w16 = in(F16, {2, 3}, Vals(6, 0));
+    expect_rejected(TGL_OP_LINEAR, &p, {x16, in(BF16, {2, 3}, Vals(6, 0)), absent_input()}, {output_of(F16, {2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"W", "bf16", "f16", "only under f32"});
+    expect_rejected(TGL_OP_LINEAR, &p, {x16, in(F32, {2, 3}, Vals(6, 0)), absent_input()}, {output_of(F16, {2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"W", "f32", "f16"});
+    expect_rejected(TGL_OP_LINEAR, &p, {x16, w16, in(BF16, {2}, {0, 0})}, {output_of(F16, {2, 2})}, TGL_ERROR_DTYPE_MISMATCH,
+                    {"bias", "bf16"});
+    expect_rejected(TGL_OP_LINEAR, &p, {x, w16, b}, {output_of(F16, {2, 2})}, TGL_ERROR_DTYPE_MISMATCH, {"outputs[0] (y)", "f16", "f32"});
+    expect_rejected(TGL_OP_LINEAR_QKV, &p, {x16, in(BF16, {3, 3}, Vals(9, 0)), absent_input()},
+                    {output_of(F16, {2, 1}), output_of(F16, {2, 1}), output_of(F16, {2, 1})}, TGL_ERROR_DTYPE_MISMATCH, {"W", "bf16"});
+    expect_rejected(TGL_OP_GROUPED_LINEAR, &p, {x16, in(BF16, {1, 2, 3}, Vals(6, 0)), in(I32, {2}, {0, 0}), absent_input()},
+                    {output_of(F16, {2, 2})}, TGL_ERROR_DTYPE_MISMATCH, {"W", "bf16"});
+    expect_rejected(TGL_OP_MATMUL, nullptr, {in(BF16, {2, 3}, Vals(6, 0)), in(F16, {3, 2}, Vals(6, 0))}, {output_of(BF16, {2, 2})},
+                    TGL_ERROR_DTYPE_MISMATCH, {"B", "f16", "bf16"});
     tgl_linear_params bad_act = lin(7);
     expect_rejected(TGL_OP_LINEAR, &bad_act, {x, w, b}, {output_of(F32, {2, 2})}, TGL_ERROR_INVALID_ARGUMENT, {"activation", "7"});
     tgl_linear_params bad_size = lin();

@@ -14,6 +14,7 @@ using NormOps = ConformanceTest;
 
 const double dInf = std::numeric_limits<double>::infinity();
 const double dNaN = std::numeric_limits<double>::quiet_NaN();
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 
 using Vals = std::vector<double>;
@@ -62,7 +63,7 @@ Vals cat(std::initializer_list<Vals> parts) {
 }
 
 TEST_F(NormOps, Softmax) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         Vals x = {1, 2, 3, 0, 0, 0};
         auto p = sm(-1);
@@ -113,7 +114,7 @@ TEST_F(NormOps, SoftmaxLongRow) {
 }
 
 TEST_F(NormOps, LayerNorm) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         Vals x = {1, 2, 3, 4, -1, 0, 0, 1};
         auto p = ln(1);
@@ -154,7 +155,7 @@ TEST_F(NormOps, LayerNorm) {
 }
 
 TEST_F(NormOps, RmsNorm) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // [3, 4]: mean square 12.5.
         Vals y = run1(TGL_OP_RMS_NORM, nullptr, {in(dt, {2, 2}, {3, 4, 0, -2}), absent_input()}, {output_of(dt, {2, 2})});
@@ -180,7 +181,7 @@ TEST_F(NormOps, RmsNorm) {
 }
 
 TEST_F(NormOps, GroupNorm) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // x (2, 4, 2), 2 groups of 2 channels: each group is 4 consecutive values.
         Vals x = {1, 2, 3, 4, 0, 0, 2, 2, -1, 1, -3, 3, 5, 6, 7, 9};
@@ -208,7 +209,7 @@ TEST_F(NormOps, GroupNorm) {
 }
 
 TEST_F(NormOps, BatchNorm) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         Vals mean = {1, -2}, var = {4, 0.25}, g = {2, 1}, b = {0.5, -1};
         // x (2, 2, 2): N 2, C 2, 2 positions.
@@ -230,7 +231,7 @@ TEST_F(NormOps, BatchNorm) {
 }
 
 TEST_F(NormOps, AddNorms) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         Vals x = {1, 2, 3, 4, 0.5, 0, 0, 1}, r = {0, 1, -1, 2, 0.5, 1, 0, -1};
         Vals sum;

@@ -15,6 +15,7 @@ using Vals = std::vector<double>;
 
 const double dInf = std::numeric_limits<double>::infinity();
 const double dNaN = std::numeric_limits<double>::quiet_NaN();
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) {
@@ -78,7 +79,7 @@ TEST_F(PoolOps, MaxPool2x2WithIndices) {
     // 4x4, kernel 2, stride 2: windows {1,5,3,4} -> 5 @1, {2,0,8,7} -> 8 @6, {9,-1,2,9} -> the
     // first 9 @8 (tie with @13), {6,6,0,-3} -> the first 6 @10.
     const Vals x = {1, 5, 2, 0, 3, 4, 8, 7, 9, -1, 6, 6, 2, 9, 0, -3};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         auto p = pool({2, 2});
         auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {1, 1, 4, 4}, x)}, {output_of(dt, {1, 1, 2, 2}), output_of(I32, {1, 1, 2, 2})});
         EXPECT_TRUE(same(dt, ys[0], {5, 8, 9, 6}));
@@ -92,7 +93,7 @@ TEST_F(PoolOps, MaxPool2x2WithIndices) {
 TEST_F(PoolOps, Kernel3Stride2Pad1) {
     // x[i][j] = 5i + j on 5x5; out 3x3; clipped windows rows/cols R0 = {0,1}, R1 = {1,2,3}, R2 = {3,4}.
     const Vals x = iota(25);
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         auto p = pool({3, 3}, {2, 2}, {1, 1});
         auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {1, 1, 5, 5}, x)}, {output_of(dt, {1, 1, 3, 3}), output_of(I32, {1, 1, 3, 3})});
         const Vals corner = {6, 8, 9, 16, 18, 19, 21, 23, 24};  // the bottom-right element of each window
@@ -107,7 +108,7 @@ TEST_F(PoolOps, Kernel3Stride2Pad1) {
 }
 
 TEST_F(PoolOps, CeilModeAndDivisors) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // [1..5], kernel 2 stride 2: floor gives 2 windows, ceil 3 (the last one [4, 6) holds only 5).
         auto p = pool({2});
         EXPECT_TRUE(same(dt, run1(TGL_OP_AVG_POOL, &p, {in(dt, {1, 1, 5}, {1, 2, 3, 4, 5})}, {1, 1, 2}, dt), {1.5, 3.5}, 1e-12));
@@ -141,7 +142,7 @@ TEST_F(PoolOps, CeilModeAndDivisors) {
 // 1); the backward ops skip them. [1, 2, 3], kernel 2, stride 1, pads 2 and 2: six windows
 // [-2,0) [-1,1) [0,2) [1,3) [2,4) [3,5).
 TEST_F(PoolOps, PaddingWiderThanHalfTheKernel) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         auto p = pool({2}, {1}, {2});
         auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {1, 1, 3}, {1, 2, 3})}, {output_of(dt, {1, 1, 6}), output_of(I32, {1, 1, 6})});
@@ -167,7 +168,7 @@ TEST_F(PoolOps, PaddingWiderThanHalfTheKernel) {
 }
 
 TEST_F(PoolOps, DilationNaNAndPadding) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // kernel 2, dilation 3, stride 1 over 7: windows {o, o + 3}.
         auto p = pool({2}, {1}, {}, {3});
         auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {1, 1, 7}, {1, 9, 2, 8, 3, 7, 4})}, {output_of(dt, {1, 1, 4}), output_of(I32, {1, 1, 4})});
@@ -195,7 +196,7 @@ TEST_F(PoolOps, DilationNaNAndPadding) {
 TEST_F(PoolOps, ThreeDAndBatched) {
     // x (2, 2, 2, 2, 2) = 0..31, kernel 2 over the 3 spatial dims: the max of each (n, c) cube is
     // its last element (index 7), the mean its middle (8k + 3.5).
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         auto p = pool({2, 2, 2});
         auto ys = run(TGL_OP_MAX_POOL, &p, {in(dt, {2, 2, 2, 2, 2}, iota(32))}, {output_of(dt, {2, 2, 1, 1, 1}), output_of(I32, {2, 2, 1, 1, 1})});
         EXPECT_TRUE(same(dt, ys[0], {7, 15, 23, 31}));
@@ -205,7 +206,7 @@ TEST_F(PoolOps, ThreeDAndBatched) {
 }
 
 TEST_F(PoolOps, GlobalPooling) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // (1, 2, 2, 3): channel 0 = 1..6; channel 1 holds a NaN.
         const Vals x = {1, 2, 3, 4, 5, 6, -1, dNaN, 0, 2, 3, 4};
         Vals y = run1(TGL_OP_GLOBAL_MAX_POOL, nullptr, {in(dt, {1, 2, 2, 3}, x)}, {1, 2}, dt);
@@ -235,7 +236,7 @@ TEST_F(PoolOps, GlobalPooling) {
 }
 
 TEST_F(PoolOps, Adaptive) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // 5 -> 3: windows [0,2) [1,4) [3,5).
         EXPECT_TRUE(same(dt, run1(TGL_OP_ADAPTIVE_AVG_POOL, nullptr, {in(dt, {1, 1, 5}, {1, 2, 3, 4, 5})}, {1, 1, 3}, dt), {1.5, 3, 4.5}, 1e-12));
         // 5x5 (5i + j) -> 3x3: 5 mean(R) + mean(C) with means 0.5, 2, 3.5.
@@ -247,7 +248,7 @@ TEST_F(PoolOps, Adaptive) {
 }
 
 TEST_F(PoolOps, UpsampleNearest) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         EXPECT_TRUE(same(dt, run1(TGL_OP_UPSAMPLE_NEAREST, nullptr, {in(dt, {1, 1, 2, 2}, {1, 2, 3, 4})}, {1, 1, 4, 4}, dt),
                          {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
         // 3 -> 5 from the sizes: step 3/5, floor(0, .6, 1.2, 1.8, 2.4) = 0 0 1 1 2.
@@ -272,7 +273,7 @@ TEST_F(PoolOps, UpsampleBilinear) {
             for (double w : c) y.push_back(1 + 2 * h + w);
         return y;
     };
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         auto p = ups(true);
         EXPECT_TRUE(same(dt, run1(TGL_OP_UPSAMPLE_BILINEAR, &p, {in(dt, {1, 1, 2, 2}, {1, 2, 3, 4})}, {1, 1, 4, 4}, dt),
                          expect({0, 1.0 / 3, 2.0 / 3, 1}), 1e-12));
@@ -286,7 +287,7 @@ TEST_F(PoolOps, UpsampleBilinear) {
 }
 
 TEST_F(PoolOps, Backward) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         // max: dy to the recorded indices; two windows sharing their max add up.
         auto p = pool({2, 2});
         Vals dx = run1(TGL_OP_MAX_POOL_BACKWARD, &p, {in(dt, {1, 1, 2, 2}, {1, 2, 3, 4}), in(I32, {1, 1, 2, 2}, {1, 6, 8, 10})}, {1, 1, 4, 4}, dt);

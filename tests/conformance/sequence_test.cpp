@@ -19,6 +19,7 @@ namespace {
 
 using SequenceOps = ConformanceTest;
 
+const tgl_dtype BF16 = TGL_DTYPE_BF16;
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 using Vals = std::vector<double>;
 
@@ -56,7 +57,7 @@ void rot(double a, double b, double t, double& ya, double& yb) {
 TEST_F(SequenceOps, RopeBothLayoutsAtPositionsZeroAndOne) {
     // x (S = 2, D = 4); theta_0 = 1, theta_1 = 10000^(-2/4) = 0.01. Position 0: unchanged.
     const Vals x = {1, 2, 3, 4, 1, 2, 3, 4};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         Vals want(8);
         auto p = rope_params(TGL_ROPE_NORMAL);
@@ -401,7 +402,7 @@ Vals fft(tgl_op op, tgl_dtype dt, const Shape& s, const Vals& x) {
 }
 
 TEST_F(SequenceOps, FftKnownAnswers) {
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16}) {  // not bf16: these expected values are of unrounded inputs
         SCOPED_TRACE(dtype_name(dt));
         EXPECT_TRUE(close(dt, fft(TGL_OP_FFT, dt, {1, 2}, {3, -1}), {3, -1}));
         EXPECT_TRUE(close(dt, fft(TGL_OP_FFT, dt, {2, 2}, cplx({{1, 0}, {2, 0}})), cplx({{3, 0}, {-1, 0}})));
@@ -463,7 +464,7 @@ TEST_F(SequenceOps, SelectiveScanByHand) {
     // u = (1, 2, 3), B rows (1, 1, 1), (1, 0, 2); C rows (1, 0, 1), (0, 1, 1):
     //   t0: x = (1, 1), y = 1;  t1: x = (3, 0.5), y = 0.5;  t2: x = (6, 6.25), y = 12.25.
     const Vals u = {1, 2, 3}, A = {0, -std::log(2.0)}, Bm = {1, 1, 1, 1, 0, 2}, Cm = {1, 0, 1, 0, 1, 1};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         auto p = ss(0);
         auto ys = run(TGL_OP_SELECTIVE_SCAN, &p,
@@ -503,7 +504,7 @@ TEST_F(SequenceOps, SelectiveScanByHand) {
 // in last_state; L = 0 leaves the state as it is; the 1.1 struct size still means state_in 0.
 TEST_F(SequenceOps, SelectiveScanCarriedStateByHand) {
     const Vals A = {0, -std::log(2.0)};
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         const double tol = dt == F16 ? 1e-6 : 1e-12;
         auto p = ss(0, 1);
@@ -582,7 +583,7 @@ Vals sample(const tgl_sample_params* p, tgl_dtype dt, const Shape& s, const Vals
 
 TEST_F(SequenceOps, SampleGreedyAndCertain) {
     const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
-    for (tgl_dtype dt : {F32, F16}) {
+    for (tgl_dtype dt : {F32, F16, BF16}) {
         SCOPED_TRACE(dtype_name(dt));
         // Greedy: the first index of the largest logit (NaN is never chosen); temperature 0 or top_k 1.
         const Vals x = {1, 3, 2, 5, 5, 1, nan, 1, 2, -inf, -inf, -inf};

@@ -1,7 +1,7 @@
 // add_n (ops.h; ABI 1.3): the GLES plugin against the CPU reference. Both sum left to right in f32
-// and round once at the store, so f16 and the integers (which wrap alike) must agree exactly; f32
+// and round once at the store, so f16, bf16 and the integers (which wrap alike) must agree exactly; f32
 // within tol::kElementwise (NMSE), as add: a driver may flush f32 subnormal results to zero. Every
-// n from 1 to 8, f32, f16, i32, i8 and u8, odd sizes, random layouts of every operand (strided,
+// n from 1 to 8, f32, f16, bf16, i32, i8 and u8, odd sizes, random layouts of every operand (strided,
 // permuted, negative, padded, broadcast), inputs of smaller ranks broadcast to y, f16 sums that
 // pass the f16 range on the way, and one tensor past 65,535 workgroups.
 #include "diff.h"
@@ -12,11 +12,11 @@
 namespace diff {
 namespace {
 
-const std::vector<tgl_dtype> kDtypes = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_I32, TGL_DTYPE_I8, TGL_DTYPE_U8};
+const std::vector<tgl_dtype> kDtypes = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32, TGL_DTYPE_I8, TGL_DTYPE_U8};
 
 ValueGen values(tgl_dtype dt) {
     if (dt == TGL_DTYPE_F32) return with_special_values(dt, float_values(dt, -1e3, 1e3), 0.05);
-    if (dt == TGL_DTYPE_F16) return with_special_values(dt, float_values(dt, -3e4, 3e4), 0.05);  // sums pass 65504
+    if (dt == TGL_DTYPE_F16 || dt == TGL_DTYPE_BF16) return with_special_values(dt, float_values(dt, -3e4, 3e4), 0.05);  // f16 sums pass 65504
     return with_special_values(dt, int_values(dt, int_range(dt).lo, int_range(dt).hi), 0.2);
 }
 
@@ -56,9 +56,9 @@ TEST_F(AddNDiff, EveryCountDtypeAndLayout) {
         }
 }
 
-// Contiguous f32 of a multiple of 4 (the binary kernel's vec4 paths) and f16 through the scratch.
+// Contiguous f32 of a multiple of 4 (the binary kernel's vec4 paths) and f16/bf16 through the scratch.
 TEST_F(AddNDiff, LongContiguous) {
-    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16}) {
         const Shape ys{64, 1024};
         std::vector<InputArg> ins;
         for (int k = 0; k < 5; ++k) {

@@ -3,9 +3,11 @@
 // -inf entries and fully masked rows, bool masks, head dims 64, 80 (with Dv 48), 128 and 256, decoding (Sq = 1)
 // against a long KV (the split + combine path), a 1031 x 1031 causal case, permuted (B, S, H, D)
 // views of inputs and outputs, random strided / misaligned f16 views, empty batch and Skv = 0, one
-// grid past 65,535 workgroups; f32 and f16. Backward inputs o and lse come from the reference's
-// forward. The ABI 1.3 options (top-left causal, softcap, ALiBi, window, sinks, f16 k/v under f32
-// q), alone and combined, through every forward path and the backward. Tolerance: tol::kMatmul (f32 dot products of any length in any order; f16 outputs are
+// grid past 65,535 workgroups; f32 and f16 (bf16: the basic cases and the flash kernel's vector
+// and scalar access). Backward inputs o and lse come from the reference's forward. The ABI 1.3
+// options (top-left causal, softcap, ALiBi, window, sinks, f16 k/v under f32 q), alone and
+// combined, through every forward path and the backward. Tolerance: tol::kMatmul (f32 dot
+// products of any length in any order; f16 outputs are
 // the same values rounded once more).
 #include "diff.h"
 
@@ -200,7 +202,7 @@ FwdCase plain(tgl_dtype dt, Dims d, bool causal = false) {
 }
 
 TEST_F(AttentionDiff, Basic) {
-    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16}) {
         check_forward(plain(dt, {2, 3, 3, 5, 7, 16, 16}), rng_);
         FwdCase c = plain(dt, {1, 2, 2, 1, 1, 1, 1});
         c.lse = false;
@@ -339,9 +341,11 @@ TEST_F(AttentionDiff, FlashBlockEdges) {
     check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_);  // first rows see no key
     check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_);
     check_forward(plain(TGL_DTYPE_F32, {2, 1, 1, 17, 129, 16, 16}, true), rng_);
-    for (Lay lay : {Lay::Aligned, Lay::Contiguous}) {  // f16 through vector and scalar access
+    for (Lay lay : {Lay::Aligned, Lay::Contiguous}) {  // f16 (and bf16) through vector and scalar access
         FwdCase c = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, lay == Lay::Aligned ? 32 : 64, 64}, true);
         c.in_lay = c.out_lay = lay;
+        check_forward(c, rng_);
+        c.dt = TGL_DTYPE_BF16;
         check_forward(c, rng_);
         c = plain(TGL_DTYPE_F16, {1, 1, 1, 33, 40, 40, 24});
         c.in_lay = c.out_lay = lay;

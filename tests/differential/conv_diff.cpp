@@ -5,7 +5,8 @@
 // stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
 // an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), one grid
 // of more than 65,535 workgroups, and kernels of more taps than llvmpipe's 65,535 loop passes per
-// invocation (LongKernels); f32 and f16.
+// invocation (LongKernels); f32 and f16, a bf16 subset, and mixed weights (f32 x and y with f16 or
+// bf16 w and bias).
 // Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
 // double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
@@ -15,7 +16,7 @@ namespace {
 
 class ConvDiff : public SeededTest {};
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16;
 
 // Any layout kind but broadcasting; f16 contiguous views start inside a word half of the time.
 View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
@@ -123,17 +124,24 @@ void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<Output
     check(s);
 }
 
-void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
-    InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
-    run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, dt, c.weight(c.cout, c.cin / c.groups), rng), b},
-        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtype_name(dt));
+// dt: x and y; wdt: w and the bias (mixed weights: f16/bf16 under f32 x), dt when INVALID.
+std::string dtypes_name(tgl_dtype dt, tgl_dtype wdt) {
+    return dtype_name(dt) + (wdt == dt ? "" : ", " + dtype_name(wdt) + " weights");
 }
 
-void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
-    InputArg b = c.bias ? rand_input(dt, {c.cout}, rng) : absent_input();
+void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what, tgl_dtype wdt = TGL_DTYPE_INVALID) {
+    if (wdt == TGL_DTYPE_INVALID) wdt = dt;
+    InputArg b = c.bias ? rand_input(wdt, {c.cout}, rng) : absent_input();
+    run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, wdt, c.weight(c.cout, c.cin / c.groups), rng), b},
+        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtypes_name(dt, wdt));
+}
+
+void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what, tgl_dtype wdt = TGL_DTYPE_INVALID) {
+    if (wdt == TGL_DTYPE_INVALID) wdt = dt;
+    InputArg b = c.bias ? rand_input(wdt, {c.cout}, rng) : absent_input();
     run(c.S == 1 ? TGL_OP_CONV_TRANSPOSE1D : TGL_OP_CONV_TRANSPOSE2D, c,
-        {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, dt, c.weight(c.cin, c.cout / c.groups), rng), b},
-        {y_output(c, dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtype_name(dt));
+        {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, wdt, c.weight(c.cin, c.cout / c.groups), rng), b},
+        {y_output(c, dt, c.act(c.cout, c.out(true)), rng)}, what + " " + dtypes_name(dt, wdt));
 }
 
 void backward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what) {
@@ -198,6 +206,12 @@ TEST_F(ConvDiff, Forward) {
     cases.push_back({"64 channels 7x7 (split K on GLES)", c});
     for (const auto& [name, cc] : cases)
         for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, name);
+    // bf16 (a subset: the GEMM tiles, the direct variant, 1d, 3d, channels-last, split K) and
+    // mixed weights (f32 x and y, f16 or bf16 w and bias; odd K = cin * taps in most cases,
+    // strided w from the random layouts).
+    for (size_t i : {0, 4, 9, 12}) forward(cases[i].second, BF16, rng_, cases[i].first);
+    for (const auto& [i, wdt] : std::vector<std::pair<size_t, tgl_dtype>>{{0, F16}, {1, BF16}, {4, BF16}, {8, F16}, {10, BF16}, {12, F16}})
+        forward(cases[i].second, F32, rng_, cases[i].first, wdt);
     // Large enough for the 128x64 tile (GLES, where the limits allow it).
     c = c2(1, 8, 128, {64, 64}, {3, 3});
     c.pb = {1, 1}, c.pe = {1, 1}, c.bias = true, c.dense = true;
@@ -248,6 +262,11 @@ TEST_F(ConvDiff, Transposed) {
     f.groups = 5, f.stride = {2, 2}, f.pb = {1, 1}, f.pe = {1, 1};
     Conv g = c2(2, 6, 12, {5, 6}, {3, 4});
     g.stride = {2, 3}, g.pb = {1, 2}, g.pe = {0, 1}, g.op = {1, 2}, g.bias = true, g.activation = TGL_ACTIVATION_SILU;
+    transposed(c, BF16, rng_, "1d stride 3 output_padding 1");
+    transposed(g, BF16, rng_, "2d stride (2, 3) 12 channels (phases on GLES)");
+    transposed(c, F32, rng_, "1d stride 3 output_padding 1", F16);
+    transposed(d, F32, rng_, "2d stride 2 groups 2", BF16);
+    transposed(g, F32, rng_, "2d stride (2, 3) 12 channels (phases on GLES)", BF16);
     for (tgl_dtype dt : {F32, F16}) {
         transposed(c, dt, rng_, "1d stride 3 output_padding 1");
         transposed(d, dt, rng_, "2d stride 2 groups 2");
@@ -284,6 +303,7 @@ TEST_F(ConvDiff, EmptyBatch) {
     Conv c = c2(0, 3, 4, {5, 5}, {3, 3});
     c.bias = true;
     forward(c, F32, rng_, "empty batch");
+    forward(c, F32, rng_, "empty batch", BF16);
     backward(c, F32, rng_, "empty batch");  // dw = 0, db = 0
 }
 

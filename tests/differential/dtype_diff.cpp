@@ -1,8 +1,8 @@
 // The dtype ops of the GLES plugin against the CPU reference: cast over every pair of dtypes,
 // every comparison in every input dtype (both output dtypes), logical ops, where, and the float ops
-// in f16; on random layouts (permuted, stepped, negative, broadcast, padded, odd offsets), odd
+// in f16 and bf16; on random layouts (permuted, stepped, negative, broadcast, padded, odd offsets), odd
 // sizes, empty tensors and one tensor past 65,535 workgroups. Casts, compare, logical and where
-// must match exactly (bit for bit, any NaN equal to any NaN); the f16 float ops within a small
+// must match exactly (bit for bit, any NaN equal to any NaN); the f16/bf16 float ops within a small
 // NMSE (the CPU rounds its double result once, the GPU its f32 result).
 #include "diff.h"
 
@@ -89,7 +89,7 @@ Shape random_shape(Rng& rng) {
 
 const std::vector<tgl_dtype>& kAll = all_dtypes();    // cast
 const std::vector<tgl_dtype>& kWord = word_dtypes();  // logical ops, where
-const std::vector<tgl_dtype> kCompared = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_I32,
+const std::vector<tgl_dtype> kCompared = {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16, TGL_DTYPE_I32,
                                           TGL_DTYPE_I8,  TGL_DTYPE_U8,  TGL_DTYPE_BOOL};
 
 class DtypeDiff : public SeededTest {};
@@ -157,53 +157,68 @@ TEST_F(DtypeDiff, WhereEveryDtypeWithBroadcasting) {
             }
 }
 
-// f16 float ops: the GLES plugin computes in f32 and rounds the f32 result to f16, the reference
-// rounds its double result once. Where the f32 result lands exactly halfway between two halves
-// (double rounding: silu(2^-24) is 2^-25 in f32, which rounds to even, 0, while the true value is a
-// hair above it), the two differ by one f16 ulp. So each element may also be within one ulp of the
-// reference (same NaN and infinity positions), beside the NMSE bound.
-::testing::AssertionResult check_f16(tgl_op op, const std::vector<Operand>& ins, const View& yv, const std::string& what) {
-    std::vector<double> want = run_on(Role::Reference, op, nullptr, ins, TGL_DTYPE_F16, yv);
-    std::vector<double> got = run_on(Role::Subject, op, nullptr, ins, TGL_DTYPE_F16, yv);
-    ::testing::AssertionResult nmse = compare(TGL_DTYPE_F16, got, want, yv.shape, 1e-5, CompareMode::Nmse, what);
+// f16 and bf16 float ops: the GLES plugin computes in f32 and rounds the f32 result to the dtype,
+// the reference rounds its double result once. Where the f32 result lands exactly halfway between
+// two values of the dtype (double rounding: silu(2^-24) is 2^-25 in f32, which rounds to even, 0,
+// while the true value is a hair above it), the two differ by one ulp. So each element may also be
+// within one ulp of the reference (same NaN and infinity positions), beside the NMSE bound.
+::testing::AssertionResult check_rounded(tgl_dtype dt, tgl_op op, const std::vector<Operand>& ins, const View& yv,
+                                         const std::string& what) {
+    std::vector<double> want = run_on(Role::Reference, op, nullptr, ins, dt, yv);
+    std::vector<double> got = run_on(Role::Subject, op, nullptr, ins, dt, yv);
+    ::testing::AssertionResult nmse = compare(dt, got, want, yv.shape, 1e-5, CompareMode::Nmse, what);
     if (nmse) return nmse;
+    const int mantissa = dt == TGL_DTYPE_BF16 ? 7 : 10, min_exp = dt == TGL_DTYPE_BF16 ? -126 : -14;
     for (size_t i = 0; i < want.size(); ++i) {
         const double w = want[i], g = got[i];
         if (std::isnan(w) || std::isnan(g) || std::isinf(w) || std::isinf(g)) {
             if ((std::isnan(w) && std::isnan(g)) || w == g) continue;
             return nmse;
         }
-        const double ulp = std::fabs(w) < std::ldexp(1.0, -14) ? std::ldexp(1.0, -24)
-                                                                : std::ldexp(1.0, std::ilogb(w) - 10);
+        const double ulp = std::fabs(w) < std::ldexp(1.0, min_exp) ? std::ldexp(1.0, min_exp - mantissa)
+                                                                  : std::ldexp(1.0, std::ilogb(w) - mantissa);
         if (std::fabs(g - w) > ulp) return nmse;
     }
-    return ::testing::AssertionSuccess() << "within one f16 ulp of the reference everywhere";
+    return ::testing::AssertionSuccess() << "within one " << dtype_name(dt) << " ulp of the reference everywhere";
+}
+
+// The float ops in a 16-bit dtype: each unary op on 3 random shapes and layouts (reps), each binary
+// op likewise with b broadcast half of the time.
+void float_ops_in(tgl_dtype dt, const std::vector<tgl_op>& unary, const std::vector<tgl_op>& binary, int reps, Rng& rng) {
+    auto input16 = [&](const Shape& s, double lo, double hi) {
+        View v = make_view(s, rng.chance(0.3) ? misaligned_layout(rng) : random_layout(s, rng, true));
+        return Operand{dt, v, random_storage(dt, v.storage, rng, with_special_values(dt, float_values(dt, lo, hi), 0.05))};
+    };
+    const std::string name = dtype_name(dt);
+    for (tgl_op op : unary)
+        for (int rep = 0; rep < reps; ++rep) {
+            Shape s = random_shape(rng);
+            EXPECT_TRUE(check_rounded(dt, op, {input16(s, -8, 8)}, output_view(s, rng), name + " unary op " + std::to_string(op)));
+        }
+    for (tgl_op op : binary)
+        for (int rep = 0; rep < reps; ++rep) {
+            Shape s = random_shape(rng);
+            Shape sb = s;
+            if (!sb.empty() && rng.chance(0.5)) sb[0] = 1;
+            double lo = op == TGL_OP_POW ? 0.1 : -100, hi = op == TGL_OP_POW ? 4 : 100;
+            EXPECT_TRUE(check_rounded(dt, op, {input16(s, lo, hi), input16(sb, op == TGL_OP_POW ? -4 : -100, op == TGL_OP_POW ? 4 : 100)},
+                                      output_view(s, rng), name + " binary op " + std::to_string(op)));
+        }
 }
 
 TEST_F(DtypeDiff, FloatOpsInF16) {
-    const tgl_op unary[] = {TGL_OP_ABS, TGL_OP_NEG, TGL_OP_RELU, TGL_OP_SIGMOID, TGL_OP_TANH, TGL_OP_EXP,
-                            TGL_OP_LOG, TGL_OP_SQRT, TGL_OP_GELU, TGL_OP_SILU};
-    const tgl_op binary[] = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_DIV, TGL_OP_MAXIMUM, TGL_OP_MINIMUM, TGL_OP_POW};
-    auto f16_input = [&](const Shape& s, double lo, double hi) {
-        View v = make_view(s, rng_.chance(0.3) ? misaligned_layout(rng_) : random_layout(s, rng_, true));
-        return Operand{TGL_DTYPE_F16, v,
-                       random_storage(TGL_DTYPE_F16, v.storage, rng_,
-                                      with_special_values(TGL_DTYPE_F16, float_values(TGL_DTYPE_F16, lo, hi), 0.05))};
-    };
-    for (tgl_op op : unary)
-        for (int rep = 0; rep < 3; ++rep) {
-            Shape s = random_shape(rng_);
-            EXPECT_TRUE(check_f16(op, {f16_input(s, -8, 8)}, output_view(s, rng_), "f16 unary op " + std::to_string(op)));
-        }
-    for (tgl_op op : binary)
-        for (int rep = 0; rep < 3; ++rep) {
-            Shape s = random_shape(rng_);
-            Shape sb = s;
-            if (!sb.empty() && rng_.chance(0.5)) sb[0] = 1;
-            double lo = op == TGL_OP_POW ? 0.1 : -100, hi = op == TGL_OP_POW ? 4 : 100;
-            EXPECT_TRUE(check_f16(op, {f16_input(s, lo, hi), f16_input(sb, op == TGL_OP_POW ? -4 : -100, op == TGL_OP_POW ? 4 : 100)},
-                                  output_view(s, rng_), "f16 binary op " + std::to_string(op)));
-        }
+    float_ops_in(TGL_DTYPE_F16,
+                 {TGL_OP_ABS, TGL_OP_NEG, TGL_OP_RELU, TGL_OP_SIGMOID, TGL_OP_TANH, TGL_OP_EXP, TGL_OP_LOG, TGL_OP_SQRT, TGL_OP_GELU,
+                  TGL_OP_SILU},
+                 {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_DIV, TGL_OP_MAXIMUM, TGL_OP_MINIMUM, TGL_OP_POW}, 3, rng_);
+}
+
+// bf16: the same ops, 2 shapes each (the elementwise kernels convert every dtype alike).
+TEST_F(DtypeDiff, FloatOpsInBf16) {
+    float_ops_in(TGL_DTYPE_BF16,
+                 {TGL_OP_ABS, TGL_OP_NEG, TGL_OP_RELU, TGL_OP_SIGMOID, TGL_OP_TANH, TGL_OP_EXP, TGL_OP_LOG, TGL_OP_SQRT, TGL_OP_GELU,
+                  TGL_OP_SILU},
+                 {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_DIV, TGL_OP_MAXIMUM, TGL_OP_MINIMUM, TGL_OP_POW}, 2, rng_);
 }
 
 TEST_F(DtypeDiff, EmptyTensors) {

@@ -13,8 +13,8 @@ namespace {
 class GradDiff : public SeededTest {};
 
 const double kTolF16 = 1.0 / (1 << 20);
-double tol_row(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kTranscendental; }
-double tol_red(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kReduction; }
+double tol_row(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kTranscendental); }
+double tol_red(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kReduction); }
 
 const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
@@ -62,6 +62,18 @@ TEST_F(GradDiff, SoftmaxBackward) {
                              std::string(log ? "log_softmax_backward " : "softmax_backward ") + dtype_name(dt) + " " + shape_name(s) +
                                  " axis " + std::to_string(axis));
                 }
+}
+
+// bf16 (a subset: the kernels convert every float dtype alike): softmax and log_softmax backward.
+TEST_F(GradDiff, Bf16Subset) {
+    const tgl_dtype dt = TGL_DTYPE_BF16;
+    for (const Shape& s : {Shape{3, 5}, Shape{4, 300}})
+        for (tgl_op op : {TGL_OP_SOFTMAX_BACKWARD, TGL_OP_LOG_SOFTMAX_BACKWARD}) {
+            const bool log = op == TGL_OP_LOG_SOFTMAX_BACKWARD;
+            tgl_softmax_params p{sizeof(tgl_softmax_params), -1, 1.0f, 0};
+            check_op(op, param_bytes(p), {rand_input(dt, s, rng_, log ? -6 : 0, log ? 0 : 1), rand_input(dt, s, rng_, -2, 2)},
+                     {rand_output(dt, s, rng_)}, {tol_row(dt)}, std::to_string(op) + " bf16 " + shape_name(s));
+        }
 }
 
 TEST_F(GradDiff, NormBackward) {

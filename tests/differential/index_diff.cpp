@@ -71,7 +71,7 @@ MultiSpec build(const Opts& o, Rng& rng) {
     const bool accumulates = o.op == TGL_OP_SCATTER_ADD || o.reduction == TGL_SCATTER_MUL;  // rounding differs
     const bool exact = !(accumulates && o.dt != I32);
     s.mode = {exact ? CompareMode::ExactBits : CompareMode::Nmse};
-    s.tolerance = {o.dt == TGL_DTYPE_F16 ? 1e-6 : 1e-7};
+    s.tolerance = {o.dt == TGL_DTYPE_F16 ? 1e-6 : o.dt == TGL_DTYPE_BF16 ? tol::kBf16Store : 1e-7};
     s.what = "op " + std::to_string(o.op) + " " + dtype_name(o.dt) + " x " + shape_str(o.x) + " axis " + std::to_string(o.axis);
     if (o.op == TGL_OP_ONE_HOT) {
         s.inputs = {index_input(o.x, o.len, o.ik, rng)};
@@ -140,7 +140,7 @@ std::vector<IndexCase> cases() {
                                      Kind::Stepped,    Kind::Padded,   Kind::Mixed};
     const std::vector<Kind> out_kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Padded, Kind::Mixed};
     auto dtypes_of = [](tgl_op op) {
-        return op == TGL_OP_SCATTER_ADD ? std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32} : word_dtypes();
+        return op == TGL_OP_SCATTER_ADD ? std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32, TGL_DTYPE_BF16} : word_dtypes();
     };
     auto add = [&](const std::string& name, Opts o) {
         out.push_back({name, [o](Rng& rng) { return build(o, rng); }});
@@ -191,7 +191,7 @@ std::vector<IndexCase> cases() {
     const char* const red_names[] = {"", "mul", "amin", "amax"};
     for (uint32_t red : {uint32_t(TGL_SCATTER_MUL), uint32_t(TGL_SCATTER_AMIN), uint32_t(TGL_SCATTER_AMAX)}) {
         const std::string n = std::string("scatter_") + red_names[red];
-        for (tgl_dtype dt : std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32}) {
+        for (tgl_dtype dt : std::vector<tgl_dtype>{TGL_DTYPE_F32, TGL_DTYPE_F16, I32, TGL_DTYPE_BF16}) {
             Opts o{TGL_OP_SCATTER, dt, {13, 1, 6}, 2, Kind::Contiguous, Kind::Contiguous, Kind::Contiguous, 17, true, red};
             add(n + "_dtype_" + dtype_name(dt), o);
             Opts st{TGL_OP_SCATTER, dt, {7, 5, 3}, -3, Kind::Negative, Kind::Permuted, Kind::Stepped, 11, false, red};

@@ -231,13 +231,13 @@ TEST_F(GemvTuned, MatchesReference) {
 // Tolerance (NMSE): f32 outputs tol::kMatmul (f32 sums in any order vs double). f16 outputs
 // 2 * tol::kMatmul: both plugins round nearly the same value once to f16, so they differ by at
 // most one f16 ulp (relative 2^-10) where the value straddles a rounding boundary (NMSE <= 2^-20
-// even if every element did), on top of the f32 summation differences.
+// even if every element did), on top of the f32 summation differences; bf16 likewise (2^-16).
 
 class MatmulFamilyDiff : public SeededTest {};
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
+const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16;
 
-double tol_of(tgl_dtype dt) { return dt == F16 ? 2 * tol::kMatmul : tol::kMatmul; }
+double tol_of(tgl_dtype dt) { return dt == F32 ? tol::kMatmul : 2 * tol::kMatmul; }
 
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, const ValueGen& gen) {
     InputArg a;
@@ -248,6 +248,13 @@ InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, const ValueGen& 
 }
 InputArg rand_float(tgl_dtype dt, const Shape& shape, Rng& rng, double lo = -1, double hi = 1) {
     return rand_input(dt, shape, rng, float_values(dt, lo, hi));
+}
+InputArg contig_float(tgl_dtype dt, const Shape& shape, Rng& rng) {
+    InputArg a;
+    a.dtype = dt;
+    a.view = contiguous(shape);
+    a.storage = random_storage(dt, a.view.storage, rng, float_values(dt, -1, 1));
+    return a;
 }
 Shape with_last(Shape s, int64_t n) {
     s.back() = n;
@@ -296,7 +303,7 @@ TEST_F(MatmulFamilyDiff, MatmulF16) {
 }
 
 TEST_F(MatmulFamilyDiff, Linear) {
-    for (tgl_dtype dt : {F32, F16})
+    for (tgl_dtype dt : {F32, F16, BF16})
         for (const auto& s : sizes()) {
             const uint32_t act = uint32_t(rng_.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1));
             tgl_linear_params p{sizeof(tgl_linear_params), act};
@@ -431,7 +438,7 @@ TEST_F(MatmulFamilyDiff, EmptyAndKZero) {
     }
 }
 
-// f16 storage on the GLES plugin's quad paths: FAST tiles (C stored by whole words where an
+// f16 (and bf16) storage on the GLES plugin's quad paths: FAST tiles (C stored by whole words where an
 // invocation owns both halves; a last odd column, an odd C offset keep the masked store), split-K,
 // the GEMV kernel both ways, and offsets that are not multiples of 4 (general path).
 // (M, K, N, transpose B, front pad of A, front pad of C)
@@ -446,22 +453,27 @@ TEST_F(MatmulFamilyDiff, F16QuadPaths) {
         l.pad_back = 1;
         return make_view(shape, l);
     };
-    for (const auto& c : cases) {
-        const bool tb = c[3] != 0;
-        InputArg a, b;
-        a.dtype = b.dtype = F16;
-        a.view = padded({c[0], c[1]}, c[4]);
-        b.view = tb ? padded({c[2], c[1]}, 0) : padded({c[1], c[2]}, 0);
-        a.storage = random_storage(F16, a.view.storage, rng_, float_values(F16, -1, 1));
-        b.storage = random_storage(F16, b.view.storage, rng_, float_values(F16, -1, 1));
-        OutputArg out;
-        out.dtype = F16;
-        out.view = padded({c[0], c[2]}, c[5]);
-        tgl_matmul_params p{sizeof(tgl_matmul_params), 0, tb, 1.0f, 0.0f, 0};
-        run_case(TGL_OP_MATMUL, param_bytes(p), {a, b}, {out}, F16,
-                 "matmul f16 " + mkn({c[0], c[1], c[2]}) + (tb ? " tb" : "") + " A offset " + std::to_string(c[4]) + " C offset " +
-                     std::to_string(c[5]));
-    }
+    // bf16: the FAST tiles with whole-word and masked C stores, the GEMV kernel and split-K.
+    const std::vector<size_t> bf16_cases = {1, 2, 3, 5};
+    for (tgl_dtype dt : {F16, BF16})
+        for (size_t i = 0; i < cases.size(); ++i) {
+            if (dt == BF16 && std::find(bf16_cases.begin(), bf16_cases.end(), i) == bf16_cases.end()) continue;
+            const auto& c = cases[i];
+            const bool tb = c[3] != 0;
+            InputArg a, b;
+            a.dtype = b.dtype = dt;
+            a.view = padded({c[0], c[1]}, c[4]);
+            b.view = tb ? padded({c[2], c[1]}, 0) : padded({c[1], c[2]}, 0);
+            a.storage = random_storage(dt, a.view.storage, rng_, float_values(dt, -1, 1));
+            b.storage = random_storage(dt, b.view.storage, rng_, float_values(dt, -1, 1));
+            OutputArg out;
+            out.dtype = dt;
+            out.view = padded({c[0], c[2]}, c[5]);
+            tgl_matmul_params p{sizeof(tgl_matmul_params), 0, tb, 1.0f, 0.0f, 0};
+            run_case(TGL_OP_MATMUL, param_bytes(p), {a, b}, {out}, dt,
+                     "matmul " + dtype_name(dt) + " " + mkn({c[0], c[1], c[2]}) + (tb ? " tb" : "") + " A offset " + std::to_string(c[4]) +
+                         " C offset " + std::to_string(c[5]));
+        }
     // Decode linear (W [N, K] k-contiguous: GEMV lanes along k) with bias and an activation.
     tgl_linear_params lp{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
     InputArg x, w, bias;
@@ -476,6 +488,56 @@ TEST_F(MatmulFamilyDiff, F16QuadPaths) {
     y.dtype = F16;
     y.view = padded({1, 72}, 0);
     run_case(TGL_OP_LINEAR, param_bytes(lp), {x, w, bias}, {y}, F16, "linear f16 decode M 1 K 64 N 72 bias silu");
+}
+
+// Mixed weights: f32 x and y with f16 or bf16 W (bias f32 or W's dtype): odd K, the decode row
+// (GEMV), FAST tiles (contiguous, A read as f32 quads and W as 16-bit pairs), strided W (every
+// other size: the general loaders), and empty shapes, for matmul, linear, linear_qkv and
+// grouped_linear. The output is f32: tol::kMatmul.
+TEST_F(MatmulFamilyDiff, MixedWeights) {
+    const std::vector<std::array<int64_t, 3>> mixed_sizes = {{7, 13, 5}, {1, 64, 129}, {33, 17, 65}, {64, 36, 64}};
+    for (tgl_dtype wdt : {F16, BF16}) {
+        auto weight = [&](const Shape& s, bool strided) {
+            InputArg w;
+            w.dtype = wdt;
+            w.view = strided ? view_of(s, Kind::Stepped, rng_, true) : contiguous(s);
+            w.storage = random_storage(wdt, w.view.storage, rng_, float_values(wdt, -1, 1));
+            return w;
+        };
+        auto bias = [&](const Shape& s) { return rand_float(rng_.chance(0.5) ? F32 : wdt, s, rng_); };
+        auto x_of = [&](const Shape& s, bool strided) { return strided ? rand_float(F32, s, rng_) : contig_float(F32, s, rng_); };
+        for (size_t i = 0; i < mixed_sizes.size(); ++i) {
+            const auto& s = mixed_sizes[i];
+            const bool strided = i % 2 == 0;
+            const std::string what = dtype_name(wdt) + " weights " + mkn(s) + (strided ? " strided" : " contiguous");
+            const bool tb = rng_.chance(0.5);
+            tgl_matmul_params mp{sizeof(tgl_matmul_params), 0, tb, 1.0f, 0.0f, 0};
+            run_case(TGL_OP_MATMUL, param_bytes(mp), {x_of({s[0], s[1]}, strided), weight(tb ? Shape{s[2], s[1]} : Shape{s[1], s[2]}, strided)},
+                     {rand_output(F32, {s[0], s[2]}, rng_, strided)}, F32, "matmul " + what + (tb ? " tb" : ""));
+            tgl_linear_params lp{sizeof(tgl_linear_params), uint32_t(rng_.integer(0, TGL_ACTIVATION_COUNT_V1_0 - 1))};
+            run_case(TGL_OP_LINEAR, param_bytes(lp), {x_of({s[0], s[1]}, strided), weight({s[2], s[1]}, strided), bias({s[2]})},
+                     {rand_output(F32, {s[0], s[2]}, rng_, strided)}, F32, "linear " + what);
+            if (i >= 2) continue;  // the qkv and grouped epilogues on the two smaller sizes
+            const int64_t q = s[2] / 2, k = s[2] / 4, v = s[2] - q - k;
+            run_case(TGL_OP_LINEAR_QKV, param_bytes(lp), {x_of({s[0], s[1]}, strided), weight({s[2], s[1]}, strided), bias({s[2]})},
+                     {rand_output(F32, {s[0], q}, rng_), rand_output(F32, {s[0], k}, rng_), rand_output(F32, {s[0], v}, rng_)}, F32,
+                     "linear_qkv " + what);
+            const int64_t E = 3;
+            run_case(TGL_OP_GROUPED_LINEAR, param_bytes(lp),
+                     {x_of({s[0], s[1]}, strided), weight({E, s[2], s[1]}, strided),
+                      input_values(TGL_DTYPE_I32, {s[0]}, random_values(s[0], rng_, int_values(TGL_DTYPE_I32, 0, E - 1))), bias({E, s[2]})},
+                     {rand_output(F32, {s[0], s[2]}, rng_)}, F32, "grouped_linear " + what);
+        }
+        // Empty: K = 0 (y = bias), no rows, no experts' rows.
+        tgl_linear_params lp{sizeof(tgl_linear_params), TGL_ACTIVATION_NONE};
+        run_case(TGL_OP_LINEAR, param_bytes(lp), {rand_float(F32, {3, 0}, rng_), weight({5, 0}, false), bias({5})},
+                 {rand_output(F32, {3, 5}, rng_)}, F32, "linear K 0 " + dtype_name(wdt) + " weights");
+        run_case(TGL_OP_LINEAR, param_bytes(lp), {rand_float(F32, {0, 4}, rng_), weight({5, 4}, false), absent_input()},
+                 {rand_output(F32, {0, 5}, rng_)}, F32, "linear M 0 " + dtype_name(wdt) + " weights");
+        tgl_matmul_params mp{sizeof(tgl_matmul_params), 0, 0, 1.0f, 0.0f, 0};
+        run_case(TGL_OP_MATMUL, param_bytes(mp), {rand_float(F32, {4, 0}, rng_), weight({0, 3}, false)}, {rand_output(F32, {4, 3}, rng_)}, F32,
+                 "matmul K 0 " + dtype_name(wdt) + " weights");
+    }
 }
 
 // The epilogues after split-K partials and after the GEMV kernel (the reduce pass): bias and
@@ -497,13 +559,7 @@ TEST_F(MatmulFamilyDiff, SplitKAndGemvEpilogues) {
              {rand_output(F16, {3, 20}, rng_)}, F16, "linear_int4 split-K M 3 K 1024 N 20 group 64 zeros");
     tgl_linear_params silu{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
     for (int64_t rows : {5, 40}) {
-        auto contig = [&](tgl_dtype dt, const Shape& sh) {
-            InputArg a;
-            a.dtype = dt;
-            a.view = contiguous(sh);
-            a.storage = random_storage(dt, a.view.storage, rng_, float_values(dt, -1, 1));
-            return a;
-        };
+        auto contig = [&](tgl_dtype dt, const Shape& sh) { return contig_float(dt, sh, rng_); };
         run_case(TGL_OP_LINEAR_QKV, param_bytes(silu), {contig(F16, {rows, 600}), contig(F16, {16, 600}), contig(F16, {16})},
                  {rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 4}, rng_), rand_output(F16, {rows, 8}, rng_)}, F16,
                  "linear_qkv f16 rows " + std::to_string(rows) + " K 600 split 4/4/8 bias silu");

@@ -15,7 +15,7 @@ class NormDiff : public SeededTest {};
 
 const double kTolF16 = 1.0 / (1 << 20);
 
-double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kTranscendental; }
+double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kTranscendental); }
 
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool input_layouts = true) {
     InputArg a;
@@ -104,6 +104,30 @@ TEST_F(NormDiff, GroupBatchNorm) {
                       rng_.chance(0.7) ? rand_input(dt, ch, rng_, -1, 1) : absent_input()},
                      {rand_output(dt, s, rng_)}, dt, "batch_norm " + dtype_name(dt) + " " + shape_name(s));
         }
+}
+
+// bf16 (a subset: the kernels convert every float dtype alike): the row ops on three shapes with
+// gamma, beta, a residual and a mask, and group_norm.
+TEST_F(NormDiff, Bf16Subset) {
+    const tgl_dtype dt = TGL_DTYPE_BF16;
+    for (const Shape& s : {Shape{3, 5}, Shape{2, 1, 13}, Shape{4, 300}}) {
+        const Shape ps = {s.back()};
+        for (tgl_op op : {TGL_OP_SOFTMAX, TGL_OP_LOG_SOFTMAX}) {
+            tgl_softmax_params p{sizeof(tgl_softmax_params), -1, 1.0f, 0};
+            run_case(op, param_bytes(p), {rand_input(dt, s, rng_, -5, 5), rand_input(dt, broadcastable(s, rng_), rng_, -4, 0)},
+                     {rand_output(dt, s, rng_)}, dt, std::to_string(op) + " bf16 " + shape_name(s) + " masked");
+        }
+        tgl_layer_norm_params p{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0};
+        run_case(TGL_OP_LAYER_NORM, param_bytes(p), {rand_input(dt, s, rng_, 97, 103), rand_input(dt, ps, rng_, -2, 2), rand_input(dt, ps, rng_, -1, 1)},
+                 {rand_output(dt, s, rng_)}, dt, "layer_norm bf16 " + shape_name(s));
+        run_case(TGL_OP_RMS_NORM, param_bytes(p), {rand_input(dt, s, rng_, -3, 3), rand_input(dt, ps, rng_, -2, 2)}, {rand_output(dt, s, rng_)}, dt,
+                 "rms_norm bf16 " + shape_name(s));
+        run_case(TGL_OP_ADD_RMS_NORM, param_bytes(p), {rand_input(dt, s, rng_, -3, 3), rand_input(dt, s, rng_, -1, 1), rand_input(dt, ps, rng_, -2, 2)},
+                 {rand_output(dt, s, rng_), rand_output(dt, s, rng_)}, dt, "add_rms_norm bf16 " + shape_name(s));
+    }
+    tgl_group_norm_params gp{sizeof(tgl_group_norm_params), 2, 1e-5f, 0};
+    run_case(TGL_OP_GROUP_NORM, param_bytes(gp), {rand_input(dt, {2, 6, 5}, rng_, -3, 5), rand_input(dt, {6}, rng_, -2, 2), absent_input()},
+             {rand_output(dt, {2, 6, 5}, rng_)}, dt, "group_norm bf16 (2, 6, 5) groups 2");
 }
 
 TEST_F(NormDiff, Empty) {

@@ -18,7 +18,7 @@ namespace {
 class PoolDiff : public SeededTest {};
 
 const double kTolF16 = 1.0 / (1 << 20);
-double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::kReduction; }
+double tol_of(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kReduction); }
 
 View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
     static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
@@ -92,9 +92,9 @@ std::string window_name(const Window& w, int k) {
 }
 
 TEST_F(PoolDiff, MaxAvgPooling) {
-    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16})
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16})
         for (int k = 1; k <= 3; ++k)
-            for (int rep = 0; rep < 6; ++rep) {
+            for (int rep = 0; rep < (dt == TGL_DTYPE_BF16 ? 2 : 6); ++rep) {  // bf16: a subset
                 const int64_t n = rng_.integer(1, 2), c = rng_.integer(1, 3);
                 for (bool max : {true, false}) {
                     Window w = random_window(k, max, rng_, n, c);

@@ -70,28 +70,28 @@ Spec reduce_spec(const ReduceOp& o, const Shape& xs, const std::vector<int>& axe
     return s;
 }
 
-// The f16 form of an f32 spec: the same views, the input values rounded to f16, y f16.
-MultiSpec as_f16(const Spec& s) {
+// The f16 or bf16 form of an f32 spec: the same views, the input values rounded to dt, y dt.
+MultiSpec as_16bit(const Spec& s, tgl_dtype dt) {
     MultiSpec m;
     m.op = s.op;
     m.params = s.params;
     for (const Operand& o : s.inputs) {
         InputArg a;
-        a.dtype = TGL_DTYPE_F16;
+        a.dtype = dt;
         a.view = o.view;
-        a.storage = Storage::from_values(TGL_DTYPE_F16, std::vector<double>(o.storage.begin(), o.storage.end()));
+        a.storage = Storage::from_values(dt, std::vector<double>(o.storage.begin(), o.storage.end()));
         m.inputs.push_back(a);
     }
     OutputArg y;
-    y.dtype = TGL_DTYPE_F16;
+    y.dtype = dt;
     y.view = s.out;
     m.outputs = {y};
-    m.tolerance = {s.tolerance};
-    m.what = s.what;
+    m.tolerance = {tol::of_store(dt, s.tolerance)};
+    m.what = s.what + (dt == TGL_DTYPE_BF16 ? " bf16" : "");
     return m;
 }
 
-// A case in one dtype (f32 or f16).
+// A case in one dtype (f32, f16 or bf16).
 struct ReduceCase {
     std::string name;
     tgl_dtype dtype;
@@ -200,6 +200,19 @@ std::vector<ReduceCase> reduce_cases() {
              return reduce_spec(reduce_ops()[0], {66000, 33, 2}, {1}, false, Kind::Contiguous, Kind::Contiguous,
                                 reduce_ops()[0].gen, r, dt);
          }, false);
+    // bf16: a subset of the f16 cases (the kernels convert every float dtype alike): reductions
+    // over one and all axes, permuted input, the partial sums of long rows, specials, misaligned.
+    const std::vector<std::string> bf16_suffixes = {"_axes_1", "_axes_all", "_in_permuted", "_rows_2x100003", "_specials",
+                                                    "_columns_misaligned"};
+    const size_t n_cases = cases.size();
+    for (size_t i = 0; i < n_cases; ++i) {
+        const ReduceCase c = cases[i];
+        const size_t at = c.name.find("_F16_");
+        if (c.dtype != TGL_DTYPE_F16 || at == std::string::npos) continue;
+        const std::string rest = c.name.substr(at + 4);
+        if (std::find(bf16_suffixes.begin(), bf16_suffixes.end(), rest) != bf16_suffixes.end())
+            cases.push_back({c.name.substr(0, at) + "_BF16" + rest, TGL_DTYPE_BF16, c.build});
+    }
     return cases;
 }
 
@@ -209,7 +222,7 @@ TEST_P(Reduce, MatchesReference) {
     const ReduceCase& c = GetParam();
     Spec s = c.build(rng_, c.dtype);
     if (c.dtype == TGL_DTYPE_F32) check(s);
-    else check(as_f16(s));
+    else check(as_16bit(s, c.dtype));
 }
 
 INSTANTIATE_TEST_SUITE_P(Diff, Reduce, ::testing::ValuesIn(reduce_cases()), reduce_case_name);

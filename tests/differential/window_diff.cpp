@@ -129,23 +129,24 @@ MultiSpec moments(tgl_op op, const Shape& x, std::vector<int> axes, const Shape&
                                      std::to_string(lo) + ", " + std::to_string(hi) + "], correction " + std::to_string(correction));
 }
 
-// A reduction of f16 x into f16 y (f32 inside, rounded once).
-MultiSpec reduce_f16(tgl_op op, const Shape& x, std::vector<int> axes, const Shape& y, Rng& rng, double lo = -2, double hi = 2) {
-    return spec(op, reduce_params(axes), {floats(x, Kind::Contiguous, rng, lo, hi, TGL_DTYPE_F16)},
-                {output_of(TGL_DTYPE_F16, y)}, CompareMode::Nmse, tol::kReduction,
-                "f16 reduction " + std::to_string(op) + " of " + shape_name(x));
+// A reduction of f16 (or bf16) x into y of its dtype (f32 inside, rounded once).
+MultiSpec reduce_f16(tgl_op op, const Shape& x, std::vector<int> axes, const Shape& y, Rng& rng, double lo = -2, double hi = 2,
+                     tgl_dtype dt = TGL_DTYPE_F16) {
+    return spec(op, reduce_params(axes), {floats(x, Kind::Contiguous, rng, lo, hi, dt)}, {output_of(dt, y)}, CompareMode::Nmse,
+                tol::of_store(dt, tol::kReduction), dtype_name(dt) + " reduction " + std::to_string(op) + " of " + shape_name(x));
 }
 
+// matmul with B of dtype b_dt (f16/bf16: mixed weights under the f32 A and C).
 MultiSpec matmul(const Shape& a, const Shape& b, const Shape& c, Rng& rng, bool ta = false, bool tb = false,
-                 float alpha = 1, float beta = 0) {
+                 float alpha = 1, float beta = 0, tgl_dtype b_dt = F32) {
     OutputArg y = output_of(F32, c);
     if (beta != 0) {
         int64_t n = 1;
         for (int64_t d : c) n *= d;
         for (int64_t i = 0; i < n; ++i) y.init.push_back(rng.uniformf(-1, 1));
     }
-    return spec(TGL_OP_MATMUL, matmul_params(ta, tb, alpha, beta), {floats(a, Kind::Contiguous, rng), floats(b, Kind::Contiguous, rng)},
-                {y}, CompareMode::Nmse, tol::kMatmul, "matmul " + shape_name(a) + " @ " + shape_name(b));
+    return spec(TGL_OP_MATMUL, matmul_params(ta, tb, alpha, beta), {floats(a, Kind::Contiguous, rng), floats(b, Kind::Contiguous, rng, -2, 2, b_dt)},
+                {y}, CompareMode::Nmse, tol::kMatmul, "matmul " + shape_name(a) + " @ " + shape_name(b) + " " + dtype_name(b_dt));
 }
 
 MultiSpec linear(const Shape& x, int64_t n, bool bias, Rng& rng) {
@@ -434,6 +435,8 @@ std::vector<WindowCase> window_cases() {
         {"sum_all_f16", [](Rng& r) { return reduce_f16(TGL_OP_SUM, {5003}, {}, {}, r); }},
         {"mean_axis0_f16", [](Rng& r) { return reduce_f16(TGL_OP_MEAN, {301, 20}, {0}, {20}, r); }},
         {"logsumexp_rows_f16", [](Rng& r) { return reduce_f16(TGL_OP_LOGSUMEXP, {3, 2100}, {1}, {3}, r); }},
+        {"sum_all_bf16", [](Rng& r) { return reduce_f16(TGL_OP_SUM, {5003}, {}, {}, r, -2, 2, TGL_DTYPE_BF16); }},
+        {"mean_axis0_bf16", [](Rng& r) { return reduce_f16(TGL_OP_MEAN, {301, 20}, {0}, {20}, r, -2, 2, TGL_DTYPE_BF16); }},
         {"norm2_all_f16", [](Rng& r) {
              return spec(TGL_OP_NORM, norm_params({}, 2), {floats({70, 50}, Kind::Contiguous, r, -2, 2, TGL_DTYPE_F16)},
                          {output_of(TGL_DTYPE_F16, {})}, CompareMode::Nmse, tol::kReduction, "norm 2 of (70, 50) f16");
@@ -449,6 +452,8 @@ std::vector<WindowCase> window_cases() {
         // matmul: batch, M, N cut; K accumulated (alpha, beta kept)
         {"matmul_big_B_K_split", [](Rng& r) { return matmul({8, 300}, {300, 50}, {8, 50}, r); }},
         {"matmul_big_B_transposed", [](Rng& r) { return matmul({8, 300}, {50, 300}, {8, 50}, r, false, true); }},
+        {"matmul_bf16_weights_K_split", [](Rng& r) { return matmul({8, 300}, {300, 50}, {8, 50}, r, false, false, 1, 0, TGL_DTYPE_BF16); }},
+        {"matmul_f16_weights_transposed", [](Rng& r) { return matmul({8, 300}, {50, 300}, {8, 50}, r, false, true, 1, 0, TGL_DTYPE_F16); }},
         {"matmul_big_A_alpha_beta", [](Rng& r) { return matmul({300, 40}, {40, 8}, {300, 8}, r, false, false, 0.5f, 2.0f); }},
         {"matmul_K_split_alpha_beta", [](Rng& r) { return matmul({300, 9}, {300, 40}, {9, 40}, r, true, false, -1.5f, 0.5f); }},
         {"matmul_batch_broadcast", [](Rng& r) { return matmul({6, 20, 30}, {30, 9}, {6, 20, 9}, r); }},

@@ -75,6 +75,39 @@ def test_to_dtype(dev):
     np.testing.assert_array_equal(b.numpy(), [-2.703125, -0.5, 0.5, 1.5, 300.0])
 
 
+def bf16_bits_to_f32(bits):
+    """bf16 bits (uint16) as the float32 of the same value: a bf16 is the top half of an f32."""
+    return (np.asarray(bits, np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def test_bfloat16_bits_in_and_out(dev):
+    # numpy has no bfloat16: bits go in as the exactly equal float32 cast on the device (exact, so
+    # every pattern survives, NaN payloads aside), and come out through float32 (exact).
+    bits = np.array([0x3F80, 0x3F81, 0xBF80, 0x0001, 0x7F7F, 0x7F80, 0xFF80, 0x8000], np.uint16)
+    t = dev.tensor(bf16_bits_to_f32(bits)).to(tg.bfloat16)
+    assert t.dtype == "bfloat16" and t.nbytes == 2 * bits.size
+    back = t.numpy()
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal((back.view(np.uint32) >> np.uint32(16)).astype(np.uint16), bits)
+    # bf16 computes (rounded once to nearest even): 1 + 2^-8 ties to 1, 1 + 3 * 2^-8 to 1 + 2^-6.
+    one = dev.tensor(np.ones(2, np.float32)).to(tg.bfloat16)
+    eps = dev.tensor(np.array([2.0 ** -8, 3 * 2.0 ** -8], np.float32)).to(tg.bfloat16)
+    np.testing.assert_array_equal((one + eps).numpy(), [1.0, 1.0 + 2.0 ** -6])
+
+
+def test_mixed_weights_linear(dev, rng):
+    # f32 activations with bf16 / f16 weights and bias: y f32, summed in f32 (not rounded to bf16).
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    w = rng.standard_normal((4, 5)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    for wdt in (tg.bfloat16, np.float16):
+        wt, bt = dev.tensor(w).to(wdt), dev.tensor(b).to(wdt)
+        wq, bq = wt.numpy().astype(np.float64), bt.numpy().astype(np.float64)  # the stored values
+        y = tg.linear(dev.tensor(x), wt, bt)
+        assert y.dtype == np.float32
+        np.testing.assert_allclose(y.numpy(), x.astype(np.float64) @ wq.T + bq, rtol=1e-5, atol=1e-5)
+
+
 def test_int64_and_int16_storage(dev, rng):
     # Values past 2^53 come back bit for bit; layout ops move both words; cast wraps and rounds as
     # plugin_api.h says; int64 numpy indices stay int64 and are checked on their whole value.
