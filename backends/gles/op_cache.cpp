@@ -48,7 +48,7 @@ uint64_t OpCache::hash(const Key& key) {
 }
 
 void OpCache::sync(uint64_t generation) {
-    if (generation == generation_) return;
+    if (generation <= generation_) return;  // (generations only grow)
     lru_.clear();
     index_.clear();
     generation_ = generation;
@@ -56,6 +56,7 @@ void OpCache::sync(uint64_t generation) {
 
 std::shared_ptr<Device::RecordedOp> OpCache::find(const Key& key, uint64_t hash, uint64_t generation) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (generation < generation_) return nullptr;  // read before the scratch changed: plan afresh
     sync(generation);
     auto range = index_.equal_range(hash);
     for (auto it = range.first; it != range.second; ++it) {
