@@ -63,6 +63,10 @@ const std::vector<SuiteEntry>& suite_table() {
         {"latency",  "add",        "chain",     {256},                  {256}, 10000, 500, "dependent in-place adds"},
         {"latency",  "add",        "graph",     {256},                  {256}, 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"},
         {"latency",  "add",        "sync",      {256},                  {256}, 0, 0, "one op + synchronize"},
+        // A gated MLP block as one recorded graph (silu(gate) * up is fused by the GLES plugin;
+        // TGL_GRAPH_FUSION=0 gives the unfused replay to compare): tokens, width, hidden width.
+        {"mlp",      kGatedMlp,    "graph",     {1, 4096, 11008},       {1, 64, 176}, 0, 0, "gated MLP block, decode"},
+        {"mlp",      kGatedMlp,    "graph",     {8, 4096, 11008},       {8, 64, 176}, 0, 0, "gated MLP block, 8 tokens"},
         {"first_op", kFirstOp,     "cold",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, empty program cache"},
         {"first_op", kFirstOp,     "warm",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, warm program cache"},
         {"memory",   kMemory,      "",          {1024},                 {8}, 0, 0, "mixed workload, then all freed"},
@@ -231,6 +235,29 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         w.kind = c.op == kBufferCopy ? Workload::Copy : Workload::Fill;
         w.buffer_bytes = static_cast<uint64_t>(n) * esize;
         w.bytes = static_cast<double>(w.buffer_bytes) * (w.kind == Workload::Copy ? 2 : 1);
+        return Plan::Run;
+    }
+
+    if (c.op == kGatedMlp) {
+        if (c.dims.size() != 3) {
+            why = "gated_mlp shape is TxDxF (tokens, width, hidden width)";
+            return Plan::Error;
+        }
+        for (const char* name : {"matmul", "silu", "mul"}) {
+            auto it = cat.find(name);
+            if (it == cat.end() || !it->second.supported || !(it->second.input_dtypes[0] & TGL_DTYPE_BIT(c.dtype))) {
+                why = std::string(name) + " in " + dtype_name(c.dtype) + " is not supported by this plugin";
+                return Plan::Skip;
+            }
+        }
+        const int64_t T = c.dims[0], D = c.dims[1], F = c.dims[2];
+        w.kind = Workload::GatedMlp;
+        w.graph = c.variant == "graph";
+        w.inputs = {{{T, D}, c.dtype}, {{D, F}, c.dtype}, {{D, F}, c.dtype}, {{F, D}, c.dtype}};
+        w.outputs = {{{T, D}, c.dtype}};
+        // Each op's operands once: three matmuls, silu (g, a) and mul (a, u, h).
+        w.bytes = double(esize) * double(3 * D * F + 2 * T * D + 2 * T * F + T * F + T * D + 2 * T * F + 3 * T * F);
+        w.flops = 6.0 * double(T) * double(D) * double(F) + 2.0 * double(T) * double(F);
         return Plan::Run;
     }
 

@@ -18,13 +18,16 @@ inline const char* const kBufferCopy = "buffer_copy";
 inline const char* const kBufferFill = "buffer_fill";
 inline const char* const kFirstOp = "first_op";  // process start -> first matmul result (child)
 inline const char* const kMemory = "memory";     // held/live bytes after a mixed workload
+// A gated MLP block (T x D tokens, hidden F): g = x Wg, u = x Wu, a = silu(g), h = a * u, y = h Wd.
+inline const char* const kGatedMlp = "gated_mlp";
 
 // One row of the suite table: the op at full size and at --quick size.
 //   dims: elementwise/copy/fill: the shape (elements of dtype); reduce/softmax: the input shape;
 //         matmul and first_op: M x K x N, or B x M x K x N (batched);
 //         conv2d: N, C, H, W, K, R, S, stride, pad (NCHW x, KCRS weight, square stride/padding);
 //         attention: B, H, Sq, Skv, D (q: BxHxSqxD, k/v: BxHxSkvxD);
-//         memory: MiB of tensors kept live by the mixed workload.
+//         memory: MiB of tensors kept live by the mixed workload;
+//         gated_mlp: T x D x F (tokens, model width, hidden width).
 //   variant: "" | "broadcast" (b is the last dim of a, or a scalar for 1-D) | "dimK" (reduce
 //            along axis K) | "chain" (runs are dependent in-place ops: y = y + x) | "sync" (one op
 //            and a synchronize per run) | "causal" (attention) | "cold" / "warm" (first_op: fresh
@@ -67,7 +70,7 @@ struct Operand {
 };
 
 struct Workload {
-    enum Kind { RunOp, Copy, Fill, FirstOp } kind = RunOp;
+    enum Kind { RunOp, Copy, Fill, FirstOp, GatedMlp } kind = RunOp;  // GatedMlp: inputs x, Wg, Wu, Wd; output y
     tgl_op op = 0;
     std::vector<uint8_t> params;  // empty: NULL params (the op's defaults)
     std::vector<Operand> inputs, outputs;

@@ -455,6 +455,24 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
         };
         break;
     }
+    case Workload::GatedMlp: {
+        for (const auto& o : w.inputs) p->in.push_back(view(o, p->in));
+        for (const auto& o : w.outputs) p->out.push_back(view(o, p->in));
+        const int64_t T = w.inputs[0].shape[0], F = w.inputs[1].shape[1];
+        const Operand hidden{{T, F}, w.inputs[0].dtype};
+        std::vector<tgl_tensor> t;  // g, u, a, h
+        for (int i = 0; i < 4; ++i) t.push_back(view(hidden, p->in));
+        Prepared* raw = p.get();
+        p->run = [&dev, raw, t] {
+            const std::vector<tgl_tensor>& in = raw->in;
+            tgl::run_op(dev, TGL_OP_MATMUL, nullptr, {in[0], in[1]}, {t[0]});
+            tgl::run_op(dev, TGL_OP_MATMUL, nullptr, {in[0], in[2]}, {t[1]});
+            tgl::run_op(dev, TGL_OP_SILU, nullptr, {t[0]}, {t[2]});
+            tgl::run_op(dev, TGL_OP_MUL, nullptr, {t[2], t[1]}, {t[3]});
+            tgl::run_op(dev, TGL_OP_MATMUL, nullptr, {t[3], in[3]}, raw->out);
+        };
+        break;
+    }
     default: {
         for (const auto& o : w.inputs) p->in.push_back(view(o, p->in));
         for (const auto& o : w.outputs) p->out.push_back(view(o, p->in));
@@ -840,7 +858,7 @@ Result run_case(const Options& o, const std::string& plugin_spec, const tgl::Dev
             const double busy = median_finite(std::vector<double>(gl_busy.end() - r.st.samples, gl_busy.end()));
             if (std::isfinite(busy)) r.extra.push_back({"gl_thread_us_per_run", 1e6 * busy});
         }
-        if (c.variant == "chain" || c.variant == "graph" || c.variant == "sync") {
+        if (w.kind == Workload::RunOp && (c.variant == "chain" || c.variant == "graph" || c.variant == "sync")) {
             char note[96];
             std::snprintf(note, sizeof note, "%.2f us/op", r.st.median_s * 1e6);
             r.note = note;

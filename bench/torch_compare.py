@@ -72,6 +72,8 @@ SUITES = [
     ("latency", "add", "chain", [256], [256], 10000, 500, "dependent in-place adds"),
     ("latency", "add", "graph", [256], [256], 10000, 500, "the chain's adds recorded once (ABI 1.2 graph), replayed"),
     ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
+    ("mlp", "gated_mlp", "graph", [1, 4096, 11008], [1, 64, 176], 0, 0, "gated MLP block, decode"),
+    ("mlp", "gated_mlp", "graph", [8, 4096, 11008], [8, 64, 176], 0, 0, "gated MLP block, 8 tokens"),
     ("first_op", "first_op", "cold", [256] * 3, [64] * 3, 0, 0, "child process, empty program cache"),
     ("first_op", "first_op", "warm", [256] * 3, [64] * 3, 0, 0, "child process, warm program cache"),
     ("memory", "memory", "", [1024], [8], 0, 0, "mixed workload, then all freed"),
@@ -125,6 +127,9 @@ def accounting(op, variant, dims, dtype):
         return b * (m * k + k * nn + m * nn) * s, 2 * b * m * nn * k
     if op == "sample":
         return numel * s + dims[0] * 4, numel
+    if op == "gated_mlp":  # as cases.cpp: each of the five ops' operands once
+        t, d, f = dims
+        return (3 * d * f + 2 * t * d + 2 * t * f + t * f + t * d + 2 * t * f + 3 * t * f) * s, 6 * t * d * f + 2 * t * f
     if op in ("sum",):
         ax = axis_of(variant, len(dims))
         return (numel + numel // dims[ax]) * s, numel
@@ -185,6 +190,18 @@ def make_runner(torch, case, dev):
         batch, (m, k, nn) = dims[:-3], dims[-3:]
         a, b, c = full(batch + [m, k]), full(batch + [k, nn]), full(batch + [m, nn])
         return lambda: torch.matmul(a, b, out=c)
+    if op == "gated_mlp":  # y = (silu(x Wg) * (x Wu)) Wd, every result into its own buffer
+        t, d, f = dims
+        x, wg, wu, wd, y = full([t, d]), full([d, f]), full([d, f]), full([f, d]), full([t, d])
+        g, u, a, h = full([t, f]), full([t, f]), full([t, f]), full([t, f])
+
+        def mlp():
+            torch.matmul(x, wg, out=g)
+            torch.matmul(x, wu, out=u)
+            torch.ops.aten.silu.out(g, out=a)
+            torch.mul(a, u, out=h)
+            torch.matmul(h, wd, out=y)
+        return mlp
     if op in ("add", "mul"):
         x = full(dims)
         if variant == "broadcast":

@@ -4,6 +4,7 @@
 //
 // Defines (the variant preamble):
 //   OP_<NAME>   the op, e.g. OP_ADD, OP_GELU_ERF, OP_CAST (exactly one)
+//   OP_FN       (float ops) its function in elementwise_ops.glsl, e.g. tgl_op_add, tgl_op_gelu_erf
 //   BITS_OP     the op is one of dtype_ops.glsl (cast, logical_not, compare, logical, where): it
 //               maps element bits to element bits; otherwise it is a float op of
 //               elementwise_ops.glsl, computed in f32 (f16 operands are widened exactly and the

@@ -1,124 +1,71 @@
-// The scalar function of every elementwise op, selected by one OP_<NAME> define: apply_op(a, b)
-// (unary ops ignore b). Computed in f32; the CPU plugin's scalar_ops.h is the definition these are
-// checked against. u_scalars holds the op's scalar parameters (see OpCall::scalars).
-uniform float u_scalars[2];
-
-float apply_op(float a, float b) {
-#if defined(OP_ABS)
-    return tgl_abs(a);
-#elif defined(OP_NEG)
-    return tgl_neg(a);
-#elif defined(OP_RELU)
-    return tgl_relu(a);
-#elif defined(OP_SIGMOID)
-    return tgl_sigmoid(a);
-#elif defined(OP_TANH)
-    return tgl_tanh(a);
-#elif defined(OP_EXP)
-    return tgl_exp(a);
-#elif defined(OP_LOG)
-    return tgl_log(a);
-#elif defined(OP_SQRT)
-    return tgl_sqrt(a);
-#elif defined(OP_GELU_ERF)
-    return tgl_gelu_erf(a);
-#elif defined(OP_GELU_TANH)
-    return tgl_gelu_tanh(a);
-#elif defined(OP_SILU)
-    return tgl_silu(a);
-#elif defined(OP_SIGN)
-    return tgl_sign(a);
-#elif defined(OP_LEAKY_RELU)
-    return tgl_leaky_relu(a, u_scalars[0]);
-#elif defined(OP_ELU)
-    return tgl_elu(a, u_scalars[0]);
-#elif defined(OP_SELU)
-    return tgl_selu(a);
-#elif defined(OP_CELU)
-    return tgl_celu(a, u_scalars[0]);
-#elif defined(OP_HARDSIGMOID)
-    return tgl_hardsigmoid(a);
-#elif defined(OP_HARDSWISH)
-    return tgl_hardswish(a);
-#elif defined(OP_SOFTPLUS)
-    return tgl_softplus(a, u_scalars[0], u_scalars[1]);
-#elif defined(OP_MISH)
-    return tgl_mish(a);
-#elif defined(OP_EXPM1)
-    return tgl_expm1(a);
-#elif defined(OP_LOG1P)
-    return tgl_log1p(a);
-#elif defined(OP_RSQRT)
-    return tgl_rsqrt(a);
-#elif defined(OP_RECIPROCAL)
-    return tgl_reciprocal(a);
-#elif defined(OP_SQUARE)
-    return tgl_square(a);
-#elif defined(OP_SIN)
-    return tgl_sin(a);
-#elif defined(OP_COS)
-    return tgl_cos(a);
-#elif defined(OP_ERF)
-    return tgl_erf(a);
-#elif defined(OP_FLOOR)
-    return tgl_floor(a);
-#elif defined(OP_CEIL)
-    return tgl_ceil(a);
-#elif defined(OP_ROUND)
-    return tgl_round(a);
-#elif defined(OP_TRUNC)
-    return tgl_trunc(a);
-#elif defined(OP_CLAMP)
-    return tgl_clamp(a, u_scalars[0], u_scalars[1]);
-#elif defined(OP_ASIN)
-    return tgl_asin(a);
-#elif defined(OP_ACOS)
-    return tgl_acos(a);
-#elif defined(OP_ATAN)
-    return tgl_atan(a);
-#elif defined(OP_SINH)
-    return tgl_sinh(a);
-#elif defined(OP_COSH)
-    return tgl_cosh(a);
-#elif defined(OP_TAN)
-    return tgl_tan(a);
-#elif defined(OP_ASINH)
-    return tgl_asinh(a);
-#elif defined(OP_ACOSH)
-    return tgl_acosh(a);
-#elif defined(OP_ATANH)
-    return tgl_atanh(a);
-#elif defined(OP_GELU_QUICK)
-    return tgl_gelu_quick(a);
-#elif defined(OP_STEP)
+// The scalar function of every float elementwise op: tgl_op_<name>(a, b, s0, s1), named after the
+// op (gelu: tgl_op_gelu_erf, tgl_op_gelu_tanh); unary ops ignore b, and s0, s1 are the op's scalar
+// parameters (ElementwisePlan::scalars). Computed in f32; the CPU plugin's scalar_ops.h is the
+// definition these are checked against. A kernel picks one by the OP_FN define (elementwise.comp:
+// apply_op; fused_elementwise.comp: one per stage), so a new float op needs only its function here.
+float tgl_op_abs(float a, float b, float s0, float s1) { return tgl_abs(a); }
+float tgl_op_neg(float a, float b, float s0, float s1) { return tgl_neg(a); }
+float tgl_op_relu(float a, float b, float s0, float s1) { return tgl_relu(a); }
+float tgl_op_sigmoid(float a, float b, float s0, float s1) { return tgl_sigmoid(a); }
+float tgl_op_tanh(float a, float b, float s0, float s1) { return tgl_tanh(a); }
+float tgl_op_exp(float a, float b, float s0, float s1) { return tgl_exp(a); }
+float tgl_op_log(float a, float b, float s0, float s1) { return tgl_log(a); }
+float tgl_op_sqrt(float a, float b, float s0, float s1) { return tgl_sqrt(a); }
+float tgl_op_gelu_erf(float a, float b, float s0, float s1) { return tgl_gelu_erf(a); }
+float tgl_op_gelu_tanh(float a, float b, float s0, float s1) { return tgl_gelu_tanh(a); }
+float tgl_op_silu(float a, float b, float s0, float s1) { return tgl_silu(a); }
+float tgl_op_sign(float a, float b, float s0, float s1) { return tgl_sign(a); }
+float tgl_op_leaky_relu(float a, float b, float s0, float s1) { return tgl_leaky_relu(a, s0); }
+float tgl_op_elu(float a, float b, float s0, float s1) { return tgl_elu(a, s0); }
+float tgl_op_selu(float a, float b, float s0, float s1) { return tgl_selu(a); }
+float tgl_op_celu(float a, float b, float s0, float s1) { return tgl_celu(a, s0); }
+float tgl_op_hardsigmoid(float a, float b, float s0, float s1) { return tgl_hardsigmoid(a); }
+float tgl_op_hardswish(float a, float b, float s0, float s1) { return tgl_hardswish(a); }
+float tgl_op_softplus(float a, float b, float s0, float s1) { return tgl_softplus(a, s0, s1); }
+float tgl_op_mish(float a, float b, float s0, float s1) { return tgl_mish(a); }
+float tgl_op_expm1(float a, float b, float s0, float s1) { return tgl_expm1(a); }
+float tgl_op_log1p(float a, float b, float s0, float s1) { return tgl_log1p(a); }
+float tgl_op_rsqrt(float a, float b, float s0, float s1) { return tgl_rsqrt(a); }
+float tgl_op_reciprocal(float a, float b, float s0, float s1) { return tgl_reciprocal(a); }
+float tgl_op_square(float a, float b, float s0, float s1) { return tgl_square(a); }
+float tgl_op_sin(float a, float b, float s0, float s1) { return tgl_sin(a); }
+float tgl_op_cos(float a, float b, float s0, float s1) { return tgl_cos(a); }
+float tgl_op_erf(float a, float b, float s0, float s1) { return tgl_erf(a); }
+float tgl_op_floor(float a, float b, float s0, float s1) { return tgl_floor(a); }
+float tgl_op_ceil(float a, float b, float s0, float s1) { return tgl_ceil(a); }
+float tgl_op_round(float a, float b, float s0, float s1) { return tgl_round(a); }
+float tgl_op_trunc(float a, float b, float s0, float s1) { return tgl_trunc(a); }
+float tgl_op_clamp(float a, float b, float s0, float s1) { return tgl_clamp(a, s0, s1); }
+float tgl_op_asin(float a, float b, float s0, float s1) { return tgl_asin(a); }
+float tgl_op_acos(float a, float b, float s0, float s1) { return tgl_acos(a); }
+float tgl_op_atan(float a, float b, float s0, float s1) { return tgl_atan(a); }
+float tgl_op_sinh(float a, float b, float s0, float s1) { return tgl_sinh(a); }
+float tgl_op_cosh(float a, float b, float s0, float s1) { return tgl_cosh(a); }
+float tgl_op_tan(float a, float b, float s0, float s1) { return tgl_tan(a); }
+float tgl_op_asinh(float a, float b, float s0, float s1) { return tgl_asinh(a); }
+float tgl_op_acosh(float a, float b, float s0, float s1) { return tgl_acosh(a); }
+float tgl_op_atanh(float a, float b, float s0, float s1) { return tgl_atanh(a); }
+float tgl_op_gelu_quick(float a, float b, float s0, float s1) { return tgl_gelu_quick(a); }
+float tgl_op_step(float a, float b, float s0, float s1) {
     // On the bits: a positive subnormal is > 0 also where the GPU flushes subnormals (NVIDIA);
     // -0, negatives and NaN (bits above +inf's) give 0, as ggml.
     uint bits = floatBitsToUint(a);
     return bits != 0u && bits <= 0x7f800000u ? 1.0 : 0.0;
-#elif defined(OP_ADD)
-    return a + b;
-#elif defined(OP_SUB)
-    return a - b;
-#elif defined(OP_MUL)
-    return a * b;
-#elif defined(OP_DIV)
-    return tgl_div(a, b);
-#elif defined(OP_MAXIMUM)
-    return tgl_maximum(a, b);
-#elif defined(OP_MINIMUM)
-    return tgl_minimum(a, b);
-#elif defined(OP_POW)
-    return tgl_pow(a, b);
-#elif defined(OP_FMOD)
-    return tgl_fmod(a, b);
-#elif defined(OP_REMAINDER)
-    return tgl_remainder(a, b);
-#elif defined(OP_FLOOR_DIVIDE)
-    return tgl_floor_divide(a, b);
-#elif defined(OP_ATAN2)
-    return tgl_atan2(a, b);
-#else
-#error "elementwise.comp: no OP_* define"
-    return a;
-#endif
 }
+float tgl_op_add(float a, float b, float s0, float s1) { return a + b; }
+float tgl_op_sub(float a, float b, float s0, float s1) { return a - b; }
+float tgl_op_mul(float a, float b, float s0, float s1) { return a * b; }
+float tgl_op_div(float a, float b, float s0, float s1) { return tgl_div(a, b); }
+float tgl_op_maximum(float a, float b, float s0, float s1) { return tgl_maximum(a, b); }
+float tgl_op_minimum(float a, float b, float s0, float s1) { return tgl_minimum(a, b); }
+float tgl_op_pow(float a, float b, float s0, float s1) { return tgl_pow(a, b); }
+float tgl_op_fmod(float a, float b, float s0, float s1) { return tgl_fmod(a, b); }
+float tgl_op_remainder(float a, float b, float s0, float s1) { return tgl_remainder(a, b); }
+float tgl_op_floor_divide(float a, float b, float s0, float s1) { return tgl_floor_divide(a, b); }
+float tgl_op_atan2(float a, float b, float s0, float s1) { return tgl_atan2(a, b); }
+
+#if defined(OP_FN)
+// elementwise.comp's op, with u_scalars holding its scalar parameters.
+uniform float u_scalars[2];
+float apply_op(float a, float b) { return OP_FN(a, b, u_scalars[0], u_scalars[1]); }
+#endif

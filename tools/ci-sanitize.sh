@@ -15,8 +15,9 @@
 #         run in the normal stage. TGL_SANITIZE_FULL=1: the whole differential suite too.
 #   tsan  build-tsan (-DTGL_SANITIZE=thread): under TSan, the conformance tests that share devices
 #         between host threads or race a device's GL thread (Threads, Faults, Frame, GraphTest,
-#         BufferTest; every GLES call crosses to the GL thread) on both plugins, and the loader tests
-#         (threads loading and failing at once). TGL_SANITIZE_FULL=1: the whole conformance suite.
+#         BufferTest; every GLES call crosses to the GL thread) on both plugins, the loader tests
+#         (threads loading and failing at once) and the plugin lifetime tests
+#         (first opens racing). TGL_SANITIZE_FULL=1: the whole conformance suite.
 #   full  asan and tsan: run before a release and whenever threads, memory or the loader change.
 # Build dirs: $TGL_FUZZ_BUILD (build-fuzz), $TGL_ASAN_BUILD (build-asan), $TGL_TSAN_BUILD (build-tsan).
 set -euo pipefail
@@ -74,7 +75,7 @@ fi
 if [[ $what == full || $what == tsan ]]; then
   echo "== TSan: build $tsan_build (plugins, loader, the threaded tests)"
   configure "$tsan_build" thread
-  cmake --build "$tsan_build" -j "$jobs" --target tgl_conformance tgl_loader_test
+  cmake --build "$tsan_build" -j "$jobs" --target tgl_conformance tgl_loader_test tgl_plugins_test
   echo "== TSan: conformance (Threads* and the rest) and loader tests"
   export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:$common"
   threaded='Threads.*:Faults.*:Frame.*:GraphTest.*:BufferTest.*'
@@ -86,5 +87,9 @@ if [[ $what == full || $what == tsan ]]; then
   done
   echo "-- tgl_loader_test"
   "$tsan_build/bin/tgl_loader_test"
+  # Both plugins in one process, first opens racing for the probe's context, exits with busy
+  # threads: those exit on purpose with threads running, so thread leaks are not reports there.
+  echo "-- tgl_plugins_test"
+  TSAN_OPTIONS="$TSAN_OPTIONS:report_thread_leaks=0" "$tsan_build/bin/tgl_plugins_test"
 fi
 echo "== sanitizers: clean"

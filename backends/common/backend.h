@@ -60,6 +60,15 @@ public:
     using RecordedOps = std::shared_ptr<const std::vector<std::shared_ptr<RecordedOp>>>;
     virtual std::shared_ptr<RecordedOp> record(const OpCall& call) = 0;
     virtual void replay(const RecordedOps& ops) = 0;
+    //   plan_graph(calls, ops): the ops to replay for a whole graph (at graph_end, and for
+    //     graph_replay_with's ops with its bindings applied), where calls[i] is what ops[i] recorded
+    //     (its params pointer is null: what the op needs of them is in its plan). A device may
+    //     replace runs of ops by fewer (fusion); the replay must give the same results, in every
+    //     buffer, as replaying `ops`. Default: `ops` unchanged.
+    virtual RecordedOps plan_graph(const std::vector<const OpCall*>& calls, const RecordedOps& ops) {
+        (void)calls;
+        return ops;
+    }
 };
 
 class Backend {

@@ -69,6 +69,7 @@ void require_rows_of_index(const OpInfo& info, const TensorArg& index, const Ten
 std::string index_out_of_range_message(const OpInfo& info, int64_t position, int64_t value, int64_t axis_size,
                                        int axis) {
     if (info.op == TGL_OP_GROUPED_LINEAR) return grouped_index_message(info, position, value, axis_size);
+    if (info.op == TGL_OP_ROPE || info.op == TGL_OP_ROPE_BACKWARD) return rope_position_message(info, position, value, axis_size);
     const char* where = info.op == TGL_OP_ONE_HOT ? "num_classes (y's last dim)" : "the size of the axis";
     return format("op '%s': %s holds %lld at position %lld (row-major), outside [0, %lld) (%s, axis %d); indices "
                   "do not wrap; nothing was written",

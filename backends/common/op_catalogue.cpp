@@ -270,10 +270,13 @@ const OpInfo kOps[] = {
       same_as(0), same_as(0), same_as(0)},
      sizeof(tgl_attention_params), OPT(6)},
     // [sequence family]
-    {TGL_OP_ROPE, "rope", OpFamily::Sequence, 2, 1, {"x", "positions", "y"},
-     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_rope_params)},
-    {TGL_OP_ROPE_BACKWARD, "rope_backward", OpFamily::Sequence, 2, 1, {"dy", "positions", "dx"},
-     {any_of(kDtypesFloat), any_of(kI32), same_as(0)}, sizeof(tgl_rope_params)},
+    // rope's freq_factors (f32) and cos/sin cache (x's dtype): since ABI 1.3, so 2 to 5 inputs.
+    {TGL_OP_ROPE, "rope", OpFamily::Sequence, 5, 1, {"x", "positions", "freq_factors", "cos", "sin", "y"},
+     {any_of(kDtypesFloat), any_of(kI32), any_of(kF32), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_rope_params),
+     OPT(2) | OPT(3) | OPT(4), 2},
+    {TGL_OP_ROPE_BACKWARD, "rope_backward", OpFamily::Sequence, 5, 1, {"dy", "positions", "freq_factors", "cos", "sin", "dx"},
+     {any_of(kDtypesFloat), any_of(kI32), any_of(kF32), same_as(0), same_as(0), same_as(0)}, sizeof(tgl_rope_params),
+     OPT(2) | OPT(3) | OPT(4), 2},
     {TGL_OP_FFT, "fft", OpFamily::Sequence, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
     {TGL_OP_IFFT, "ifft", OpFamily::Sequence, 1, 1, {"x", "y"}, {any_of(kDtypesFloat), same_as(0)}, sizeof(tgl_unary_params)},
     {TGL_OP_SELECTIVE_SCAN, "selective_scan", OpFamily::Sequence, 8, 2,

@@ -24,6 +24,7 @@ struct RecordedCall {
     std::vector<tgl_tensor> inputs, outputs;
     std::vector<BufferRef> buffers;  // per operand (inputs, then outputs): the resolved buffer (null: absent)
     std::shared_ptr<Device::RecordedOp> device_op;
+    std::shared_ptr<const OpCall> call;  // the validated call (params pointer null), for Device::plan_graph
 };
 
 struct DeviceRecord {
@@ -311,7 +312,22 @@ RecordedCall recorded_call(const OpCall& call, const void* params, const tgl_ten
     r.outputs.assign(outputs, outputs + n_outputs);
     for (const TensorArg& t : call.inputs) r.buffers.push_back(t.buffer);
     for (const TensorArg& t : call.outputs) r.buffers.push_back(t.buffer);
+    auto kept = std::make_shared<OpCall>(call);
+    kept->params = nullptr;  // the caller's struct: valid only during the call
+    r.call = std::move(kept);
     return r;
+}
+
+// The device's plan (Device::plan_graph) of the ops recorded for `calls`, whose device ops are
+// `ops` (a no-op call has none).
+Device::RecordedOps planned_ops(Device& dev, const std::vector<std::shared_ptr<const OpCall>>& calls,
+                                std::shared_ptr<std::vector<std::shared_ptr<Device::RecordedOp>>> ops) {
+    std::vector<const OpCall*> done;
+    for (const auto& c : calls)
+        if (!c->noop) done.push_back(c.get());
+    if (done.size() != ops->size())
+        fail(TGL_ERROR_INTERNAL, "graph planning: %zu recorded calls but %zu device ops", done.size(), ops->size());
+    return dev.plan_graph(done, ops);
 }
 
 tgl_status api_run_op(tgl_device device, tgl_op op, const void* params, const tgl_tensor* inputs,
@@ -396,10 +412,13 @@ tgl_status api_graph_end(tgl_device device, tgl_graph* out) {
         if (!rec->recording)
             fail(TGL_ERROR_INVALID_ARGUMENT, "no graph is being recorded on this device (call graph_begin first)");
         auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>();
-        for (const RecordedCall& c : rec->recorded)
+        std::vector<std::shared_ptr<const OpCall>> calls;
+        for (const RecordedCall& c : rec->recorded) {
             if (c.device_op) ops->push_back(c.device_op);
+            calls.push_back(c.call);
+        }
         auto g = std::make_shared<GraphRecord>();
-        g->ops = ops;
+        g->ops = planned_ops(*rec->device, calls, ops);
         g->calls = rec->recorded;
         g->device_handle = device;
         *out = frame().graphs->insert(std::move(g));  // too many graphs: the recording stays open, with its ops
@@ -458,7 +477,7 @@ bool bindings_collide(const tgl_graph_binding& a, const tgl_graph_binding& b) {
 }
 
 // The device ops of `g` with the bindings applied: each bound op validated and recorded again.
-std::shared_ptr<std::vector<std::shared_ptr<Device::RecordedOp>>> bound_ops(
+Device::RecordedOps bound_ops(
     tgl_device device, Device& dev, const GraphRecord& g, const tgl_graph_binding* bindings, uint32_t n) {
     std::vector<std::vector<uint32_t>> by_op(g.calls.size());  // binding numbers per op
     for (uint32_t i = 0; i < n; ++i) {
@@ -471,10 +490,12 @@ std::shared_ptr<std::vector<std::shared_ptr<Device::RecordedOp>>> bound_ops(
         by_op[b.op_index].push_back(i);
     }
     auto ops = std::make_shared<std::vector<std::shared_ptr<Device::RecordedOp>>>();
+    std::vector<std::shared_ptr<const OpCall>> calls;  // as bound, for the device's plan of the whole graph
     for (size_t k = 0; k < g.calls.size(); ++k) {
         const RecordedCall& c = g.calls[k];
         if (by_op[k].empty()) {
             if (c.device_op) ops->push_back(c.device_op);
+            calls.push_back(c.call);
             continue;
         }
         // The op's arguments with the bindings applied; every operand's buffer as a token (its slot
@@ -505,8 +526,11 @@ std::shared_ptr<std::vector<std::shared_ptr<Device::RecordedOp>>> bound_ops(
             fail(e.status(), "op %zu of the graph ('%s') with bindings applied: %s", k, c.info->name, e.what());
         }
         if (!call.noop) ops->push_back(dev.record(call));
+        auto kept = std::make_shared<OpCall>(std::move(call));
+        kept->params = nullptr;
+        calls.push_back(std::move(kept));
     }
-    return ops;
+    return planned_ops(dev, calls, ops);
 }
 
 // graph_replay and graph_replay_with (n_bindings 0: the graph as recorded).

@@ -2,8 +2,10 @@
 // Included by validate.h; plan_sequence() is called by validate_op() for every op of the family.
 //
 // rope / rope_backward: rows = every index of x.shape[:-1] (row-major), each row D elements; per
-//   row dim the strides of x, y and positions (0 where positions broadcast), and x/y strides
-//   along D. The angle scalars are derived here once, in double (rope_angle() is the reference).
+//   row dim the strides of x, y and positions (0 where positions broadcast; multi-section rope:
+//   of positions' dims but its last, the streams), and x/y strides along D. The angle scalars are
+//   derived here once, in double (rope_angle() is the reference); rope_stream() and
+//   rope_exponent() are multi-section rope's rule (glsl/rope.comp has its GLSL twin).
 // fft / ifft: rows = x.shape[:-2]; per row n complex elements; strides along n and along (re, im).
 // selective_scan: the dims (B, D, L, N) and which optional operands are present; kernels walk
 //   the operands' own strides.
@@ -12,10 +14,12 @@
 #include <tensorgl/plugin_api.h>
 
 #include <cstdint>
+#include <string>
 
 namespace tgl {
 
 struct OpCall;
+struct OpInfo;
 
 struct SequencePlan {
     // Roles of the row-walking ops: x (input), y (output), p (positions; rope only).
@@ -36,6 +40,18 @@ struct SequencePlan {
     double corr_low = 0.0, corr_high = 0.0;  // YARN's correction dims
     double mscale = 1.0;
     bool yarn = false;
+    int64_t dims = 0;            // n_rot (VISION: n_rot / 2): theta's and YaRN's n_dims
+    // freq_factors (inputs[2]): theta_i /= ff[i]
+    bool has_ff = false;
+    int64_t ff_offset = 0, ff_stride = 0;
+    // the cos/sin cache (inputs[3], inputs[4]): (max_positions, n_rot/2)
+    bool cache = false;
+    int64_t max_positions = 0;
+    int64_t cos_offset = 0, sin_offset = 0, cos_strides[2] = {}, sin_strides[2] = {};
+    // multi-section rope: TGL_ROPE_MULTI_*, sections, positions' streams (last dim) and its stride
+    uint32_t multi = 0;
+    int64_t sections[4] = {};
+    int64_t streams = 1, stream_stride = 0;
 
     // fft / ifft
     int64_t n = 0;
@@ -76,7 +92,15 @@ inline uint32_t sample_weight(float t) {
     return uint32_t(a >> ((q >> 24) + 7));
 }
 
-// rope: the angle of pair i at position pos, in double (the CPU reference's formula).
-double rope_angle(const SequencePlan& p, int64_t pos, int64_t i);
+// rope: the angle of pair i at position pos with frequency factor ff (1: none), in double (the
+// CPU reference's formula).
+double rope_angle(const SequencePlan& p, int64_t pos, int64_t i, double ff = 1.0);
+// Multi-section rope (tgl_rope_params): the position stream of pair i (0 without multi), and the
+// exponent index j of theta (i but for VISION).
+int rope_stream(const SequencePlan& p, int64_t i);
+int64_t rope_exponent(const SequencePlan& p, int64_t i);
+// rope with a cos/sin cache: the INDEX_OUT_OF_RANGE message for element `position` (row-major)
+// of positions holding `value` outside [0, max_positions).
+std::string rope_position_message(const OpInfo& info, int64_t position, int64_t value, int64_t max_positions);
 
 }  // namespace tgl

@@ -1,5 +1,6 @@
 // CPU reference kernels of the Sequence family (plan: backends/common/sequence_rules.h), in double:
-//   rope: the angle from rope_angle() (double), cos/sin in double, one rounding at the store.
+//   rope: the angle from rope_angle() (double), cos/sin in double (or the cache's values, after a
+//     check of every position), one rounding at the store.
 //   fft/ifft: power-of-two n: iterative radix-2 (bit reversal, then butterflies) with twiddles
 //     cos/sin(2 pi k / m) of double angles; other n: the direct DFT sum, angle 2 pi ((jk) mod n) / n.
 //   selective_scan: the recurrence of Mamba's selective_scan_ref, state and sums in double.
@@ -34,22 +35,54 @@ void row_base(const SequencePlan& p, int64_t row, int64_t (&base)[SequencePlan::
     }
 }
 
+// rope with a cos/sin cache: every element of positions (row-major) in [0, max_positions), checked
+// before anything is written.
+void check_rope_positions(const OpCall& c) {
+    const SequencePlan& p = c.sequence();
+    const TensorArg& pos = c.inputs[1];
+    const uint8_t* data = cpu_buffer(pos.buffer).bytes();
+    for (int64_t e = 0; e < pos.numel; ++e) {
+        int64_t off = pos.offset, rem = e;
+        for (int d = pos.rank - 1; d >= 0; --d) {
+            off += (rem % pos.shape[d]) * pos.strides[d];
+            rem /= pos.shape[d];
+        }
+        const int64_t v = int64_t(load_as_double(data, TGL_DTYPE_I32, off));
+        if (v < 0 || v >= p.max_positions)
+            fail(TGL_ERROR_INDEX_OUT_OF_RANGE, "%s", rope_position_message(*c.info, e, v, p.max_positions).c_str());
+    }
+}
+
 void run_rope(const OpCall& c, unsigned threads) {
     const SequencePlan& p = c.sequence();
     const tgl_dtype dt = c.dtype;
     const uint8_t* x = cpu_buffer(c.inputs[0].buffer).bytes();
     const uint8_t* pos = cpu_buffer(c.inputs[1].buffer).bytes();
+    const uint8_t* ff = p.has_ff ? cpu_buffer(c.inputs[2].buffer).bytes() : nullptr;
+    const uint8_t* cos_t = p.cache ? cpu_buffer(c.inputs[3].buffer).bytes() : nullptr;
+    const uint8_t* sin_t = p.cache ? cpu_buffer(c.inputs[4].buffer).bytes() : nullptr;
     uint8_t* y = cpu_buffer(c.outputs[0].buffer).bytes();
+    if (p.cache) check_rope_positions(c);
     const int64_t half = p.n_rot / 2;
     parallel_for(p.rows, threads, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.D)), [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
             int64_t b[SequencePlan::kRoles];
             row_base(p, row, b);
-            const int64_t position = int64_t(load_as_double(pos, TGL_DTYPE_I32, b[R::kP]));
             for (int64_t i = 0; i < half; ++i) {
                 const int64_t j0 = p.neox ? i : 2 * i, j1 = p.neox ? i + half : 2 * i + 1;
-                const double a = rope_angle(p, position, i);
-                const double cs = std::cos(a) * p.mscale, sn = (p.backward ? -std::sin(a) : std::sin(a)) * p.mscale;
+                const int64_t position =
+                    int64_t(load_as_double(pos, TGL_DTYPE_I32, b[R::kP] + rope_stream(p, i) * p.stream_stride));
+                double cs, sn;
+                if (p.cache) {
+                    cs = load_as_double(cos_t, dt, p.cos_offset + position * p.cos_strides[0] + i * p.cos_strides[1]);
+                    sn = load_as_double(sin_t, dt, p.sin_offset + position * p.sin_strides[0] + i * p.sin_strides[1]);
+                } else {
+                    const double a = rope_angle(p, position, i, ff ? load_as_double(ff, TGL_DTYPE_F32, p.ff_offset + i * p.ff_stride) : 1.0);
+                    cs = std::cos(a);
+                    sn = std::sin(a);
+                }
+                cs *= p.mscale;
+                sn *= p.backward ? -p.mscale : p.mscale;
                 const double x0 = load_as_double(x, dt, b[R::kX] + j0 * p.x_d_stride);
                 const double x1 = load_as_double(x, dt, b[R::kX] + j1 * p.x_d_stride);
                 store_from_double(y, dt, b[R::kY] + j0 * p.y_d_stride, x0 * cs - x1 * sn, false);

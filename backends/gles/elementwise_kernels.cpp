@@ -17,14 +17,21 @@ namespace gles {
 namespace {
 
 // The OP_<NAME> define of an elementwise op: "OP_" and the op's name in upper case (gelu picks
-// OP_GELU_ERF or OP_GELU_TANH), so that a new float op needs only its #elif in
-// glsl/elementwise_ops.glsl.
+// OP_GELU_ERF or OP_GELU_TANH).
 std::string elementwise_define(const OpCall& call) {
     if (call.info->op == TGL_OP_GELU)
         return call.elementwise().gelu_approximate == TGL_GELU_TANH ? "OP_GELU_TANH" : "OP_GELU_ERF";
     std::string d = "OP_";
     for (const char* p = call.info->name; *p; ++p) d += char(std::toupper(static_cast<unsigned char>(*p)));
     return d;
+}
+
+}  // namespace
+
+std::string float_op_function(const OpCall& call) {
+    std::string f = "tgl_op_";
+    for (const char* p = elementwise_define(call).c_str() + 3; *p; ++p) f += char(std::tolower(static_cast<unsigned char>(*p)));
+    return f;
 }
 
 // Ops of glsl/dtype_ops.glsl: element bits to element bits, any dtype.
@@ -39,6 +46,8 @@ bool is_bits_op(tgl_op op) {
         return false;
     }
 }
+
+namespace {
 
 UniformValue uniform_floats(const char* name, const float* values, size_t n) {
     UniformValue u{name, UniformValue::Float, std::vector<uint32_t>(n)};
@@ -82,7 +91,9 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     if (bits_op) common.emplace_back("BITS_OP", "");
     // Integer arithmetic (int_ops.glsl): y of i32, i8 or u8, not a bits op.
     const tgl_dtype yt = args[0]->dtype;
-    if (!bits_op && (yt == TGL_DTYPE_I32 || yt == TGL_DTYPE_I8 || yt == TGL_DTYPE_U8)) common.emplace_back("INT_OP", "");
+    const bool int_op = !bits_op && (yt == TGL_DTYPE_I32 || yt == TGL_DTYPE_I8 || yt == TGL_DTYPE_U8);
+    if (int_op) common.emplace_back("INT_OP", "");
+    if (!bits_op && !int_op) common.emplace_back("OP_FN", float_op_function(call));  // elementwise_ops.glsl
     bool wide = false;  // an i64 operand (cast only): elements as uvec2 (elementwise.comp's WIDE)
     for (int k = 0; k <= n_in; ++k) wide = wide || args[k]->dtype == TGL_DTYPE_I64;
     if (wide) common.emplace_back("WIDE", "");

@@ -41,7 +41,8 @@ public:
         std::lock_guard<std::mutex> lock(snapshots_mutex_);  // (read under it: snapshots never go back in time)
         const int64_t values[kDynamic] = {s.live_bytes.load(), s.held_bytes.load(), int64_t(s.cache.hits.load()),
                                           int64_t(s.cache.misses.load()), int64_t(s.cache.writes.load()),
-                                          int64_t(s.cache.rejected.load()), s.gl.tasks.load(), s.gl.busy_ns.load()};
+                                          int64_t(s.cache.rejected.load()), s.gl.tasks.load(), s.gl.busy_ns.load(),
+                                          s.fused_ops.load()};
         Snapshots& snaps = snapshots_[index];
         const std::vector<tgl_property>& latest = snaps.arrays.back();
         const size_t first_dynamic = latest.size() - kDynamic;
@@ -70,10 +71,10 @@ public:
 
 private:
     // Device properties that change (documented in plugin_api.h's property list).
-    static constexpr int kDynamic = 8;
+    static constexpr int kDynamic = 9;
     static constexpr const char* kDynamicNames[kDynamic] = {
         "memory.live_bytes", "memory.held_bytes", "program_cache.hits", "program_cache.misses",
-        "program_cache.writes", "program_cache.rejected", "gl_thread.tasks", "gl_thread.busy_ns"};
+        "program_cache.writes", "program_cache.rejected", "gl_thread.tasks", "gl_thread.busy_ns", "graph.fused_ops"};
     // Every snapshot handed out, per device index: arrays in a deque (elements never move) and the
     // counter strings they point at in a node-based set (each distinct string stored once).
     struct Snapshots {

@@ -6,6 +6,7 @@
 
 #include "gles_families.h"
 
+#include "env_value.h"
 #include "status.h"
 
 #include <algorithm>
@@ -27,6 +28,7 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
       stats_(std::move(stats)) {
     hooks_ = read_fault_hooks();  // a malformed value fails device_open (gl_ is joined on the way out)
     tuning_ = read_tuning();      // likewise
+    graph_fusion_ = env_number("TGL_GRAPH_FUSION", 0, 1, 1, "0 (graphs replay their ops unfused) or 1 (the default)") != 0;
     gl_->configure(read_timeout_ms());
     const Limits& L = gl_->limits();
     int wg = 256;

@@ -33,6 +33,7 @@ struct DeviceStats {
     std::atomic<int64_t> live_bytes{0};  // bytes of live user buffers (buffer_alloc)
     std::atomic<int64_t> held_bytes{0};  // GL buffer store bytes held: user buffers, scratch, status
     GlThreadCounters gl;                 // over the GL threads of the index's devices
+    std::atomic<int64_t> fused_ops{0};   // ops that graph planning fused (graph_fusion.cpp)
 };
 
 class GlesBuffer : public DeviceBuffer {
@@ -151,6 +152,11 @@ public:
     // reports and honours its own failures, not an earlier run's.
     std::shared_ptr<RecordedOp> record(const OpCall& call) override;
     void replay(const RecordedOps& ops) override;
+    // Fusion inside recorded graphs (graph_fusion.cpp, docs/graphs.md): chains of float elementwise
+    // ops become one fused_elementwise.comp op; the graph as recorded under TGL_GRAPH_FUSION=0.
+    RecordedOps plan_graph(const std::vector<const OpCall*>& calls, const RecordedOps& ops) override;
+    // A recorded op made of what `plan` submits on this thread (record() of run(call)).
+    std::shared_ptr<RecordedOp> record_plan(const std::function<void()>& plan);
 
     // --- for the kernels ---
     const Limits& limits() const { return gl_->limits(); }
@@ -249,6 +255,7 @@ private:
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     int wg_size_ = 64;
+    bool graph_fusion_ = true;  // TGL_GRAPH_FUSION (read when the device is opened)
     Tuning tuning_;
     StreamShape stream_;
     std::mutex scratch_mutex_;
@@ -328,6 +335,10 @@ void run_grad(GlesDevice& dev, const OpCall& call);
 BufferRef add_grad_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check);
 void run_grad(GlesDevice& dev, const OpCall& call, const IndexPiece& piece);
 void add_grad_after_pieces(GlesDevice& dev, const OpCall& call, const IndexPiece& piece);
+// elementwise_kernels.cpp: the function of a float elementwise op in glsl/elementwise_ops.glsl
+// (tgl_op_<name>), and whether an op is one of glsl/dtype_ops.glsl's bits-to-bits ops.
+std::string float_op_function(const OpCall& call);
+bool is_bits_op(tgl_op op);
 // elementwise_kernels.cpp: the device's byte fills and copies.
 void run_fill(GlesDevice& dev, const BufferRef& dst, uint64_t offset, uint64_t bytes, const void* pattern,
               uint32_t pattern_size);

@@ -1,7 +1,10 @@
 // GLES host side of the Sequence family (plan: backends/common/sequence_rules.h):
 //   rope, rope_backward: glsl/rope.comp, one dispatch, one invocation per rotated pair or copied
 //     element; the angle scalars (ln base, YaRN's correction dims, mscale) are planned in double and
-//     passed as f32 uniforms; theta_i, the angle and cos/sin are computed on the GPU.
+//     passed as f32 uniforms; theta_i, the angle and cos/sin are computed on the GPU. With a cos/sin
+//     cache: the positions checked and packed (pack.comp), their cos/sin gathered into the same
+//     scratch (PASS_GATHER), then the main pass reads the scratch (3 storage blocks a pass at most,
+//     4 with freq_factors).
 //   fft, ifft: glsl/fft.comp. Power-of-two n that fits shared memory (16 n bytes): one dispatch,
 //     a workgroup per row (radix-4 stages); larger powers of two: global radix-4 Stockham stages
 //     (the last radix-2 when log2(n) is odd) ping-ponging between two halves of a scratch buffer
@@ -42,21 +45,98 @@ int row_uniforms(const SequencePlan& p, Dispatch& d) {
     return int(dims.size());
 }
 
+// rope with a cos/sin cache: the scratch block (rope.comp's layout: fail flag, packed positions,
+// the gathered table), the positions check and pack, and PASS_GATHER. Returns the scratch's binding
+// and its table's first word; *pos_rows: per row dim of x the stride of a position row in the table
+// (0 where positions broadcast).
+Binding add_rope_gather(GlesDevice& dev, const OpCall& call, const Defines& common, std::vector<Dispatch>& out,
+                        int32_t* table, int64_t (&pos_rows)[TGL_MAX_RANK]) {
+    const SequencePlan& p = call.sequence();
+    const TensorArg& pos = call.inputs[1];
+    const int64_t half = p.n_rot / 2, rows_k = pos.numel / p.streams;
+    const int64_t words = 1 + pos.numel + rows_k * p.n_rot;
+    if (words * 4 > dev.max_window_bytes())
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+             "op '%s': the cos/sin values gathered for %lld position rows of %lld pairs need %lld bytes in one shader storage "
+             "block; this device allows %lld",
+             call.info->name, (long long)rows_k, (long long)half, (long long)(words * 4), (long long)dev.max_window_bytes());
+    Binding scratch;
+    scratch.keep = dev.scratch(uint64_t(words) * 4);
+    scratch.name = static_cast<GlesBuffer&>(*scratch.keep).name();
+    scratch.size = words * 4;
+    *table = to_i32(1 + pos.numel, "the positions");
+
+    PackSource src;
+    src.window = dev.window(pos, "inputs[1] (positions)", &src.offset);
+    src.dtype = pos.dtype;
+    src.numel = pos.numel;
+    src.shape.assign(pos.shape, pos.shape + pos.rank);
+    src.strides.assign(pos.strides, pos.strides + pos.rank);
+    const PackIndexCheck check{dev.device_check(), to_i32(p.max_positions, "max_positions (dim 0 of cos)"), uint32_t(call.info->op)};
+    add_pack(dev, src, "inputs[1] (positions)", scratch, 1, out, &check);
+
+    Dispatch g;
+    Defines defines = common;
+    defines.emplace_back("PASS_GATHER", "");
+    defines.emplace_back(def::kWorkgroupSize, str(dev.workgroup_size()));
+    g.program = dev.program("rope.comp", defines);
+    int32_t co = 0, so = 0;
+    const bool empty = p.max_positions == 0;  // every position fails the check: nothing is read
+    g.bindings = {empty ? scratch : dev.window(call.inputs[3], "inputs[3] (cos)", &co),
+                  empty ? scratch : dev.window(call.inputs[4], "inputs[4] (sin)", &so), scratch};
+    const uint32_t count = count_u32(rows_k * half, "the position rows times the pairs");
+    g.uniforms = {uniform_uint("u_count", {count}),
+                  uniform_int("u_half", {to_i32(half, "n_rot / 2")}),
+                  uniform_int("u_streams", {int32_t(p.streams)}),
+                  uniform_int("u_table", {*table}),
+                  uniform_int("u_cos", {co, to_i32(p.cos_strides[0], "a stride of cos"), to_i32(p.cos_strides[1], "a stride of cos")}),
+                  uniform_int("u_sin", {so, to_i32(p.sin_strides[0], "a stride of sin"), to_i32(p.sin_strides[1], "a stride of sin")})};
+    if (p.multi) g.uniforms.push_back(uniform_int("u_sections", {int32_t(p.sections[0]), int32_t(p.sections[1]),
+                                                                 int32_t(p.sections[2]), int32_t(p.sections[3])}));
+    add_chunks(dev, g, ceil_div(count, uint64_t(dev.workgroup_size())), out);
+
+    // Position row r of the table is row-major over positions' dims but the streams.
+    const int pos_rank = pos.rank - (p.multi ? 1 : 0);
+    int64_t step = 1;
+    for (int d = p.row_rank - 1; d >= 0; --d) {
+        const int a = d - (p.row_rank - pos_rank);
+        pos_rows[d] = a >= 0 && pos.shape[a] == p.row_shape[d] ? step : 0;
+        if (a >= 0) step *= pos.shape[a];
+    }
+    return scratch;
+}
+
 void run_rope(GlesDevice& dev, const OpCall& call) {
     const SequencePlan& p = call.sequence();
     const int wg = dev.workgroup_size();
     const int64_t units = p.n_rot / 2 + (p.D - p.n_rot);
     const uint32_t count = count_u32(p.rows * units, "the rows of x times the pairs and copied elements of a row");
+    Defines common = {{def::kYDtype, str(call.dtype)}};
+    if (p.multi) common.emplace_back("MULTI", str(long(p.multi)));
+    std::vector<Dispatch> dispatches;
     Dispatch base;
     int32_t offs[3] = {};
-    base.bindings = {dev.window(call.inputs[0], "inputs[0]", &offs[R::kX]),
-                     dev.window(call.inputs[1], "inputs[1] (positions)", &offs[R::kP]),
+    SequencePlan rows = p;  // the row strides bound (the cache: positions' rows in the table)
+    Binding pb;
+    int32_t table = 0;
+    if (p.cache) pb = add_rope_gather(dev, call, common, dispatches, &table, rows.row_strides[R::kP]);
+    else pb = dev.window(call.inputs[1], "inputs[1] (positions)", &offs[R::kP]);
+    base.bindings = {dev.window(call.inputs[0], "inputs[0]", &offs[R::kX]), pb,
                      dev.window(call.outputs[0], "outputs[0]", &offs[R::kY])};
-    const int rank = row_uniforms<3>(p, base);
-    Defines defines = {{def::kYDtype, str(call.dtype)}, {"RANK", str(rank)}, {def::kWorkgroupSize, str(wg)}};
+    const int rank = row_uniforms<3>(rows, base);
+    Defines defines = common;
+    defines.emplace_back("RANK", str(rank));
+    defines.emplace_back(def::kWorkgroupSize, str(wg));
     if (p.neox) defines.emplace_back("NEOX", "");
     if (p.backward) defines.emplace_back("BACKWARD", "");
     if (p.yarn) defines.emplace_back("YARN", "");
+    if (p.cache) defines.emplace_back("CACHE", "");
+    if (p.has_ff) {
+        int32_t fo = 0;
+        base.bindings.push_back(dev.window(call.inputs[2], "inputs[2] (freq_factors)", &fo));
+        base.uniforms.push_back(uniform_int("u_ff", {fo, to_i32(p.ff_stride, "the stride of freq_factors")}));
+        defines.emplace_back("FF", "");
+    }
     base.program = dev.program("rope.comp", defines);
     base.uniforms.push_back(uniform_uint("u_count", {count}));
     base.uniforms.push_back(uniform_uint("u_units", {uint32_t(units)}));
@@ -64,13 +144,20 @@ void run_rope(GlesDevice& dev, const OpCall& call) {
     base.uniforms.push_back(uniform_int("u_offset", {offs[0], offs[1], offs[2]}));
     base.uniforms.push_back(uniform_int("u_x_d", {to_i32(p.x_d_stride, "the stride of x along D")}));
     base.uniforms.push_back(uniform_int("u_y_d", {to_i32(p.y_d_stride, "the stride of y along D")}));
-    base.uniforms.push_back(uniform_float("u_log_theta", float(-2.0 * std::log(p.base) / double(p.n_rot))));
-    base.uniforms.push_back(uniform_float("u_freq_scale", float(p.freq_scale)));
     base.uniforms.push_back(uniform_float("u_mscale", float(p.mscale)));
-    base.uniforms.push_back(uniform_float("u_ext", float(p.ext_factor)));
-    base.uniforms.push_back(uniform_float("u_corr_low", float(p.corr_low)));
-    base.uniforms.push_back(uniform_float("u_corr_high", float(p.corr_high)));
-    std::vector<Dispatch> dispatches;
+    if (p.cache) {
+        base.uniforms.push_back(uniform_int("u_table", {table}));
+    } else {
+        base.uniforms.push_back(uniform_float("u_log_theta", float(-2.0 * std::log(p.base) / double(p.dims))));
+        base.uniforms.push_back(uniform_float("u_freq_scale", float(p.freq_scale)));
+        base.uniforms.push_back(uniform_float("u_ext", float(p.ext_factor)));
+        base.uniforms.push_back(uniform_float("u_corr_low", float(p.corr_low)));
+        base.uniforms.push_back(uniform_float("u_corr_high", float(p.corr_high)));
+        base.uniforms.push_back(uniform_int("u_stream_stride", {to_i32(p.stream_stride, "the stride of positions' streams")}));
+    }
+    if (p.multi)
+        base.uniforms.push_back(uniform_int("u_sections", {int32_t(p.sections[0]), int32_t(p.sections[1]),
+                                                           int32_t(p.sections[2]), int32_t(p.sections[3])}));
     add_chunks(dev, base, ceil_div(count, uint64_t(wg)), dispatches);
     dev.submit(call.info->name, std::move(dispatches));
 }

@@ -226,8 +226,12 @@ std::vector<Dispatch> GlesDevice::capture(const std::function<void()>& plan) {
 }
 
 std::shared_ptr<Device::RecordedOp> GlesDevice::record(const OpCall& call) {
+    return record_plan([&] { run(call); });
+}
+
+std::shared_ptr<Device::RecordedOp> GlesDevice::record_plan(const std::function<void()>& plan) {
     auto op = std::make_shared<GlesRecordedOp>();
-    op->ds = capture([&] { run(call); });
+    op->ds = capture(plan);
     // Where the op sets u_check_seq: each distinct recorded value is one device check.
     std::vector<uint32_t> recorded;
     for (size_t i = 0; i < op->ds.size(); ++i) {

@@ -561,9 +561,19 @@ void sequence_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& x = ops[0];
     if (op == TGL_OP_ROPE || op == TGL_OP_ROPE_BACKWARD) {
-        // (x (..., D), positions broadcast to x.shape[:-1]) -> y: every axis but the rows' (D)
-        for (int d = 0; d + 1 < x.rank; ++d)
-            add(CutAxis::Independent, x.shape[d], {d, broadcast_axis(ops[1], x.rank - 1, d, x.shape[d]), d});
+        // (x (..., D), positions broadcast to x.shape[:-1] (multi-section rope: but its last dim,
+        // the streams), freq_factors?, cos?, sin?) -> y: every axis but the rows' (D); freq_factors
+        // whole. Not with a cos/sin cache: its positions are checked before anything is written.
+        if (n_in > 3 && ops[3].present()) return;
+        const tgl_rope_params prm = read_params(p, tgl_rope_params{sizeof(tgl_rope_params), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, {}});
+        TensorArg pos_rows = ops[1];
+        if (prm.multi != TGL_ROPE_MULTI_NONE) --pos_rows.rank;
+        for (int d = 0; d + 1 < x.rank; ++d) {
+            std::vector<int> axis(n, -1);
+            axis[0] = axis[n_in] = d;
+            axis[1] = broadcast_axis(pos_rows, x.rank - 1, d, x.shape[d]);
+            add(CutAxis::Independent, x.shape[d], axis);
+        }
     } else if (op == TGL_OP_FFT || op == TGL_OP_IFFT) {  // (..., n, 2): the leading axes
         for (int d = 0; d + 2 < x.rank; ++d) add(CutAxis::Independent, x.shape[d], {d, d});
     } else if (op == TGL_OP_SELECTIVE_SCAN) {
@@ -790,6 +800,9 @@ const char* sequence_refusal(const Piece& p, const TensorArg&) {
     return p.info->op == TGL_OP_SELECTIVE_SCAN
               ? "selective_scan is cut along B and D only (a channel's recurrence runs along all of L), so one "
                 "channel's sequence must fit one window"
+          : (p.info->op == TGL_OP_ROPE || p.info->op == TGL_OP_ROPE_BACKWARD) && p.n_inputs > 3 && p.operands[3].present()
+              ? "rope with a cos/sin cache is not cut (its positions are checked before anything is written), so x, "
+                "y and the cache must each fit one window"
               : "the op needs each of its rows (rope: the head dim; fft: the transformed axis) in one window, "
                 "and only the other axes are cut";
 }

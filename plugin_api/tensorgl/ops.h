@@ -583,7 +583,24 @@ enum {
      *   Accuracy: the GPU computes theta_i and pos * theta_i in f32 (as llama.cpp does) and cos/sin
      *   of that f32 angle with an exact argument reduction; the CPU reference in double. The angle
      *   alone carries an error of a few f32 ulp of |a| (0.008 rad at positions near 1e5).
-     * rope_backward: (dy, positions) -> (dx): the gradient of rope, the rotation by -a_i (times m):
+     *   Options (since 1.3; docs/rope.md), inputs (x, positions, freq_factors?, cos?, sin?): an
+     *   absent operand (buffer 0, or left out: 2 inputs as before 1.3) is off.
+     *   freq_factors (n_rot/2) f32, any stride (Llama-3.1's rope_freqs, LongRoPE's short/long
+     *     factors, ggml_rope_ext's c): theta_i is divided by freq_factors[i] (see tgl_rope_params);
+     *     each factor finite and > 0 is the caller's contract (a 0 gives an infinite angle: NaN).
+     *   cos, sin (max_positions, n_rot/2) of x's dtype, any strides, both or neither (ONNX's
+     *     RotaryEmbedding cos_cache/sin_cache, HF's cos_cached[:, :n_rot/2]): a = the cached angle,
+     *     cos a = cos[pos, i], sin a = sin[pos, i] (times m = attn_factor); no angle is computed,
+     *     so scaling must be NONE and freq_factors absent. Every element of positions must lie in
+     *     [0, max_positions): else TGL_ERROR_INDEX_OUT_OF_RANGE naming the first bad one (row-major),
+     *     and nothing is written (GLES: raised at the next wait, as the index ops).
+     *   Multi-section rope (tgl_rope_params.multi, M-RoPE of Qwen2-VL / Qwen3-VL, ggml's
+     *     GGML_ROPE_TYPE_MROPE, IMROPE and VISION): positions gain a last dim of 1..4 position
+     *     streams (t, h, w, e; ggml passes 4), its other dims broadcasting to x.shape[:-1]; pair i
+     *     turns by the angle of the stream that params->sections choose (the rule is in
+     *     tgl_rope_params). Combines with freq_factors and with the cache (cos[p_s, i]).
+     * rope_backward: (dy, positions, freq_factors?, cos?, sin?) -> (dx): the gradient of rope, the
+     *   rotation by -a_i (times m), with every option of rope:
      *   dx0 = m * (dy0 cos a + dy1 sin a), dx1 = m * (-dy0 sin a + dy1 cos a); copied part copied.
      * fft / ifft: (x (..., n, 2)) -> (y (..., n, 2)): discrete Fourier transform along the
      *   second-to-last dim of complex numbers stored as (re, im) in the last dim (size 2; any
@@ -1053,24 +1070,38 @@ typedef struct tgl_attention_params {
 
 /* [sequence family: params] */
 /* rope, rope_backward. NULL params: NORMAL mode, n_rot = D, theta_base 10000, no scaling,
- * attn_factor 1. reserved must be 0.
+ * attn_factor 1, single-stream positions. reserved must be 0.
  * Angle of pair i (0 <= i < n_rot/2) at position p (an i32, any sign):
- *   base = theta_base; NTK_AWARE: base = theta_base * factor^(n_rot / (n_rot - 2)) (n_rot > 2)
- *   theta_i = base^(-2i / n_rot)
+ *   dims = n_rot (VISION: n_rot / 2); j = i (VISION: i's index within its section, below)
+ *   base = theta_base; NTK_AWARE: base = theta_base * factor^(dims / (dims - 2)) (dims > 2)
+ *   theta_i = base^(-2j / dims) / ff_i   (ff_i = freq_factors[i]; 1 without freq_factors)
  *   NONE, NTK_AWARE: a = p * theta_i, m = attn_factor
  *   LINEAR: a = (p * theta_i) / factor, m = attn_factor
- *   YARN (llama.cpp's rope_yarn / ggml_rope_yarn_corr_dims, with n_dims = n_rot, freq_scale =
- *     1 / factor): corr(b) = n_rot * ln(original_max_positions / (b * 2 pi)) / (2 ln theta_base);
- *     low = max(0, floor(corr(beta_fast))), high = min(n_rot - 1, ceil(corr(beta_slow)));
+ *   YARN (llama.cpp's rope_yarn / ggml_rope_yarn_corr_dims, with n_dims = dims, freq_scale =
+ *     1 / factor): corr(b) = dims * ln(original_max_positions / (b * 2 pi)) / (2 ln theta_base);
+ *     low = max(0, floor(corr(beta_fast))), high = min(dims - 1, ceil(corr(beta_slow)));
  *     ramp_i = 1 - clamp((i - low) / max(0.001, high - low), 0, 1); mix = ramp_i * ext_factor;
  *     e = p * theta_i; a = (e / factor) * (1 - mix) + e * mix;
  *     m = attn_factor * (ext_factor != 0 ? 1 + 0.1 * ln(factor) : 1).
+ * (ggml: theta = theta_scale^i * p / ff[i], then rope_yarn; the same with freq_factors.)
  * factor > 0 and finite (used by LINEAR, NTK_AWARE and YARN; ignored by NONE); theta_base > 0
  * finite; YARN needs original_max_positions > 0, finite beta_fast, beta_slow, ext_factor;
- * attn_factor finite. n_rot: even, 2 <= n_rot <= D (0: D, which must then be even). */
+ * attn_factor finite. n_rot: even, 2 <= n_rot <= D (0: D, which must then be even).
+ * Multi-section rope (since 1.3; ggml_mrope_cache_init): multi != NONE takes positions (..., S)
+ * with S = 1..4 streams; sections[4] (sum s = s0 + s1 + s2 + s3, 1 <= s <= 2^24) give pair i the
+ * stream k(i) of sector c = i mod s, and p = positions[..., k(i)]:
+ *   SECTIONS (ggml MROPE, Qwen2-VL): k = 0 if c < s0, 1 if c < s0 + s1, 2 if c < s0 + s1 + s2,
+ *     else 3.
+ *   INTERLEAVED (ggml IMROPE, Qwen3-VL): k = 1 if c mod 3 = 1 and c < 3 s1, else 2 if
+ *     c mod 3 = 2 and c < 3 s2, else 0 if c mod 3 = 0 and c < 3 s0, else 3.
+ *   VISION (ggml VISION, Qwen2-VL's vision encoder: with NEOX and n_rot = D): k as SECTIONS,
+ *     j = c - (the first sector of k's section), dims = n_rot / 2.
+ * Every stream some pair selects must exist (k < S). multi NONE needs sections all 0. */
 enum { TGL_ROPE_NORMAL = 0, TGL_ROPE_NEOX = 1 };
 enum { TGL_ROPE_SCALING_NONE = 0, TGL_ROPE_SCALING_LINEAR = 1, TGL_ROPE_SCALING_NTK_AWARE = 2,
        TGL_ROPE_SCALING_YARN = 3 };
+enum { TGL_ROPE_MULTI_NONE = 0, TGL_ROPE_MULTI_SECTIONS = 1, TGL_ROPE_MULTI_INTERLEAVED = 2,
+       TGL_ROPE_MULTI_VISION = 3 };
 typedef struct tgl_rope_params {
     uint32_t struct_size;
     uint32_t mode;      /* TGL_ROPE_NORMAL (interleaved pairs) or TGL_ROPE_NEOX (half split) */
@@ -1084,6 +1115,8 @@ typedef struct tgl_rope_params {
     float ext_factor;   /* YaRN: extrapolation mix (1); 0 gives plain linear interpolation */
     float attn_factor;  /* magnitude scale of cos and sin (1) */
     uint32_t reserved;
+    uint32_t multi;       /* since 1.3: TGL_ROPE_MULTI_* (0: one position stream) */
+    uint32_t sections[4]; /* since 1.3: multi-section rope: pairs per section (t, h, w, e) */
 } tgl_rope_params;
 
 /* sample (see TGL_OP_SAMPLE): temperature (0: greedy), top_k (0: off), top_p (1: off), Philox
@@ -1170,6 +1203,7 @@ typedef struct tgl_cross_entropy_params {
 #define TGL_UPSAMPLE_PARAMS_SIZE_V1_1           TGL_STRUCT_SIZE(tgl_upsample_params, reserved)
 #define TGL_ATTENTION_PARAMS_SIZE_V1_1          TGL_STRUCT_SIZE(tgl_attention_params, reserved)
 #define TGL_ROPE_PARAMS_SIZE_V1_1               TGL_STRUCT_SIZE(tgl_rope_params, reserved)
+#define TGL_ROPE_PARAMS_SIZE_V1_3               TGL_STRUCT_SIZE(tgl_rope_params, sections)
 #define TGL_SAMPLE_PARAMS_SIZE_V1_1             TGL_STRUCT_SIZE(tgl_sample_params, offset)
 #define TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_1     TGL_STRUCT_SIZE(tgl_selective_scan_params, reserved)
 #define TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3     TGL_STRUCT_SIZE(tgl_selective_scan_params, state_in)
@@ -1248,7 +1282,9 @@ TGL_STATIC_ASSERT(offsetof(tgl_upsample_params, scales) == 8, "tgl_upsample_para
 TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == 16, "tgl_attention_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_attention_params, scale) == 8, "tgl_attention_params layout");
 /* [sequence family: layout pins] */
-TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == 48, "tgl_rope_params layout");
+TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == 68, "tgl_rope_params layout");
+TGL_STATIC_ASSERT(TGL_ROPE_PARAMS_SIZE_V1_1 == 48, "tgl_rope_params v1.1 size");
+TGL_STATIC_ASSERT(offsetof(tgl_rope_params, sections) == 52, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_rope_params, theta_base) == 16, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(offsetof(tgl_rope_params, attn_factor) == 40, "tgl_rope_params layout");
 TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == 20, "tgl_selective_scan_params layout");
@@ -1296,7 +1332,7 @@ TGL_STATIC_ASSERT(sizeof(tgl_conv_params) == TGL_CONV_PARAMS_SIZE_V1_1, "tgl_con
 TGL_STATIC_ASSERT(sizeof(tgl_pool_params) == TGL_POOL_PARAMS_SIZE_V1_1, "tgl_pool_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_upsample_params) == TGL_UPSAMPLE_PARAMS_SIZE_V1_1, "tgl_upsample_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_attention_params) == TGL_ATTENTION_PARAMS_SIZE_V1_1, "tgl_attention_params has no tail padding");
-TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == TGL_ROPE_PARAMS_SIZE_V1_1, "tgl_rope_params has no tail padding");
+TGL_STATIC_ASSERT(sizeof(tgl_rope_params) == TGL_ROPE_PARAMS_SIZE_V1_3, "tgl_rope_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_sample_params) == TGL_SAMPLE_PARAMS_SIZE_V1_1, "tgl_sample_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_selective_scan_params) == TGL_SELECTIVE_SCAN_PARAMS_SIZE_V1_3, "tgl_selective_scan_params has no tail padding");
 TGL_STATIC_ASSERT(sizeof(tgl_embedding_backward_params) == TGL_EMBEDDING_BACKWARD_PARAMS_SIZE_V1_1, "tgl_embedding_backward_params has no tail padding");

@@ -294,7 +294,9 @@ typedef struct tgl_plugin_info {
  *   from the on-disk program cache / compiled / written to it / entries found but unusable:
  *   corrupt, truncated, stale or refused by the driver; cumulative since the plugin was loaded),
  *   "gl_thread.tasks" / "gl_thread.busy_ns" (pieces of work run on the devices' GL threads and the
- *   wall time they took there, cumulative: the host's cost of issuing GL commands). */
+ *   wall time they took there, cumulative: the host's cost of issuing GL commands),
+ *   "graph.fused_ops" (recorded ops that graph_end and graph_replay_with planned into fused
+ *   kernels, cumulative; docs/graphs.md). */
 typedef struct tgl_property {
     const char* name;
     const char* value;

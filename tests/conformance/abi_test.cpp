@@ -153,8 +153,8 @@ const std::vector<AbiOp>& abi_ops() {
         {TGL_OP_ATTENTION_BACKWARD, "attention_backward", sizeof(tgl_attention_params),
          {F, F, F, F, F, TGL_DTYPE_BIT(TGL_DTYPE_F32), F | TGL_DTYPE_BIT(TGL_DTYPE_BOOL)}, {F, F, F}},
         // [sequence family]
-        {TGL_OP_ROPE, "rope", sizeof(tgl_rope_params), {F, I32}, {F}},
-        {TGL_OP_ROPE_BACKWARD, "rope_backward", sizeof(tgl_rope_params), {F, I32}, {F}},
+        {TGL_OP_ROPE, "rope", sizeof(tgl_rope_params), {F, I32, TGL_DTYPE_BIT(TGL_DTYPE_F32), F, F}, {F}},
+        {TGL_OP_ROPE_BACKWARD, "rope_backward", sizeof(tgl_rope_params), {F, I32, TGL_DTYPE_BIT(TGL_DTYPE_F32), F, F}, {F}},
         {TGL_OP_FFT, "fft", sizeof(tgl_unary_params), {F}, {F}},
         {TGL_OP_IFFT, "ifft", sizeof(tgl_unary_params), {F}, {F}},
         {TGL_OP_SELECTIVE_SCAN, "selective_scan", sizeof(tgl_selective_scan_params), {F, F, F, F, F, F, F, F}, {F, F}},

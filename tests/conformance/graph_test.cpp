@@ -3,6 +3,7 @@
 // graph_replay_with: a replay with new params fields and swapped buffers equals the same ops run
 // directly; bad bindings are refused with nothing queued.
 #include "common.h"
+#include "tgl_test/op_program.h"
 
 #include <tensorgl/tensorgl.hpp>
 
@@ -287,6 +288,40 @@ TEST_F(GraphTest, ReplayOfAnOpWithADeviceCheck) {
     EXPECT_TRUE(is_error(s, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"7"}));
     EXPECT_EQ(d.api.synchronize(d.h), TGL_OK) << plug().last_error();  // reported once
     EXPECT_EQ(d.read(y, 3), (std::vector<float>{30, 30, 20}));
+    EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
+}
+
+// rope with a cos/sin cache checks its positions on the device (GLES) like an index op: replays with
+// new positions, a bad one reported and writing nothing, then good ones again.
+TEST_F(GraphTest, ReplayOfRopeWithACosSinCache) {
+    GDevice d;
+    // x (2 rows, D = 2); cache rows: angle 0, pi/2, pi as exact (cos, sin) values.
+    tgl_buffer x = d.with({1, 2, 3, 4}), y = d.with({0, 0, 0, 0}), cs = d.with({1, 0, -1}), sn = d.with({0, 1, 0});
+    tgl_buffer pos = d.alloc(2);
+    auto set_pos = [&](std::vector<int32_t> v) { ASSERT_EQ(d.api.buffer_upload(d.h, pos, 0, v.data(), 8), TGL_OK); };
+    set_pos({1, 2});
+    const int64_t xs[2] = {2, 2}, n2 = 2, cache[2] = {3, 1};
+    tgl_tensor in[5] = {tgl_tensor_contiguous(x, 0, TGL_DTYPE_F32, 2, xs), tgl_tensor_contiguous(pos, 0, TGL_DTYPE_I32, 1, &n2),
+                        tgl_tensor_contiguous(0, 0, TGL_DTYPE_F32, 1, &n2),  // freq_factors absent (buffer 0)
+                        tgl_tensor_contiguous(cs, 0, TGL_DTYPE_F32, 2, cache), tgl_tensor_contiguous(sn, 0, TGL_DTYPE_F32, 2, cache)};
+    tgl_tensor out = tgl_tensor_contiguous(y, 0, TGL_DTYPE_F32, 2, xs);
+    ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
+    ASSERT_EQ(d.api.run_op(d.h, TGL_OP_ROPE, nullptr, in, 5, &out, 1), TGL_OK) << plug().last_error();
+    tgl_graph g = d.end();
+    ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{-2, 1, -3, -4}));
+    set_pos({0, 5});
+    tgl_status s = d.api.graph_replay(d.h, g);
+    std::string msg = plug().last_error();
+    if (s == TGL_OK) {
+        s = d.api.synchronize(d.h);
+        msg = plug().last_error();
+    }
+    EXPECT_TRUE(is_error(s, TGL_ERROR_INDEX_OUT_OF_RANGE, msg, {"rope", "holds 5", "position 1", "[0, 3)"}));
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{-2, 1, -3, -4}));  // nothing written
+    set_pos({0, 1});
+    ASSERT_EQ(d.api.graph_replay(d.h, g), TGL_OK) << plug().last_error();
+    EXPECT_EQ(d.read(y, 4), (std::vector<float>{1, 2, -4, 3}));
     EXPECT_EQ(d.api.graph_destroy(d.h, g), TGL_OK);
 }
 
@@ -592,6 +627,192 @@ TEST_F(GraphTest, CppWrapperReplayWithBindings) {
         EXPECT_EQ(got[i], v >= 0 ? v : 0.125f * v) << i;
     }
     EXPECT_EQ(d.api.graph_destroy(d.h, h), TGL_OK);
+}
+
+// ---- Fusion inside recorded graphs (docs/graphs.md): whatever a plugin fuses, every buffer after
+// a replay, intermediates included, is bit for bit what the ops run one by one give on the same
+// device, and what a replay gives with fusion off (TGL_GRAPH_FUSION=0). GLES reports the ops it
+// fused as the device counter graph.fused_ops (-1 where a plugin has none).
+
+// A float tensor of buffer b: contiguous, or with the given strides and element offset.
+ProgramTensor ft(int b, tgl_dtype dt, std::vector<int64_t> shape, std::vector<int64_t> strides = {}, int64_t offset = 0) {
+    return ProgramTensor{b, dt, std::move(shape), std::move(strides), offset};
+}
+
+ProgramOp op1(tgl_op op, ProgramTensor x, ProgramTensor y, std::vector<uint8_t> params = {}) {
+    return ProgramOp{op, {std::move(x)}, std::move(y), std::move(params)};
+}
+
+ProgramOp op2(tgl_op op, ProgramTensor a, ProgramTensor b, ProgramTensor y) {
+    return ProgramOp{op, {std::move(a), std::move(b)}, std::move(y), {}};
+}
+
+// Runs p op by op, as a graph replayed twice (new data the second time) and as a graph on a device
+// opened with TGL_GRAPH_FUSION=0, and expects every buffer bit-identical each time. Returns how
+// many ops the plugin fused at graph_end (graph.fused_ops), or -1.
+long long expect_graph_bit_identical(const OpProgram& p, Rng& rng) {
+    ProgramDevice direct(Role::Plugin, p), graph(Role::Plugin, p), unfused(Role::Plugin, p, "TGL_GRAPH_FUSION=0");
+    const long long before = graph.property("graph.fused_ops");
+    const tgl_graph g = graph.record();
+    const long long fused = before < 0 ? -1 : graph.property("graph.fused_ops") - before;
+    const long long before_off = unfused.property("graph.fused_ops");
+    const tgl_graph g_off = unfused.record();
+    if (before_off >= 0) {
+        EXPECT_EQ(unfused.property("graph.fused_ops"), before_off) << "TGL_GRAPH_FUSION=0 still fused";
+    }
+    for (int round = 0; round < 2; ++round) {
+        const auto data = p.random_contents(rng);
+        direct.upload(data);
+        graph.upload(data);
+        unfused.upload(data);
+        direct.run_direct();
+        graph.replay(g);
+        unfused.replay(g_off);
+        const auto want = direct.read_all();
+        EXPECT_EQ(first_difference(p, graph.read_all(), want), "") << "round " << round << ": graph replay vs op by op";
+        EXPECT_EQ(first_difference(p, unfused.read_all(), want), "") << "round " << round << ": TGL_GRAPH_FUSION=0";
+    }
+    EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
+    EXPECT_EQ(unfused.api.graph_destroy(unfused.h, g_off), TGL_OK);
+    return fused;
+}
+
+// silu(gate) * up (and gelu(gate) * up) over 3 x 1001 rows: the gated MLP's elementwise part, in
+// f32 and f16; the intermediate silu(gate) is compared too (as every buffer).
+TEST_F(GraphTest, FusedGatedMlpIsBitIdentical) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+        for (bool gelu : {false, true}) {
+            SCOPED_TRACE(dtype_name(dt) + (gelu ? " gelu" : " silu"));
+            const std::vector<int64_t> s = {3, 1001};
+            OpProgram p;
+            p.buffers = {{dt, 3003}, {dt, 3003}, {dt, 3003}, {dt, 3003}};  // gate, up, t, h
+            tgl_gelu_params gp{sizeof gp, TGL_GELU_TANH};
+            p.ops = {gelu ? op1(TGL_OP_GELU, ft(0, dt, s), ft(2, dt, s), params_bytes(gp)) : op1(TGL_OP_SILU, ft(0, dt, s), ft(2, dt, s)),
+                     op2(TGL_OP_MUL, ft(2, dt, s), ft(1, dt, s), ft(3, dt, s))};
+            const long long fused = expect_graph_bit_identical(p, rng_);
+            if (fused >= 0) {  // 4 operands: within the 4 storage blocks of the minimum limits
+                EXPECT_EQ(fused, 2);
+            }
+        }
+    }
+}
+
+// A longer chain with broadcasting (a row bias, a per-row scale, a scalar), scalar parameters,
+// strided and offset views, odd sizes and an in-place last op.
+TEST_F(GraphTest, FusedBroadcastStridedChainIsBitIdentical) {
+    for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        OpProgram p;
+        // 0: x, read transposed (37 x 5 storage); 1: bias (37); 2: scale (5 x 1); 3: t1 at an odd
+        // offset; 4: t2 with a padded row stride; 5: y; 6: a 1-element scalar.
+        p.buffers = {{dt, 185}, {dt, 37}, {dt, 5}, {dt, 200}, {dt, 5 * 40}, {dt, 185}, {dt, 1}};
+        const std::vector<int64_t> s = {5, 37};
+        tgl_leaky_relu_params lp{sizeof lp, 0.125f};
+        tgl_clamp_params cp{};
+        cp.struct_size = sizeof cp;
+        cp.min = -1.5f;
+        cp.max = 1.25f;
+        p.ops = {op2(TGL_OP_ADD, ft(0, dt, s, {1, 5}), ft(1, dt, {37}), ft(3, dt, s, {}, 3)),
+                 op1(TGL_OP_LEAKY_RELU, ft(3, dt, s, {}, 3), ft(4, dt, s, {40, 1}), params_bytes(lp)),
+                 op2(TGL_OP_MUL, ft(4, dt, s, {40, 1}), ft(2, dt, {5, 1}), ft(5, dt, s)),
+                 op2(TGL_OP_SUB, ft(5, dt, s), ft(6, dt, {}), ft(5, dt, s)),
+                 op1(TGL_OP_CLAMP, ft(5, dt, s), ft(5, dt, s), params_bytes(cp)),
+                 op1(TGL_OP_TANH, ft(5, dt, s), ft(5, dt, s))};
+        const long long fused = expect_graph_bit_identical(p, rng_);
+        if (fused >= 0) {  // split in two chains where only 4 storage blocks are allowed
+            EXPECT_GE(fused, 4);
+        }
+    }
+}
+
+// Chains broken by ops that are not fusable (a sum over rows), by an op that does not read the
+// chain's result, and by a view that overlaps an intermediate without being it.
+TEST_F(GraphTest, FusionStopsAtBreaksAndOverlaps) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const std::vector<int64_t> s = {4, 33};
+    OpProgram p;
+    p.buffers = {{f, 132}, {f, 132}, {f, 132}, {f, 4}, {f, 140}, {f, 132}, {f, 132}};
+    tgl_reduce_params rp = reduce_params({1}, false);
+    p.ops = {op1(TGL_OP_SILU, ft(0, f, s), ft(1, f, s)),
+             ProgramOp{TGL_OP_SUM, {ft(1, f, s)}, ft(3, f, {4}), params_bytes(rp)},  // not fusable: silu alone
+             op2(TGL_OP_MUL, ft(1, f, s), ft(2, f, s), ft(2, f, s)),                 // in place over an input
+             op1(TGL_OP_EXP, ft(2, f, s), ft(5, f, s)),                              // a chain of 2 with the mul
+             op1(TGL_OP_NEG, ft(0, f, s), ft(4, f, s)),                              // reads no result: a new chain
+             op1(TGL_OP_TANH, ft(4, f, s), ft(6, f, s)),                             // a chain of 2 with the neg
+             op2(TGL_OP_ADD, ft(6, f, s), ft(4, f, s, {}, 1), ft(6, f, s))};         // neg's output shifted: alone
+    const long long fused = expect_graph_bit_identical(p, rng_);
+    if (fused >= 0) {
+        EXPECT_EQ(fused, 4);
+    }
+}
+
+// Aliasing inside a chain: in-place ops, an op reading one intermediate twice, an intermediate
+// overwritten by a later op of the chain, and an input of the chain overwritten by a later op.
+TEST_F(GraphTest, FusedChainWithAliasingIsBitIdentical) {
+    const tgl_dtype f = TGL_DTYPE_F16;
+    const std::vector<int64_t> s = {257};
+    OpProgram p;
+    p.buffers = {{f, 257}, {f, 257}, {f, 257}};
+    p.ops = {op1(TGL_OP_SIGMOID, ft(0, f, s), ft(1, f, s)),
+             op2(TGL_OP_MUL, ft(1, f, s), ft(1, f, s), ft(2, f, s)),  // t * t
+             op2(TGL_OP_ADD, ft(2, f, s), ft(0, f, s), ft(1, f, s)),  // overwrites the first intermediate
+             op2(TGL_OP_SUB, ft(1, f, s), ft(2, f, s), ft(0, f, s)),  // overwrites the chain's input
+             op1(TGL_OP_SQRT, ft(0, f, s), ft(0, f, s))};
+    const long long fused = expect_graph_bit_identical(p, rng_);
+    if (fused >= 0) {
+        EXPECT_EQ(fused, 5);
+    }
+}
+
+// graph_replay_with inside a fused chain: moving the intermediate that links it (the chain is
+// planned again: silu's output and mul's input no longer coincide), or moving an input of it (still
+// fused, new data): each equals the same ops run one by one with the bindings applied.
+TEST_F(GraphTest, ReplayWithSwappedBufferInsideAFusedChain) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const std::vector<int64_t> s = {2, 515};
+    OpProgram p;
+    p.buffers = {{f, 1030}, {f, 1030}, {f, 1030}, {f, 1030}, {f, 1030}};  // gate, up, t, h, other
+    p.ops = {op1(TGL_OP_SILU, ft(0, f, s), ft(2, f, s)), op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, s), ft(3, f, s))};
+    struct Case {
+        const char* what;
+        uint32_t kind, op, slot;
+        long long fused;  // at the replay's planning
+    };
+    for (const Case& c : {Case{"mul reads another t", TGL_GRAPH_BIND_INPUT, 1, 0, 0},
+                          Case{"silu writes another t", TGL_GRAPH_BIND_OUTPUT, 0, 0, 0},
+                          Case{"mul reads another up", TGL_GRAPH_BIND_INPUT, 1, 1, 2},
+                          Case{"mul writes another h", TGL_GRAPH_BIND_OUTPUT, 1, 0, 2}}) {
+        SCOPED_TRACE(c.what);
+        ProgramDevice graph(Role::Plugin, p), direct(Role::Plugin, p);
+        const tgl_graph g = graph.record();
+        const auto data = p.random_contents(rng_);
+        graph.upload(data);
+        direct.upload(data);
+        tgl_graph_binding b{};
+        b.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
+        b.kind = c.kind;
+        b.op_index = c.op;
+        b.slot = c.slot;
+        b.buffer = graph.buffer(4);
+        const long long before = graph.property("graph.fused_ops");
+        graph.replay_with(g, {b});
+        if (before >= 0) {
+            EXPECT_EQ(graph.property("graph.fused_ops") - before, c.fused);
+        }
+        OpProgram bound = p;
+        ProgramTensor& moved = c.kind == TGL_GRAPH_BIND_INPUT ? bound.ops[c.op].inputs[c.slot] : bound.ops[c.op].output;
+        moved.buffer = 4;
+        ProgramDevice direct_bound(Role::Plugin, bound);
+        direct_bound.upload(data);
+        direct_bound.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct_bound.read_all()), "");
+        // The graph as recorded again afterwards: the fused plan of graph_end.
+        graph.upload(data);
+        graph.replay(g);
+        direct.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct.read_all()), "");
+        EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
+    }
 }
 
 }  // namespace

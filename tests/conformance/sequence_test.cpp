@@ -1,6 +1,8 @@
 // Known-answer and bad-input tests of the Sequence family, run on every plugin: rope and
 // rope_backward (positions 0 and 1 with theta 10000 in both layouts, partial rotation, linear, NTK
-// and YaRN scaling, broadcast positions, the backward undoing the forward), fft/ifft (n = 1, 2, 4,
+// and YaRN scaling, broadcast positions, the backward undoing the forward; the 1.3 options: frequency
+// factors, a cos/sin cache (and a position outside it), multi-section rope by each layout's rule,
+// older callers' 2 inputs and 48-byte params), fft/ifft (n = 1, 2, 4,
 // 8: impulse, constant, alternating, shifted impulse; ifft(fft(x)) = x on the shared-memory, global
 // and direct paths), selective_scan (L = 3, N = 2 worked by hand, with D, z, delta_bias, softplus
 // and last_state; L = 0), empty tensors and rejected inputs. Expected values are the defining
@@ -9,6 +11,7 @@
 
 #include "tgl_test/op_runner.h"
 
+#include <array>
 #include <cmath>
 
 namespace conf {
@@ -39,7 +42,7 @@ std::vector<Vals> run(tgl_op op, const void* params, const std::vector<InputArg>
 }
 
 tgl_rope_params rope_params(uint32_t mode, uint32_t n_rot = 0, uint32_t scaling = TGL_ROPE_SCALING_NONE, float factor = 1.0f) {
-    return tgl_rope_params{sizeof(tgl_rope_params), mode, n_rot, scaling, 10000.0f, factor, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0};
+    return tgl_rope_params{sizeof(tgl_rope_params), mode, n_rot, scaling, 10000.0f, factor, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0, 0, {}};
 }
 
 // (a, b) turned by angle t.
@@ -127,6 +130,247 @@ TEST_F(SequenceOps, RopeBroadcastPositionsAndBackward) {
     // A large position: the argument reduction keeps cos/sin accurate for the f32 angle 100000.
     Vals y3 = run(TGL_OP_ROPE, &p, {in(F32, {1, 2}, {1, 0}), in(I32, {1}, {100000})}, {output_of(F32, {1, 2})})[0];
     EXPECT_TRUE(near(F32, y3, {std::cos(100000.0), std::sin(100000.0)}, 1e-9));
+}
+
+// ----- rope options (ABI 1.3): frequency factors, a cos/sin cache, multi-section rope ---------------
+
+// rope's inputs with the 1.3 options: freq_factors, cos, sin absent unless given.
+std::vector<InputArg> rope_in(InputArg x, InputArg pos, InputArg ff = absent_input(), InputArg cs = absent_input(),
+                              InputArg sn = absent_input()) {
+    return {std::move(x), std::move(pos), std::move(ff), std::move(cs), std::move(sn)};
+}
+tgl_rope_params multi_params(uint32_t mode, uint32_t multi, std::array<uint32_t, 4> sections) {
+    tgl_rope_params p = rope_params(mode);
+    p.multi = multi;
+    for (int k = 0; k < 4; ++k) p.sections[k] = sections[size_t(k)];
+    return p;
+}
+// y of one row x (D) whose pair i (NORMAL: (2i, 2i+1); NEOX: (i, i + n_rot/2)) turns by angle[i] (times m).
+Vals rotated(const Vals& x, bool neox, const Vals& angle, double m = 1.0) {
+    Vals y = x;
+    const size_t half = angle.size();
+    for (size_t i = 0; i < half; ++i) {
+        const size_t j0 = neox ? i : 2 * i, j1 = neox ? i + half : 2 * i + 1;
+        rot(x[j0], x[j1], angle[i], y[j0], y[j1]);
+        y[j0] *= m;
+        y[j1] *= m;
+    }
+    return y;
+}
+
+TEST_F(SequenceOps, RopeFrequencyFactorsDivideTheAngle) {
+    // D = 4, position 3: theta = (1, 0.01); factors 2 and 4 halve and quarter the angles (ggml: theta / ff[i]).
+    const Vals x = {1, 2, 3, 4};
+    for (tgl_dtype dt : {F32, F16}) {
+        SCOPED_TRACE(dtype_name(dt));
+        for (uint32_t mode : {uint32_t(TGL_ROPE_NORMAL), uint32_t(TGL_ROPE_NEOX)}) {
+            auto p = rope_params(mode);
+            EXPECT_TRUE(near(dt, run(TGL_OP_ROPE, &p, rope_in(in(dt, {1, 4}, x), in(I32, {1}, {3}), in(F32, {2}, {2, 4})), {output_of(dt, {1, 4})})[0],
+                             rotated(x, mode == TGL_ROPE_NEOX, {1.5, 0.0075}), 1e-10));
+        }
+    }
+    // Partial rotation (D = 6, n_rot = 4, tail copied), NEOX, with linear scaling by 2 on top: 3 / 2 / 2, 0.03 / 4 / 2.
+    auto p = rope_params(TGL_ROPE_NEOX, 4, TGL_ROPE_SCALING_LINEAR, 2.0f);
+    const Vals x6 = {1, 2, 3, 4, 5, 6};
+    Vals y = run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 6}, x6), in(I32, {1}, {3}), in(F32, {2}, {2, 4})), {output_of(F32, {1, 6})})[0];
+    EXPECT_TRUE(near(F32, y, rotated(x6, true, {0.75, 0.00375}), 1e-10));
+    // rope_backward with the same factors undoes it.
+    Vals back = run(TGL_OP_ROPE_BACKWARD, &p, rope_in(in(F32, {1, 6}, y), in(I32, {1}, {3}), in(F32, {2}, {2, 4})), {output_of(F32, {1, 6})})[0];
+    EXPECT_TRUE(compare(F32, back, x6, Shape{6}, 1e-12, CompareMode::Nmse));
+    // Factors of 1 change nothing.
+    p = rope_params(TGL_ROPE_NORMAL);
+    EXPECT_TRUE(near(F32, run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 4}, x), in(I32, {1}, {3}), in(F32, {2}, {1, 1})), {output_of(F32, {1, 4})})[0],
+                     rotated(x, false, {3.0, 0.03}), 1e-10));
+}
+
+TEST_F(SequenceOps, RopeOlderCallersSeeNoOption) {
+    // A 1.1/1.2 host: 2 inputs and the 48-byte params struct: the options are off.
+    const Vals x = {1, 2, 3, 4};
+    auto p = rope_params(TGL_ROPE_NEOX);
+    p.struct_size = TGL_ROPE_PARAMS_SIZE_V1_1;
+    p.multi = 7;  // beyond the 48 bytes: not read
+    EXPECT_TRUE(near(F32, run(TGL_OP_ROPE, &p, {in(F32, {1, 4}, x), in(I32, {1}, {3})}, {output_of(F32, {1, 4})})[0],
+                     rotated(x, true, {3.0, 0.03}), 1e-10));
+}
+
+TEST_F(SequenceOps, RopeCosSinCache) {
+    // The cache's values are used as given (no angle computed): cos 0.6, sin 0.8 at (position 4, pair 0),
+    // cos 2, sin 0 at (4, 1), (c, s) = (0, -1) at (1, *); attn_factor scales both.
+    Vals cs5(10), sn5(10);  // max_positions 5, half 2: (1, 0) but rows 1 and 4
+    for (int r = 0; r < 5; ++r)
+        for (int i = 0; i < 2; ++i) {
+            cs5[size_t(2 * r + i)] = r == 4 ? (i == 0 ? 0.6 : 2.0) : r == 1 ? 0.0 : 1.0;
+            sn5[size_t(2 * r + i)] = r == 4 ? (i == 0 ? 0.8 : 0.0) : r == 1 ? -1.0 : 0.0;
+        }
+    const Vals x = {1, 2, 3, 4, 1, 2, 3, 4};
+    for (tgl_dtype dt : {F32, F16})
+        for (uint32_t mode : {uint32_t(TGL_ROPE_NORMAL), uint32_t(TGL_ROPE_NEOX)}) {
+            SCOPED_TRACE(std::string(dtype_name(dt)) + " mode " + std::to_string(mode));
+            auto p = rope_params(mode);
+            p.attn_factor = 0.5f;
+            const bool neox = mode == TGL_ROPE_NEOX;
+            // row 0 at position 4, row 1 at position 1.
+            Vals want(8);
+            const size_t a0 = 0, b0 = neox ? 2 : 1, a1 = neox ? 1 : 2, b1 = 3;
+            for (size_t r = 0; r < 2; ++r) {
+                const double* xr = &x[4 * r];
+                double* w = &want[4 * r];
+                const double c0 = r == 0 ? 0.6 : 0.0, s0 = r == 0 ? 0.8 : -1.0, c1 = r == 0 ? 2.0 : 0.0, s1 = r == 0 ? 0.0 : -1.0;
+                w[a0] = 0.5 * (xr[a0] * c0 - xr[b0] * s0);
+                w[b0] = 0.5 * (xr[a0] * s0 + xr[b0] * c0);
+                w[a1] = 0.5 * (xr[a1] * c1 - xr[b1] * s1);
+                w[b1] = 0.5 * (xr[a1] * s1 + xr[b1] * c1);
+            }
+            EXPECT_TRUE(near(dt, run(TGL_OP_ROPE, &p, rope_in(in(dt, {2, 4}, x), in(I32, {2}, {4, 1}), absent_input(), in(dt, {5, 2}, cs5), in(dt, {5, 2}, sn5)),
+                                     {output_of(dt, {2, 4})})[0],
+                             want, 1e-10));
+        }
+    // Partial rotation with a cache of true angles a(p, i) = 0.3 p + 0.7 i, and rope_backward undoing it.
+    Vals ca(12), sa(12);
+    for (int r = 0; r < 6; ++r)
+        for (int i = 0; i < 2; ++i) {
+            ca[size_t(2 * r + i)] = std::cos(0.3 * r + 0.7 * i);
+            sa[size_t(2 * r + i)] = std::sin(0.3 * r + 0.7 * i);
+        }
+    auto p = rope_params(TGL_ROPE_NEOX, 4);
+    const Vals x6 = {1, 2, 3, 4, 5, 6};
+    Vals y = run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 6}, x6), in(I32, {1}, {5}), absent_input(), in(F32, {6, 2}, ca), in(F32, {6, 2}, sa)),
+                 {output_of(F32, {1, 6})})[0];
+    EXPECT_TRUE(near(F32, y, rotated(x6, true, {1.5, 2.2}), 1e-7));
+    Vals back = run(TGL_OP_ROPE_BACKWARD, &p, rope_in(in(F32, {1, 6}, y), in(I32, {1}, {5}), absent_input(), in(F32, {6, 2}, ca), in(F32, {6, 2}, sa)),
+                    {output_of(F32, {1, 6})})[0];
+    EXPECT_TRUE(compare(F32, back, x6, Shape{6}, 1e-12, CompareMode::Nmse));
+}
+
+TEST_F(SequenceOps, RopeCachePositionOutOfRange) {
+    // A position outside [0, max_positions) is INDEX_OUT_OF_RANGE and nothing is written.
+    auto p = rope_params(TGL_ROPE_NORMAL);
+    const Vals x(8, 1.0), c(6, 1.0), s(6, 0.0);
+    for (int32_t bad : {3, -1})
+        expect_index_out_of_range({"rope cache position " + std::to_string(bad), TGL_OP_ROPE, &p,
+                                   rope_in(in(F32, {2, 4}, x), in(I32, {2}, {1, double(bad)}), absent_input(), in(F32, {3, 2}, c), in(F32, {3, 2}, s)),
+                                   output_of(F32, {2, 4}), {"rope", "positions", "holds " + std::to_string(bad), "position 1", "[0, 3)"}});
+    // An empty cache (max_positions 0): every position is outside.
+    expect_index_out_of_range({"rope empty cache", TGL_OP_ROPE_BACKWARD, &p,
+                               rope_in(in(F32, {2, 4}, x), in(I32, {2}, {0, 0}), absent_input(), empty_in(F32, {0, 2}), empty_in(F32, {0, 2})),
+                               output_of(F32, {2, 4}), {"rope_backward", "holds 0", "position 0", "[0, 0)"}});
+}
+
+TEST_F(SequenceOps, RopeMultiSection) {
+    // D = 8, n_rot 8: pairs 0..3, theta_i = 10000^(-i/4) = 1, 0.1, 0.01, 0.001; streams (t, h, w, e) = (5, 7, 11, 13).
+    const Vals x = {1, 2, 3, 4, 5, 6, 7, 8};
+    const Vals t = {1, 0.1, 0.01, 0.001};
+    const Vals four = {5, 7, 11, 13};
+    auto angles = [&](std::array<int, 4> stream) {
+        Vals a(4);
+        for (size_t i = 0; i < 4; ++i) a[i] = four[size_t(stream[i])] * t[i];
+        return a;
+    };
+    struct Case {
+        uint32_t multi;
+        std::array<uint32_t, 4> sections;
+        std::array<int, 4> streams;  // of pairs 0..3 by the rule in ops.h, worked by hand
+    };
+    const Case cases[] = {
+        {TGL_ROPE_MULTI_SECTIONS, {2, 1, 1, 0}, {0, 0, 1, 2}},      // c = 0, 1 < 2: t; 2 < 3: h; 3 < 4: w
+        {TGL_ROPE_MULTI_SECTIONS, {1, 1, 1, 1}, {0, 1, 2, 3}},
+        {TGL_ROPE_MULTI_SECTIONS, {1, 1, 0, 0}, {0, 1, 0, 1}},      // sectors wrap: c = i mod 2
+        {TGL_ROPE_MULTI_INTERLEAVED, {2, 1, 1, 0}, {0, 1, 2, 0}},   // c mod 3 = 1 < 3: h; 2 < 3: w; c = 3: 3 < 6: t
+        {TGL_ROPE_MULTI_INTERLEAVED, {1, 1, 1, 1}, {0, 1, 2, 3}},   // c = 3: 3 < 3 fails: e
+    };
+    for (const Case& c : cases)
+        for (uint32_t mode : {uint32_t(TGL_ROPE_NORMAL), uint32_t(TGL_ROPE_NEOX)}) {
+            SCOPED_TRACE("multi " + std::to_string(c.multi) + " sections " + std::to_string(c.sections[0]) + std::to_string(c.sections[1]) +
+                         std::to_string(c.sections[2]) + std::to_string(c.sections[3]) + " mode " + std::to_string(mode));
+            auto p = multi_params(mode, c.multi, c.sections);
+            EXPECT_TRUE(near(F32, run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 8}, x), in(I32, {1, 4}, four)), {output_of(F32, {1, 8})})[0],
+                             rotated(x, mode == TGL_ROPE_NEOX, angles(c.streams)), 1e-10));
+        }
+    // VISION (NEOX, n_rot = D): dims = n_rot / 2 = 4, theta = 10000^(-2j/4) = 100^-j with j the index within the
+    // section: sections (2, 2): pairs 0, 1 on t with j 0, 1; pairs 2, 3 on h with j 0, 1.
+    auto p = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_VISION, {2, 2, 0, 0});
+    EXPECT_TRUE(near(F32, run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 8}, x), in(I32, {1, 2}, {3, 4})), {output_of(F32, {1, 8})})[0],
+                     rotated(x, true, {3, 0.03, 4, 0.04}), 1e-10));
+    // Positions (S, streams) broadcast over heads (x (H = 2, S = 2, D = 4)), partial n_rot = 2 (one pair: stream t),
+    // with frequency factors.
+    p = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_SECTIONS, {1, 0, 0, 0});
+    p.n_rot = 2;
+    const Vals xh = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+    Vals want;
+    for (int h = 0; h < 2; ++h)
+        for (int s = 0; s < 2; ++s) {
+            Vals r = rotated({xh[size_t(8 * h + 4 * s)], xh[size_t(8 * h + 4 * s + 1)]}, true, {(s == 0 ? 3.0 : 9.0) / 4});
+            want.insert(want.end(), {r[0], r[1], xh[size_t(8 * h + 4 * s + 2)], xh[size_t(8 * h + 4 * s + 3)]});
+        }
+    EXPECT_TRUE(near(F32, run(TGL_OP_ROPE, &p, rope_in(in(F32, {2, 2, 4}, xh), in(I32, {2, 1}, {3, 9}), in(F32, {1}, {4})), {output_of(F32, {2, 2, 4})})[0],
+                     want, 1e-10));
+    // With a cache: pair i reads cos/sin[p_k(i), i]; the cache holds the angle 0.5 p + i.
+    Vals ca(14 * 4), sa(14 * 4);
+    for (int r = 0; r < 14; ++r)
+        for (int i = 0; i < 4; ++i) {
+            ca[size_t(4 * r + i)] = std::cos(0.5 * r + i);
+            sa[size_t(4 * r + i)] = std::sin(0.5 * r + i);
+        }
+    p = multi_params(TGL_ROPE_NORMAL, TGL_ROPE_MULTI_SECTIONS, {1, 1, 1, 1});
+    Vals y = run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 8}, x), in(I32, {1, 4}, four), absent_input(), in(F32, {14, 4}, ca), in(F32, {14, 4}, sa)),
+                 {output_of(F32, {1, 8})})[0];
+    EXPECT_TRUE(near(F32, y, rotated(x, false, {2.5, 4.5, 7.5, 9.5}), 1e-7));
+    // rope_backward undoes multi-section rope.
+    p = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_INTERLEAVED, {2, 1, 1, 0});
+    y = run(TGL_OP_ROPE, &p, rope_in(in(F32, {1, 8}, x), in(I32, {1, 3}, {5, 7, 11})), {output_of(F32, {1, 8})})[0];
+    Vals back = run(TGL_OP_ROPE_BACKWARD, &p, rope_in(in(F32, {1, 8}, y), in(I32, {1, 3}, {5, 7, 11})), {output_of(F32, {1, 8})})[0];
+    EXPECT_TRUE(compare(F32, back, x, Shape{8}, 1e-12, CompareMode::Nmse));
+}
+
+TEST_F(SequenceOps, RopeOptionsBadInput) {
+    const Vals eight(8, 1.0);
+    const auto x = [&] { return in(F32, {2, 4}, eight); };
+    const auto pos = [&] { return in(I32, {2}, {0, 1}); };
+    const std::vector<OutputArg> y = {output_of(F32, {2, 4})};
+    auto p = rope_params(TGL_ROPE_NORMAL);
+    // freq_factors: n_rot / 2 f32 values
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), in(F32, {3}, {1, 1, 1})), y, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[2] (freq_factors)", "(3)", "(2)"});
+    expect_rejected(TGL_OP_ROPE_BACKWARD, &p, rope_in(x(), pos(), in(F16, {2}, {1, 1})), y, TGL_ERROR_DTYPE_MISMATCH,
+                    {"inputs[2] (freq_factors)", "f16"});
+    // the cache: both halves, (max_positions, n_rot / 2), x's dtype, no scaling or factors beside it
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), absent_input(), in(F32, {4, 2}, eight)), y, TGL_ERROR_INVALID_ARGUMENT,
+                    {"inputs[3] (cos)", "inputs[4] (sin)", "only cos"});
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), absent_input(), in(F32, {2, 4}, eight), in(F32, {2, 4}, eight)), y,
+                    TGL_ERROR_SHAPE_MISMATCH, {"inputs[3] (cos)", "(max_positions, n_rot / 2 = 2)", "(2, 4)"});
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), absent_input(), in(F32, {4, 2}, eight), in(F32, {3, 2}, Vals(6, 0.0))), y,
+                    TGL_ERROR_SHAPE_MISMATCH, {"inputs[4] (sin)", "(3, 2)", "(4, 2)"});
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), absent_input(), in(F16, {4, 2}, eight), in(F16, {4, 2}, eight)), y,
+                    TGL_ERROR_DTYPE_MISMATCH, {"inputs[3] (cos)", "f16"});
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos(), in(F32, {2}, {1, 1}), in(F32, {4, 2}, eight), in(F32, {4, 2}, eight)), y,
+                    TGL_ERROR_INVALID_ARGUMENT, {"freq_factors", "must be absent"});
+    auto lin = rope_params(TGL_ROPE_NORMAL, 0, TGL_ROPE_SCALING_LINEAR, 2.0f);
+    expect_rejected(TGL_OP_ROPE, &lin, rope_in(x(), pos(), absent_input(), in(F32, {4, 2}, eight), in(F32, {4, 2}, eight)), y,
+                    TGL_ERROR_INVALID_ARGUMENT, {"params->scaling", "TGL_ROPE_SCALING_NONE", "1"});
+    // multi-section rope: a known layout, sections summing to >= 1 (and 0 without it), streams that exist
+    auto m = multi_params(TGL_ROPE_NEOX, 4, {1, 1, 0, 0});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {2, 2}, {0, 0, 1, 1})), y, TGL_ERROR_INVALID_ARGUMENT, {"params->multi", "4"});
+    m = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_SECTIONS, {0, 0, 0, 0});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {2, 2}, {0, 0, 1, 1})), y, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->sections", "sum", "(0, 0, 0, 0)"});
+    m = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_NONE, {1, 1, 0, 0});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), pos()), y, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->sections", "all 0", "TGL_ROPE_MULTI_NONE", "(1, 1, 0, 0)"});
+    m = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_SECTIONS, {1, 1, 1, 1});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {2, 5}, Vals(10, 0.0))), y, TGL_ERROR_SHAPE_MISMATCH,
+                    {"inputs[1] (positions)", "1..4 position streams", "(2, 5)"});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {2, 1}, {0, 1})), y, TGL_ERROR_SHAPE_MISMATCH,
+                    {"sections (1, 1, 1, 1)", "pair 1", "stream 1", "1 streams"});
+    m = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_SECTIONS, {0xffffffffu, 2, 0, 0});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {2, 2}, {0, 0, 1, 1})), y, TGL_ERROR_INVALID_ARGUMENT,
+                    {"params->sections", "4294967297"});
+    // positions' leading dims (not the streams) broadcast to x.shape[:-1]
+    m = multi_params(TGL_ROPE_NEOX, TGL_ROPE_MULTI_SECTIONS, {1, 1, 0, 0});
+    expect_rejected(TGL_OP_ROPE, &m, rope_in(x(), in(I32, {3, 2}, Vals(6, 0.0))), y, TGL_ERROR_SHAPE_MISMATCH,
+                    {"positions", "streams", "(3)"});
+    // a params size between the published ones
+    p.struct_size = 52;
+    expect_rejected(TGL_OP_ROPE, &p, rope_in(x(), pos()), y, TGL_ERROR_PARAMS_SIZE, {"struct_size", "52", "48", "68"});
 }
 
 // ----- fft ------------------------------------------------------------------------------------------

@@ -923,7 +923,26 @@ const std::vector<OpFuzz>& op_fuzzers() {
                 p.theta_base = r.chance(0.5) ? 10000.0f : 500000.0f;
                 p.factor = p.scaling ? r.uniformf(1, 4) : 1.0f;
                 p.attn_factor = 1.0f;
-                return Seed{P_(p), {real(xs), index_arg({S}, 4096)}, {out(xs)}, kTrans};
+                // The 1.3 options: multi-section rope (positions (S, 4)), freq_factors or a cos/sin
+                // cache (no scaling beside it); factors and cache without special values (a
+                // subnormal factor is an f32 inf on the GPU, a finite angle in double).
+                const int64_t half = (p.n_rot ? int64_t(p.n_rot) : D) / 2, max_positions = r.integer(1, 64);
+                Shape ps{S};
+                if (r.chance(0.3)) {
+                    p.multi = uint32_t(r.integer(TGL_ROPE_MULTI_SECTIONS, TGL_ROPE_MULTI_VISION));
+                    for (uint32_t& sec : p.sections) sec = uint32_t(r.integer(0, half));
+                    p.sections[0] += 1;
+                    ps.push_back(4);
+                }
+                const int option = int(r.integer(0, 2));  // none, freq_factors, cache
+                if (option == 2) p.scaling = TGL_ROPE_SCALING_NONE;
+                return Seed{P_(p),
+                            {real(xs), index_arg(ps, option == 2 ? max_positions : 4096),
+                             option == 1 ? plain(real({half}, 1, 4)) : none(),
+                             option == 2 ? plain(real({max_positions, half})) : none(),
+                             option == 2 ? plain(real({max_positions, half})) : none()},
+                            {out(xs)},
+                            kTrans};
             });
         for (tgl_op op : {TGL_OP_FFT, TGL_OP_IFFT})
             add(op, [](Rng& r) {

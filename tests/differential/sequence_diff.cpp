@@ -1,7 +1,9 @@
 // Differential tests (GLES vs CPU) of the Sequence family on seeded random inputs:
 //   rope / rope_backward: both layouts, partial rotation, every scaling, positions (S), (B, 1, S)
 //     and broadcast, permuted / stepped / negative-stride / padded views, misaligned f16, empty x;
-//     positions in [-4096, 4096], and one case near 1e5.
+//     positions in [-4096, 4096], and one case near 1e5. The 1.3 options (freq_factors, the cos/sin
+//     cache, multi-section rope) alone and together on the same shapes; a cache of 110,000 rows
+//     read near 1e5 (its values as given: tol::kTranscendental); empty x with each.
 //   fft / ifft: n = 1 .. 2^16 (shared-memory and global Stockham paths) and non-powers of two
 //     (direct DFT), batches, strided views, f16, empty rows, 70,000 rows (more than 65,535
 //     workgroups).
@@ -44,7 +46,7 @@ tgl_rope_params random_rope(Rng& rng, int64_t D) {
     tgl_rope_params p{sizeof(tgl_rope_params), uint32_t(rng.integer(0, 1)), 0, uint32_t(rng.integer(0, 3)),
                       float(rng.pick(std::vector<double>{10000.0, 500000.0, 1e6})), float(rng.uniform(1.0, 8.0)),
                       uint32_t(rng.pick(std::vector<int64_t>{2048, 4096, 8192})), 32.0f, 1.0f,
-                      float(rng.pick(std::vector<double>{0.0, 1.0, 0.5})), float(rng.uniform(0.5, 1.5)), 0};
+                      float(rng.pick(std::vector<double>{0.0, 1.0, 0.5})), float(rng.uniform(0.5, 1.5)), 0, 0, {}};
     int64_t n_rot = D;
     if (rng.chance(0.4)) n_rot = 2 * rng.integer(1, D / 2);
     if (p.scaling == TGL_ROPE_SCALING_NTK_AWARE && n_rot <= 2) n_rot = D;
@@ -71,12 +73,87 @@ TEST_F(SequenceDiff, Rope) {
                              std::to_string(p.n_rot) + " scaling " + std::to_string(p.scaling));
             }
     // Positions near 1e5 (f32 angles there carry ~1e-2 rad of error, see above).
-    tgl_rope_params p{sizeof(tgl_rope_params), TGL_ROPE_NEOX, 0, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0};
+    tgl_rope_params p{sizeof(tgl_rope_params), TGL_ROPE_NEOX, 0, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0, 0, {}};
     check_op(TGL_OP_ROPE, param_bytes(p), {rand_input(F32, {2, 40, 64}, rng_, -2, 2), rand_input(I32, {40}, rng_, 90000, 110000)},
              {rand_output(F32, {2, 40, 64}, rng_)}, {4e-4}, "rope f32 positions near 1e5");
     // Empty x.
     check_op(TGL_OP_ROPE, {}, {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 10)},
              {rand_output(F32, {0, 3, 8}, rng_)}, {0}, "rope empty");
+}
+
+// rope's 1.3 options: freq_factors, the cos/sin cache, multi-section rope, alone and together, on
+// the shapes above with both layouts, partial n_rot, every scaling (NONE with the cache), strided
+// views of every operand, broadcast positions, f16.
+TEST_F(SequenceDiff, RopeOptions) {
+    const std::vector<Shape> shapes = {{1, 2}, {3, 8}, {2, 3, 5, 16}, {1, 4, 7, 64}, {2, 1, 13, 6}, {5, 1, 10}, {2, 2, 3, 128}};
+    enum Option { kFf, kCache, kMulti, kMultiFf, kMultiCache, kOptions };
+    const char* const names[] = {"freq_factors", "cache", "multi", "multi+freq_factors", "multi+cache"};
+    for (tgl_dtype dt : {F32, F16})
+        for (const Shape& s : shapes)
+            for (int option = 0; option < kOptions; ++option) {
+                if (dt == F16 && s.size() == 4 && s[3] != 128) continue;  // f16 on fewer shapes: run time
+                const tgl_op op = rng_.chance(0.5) ? TGL_OP_ROPE : TGL_OP_ROPE_BACKWARD;
+                const int64_t D = s.back();
+                tgl_rope_params p = random_rope(rng_, D);
+                const int64_t n_rot = p.n_rot ? p.n_rot : D, half = n_rot / 2;
+                const bool ff = option == kFf || option == kMultiFf, cache = option == kCache || option == kMultiCache;
+                const bool multi = option >= kMulti;
+                int64_t streams = 1;
+                if (multi) {
+                    p.multi = uint32_t(rng_.integer(TGL_ROPE_MULTI_SECTIONS, TGL_ROPE_MULTI_VISION));
+                    for (uint32_t& sec : p.sections) sec = uint32_t(rng_.integer(0, half));
+                    if (p.sections[0] + p.sections[1] + p.sections[2] + p.sections[3] == 0) p.sections[0] = 1;
+                    streams = 4;
+                    if (p.multi != TGL_ROPE_MULTI_INTERLEAVED && rng_.chance(0.3)) {  // no stream e: 3 streams
+                        p.sections[3] = 0;
+                        if (p.sections[0] + p.sections[1] + p.sections[2] == 0) p.sections[1] = 1;
+                        streams = 3;
+                    }
+                    if (p.multi == TGL_ROPE_MULTI_VISION && p.scaling == TGL_ROPE_SCALING_NTK_AWARE && half <= 2)
+                        p.scaling = TGL_ROPE_SCALING_LINEAR;
+                }
+                if (cache) p.scaling = TGL_ROPE_SCALING_NONE;
+                Shape lead(s.begin(), s.end() - 1), ps = {lead.back()};
+                if (lead.size() >= 3 && rng_.chance(0.4)) ps = {lead[0], 1, lead.back()};
+                else if (rng_.chance(0.3)) ps = lead;
+                if (multi) ps.push_back(streams);
+                const int64_t max_positions = rng_.integer(1, 300);
+                std::vector<InputArg> ins = {rand_input(dt, s, rng_, -2, 2),
+                                             cache ? rand_input(I32, ps, rng_, 0, max_positions - 1) : rand_input(I32, ps, rng_, -4096, 4096),
+                                             ff ? rand_input(F32, {half}, rng_, 1, 8) : absent_input(), absent_input(), absent_input()};
+                if (cache) {
+                    ins[3] = rand_input(dt, {max_positions, half}, rng_, -1.5, 1.5);
+                    ins[4] = rand_input(dt, {max_positions, half}, rng_, -1.5, 1.5);
+                }
+                check_op(op, param_bytes(p), ins, {rand_output(dt, s, rng_)}, {dt == F16 ? kTolF16 : tol::kTranscendental},
+                         std::string(op == TGL_OP_ROPE ? "rope " : "rope_backward ") + names[option] + " " + dtype_name(dt) + " " +
+                             shape_name(s) + " positions " + shape_name(ps) + " mode " + std::to_string(p.mode) + " n_rot " +
+                             std::to_string(p.n_rot) + " scaling " + std::to_string(p.scaling) + " multi " + std::to_string(p.multi) +
+                             " sections " + shape_name({p.sections[0], p.sections[1], p.sections[2], p.sections[3]}));
+            }
+    // Positions near 1e5 with a cache of 110,000 rows: the cached values are used as given.
+    tgl_rope_params p{sizeof(tgl_rope_params), TGL_ROPE_NEOX, 4, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0, 0, {}};
+    check_op(TGL_OP_ROPE, param_bytes(p),
+             {rand_input(F32, {2, 40, 16}, rng_, -2, 2), rand_input(I32, {40}, rng_, 90000, 109999), absent_input(),
+              rand_input(F32, {110000, 2}, rng_, -1, 1, false), rand_input(F32, {110000, 2}, rng_, -1, 1, false)},
+             {rand_output(F32, {2, 40, 16}, rng_)}, {tol::kTranscendental}, "rope f32 cache of 110,000 positions near 1e5");
+    // freq_factors and multi-section rope near 1e5 (the f32 angle's error, as the plain case).
+    p.n_rot = 12;
+    p.multi = TGL_ROPE_MULTI_SECTIONS;
+    for (int k = 0; k < 3; ++k) p.sections[k] = 2;
+    check_op(TGL_OP_ROPE, param_bytes(p),
+             {rand_input(F32, {2, 40, 16}, rng_, -2, 2), rand_input(I32, {40, 3}, rng_, 90000, 110000), rand_input(F32, {6}, rng_, 1, 4),
+              absent_input(), absent_input()},
+             {rand_output(F32, {2, 40, 16}, rng_)}, {4e-4}, "rope f32 multi-section with freq_factors near 1e5");
+    // Empty x with each option.
+    p = tgl_rope_params{sizeof(tgl_rope_params), TGL_ROPE_NORMAL, 0, TGL_ROPE_SCALING_NONE, 10000.0f, 1.0f, 0, 32.0f, 1.0f, 1.0f, 1.0f, 0, 0, {}};
+    check_op(TGL_OP_ROPE, param_bytes(p),
+             {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 4), rand_input(F32, {4}, rng_, 1, 2), absent_input(), absent_input()},
+             {rand_output(F32, {0, 3, 8}, rng_)}, {0}, "rope empty with freq_factors");
+    check_op(TGL_OP_ROPE_BACKWARD, param_bytes(p),
+             {rand_input(F32, {0, 3, 8}, rng_, -1, 1), rand_input(I32, {3}, rng_, 0, 4), absent_input(), rand_input(F32, {5, 4}, rng_, -1, 1),
+              rand_input(F32, {5, 4}, rng_, -1, 1)},
+             {rand_output(F32, {0, 3, 8}, rng_)}, {0}, "rope_backward empty with a cache");
 }
 
 // ----- fft ------------------------------------------------------------------------------------------

@@ -36,6 +36,17 @@ InputArg ints(const Shape& shape, tgl_dtype dt, int64_t lo, int64_t hi, Rng& rng
     return a;
 }
 
+// NEOX rope, theta 10000, no scaling.
+tgl_rope_params neox_rope() {
+    tgl_rope_params p{};
+    p.struct_size = sizeof p;
+    p.mode = TGL_ROPE_NEOX;
+    p.theta_base = 10000;
+    p.factor = 1;
+    p.attn_factor = 1;
+    return p;
+}
+
 InputArg bools(const Shape& shape, Rng& rng) {
     InputArg a;
     a.dtype = TGL_DTYPE_BOOL;
@@ -523,13 +534,19 @@ std::vector<WindowCase> window_cases() {
          }},
         // sequence ops: rope/rope_backward every axis but the head dim; fft the leading axes;
         // selective_scan B and D
+        {"rope_multi_section_with_factors", [](Rng& r) {  // positions (S, 3 streams): cut along S with x
+             tgl_rope_params p = neox_rope();
+             p.multi = TGL_ROPE_MULTI_SECTIONS;
+             p.sections[0] = p.sections[1] = 3;
+             p.sections[2] = 2;
+             return spec(TGL_OP_ROPE, param_bytes(p),
+                         {floats({2, 3, 30, 16}, Kind::Stepped, r), ints({30, 3}, TGL_DTYPE_I32, 0, 5000, r),
+                          floats({8}, Kind::Contiguous, r, 1, 4), absent_input(), absent_input()},
+                         {output_of(F32, {2, 3, 30, 16})}, CompareMode::Nmse, tol::kTranscendental,
+                         "multi-section neox rope with freq_factors (2, 3, 30, 16)");
+         }},
         {"rope_positions_per_sequence", [](Rng& r) {
-             tgl_rope_params p{};
-             p.struct_size = sizeof p;
-             p.mode = TGL_ROPE_NEOX;
-             p.theta_base = 10000;
-             p.factor = 1;
-             p.attn_factor = 1;
+             tgl_rope_params p = neox_rope();
              return spec(TGL_OP_ROPE, param_bytes(p), {floats({2, 3, 30, 16}, Kind::Stepped, r), ints({30}, TGL_DTYPE_I32, 0, 5000, r)},
                          {output_of(F32, {2, 3, 30, 16})}, CompareMode::Nmse, tol::kTranscendental, "neox rope (2, 3, 30, 16)");
          }},
@@ -1211,6 +1228,9 @@ TEST(WindowRefused, SaysWhy) {
          {output_of(F32, {3000})}, "one such row of each must fit one window"},
         {TGL_OP_GATHER, param_bytes(tgl_axis_params{sizeof(tgl_axis_params), 0}), {floats({40, 30}, Kind::Contiguous, rng), transposed_index},
          {output_of(F32, {40, 30})}, "such a cut does not shrink it"},
+        {TGL_OP_ROPE, {}, {floats({40, 32}, Kind::Contiguous, rng), ints({40}, TGL_DTYPE_I32, 0, 9, rng), absent_input(),
+                           floats({10, 16}, Kind::Contiguous, rng), floats({10, 16}, Kind::Contiguous, rng)},
+         {output_of(F32, {40, 32})}, "rope with a cos/sin cache is not cut"},
     };
     for (const Refused& c : cases) {
         tgl_test::OpCall call(d, c.in, c.out);
