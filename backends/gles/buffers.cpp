@@ -111,6 +111,8 @@ BufferRef GlesDevice::scratch(uint64_t bytes) {
     if (!scratch_ || scratch_->size() < bytes) {
         scratch_.reset();  // the old one goes once the work queued with it is done
         scratch_ = alloc_buffer(std::max<uint64_t>(bytes, 1u << 16), false);
+        const uint64_t gen = ++scratch_gen_;
+        if (op_cache_) op_cache_->drop_before(gen);  // (entries with the old one)
     }
     return scratch_;
 }
@@ -147,6 +149,7 @@ BufferRef GlesDevice::alloc_buffer(uint64_t bytes, bool user) {
                  (unsigned long long)bytes, unsigned(e));
         }
     });
+    if (!user) internal_allocs_.fetch_add(1, std::memory_order_relaxed);
     return std::make_shared<GlesBuffer>(bytes, name, gl_, hooks_, uint64_t(store_bytes(bytes)), stats_, user);
 }
 

@@ -260,6 +260,7 @@ void GlThread::record_error(tgl_status status, const char* what, const char* pre
 }
 
 void GlThread::throw_if_lost() {
+    if (!lost()) return;  // (every post asks: no lock on the way)
     std::lock_guard<std::mutex> lock(error_mutex_);
     if (lost_) fail(TGL_ERROR_DEVICE_UNAVAILABLE, "device lost: %s", lost_message_.c_str());
 }
@@ -383,10 +384,7 @@ void GlThread::mark_lost(const std::string& message) {
     lost_message_ = message;
 }
 
-bool GlThread::lost() {
-    std::lock_guard<std::mutex> lock(error_mutex_);
-    return lost_;
-}
+bool GlThread::lost() { return lost_.load(std::memory_order_acquire); }
 
 void GlThread::check_reset(const char* what, bool simulated) {
     GLenum r = reset_query_ ? glGetGraphicsResetStatus() : GLenum(GL_NO_ERROR);

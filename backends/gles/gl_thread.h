@@ -140,7 +140,7 @@ private:
     tgl_status pending_status_ = TGL_OK;
     std::string pending_message_;  // empty when there was no memory for it
     const char* pending_what_ = "";
-    bool lost_ = false;
+    std::atomic<bool> lost_{false};  // written under error_mutex_ (with lost_message_), read without it by lost()
     std::string lost_message_;
 };
 

@@ -36,6 +36,10 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
     wg_size_ = wg;
     stream_ = fit_stream_shape(tuning_.stream, L);
+    // Test hooks act on the op being planned or submitted, and the plan trace logs each op as it is
+    // planned: under either, every op is planned afresh (no op cache).
+    if (tuning_.submit.cache > 0 && !hooks_ && !trace_) op_cache_ = std::make_unique<OpCache>(size_t(tuning_.submit.cache));
+    bound_->flush_every = uint32_t(tuning_.submit.flush);  // (no GL work is queued yet)
     if (L.max_count[0] < 1 || L.max_count[1] < 1 || L.max_count[2] < 1 || L.max_ssbo_block_bytes < 16 ||
         L.max_compute_ssbo_blocks < 3 || wg < 32) {
         gl_->shutdown();
@@ -98,6 +102,7 @@ uint64_t GlesDevice::timer_end(uint32_t* flags) {
 }
 
 GlesDevice::~GlesDevice() {
+    op_cache_.reset();
     {
         std::lock_guard<std::mutex> lock(scratch_mutex_);
         scratch_.reset();
@@ -130,6 +135,7 @@ void GlesDevice::fill(const BufferRef& dst, uint64_t offset, uint64_t bytes, con
 
 void GlesDevice::run(const OpCall& call) {
     try {
+        if (run_cached(call)) return;  // planned before with these operands (op_cache.h)
         if (is_block_call(call)) return run_block_call(*this, call);  // windows of its own (gguf_kernels.cpp)
         if (run_in_pieces(*this, call)) return;  // an operand larger than one SSBO window
         gles_family(*call.info).run(*this, call);
@@ -148,7 +154,11 @@ void GlesDevice::synchronize() {
     {
         // Idle now: a large scratch buffer is not kept held (see scratch()).
         std::lock_guard<std::mutex> lock(scratch_mutex_);
-        if (scratch_ && scratch_->size() > kScratchKeepBytes) scratch_.reset();
+        if (scratch_ && scratch_->size() > kScratchKeepBytes) {
+            scratch_.reset();
+            const uint64_t gen = ++scratch_gen_;
+            if (op_cache_) op_cache_->drop_before(gen);  // (entries holding it)
+        }
     }
     raise_device_error();
     gl_->raise_pending();

@@ -7,6 +7,7 @@
 #include "device_errors.h"
 #include "egl_devices.h"
 #include "gl_thread.h"
+#include "op_cache.h"
 #include "program_cache.h"
 #include "shaders.h"
 #include "test_hooks.h"
@@ -55,9 +56,16 @@ public:
         }
     }
     GLuint name() const { return name_; }
+    // Unique in the process, never reused (GL names are): what the op cache keys buffers by.
+    uint64_t serial() const { return serial_; }
 
 private:
+    static uint64_t next_serial() {
+        static std::atomic<uint64_t> counter{0};
+        return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
     GLuint name_;
+    const uint64_t serial_ = next_serial();
     std::shared_ptr<GlThread> gl_;  // outlives the thread itself: deletions after close are dropped
     std::shared_ptr<FaultHooks> hooks_;  // max_bytes accounting (test hook)
     uint64_t store_;
@@ -216,6 +224,8 @@ private:
         GLuint program = 0;
         std::vector<Binding> ssbo;  // name/offset/size per binding point (keep unused)
         uint64_t deletions = ~uint64_t(0);
+        uint32_t flush_every = 0;   // TGL_TUNE_SUBMIT's flush<N> (0: none)
+        uint32_t unflushed = 0;     // dispatches issued since issue() last flushed
     };
     // On the GL thread: the start of a posted batch of dispatches (the slow test hook, and
     // forgetting bindings when buffer names may have been reused), then one dispatch. `resolved`
@@ -225,6 +235,18 @@ private:
     static void begin_batch(BoundState& b, GlThread* gl, uint32_t slow);
     static void issue(BoundState& b, const Dispatch& d, const Program::Uniform* const* resolved = nullptr,
                       int seq_uniform = -1, uint32_t seq = 0);
+    // On the GL thread: a recorded op's dispatches (submission.cpp's GlesRecordedOp), its device
+    // checks numbered by seqs[0 ..].
+    static void issue_recorded(BoundState& b, const RecordedOp& op, const uint32_t* seqs);
+    // Queues `call` through the op cache (op_cache.h): its recorded plan, recorded now if it has
+    // none. False where the cache is off (TGL_TUNE_SUBMIT=cache0, test hooks) or this thread is
+    // capturing (record(), run_in_pieces()): then the caller plans and submits it.
+    bool run_cached(const OpCall& call);
+    std::unique_ptr<OpCache> op_cache_;  // null: off
+    // Internal buffers allocated so far: an op whose planning allocated one is not cached.
+    std::atomic<uint64_t> internal_allocs_{0};
+    // Bumped whenever scratch_ changes (scratch_mutex_ held): op cache entries hold the scratch.
+    std::atomic<uint64_t> scratch_gen_{0};
     // Fresh device-check sequence numbers for a replay, n of them (never 0).
     void next_check_seqs(std::vector<uint32_t>& out, size_t n);
     std::shared_ptr<BoundState> bound_ = std::make_shared<BoundState>();

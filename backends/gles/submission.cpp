@@ -133,7 +133,9 @@ struct GlesRecordedOp : Device::RecordedOp {
 void GlesDevice::begin_batch(BoundState& b, GlThread* gl, uint32_t slow) {
     if (slow) {
         run_slow_dispatch(slow);
+        const uint32_t flush_every = b.flush_every;
         b = BoundState{};  // it bound its own program and buffer
+        b.flush_every = flush_every;
     }
     if (b.deletions != gl->deletions()) {  // a name may have been reused: bind everything again
         b.ssbo.clear();
@@ -176,6 +178,13 @@ void GlesDevice::issue(BoundState& b, const Dispatch& d, const Program::Uniform*
     glDispatchCompute(d.groups[0], d.groups[1], d.groups[2]);
     // Later dispatches read what this one wrote; copies and maps too.
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    // In a long batch (a replay, a backlog of queued ops), hand the GPU what is issued so far now
+    // and then, so that it runs while the rest is issued rather than after (the GL thread flushes
+    // anyway once its queue is empty).
+    if (b.flush_every && ++b.unflushed >= b.flush_every) {
+        glFlush();
+        b.unflushed = 0;
+    }
 }
 
 void GlesDevice::submit(const char* what, std::vector<Dispatch> dispatches) {
@@ -246,6 +255,21 @@ std::shared_ptr<Device::RecordedOp> GlesDevice::record_plan(const std::function<
     return op;
 }
 
+void GlesDevice::issue_recorded(BoundState& b, const RecordedOp& recorded, const uint32_t* seqs) {
+    const GlesRecordedOp& op = static_cast<const GlesRecordedOp&>(recorded);
+    size_t next = 0;  // op.seqs is in dispatch order
+    for (size_t i = 0; i < op.ds.size(); ++i) {
+        const Program::Uniform* const* resolved = op.uniforms.data() + op.uniform_at[i];
+        if (next < op.seqs.size() && op.seqs[next].dispatch == i) {
+            // (a dispatch sets u_check_seq once)
+            const auto& slot = op.seqs[next++];
+            issue(b, op.ds[i], resolved, int(slot.uniform), seqs[slot.check]);
+        } else {
+            issue(b, op.ds[i], resolved);
+        }
+    }
+}
+
 void GlesDevice::replay(const RecordedOps& ops) {
     size_t checks = 0;
     for (const auto& op : *ops) checks += static_cast<const GlesRecordedOp&>(*op).checks;
@@ -258,22 +282,64 @@ void GlesDevice::replay(const RecordedOps& ops) {
         begin_batch(b, gl, slow);
         size_t first_seq = 0;  // the current op's first fresh sequence number in seqs
         for (const auto& o : *ops) {
-            const GlesRecordedOp& op = static_cast<const GlesRecordedOp&>(*o);
-            size_t next = 0;  // op.seqs is in dispatch order
-            for (size_t i = 0; i < op.ds.size(); ++i) {
-                const Program::Uniform* const* resolved = op.uniforms.data() + op.uniform_at[i];
-                if (next < op.seqs.size() && op.seqs[next].dispatch == i) {
-                    // (a dispatch sets u_check_seq once)
-                    const auto& slot = op.seqs[next++];
-                    issue(b, op.ds[i], resolved, int(slot.uniform), seqs[first_seq + slot.check]);
-                } else {
-                    issue(b, op.ds[i], resolved);
-                }
-            }
-            first_seq += op.checks;
+            issue_recorded(b, *o, seqs.data() + first_seq);
+            first_seq += static_cast<const GlesRecordedOp&>(*o).checks;
         }
         if (errors) errors->ran_checked(by);
     });
+}
+
+bool GlesDevice::run_cached(const OpCall& call) {
+    if (!op_cache_ || (t_capture && t_capture->dev == this)) return false;
+    thread_local OpCache::Key key;
+    OpCache::make_key(call, key);
+    const uint64_t hash = OpCache::hash(key);
+    const uint64_t generation = scratch_gen_.load();
+    std::shared_ptr<RecordedOp> found = op_cache_->find(key, hash, generation);
+    if (!found) {
+        const uint64_t internal = internal_allocs_.load();
+        std::shared_ptr<RecordedOp> fresh = record(call);
+        // Planning that allocated device memory of its own (run in pieces, a grown scratch): not
+        // kept, so that the cache holds no memory but the scratch and the status buffer.
+        if (internal_allocs_.load() == internal) {
+            // The entry does not hold the operands' buffers (each queued run holds its own).
+            auto operand = [&](const BufferRef& r) {
+                auto is = [&](const TensorArg& t) { return t.buffer == r; };
+                return std::any_of(call.inputs.begin(), call.inputs.end(), is) ||
+                       std::any_of(call.outputs.begin(), call.outputs.end(), is);
+            };
+            for (Dispatch& d : static_cast<GlesRecordedOp&>(*fresh).ds)
+                for (Binding& b : d.bindings)
+                    if (b.keep && operand(b.keep)) b.keep.reset();
+            op_cache_->insert(key, hash, generation, fresh);
+        }
+        found = std::move(fresh);
+    }
+    const GlesRecordedOp& op = static_cast<const GlesRecordedOp&>(*found);
+    std::vector<uint32_t> seqs;
+    if (op.checks) next_check_seqs(seqs, op.checks);
+    // The operands' buffers, held until the op has been issued: in the task itself for most ops
+    // (one allocation less per op), the rest in a vector.
+    struct Held {
+        BufferRef first[4];
+        std::vector<BufferRef> more;
+    } keep;
+    size_t held = 0;
+    auto hold = [&](const TensorArg& t) {
+        if (!t.buffer) return;
+        if (held < 4) keep.first[held++] = t.buffer;
+        else keep.more.push_back(t.buffer);
+    };
+    for (const TensorArg& t : call.inputs) hold(t);
+    for (const TensorArg& t : call.outputs) hold(t);
+    gl_->post(call.info->name, [found = std::move(found), keep = std::move(keep), seqs = std::move(seqs), bound = bound_,
+                                gl = gl_.get(), errors = op.checks ? errors_ : nullptr, by = std::this_thread::get_id()] {
+        BoundState& b = *bound;
+        begin_batch(b, gl, 0);
+        issue_recorded(b, *found, seqs.data());
+        if (errors) errors->ran_checked(by);
+    });
+    return true;
 }
 
 }  // namespace gles

@@ -113,6 +113,10 @@ Tuning read_tuning() {
     read_matmul(t.matmul);
     read_conv(t.conv);
     read_attention(t.attention);
+    if (const char* submit = env_value("TGL_TUNE_SUBMIT"))
+        parse_tune_tokens("TGL_TUNE_SUBMIT", submit, submit,
+                          {{"cache", &t.submit.cache, 0, kMaxCount, false}, {"flush", &t.submit.flush, 0, kMaxCount, false}},
+                          {}, "'_'-separated tokens cache<N> flush<N>, either optional, e.g. cache1024_flush64");
     if (env_value("TGL_TUNE_POLL_US"))
         t.poll_us = int64_t(env_number("TGL_TUNE_POLL_US", 0, 1000000, 0, "microseconds, e.g. 100"));
     return t;

@@ -101,8 +101,20 @@ struct AttentionTuning {
     FlashTileTuning tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, 16-bit (f16, bf16)
 };
 
+// TGL_TUNE_SUBMIT: '_'-separated tokens, each optional, e.g. "cache1024_flush64" (the defaults):
+//   cache<N>   ops whose plans the op cache keeps (op_cache.h; 0: none, every op planned afresh)
+//   flush<N>   the GL thread hands the driver's queued commands to the GPU (glFlush) after every N
+//              dispatches of a long batch (a graph replay, ops queued faster than they are
+//              issued), so that the GPU starts on them while the rest are issued (0: only once the
+//              queue is empty)
+struct SubmitTuning {
+    int cache = 1024;
+    int flush = 64;
+};
+
 struct Tuning {
     StreamShape stream;
+    SubmitTuning submit;
     ReduceTuning reduce;
     NormTuning norm;
     MatmulTuning matmul;
