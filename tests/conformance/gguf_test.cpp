@@ -339,11 +339,17 @@ TEST_F(GgufBlocks, BadInput) {
     expect(run_raw(dev(), TGL_OP_INDEX_SELECT, &axis1, {raw_blocks(TGL_DTYPE_Q4_0, {2, 64}, blocks), raw_values(I32, {1}, {0})},
                    raw_output(F32, {2, 1})),
            TGL_ERROR_INVALID_ARGUMENT, "axis 0");
-    // linear: W of a float dtype other than x's.
+    // linear: W of a float dtype x's rule does not take (f32 W under f16 x; f16/bf16 W under an
+    // f32 x are mixed weights, docs/ops-dtypes.md), and a block W with a bias of another dtype.
     expect(run_raw(dev(), TGL_OP_LINEAR, nullptr,
-                   {raw_values(F32, {1, 2}, {1, 2}), raw_values(F16, {1, 2}, {1, 2}), RawOperand{TGL_DTYPE_F32, {}, {}, {}, 0, true}},
-                   raw_output(F32, {1, 1})),
+                   {raw_values(F16, {1, 2}, {1, 2}), raw_values(F32, {1, 2}, {1, 2}), RawOperand{TGL_DTYPE_F16, {}, {}, {}, 0, true}},
+                   raw_output(F16, {1, 1})),
            TGL_ERROR_DTYPE_MISMATCH, "block dtype");
+    expect(run_raw(dev(), TGL_OP_LINEAR, nullptr,
+                   {raw_values(F32, {1, 64}, std::vector<double>(64, 1.0)), raw_blocks(TGL_DTYPE_Q4_0, {1, 64}, Bytes(2 * 18, 0)),
+                    raw_values(F16, {1}, {1})},
+                   raw_output(F32, {1, 1})),
+           TGL_ERROR_DTYPE_MISMATCH, "the bias must have x's dtype");
 }
 
 }  // namespace
