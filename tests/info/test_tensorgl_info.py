@@ -81,7 +81,7 @@ def test_json_lists_every_plugin_with_devices_and_ops():
         assert dev["usable"] and dev["error"] is None, dev
         assert dev["properties"]["renderer"] and int(dev["properties"]["limit.max_rank"]) >= 1
         ops = {op["name"]: op for op in p["ops"]}
-        assert ops["matmul"]["supported"] and ["f32", "f16"] in [sorted(m, reverse=True) for m in ops["matmul"]["inputs"]]
+        assert ops["matmul"]["supported"] and ["f32", "f16", "bf16"] in [sorted(m, reverse=True) for m in ops["matmul"]["inputs"]]
         assert ops["relu"]["id"] == 102 and ops["relu"]["max_rank"] >= 4
     if "gles" in plugins:  # what a GL driver has and the CPU plugin has not
         props = plugins["gles"]["devices"][0]["properties"]
