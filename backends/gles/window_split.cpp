@@ -695,13 +695,14 @@ void conv_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     };
     // the channels summed over (operand k's axis axis[k]), output `out` accumulated over the
     // pieces, `bias` (-1: none) added by the last piece
+    const size_t n_operands = n;  // (a lambda may not capture a structured binding in C++17)
     auto channel_sums = [&](int64_t extent, std::vector<int> axis, size_t out, int bias) {
         if (!one_group || extent < 2) return;
         CutAxis c{CutAxis::Accumulate, extent, std::move(axis)};
         c.channel_sums = true;
-        c.accumulated.assign(n, false);
+        c.accumulated.assign(n_operands, false);
         c.accumulated[out] = true;
-        c.last_only.assign(n, false);
+        c.last_only.assign(n_operands, false);
         if (bias >= 0) c.last_only[size_t(bias)] = true;
         cuts.push_back(c);
     };
