@@ -29,8 +29,9 @@ std::string elementwise_define(const OpCall& call) {
 }  // namespace
 
 std::string float_op_function(const OpCall& call) {
+    const std::string define = elementwise_define(call);  // (held: the loop walks its characters)
     std::string f = "tgl_op_";
-    for (const char* p = elementwise_define(call).c_str() + 3; *p; ++p) f += char(std::tolower(static_cast<unsigned char>(*p)));
+    for (size_t i = 3; i < define.size(); ++i) f += char(std::tolower(static_cast<unsigned char>(define[i])));
     return f;
 }
 
