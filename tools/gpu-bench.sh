@@ -20,6 +20,10 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu
 # The plugin's own program cache starts empty (first_op makes its own cold and warm directories);
 # NVIDIA's shader disk cache stays as the driver has it (off for root).
 export TGL_CACHE_DIR="$(mktemp -d /tmp/tgl-gpu-bench-cache-XXXXXX)"
+# The before columns: issue 19's starting point (TGL_BENCH_BEFORE= for none).
+before_file=${TGL_BENCH_BEFORE-bench/baseline-issue19.json}
+before=()
+[ -n "$before_file" ] && before=("--before=$before_file")
 rc=0
 start=$(date -u +%s)
 cmd=("$build/bin/tensorgl-bench" "--plugin=$build/lib/libtensorgl-gles.so" "--max-time=$max_time"
@@ -31,7 +35,7 @@ echo "tensorgl-bench: $(( $(date -u +%s) - start )) s, exit status $rc"
 if [ -f "$out/gles.json" ]; then
   t0=$(date -u +%s)
   timeout "${TGL_TORCH_TIMEOUT:-150}" python3 bench/torch_compare.py --ours="$out/gles.json" \
-      --json="$out/torch.json" --markdown="$out/ratios.md" --max-time="$max_time" \
+      --json="$out/torch.json" --markdown="$out/ratios.md" --max-time="$max_time" "${before[@]}" \
       > "$out/torch.log" 2>&1 || rc=1
   tail -n 70 "$out/torch.log"
   echo "torch_compare: $(( $(date -u +%s) - t0 )) s"
@@ -39,7 +43,7 @@ if [ -f "$out/gles.json" ]; then
     python3 bench/plot.py --ours="$out/gles.json" --torch="$out/torch.json" --out="$out/plots" \
         > "$out/plot.log" 2>&1 || echo "plot.py failed (matplotlib?): see plot.log"
     python3 bench/torch_compare.py --ours="$out/gles.json" --torch="$out/torch.json" \
-        --markdown="$out/ratios.md" > /dev/null 2>&1 || true
+        --markdown="$out/ratios.md" "${before[@]}" > /dev/null 2>&1 || true
   fi
 fi
 {
