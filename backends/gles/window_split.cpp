@@ -120,6 +120,9 @@ struct CutAxis {
     std::vector<bool> last_only = {};
     // a convolution's groups: a piece of groups [lo, hi) runs with groups = hi - lo
     bool groups = false;
+    // eye, tril, triu: the matrix's rows (+1) or columns (-1): element (i, j) of a piece [lo, hi)
+    // is (i + lo, j) or (i, j + lo) of the whole, so its diagonal is the whole's + lo or - lo
+    int diagonal_shift = 0;
 };
 
 namespace {
@@ -608,15 +611,19 @@ void sequence_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     }
 }
 
-// Generate: full: any axis; eye, tril, triu: the batch axes (all but the last two).
+// Generate: full: any axis; eye, tril, triu: any axis too, a piece of the matrix's rows or
+// columns with its diagonal moved by the piece's first row or column.
 void generate_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& y = ops[n_in];
-    const int batch = op == TGL_OP_FULL ? y.rank : (op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU ? y.rank - 2 : 0);
-    for (int d = 0; d < batch; ++d) {
-        std::vector<int> axis(n, d);  // tril/triu: x has y's shape
-        add(CutAxis::Independent, y.shape[d], axis);
+    const bool diagonal = op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU;
+    if (op != TGL_OP_FULL && !diagonal) return;
+    for (int d = 0; d < y.rank; ++d) {
+        if (y.shape[d] < 2) continue;
+        CutAxis cut{CutAxis::Independent, y.shape[d], std::vector<int>(n, d)};  // tril/triu: x has y's shape
+        if (diagonal) cut.diagonal_shift = d == y.rank - 2 ? 1 : d == y.rank - 1 ? -1 : 0;
+        cuts.push_back(cut);
     }
 }
 
@@ -875,12 +882,10 @@ const char* index_refusal(const Piece& p, const TensorArg&) {
 }
 
 const char* generate_refusal(const Piece& p, const TensorArg&) {
-    return p.info->op == TGL_OP_FULL
+    const tgl_op op = p.info->op;
+    return op == TGL_OP_FULL || op == TGL_OP_EYE || op == TGL_OP_TRIL || op == TGL_OP_TRIU
               ? kNoCutFits
-              : p.info->op == TGL_OP_EYE || p.info->op == TGL_OP_TRIL || p.info->op == TGL_OP_TRIU
-                    ? "only its batch axes (all but the last two) are cut, so one matrix must fit one window"
-                    : "this op is not run in pieces (its values depend on each element's position in the "
-                      "whole output)";
+              : "this op is not run in pieces (its values depend on each element's position in the whole output)";
 }
 
 const char* sequence_refusal(const Piece& p, const TensorArg&) {
@@ -1112,6 +1117,7 @@ private:
             for (size_t k = 0; k < cut.last_only.size(); ++k)
                 if (cut.last_only[k] && i + 1 < count) part.operands[k] = TensorArg{};
             if (cut.channel_sums || cut.groups) conv_piece_params(p, cut, i, count, lo, hi, part);
+            if (cut.diagonal_shift) diagonal_piece_params(p, cut.diagonal_shift * lo, part);
             if (cut.counts_rows) {  // the counter of row b of the whole op is offset + b (64-bit)
                 tgl_sample_params prm = read_params(p, tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 0, 0});
                 prm.offset += uint64_t(lo);
@@ -1163,6 +1169,17 @@ private:
         const int64_t at = int64_t(prm.padding_idx) - lo;
         prm.has_padding_idx = at >= 0 && at < hi - lo;
         prm.padding_idx = prm.has_padding_idx ? int32_t(at) : 0;
+        part.params = param_bytes(prm);
+    }
+
+    // eye, tril, triu: a piece of the matrix's rows or columns starting `shift` rows (or -shift
+    // columns) into the whole has its diagonal moved by `shift`, clamped to [-rows, cols] of the
+    // piece (beyond those every element is on the same side of it, as beyond the unclamped one).
+    static void diagonal_piece_params(const Piece& p, int64_t shift, Piece& part) {
+        tgl_diagonal_params prm = read_params(p, tgl_diagonal_params{sizeof(tgl_diagonal_params), 0});
+        const TensorArg& y = part.operands[part.n_inputs];
+        const int64_t rows = y.shape[y.rank - 2], cols = y.shape[y.rank - 1];
+        prm.diagonal = int32_t(std::min(std::max(int64_t(prm.diagonal) + shift, -rows), cols));
         part.params = param_bytes(prm);
     }
 

@@ -79,6 +79,14 @@ MultiSpec spec(tgl_op op, std::vector<uint8_t> params, std::vector<InputArg> ins
     return s;
 }
 
+// tril / triu of one (rows, cols) f32 matrix with the given layout and diagonal.
+MultiSpec diagonal_op(tgl_op op, std::vector<int64_t> shape, Kind kind, int32_t diagonal, Rng& rng) {
+    tgl_diagonal_params p{sizeof p, diagonal};
+    return spec(op, param_bytes(p), {floats(shape, kind, rng)}, {output_of(F32, shape)}, CompareMode::ExactBits, 0,
+                std::string(op == TGL_OP_TRIL ? "tril" : "triu") + " of (" + std::to_string(shape[0]) + ", " +
+                    std::to_string(shape[1]) + "), diagonal " + std::to_string(diagonal));
+}
+
 std::vector<uint8_t> reduce_params(std::vector<int> axes, bool keepdims = false) {
     tgl_reduce_params p{};
     p.struct_size = sizeof p;
@@ -716,6 +724,17 @@ std::vector<WindowCase> window_cases() {
              p.diagonal = 1;
              return spec(TGL_OP_TRIL, param_bytes(p), {floats({9, 12, 20}, Kind::Contiguous, r)},
                          {output_of(F32, {9, 12, 20})}, CompareMode::ExactBits, 0, "tril of (9, 12, 20), diagonal 1");
+         }},
+        // eye / tril / triu: one matrix larger than a window, cut along its rows and columns, each
+        // piece with its diagonal moved (a causal mask of 8k tokens is 256 MiB in f32)
+        {"tril_one_matrix_rows", [](Rng& r) { return diagonal_op(TGL_OP_TRIL, {70, 40}, Kind::Contiguous, 3, r); }},
+        {"triu_one_matrix_columns", [](Rng& r) { return diagonal_op(TGL_OP_TRIU, {3, 1500}, Kind::Contiguous, -2, r); }},
+        {"tril_transposed_far_diagonals", [](Rng& r) { return diagonal_op(TGL_OP_TRIL, {64, 50}, Kind::Permuted, -60, r); }},
+        {"triu_diagonal_past_the_columns", [](Rng& r) { return diagonal_op(TGL_OP_TRIU, {50, 64}, Kind::Contiguous, 63, r); }},
+        {"eye_one_matrix", [](Rng&) {
+             tgl_diagonal_params p{sizeof p, 5};
+             return spec(TGL_OP_EYE, param_bytes(p), {}, {output_of(TGL_DTYPE_F16, {90, 60})}, CompareMode::ExactBits, 0,
+                         "eye (90, 60) f16, diagonal 5");
          }},
         // gather / index_select: y and the index cut; the table in windows of its indexed axis
         {"index_select_big_table", [](Rng& r) { return indexing(TGL_OP_INDEX_SELECT, {300, 16}, 0, {50}, r); }},
