@@ -7,7 +7,12 @@
 // is sequential: per step each lane updates its states, x = exp(dt A) x + dt B u, and the lanes'
 // partial sums of C x meet in shared memory (blocks of TS steps, see below). Everything in f32.
 // Defines: Y_DTYPE, NP, PER, TS (steps per block, <= NP), HAS_D, HAS_Z, HAS_BIAS, HAS_STATE, STATE_IN
-// (with HAS_STATE: last_state holds the initial state, read first), SOFTPLUS, WG_SIZE.
+// (with HAS_STATE: last_state holds the initial state, read first), SOFTPLUS, WG_SIZE, CARRY.
+// A dispatch runs the steps [u_t_begin, u_t_end). A sequence longer than one invocation's loop budget
+// runs in chunks of steps, one dispatch each (CARRY): a chunk after the first starts from the f32
+// states the previous one left in p_data at u_carry_off (bit 0 of u_carry), a chunk before the
+// last leaves its states there (bit 1) instead of in last_state: the same f32 recurrence, bit for
+// bit, as one walk.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -15,7 +20,13 @@
 
 layout(local_size_x = WG_SIZE) in;
 
+#if defined(CARRY)
+layout(std430, binding = 0) buffer PBuffer { float p_data[]; };
+uniform int u_carry_off;  // the chunks' f32 states, (B * D, N) row-major
+uniform uint u_carry;     // bit 0: start from the carried states; bit 1: leave the states there
+#else
 layout(std430, binding = 0) readonly buffer PBuffer { float p_data[]; };
+#endif
 layout(std430, binding = 1) buffer YBuffer { uint y_data[]; };
 #if defined(HAS_STATE)
 layout(std430, binding = 2) buffer SBuffer { uint s_data[]; };
@@ -26,6 +37,8 @@ layout(std430, binding = 2) buffer SBuffer { uint s_data[]; };
 uniform uint u_channels;  // B * D
 uniform int u_dim;        // D
 uniform int u_len;        // L
+uniform int u_t_begin;    // the steps this dispatch runs: [u_t_begin, u_t_end)
+uniform int u_t_end;
 uniform int u_n;          // N
 uniform int u_off[8];
 uniform int u_y_off;
@@ -49,12 +62,17 @@ void main() {
     float a[PER];
     for (int m = 0; m < PER; ++m) {
         int n = int(lane) + m * NP;
+        xs[m] = 0.0;
+#if defined(CARRY)
+        bool carried = (u_carry & 1u) != 0u;
+        if (carried && n < u_n) xs[m] = p_data[u_carry_off + bd * u_n + n];
+#else
+        bool carried = false;
+#endif
 #if defined(STATE_IN)
         // the carried state x_{-1}, read from last_state before this invocation writes it
         int so = u_s_off + b * u_s_stride[0] + d * u_s_stride[1] + n * u_s_stride[2];
-        xs[m] = n < u_n ? tgl_to_f32(tgl_extract(s_data[tgl_word_of(so, Y_DTYPE)], so, Y_DTYPE), Y_DTYPE) : 0.0;
-#else
-        xs[m] = 0.0;
+        if (!carried && n < u_n) xs[m] = tgl_to_f32(tgl_extract(s_data[tgl_word_of(so, Y_DTYPE)], so, Y_DTYPE), Y_DTYPE);
 #endif
         a[m] = n < u_n ? p_data[u_off[2] + d * u_n + n] : 0.0;
     }
@@ -72,11 +90,11 @@ void main() {
     // then lane l (< TS) adds the channel's NP partials of step t0 + l in lane order. Two barriers
     // per block instead of a tree per step.
     uint first = (lid - lane) * uint(TS);  // the channel's lane 0 in s_red
-    for (int t0 = 0; t0 < u_len; t0 += TS) {
+    for (int t0 = u_t_begin; t0 < u_t_end; t0 += TS) {
         for (int tt = 0; tt < TS; ++tt) {
             int t = t0 + tt;
             float part = 0.0;
-            if (t < u_len) {
+            if (t < u_t_end) {
                 float dt = p_data[u_off[1] + bdl + t] + bias;
 #if defined(SOFTPLUS)
                 dt = tgl_softplus(dt, 1.0, 20.0);
@@ -96,7 +114,7 @@ void main() {
         memoryBarrierShared();
         barrier();
         int t = t0 + int(lane);
-        if (lane < uint(TS) && t < u_len && live) {
+        if (lane < uint(TS) && t < u_t_end && live) {
             float yv = 0.0;
             for (uint k = 0u; k < uint(NP); ++k) yv += s_red[first + k * uint(TS) + lane];
 #if defined(HAS_D)
@@ -110,6 +128,16 @@ void main() {
         memoryBarrierShared();
         barrier();
     }
+#if defined(CARRY)
+    if ((u_carry & 2u) != 0u) {
+        if (live)
+            for (int m = 0; m < PER; ++m) {
+                int n = int(lane) + m * NP;
+                if (n < u_n) p_data[u_carry_off + bd * u_n + n] = xs[m];
+            }
+        return;
+    }
+#endif
 #if defined(HAS_STATE)
     if (live)
         for (int m = 0; m < PER; ++m) {

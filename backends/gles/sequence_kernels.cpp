@@ -10,7 +10,8 @@
 //     (the last radix-2 when log2(n) is odd) ping-ponging between two halves of a scratch buffer
 //     (the first reads x, the last writes y); other n: the direct DFT, one invocation per output.
 //   selective_scan: every input packed to f32 in one scratch block (the pack pass, any
-//     strides), then glsl/selective_scan.comp (3 blocks at most).
+//     strides), then glsl/selective_scan.comp (3 blocks at most); where the loop budget binds, the
+//     sequence in chunks of steps, one dispatch each, the states carried in the scratch.
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -253,7 +254,27 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     const std::string dtype = str(call.dtype);
     std::vector<Dispatch> dispatches;
 
-    // Pack every present input as f32 (row-major) into one scratch block.
+    // Lanes per channel: the power of two >= N, at most the workgroup; PER states per lane.
+    int np = 1;
+    while (np < p.nstate && np < wg) np *= 2;
+    const int per = int(std::max<uint64_t>(1, ceil_div(uint64_t(p.nstate), uint64_t(np))));
+    const uint32_t channels = count_u32(p.batch * p.dim, "the channels (B * D) of u");
+    // Steps per block of the C . x sums: one per lane, at most 16 (shared memory: wg * ts floats).
+    const int ts = std::min(np, 16);
+    // An invocation walks its steps in blocks of ts: per block the block loop and the sum of NP
+    // partials (measured on llvmpipe: the ts-step loop is unrolled at N = 16; the PER loop counted
+    // where PER > 1), plus the state's read and write. Where the whole sequence would pass the loop
+    // budget, it runs in chunks of whole blocks, one dispatch each, the f32 states carried between
+    // them in the scratch (CARRY); elsewhere (GPUs) in one dispatch, as before.
+    const uint64_t len = uint64_t(std::max<int64_t>(p.len, 0)), blocks = ceil_div(len, uint64_t(ts));
+    const uint64_t per_block = loop_cost(uint64_t(np)) + (per > 1 ? uint64_t(ts) * loop_cost(uint64_t(per)) : 0);
+    const uint64_t chunk_blocks =
+        std::min(std::max<uint64_t>(blocks, 1), loop_items_within(loop_budget(dev), 1 + per_block, 1 + 2 * loop_cost(uint64_t(per))));
+    const uint64_t chunk_steps = chunk_blocks * uint64_t(ts);
+    const bool carry = len > chunk_steps;
+
+    // Pack every present input as f32 (row-major) into one scratch block; with chunks, the carried
+    // states (B * D, N) follow.
     int32_t off[8] = {};
     uint64_t total = 0;
     for (size_t k = 0; k < 8; ++k) {
@@ -262,6 +283,8 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
         off[k] = int32_t(count_u32(int64_t(total), "the packed inputs of selective_scan"));
         total += uint64_t(t.numel);
     }
+    const int32_t carry_off = int32_t(count_u32(int64_t(total), "the packed inputs of selective_scan"));
+    if (carry) total += uint64_t(channels) * uint64_t(p.nstate);
     count_u32(int64_t(total), "the packed inputs of selective_scan");
     BufferRef scratch = dev.scratch(std::max<uint64_t>(total, 1) * 4);
     Binding pb;
@@ -274,23 +297,17 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
         add_pack_f32(dev, t, operand_label(info, false, uint32_t(k)), pb, off[k], dispatches);
     }
 
-    // Lanes per channel: the power of two >= N, at most the workgroup; PER states per lane.
-    int np = 1;
-    while (np < p.nstate && np < wg) np *= 2;
-    const int per = int(std::max<uint64_t>(1, ceil_div(uint64_t(p.nstate), uint64_t(np))));
-    const uint32_t channels = count_u32(p.batch * p.dim, "the channels (B * D) of u");
     Dispatch d;
     int32_t y_off = 0, s_off = 0;
     // L = 0 (y empty, last_state zeros): nothing is stored to y, whose binding is then a stand-in.
     const TensorArg& y = call.outputs[0];
     d.bindings = {pb, y.numel ? dev.window(y, "outputs[0] (y)", &y_off) : pb};
-    // Steps per block of the C . x sums: one per lane, at most 16 (shared memory: wg * ts floats).
-    const int ts = std::min(np, 16);
     Defines defines = {{def::kYDtype, dtype}, {"NP", str(np)}, {"PER", str(per)}, {"TS", str(ts)}, {def::kWorkgroupSize, str(wg)}};
     if (p.has_dskip) defines.emplace_back("HAS_D", "");
     if (p.has_z) defines.emplace_back("HAS_Z", "");
     if (p.has_bias) defines.emplace_back("HAS_BIAS", "");
     if (p.softplus) defines.emplace_back("SOFTPLUS", "");
+    if (carry) defines.emplace_back("CARRY", "");
     if (p.has_state && call.outputs[1].numel > 0) {
         defines.emplace_back("HAS_STATE", "");
         if (p.state_in) defines.emplace_back("STATE_IN", "");
@@ -299,14 +316,8 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
         d.uniforms.push_back(uniform_int("u_s_stride", {to_i32(st.strides[0], "last_state"), to_i32(st.strides[1], "last_state"),
                                                          to_i32(st.strides[2], "last_state")}));
     }
-    // An invocation walks the whole sequence in blocks of ts steps: per block the block loop and the
-    // sum of NP partials (measured on llvmpipe: the ts-step loop is unrolled at N = 16; the PER loop
-    // counted where PER > 1). There is no split of the sequence, so a longer one fails on a device
-    // with a loop budget.
-    const uint64_t blocks = ceil_div(uint64_t(std::max<int64_t>(p.len, 0)), uint64_t(ts));
-    const uint64_t per_block = loop_cost(uint64_t(np)) + (per > 1 ? uint64_t(ts) * loop_cost(uint64_t(per)) : 0);
-    check_loop_budget(dev, loop_cost(blocks) + blocks * per_block + 2 * loop_cost(uint64_t(per)), info.name,
-                      "the walk over the sequence (L)");
+    check_loop_budget(dev, loop_cost(chunk_blocks) + chunk_blocks * per_block + 2 * loop_cost(uint64_t(per)), info.name,
+                      "the walk over a chunk of the sequence (L)");
     d.program = dev.program("selective_scan.comp", defines);
     d.uniforms.push_back(uniform_uint("u_channels", {channels}));
     d.uniforms.push_back(uniform_int("u_dim", {to_i32(p.dim, "D")}));
@@ -316,7 +327,14 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
     d.uniforms.push_back(uniform_int("u_y_off", {y_off}));
     d.uniforms.push_back(uniform_int("u_s_off", {s_off}));
     d.uniforms.push_back(uniform_int("u_y_stride", {to_i32(y.strides[0], "y"), to_i32(y.strides[1], "y"), to_i32(y.strides[2], "y")}));
-    add_chunks(dev, d, ceil_div(channels, uint64_t(wg / np)), dispatches);
+    if (carry) d.uniforms.push_back(uniform_int("u_carry_off", {carry_off}));
+    for (uint64_t t0 = 0; t0 < std::max<uint64_t>(len, 1); t0 += chunk_steps) {
+        Dispatch c = d;
+        c.uniforms.push_back(uniform_int("u_t_begin", {int32_t(t0)}));
+        c.uniforms.push_back(uniform_int("u_t_end", {int32_t(std::min(len, t0 + chunk_steps))}));
+        if (carry) c.uniforms.push_back(uniform_uint("u_carry", {(t0 > 0 ? 1u : 0u) | (t0 + chunk_steps < len ? 2u : 0u)}));
+        add_chunks(dev, c, ceil_div(channels, uint64_t(wg / np)), dispatches);
+    }
     dev.submit(info.name, std::move(dispatches));
 }
 

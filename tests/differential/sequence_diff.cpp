@@ -212,9 +212,9 @@ TEST_F(SequenceDiff, SelectiveScan) {
         }
 }
 
-// A sequence of 70,000 steps (N 16): one GLES invocation walks it in 4,375 blocks of 18 loop
-// passes, past llvmpipe's 65,535 (TGL_OK over a wrong y before). No split of the sequence exists:
-// the subject refuses it (RESOURCE_EXHAUSTED) or computes it right.
+// A sequence of 70,000 steps (N 16): one GLES invocation would walk it in 4,375 blocks of 18 loop
+// passes, past llvmpipe's 65,535 (TGL_OK over a wrong y before, then a refusal); where loops are
+// limited it now runs in chunks of about 29k steps, the states carried between dispatches.
 TEST_F(SequenceDiff, SelectiveScanPastTheLoopBudget) {
     const int64_t L = 70000, N = 16;
     tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), 0u, {0, 0}, 0u};
@@ -226,7 +226,52 @@ TEST_F(SequenceDiff, SelectiveScanPastTheLoopBudget) {
     s.outputs = {output_of(F32, {1, 1, L}), output_of(F32, {1, 1, N})};
     s.tolerance = {tol::kMatmul, tol::kMatmul};
     s.what = "selective_scan B D L N 1 1 70000 16";
-    check_or_loop_refusal(s);
+    check(s);
+}
+
+// The chunks of a long sequence come out bit for bit as one walk: the scan of 5 x 12,000 steps
+// (chunks of 15,408 steps where loops are limited) against five scans of 12,000 steps
+// (each within one invocation's budget) chained through last_state (state_in; f32, so the carried
+// state is exact). B 2, D 3, N 20 (32 lanes a channel, those past N idle), with
+// Dskip, z, delta_bias and softplus, and an initial state.
+TEST_F(SequenceDiff, SelectiveScanChunksMatchOneWalkBitForBit) {
+    const int64_t B = 2, D = 3, N = 20, part = 12000, parts = 5, L = part * parts;
+    // Inputs (B, X, L) for X = D or N: values of the whole sequence, and of one part along L.
+    struct Seq {
+        int64_t b, x;
+        std::vector<double> v;
+        InputArg whole() const { return input_values(F32, {b, x, int64_t(v.size()) / (b * x)}, v); }
+        InputArg slice(int64_t k, int64_t len) const {
+            const int64_t total = int64_t(v.size()) / (b * x);
+            std::vector<double> out;
+            for (int64_t r = 0; r < b * x; ++r) out.insert(out.end(), v.begin() + r * total + k * len, v.begin() + r * total + (k + 1) * len);
+            return input_values(F32, {b, x, len}, out);
+        }
+    };
+    auto seq = [&](int64_t x, double lo, double hi) { return Seq{B, x, random_values(B * x * L, rng_, float_values(F32, lo, hi))}; };
+    const Seq u = seq(D, -1, 1), delta = seq(D, -3, 1), Bm = seq(N, -1, 1), Cm = seq(N, -1, 1), z = seq(D, -3, 3);
+    const InputArg A = input_values(F32, {D, N}, random_values(D * N, rng_, float_values(F32, -4, -0.05)));
+    const InputArg dskip = input_values(F32, {D}, random_values(D, rng_, float_values(F32, -1, 1)));
+    const InputArg bias = input_values(F32, {D}, random_values(D, rng_, float_values(F32, -0.5, 0.1)));
+    tgl_selective_scan_params p{sizeof(tgl_selective_scan_params), 1u, {0, 0}, 1u};
+    OutputArg state = output_of(F32, {B, D, N});
+    state.init = random_values(B * D * N, rng_, float_values(F32, -1, 1));
+    Device& dev = shared_device(Role::Subject);
+    const std::vector<std::vector<double>> whole =
+        run_op_values(dev, TGL_OP_SELECTIVE_SCAN, &p, {u.whole(), delta.whole(), A, Bm.whole(), Cm.whole(), dskip, z.whole(), bias},
+                      {output_of(F32, {B, D, L}), state});
+    std::vector<double> y(size_t(B * D * L));
+    for (int64_t k = 0; k < parts; ++k) {
+        const std::vector<std::vector<double>> r = run_op_values(
+            dev, TGL_OP_SELECTIVE_SCAN, &p,
+            {u.slice(k, part), delta.slice(k, part), A, Bm.slice(k, part), Cm.slice(k, part), dskip, z.slice(k, part), bias},
+            {output_of(F32, {B, D, part}), state});
+        for (int64_t row = 0; row < B * D; ++row)
+            std::copy(r[0].begin() + row * part, r[0].begin() + (row + 1) * part, y.begin() + row * L + k * part);
+        state.init = r[1];
+    }
+    EXPECT_TRUE(compare(F32, whole[0], y, {B, D, L}, 0, CompareMode::ExactBits, "y: one call vs 5 chained calls"));
+    EXPECT_TRUE(compare(F32, whole[1], state.init, {B, D, N}, 0, CompareMode::ExactBits, "last_state: one call vs 5 chained calls"));
 }
 
 // ----- sample ---------------------------------------------------------------------------------------
