@@ -9,7 +9,8 @@
 //   [0] failed flag (cross-entropy: the device check failed), [1] count of non-ignored targets,
 //   u_gamma_off: gamma as f32 (pack.comp), u_stats_off: (mean, rstd) per row,
 //   u_tgt_off: target / index per row (-1 ignored), u_loss_off: loss per row,
-//   u_part_off: dgamma/dbeta partial sums per (chunk, element).
+//   u_part_off: dgamma/dbeta partial sums per (chunk, element),
+//   u_chunk_off: ROW_CHUNKS' partials per (reduction, row, chunk), 2 words each.
 // Checked mode (cross_entropy(_backward) and embedding_backward run in windows, window_split.cpp):
 // the whole op's PASS_TARGETS (and PASS_COUNT, or the sort and PASS_EMB_BOUNDS) fill one scratch
 // once; each piece runs only its row pass (u_tgt_off and u_loss_off at its first row) or its
@@ -36,7 +37,13 @@
 //                    a dispatch walks run offsets [u_run_begin, u_run_end) only, later ones adding to
 //                    the dW the previous one stored (runs longer than the loop budget); it writes
 //                    dW rows v in [u_v_lo, u_v_lo + u_v_rows) (all of V, or a piece's window of it)
-// Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, B_* binding points, DTYPE,
+// ROW_CHUNKS (PASS_ROW, MODE_GROUP; softmax, log_softmax, layer_norm and rms_norm backward): rows too
+// long for one invocation's loop budget (backends/gles/loop_budget.h) are cut into u_splits chunks
+// of u_chunk elements, a workgroup per (row, chunk), and the row pass runs as stages, one dispatch
+// each (u_stage): stage s walks the chunk for the row's reduction s and stores the chunk's partial
+// (row_reduce); later stages add up the row's partials in chunk order instead; the last stage,
+// after every reduction, stores dx.
+// Defines: one PASS_*, one OP_* (PASS_ROW), MODE_GROUP | MODE_THREAD, ROW_CHUNKS, B_* binding points, DTYPE,
 // OUTER_RANK, INNER_RANK (0..8), P_RANK and SUM_DTYPE (PASS_COLUMN_FINAL), TOKEN_WINDOW
 // (PASS_EMB_GATHER over a part of the tokens: each run cut to them by binary search) and DW_DTYPE
 // (its dW: DTYPE, or the f32 copy that pieces of an f16 op's tokens add to),
@@ -113,6 +120,12 @@ uniform uint u_chunks;
 uniform uint u_chunk_rows;
 uniform int u_dw_stride[2];
 uniform int u_dw_offset;
+#if defined(ROW_CHUNKS)
+uniform uint u_splits;
+uniform uint u_chunk;
+uniform int u_chunk_off;
+uniform uint u_stage;
+#endif
 #if OUTER_RANK > 0
 uniform int u_outer_shape[OUTER_RANK];
 uniform int u_outer_stride[OUTER_RANK * 6];
@@ -205,8 +218,51 @@ vec2 group_reduce(vec2 v, bool is_max, uint which) {
 }
 
 #if defined(PASS_ROW)
+#if defined(ROW_CHUNKS)
+uint g_row, g_chunk;  // this workgroup's row and chunk
+bool g_live;          // a row of the op (else it reads row 0's partials and stores nothing)
+// The row's total of reduction `s` over the invocations' values v: in stage s the workgroup's
+// (its chunk's) sum or max, stored as the chunk's partial; in a later stage the row's partials
+// combined in chunk order (v unused).
+vec2 row_reduce(vec2 v, bool is_max, uint which, uint s) {
+    int first = u_chunk_off + 2 * int((s * u_rows + g_row) * u_splits);
+    if (u_stage == s) {
+        v = group_reduce(v, is_max, which);
+        if (gl_LocalInvocationID.x == 0u && g_live) {
+            s_data[first + 2 * int(g_chunk)] = floatBitsToUint(v.x);
+            s_data[first + 2 * int(g_chunk) + 1] = floatBitsToUint(v.y);
+        }
+        return v;
+    }
+    vec2 t = is_max ? vec2(tgl_neg_inf()) : vec2(0.0);
+    for (uint c = 0u; c < u_splits; ++c) {
+        vec2 p = vec2(uintBitsToFloat(s_data[first + 2 * int(c)]), uintBitsToFloat(s_data[first + 2 * int(c) + 1]));
+        t = is_max ? vec2(tgl_maximum(t.x, p.x), tgl_maximum(t.y, p.y)) : t + p;
+    }
+    return t;
+}
+// The end of the elements this dispatch walks for stage s (an empty walk in the other stages).
+uint walk_end(uint s, uint len) { return u_stage == s ? min(len, g_chunk * u_chunk + u_chunk) : 0u; }
+// Stage s's dispatch is done once its partial is stored.
+#define ROW_STAGE_END(s) \
+    if (u_stage == (s)) return;
+#else
+vec2 row_reduce(vec2 v, bool is_max, uint which, uint s) { return group_reduce(v, is_max, which); }
+uint walk_end(uint s, uint len) { return len; }
+#define ROW_STAGE_END(s)
+#endif
+
 void main() {
-#if defined(MODE_GROUP)
+#if defined(MODE_GROUP) && defined(ROW_CHUNKS)
+    g_row = tgl_group_index() / u_splits;
+    g_chunk = tgl_group_index() % u_splits;
+    uint row = g_row;
+    uint start = g_chunk * u_chunk + gl_LocalInvocationID.x, step = uint(WG_SIZE);
+    bool lead = gl_LocalInvocationID.x == 0u && g_chunk == 0u;
+    bool live = row < u_rows;
+    g_live = live;
+    if (!live) g_row = 0u;
+#elif defined(MODE_GROUP)
     uint row = tgl_group_index();
     uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
     bool lead = gl_LocalInvocationID.x == 0u;
@@ -229,7 +285,7 @@ void main() {
 
 #if defined(OP_SOFTMAX_BW) || defined(OP_LOG_SOFTMAX_BW)
     float acc = 0.0;
-    for (uint k = start; k < len; k += step) {
+    for (uint k = start; k < walk_end(0u, len); k += step) {
         ivec4 o = b4 + elem_offsets(k);
 #if defined(OP_LOG_SOFTMAX_BW)
         acc += g_at(o.y);
@@ -237,8 +293,9 @@ void main() {
         acc += g_at(o.y) * a_at(o.x);
 #endif
     }
-    float s = group_reduce(vec2(acc, 0.0), false, 0u).x;
-    for (uint k = start; k < len; k += step) {
+    float s = row_reduce(vec2(acc, 0.0), false, 0u, 0u).x;
+    ROW_STAGE_END(0u)
+    for (uint k = start; k < walk_end(1u, len); k += step) {
         ivec4 o = b4 + elem_offsets(k);
 #if defined(OP_LOG_SOFTMAX_BW)
         float v = g_at(o.y) - tgl_exp(a_at(o.x)) * s;
@@ -249,10 +306,18 @@ void main() {
     }
 
 #elif defined(OP_LN_BW) || defined(OP_RMS_BW)
+    // Stages (ROW_CHUNKS): 0 the sum of x (of x * x), LN: 1 the deviations', then the sums of g and
+    // g * xhat (S_M), then dx (S_DX).
+#if defined(OP_RMS_BW)
+#define S_M 1u
+#else
+#define S_M 2u
+#endif
+#define S_DX (S_M + 1u)
     float n = float(u_len);
     float mean = 0.0, var;
     float acc = 0.0;
-    for (uint k = start; k < len; k += step) {
+    for (uint k = start; k < walk_end(0u, len); k += step) {
         float v = a_at(b4.x + elem_offsets(k).x);
 #if defined(OP_RMS_BW)
         acc += v * v;
@@ -261,28 +326,35 @@ void main() {
 #endif
     }
 #if defined(OP_RMS_BW)
-    var = group_reduce(vec2(acc, 0.0), false, 0u).x / n;
+    var = row_reduce(vec2(acc, 0.0), false, 0u, 0u).x / n;
+    ROW_STAGE_END(0u)
 #else
-    mean = group_reduce(vec2(acc, 0.0), false, 0u).x / n;
+    mean = row_reduce(vec2(acc, 0.0), false, 0u, 0u).x / n;
+    ROW_STAGE_END(0u)
     // Two passes with the deviations' mean taken out (as norm.comp): stable for large means.
     vec2 dv = vec2(0.0);
-    for (uint k = start; k < len; k += step) {
+    for (uint k = start; k < walk_end(1u, len); k += step) {
         float d = a_at(b4.x + elem_offsets(k).x) - mean;
         dv += vec2(d, d * d);
     }
-    dv = group_reduce(dv, false, 1u) / n;
+    dv = row_reduce(dv, false, 1u, 1u) / n;
+    ROW_STAGE_END(1u)
     var = max(dv.y - dv.x * dv.x, 0.0);
     mean += dv.x;
 #endif
     float rstd = tgl_div(1.0, tgl_sqrt(var + u_eps));
 #if defined(STATS_OUT)
+#if defined(ROW_CHUNKS)
+    if (live && lead && u_stage == S_DX) {
+#else
     if (live && lead) {
+#endif
         s_data[u_stats_off + 2 * int(row)] = floatBitsToUint(mean);
         s_data[u_stats_off + 2 * int(row) + 1] = floatBitsToUint(rstd);
     }
 #endif
     vec2 m = vec2(0.0);  // sum g, sum g * xhat
-    for (uint k = start; k < len; k += step) {
+    for (uint k = start; k < walk_end(S_M, len); k += step) {
         ivec4 o = b4 + elem_offsets(k);
         float g = g_at(o.y);
 #if defined(HAS_GAMMA)
@@ -291,12 +363,13 @@ void main() {
         m += vec2(g, g * (a_at(o.x) - mean) * rstd);
     }
 #if defined(OP_RMS_BW)
-    m = group_reduce(m, false, 1u) / n;  // halves alternate: the previous reduction used 0
+    m = row_reduce(m, false, 1u, S_M) / n;  // halves alternate: the previous reduction used 0
     m.x = 0.0;
 #else
-    m = group_reduce(m, false, 0u) / n;
+    m = row_reduce(m, false, 0u, S_M) / n;
 #endif
-    for (uint k = start; k < len; k += step) {
+    ROW_STAGE_END(S_M)
+    for (uint k = start; k < walk_end(S_DX, len); k += step) {
         ivec4 o = b4 + elem_offsets(k);
         float g = g_at(o.y);
 #if defined(HAS_GAMMA)

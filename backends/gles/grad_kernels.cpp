@@ -106,17 +106,43 @@ struct Passes {
         if (!has_check) check = dev.device_check();
         has_check = true;
     }
-    // PASS_ROW's mode. Its invocations walk their row up to 4 times (one element in wg each in
-    // MODE_GROUP), with a tree of log2(wg) steps after each walk; there is no split of a row, so a
-    // longer row fails (RESOURCE_EXHAUSTED) on a device with a loop budget.
-    Defines row_mode() const {
-        int tree = 0;
-        while ((1 << tree) < wg) ++tree;
-        const uint64_t walk = p.len > kThreadRowMax ? ceil_div(uint64_t(p.len), uint64_t(wg)) : uint64_t(p.len);
-        check_loop_budget(dev, 4 * (loop_cost(walk) + loop_cost(uint64_t(tree))), call.info->name, "the walks over a row");
-        return {{p.len > kThreadRowMax ? "MODE_GROUP" : "MODE_THREAD", ""}};
+    // How PASS_ROW cuts a row. Its invocations walk their row (one element in wg each in
+    // MODE_GROUP) for each of the op's `reductions` (a tree of log2(wg) steps after each), then to
+    // store dx. Where that passes the loop budget, softmax, log_softmax, layer_norm and rms_norm
+    // backward cut the row into chunks (grad.comp's ROW_CHUNKS: a stage per reduction, then the
+    // store); cross_entropy (`cut` false: up to 4 walks and trees) fails (RESOURCE_EXHAUSTED).
+    RowChunks row_chunks(int reductions, bool cut) const {
+        const uint64_t len = uint64_t(p.len);
+        if (p.len <= kThreadRowMax) return {len, 1};  // MODE_THREAD: at most 32 elements a walk
+        if (cut) return plan_row_chunks(dev, call.info->name, len, wg, reductions + 1, reductions, reductions);
+        check_loop_budget(dev, 4 * (loop_cost(ceil_div(len, uint64_t(wg))) + tree_passes(wg)), call.info->name,
+                          "the walks over a row");
+        return {len, 1};
+    }
+    Defines row_mode(const RowChunks& rc) const {
+        Defines d = {{p.len > kThreadRowMax ? "MODE_GROUP" : "MODE_THREAD", ""}};
+        if (rc.splits > 1) d.emplace_back("ROW_CHUNKS", "");
+        return d;
+    }
+    // The words of the chunks' partials in the scratch (2 per reduction, row and chunk).
+    uint64_t chunk_words(const RowChunks& rc, int reductions) const {
+        return rc.splits > 1 ? 2 * uint64_t(reductions) * uint64_t(p.rows) * rc.splits : 0;
     }
     uint64_t row_groups() const { return p.len > kThreadRowMax ? uint64_t(p.rows) : ceil_div(uint64_t(p.rows), uint64_t(wg)); }
+    // The row pass `row`: one dispatch, or with chunks a dispatch per stage over every (row, chunk),
+    // the partials at word chunk_off of the scratch bound as B_S.
+    void add_rows(Dispatch row, const RowChunks& rc, int reductions, uint64_t chunk_off) {
+        if (rc.splits == 1) return add(row, row_groups());
+        count_u32(int64_t(chunk_off + chunk_words(rc, reductions)), "the scratch of the row chunks' partials");
+        row.uniforms.push_back(uniform_uint("u_splits", {uint32_t(rc.splits)}));
+        row.uniforms.push_back(uniform_uint("u_chunk", {uint32_t(rc.chunk)}));
+        row.uniforms.push_back(uniform_int("u_chunk_off", {int32_t(chunk_off)}));
+        for (int stage = 0; stage <= reductions; ++stage) {
+            Dispatch d = row;
+            d.uniforms.push_back(uniform_uint("u_stage", {uint32_t(stage)}));
+            add(d, uint64_t(p.rows) * rc.splits);
+        }
+    }
     void submit() {
         if (!ds.empty()) dev.submit(call.info->name, std::move(ds));
         ds.clear();
@@ -132,9 +158,12 @@ void softmax_backward(GlesDevice& dev, const OpCall& call) {
     Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
     Binding g = ps.view(call.inputs[1], operand_label(info, false, 1), R::kG);
     Binding d = ps.view(call.outputs[0], operand_label(info, true, 0), R::kD);
-    Defines ex = ps.row_mode();
+    const RowChunks rc = ps.row_chunks(1, true);  // the sum of dy * y (of dy), then dx
+    Defines ex = ps.row_mode(rc);
     ex.emplace_back(info.op == TGL_OP_LOG_SOFTMAX_BACKWARD ? "OP_LOG_SOFTMAX_BW" : "OP_SOFTMAX_BW", "");
-    ps.add(ps.make("PASS_ROW", {{"B_A", a}, {"B_G", g}, {"B_D", d}}, ex), ps.row_groups());
+    std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_G", g}, {"B_D", d}};
+    if (rc.splits > 1) binds.emplace_back("B_S", scratch_block(dev, call, ps.chunk_words(rc, 1), "the row chunks' partial sums"));
+    ps.add_rows(ps.make("PASS_ROW", binds, ex), rc, 1, 0);
     ps.submit();
 }
 
@@ -156,9 +185,14 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
     chunks = std::max<uint64_t>(1, ceil_div(rows, chunk_rows));
     const uint64_t gamma_off = 2, stats_off = gamma_off + (p.has_gamma ? len : 0);
     const uint64_t part_off = stats_off + (cols ? 2 * rows : 0);
-    const uint64_t words = part_off + (cols ? 2 * chunks * len : 0);
-    Binding sb = scratch_block(dev, call, words, "gamma in f32, each row's mean and rstd, the column sums");
-    const bool use_s = p.has_gamma || cols;
+    // The row pass's reductions: the mean (of squares, rms), layer_norm's deviations, the sums of
+    // g and g * xhat.
+    const int reductions = info.op == TGL_OP_RMS_NORM_BACKWARD ? 2 : 3;
+    const RowChunks rc = ps.row_chunks(reductions, true);
+    const uint64_t chunk_off = part_off + (cols ? 2 * chunks * len : 0);
+    const uint64_t words = chunk_off + ps.chunk_words(rc, reductions);
+    Binding sb = scratch_block(dev, call, words, "gamma in f32, each row's mean and rstd, the column sums, the row chunks' partials");
+    const bool use_s = p.has_gamma || cols || rc.splits > 1;
 
     if (p.has_gamma) {
         add_pack_f32(dev, call.inputs[2], operand_label(info, false, 2), sb, int32_t(gamma_off), ps.ds);
@@ -169,7 +203,7 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
         Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
         Binding g = ps.view(call.inputs[1], operand_label(info, false, 1), R::kG);
         Binding d = ps.view(call.outputs[0], operand_label(info, true, 0), R::kD);
-        Defines ex = ps.row_mode();
+        Defines ex = ps.row_mode(rc);
         ex.emplace_back(info.op == TGL_OP_RMS_NORM_BACKWARD ? "OP_RMS_BW" : "OP_LN_BW", "");
         if (p.has_gamma) ex.emplace_back("HAS_GAMMA", "");
         if (cols) ex.emplace_back("STATS_OUT", "");
@@ -178,7 +212,7 @@ void norm_backward(GlesDevice& dev, const OpCall& call) {
         Dispatch row = ps.make("PASS_ROW", binds, ex);
         set(row, "u_gamma_off", int32_t(gamma_off));
         set(row, "u_stats_off", int32_t(stats_off));
-        ps.add(row, ps.row_groups());
+        ps.add_rows(row, rc, reductions, chunk_off);
     }
     if (cols) {
         Binding a = sb, g = sb;  // no rows: never read
@@ -283,7 +317,7 @@ void ce_rows(Passes& ps, const Binding& sb, uint64_t row_lo, uint64_t all_rows) 
     const bool backward = info.op == TGL_OP_CROSS_ENTROPY_BACKWARD;
     if (ps.p.rows == 0) return;
     Binding a = ps.view(call.inputs[0], operand_label(info, false, 0), R::kA);
-    Defines ex = ps.row_mode();
+    Defines ex = ps.row_mode(ps.row_chunks(0, false));
     for (auto& e : ce_reduction(ps.p)) ex.push_back(e);
     ex.emplace_back(backward ? "OP_CE_BW" : "OP_CE", "");
     std::vector<std::pair<const char*, Binding>> binds = {{"B_A", a}, {"B_S", sb}};

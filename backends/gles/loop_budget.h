@@ -17,9 +17,11 @@
 // TGL_GLES_LIMITS=minimum, so that a GPU can run the same plans); elsewhere plans are unchanged.
 #pragma once
 
+#include "dispatch_util.h"
 #include "gles_device.h"
 #include "status.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tgl {
@@ -49,6 +51,42 @@ inline void check_loop_budget(const GlesDevice& dev, uint64_t cost, const char* 
 // top of `fixed` passes of its own (at least 1: a plan always makes progress).
 constexpr uint64_t loop_items_within(uint64_t budget, uint64_t per_item, uint64_t fixed = 1) {
     return fixed + per_item > budget ? 1 : (budget - fixed) / (per_item ? per_item : 1);
+}
+
+// The loop passes of a workgroup tree reduction over wg invocations (its halving loop is not
+// unrolled).
+inline uint64_t tree_passes(int wg) {
+    uint64_t n = 1;
+    for (int h = wg / 2; h > 0; h /= 2) ++n;
+    return n;
+}
+
+// How a row that a workgroup walks (wg invocations, each every wg-th element) is cut: `splits`
+// chunks of `chunk` elements (multiples of wg), a workgroup each, so that one invocation's loop
+// passes stay within loop_budget(dev): `walks` walks over its share of a chunk, `trees` tree
+// reductions and, where the row is cut, `merges` walks over the row's chunk partials (norm.comp's
+// ROW_CHUNKS, grad.comp's). {len, 1} where the whole row fits; fails (check_loop_budget) where even
+// chunks of one element per invocation do not.
+struct RowChunks {
+    uint64_t chunk, splits;
+};
+inline RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, int wg, int walks, int trees, int merges) {
+    const uint64_t budget = loop_budget(dev);
+    const uint64_t fixed = uint64_t(trees) * tree_passes(wg);
+    auto cost = [&](uint64_t chunk, uint64_t splits) {
+        const uint64_t walk = uint64_t(walks) * loop_cost(ceil_div(chunk, uint64_t(wg)));
+        return fixed + walk + (splits > 1 ? uint64_t(merges) * loop_cost(splits) : 0);
+    };
+    if (cost(len, 1) <= budget) return {len, 1};
+    // Elements per invocation with room for the partials' walks, then fewer while it does not fit.
+    uint64_t per = std::max<uint64_t>(1, loop_items_within(budget, uint64_t(walks), fixed + uint64_t(walks)));
+    RowChunks c{per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
+    while (per > 1 && cost(c.chunk, c.splits) > budget) {
+        per -= std::max<uint64_t>(1, per / 16);
+        c = {per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
+    }
+    check_loop_budget(dev, cost(c.chunk, c.splits), op, "the walk over one row's elements");
+    return c;
 }
 
 }  // namespace gles

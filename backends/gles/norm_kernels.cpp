@@ -75,40 +75,6 @@ int row_loops(tgl_op op, bool sum_only) {
     }
 }
 
-// The loop passes of a workgroup tree reduction over wg invocations (its halving loop is not
-// unrolled); norm.comp makes up to three per pass.
-uint64_t tree_passes(int wg) {
-    uint64_t n = 1;
-    for (int h = wg / 2; h > 0; h /= 2) ++n;
-    return n;
-}
-
-// How a row of MODE_GROUP's general path is cut: `splits` chunks of `chunk` elements (multiples
-// of wg), so that one invocation's loop passes stay within loop_budget(dev): `loops` walks over its
-// share of a chunk, the tree reductions and, where the row is cut, the walk over the row's
-// partials. Fails where even chunks of one element per invocation do not fit.
-struct RowChunks {
-    uint64_t chunk, splits;
-};
-RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, int wg, int loops) {
-    const uint64_t budget = loop_budget(dev);
-    const uint64_t fixed = 3 * tree_passes(wg);
-    auto cost = [&](uint64_t chunk, uint64_t splits) {
-        const uint64_t walk = uint64_t(loops) * loop_cost(ceil_div(chunk, uint64_t(wg)));
-        return fixed + walk + (splits > 1 ? 2 * loop_cost(splits) : 0);
-    };
-    if (cost(len, 1) <= budget) return {len, 1};
-    // Elements per invocation with room for the partials' walk, then fewer while it does not fit.
-    uint64_t per = std::max<uint64_t>(1, loop_items_within(budget, uint64_t(loops), fixed + uint64_t(loops)));
-    RowChunks c{per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
-    while (per > 1 && cost(c.chunk, c.splits) > budget) {
-        per -= std::max<uint64_t>(1, per / 16);
-        c = {per * uint64_t(wg), ceil_div(len, per * uint64_t(wg))};
-    }
-    check_loop_budget(dev, cost(c.chunk, c.splits), op, "the walk over one row's elements");
-    return c;
-}
-
 }  // namespace
 
 void run_norm(GlesDevice& dev, const OpCall& call) {
@@ -123,7 +89,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     const bool group = p.len > kThreadRowMax;
     // Rows cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
     // budget; with statistics, each chunk's partials (2 floats) follow the params in scratch.
-    const RowChunks rc = group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false)) : RowChunks{len, 1};
+    const RowChunks rc = group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false), 3, 2) : RowChunks{len, 1};
     const bool chunk_stats = rc.splits > 1 && info.op != TGL_OP_BATCH_NORM;
 
     // Params, packed as f32 into one scratch block (one block instead of up to four).

@@ -156,19 +156,28 @@ TEST_F(GradDiff, CrossEntropy) {
             }
 }
 
-// A row of 2^23 + 1024: each invocation of a GLES row workgroup walks it twice (32,772 passes each),
-// past llvmpipe's 65,535 (TGL_OK over a wrong result before). No split of the row exists: the
-// subject refuses it (RESOURCE_EXHAUSTED) or computes it right.
-TEST_F(GradDiff, SoftmaxBackwardRowPastTheLoopBudget) {
-    MultiSpec s;
-    s.op = TGL_OP_SOFTMAX_BACKWARD;
-    const Shape row = {(int64_t(1) << 23) + 1024};
-    s.inputs = {input_values(F32, row, random_values(row[0], rng_, float_values(F32, 0, 1e-6))),
-                input_values(F32, row, random_values(row[0], rng_, float_values(F32, -1, 1)))};
-    s.outputs = {output_of(F32, row)};
-    s.tolerance = {tol_row(F32)};
-    s.what = "softmax_backward of one row of 2^23 + 1024";
-    check_or_loop_refusal(s);
+// Rows past one invocation's loop budget (llvmpipe cuts an invocation's loops short after 65,535
+// passes: TGL_OK over a wrong result before, then a refusal): where loops are limited the GLES row
+// pass cuts them into chunks, a workgroup each, in a stage per reduction. softmax_backward of one
+// row of 2^23 + 1024 (two walks of 32,772 per invocation of a 256-wide workgroup), log_softmax_backward
+// of a row of 2^22 + 5 with a scale, layer_norm_backward (4 walks; mean 50, gamma, dgamma, dbeta)
+// of 2 rows and rms_norm_backward (3 walks; gamma, dgamma) of one row of 3 * 2^20 + 5.
+TEST_F(GradDiff, RowsPastTheLoopBudget) {
+    const int64_t big = (int64_t(1) << 23) + 1024, mid = (int64_t(1) << 22) + 5, m = 3 * (int64_t(1) << 20) + 5;
+    check_op(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {big}, rng_, 0, 1e-6, false), rand_input(F32, {big}, rng_, -1, 1, false)},
+             {output_of(F32, {big})}, {tol_row(F32)}, "softmax_backward of one row of 2^23 + 1024");
+    tgl_softmax_params sp{sizeof(tgl_softmax_params), -1, 0.5f, 0};
+    check_op(TGL_OP_LOG_SOFTMAX_BACKWARD, param_bytes(sp),
+             {rand_input(F32, {mid}, rng_, -30, -10, false), rand_input(F32, {mid}, rng_, -1, 1, false)}, {output_of(F32, {mid})},
+             {tol_row(F32)}, "log_softmax_backward of a row of 2^22 + 5");
+    tgl_layer_norm_params lp{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0};
+    check_op(TGL_OP_LAYER_NORM_BACKWARD, param_bytes(lp),
+             {rand_input(F32, {2, m}, rng_, 47, 53, false), rand_input(F32, {2, m}, rng_, -1, 1, false), rand_input(F32, {m}, rng_, -2, 2, false)},
+             {output_of(F32, {2, m}), output_of(F32, {m}), output_of(F32, {m})}, {tol_row(F32), tol_red(F32), tol_red(F32)},
+             "layer_norm_backward of 2 rows of 3 * 2^20 + 5 around 50");
+    check_op(TGL_OP_RMS_NORM_BACKWARD, param_bytes(lp),
+             {rand_input(F32, {1, m}, rng_, -3, 3, false), rand_input(F32, {1, m}, rng_, -1, 1, false), rand_input(F32, {m}, rng_, -2, 2, false)},
+             {output_of(F32, {1, m}), output_of(F32, {m})}, {tol_row(F32), tol_red(F32)}, "rms_norm_backward of one row of 3 * 2^20 + 5");
 }
 
 TEST_F(GradDiff, Empty) {
