@@ -19,11 +19,16 @@
 // the row is read once into registers (PER vec4 per invocation) and written once.
 // ROW_CHUNKS (with MODE_GROUP, not ROW_VEC4): rows too long for one invocation's loop budget
 // (backends/gles/loop_budget.h) are cut into u_splits chunks of u_chunk elements, a workgroup per
-// (row, chunk): workgroup g = row * u_splits + chunk. SUM_ONLY and STATS_NONE just walk their
+// (row, chunk): workgroup g = row * u_piece_splits + chunk. SUM_ONLY and STATS_NONE just walk their
 // chunk. The others take two passes: CHUNK_STATS stores each chunk's partial statistics at
 // p_data[u_part + 2 g] (softmax: the chunk's max m_c and sum of exp(v - m_c); mean/var: the
 // chunk's mean and sum of squared deviations; mean of squares: the sum of squares), then
 // CHUNK_APPLY merges the row's partials (Chan et al. for the variance) and writes its chunk.
+// A row larger than one storage-block window runs in pieces of whole chunks (window_split.cpp), the
+// call's x and y a piece of the row: the piece's chunks are chunks [u_chunk_lo, u_chunk_lo +
+// u_piece_splits) of the row's u_splits, which has u_row_len elements (u_len: the piece's); every
+// piece's CHUNK_STATS runs before any CHUNK_APPLY. Whole rows: u_chunk_lo 0, u_piece_splits =
+// u_splits, u_row_len = u_len.
 // The params (gamma, beta, mean, var) come as f32 in p_data, copied there by the pack pass (pack.comp).
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
@@ -67,6 +72,9 @@ layout(std430, binding = B_P) readonly buffer PBuffer { float p_data[]; };
 uniform uint u_splits;
 uniform uint u_chunk;
 uniform int u_part;
+uniform uint u_chunk_lo;
+uniform uint u_piece_splits;
+uniform uint u_row_len;
 #endif
 
 uniform uint u_rows;
@@ -358,17 +366,17 @@ void main() {
 
 #if defined(ROW_CHUNKS) && (defined(CHUNK_STATS) || defined(CHUNK_APPLY))
 // Elements of chunk c of a row.
-float chunk_count(uint c) { return float(min(u_chunk, u_len - c * u_chunk)); }
+float chunk_count(uint c) { return float(min(u_chunk, u_row_len - c * u_chunk)); }
 #endif
 void main() {
 #if defined(MODE_GROUP) && defined(ROW_CHUNKS)
     uint g = tgl_group_index();
-    uint row = g / u_splits, lo = g % u_splits * u_chunk;
+    uint row = g / u_piece_splits, ci = g % u_piece_splits, lo = ci * u_chunk;
     uint start = lo + gl_LocalInvocationID.x, step = uint(WG_SIZE);
     // No early return: every invocation must reach the barriers; an out-of-range row has no elements.
     uint len = row < u_rows ? min(lo + u_chunk, u_len) : 0u;
-    int part = u_part + 2 * int(g);                // this chunk's partial (CHUNK_STATS)
-    int parts = u_part + 2 * int(row * u_splits);  // the row's first (CHUNK_APPLY)
+    int part = u_part + 2 * int(row * u_splits + u_chunk_lo + ci);  // this chunk's partial (CHUNK_STATS)
+    int parts = u_part + 2 * int(row * u_splits);                  // the row's first (CHUNK_APPLY)
 #elif defined(MODE_GROUP)
     uint row = tgl_group_index();
     uint start = gl_LocalInvocationID.x, step = uint(WG_SIZE);
@@ -386,6 +394,8 @@ void main() {
     float n = float(u_len);
 #if defined(CHUNK_STATS)
     n = float(len) - float(lo);  // the chunk's statistics
+#elif defined(CHUNK_APPLY)
+    n = float(u_row_len);  // the whole row's (of which the call may hold a piece)
 #endif
 
 #if defined(SUM_ONLY)

@@ -301,6 +301,26 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece);
 void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
                             std::vector<Dispatch>& ds);
 void run_norm(GlesDevice& dev, const OpCall& call);
+// norm_kernels.cpp, for a softmax, log_softmax, layer_norm or rms_norm row larger than one window
+// (window_split.cpp): the row runs in pieces of whole chunks of norm.comp's ROW_CHUNKS. The plan:
+// the chunk (within the loop budget, at most max_piece elements), the chunks of a piece, the
+// chunks of the row. Every piece's stats pass, then every piece's apply pass, each a run_norm with
+// its NormRowPiece; the scratch (norm_row_piece_words of the whole op's call) holds every piece's
+// partial statistics, then the params of the piece applied.
+struct NormRowPieces {
+    uint64_t chunk, chunks_per_piece, splits;
+};
+NormRowPieces plan_norm_row_pieces(const GlesDevice& dev, const OpInfo& info, uint64_t row_len, uint64_t max_piece);
+uint64_t norm_row_piece_words(const OpCall& call, const NormRowPieces& plan);
+struct NormRowPiece {
+    const NormRowPieces* plan = nullptr;
+    BufferRef scratch;
+    uint64_t scratch_bytes = 0;
+    uint64_t chunk_lo = 0;  // the piece's first chunk of the row
+    uint64_t row_len = 0;   // the whole row's elements
+    bool stats = true;      // the stats pass (else the apply pass)
+};
+void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece);
 void run_layout(GlesDevice& dev, const OpCall& call);
 // index_kernels.cpp. A piece of gather/index_select/scatter/scatter_add run in pieces
 // (window_split.cpp): the whole index tensor was checked under `check` already (add_index_check),

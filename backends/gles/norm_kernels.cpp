@@ -75,9 +75,33 @@ int row_loops(tgl_op op, bool sum_only) {
     }
 }
 
+int present_params(const NormPlan& p) {
+    int n = 0;
+    for (int in : p.param_input) n += in >= 0;
+    return n;
+}
+
 }  // namespace
 
-void run_norm(GlesDevice& dev, const OpCall& call) {
+NormRowPieces plan_norm_row_pieces(const GlesDevice& dev, const OpInfo& info, uint64_t row_len, uint64_t max_piece) {
+    const int wg = dev.workgroup_size();
+    const int loops = row_loops(info.op, false);
+    // The budget's chunk, at most a piece; whole workgroups of elements where a piece has more.
+    uint64_t chunk = std::min(plan_row_chunks(dev, info.name, row_len, wg, loops, 3, 2).chunk, std::max<uint64_t>(max_piece, 1));
+    if (chunk > uint64_t(wg)) chunk -= chunk % uint64_t(wg);
+    NormRowPieces r{chunk, std::max<uint64_t>(1, max_piece / chunk), ceil_div(row_len, chunk)};
+    check_loop_budget(dev, 3 * tree_passes(wg) + uint64_t(loops) * loop_cost(ceil_div(chunk, uint64_t(wg))) + 2 * loop_cost(r.splits),
+                      info.name, "the walk over one row's elements and its pieces' partial statistics");
+    return r;
+}
+
+uint64_t norm_row_piece_words(const OpCall& call, const NormRowPieces& plan) {
+    return 2 * uint64_t(call.norm().rows) * plan.splits + uint64_t(present_params(call.norm())) * plan.chunks_per_piece * plan.chunk;
+}
+
+void run_norm(GlesDevice& dev, const OpCall& call) { run_norm(dev, call, nullptr); }
+
+void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece) {
     const NormPlan& p = call.norm();
     const OpInfo& info = *call.info;
     const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
@@ -86,33 +110,46 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     const std::string dtype = str(call.dtype);
     std::vector<Dispatch> dispatches;
 
-    const bool group = p.len > kThreadRowMax;
+    // A piece of a row (window_split.cpp) is always chunked: its chunks' partials meet the other
+    // pieces' in piece->scratch.
+    const bool group = p.len > kThreadRowMax || piece;
     // Rows cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
     // budget; with statistics, each chunk's partials (2 floats) follow the params in scratch.
-    const RowChunks rc = group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false), 3, 2) : RowChunks{len, 1};
-    const bool chunk_stats = rc.splits > 1 && info.op != TGL_OP_BATCH_NORM;
+    const RowChunks rc = piece   ? RowChunks{piece->plan->chunk, ceil_div(len, piece->plan->chunk)}
+                         : group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false), 3, 2)
+                                 : RowChunks{len, 1};
+    const bool chunked = rc.splits > 1 || piece;
+    const bool chunk_stats = chunked && info.op != TGL_OP_BATCH_NORM;
+    const uint64_t splits = piece ? piece->plan->splits : rc.splits;  // of the whole row
 
-    // Params, packed as f32 into one scratch block (one block instead of up to four).
-    bool any_param = false;
-    for (int in : p.param_input) any_param = any_param || in >= 0;
+    // Params, packed as f32 into one scratch block (one block instead of up to four), then the
+    // chunks' partials; a piece of a row: the partials (of every piece), then its params.
+    const bool any_param = present_params(p) > 0;
     Binding pb;
     int32_t param_off[NormPlan::kParams] = {};
     const uint64_t plen = any_param ? count_u32(p.param_len, "a param operand") : 0;
-    const uint64_t part_off = uint64_t(NormPlan::kParams) * plen;
-    const uint64_t scratch_floats = part_off + (chunk_stats ? 2 * uint64_t(rows) * rc.splits : 0);
+    const uint64_t partial_words = chunk_stats ? 2 * uint64_t(rows) * splits : 0;
+    const uint64_t params_off = piece ? partial_words : 0;
+    const uint64_t part_off = piece ? 0 : uint64_t(present_params(p)) * plen;
+    const uint64_t scratch_floats = part_off + partial_words + (piece ? uint64_t(present_params(p)) * plen : 0);
     if (scratch_floats > 0) {
         count_u32(int64_t(scratch_floats), "the scratch of a normalization (params and row chunks' statistics)");
-        BufferRef scratch = dev.scratch(scratch_floats * 4);
+        BufferRef scratch = piece ? piece->scratch : dev.scratch(scratch_floats * 4);
+        if (piece && scratch_floats * 4 > piece->scratch_bytes)
+            fail(TGL_ERROR_INTERNAL, "op '%s': a piece of a row needs %llu scratch bytes, %llu were planned", info.name,
+                 (unsigned long long)(scratch_floats * 4), (unsigned long long)piece->scratch_bytes);
         pb.keep = scratch;
         pb.name = static_cast<GlesBuffer&>(*scratch).name();
-        pb.size = int64_t(scratch_floats * 4);
+        pb.size = int64_t(piece ? piece->scratch_bytes : scratch_floats * 4);
     }
-    if (any_param) {
+    if (any_param && !(piece && piece->stats)) {  // a piece's stats pass reads no params
+        uint64_t at = params_off;
         for (int k = 0; k < NormPlan::kParams; ++k) {
             if (p.param_input[k] < 0) continue;
             const TensorArg& t = call.inputs[size_t(p.param_input[k])];
             const std::string label = operand_label(info, false, uint32_t(p.param_input[k]));
-            param_off[k] = int32_t(k * plen);
+            param_off[k] = int32_t(at);
+            at += plen;
             add_pack_f32(dev, t, label, pb, param_off[k], dispatches);
         }
     }
@@ -171,7 +208,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         // ROW_VEC4: f32 rows with statistics, contiguous and starting 16-byte aligned in every
         // operand read or written as vec4 (x, y, and r, s where bound).
         int row_wg = wg, per = 0;
-        bool vec4 = group && !split && rc.splits == 1 && call.dtype == TGL_DTYPE_F32 && info.op != TGL_OP_BATCH_NORM &&
+        bool vec4 = group && !split && !chunked && call.dtype == TGL_DTYPE_F32 && info.op != TGL_OP_BATCH_NORM &&
                     inner.size() == 1 && row_vec4_shape(dev, len, &row_wg, &per);
         for (int role : {int(NormPlan::kX), int(NormPlan::kY), int(NormPlan::kR), int(NormPlan::kS)}) {
             if (!vec4 || (role == NormPlan::kR && !p.has_r) || (role == NormPlan::kS && !p.has_s)) continue;
@@ -188,12 +225,15 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
         defines.emplace_back("OUTER_RANK", str(long(outer.size())));
         defines.emplace_back("INNER_RANK", str(long(inner.size())));
-        if (rc.splits > 1) {
+        if (chunked) {
             defines.emplace_back("ROW_CHUNKS", "");
             if (chunk_stage && !sum_only) defines.emplace_back(chunk_stage, "");
-            base.uniforms.push_back(uniform_uint("u_splits", {uint32_t(rc.splits)}));
+            base.uniforms.push_back(uniform_uint("u_splits", {uint32_t(splits)}));
             base.uniforms.push_back(uniform_uint("u_chunk", {uint32_t(rc.chunk)}));
             base.uniforms.push_back(uniform_int("u_part", {to_i32(int64_t(part_off), "the offset of the row chunks' statistics")}));
+            base.uniforms.push_back(uniform_uint("u_chunk_lo", {uint32_t(piece ? piece->chunk_lo : 0)}));
+            base.uniforms.push_back(uniform_uint("u_piece_splits", {uint32_t(rc.splits)}));
+            base.uniforms.push_back(uniform_uint("u_row_len", {count_u32(int64_t(piece ? piece->row_len : len), "a row of inputs[0] (x)")}));
         }
         base.program = dev.program("norm.comp", defines);
         base.uniforms.push_back(uniform_uint("u_rows", {rows}));
@@ -207,12 +247,13 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_int("u_var_off", {param_off[NormPlan::kVar]}));
         role_dim_uniforms(outer, "u_outer_shape", "u_outer_stride", base);
         role_dim_uniforms(inner, "u_inner_shape", "u_inner_stride", base);
-        if (uint64_t(rows) * rc.splits > uint64_t(INT32_MAX))
+        if (uint64_t(rows) * splits > uint64_t(INT32_MAX))
             fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': %llu rows x %llu chunks exceed the 32-bit workgroup index", info.name,
-                 (unsigned long long)rows, (unsigned long long)rc.splits);
+                 (unsigned long long)rows, (unsigned long long)splits);
         add_chunks(dev, base, group ? uint64_t(rows) * rc.splits : ceil_div(rows, uint64_t(wg)), dispatches);
     };
     auto add_normalize = [&](bool x_is_s) {
+        if (piece) return add_pass(false, x_is_s, piece->stats ? "CHUNK_STATS" : "CHUNK_APPLY");
         if (chunk_stats) add_pass(false, x_is_s, "CHUNK_STATS");
         add_pass(false, x_is_s, chunk_stats ? "CHUNK_APPLY" : nullptr);
     };

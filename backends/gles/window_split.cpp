@@ -38,6 +38,10 @@
 //     any piece writes.
 //   Route (concat, split, stack along their joined axis; linear_qkv's outputs, each a linear over
 //     its rows of W): one piece per routed operand, with its part of the whole.
+//   RowPieces (the row of softmax, log_softmax, layer_norm and rms_norm over one axis, where no
+//     other cut shrinks an operand): pieces of whole chunks of norm.comp's ROW_CHUNKS; every
+//     piece's chunks store their partial statistics into one scratch, then every piece merges the
+//     row's partials and writes its part (Splitter::row_pieces, run_norm with a NormRowPiece).
 //   Combine (a reduced axis of sum, mean, max, min, prod, logsumexp, norm, any, all, var, std):
 //     each piece reduces its part into a scratch tensor of partial results, which the same
 //     reduction (sum for mean, then a division by the count) reduces into y; f16 parts are widened
@@ -81,7 +85,7 @@ struct Piece {
 };
 
 struct CutAxis {
-    enum Kind { Independent, Accumulate, Combine, Window, Route };
+    enum Kind { Independent, Accumulate, Combine, Window, Route, RowPieces };
     Kind kind = Independent;
     int64_t extent = 0;
     std::vector<int> axis;  // per operand: the operand's axis that follows this one; -1: not cut
@@ -483,11 +487,26 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     [[maybe_unused]] const auto [ops, n, n_in, op] = parts_of(p);
     [[maybe_unused]] const auto add = adder(cuts);
     const TensorArg& x = ops[0];
+    // The row itself, in pieces (RowPieces), where it runs along one axis: every operand's axis
+    // that follows it.
+    auto row_pieces = [&](uint32_t along) {
+        int d = -1;
+        for (int a = 0; a < x.rank; ++a)
+            if (along == 1u << a) d = a;
+        if (d < 0) return;
+        std::vector<int> axis(n, -1);
+        for (size_t k = 0; k < n; ++k)
+            if (ops[k].present()) axis[k] = broadcast_axis(ops[k], x.rank, d, x.shape[d]);
+        add(CutAxis::RowPieces, x.shape[d], axis);
+    };
     if (op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX) {
-        row_cuts(p, along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis), cuts);
+        const uint32_t along = along_axis(x, read_params(p, tgl_softmax_params{0, -1, 1.0f, 0}).axis);
+        row_cuts(p, along, cuts);
+        row_pieces(along);
     } else if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM || op == TGL_OP_ADD_LAYER_NORM ||
                op == TGL_OP_ADD_RMS_NORM) {
         row_cuts(p, along_norm_dims(p), cuts);
+        if (op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM) row_pieces(along_norm_dims(p));
     } else {  // group_norm: the batch axis (a group's statistics need all of it); batch_norm:
               // every axis, its per-channel operands (C) along the channel axis (1)
         const bool batch_norm = op == TGL_OP_BATCH_NORM;
@@ -913,11 +932,18 @@ const char* grad_refusal(const Piece& p, const TensorArg&) {
 
 // ArgReduce, Scan, Select, Normalize.
 const char* rows_refusal(const Piece& p, const TensorArg&) {
-    return p.info->op == TGL_OP_GROUP_NORM
+    const tgl_op op = p.info->op;
+    return op == TGL_OP_GROUP_NORM
               ? "group_norm is cut along the batch axis only (a group's statistics span its channels and "
                 "positions), so one sample must fit one window"
-          : p.info->op == TGL_OP_BATCH_NORM
+          : op == TGL_OP_BATCH_NORM
               ? kNoCutFits
+          : op == TGL_OP_SOFTMAX || op == TGL_OP_LOG_SOFTMAX || op == TGL_OP_LAYER_NORM || op == TGL_OP_RMS_NORM
+              ? "a row is run in pieces only along one axis (layer_norm and rms_norm: n_norm_dims 1), and "
+                "elsewhere the op needs each of its rows in one window, with only the other axes cut"
+          : p.info->family == OpFamily::Normalize
+              ? "add_layer_norm and add_rms_norm need each of their rows in one window (only the other axes "
+                "are cut)"
               : "the op needs each of its rows (the elements along the axes it works on) in one window, and "
                 "only the other axes are cut";
 }
@@ -1029,15 +1055,24 @@ private:
     }
 
     // The cut that shrinks operand k most (the first, outermost, of equals); null: none shrinks it.
+    // A row in pieces (RowPieces) only where no other cut shrinks it by a quarter.
     const CutAxis* best_cut(const Piece& p, const std::vector<CutAxis>& cuts, size_t k) {
-        const CutAxis* best = nullptr;
-        int64_t best_bytes = dev_.window_bytes(bound(p, k));
-        for (const CutAxis& c : cuts) {
-            if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
-            const int64_t half = dev_.window_bytes(halved(p, c, k));
-            if (half < best_bytes) best = &c, best_bytes = half;
+        const int64_t whole = dev_.window_bytes(bound(p, k));
+        const CutAxis* other = nullptr;
+        for (bool row_pieces : {false, true}) {
+            const CutAxis* best = nullptr;
+            int64_t best_bytes = whole;
+            for (const CutAxis& c : cuts) {
+                if (c.axis[k] < 0 || (c.kind == CutAxis::Route && c.routed[k])) continue;  // a routed operand stays whole
+                if ((c.kind == CutAxis::RowPieces) != row_pieces) continue;
+                const int64_t half = dev_.window_bytes(halved(p, c, k));
+                if (half < best_bytes) best = &c, best_bytes = half;
+            }
+            if (row_pieces && best) return best;
+            if (!row_pieces && best && best_bytes <= whole / 4 * 3) return best;
+            if (!row_pieces) other = best;
         }
-        return best;
+        return other;
     }
 
     // A piece whose operands fit. Where its own plan needs more than a window (attention's scratch
@@ -1081,6 +1116,7 @@ private:
     void cut_into(const Piece& p, const CutAxis& cut, int64_t count) {
         if (cut.kind == CutAxis::Combine) return combine(p, cut, count);
         if (cut.kind == CutAxis::Route) return route(p, cut);
+        if (cut.kind == CutAxis::RowPieces) return row_pieces(p, cut, count);
         std::vector<BufferRef> partials(cut.summed.size());  // of the outputs summed over the cut axis
         for (size_t k = 0; k < cut.summed.size(); ++k)
             if (cut.summed[k]) partials[k] = dev_.internal_buffer(uint64_t(count * p.operands[k].numel * 4));
@@ -1248,6 +1284,43 @@ private:
     // the partial results and their reduction are f32 and y is rounded once, at the end, as the op
     // promises. var/std: each part's mean and variance, combined as Chan et al. (the parts' means'
     // spread added to their mean variance, weighted by the parts' sizes).
+    // A row in pieces of about extent / count elements (RowPieces): whole chunks of the row pass
+    // (plan_norm_row_pieces), every piece's stats pass, then every piece's apply pass, with one
+    // scratch of the partials (and the params of the piece applied) that must fit one window.
+    // Each piece must fit as it is (it is not cut further).
+    void row_pieces(const Piece& p, const CutAxis& cut, int64_t count) {
+        const OpCall whole = planned(p);
+        if (whole.noop) return;
+        const uint64_t row_len = uint64_t(cut.extent), max_words = uint64_t(max_) / 4;
+        // Half a window for the params of a piece (up to 2 of them), half for the partials.
+        const uint64_t max_piece = std::min<uint64_t>(row_len / uint64_t(count), std::max<uint64_t>(1, max_words / 4));
+        const NormRowPieces plan = plan_norm_row_pieces(dev_, *p.info, row_len, max_piece);
+        const uint64_t words = norm_row_piece_words(whole, plan);
+        if (words > max_words)
+            fail(TGL_ERROR_RESOURCE_EXHAUSTED,
+                 "op '%s': run in pieces of its rows, it needs %llu bytes of partial statistics and params in one "
+                 "shader storage block, past this device's window of %lld bytes (%llu rows of %llu chunks)",
+                 p.info->name, (unsigned long long)(words * 4), (long long)max_, (unsigned long long)whole.norm().rows,
+                 (unsigned long long)plan.splits);
+        NormRowPiece rp;
+        rp.plan = &plan;
+        rp.scratch = dev_.internal_buffer(words * 4);
+        rp.scratch_bytes = words * 4;
+        rp.row_len = row_len;
+        const uint64_t piece_len = plan.chunks_per_piece * plan.chunk;
+        for (bool stats : {true, false})
+            for (uint64_t lo = 0; lo < row_len; lo += piece_len) {
+                Piece part = p;
+                for (size_t k = 0; k < p.operands.size(); ++k)
+                    if (cut.axis[k] >= 0)
+                        part.operands[k] = cut_view(p.operands[k], cut.axis[k], int64_t(lo), int64_t(std::min(row_len, lo + piece_len)));
+                const OpCall call = planned(part);
+                rp.stats = stats;
+                rp.chunk_lo = lo / plan.chunk;
+                dev_.submit(p.info->name, dev_.capture([&] { run_norm(dev_, call, &rp); }));
+            }
+    }
+
     void combine(const Piece& p, const CutAxis& cut, int64_t count) {
         const TensorArg& x = p.operands[0];
         const TensorArg& y = p.operands[p.n_inputs];
