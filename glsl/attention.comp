@@ -28,6 +28,10 @@
 //                 invocations accumulate dv += p do and dk += ds q in registers.
 //   PASS_DQ       backward: one workgroup per (batch, kv head, tile of BQ rows): loop over key
 //                 tiles, ds into shared memory, dq += ds k in registers.
+//                 WALK_SPLIT (both backward passes, where the walk passes the loop budget): a
+//                 dispatch walks tiles [u_walk_lo, u_walk_hi) of the loop only, starting from the
+//                 f32 accumulators the previous one left in S_BUF at u_sacc (bit 0 of u_carry) and
+//                 leaving them there (bit 1) instead of storing dq (dk, dv): bit for bit one walk.
 // Every float is f32 inside; operands of DTYPE (f32/f16/bf16) are read and written through uint words.
 // The backward reads q, k, v, do, lse and delta from their f32 copies in the scratch block
 // (contiguous: row-major (B, H, S, C)); mask, dq, dk, dv keep their own dtype and strides.
@@ -675,6 +679,12 @@ uniform int u_sdelta;
 uniform int u_dq[5];
 uniform int u_dk[5];
 uniform int u_dv[5];
+#if defined(WALK_SPLIT)
+uniform int u_walk_lo;
+uniform int u_walk_hi;
+uniform uint u_carry;
+uniform int u_sacc;
+#endif
 
 // Rows padded by one float (no bank conflicts where consecutive invocations walk different rows).
 #define Q_W (HD + 1)
@@ -756,7 +766,17 @@ void main() {
     float dk[NACC_D], dv[NACC_V];
     for (int u = 0; u < NACC_D; ++u) dk[u] = 0.0;
     for (int u = 0; u < NACC_V; ++u) dv[u] = 0.0;
-    for (int r0 = 0; r0 < rows; r0 += BQ) {
+#if defined(WALK_SPLIT)
+    int acc_at = u_sacc + (int(wg) * WG_SIZE + tid) * (NACC_D + NACC_V);
+    if ((u_carry & 1u) != 0u) {
+        for (int u = 0; u < NACC_D; ++u) dk[u] = LDF(S_BUF, acc_at + u);
+        for (int u = 0; u < NACC_V; ++u) dv[u] = LDF(S_BUF, acc_at + NACC_D + u);
+    }
+    int r_begin = u_walk_lo * BQ, r_end = min(rows, u_walk_hi * BQ);
+#else
+    int r_begin = 0, r_end = rows;
+#endif
+    for (int r0 = r_begin; r0 < r_end; r0 += BQ) {
         if (!tile_sees(r0, min(r0 + BQ, rows) - 1, j0, j0 + BK)) continue;  // uniform: no row sees these keys
         barrier();  // the previous tile's readers are done
         load_rows(tid, b, kvh, r0, rows);
@@ -784,6 +804,13 @@ void main() {
             }
         }
     }
+#if defined(WALK_SPLIT)
+    if ((u_carry & 2u) != 0u) {
+        for (int u = 0; u < NACC_D; ++u) STF(S_BUF, acc_at + u, dk[u]);
+        for (int u = 0; u < NACC_V; ++u) STF(S_BUF, acc_at + NACC_D + u, dv[u]);
+        return;
+    }
+#endif
     int j = j0 + kr;
     if (kr >= BK || j >= u_Skv) return;
     for (int u = 0; u < NACC_D; ++u) {
@@ -814,7 +841,15 @@ void main() {
     int r = tid / TPR, lane = tid % TPR;
     float dq[NACC_D];
     for (int u = 0; u < NACC_D; ++u) dq[u] = 0.0;
-    for (int j0 = kv_begin; j0 < kv_end; j0 += BK) {
+#if defined(WALK_SPLIT)
+    int acc_at = u_sacc + (int(wg) * WG_SIZE + tid) * NACC_D;
+    if ((u_carry & 1u) != 0u)
+        for (int u = 0; u < NACC_D; ++u) dq[u] = LDF(S_BUF, acc_at + u);
+    int j_begin = kv_begin + u_walk_lo * BK, j_end = min(kv_end, kv_begin + u_walk_hi * BK);
+#else
+    int j_begin = kv_begin, j_end = kv_end;
+#endif
+    for (int j0 = j_begin; j0 < j_end; j0 += BK) {
         barrier();
         load_keys(tid, b, kvh, j0);
         memoryBarrierShared();
@@ -835,6 +870,12 @@ void main() {
             }
         }
     }
+#if defined(WALK_SPLIT)
+    if ((u_carry & 2u) != 0u) {
+        for (int u = 0; u < NACC_D; ++u) STF(S_BUF, acc_at + u, dq[u]);
+        return;
+    }
+#endif
     int rho = r0 + r;
     if (r >= BQ || rho >= rows) return;
     for (int u = 0; u < NACC_D; ++u) {

@@ -460,8 +460,35 @@ void Ctx::backward() {
     const int64_t nq = p.B * p.Hq * p.Sq;
     const int64_t sq = 0, sk = sq + nq * p.D, sv = sk + p.B * p.Hkv * p.Skv * p.D;
     const int64_t sdo = sv + p.B * p.Hkv * p.Skv * p.Dv, slse = sdo + nq * p.Dv, sdelta = slse + nq;
-    const int64_t total = std::max<int64_t>(1, sdelta + nq);
-    make_scratch(total, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta)");
+    // The tiles (below) first: where a walk passes the loop budget, its accumulators follow in the scratch.
+    // One tile size T for rows and keys: 2T(D + Dv + 2) + 2T^2 floats of shared memory.
+    // (no larger than the longer of the two sequences: small problems get small workgroups)
+    int64_t t = std::min<int64_t>(32, pow2_ceil(std::max<int64_t>({p.G * p.Sq, p.Skv, 1})));
+    while (t > 1 && (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget || t > wg_cap)) t /= 2;
+    if (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget)
+        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
+             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
+    const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
+    const int64_t wg = t * tpr;
+    const int64_t rows = p.G * p.Sq;
+    // Each invocation walks every key tile (PASS_DQ) or row tile (PASS_DKDV) of its kv head. Where
+    // that passes the loop budget, the walk runs in chunks of tiles, a dispatch each, the f32
+    // accumulators carried between them in the scratch (WALK_SPLIT; their load and store loops
+    // counted as well).
+    const LoopPasses walk = bwd_passes(p.D, p.Dv, t, tpr, wg);
+    const uint64_t nacc_d = ceil_div(uint64_t(p.D), uint64_t(tpr)), nacc_v = ceil_div(uint64_t(p.Dv), uint64_t(tpr));
+    const uint64_t row_tiles = ceil_div(uint64_t(rows), uint64_t(t)), key_tiles = ceil_div(uint64_t(p.Skv), uint64_t(t));
+    const uint64_t longest = std::max(row_tiles, key_tiles);
+    const uint64_t chunk_tiles = walk.fixed + walk.per_tile * longest <= loop_budget(dev)
+                                     ? std::max<uint64_t>(longest, 1)
+                                     : loop_items_within(loop_budget(dev), walk.per_tile, walk.fixed + 2 * loop_cost(nacc_d + nacc_v));
+    check_loop_budget(dev, walk.fixed + 2 * loop_cost(nacc_d + nacc_v) + walk.per_tile * std::min(chunk_tiles, longest), call.info->name,
+                      "attention_backward's walk over a chunk of the key tiles (PASS_DQ) or row tiles (PASS_DKDV) of one kv head");
+    const int64_t dkdv_groups = p.B * p.Hkv * int64_t(key_tiles), dq_groups = p.B * p.Hkv * int64_t(row_tiles);
+    const int64_t sacc = std::max<int64_t>(1, sdelta + nq);
+    const int64_t acc_floats =
+        chunk_tiles < longest ? std::max<int64_t>(dkdv_groups * wg * int64_t(nacc_d + nacc_v), dq_groups * wg * int64_t(nacc_d)) : 0;
+    make_scratch(sacc + acc_floats, "the scratch of attention_backward (f32 copies of q, k, v, do, lse, delta; the accumulators of a walk in chunks)");
     pack(R::kQ, sq);
     pack(R::kK, sk);
     pack(R::kV, sv);
@@ -480,23 +507,8 @@ void Ctx::backward() {
         add_1d(std::move(d), uint64_t(nq));
     }
 
-    // One tile size T for rows and keys: 2T(D + Dv + 2) + 2T^2 floats of shared memory.
-    // (no larger than the longer of the two sequences: small problems get small workgroups)
-    int64_t t = std::min<int64_t>(32, pow2_ceil(std::max<int64_t>({p.G * p.Sq, p.Skv, 1})));
-    while (t > 1 && (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget || t > wg_cap)) t /= 2;
-    if (2 * t * (p.D + p.Dv + 2) + 2 * t * t > budget)
-        fail(TGL_ERROR_RESOURCE_EXHAUSTED, "op '%s': head dims D = %lld, Dv = %lld need more shared memory than the %d bytes of this device",
-             call.info->name, (long long)p.D, (long long)p.Dv, dev.limits().max_shared_bytes);
-    const int64_t tpr = std::min<int64_t>(wg_cap / t, pow2_ceil(std::max(p.D, p.Dv)));
-    const int64_t wg = t * tpr;
-    const int64_t rows = p.G * p.Sq;
-    // Each invocation walks every key tile (PASS_DQ) or row tile (PASS_DKDV) of its kv head; no
-    // split of those walks exists here, so a walk past the loop budget is an error.
-    const LoopPasses walk = bwd_passes(p.D, p.Dv, t, tpr, wg);
-    const uint64_t longest = ceil_div(uint64_t(std::max<int64_t>(p.Skv, rows)), uint64_t(t));
-    check_loop_budget(dev, walk.fixed + walk.per_tile * longest, call.info->name,
-                      "attention_backward's walk over the key tiles (PASS_DQ) or row tiles (PASS_DKDV) of one kv head");
-    auto pass = [&](const char* name, int64_t tiles, std::initializer_list<int> outs) {
+    // walked: the tiles the pass's loop walks (PASS_DKDV: row tiles; PASS_DQ: key tiles).
+    auto pass = [&](const char* name, int64_t tiles, uint64_t walked, std::initializer_list<int> outs) {
         const int64_t groups = p.B * p.Hkv * tiles;
         if (groups == 0) return;
         Dispatch d;
@@ -509,6 +521,8 @@ void Ctx::backward() {
             else if (role == R::kDk) bind_role(blk, role, "DK_BUF", "u_dk");
             else bind_role(blk, role, "DV_BUF", "u_dv");
         }
+        const bool split = walked > chunk_tiles;
+        if (split) defs.emplace_back("WALK_SPLIT", "");
         finish_tiled(d, defs, t, t, tpr, groups);
         d.uniforms.push_back(uniform_int("u_tiles", {to_i32(tiles, "tiles")}));
         d.uniforms.push_back(uniform_int("u_ktiles", {to_i32(tiles, "tiles")}));
@@ -518,10 +532,18 @@ void Ctx::backward() {
         d.uniforms.push_back(uniform_int("u_sdo", {to_i32(sdo, "offset")}));
         d.uniforms.push_back(uniform_int("u_slse", {to_i32(slse, "offset")}));
         d.uniforms.push_back(uniform_int("u_sdelta", {to_i32(sdelta, "offset")}));
-        add_chunks(dev, d, uint64_t(groups), out);
+        if (!split) return add_chunks(dev, d, uint64_t(groups), out);
+        d.uniforms.push_back(uniform_int("u_sacc", {to_i32(sacc, "a scratch offset")}));
+        for (uint64_t lo = 0; lo < walked; lo += chunk_tiles) {
+            Dispatch c = d;
+            c.uniforms.push_back(uniform_int("u_walk_lo", {to_i32(int64_t(lo), "a tile")}));
+            c.uniforms.push_back(uniform_int("u_walk_hi", {to_i32(int64_t(std::min(walked, lo + chunk_tiles)), "a tile")}));
+            c.uniforms.push_back(uniform_uint("u_carry", {(lo > 0 ? 1u : 0u) | (lo + chunk_tiles < walked ? 2u : 0u)}));
+            add_chunks(dev, c, uint64_t(groups), out);
+        }
     };
-    if (arg_of(call, R::kDk).numel > 0) pass("PASS_DKDV", int64_t(ceil_div(uint64_t(p.Skv), uint64_t(t))), {R::kDk, R::kDv});
-    if (arg_of(call, R::kDq).numel > 0) pass("PASS_DQ", int64_t(ceil_div(uint64_t(rows), uint64_t(t))), {R::kDq});
+    if (arg_of(call, R::kDk).numel > 0) pass("PASS_DKDV", int64_t(key_tiles), row_tiles, {R::kDk, R::kDv});
+    if (arg_of(call, R::kDq).numel > 0) pass("PASS_DQ", int64_t(row_tiles), key_tiles, {R::kDq});
 }
 
 }  // namespace
