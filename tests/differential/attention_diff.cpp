@@ -166,7 +166,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     check(s);
 }
 
-void check_backward(const FwdCase& c, Rng& rng, bool may_refuse = false) {
+void check_backward(const FwdCase& c, Rng& rng) {
     const Dims& d = c.d;
     std::vector<InputArg> fin = fwd_inputs(c, rng);
     const std::vector<uint8_t> pb = param_bytes(prm(c));
@@ -189,8 +189,7 @@ void check_backward(const FwdCase& c, Rng& rng, bool may_refuse = false) {
                  out_of(c.dt, view4({d.B, d.Hkv, d.Skv, d.Dv}, c.out_lay, c.dt, rng, false))};
     s.tolerance = {tol::kMatmul, tol::kMatmul, tol::kMatmul};
     s.what = describe(c, "attention_backward");
-    if (may_refuse) check_or_loop_refusal(s);
-    else check(s);
+    check(s);
 }
 
 FwdCase plain(tgl_dtype dt, Dims d, bool causal = false) {

@@ -180,6 +180,20 @@ TEST_F(GradDiff, RowsPastTheLoopBudget) {
              {output_of(F32, {1, m}), output_of(F32, {m})}, {tol_row(F32), tol_red(F32)}, "rms_norm_backward of one row of 3 * 2^20 + 5");
 }
 
+// cross_entropy's row pass has no split of a row: one row of 2^23 + 1024 classes (4 walks of 32,772
+// passes per invocation) is refused (RESOURCE_EXHAUSTED naming the loop) where loops are limited,
+// never TGL_OK over a loop cut short; elsewhere it matches.
+TEST_F(GradDiff, CrossEntropyRowPastTheLoopBudget) {
+    const int64_t C = (int64_t(1) << 23) + 1024;
+    MultiSpec s;
+    s.op = TGL_OP_CROSS_ENTROPY;
+    s.inputs = {rand_input(F32, {1, C}, rng_, -5, 5, false), input_values(I32, {1}, {double(C - 7)})};
+    s.outputs = {output_of(F32, {})};
+    s.tolerance = {tol_red(F32)};
+    s.what = "cross_entropy of one row of 2^23 + 1024 classes";
+    check_or_loop_refusal(s);
+}
+
 TEST_F(GradDiff, Empty) {
     check_op(TGL_OP_SOFTMAX_BACKWARD, {}, {rand_input(F32, {0, 5}, rng_, 0, 1), rand_input(F32, {0, 5}, rng_, 0, 1)},
              {rand_output(F32, {0, 5}, rng_)}, {0}, "softmax_backward (0, 5)");
