@@ -534,27 +534,27 @@ std::vector<WindowCase> window_cases() {
          }},
         // A row larger than a window (RowPieces): pieces of whole chunks, every piece's partial
         // statistics first, then each piece merges the row's and writes its part.
-        {"softmax_long_rows_mask", [](Rng& r) {
+        {"softmax_row_pieces_mask", [](Rng& r) {
              tgl_softmax_params p{sizeof p, -1, 0.5f, 0};
              return spec(TGL_OP_SOFTMAX, param_bytes(p), {floats({2, 3000}, Kind::Contiguous, r, -20, 20), floats({1, 3000}, Kind::Contiguous, r, -4, 0)},
                          {output_of(F32, {2, 3000})}, CompareMode::Nmse, tol::kTranscendental, "softmax of rows of 3000 with a mask");
          }},
-        {"log_softmax_long_axis0", [](Rng& r) {
+        {"log_softmax_row_pieces_axis0", [](Rng& r) {
              tgl_softmax_params p{sizeof p, 0, 1.0f, 0};
              return spec(TGL_OP_LOG_SOFTMAX, param_bytes(p), {floats({2500, 2}, Kind::Contiguous, r, -20, 20), absent_input()},
                          {output_of(F32, {2500, 2})}, CompareMode::Nmse, tol::kTranscendental, "log_softmax of (2500, 2) along axis 0");
          }},
-        {"softmax_long_row_f16", [](Rng& r) {
+        {"softmax_row_pieces_f16", [](Rng& r) {
              const tgl_dtype h = TGL_DTYPE_F16;
              return spec(TGL_OP_SOFTMAX, {}, {floats({1, 7000}, Kind::Contiguous, r, -8, 8, h), absent_input()}, {output_of(h, {1, 7000})},
                          CompareMode::Nmse, kTolF16, "softmax of a row of 7000 f16");
          }},
-        {"layer_norm_long_rows", [](Rng& r) {
+        {"layer_norm_row_pieces", [](Rng& r) {
              return spec(TGL_OP_LAYER_NORM, {}, {floats({2, 3000}, Kind::Contiguous, r, 97, 103), floats({3000}, Kind::Contiguous, r),
                                                  floats({3000}, Kind::Contiguous, r)},
                          {output_of(F32, {2, 3000})}, CompareMode::Nmse, tol::kTranscendental, "layer_norm of rows of 3000 around 100");
          }},
-        {"rms_norm_long_row", [](Rng& r) {
+        {"rms_norm_row_pieces", [](Rng& r) {
              return spec(TGL_OP_RMS_NORM, {}, {floats({1, 2100}, Kind::Stepped, r), floats({2100}, Kind::Contiguous, r)},
                          {output_of(F32, {1, 2100})}, CompareMode::Nmse, tol::kTranscendental, "rms_norm of a stepped row of 2100");
          }},
