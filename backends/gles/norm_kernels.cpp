@@ -6,7 +6,10 @@
 // add_*_norm with the sum output stores the sum first (SUM_ONLY). Rows too long for one
 // invocation's loop budget (loop_budget.h) are cut into chunks, a workgroup each: statistics per
 // chunk (CHUNK_STATS) into the scratch block after the params, then each chunk merges its row's
-// partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU.
+// partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU. In a recorded
+// graph, layer_norm and rms_norm may carry an elementwise chain that the pass storing y applies to
+// each element (norm.comp's EPILOGUE; graph_fusion.cpp plans it).
+#include "graph_fusion.h"
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -109,9 +112,73 @@ RowChunks plan_row_chunks(const GlesDevice& dev, const char* op, uint64_t len, i
     return c;
 }
 
+// How a call's rows are walked: a workgroup per row (group) or an invocation per row; rows cut
+// into chunks (one workgroup each) where one invocation's walk would exceed the loop budget, with
+// statistics: each chunk's partials (2 floats) follow the params in scratch.
+struct RowWalk {
+    bool group;
+    RowChunks rc;
+    bool chunk_stats;
+    bool any_param;
+};
+RowWalk plan_row_walk(const GlesDevice& dev, const OpCall& call) {
+    const NormPlan& p = call.norm();
+    const uint32_t len = count_u32(p.len, "a row of inputs[0] (x)");
+    RowWalk w;
+    w.group = p.len > kThreadRowMax;
+    w.rc = w.group ? plan_row_chunks(dev, call.info->name, len, dev.workgroup_size(), row_loops(call.info->op, false))
+                   : RowChunks{len, 1};
+    w.chunk_stats = w.rc.splits > 1 && call.info->op != TGL_OP_BATCH_NORM;
+    w.any_param = false;
+    for (int in : p.param_input) w.any_param = w.any_param || in >= 0;
+    return w;
+}
+
+// The epilogue's defines and uniforms for the pass that stores y: its views' strides over y's
+// rows (the plan's outer dims) and over a row's elements (the inner dims), merged among its views.
+void add_epilogue(GlesDevice& dev, const NormPlan& p, const FusedChain& ep, Dispatch& base, Defines& defines) {
+    const int n = int(ep.views.size());
+    if (p.outer_rank + p.inner_rank != ep.rank)
+        fail(TGL_ERROR_INTERNAL, "a fused norm epilogue of rank %d on a norm of %d + %d dims", ep.rank, p.outer_rank, p.inner_rank);
+    const std::vector<int32_t> offsets = bind_fused_views(dev, ep, base, defines);
+    int64_t strides[FusedChain::kMaxViews][TGL_MAX_RANK];
+    for (int v = 0; v < n; ++v) broadcast_strides(ep.views[size_t(v)].arg, ep.rank, ep.shape, strides[v]);
+    auto part = [&](int first, int rank, const int64_t* shape, const char* rank_define, const char* shape_name,
+                    const char* stride_name) {
+        int64_t dims[TGL_MAX_RANK], s[FusedChain::kMaxViews][TGL_MAX_RANK];
+        int64_t* s_of[FusedChain::kMaxViews];
+        std::copy(shape, shape + rank, dims);
+        for (int v = 0; v < n; ++v) {
+            std::copy(strides[v] + first, strides[v] + first + rank, s[v]);
+            s_of[v] = s[v];
+        }
+        const int merged = merge_dims_in_place(rank, dims, n, s_of);
+        defines.emplace_back(rank_define, str(merged));
+        if (merged == 0) return;
+        std::vector<int32_t> flat;
+        for (int d = 0; d < merged; ++d)
+            for (int v = 0; v < n; ++v) flat.push_back(to_i32(s[v][d], "a stride of a fused operand"));
+        base.uniforms.push_back(uniform_int(shape_name, to_i32s(dims, merged, "a dimension")));
+        base.uniforms.push_back(uniform_int(stride_name, flat));
+    };
+    // layer_norm, rms_norm: the rows are y's leading dims, a row its trailing ones.
+    part(0, p.outer_rank, p.outer_shape, "EP_OUTER_RANK", "u_ep_outer_shape", "u_ep_outer_stride");
+    part(p.outer_rank, p.inner_rank, p.inner_shape, "EP_INNER_RANK", "u_ep_inner_shape", "u_ep_inner_stride");
+    defines.emplace_back("EPILOGUE", "");
+    base.uniforms.push_back(uniform_int("u_ep_offset", offsets));
+}
+
 }  // namespace
 
-void run_norm(GlesDevice& dev, const OpCall& call) {
+int norm_store_pass_blocks(const GlesDevice& dev, const OpCall& call) {
+    const NormPlan& p = call.norm();
+    const RowWalk w = plan_row_walk(dev, call);
+    return 2 + int(p.has_r) + int(p.has_s) + int(w.any_param || w.chunk_stats);
+}
+
+void run_norm(GlesDevice& dev, const OpCall& call) { run_norm_with_epilogue(dev, call, nullptr); }
+
+void run_norm_with_epilogue(GlesDevice& dev, const OpCall& call, const FusedChain* epilogue) {
     const NormPlan& p = call.norm();
     const OpInfo& info = *call.info;
     const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
@@ -119,16 +186,16 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     const int wg = dev.workgroup_size();
     const std::string dtype = str(call.dtype);
     std::vector<Dispatch> dispatches;
+    if (epilogue && (info.op != TGL_OP_LAYER_NORM && info.op != TGL_OP_RMS_NORM))
+        fail(TGL_ERROR_INTERNAL, "op '%s' takes no fused epilogue (layer_norm and rms_norm do)", info.name);
 
-    const bool group = p.len > kThreadRowMax;
-    // Rows cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
-    // budget; with statistics, each chunk's partials (2 floats) follow the params in scratch.
-    const RowChunks rc = group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false)) : RowChunks{len, 1};
-    const bool chunk_stats = rc.splits > 1 && info.op != TGL_OP_BATCH_NORM;
+    const RowWalk walk = plan_row_walk(dev, call);
+    const bool group = walk.group;
+    const RowChunks rc = walk.rc;
+    const bool chunk_stats = walk.chunk_stats;
+    const bool any_param = walk.any_param;
 
     // Params, packed as f32 into one scratch block (one block instead of up to four).
-    bool any_param = false;
-    for (int in : p.param_input) any_param = any_param || in >= 0;
     Binding pb;
     int32_t param_off[NormPlan::kParams] = {};
     const uint64_t plen = any_param ? count_u32(p.param_len, "a param operand") : 0;
@@ -156,7 +223,7 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
     // allows fewer (OpenGL ES 3.1 guarantees 4), they run in two passes: SUM_ONLY stores
     // s = x + r (x, r, s: 3 blocks), then the normalize pass reads s in place of x (s, y, params:
     // 3 blocks). s holds the sum rounded to DTYPE, which is what the one-pass kernel normalizes.
-    const int needed = 2 + int(p.has_r) + int(p.has_s) + int(any_param || chunk_stats);
+    const int needed = norm_store_pass_blocks(dev, call);
     const bool split = p.has_s && needed > dev.limits().max_compute_ssbo_blocks;
     // chunk_stage: nullptr (whole rows, or chunks without statistics), CHUNK_STATS or CHUNK_APPLY.
     auto add_pass = [&](bool sum_only, bool x_is_s, const char* chunk_stage) {
@@ -188,6 +255,9 @@ void run_norm(GlesDevice& dev, const OpCall& call) {
             defines.emplace_back("HAS_S", "");
         }
         if ((any_param || chunk_stage) && !sum_only) bind("B_P", pb);
+        // The epilogue runs where y is stored: not in the statistics pass of chunked rows.
+        const bool stores_y = !sum_only && (!chunk_stage || std::strcmp(chunk_stage, "CHUNK_APPLY") == 0);
+        if (epilogue && stores_y) add_epilogue(dev, p, *epilogue, base, defines);
         if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
             fail(TGL_ERROR_RESOURCE_EXHAUSTED,
                  "op '%s' with these operands needs %d shader storage blocks; this device allows %d", info.name,
