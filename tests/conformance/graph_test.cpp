@@ -837,26 +837,31 @@ std::vector<uint8_t> norm_params(uint32_t n_norm_dims, float eps) {
 }
 
 // rms_norm and layer_norm without a weight, then mul by a weight row, then add a bias row (the
-// LLM's norm block), in f32 and f16, over rows of 24 (an invocation per row), 200 (a workgroup per
-// row; f32: the row kept in registers, ROW_VEC4) and 203 (odd rows: the general path).
+// LLM's norm block), over rows of 24 (an invocation per row), 200 (a workgroup per row; f32: the
+// row kept in registers, ROW_VEC4) and 203 (odd rows: the general path), f32 and f16.
 TEST_F(GraphTest, FusedNormScaleIsBitIdentical) {
-    for (tgl_op op : {TGL_OP_RMS_NORM, TGL_OP_LAYER_NORM}) {
-        for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_F16}) {
-            for (int64_t d : {24, 200, 203}) {
-                SCOPED_TRACE(std::string(op == TGL_OP_RMS_NORM ? "rms_norm " : "layer_norm ") + dtype_name(dt) + " rows of " +
-                             std::to_string(d));
-                const std::vector<int64_t> s = {3, 5, d};
-                const int64_t n = 15 * d;
-                OpProgram p;
-                p.buffers = {{dt, n}, {dt, d}, {dt, d}, {dt, n}, {dt, n}, {dt, n}};  // x, w, b, h, t, y
-                p.ops = {ProgramOp{op, {ft(0, dt, s), kAbsent, kAbsent}, ft(3, dt, s), norm_params(1, 1e-5f)},
-                         op2(TGL_OP_MUL, ft(3, dt, s), ft(1, dt, {d}), ft(4, dt, s)),
-                         op2(TGL_OP_ADD, ft(4, dt, s), ft(2, dt, {d}), ft(5, dt, s))};
-                const long long fused = expect_graph_bit_identical(p, rng_);
-                if (fused >= 0) {  // minimum limits: x, y and 2 views: the norm and the mul, then the add alone
-                    EXPECT_EQ(fused, minimum_limits() ? 2 : 3);
-                }
-            }
+    struct Case {
+        tgl_op op;
+        tgl_dtype dt;
+        int64_t d;
+    };
+    const tgl_dtype f32 = TGL_DTYPE_F32, f16 = TGL_DTYPE_F16;
+    for (const Case& c : {Case{TGL_OP_RMS_NORM, f32, 24}, Case{TGL_OP_RMS_NORM, f32, 200}, Case{TGL_OP_RMS_NORM, f16, 203},
+                          Case{TGL_OP_LAYER_NORM, f16, 24}, Case{TGL_OP_LAYER_NORM, f32, 200}, Case{TGL_OP_LAYER_NORM, f32, 203}}) {
+        const tgl_dtype dt = c.dt;
+        const int64_t d = c.d;
+        SCOPED_TRACE(std::string(c.op == TGL_OP_RMS_NORM ? "rms_norm " : "layer_norm ") + dtype_name(dt) + " rows of " +
+                     std::to_string(d));
+        const std::vector<int64_t> s = {3, 5, d};
+        const int64_t n = 15 * d;
+        OpProgram p;
+        p.buffers = {{dt, n}, {dt, d}, {dt, d}, {dt, n}, {dt, n}, {dt, n}};  // x, w, b, h, t, y
+        p.ops = {ProgramOp{c.op, {ft(0, dt, s), kAbsent, kAbsent}, ft(3, dt, s), norm_params(1, 1e-5f)},
+                 op2(TGL_OP_MUL, ft(3, dt, s), ft(1, dt, {d}), ft(4, dt, s)),
+                 op2(TGL_OP_ADD, ft(4, dt, s), ft(2, dt, {d}), ft(5, dt, s))};
+        const long long fused = expect_graph_bit_identical(p, rng_);
+        if (fused >= 0) {  // minimum limits: x, y and 2 views: the norm and the mul, then the add alone
+            EXPECT_EQ(fused, minimum_limits() ? 2 : 3);
         }
     }
 }
@@ -892,7 +897,7 @@ TEST_F(GraphTest, FusedAffineNormChainIsBitIdentical) {
 }
 
 // Rows of one element (an invocation per row, an empty inner dim after merging). Rows too long for
-// one invocation's loop budget: GraphDiff.FusedNormScaleOnALongRowMatchesOpByOp.
+// one invocation's loop budget: GraphDiff.FusedNormScaleOnALoopBudgetLongRow.
 TEST_F(GraphTest, FusedNormScaleOnOneElementRows) {
     const tgl_dtype f = TGL_DTYPE_F32;
     const std::vector<int64_t> s = {37, 1};

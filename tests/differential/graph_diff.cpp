@@ -226,7 +226,7 @@ TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
 // the 32,768 passes) is cut into chunks, and the chunks' pass that stores y runs the epilogue
 // (norm.comp's CHUNK_APPLY), then mul by a weight row and add a bias row: the replay bit for bit
 // the subject op by op, near the reference.
-TEST_F(GraphDiff, FusedNormScaleOnALongRowMatchesOpByOp) {
+TEST_F(GraphDiff, FusedNormScaleOnALoopBudgetLongRow) {
     const tgl_dtype f = TGL_DTYPE_F32;
     const int64_t d = (int64_t(1) << 22) + 3;
     const std::vector<int64_t> s = {1, d};
@@ -237,13 +237,15 @@ TEST_F(GraphDiff, FusedNormScaleOnALongRowMatchesOpByOp) {
     p.ops = {ProgramOp{TGL_OP_LAYER_NORM, {ProgramTensor{0, f, s, {}, 0}, absent, absent}, ProgramTensor{3, f, s, {}, 0}, params_bytes(np)},
              ProgramOp{TGL_OP_MUL, {ProgramTensor{3, f, s, {}, 0}, ProgramTensor{1, f, {d}, {}, 0}}, ProgramTensor{4, f, s, {}, 0}, {}},
              ProgramOp{TGL_OP_ADD, {ProgramTensor{4, f, s, {}, 0}, ProgramTensor{2, f, {d}, {}, 0}}, ProgramTensor{5, f, s, {}, 0}, {}}};
+    const char* limits = std::getenv("TGL_GLES_LIMITS");
+    if (limits && std::string(limits) == "minimum")
+        GTEST_SKIP() << "under the minimum limits the chunks' statistics and the chain's views exceed 4 storage blocks: "
+                        "nothing fuses (the unfused norm: NormDiff.LoopBudgetLongRow)";
     ProgramDevice ref(Role::Reference, p), direct(Role::Subject, p), graph(Role::Subject, p);
     const long long before = graph.property("graph.fused_ops");
     const tgl_graph g = graph.record();
-    const long long fused = before < 0 ? -1 : graph.property("graph.fused_ops") - before;
-    const char* limits = std::getenv("TGL_GLES_LIMITS");
-    if (fused >= 0 && !(limits && std::string(limits) == "minimum")) {
-        EXPECT_EQ(fused, 3) << "the norm and its chain in one kernel";
+    if (before >= 0) {
+        EXPECT_EQ(graph.property("graph.fused_ops") - before, 3) << "the norm and its chain in one kernel";
     }
     const auto data = p.random_contents(rng_, -1, 1);
     ref.upload(data);
