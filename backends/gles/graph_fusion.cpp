@@ -55,13 +55,13 @@ bool fusable(const OpCall& c) {
 }
 
 // A norm that can run a chain as its epilogue (norm.comp's EPILOGUE): layer_norm or rms_norm
-// (with or without gamma, beta) of a float dtype, whose output does not step on itself.
+// (with or without gamma, beta) of a float dtype with elements, whose output does not step on itself.
 bool norm_head(const OpCall& c) {
     if (c.info->op != TGL_OP_LAYER_NORM && c.info->op != TGL_OP_RMS_NORM) return false;
     if (c.outputs.size() != 1 || !float_dtype(c.dtype)) return false;
     const TensorArg& y = c.outputs[0];
     for (int d = 0; d < y.rank; ++d)
-        if (y.shape[d] > 1 && y.strides[d] == 0) return false;
+        if (y.shape[d] == 0 || (y.shape[d] > 1 && y.strides[d] == 0)) return false;
     return true;
 }
 
