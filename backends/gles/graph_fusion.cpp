@@ -35,7 +35,6 @@ namespace gles {
 namespace {
 
 constexpr int kMaxViews = FusedChain::kMaxViews;
-constexpr int kMaxStages = FusedChain::kMaxStages;
 
 bool float_dtype(tgl_dtype t) { return t == TGL_DTYPE_F32 || t == TGL_DTYPE_F16 || t == TGL_DTYPE_BF16; }
 
