@@ -7,6 +7,7 @@
 
 #include <tensorgl/tensorgl.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -944,7 +945,8 @@ TEST_F(GraphTest, NormFusionStopsAtOverlaps) {
 
 // graph_replay_with on a fused norm block: a rebound weight (still fused, the new weight used),
 // a rebound norm output (the mul reads the old one: the norm alone, mul and add a chain of their
-// own), a rebound chain output; each equals the same ops run one by one with the binding applied.
+// own), a rebound chain output, the norm's eps changed; each equals the same ops run one by one
+// with the binding applied.
 TEST_F(GraphTest, ReplayWithReboundWeightOfAFusedNorm) {
     const tgl_dtype f = TGL_DTYPE_F32;
     const std::vector<int64_t> s = {7, 256};
@@ -992,6 +994,25 @@ TEST_F(GraphTest, ReplayWithReboundWeightOfAFusedNorm) {
         graph.replay(g);
         direct.run_direct();
         EXPECT_EQ(first_difference(p, graph.read_all(), direct.read_all()), "");
+        EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
+    }
+    {
+        SCOPED_TRACE("rms_norm with another eps");
+        ProgramDevice graph(Role::Plugin, p);
+        const tgl_graph g = graph.record();
+        const auto data = p.random_contents(rng_);
+        graph.upload(data);
+        const long long before = graph.property("graph.fused_ops");
+        graph.replay_with(g, {params_binding(0, offsetof(tgl_layer_norm_params, eps), 0.25f)});
+        if (before >= 0) {
+            EXPECT_EQ(graph.property("graph.fused_ops") - before, minimum ? 2 : 3);
+        }
+        OpProgram bound = p;
+        bound.ops[0].params = norm_params(1, 0.25f);
+        ProgramDevice direct_bound(Role::Plugin, bound);
+        direct_bound.upload(data);
+        direct_bound.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct_bound.read_all()), "");
         EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
     }
 }
