@@ -84,6 +84,12 @@ const std::vector<SuiteEntry>& suite_table() {
         // TGL_GRAPH_FUSION=0 gives the unfused replay to compare): tokens, width, hidden width.
         {"mlp",      kGatedMlp,    "graph",     {1, 4096, 11008},       {1, 64, 176}, 0, 0, "gated MLP block, decode"},
         {"mlp",      kGatedMlp,    "graph",     {8, 4096, 11008},       {8, 64, 176}, 0, 0, "gated MLP block, 8 tokens"},
+        // A transformer norm block as one recorded graph (the scale, and bias, run in the norm's
+        // kernel by the GLES plugin; TGL_GRAPH_FUSION=0 to compare): tokens, width.
+        {"mlp",      kRmsNormScale,   "graph",  {1, 4096},              {1, 64}, 0, 0, "rms_norm * w, decode"},
+        {"mlp",      kRmsNormScale,   "graph",  {2048, 4096},           {16, 64}, 0, 0, "rms_norm * w, 2048 tokens"},
+        {"mlp",      kLayerNormScale, "graph",  {1, 4096},              {1, 64}, 0, 0, "layer_norm * w + b, decode"},
+        {"mlp",      kLayerNormScale, "graph",  {2048, 4096},           {16, 64}, 0, 0, "layer_norm * w + b, 2048 tokens"},
         {"first_op", kFirstOp,     "cold",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, empty program cache"},
         {"first_op", kFirstOp,     "warm",      {256, 256, 256},        {64, 64, 64}, 0, 0, "child process, warm program cache"},
         {"memory",   kMemory,      "",          {1024},                 {8}, 0, 0, "mixed workload, then all freed"},
@@ -288,6 +294,32 @@ Plan plan_case(const Case& c, const Catalogue& cat, Workload& w, std::string& wh
         // Each op's operands once: three matmuls, silu (g, a) and mul (a, u, h).
         w.bytes = double(esize) * double(3 * D * F + 2 * T * D + 2 * T * F + T * F + T * D + 2 * T * F + 3 * T * F);
         w.flops = 6.0 * double(T) * double(D) * double(F) + 2.0 * double(T) * double(F);
+        return Plan::Run;
+    }
+
+    if (c.op == kRmsNormScale || c.op == kLayerNormScale) {
+        if (c.dims.size() != 2) {
+            why = c.op + " shape is TxD (tokens, width)";
+            return Plan::Error;
+        }
+        const bool layer = c.op == kLayerNormScale;
+        for (const char* name : {layer ? "layer_norm" : "rms_norm", "mul", "add"}) {
+            auto it = cat.find(name);
+            if (it == cat.end() || !it->second.supported || !(it->second.input_dtypes[0] & TGL_DTYPE_BIT(c.dtype))) {
+                why = std::string(name) + " in " + dtype_name(c.dtype) + " is not supported by this plugin";
+                return Plan::Skip;
+            }
+            if (std::strcmp(name, "mul") != 0 && std::strcmp(name, "add") != 0) w.op = it->second.op;
+        }
+        const int64_t T = c.dims[0], D = c.dims[1];
+        w.kind = Workload::NormScale;
+        w.graph = c.variant == "graph";
+        w.inputs = {{{T, D}, c.dtype}, {{D}, c.dtype}, {{D}, c.dtype}};
+        w.outputs = {{{T, D}, c.dtype}};
+        // Each op's operands once: the norm (x, h), mul (h, w, t or y), add (t, b, y).
+        const double td = double(T) * double(D);
+        w.bytes = double(esize) * (layer ? 6 * td + 2 * double(D) : 4 * td + double(D));
+        w.flops = (layer ? 2 : 1) * td;
         return Plan::Run;
     }
 

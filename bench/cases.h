@@ -20,6 +20,11 @@ inline const char* const kFirstOp = "first_op";  // process start -> first matmu
 inline const char* const kMemory = "memory";     // held/live bytes after a mixed workload
 // A gated MLP block (T x D tokens, hidden F): g = x Wg, u = x Wu, a = silu(g), h = a * u, y = h Wd.
 inline const char* const kGatedMlp = "gated_mlp";
+// A transformer norm block (T x D tokens): rms_norm_scale: h = rms_norm(x), y = h * w (a weight row);
+// layer_norm_scale: h = layer_norm(x), t = h * w, y = t + b (weight and bias rows); the norms
+// without their own gamma, beta (the GLES plugin fuses the chain into the norm's kernel).
+inline const char* const kRmsNormScale = "rms_norm_scale";
+inline const char* const kLayerNormScale = "layer_norm_scale";
 
 // One row of the suite table: the op at full size and at --quick size.
 //   dims: elementwise/copy/fill: the shape (elements of dtype); reduce/softmax: the input shape;
@@ -27,7 +32,8 @@ inline const char* const kGatedMlp = "gated_mlp";
 //         conv2d: N, C, H, W, K, R, S, stride, pad (NCHW x, KCRS weight, square stride/padding);
 //         attention: B, H, Sq, Skv, D (q: BxHxSqxD, k/v: BxHxSkvxD);
 //         memory: MiB of tensors kept live by the mixed workload;
-//         gated_mlp: T x D x F (tokens, model width, hidden width).
+//         gated_mlp: T x D x F (tokens, model width, hidden width);
+//         rms_norm_scale, layer_norm_scale: T x D (tokens, model width).
 //   variant: "" | "broadcast" (b is the last dim of a, or a scalar for 1-D) | "dimK" (reduce
 //            along axis K) | "chain" (runs are dependent in-place ops: y = y + x) | "sync" (one op
 //            and a synchronize per run) | "causal" (attention) | "cold" / "warm" (first_op: fresh
@@ -74,7 +80,8 @@ struct Operand {
 };
 
 struct Workload {
-    enum Kind { RunOp, Copy, Fill, FirstOp, GatedMlp } kind = RunOp;  // GatedMlp: inputs x, Wg, Wu, Wd; output y
+    // GatedMlp: inputs x, Wg, Wu, Wd; output y. NormScale: norm `op`, inputs x, w, b; output y.
+    enum Kind { RunOp, Copy, Fill, FirstOp, GatedMlp, NormScale } kind = RunOp;
     tgl_op op = 0;
     std::vector<uint8_t> params;  // empty: NULL params (the op's defaults)
     std::vector<Operand> inputs, outputs;

@@ -482,6 +482,23 @@ std::unique_ptr<Prepared> prepare(const tgl::Device& dev, const Workload& w) {
         };
         break;
     }
+    case Workload::NormScale: {
+        for (const auto& o : w.inputs) p->in.push_back(view(o, p->in));
+        for (const auto& o : w.outputs) p->out.push_back(view(o, p->in));
+        const tgl_tensor h = view(w.outputs[0], p->in), t = view(w.outputs[0], p->in);
+        tgl_tensor absent{};  // the norm's own gamma and beta: left out
+        absent.dtype = w.inputs[0].dtype;
+        const bool layer = w.op == TGL_OP_LAYER_NORM;
+        Prepared* raw = p.get();
+        const tgl_op op = w.op;
+        p->run = [&dev, raw, h, t, absent, layer, op] {
+            const std::vector<tgl_tensor>& in = raw->in;
+            tgl::run_op(dev, op, nullptr, {in[0], absent, absent}, {h});
+            tgl::run_op(dev, TGL_OP_MUL, nullptr, {h, in[1]}, {layer ? t : raw->out[0]});
+            if (layer) tgl::run_op(dev, TGL_OP_ADD, nullptr, {t, in[2]}, raw->out);
+        };
+        break;
+    }
     default: {
         for (const auto& o : w.inputs) p->in.push_back(view(o, p->in));
         for (const auto& o : w.outputs) p->out.push_back(view(o, p->in));

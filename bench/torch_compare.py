@@ -74,6 +74,10 @@ SUITES = [
     ("latency", "add", "sync", [256], [256], 0, 0, "one op + synchronize"),
     ("mlp", "gated_mlp", "graph", [1, 4096, 11008], [1, 64, 176], 0, 0, "gated MLP block, decode"),
     ("mlp", "gated_mlp", "graph", [8, 4096, 11008], [8, 64, 176], 0, 0, "gated MLP block, 8 tokens"),
+    ("mlp", "rms_norm_scale", "graph", [1, 4096], [1, 64], 0, 0, "rms_norm * w, decode"),
+    ("mlp", "rms_norm_scale", "graph", [2048, 4096], [16, 64], 0, 0, "rms_norm * w, 2048 tokens"),
+    ("mlp", "layer_norm_scale", "graph", [1, 4096], [1, 64], 0, 0, "layer_norm * w + b, decode"),
+    ("mlp", "layer_norm_scale", "graph", [2048, 4096], [16, 64], 0, 0, "layer_norm * w + b, 2048 tokens"),
     ("first_op", "first_op", "cold", [256] * 3, [64] * 3, 0, 0, "child process, empty program cache"),
     ("first_op", "first_op", "warm", [256] * 3, [64] * 3, 0, 0, "child process, warm program cache"),
     ("memory", "memory", "", [1024], [8], 0, 0, "mixed workload, then all freed"),
@@ -130,6 +134,10 @@ def accounting(op, variant, dims, dtype):
     if op == "gated_mlp":  # as cases.cpp: each of the five ops' operands once
         t, d, f = dims
         return (3 * d * f + 2 * t * d + 2 * t * f + t * f + t * d + 2 * t * f + 3 * t * f) * s, 6 * t * d * f + 2 * t * f
+    if op in ("rms_norm_scale", "layer_norm_scale"):  # as cases.cpp: the norm (x, h), mul, add
+        t, d = dims
+        layer = op == "layer_norm_scale"
+        return ((6 * t * d + 2 * d) if layer else (4 * t * d + d)) * s, (2 if layer else 1) * t * d
     if op in ("sum",):
         ax = axis_of(variant, len(dims))
         return (numel + numel // dims[ax]) * s, numel
@@ -202,6 +210,25 @@ def make_runner(torch, case, dev):
             torch.mul(a, u, out=h)
             torch.matmul(h, wd, out=y)
         return mlp
+    if op in ("rms_norm_scale", "layer_norm_scale"):  # the norm without affine, then * w (+ b)
+        t, d = dims
+        x, w, b, y, tt = full([t, d]), full([d]), full([d]), full([t, d]), full([t, d])
+
+        def norm(v):
+            if op == "layer_norm_scale":
+                return F.layer_norm(v, (d,), eps=1e-5)
+            if hasattr(F, "rms_norm"):
+                return F.rms_norm(v, (d,), eps=1e-5)
+            return v * torch.rsqrt(v.pow(2).mean(-1, keepdim=True) + 1e-5)
+
+        def block():
+            h = norm(x)
+            if op == "layer_norm_scale":
+                torch.mul(h, w, out=tt)
+                torch.add(tt, b, out=y)
+            else:
+                torch.mul(h, w, out=y)
+        return block
     if op in ("add", "mul"):
         x = full(dims)
         if variant == "broadcast":

@@ -33,10 +33,20 @@
 // SUM_ONLY (with ADD, HAS_R, HAS_S; no y, no params): only stores s = x + r, for devices with
 // fewer than 5 SSBO blocks; the normalize pass then reads s as its x (no ADD, HAS_R, HAS_S).
 //
+// EPILOGUE (not with SUM_ONLY, CHUNK_STATS): a fused elementwise chain (fused_stages.glsl, recorded
+// graphs: backends/gles/graph_fusion.cpp) applied to every element of y as it is stored: the chain's
+// head h is y's element as stored, its views are addressed over y's dims: u_ep_offset[v], and
+// strides u_ep_outer_stride[d * N_VIEWS + v] over the rows (EP_OUTER_RANK merged dims of
+// u_ep_outer_shape) and u_ep_inner_stride over the row's elements (EP_INNER_RANK, u_ep_inner_shape).
+// Whatever path stores y (one invocation per row, a workgroup per row, ROW_VEC4, the chunks of
+// CHUNK_APPLY) applies it, so y and the chain's outputs hold what the norm and then the chain's
+// ops run one by one store.
+//
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
 // B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP; ROW_VEC4, PER;
 // ROW_CHUNKS [+ CHUNK_STATS | CHUNK_APPLY];
-// OUTER_RANK, INNER_RANK (0..8); WG_SIZE (a power of two).
+// OUTER_RANK, INNER_RANK (0..8); WG_SIZE (a power of two); EPILOGUE with EP_OUTER_RANK,
+// EP_INNER_RANK and fused_stages.glsl's defines.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -46,6 +56,52 @@ layout(local_size_x = WG_SIZE) in;
 
 #include "store.glsl"
 #define STORE_BITS(ARR, I, BITS) TGL_STORE_BITS(ARR, I, BITS, DTYPE)
+
+#if defined(EPILOGUE)
+#include "elementwise_ops.glsl"
+#include "fused_stages.glsl"
+uniform int u_ep_offset[N_VIEWS];
+#if EP_OUTER_RANK > 0
+uniform int u_ep_outer_shape[EP_OUTER_RANK];
+uniform int u_ep_outer_stride[EP_OUTER_RANK * N_VIEWS];
+#endif
+#if EP_INNER_RANK > 0
+uniform int u_ep_inner_shape[EP_INNER_RANK];
+uniform int u_ep_inner_stride[EP_INNER_RANK * N_VIEWS];
+#endif
+
+int ep_row[N_VIEWS];  // the chain's views' offsets at element 0 of this invocation's row
+
+void ep_row_base(uint row) {
+    for (int v = 0; v < N_VIEWS; ++v) ep_row[v] = u_ep_offset[v];
+#if EP_OUTER_RANK > 0
+    uint rest = row;
+    for (int d = EP_OUTER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_ep_outer_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        for (int v = 0; v < N_VIEWS; ++v) ep_row[v] += c * u_ep_outer_stride[d * N_VIEWS + v];
+    }
+#endif
+}
+
+// The chain at element k of the row, whose y was stored as `bits` (XOR u_zero: no contraction
+// of the norm's last operation with the chain's first).
+void epilogue(uint k, uint bits) {
+    int o[N_VIEWS];
+    for (int v = 0; v < N_VIEWS; ++v) o[v] = ep_row[v];
+#if EP_INNER_RANK > 0
+    uint rest = k;
+    for (int d = EP_INNER_RANK - 1; d >= 0; --d) {
+        uint n = uint(u_ep_inner_shape[d]);
+        int c = d > 0 ? int(rest % n) : int(rest);
+        rest /= n;
+        for (int v = 0; v < N_VIEWS; ++v) o[v] += c * u_ep_inner_stride[d * N_VIEWS + v];
+    }
+#endif
+    fused_stages(o, tgl_to_f32(bits ^ u_zero, DTYPE));
+}
+#endif
 
 // ROW_VEC4 reads and writes x, r, y, s as 16-byte words (f32 only).
 #if defined(ROW_VEC4)
@@ -148,9 +204,13 @@ float value_at(ivec4 o, bool store_sum) {
 }
 
 #if defined(B_Y)
-void y_store(int i, float v) {
+// Stores v as element k of the row, at y offset i (and runs the EPILOGUE on it).
+void y_store(int i, uint k, float v) {
     uint bits = tgl_from_f32(v, DTYPE);
     STORE_BITS(y_data, i, bits)
+#if defined(EPILOGUE)
+    epilogue(k, bits);
+#endif
 }
 #endif
 
@@ -239,6 +299,9 @@ void main() {
     ivec4 b4;
     int be;
     row_base(row, b4, be);
+#if defined(EPILOGUE)
+    ep_row_base(row);
+#endif
     ivec4 q4 = b4 >> 2;  // the quads of element 0 of x, r, y, s
     float n = float(u_len);
     vec4 v[PER];
@@ -359,6 +422,10 @@ void main() {
             for (int c = 0; c < 4; ++c)
                 if (c < nq_out) ELEM(y_data, b4.z + 4 * q + c) = floatBitsToUint(out_v[c]);
         }
+#if defined(EPILOGUE)
+        for (int c = 0; c < 4; ++c)
+            if (c < nq_out) epilogue(uint(4 * q + c), floatBitsToUint(out_v[c]));
+#endif
     }
 }
 
@@ -391,6 +458,9 @@ void main() {
     ivec4 b4;
     int be;
     row_base(row, b4, be);
+#if defined(EPILOGUE)
+    ep_row_base(row);
+#endif
     float n = float(u_len);
 #if defined(CHUNK_STATS)
     n = float(len) - float(lo);  // the chunk's statistics
@@ -450,7 +520,7 @@ void main() {
         else if (m == tgl_neg_inf()) out_v = 0.0;
         else out_v = tgl_exp(value_at(o, false) - m) / sum;
 #endif
-        y_store(o.z, out_v);
+        y_store(o.z, k, out_v);
     }
 
 #elif defined(STATS_MEANVAR) || defined(STATS_MEANSQ)
@@ -529,7 +599,7 @@ void main() {
 #if defined(HAS_BETA)
         out_v += p_data[u_beta_off + oe];
 #endif
-        y_store(o.z, out_v);
+        y_store(o.z, k, out_v);
     }
 
 #elif defined(STATS_NONE)
@@ -542,7 +612,7 @@ void main() {
 #if defined(HAS_BETA)
         out_v += p_data[u_beta_off + oe];
 #endif
-        y_store(o.z, out_v);
+        y_store(o.z, k, out_v);
     }
 #else
 #error "norm.comp: no STATS_* define"

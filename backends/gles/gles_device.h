@@ -321,6 +321,10 @@ struct NormRowPiece {
     bool stats = true;      // the stats pass (else the apply pass)
 };
 void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece);
+// ... and the general form: a piece of a row, or (not both) a fused elementwise chain applied as y
+// is stored (graph_fusion.h, run_norm_with_epilogue)
+struct FusedChain;
+void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece, const FusedChain* epilogue);
 void run_layout(GlesDevice& dev, const OpCall& call);
 // index_kernels.cpp. A piece of gather/index_select/scatter/scatter_add run in pieces
 // (window_split.cpp): the whole index tensor was checked under `check` already (add_index_check),

@@ -6,7 +6,10 @@
 // add_*_norm with the sum output stores the sum first (SUM_ONLY). Rows too long for one
 // invocation's loop budget (loop_budget.h) are cut into chunks, a workgroup each: statistics per
 // chunk (CHUNK_STATS) into the scratch block after the params, then each chunk merges its row's
-// partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU.
+// partials and writes its elements (CHUNK_APPLY). Nothing is computed on the CPU. In a recorded
+// graph, layer_norm and rms_norm may carry an elementwise chain that the pass storing y applies to
+// each element (norm.comp's EPILOGUE; graph_fusion.cpp plans it).
+#include "graph_fusion.h"
 #include "gles_device.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
@@ -81,6 +84,51 @@ int present_params(const NormPlan& p) {
     return n;
 }
 
+// How the rows of a whole op (not a piece of a row) are walked: a workgroup per row where rows are
+// long, cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
+// budget.
+RowChunks whole_row_chunks(const GlesDevice& dev, const OpCall& call) {
+    const NormPlan& p = call.norm();
+    const uint32_t len = count_u32(p.len, "a row of inputs[0] (x)");
+    return p.len > kThreadRowMax
+               ? plan_row_chunks(dev, call.info->name, len, dev.workgroup_size(), row_loops(call.info->op, false), 3, 2)
+               : RowChunks{len, 1};
+}
+
+// The epilogue's defines and uniforms for the pass that stores y: its views' strides over y's
+// rows (the plan's outer dims) and over a row's elements (the inner dims), merged among its views.
+void add_epilogue(GlesDevice& dev, const NormPlan& p, const FusedChain& ep, Dispatch& base, Defines& defines) {
+    const int n = int(ep.views.size());
+    if (p.outer_rank + p.inner_rank != ep.rank)
+        fail(TGL_ERROR_INTERNAL, "a fused norm epilogue of rank %d on a norm of %d + %d dims", ep.rank, p.outer_rank, p.inner_rank);
+    const std::vector<int32_t> offsets = bind_fused_views(dev, ep, base, defines);
+    int64_t strides[FusedChain::kMaxViews][TGL_MAX_RANK];
+    for (int v = 0; v < n; ++v) broadcast_strides(ep.views[size_t(v)].arg, ep.rank, ep.shape, strides[v]);
+    auto part = [&](int first, int rank, const int64_t* shape, const char* rank_define, const char* shape_name,
+                    const char* stride_name) {
+        int64_t dims[TGL_MAX_RANK], s[FusedChain::kMaxViews][TGL_MAX_RANK];
+        int64_t* s_of[FusedChain::kMaxViews];
+        std::copy(shape, shape + rank, dims);
+        for (int v = 0; v < n; ++v) {
+            std::copy(strides[v] + first, strides[v] + first + rank, s[v]);
+            s_of[v] = s[v];
+        }
+        const int merged = merge_dims_in_place(rank, dims, n, s_of);
+        defines.emplace_back(rank_define, str(merged));
+        if (merged == 0) return;
+        std::vector<int32_t> flat;
+        for (int d = 0; d < merged; ++d)
+            for (int v = 0; v < n; ++v) flat.push_back(to_i32(s[v][d], "a stride of a fused operand"));
+        base.uniforms.push_back(uniform_int(shape_name, to_i32s(dims, merged, "a dimension")));
+        base.uniforms.push_back(uniform_int(stride_name, flat));
+    };
+    // layer_norm, rms_norm: the rows are y's leading dims, a row its trailing ones.
+    part(0, p.outer_rank, p.outer_shape, "EP_OUTER_RANK", "u_ep_outer_shape", "u_ep_outer_stride");
+    part(p.outer_rank, p.inner_rank, p.inner_shape, "EP_INNER_RANK", "u_ep_inner_shape", "u_ep_inner_stride");
+    defines.emplace_back("EPILOGUE", "");
+    base.uniforms.push_back(uniform_int("u_ep_offset", offsets));
+}
+
 }  // namespace
 
 NormRowPieces plan_norm_row_pieces(const GlesDevice& dev, const OpInfo& info, uint64_t row_len, uint64_t max_piece) {
@@ -99,9 +147,21 @@ uint64_t norm_row_piece_words(const OpCall& call, const NormRowPieces& plan) {
     return 2 * uint64_t(call.norm().rows) * plan.splits + uint64_t(present_params(call.norm())) * plan.chunks_per_piece * plan.chunk;
 }
 
-void run_norm(GlesDevice& dev, const OpCall& call) { run_norm(dev, call, nullptr); }
+int norm_store_pass_blocks(const GlesDevice& dev, const OpCall& call) {
+    const NormPlan& p = call.norm();
+    const bool chunk_stats = whole_row_chunks(dev, call).splits > 1 && call.info->op != TGL_OP_BATCH_NORM;
+    return 2 + int(p.has_r) + int(p.has_s) + int(present_params(p) > 0 || chunk_stats);
+}
 
-void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece) {
+void run_norm(GlesDevice& dev, const OpCall& call) { run_norm(dev, call, nullptr, nullptr); }
+
+void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece) { run_norm(dev, call, piece, nullptr); }
+
+void run_norm_with_epilogue(GlesDevice& dev, const OpCall& call, const FusedChain* epilogue) {
+    run_norm(dev, call, nullptr, epilogue);
+}
+
+void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece, const FusedChain* epilogue) {
     const NormPlan& p = call.norm();
     const OpInfo& info = *call.info;
     const uint32_t rows = count_u32(p.rows, "the rows of outputs[0] (y)");
@@ -109,15 +169,16 @@ void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece) {
     const int wg = dev.workgroup_size();
     const std::string dtype = str(call.dtype);
     std::vector<Dispatch> dispatches;
+    if (epilogue && (info.op != TGL_OP_LAYER_NORM && info.op != TGL_OP_RMS_NORM))
+        fail(TGL_ERROR_INTERNAL, "op '%s' takes no fused epilogue (layer_norm and rms_norm do)", info.name);
+    if (epilogue && piece) fail(TGL_ERROR_INTERNAL, "op '%s': a piece of a row takes no fused epilogue", info.name);
 
     // A piece of a row (window_split.cpp) is always chunked: its chunks' partials meet the other
     // pieces' in piece->scratch.
     const bool group = p.len > kThreadRowMax || piece;
     // Rows cut into chunks (one workgroup each) where one invocation's walk would exceed the loop
     // budget; with statistics, each chunk's partials (2 floats) follow the params in scratch.
-    const RowChunks rc = piece   ? RowChunks{piece->plan->chunk, ceil_div(len, piece->plan->chunk)}
-                         : group ? plan_row_chunks(dev, info.name, len, wg, row_loops(info.op, false), 3, 2)
-                                 : RowChunks{len, 1};
+    const RowChunks rc = piece ? RowChunks{piece->plan->chunk, ceil_div(len, piece->plan->chunk)} : whole_row_chunks(dev, call);
     const bool chunked = rc.splits > 1 || piece;
     const bool chunk_stats = chunked && info.op != TGL_OP_BATCH_NORM;
     const uint64_t splits = piece ? piece->plan->splits : rc.splits;  // of the whole row
@@ -191,6 +252,9 @@ void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece) {
             defines.emplace_back("HAS_S", "");
         }
         if ((any_param || chunk_stage) && !sum_only) bind("B_P", pb);
+        // The epilogue runs where y is stored: not in the statistics pass of chunked rows.
+        const bool stores_y = !sum_only && (!chunk_stage || std::strcmp(chunk_stage, "CHUNK_APPLY") == 0);
+        if (epilogue && stores_y) add_epilogue(dev, p, *epilogue, base, defines);
         if (int(base.bindings.size()) > dev.limits().max_compute_ssbo_blocks)
             fail(TGL_ERROR_RESOURCE_EXHAUSTED,
                  "op '%s' with these operands needs %d shader storage blocks; this device allows %d", info.name,

@@ -7,6 +7,7 @@
 
 #include <tensorgl/tensorgl.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -811,6 +812,207 @@ TEST_F(GraphTest, ReplayWithSwappedBufferInsideAFusedChain) {
         graph.replay(g);
         direct.run_direct();
         EXPECT_EQ(first_difference(p, graph.read_all(), direct.read_all()), "");
+        EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
+    }
+}
+
+// ---- A norm followed by a scale (docs/graphs.md): layer_norm or rms_norm, then a chain of
+// elementwise ops starting at its output, run by the norm's kernel as an epilogue. The norm's
+// output and every output of the chain are compared, as every buffer.
+
+// Whether the suite runs under TGL_GLES_LIMITS=minimum (4 storage blocks per shader: shorter chains).
+bool minimum_limits() {
+    const char* v = std::getenv("TGL_GLES_LIMITS");
+    return v && std::string(v) == "minimum";
+}
+
+// An absent optional operand (a norm without gamma or beta).
+const ProgramTensor kAbsent{-1, TGL_DTYPE_F32, {}, {}, 0};
+
+std::vector<uint8_t> norm_params(uint32_t n_norm_dims, float eps) {
+    tgl_layer_norm_params np{};
+    np.struct_size = sizeof np;
+    np.n_norm_dims = n_norm_dims;
+    np.eps = eps;
+    return params_bytes(np);
+}
+
+// rms_norm and layer_norm without a weight, then mul by a weight row, then add a bias row (the
+// LLM's norm block), over rows of 24 (an invocation per row), 200 (a workgroup per row; f32: the
+// row kept in registers, ROW_VEC4) and 203 (odd rows: the general path), f32 and f16.
+TEST_F(GraphTest, FusedNormScaleIsBitIdentical) {
+    struct Case {
+        tgl_op op;
+        tgl_dtype dt;
+        int64_t d;
+    };
+    const tgl_dtype f32 = TGL_DTYPE_F32, f16 = TGL_DTYPE_F16;
+    for (const Case& c : {Case{TGL_OP_RMS_NORM, f32, 24}, Case{TGL_OP_RMS_NORM, f32, 200}, Case{TGL_OP_RMS_NORM, f16, 203},
+                          Case{TGL_OP_LAYER_NORM, f16, 24}, Case{TGL_OP_LAYER_NORM, f32, 200}, Case{TGL_OP_LAYER_NORM, f32, 203}}) {
+        const tgl_dtype dt = c.dt;
+        const int64_t d = c.d;
+        SCOPED_TRACE(std::string(c.op == TGL_OP_RMS_NORM ? "rms_norm " : "layer_norm ") + dtype_name(dt) + " rows of " +
+                     std::to_string(d));
+        const std::vector<int64_t> s = {3, 5, d};
+        const int64_t n = 15 * d;
+        OpProgram p;
+        p.buffers = {{dt, n}, {dt, d}, {dt, d}, {dt, n}, {dt, n}, {dt, n}};  // x, w, b, h, t, y
+        p.ops = {ProgramOp{c.op, {ft(0, dt, s), kAbsent, kAbsent}, ft(3, dt, s), norm_params(1, 1e-5f)},
+                 op2(TGL_OP_MUL, ft(3, dt, s), ft(1, dt, {d}), ft(4, dt, s)),
+                 op2(TGL_OP_ADD, ft(4, dt, s), ft(2, dt, {d}), ft(5, dt, s))};
+        const long long fused = expect_graph_bit_identical(p, rng_);
+        if (fused >= 0) {  // minimum limits: x, y and 2 views: the norm and the mul, then the add alone
+            EXPECT_EQ(fused, minimum_limits() ? 2 : 3);
+        }
+    }
+}
+
+// A norm with its own affine weight (layer_norm's gamma and beta, rms_norm's gamma) followed by a
+// chain that reads another row operand, a per-row scale, the norm's input (a residual) and its own
+// intermediates; strided and offset views; n_norm_dims 2; f32 and bf16.
+TEST_F(GraphTest, FusedAffineNormChainIsBitIdentical) {
+    for (tgl_op op : {TGL_OP_LAYER_NORM, TGL_OP_RMS_NORM}) {
+        for (tgl_dtype dt : {TGL_DTYPE_F32, TGL_DTYPE_BF16}) {
+            SCOPED_TRACE(std::string(op == TGL_OP_RMS_NORM ? "rms_norm " : "layer_norm ") + dtype_name(dt));
+            const std::vector<int64_t> s = {4, 3, 41};  // rows of 3 x 41 (n_norm_dims 2)
+            OpProgram p;
+            // 0: x; 1: gamma, 2: beta (3 x 41); 3: h, with a padded row stride at an offset; 4: a
+            // per-row scale (4 x 1 x 1); 5: t; 6: y.
+            p.buffers = {{dt, 492}, {dt, 123}, {dt, 123}, {dt, 4 * 3 * 48 + 5}, {dt, 4}, {dt, 492}, {dt, 492}};
+            const ProgramTensor h = ft(3, dt, s, {144, 48, 1}, 5);
+            std::vector<ProgramTensor> in = {ft(0, dt, s), ft(1, dt, {3, 41})};
+            in.push_back(op == TGL_OP_LAYER_NORM ? ft(2, dt, {3, 41}) : kAbsent);
+            tgl_gelu_params gp{sizeof gp, TGL_GELU_TANH};
+            p.ops = {ProgramOp{op, in, h, norm_params(2, 1e-3f)},
+                     op2(TGL_OP_MUL, ft(4, dt, {4, 1, 1}), h, ft(5, dt, s)),  // the scale first
+                     op1(TGL_OP_GELU, ft(5, dt, s), ft(5, dt, s), params_bytes(gp)),
+                     op2(TGL_OP_ADD, ft(5, dt, s), ft(0, dt, s), ft(6, dt, s)),  // + the residual x
+                     op2(TGL_OP_MUL, ft(6, dt, s), h, ft(6, dt, s))};
+            const long long fused = expect_graph_bit_identical(p, rng_);
+            if (fused >= 0) {  // minimum limits: x, y, params and one view: the norm stays alone, its
+                               // chain is cut in two chains of 2 (at most 4 views each)
+                EXPECT_EQ(fused, minimum_limits() ? 4 : 5);
+            }
+        }
+    }
+}
+
+// Rows of one element (an invocation per row, an empty inner dim after merging). Rows too long for
+// one invocation's loop budget: GraphDiff.FusedNormScaleOnALoopBudgetLongRow.
+TEST_F(GraphTest, FusedNormScaleOnOneElementRows) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const std::vector<int64_t> s = {37, 1};
+    OpProgram p;  // x, w, h, y
+    p.buffers = {{f, 37}, {f, 1}, {f, 37}, {f, 37}};
+    p.ops = {ProgramOp{TGL_OP_RMS_NORM, {ft(0, f, s), kAbsent, kAbsent}, ft(2, f, s), norm_params(1, 1e-5f)},
+             op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, {1}), ft(3, f, s))};
+    const long long fused = expect_graph_bit_identical(p, rng_);
+    if (fused >= 0) {
+        EXPECT_EQ(fused, 2);
+    }
+}
+
+// Where the chain may not run inside the norm's kernel: it writes over the norm's input (other
+// invocations still read it) or over the norm's output, it reads the norm's output shifted, or
+// its first op does not read the norm's output. The ops stay unfused, or form a chain of their own.
+TEST_F(GraphTest, NormFusionStopsAtOverlaps) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const std::vector<int64_t> s = {6, 40};
+    struct Case {
+        const char* what;
+        std::vector<ProgramOp> chain;  // after h = rms_norm(x) (buffers: 0 x, 1 w, 2 h, 3 t, 4 y)
+        long long fused;
+    };
+    const std::vector<Case> cases = {
+        {"mul writes over x", {op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, {40}), ft(0, f, s))}, 0},
+        {"mul in place over h", {op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, {40}), ft(2, f, s))}, 0},
+        {"add reads h shifted", {op2(TGL_OP_ADD, ft(2, f, s), ft(2, f, {40}, {}, 1), ft(3, f, s))}, 0},
+        {"mul of x, then tanh", {op2(TGL_OP_MUL, ft(0, f, s), ft(1, f, {40}), ft(3, f, s)), op1(TGL_OP_TANH, ft(3, f, s), ft(4, f, s))}, 2},
+        {"mul, then a write over x", {op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, {40}), ft(3, f, s)), op1(TGL_OP_TANH, ft(3, f, s), ft(0, f, s))}, 2},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        OpProgram p;
+        p.buffers = {{f, 240}, {f, 40}, {f, 240}, {f, 240}, {f, 240}};
+        p.ops = {ProgramOp{TGL_OP_RMS_NORM, {ft(0, f, s), kAbsent, kAbsent}, ft(2, f, s), norm_params(1, 1e-5f)}};
+        p.ops.insert(p.ops.end(), c.chain.begin(), c.chain.end());
+        const long long fused = expect_graph_bit_identical(p, rng_);
+        if (fused >= 0) {
+            EXPECT_EQ(fused, c.fused);
+        }
+    }
+}
+
+// graph_replay_with on a fused norm block: a rebound weight (still fused, the new weight used),
+// a rebound norm output (the mul reads the old one: the norm alone, mul and add a chain of their
+// own), a rebound chain output, the norm's eps changed; each equals the same ops run one by one
+// with the binding applied.
+TEST_F(GraphTest, ReplayWithReboundWeightOfAFusedNorm) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const std::vector<int64_t> s = {7, 256};
+    OpProgram p;
+    p.buffers = {{f, 1792}, {f, 256}, {f, 256}, {f, 1792}, {f, 1792}, {f, 1792}, {f, 1792}};  // x, w, b, h, t, y, other
+    p.ops = {ProgramOp{TGL_OP_RMS_NORM, {ft(0, f, s), kAbsent, kAbsent}, ft(3, f, s), norm_params(1, 1e-5f)},
+             op2(TGL_OP_MUL, ft(3, f, s), ft(1, f, {256}), ft(4, f, s)),
+             op2(TGL_OP_ADD, ft(4, f, s), ft(2, f, {256}), ft(5, f, s))};
+    struct Case {
+        const char* what;
+        uint32_t kind, op, slot;
+        int buffer;
+        long long fused;  // at the replay's planning (minimum limits: 4 blocks, not room for the add)
+    };
+    const bool minimum = minimum_limits();
+    for (const Case& c : {Case{"mul reads another weight", TGL_GRAPH_BIND_INPUT, 1, 1, 2, minimum ? 2 : 3},
+                          Case{"rms_norm writes another h", TGL_GRAPH_BIND_OUTPUT, 0, 0, 6, minimum ? 0 : 2},
+                          Case{"add writes another y", TGL_GRAPH_BIND_OUTPUT, 2, 0, 6, minimum ? 2 : 3}}) {
+        SCOPED_TRACE(c.what);
+        ProgramDevice graph(Role::Plugin, p), direct(Role::Plugin, p);
+        const tgl_graph g = graph.record();
+        const auto data = p.random_contents(rng_);
+        graph.upload(data);
+        direct.upload(data);
+        tgl_graph_binding b{};
+        b.struct_size = TGL_GRAPH_BINDING_SIZE_V1_3;
+        b.kind = c.kind;
+        b.op_index = c.op;
+        b.slot = c.slot;
+        b.buffer = graph.buffer(c.buffer);
+        const long long before = graph.property("graph.fused_ops");
+        graph.replay_with(g, {b});
+        if (before >= 0) {
+            EXPECT_EQ(graph.property("graph.fused_ops") - before, c.fused);
+        }
+        OpProgram bound = p;
+        ProgramTensor& moved = c.kind == TGL_GRAPH_BIND_INPUT ? bound.ops[c.op].inputs[c.slot] : bound.ops[c.op].output;
+        moved.buffer = c.buffer;
+        ProgramDevice direct_bound(Role::Plugin, bound);
+        direct_bound.upload(data);
+        direct_bound.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct_bound.read_all()), "");
+        // The graph as recorded, replayed again: the fused plan of graph_end.
+        graph.upload(data);
+        graph.replay(g);
+        direct.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct.read_all()), "");
+        EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
+    }
+    {
+        SCOPED_TRACE("rms_norm with another eps");
+        ProgramDevice graph(Role::Plugin, p);
+        const tgl_graph g = graph.record();
+        const auto data = p.random_contents(rng_);
+        graph.upload(data);
+        const long long before = graph.property("graph.fused_ops");
+        graph.replay_with(g, {params_binding(0, offsetof(tgl_layer_norm_params, eps), 0.25f)});
+        if (before >= 0) {
+            EXPECT_EQ(graph.property("graph.fused_ops") - before, minimum ? 2 : 3);
+        }
+        OpProgram bound = p;
+        bound.ops[0].params = norm_params(1, 0.25f);
+        ProgramDevice direct_bound(Role::Plugin, bound);
+        direct_bound.upload(data);
+        direct_bound.run_direct();
+        EXPECT_EQ(first_difference(p, graph.read_all(), direct_bound.read_all()), "");
         EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
     }
 }

@@ -5,6 +5,8 @@
 #include "tgl_test/op_program.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace diff {
 namespace {
@@ -120,9 +122,10 @@ TEST_F(GraphDiff, ReplayedRandomSequenceMatchesTheReference) {
 }
 
 // Graph fusion (docs/graphs.md): random chains of float elementwise ops (f32 and f16, broadcast
-// operands, strided views, in-place ops, scalar parameters, odd sizes) recorded on the subject and
-// replayed: every buffer, intermediates included, bit for bit what the subject gives op by op, and
-// near what the reference gives op by op.
+// operands, strided views, in-place ops, scalar parameters, odd sizes), half of them headed by a
+// norm (rms_norm or layer_norm over the rows, with or without gamma and beta: the chain runs as
+// the norm kernel's epilogue), recorded on the subject and replayed: every buffer, intermediates
+// included, bit for bit what the subject gives op by op, and near what the reference gives op by op.
 TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
     const std::vector<tgl_op> unary = {TGL_OP_TANH, TGL_OP_SIGMOID, TGL_OP_NEG, TGL_OP_RELU, TGL_OP_SILU, TGL_OP_GELU,
                                        TGL_OP_ABS, TGL_OP_SIN, TGL_OP_LEAKY_RELU, TGL_OP_CLAMP, TGL_OP_HARDSWISH};
@@ -144,6 +147,25 @@ TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
             return tensor(int(p.buffers.size()) - 1, padded);
         };
         ProgramTensor current = fresh(rng_.chance(0.3));
+        std::string head;
+        if (rng_.chance(0.5)) {  // a norm head: its output starts the chain
+            const tgl_op op = rng_.chance(0.5) ? TGL_OP_RMS_NORM : TGL_OP_LAYER_NORM;
+            std::vector<ProgramTensor> in = {current};
+            for (const char* param : {" gamma", " beta"}) {
+                if (rng_.chance(0.5)) {
+                    p.buffers.push_back({dt, cols});
+                    in.push_back(ProgramTensor{int(p.buffers.size()) - 1, dt, {cols}, {}, 0});
+                    head += param;
+                } else {
+                    in.push_back(ProgramTensor{-1, dt, {}, {}, 0});  // absent
+                }
+            }
+            tgl_layer_norm_params np{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0};
+            const ProgramTensor y = fresh(rng_.chance(0.3));
+            p.ops.push_back(ProgramOp{op, in, y, params_bytes(np)});
+            head = (op == TGL_OP_RMS_NORM ? "rms_norm" : "layer_norm") + head + ", then ";
+            current = y;
+        }
         const int n_ops = int(rng_.integer(2, 8));
         for (int k = 0; k < n_ops; ++k) {
             ProgramTensor y = rng_.chance(0.3) ? current : fresh(rng_.chance(0.3));  // in place or not
@@ -174,7 +196,7 @@ TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
             current = y;
         }
         SCOPED_TRACE("trial " + std::to_string(trial) + ": " + dtype_name(dt) + " " + std::to_string(rows) + " x " +
-                     std::to_string(cols) + ", " + std::to_string(n_ops) + " ops");
+                     std::to_string(cols) + ", " + head + std::to_string(n_ops) + " ops");
         ProgramDevice ref(Role::Reference, p), direct(Role::Subject, p), graph(Role::Subject, p);
         const tgl_graph g = graph.record();
         for (int round = 0; round < 2; ++round) {
@@ -197,6 +219,50 @@ TEST_F(GraphDiff, FusedRandomChainsMatchOpByOp) {
         }
         EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
     }
+}
+
+// A norm block whose row is too long for one invocation's loop budget where loops are limited
+// (llvmpipe): layer_norm over 2^22 + 3 elements (three walks of 16,385 per invocation of 256 exceed
+// the 32,768 passes) is cut into chunks, and the chunks' pass that stores y runs the epilogue
+// (norm.comp's CHUNK_APPLY), then mul by a weight row and add a bias row: the replay bit for bit
+// the subject op by op, near the reference.
+TEST_F(GraphDiff, FusedNormScaleOnALoopBudgetLongRow) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    const int64_t d = (int64_t(1) << 22) + 3;
+    const std::vector<int64_t> s = {1, d};
+    OpProgram p;
+    p.buffers = {{f, d}, {f, d}, {f, d}, {f, d}, {f, d}, {f, d}};  // x, w, b, h, t, y
+    tgl_layer_norm_params np{sizeof(tgl_layer_norm_params), 1, 1e-5f, 0};
+    const ProgramTensor absent{-1, f, {}, {}, 0};
+    p.ops = {ProgramOp{TGL_OP_LAYER_NORM, {ProgramTensor{0, f, s, {}, 0}, absent, absent}, ProgramTensor{3, f, s, {}, 0}, params_bytes(np)},
+             ProgramOp{TGL_OP_MUL, {ProgramTensor{3, f, s, {}, 0}, ProgramTensor{1, f, {d}, {}, 0}}, ProgramTensor{4, f, s, {}, 0}, {}},
+             ProgramOp{TGL_OP_ADD, {ProgramTensor{4, f, s, {}, 0}, ProgramTensor{2, f, {d}, {}, 0}}, ProgramTensor{5, f, s, {}, 0}, {}}};
+    const char* limits = std::getenv("TGL_GLES_LIMITS");
+    if (limits && std::string(limits) == "minimum")
+        GTEST_SKIP() << "under the minimum limits the chunks' statistics and the chain's views exceed 4 storage blocks: "
+                        "nothing fuses (the unfused norm: NormDiff.LoopBudgetLongRow)";
+    ProgramDevice ref(Role::Reference, p), direct(Role::Subject, p), graph(Role::Subject, p);
+    const long long before = graph.property("graph.fused_ops");
+    const tgl_graph g = graph.record();
+    if (before >= 0) {
+        EXPECT_EQ(graph.property("graph.fused_ops") - before, 3) << "the norm and its chain in one kernel";
+    }
+    const auto data = p.random_contents(rng_, -1, 1);
+    ref.upload(data);
+    direct.upload(data);
+    graph.upload(data);
+    ref.run_direct();
+    direct.run_direct();
+    graph.replay(g);
+    const auto got = graph.read_all();
+    ASSERT_EQ(first_difference(p, got, direct.read_all()), "") << "replay vs op by op";
+    const auto want = ref.read_all();
+    for (size_t b = 3; b < got.size(); ++b) {
+        const std::vector<double> x = decode_values(f, got[b]), w = decode_values(f, want[b]);
+        for (size_t e = 0; e < x.size(); ++e)
+            ASSERT_NEAR(x[e], w[e], 1e-4 + 1e-4 * std::fabs(w[e])) << "buffer " << b << ", element " << e;
+    }
+    EXPECT_EQ(graph.api.graph_destroy(graph.h, g), TGL_OK);
 }
 
 }  // namespace

@@ -78,6 +78,7 @@ std::vector<std::vector<uint8_t>> ProgramDevice::read_all() {
 }
 
 tgl_tensor ProgramDevice::tensor(const ProgramTensor& t) const {
+    if (t.buffer < 0) return tgl_tensor{};  // an absent optional operand
     tgl_tensor out = tgl_tensor_contiguous(buffers_[size_t(t.buffer)], uint64_t(t.offset) * tgl_dtype_size(t.dtype),
                                            t.dtype, uint32_t(t.shape.size()), t.shape.data());
     for (size_t d = 0; d < t.strides.size(); ++d) out.strides[d] = t.strides[d];

@@ -13,7 +13,7 @@
 namespace tgl_test {
 
 struct ProgramTensor {
-    int buffer = 0;
+    int buffer = 0;  // -1: an absent optional operand (a zeroed tgl_tensor)
     tgl_dtype dtype = TGL_DTYPE_F32;
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;  // elements; empty: contiguous
