@@ -33,6 +33,9 @@ struct Tile {
 constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
 constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguous
+// Quads of columns per workgroup of the one-pass GEMV over all of K (W n-contiguous; TGL_TUNE_MATMUL
+// gd): of 4, 8 and 16 on an H200 with 1024 invocations, 8 streamed W fastest (bench/RESULTS.md).
+constexpr int kGemvDirectQuads = 8;
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -124,9 +127,10 @@ struct PassShape {
 // The candidates, in order of preference: each takes the pass (fills the plan, returns "") or
 // declines with the reason; the reasons are the error where none takes it.
 
-// Mat-vec (decode): K ranges of k_chunk (default: all of K where the column slabs alone make
-// TGL_TUNE_MATMUL's gd workgroups, else 32 rows of W or quads along k per lane), as many as the
-// partials allow, then PASS_REDUCE; one K range runs the epilogue in the GEMV pass (GEMV_DIRECT).
+// Mat-vec (decode): K ranges of k_chunk (default 32 rows of W or quads along k per lane), as many
+// as the partials allow, then PASS_REDUCE; one K range runs the epilogue in the GEMV pass
+// (GEMV_DIRECT). W n-contiguous without a tuned K range: one pass over all of K in workgroups of
+// gdw invocations over kGemvDirectQuads quads of columns where those alone make gd workgroups.
 std::string gemv_candidate(const PassShape& s, Plan& pl) {
     if (!s.b_quad) return "W cannot be read as quads";
     if (s.M > kGemvMaxM) return format("M = %d rows, more than %d", s.M, kGemvMaxM);
@@ -138,19 +142,28 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     pl.a_quad = s.a_quad;
     pl.b_quad = s.b_quad;
     pl.unroll = s.tune.gemv_unroll;
+    bool one_range = false;
     if (pl.b_quad == 1) {
         pl.lanes = s.tune.gemv_lanes;
     } else {
         // W n-contiguous: the tuned workgroup within the device's limits (a vec4 of shared memory
         // per invocation), with at most as many lanes along k.
         const Limits& L = s.dev.limits();
-        int wg = s.tune.gemv_wg;
-        while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0] || wg * 16 > L.max_shared_bytes)) wg /= 2;
-        pl.gemv_wg = wg;
-        pl.lanes = std::min(s.tune.gemv_k_lanes, wg);
+        auto fit = [&](int wg) {
+            while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0] || wg * 16 > L.max_shared_bytes)) wg /= 2;
+            return wg;
+        };
+        pl.gemv_wg = fit(s.tune.gemv_wg);
+        pl.lanes = std::min(s.tune.gemv_k_lanes, pl.gemv_wg);
+        const int direct_wg = fit(s.tune.gemv_direct_wg);
+        const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * kGemvDirectQuads) * s.batch_count;
+        if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= kGemvDirectQuads &&
+            direct_slabs >= uint64_t(s.tune.gemv_direct)) {
+            pl.gemv_wg = direct_wg;
+            pl.lanes = direct_wg / kGemvDirectQuads;
+            one_range = true;
+        }
     }
-    const uint64_t slabs = ceil_div(uint64_t(s.n), gemv_columns_per_workgroup(pl)) * s.batch_count;
-    const bool one_range = s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && slabs >= uint64_t(s.tune.gemv_direct);
     pl.k_chunk = s.tune.gemv_chunk > 0 ? uint64_t(s.tune.gemv_chunk) : uint64_t(32 * pl.lanes);
     pl.k_chunk = one_range ? ceil_div(uint64_t(s.K), 4) * 4 : std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
     pl.splits = std::min<uint64_t>(ceil_div(uint64_t(s.K), pl.k_chunk), std::max<uint64_t>(1, s.max_part / s.out_elems));

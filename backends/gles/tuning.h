@@ -62,9 +62,11 @@ struct TileTuning {
 //                                  (a power of two <= gw); default 8
 //   gu<N>                          GEMV loads of W in flight per invocation (1..16; W n-contiguous
 //                                  and A k-contiguous: a multiple of 4 reads A as quads); default 4
-//   gd<N>                          GEMV over all of K in one pass (the epilogue there: no partials,
-//                                  no reduce pass) where the column slabs alone make at least N
-//                                  workgroups and gk is not given (gd0: never); default 128
+//   gd<N>                          GEMV, W n-contiguous, gk not given: one pass over all of K (the
+//                                  epilogue there: no partials, no reduce pass) in workgroups of
+//                                  gdw invocations over 8 quads of columns (instead of gw, gr),
+//                                  where that makes at least N workgroups (gd0: never); default 128
+//   gdw<N>                         that pass's workgroup size (a power of two >= 8); default 1024
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1
 struct MatmulTuning {
@@ -77,6 +79,7 @@ struct MatmulTuning {
     int gemv_k_lanes = 8;    // GEMV invocations along k per quad of columns (W n-contiguous)
     int gemv_unroll = 4;     // GEMV rows (W n-contiguous) or quads (k-contiguous) of W in flight per invocation
     int gemv_direct = 128;   // GEMV: one K range where the column slabs make this many workgroups (0: never)
+    int gemv_direct_wg = 1024;  // its workgroup size
     bool double_buf = true;
 };
 
