@@ -130,7 +130,9 @@ struct PassShape {
 // Mat-vec (decode): K ranges of k_chunk (default 32 rows of W or quads along k per lane), as many
 // as the partials allow, then PASS_REDUCE; one K range runs the epilogue in the GEMV pass
 // (GEMV_DIRECT). W n-contiguous without a tuned K range: one pass over all of K in workgroups of
-// gdw invocations over kGemvDirectQuads quads of columns where those alone make gd workgroups.
+// gdw invocations over kGemvDirectQuads quads of columns where those alone make gd to 2 gd - 1
+// workgroups (H200: 1x4096x4096's 128 ran 0.0209 gpu ms against 0.0262 split; 1x4096x11008's 344,
+// more than one wave of 1024-invocation workgroups, 0.0726 against 0.0537 split).
 std::string gemv_candidate(const PassShape& s, Plan& pl) {
     if (!s.b_quad) return "W cannot be read as quads";
     if (s.M > kGemvMaxM) return format("M = %d rows, more than %d", s.M, kGemvMaxM);
@@ -158,7 +160,7 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
         const int direct_wg = fit(s.tune.gemv_direct_wg);
         const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * kGemvDirectQuads) * s.batch_count;
         if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= kGemvDirectQuads &&
-            direct_slabs >= uint64_t(s.tune.gemv_direct)) {
+            direct_slabs >= uint64_t(s.tune.gemv_direct) && direct_slabs < 2 * uint64_t(s.tune.gemv_direct)) {
             pl.gemv_wg = direct_wg;
             pl.lanes = direct_wg / kGemvDirectQuads;
             one_range = true;

@@ -65,7 +65,7 @@ struct TileTuning {
 //   gd<N>                          GEMV, W n-contiguous, gk not given: one pass over all of K (the
 //                                  epilogue there: no partials, no reduce pass) in workgroups of
 //                                  gdw invocations over 8 quads of columns (instead of gw, gr),
-//                                  where that makes at least N workgroups (gd0: never); default 128
+//                                  where that makes N to 2N - 1 workgroups (gd0: never); default 128
 //   gdw<N>                         that pass's workgroup size (a power of two >= 8); default 1024
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1

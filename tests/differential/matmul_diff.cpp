@@ -583,13 +583,13 @@ TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
 }
 
 // The GEMV over all of K in one pass (GEMV_DIRECT: the epilogue in the GEMV pass, no partials and
-// no reduce pass): TGL_TUNE_MATMUL's gd1 takes it for W n-contiguous (workgroups of gdw over 8
+// no reduce pass): TGL_TUNE_MATMUL's gd<N> takes it for W n-contiguous (workgroups of gdw over 8
 // quads of columns), a K range past K (gk) for both layouts of W (lanes along k: tb, linear);
 // with alpha and beta (C read), C starting NaN, batches, a permuted A, and linear / linear_qkv's
 // bias, activation and three outputs; 8 to 128 lanes along k (subgroup shuffles, then the tree,
 // where the device has them). The loop budget (llvmpipe, minimum limits) may still split K.
 TEST_F(GemvTuned, OneKRangeMatchesReference) {
-    for (const char* tune : {"gd1_gu8", "gd1_gdw64", "gw128_gr32_gl64_gk1048576"}) {
+    for (const char* tune : {"gd8_gu8", "gd2_gdw64", "gw128_gr32_gl64_gk1048576"}) {
         SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune);
         Device& t = subject_device_with("TGL_TUNE_MATMUL", tune);
         MM m; m.M = 1; m.N = 260; m.K = 1031; m.c_nan = true; check(matmul_spec(m, rng_), &t);
