@@ -40,7 +40,8 @@
 //   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
 //   DOUBLE_BUF; C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
 // PASS_GEMV: WG_X, GEMV_M (rows), GEMV_UNROLL, B_QUAD_K (+ GEMV_LK lanes per column) or quads
-// along n (+ GEMV_KR lanes along k per quad of columns).
+// along n (+ GEMV_KR lanes along k per quad of columns), GEMV_DIRECT (one K range: the epilogue's
+// defines, outputs bound as in the main pass), TGL_SUBGROUP_SIZE (subgroup.glsl).
 // PASS_REDUCE: WG_SIZE and the epilogue's defines.
 // Grid: x = N tiles, y = M tiles, z = batch (SPLIT_K: batch x splits), each offset by u_tile_base
 // (dispatches are split to stay within the workgroup-count limits). PASS_GEMV: x = column slabs,
@@ -48,6 +49,7 @@
 #include "dtype.glsl"
 #include "store.glsl"
 #include "grid.glsl"
+#include "subgroup.glsl"
 
 
 #include "activation.glsl"
@@ -300,11 +302,21 @@ void main() {
 
 #elif defined(PASS_GEMV)
 // Mat-vec products (M <= GEMV_M rows, decode): no shared tiles; every invocation streams W once.
-// Grid: x = column slabs, y = K ranges, z = batch; partials per K range, then PASS_REDUCE.
+// Grid: x = column slabs, y = K ranges, z = batch; partials per K range, then PASS_REDUCE; or
+// with GEMV_DIRECT one K range (all of K) and the epilogue here (no partials, no reduce pass).
 //  - W n-contiguous (quads along n): invocation = one quad of 4 columns; consecutive invocations
 //    read consecutive quads of a row of W (coalesced), looping over the K range.
 //  - B_QUAD_K (W k-contiguous, e.g. linear's [N, K] weights): GEMV_LK consecutive invocations
-//    share a column and read consecutive quads along k; a shared-memory tree sums their lanes.
+//    share a column and read consecutive quads along k.
+// The lanes along k of a column are summed by subgroup shuffles and a shared-memory tree
+// (subgroup.glsl), in a fixed order.
+#if defined(GEMV_DIRECT)
+#define GEMV_STORE(m, n, v) store_out(m, n, epilogue(m, n, 0, v))
+#else
+#define GEMV_STORE(m, n, v) store_partial(split, z, m, n, v)
+#endif
+float gemv_add(float a, float b) { return a + b; }
+vec4 gemv_add4(vec4 a, vec4 b) { return a + b; }
 #if !defined(GEMV_UNROLL)
 #define GEMV_UNROLL 4
 #endif
@@ -334,7 +346,7 @@ vec4 a_quad_whole(int m, int k) {
 void main() {
     uint z = u_tile_base.z + gl_WorkGroupID.z;
     int split = int(u_tile_base.y + gl_WorkGroupID.y);
-    int lid = int(gl_LocalInvocationID.x);
+    int lid = int(tgl_local_slot());
     batch_bases(z);
     int b_base = b_base0;
     int k_beg = split * u_k_chunk, k_end = min(u_K, k_beg + u_k_chunk);
@@ -356,15 +368,18 @@ void main() {
         for (; k < k_end; k += step)
             for (int m = 0; m < GEMV_M; ++m) acc[m] += dot(a_quad_at(m, k, k_end), quad_b(b_base, gn, k, k_end));
     }
-    for (int m = 0; m < GEMV_M; ++m) s_red[m * WG_X + lid] = acc[m];
-    for (int off = GEMV_LK / 2; off > 0; off >>= 1) {
+    for (int m = 0; m < GEMV_M; ++m) {
+        TGL_SUBGROUP_FOLD(acc[m], 1u, GEMV_LK, gemv_add)
+        s_red[m * WG_X + lid] = acc[m];
+    }
+    for (int off = GEMV_LK / 2; off >= int(TGL_TREE_STOP(1u)); off >>= 1) {
         memoryBarrierShared();
         barrier();
         if (lane < off)
             for (int m = 0; m < GEMV_M; ++m) s_red[m * WG_X + lid] += s_red[m * WG_X + lid + off];
     }
     if (lane == 0 && gn < u_N)
-        for (int m = 0; m < GEMV_M; ++m) store_partial(split, z, m, gn, s_red[m * WG_X + lid]);
+        for (int m = 0; m < GEMV_M; ++m) GEMV_STORE(m, gn, s_red[m * WG_X + lid]);
 #else
     // GEMV_KR invocations along k per quad of columns: invocation (q, r) = lid % QX, lid / QX reads
     // rows k_beg + r, + GEMV_KR, ... of its quad; consecutive invocations read consecutive quads of
@@ -425,8 +440,9 @@ void main() {
 #endif
 #if GEMV_KR > 1
     for (int m = 0; m < GEMV_M; ++m) {
+        TGL_SUBGROUP_FOLD(acc[m], QX, WG_X, gemv_add4)
         s_red4[lid] = acc[m];
-        for (int off = GEMV_KR / 2; off > 0; off >>= 1) {
+        for (int off = GEMV_KR / 2; off * QX >= int(TGL_TREE_STOP(QX)); off >>= 1) {
             memoryBarrierShared();
             barrier();
             if (r < off) s_red4[lid] += s_red4[lid + off * QX];
@@ -440,7 +456,7 @@ void main() {
     if (r == 0 && gn < u_N)
         for (int m = 0; m < GEMV_M; ++m)
             for (int c = 0; c < 4; ++c)
-                if (gn + c < u_N) store_partial(split, z, m, gn + c, acc[m][c]);
+                if (gn + c < u_N) GEMV_STORE(m, gn + c, acc[m][c]);
 #endif
 }
 

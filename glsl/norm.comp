@@ -13,8 +13,8 @@
 //   STATS_MEANSQ   mean of v^2; y = v / sqrt(ms + eps) * gamma.
 //   STATS_NONE     batch_norm: y = (v - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c].
 // v is scale * x + mask (softmax), x + residual rounded to DTYPE and stored to s (ADD), else x.
-// MODE_GROUP: one workgroup per row; each invocation strides over the row, a shared-memory tree
-// combines the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
+// MODE_GROUP: one workgroup per row; each invocation strides over the row, subgroup shuffles and a
+// shared-memory tree (subgroup.glsl) combine the invocations' partial max/sums. MODE_THREAD: one invocation per row (short rows).
 // ROW_VEC4 (with MODE_GROUP; f32 rows contiguous and 16-byte aligned in x, y, r, s; not batch_norm):
 // the row is read once into registers (PER vec4 per invocation) and written once.
 // ROW_CHUNKS (with MODE_GROUP, not ROW_VEC4): rows too long for one invocation's loop budget
@@ -45,12 +45,13 @@
 // Defines: STATS_* | SUM_ONLY; LOG (log_softmax); ADD; HAS_R, HAS_S, HAS_GAMMA, HAS_BETA; B_X, B_R, B_P, B_Y,
 // B_S (binding points of the blocks used); DTYPE; MODE_THREAD | MODE_GROUP; ROW_VEC4, PER;
 // ROW_CHUNKS [+ CHUNK_STATS | CHUNK_APPLY];
-// OUTER_RANK, INNER_RANK (0..8); WG_SIZE (a power of two); EPILOGUE with EP_OUTER_RANK,
-// EP_INNER_RANK and fused_stages.glsl's defines.
+// OUTER_RANK, INNER_RANK (0..8); WG_SIZE (a power of two); TGL_SUBGROUP_SIZE (subgroup.glsl);
+// EPILOGUE with EP_OUTER_RANK, EP_INNER_RANK and fused_stages.glsl's defines.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
 #include "math.glsl"
+#include "subgroup.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
@@ -225,14 +226,22 @@ shared float s_red[2 * WG_SIZE];
 // picks the shared half; consecutive reductions must alternate halves: after the last barrier an
 // invocation may start writing the next reduction's inputs while others still read this result.
 float combine(float a, float b, bool is_max) { return is_max ? tgl_maximum(a, b) : a + b; }
+float combine_max(float a, float b) { return tgl_maximum(a, b); }
+float combine_add(float a, float b) { return a + b; }
+vec2 combine_add2(vec2 a, vec2 b) { return a + b; }
 float group_reduce(float v, bool is_max, uint which) {
 #if defined(MODE_GROUP)
-    uint lid = gl_LocalInvocationID.x;
+    uint lid = tgl_local_slot();
     uint b = which * uint(WG_SIZE);
+    if (is_max) {
+        TGL_SUBGROUP_FOLD(v, 1u, WG_SIZE, combine_max)
+    } else {
+        TGL_SUBGROUP_FOLD(v, 1u, WG_SIZE, combine_add)
+    }
     s_red[b + lid] = v;
     memoryBarrierShared();
     barrier();
-    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+    for (uint h = uint(WG_SIZE) / 2u; h >= TGL_TREE_STOP(1u); h >>= 1) {
         if (lid < h) s_red[b + lid] = combine(s_red[b + lid], s_red[b + lid + h], is_max);
         memoryBarrierShared();
         barrier();
@@ -247,13 +256,14 @@ float group_reduce(float v, bool is_max, uint which) {
 // invocation finish reading the previous result before either half is overwritten.
 vec2 group_sum2(vec2 v) {
 #if defined(MODE_GROUP)
-    uint lid = gl_LocalInvocationID.x;
+    uint lid = tgl_local_slot();
+    TGL_SUBGROUP_FOLD(v, 1u, WG_SIZE, combine_add2)
     barrier();
     s_red[lid] = v.x;
     s_red[uint(WG_SIZE) + lid] = v.y;
     memoryBarrierShared();
     barrier();
-    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+    for (uint h = uint(WG_SIZE) / 2u; h >= TGL_TREE_STOP(1u); h >>= 1) {
         if (lid < h) {
             s_red[lid] += s_red[lid + h];
             s_red[uint(WG_SIZE) + lid] += s_red[uint(WG_SIZE) + lid + h];

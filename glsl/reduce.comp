@@ -4,7 +4,8 @@
 //   MODE_THREAD  one invocation per output, walking the reduced elements with an odometer; for
 //                short reductions and for many outputs whose reduced elements are far apart.
 //   MODE_GROUP   one workgroup per (output, split): each invocation strides over its split of the
-//                reduced elements, then a shared-memory tree combines the WG_SIZE partials. With
+//                reduced elements, then subgroup shuffles and a shared-memory tree (subgroup.glsl)
+//                combine the WG_SIZE partials. With
 //                u_splits > 1 the workgroup writes a partial to a scratch buffer (index
 //                o * u_splits + split) and a second pass reduces the partials. VEC4 (f32 rows that
 //                are contiguous and start 16-byte aligned; splits a multiple of 4 long): vec4
@@ -27,11 +28,12 @@
 // Defines: REDUCE_SUM | REDUCE_PROD | REDUCE_MAX | REDUCE_MIN (one); FINAL_MEAN (divide the final
 // result by u_count; mean of an empty set is NaN); X_DTYPE, Y_DTYPE; MODE_THREAD | MODE_GROUP |
 // MODE_COLUMN; VEC4, UNROLL (loads per invocation per step), COL_LANES; OUTER_RANK and INNER_RANK
-// (0..8); WG_SIZE (a power of two in MODE_GROUP and MODE_COLUMN).
+// (0..8); WG_SIZE (a power of two in MODE_GROUP and MODE_COLUMN); TGL_SUBGROUP_SIZE (subgroup.glsl).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
 #include "value.glsl"
+#include "subgroup.glsl"
 
 // The UNROLL loads of a step sit in a register array indexed by constants once unrolled (NVIDIA
 // honours this pragma, other drivers ignore it).
@@ -197,7 +199,7 @@ shared VALUE s_partial[WG_SIZE];
 
 void main() {
     uint g = tgl_group_index();
-    uint lid = gl_LocalInvocationID.x;
+    uint lid = tgl_local_slot();
     // No early return: every invocation must reach the barriers.
     bool in_range = g < u_out_count * u_splits;
     uint o = g / u_splits;
@@ -226,10 +228,11 @@ void main() {
         for (uint r = begin + lid; r < end; r += uint(WG_SIZE)) acc = combine(acc, x_at(xo + inner_offset(r)));
 #endif
     }
+    TGL_SUBGROUP_FOLD(acc, 1u, WG_SIZE, combine)
     s_partial[lid] = acc;
     memoryBarrierShared();
     barrier();
-    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
+    for (uint h = uint(WG_SIZE) / 2u; h >= TGL_TREE_STOP(1u); h >>= 1) {
         if (lid < h) s_partial[lid] = combine(s_partial[lid], s_partial[lid + h]);
         memoryBarrierShared();
         barrier();
@@ -268,7 +271,7 @@ void main() {
     // Workgroup g: slab fastest (neighbouring workgroups read neighbouring columns of the same
     // rows), then the chunk of rows, then the batch (the outer dims before the columns).
     uint g = tgl_group_index();
-    uint lid = gl_LocalInvocationID.x;
+    uint lid = tgl_local_slot();
     uint lane = lid % uint(COL_LANES), row_lane = lid / uint(COL_LANES);
     uint slab = g % u_slabs, rest = g / u_slabs;
     uint split = rest % u_splits, b = rest / u_splits;
@@ -290,10 +293,11 @@ void main() {
         }
         for (; r < end; r += uint(ROW_LANES)) acc = COMBINE(acc, LOAD(xo + inner_offset(r)));
     }
+    TGL_SUBGROUP_FOLD(acc, COL_LANES, WG_SIZE, COMBINE)
     s_col[lid] = acc;
     memoryBarrierShared();
     barrier();
-    for (uint h = uint(ROW_LANES) / 2u; h > 0u; h >>= 1) {
+    for (uint h = uint(ROW_LANES) / 2u; h * uint(COL_LANES) >= TGL_TREE_STOP(COL_LANES); h >>= 1) {
         if (row_lane < h) s_col[lid] = COMBINE(s_col[lid], s_col[lid + h * uint(COL_LANES)]);
         memoryBarrierShared();
         barrier();

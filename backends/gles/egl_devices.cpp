@@ -1,4 +1,5 @@
 #include "egl_devices.h"
+#include "tuning.h"
 
 #include "status.h"
 
@@ -146,6 +147,8 @@ void clamp_to_minimum(Limits& L) {
     L.ssbo_offset_alignment = std::max(L.ssbo_offset_alignment, m::kSsboOffsetAlignment);
     note("GL_KHR_shader_subgroup", L.subgroup, 0);
     L.subgroup = false;
+    L.subgroup_size = 0;
+    L.subgroup_stages = L.subgroup_features = 0;
 }
 
 // The value of TGL_GLES_LIMITS: true for "minimum", false for unset, "" or "driver".
@@ -271,6 +274,15 @@ Limits query_limits() {
         if (!std::strcmp(s, "GL_KHR_shader_subgroup")) L.subgroup = true;
         if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = !minimum;  // minimum: no extension
     }
+    if (L.subgroup) {
+        GLint size = 0, stages = 0, features = 0;
+        glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_STAGES_KHR, &stages);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &features);
+        L.subgroup_size = size > 0 ? size : 0;
+        L.subgroup_stages = uint32_t(stages);
+        L.subgroup_features = uint32_t(features);
+    }
     if (nvx_memory) {
         GLint kib = 0;
         glGetIntegerv(GL_GPU_MEMORY_INFO_TOTAL_AVAILABLE_MEMORY_NVX, &kib);
@@ -300,6 +312,23 @@ Limits query_limits() {
                          L.clamped.empty() ? "the driver's limits are already the minimum" : L.clamped.c_str());
     }
     return L;
+}
+
+int kernel_subgroup_size(const Limits& L, bool switched_on) {
+    const uint32_t needed = GL_SUBGROUP_FEATURE_BASIC_BIT_KHR | GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR;
+    const int n = L.subgroup_size;
+    const bool usable = switched_on && L.subgroup && !L.minimum && (L.subgroup_stages & GL_COMPUTE_SHADER_BIT) &&
+                        (L.subgroup_features & needed) == needed && n >= 4 && n <= 128 && (n & (n - 1)) == 0;
+    return usable ? n : 0;
+}
+
+std::string subgroup_feature_names(uint32_t features) {
+    static const char* const names[] = {"basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative",
+                                        "clustered", "quad", "partitioned_nv"};
+    std::string s;
+    for (int b = 0; b < 9; ++b)
+        if (features & (1u << b)) s += std::string(s.empty() ? "" : " ") + names[b];
+    return s;
 }
 
 namespace {
@@ -358,6 +387,17 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     add("limits.mode", L.minimum ? "minimum" : "driver");
     if (L.minimum) add("limits.clamped", L.clamped);
     add("extensions.subgroup", L.subgroup ? "1" : "0");
+    num("subgroup.size", L.subgroup_size);
+    add("subgroup.compute", (L.subgroup_stages & GL_COMPUTE_SHADER_BIT) ? "1" : "0");
+    add("subgroup.features", subgroup_feature_names(L.subgroup_features));
+    // What the kernels use: 0 also where TGL_TUNE_SUBGROUPS=0 (a malformed value: 0 here, and
+    // device_open fails with the reason).
+    bool switched_on = false;
+    try {
+        switched_on = read_subgroups_switch();
+    } catch (...) {
+    }
+    num("subgroup.kernels", kernel_subgroup_size(L, switched_on));
     GLint n_ext = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
     if (L.minimum) n_ext = 0;  // TGL_GLES_LIMITS=minimum: no extension is used

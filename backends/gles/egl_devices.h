@@ -39,7 +39,11 @@ struct Limits {
     uint64_t memory_bytes = 0;       // 0 if unknown
     uint64_t max_buffer_bytes = 0;   // largest buffer_alloc accepted
     const char* max_buffer_reason = "";  // where that limit comes from, for messages
-    bool subgroup = false;           // GL_KHR_shader_subgroup
+    // GL_KHR_shader_subgroup as the context reports it: the extension, the default subgroup size,
+    // the stages and features (GL_SUBGROUP_FEATURE_*_BIT_KHR) it supports; all 0 without it.
+    bool subgroup = false;
+    int subgroup_size = 0;
+    uint32_t subgroup_stages = 0, subgroup_features = 0;
     // TGL_GLES_LIMITS=minimum: every limit above clamped to what OpenGL ES 3.1 guarantees and no
     // extension used (see apply_limits_mode); `clamped` lists what changed ("name driver->used").
     bool minimum = false;
@@ -75,6 +79,13 @@ void destroy_context(EglContext& ctx);
 // 4 SSBO blocks and bindings, 2^27-byte blocks, 256-byte SSBO offset alignment, 512 uniform
 // components, no extension). Another value throws Error(DEVICE_UNAVAILABLE).
 Limits query_limits();
+
+// The subgroup size the kernels may use (glsl/subgroup.glsl): GL_KHR_shader_subgroup in compute
+// shaders with the basic and shuffle features and a power-of-two size in [4, 128]; 0 where not,
+// under TGL_GLES_LIMITS=minimum (no extension), or with `switched_on` false (TGL_TUNE_SUBGROUPS=0).
+int kernel_subgroup_size(const Limits& L, bool switched_on);
+// The names of the GL_SUBGROUP_FEATURE_*_BIT_KHR bits of `features`, e.g. "basic vote arithmetic".
+std::string subgroup_feature_names(uint32_t features);
 
 // The OpenGL ES 3.1 minimum of each limit (the maximum for SSBO_OFFSET_ALIGNMENT), from the
 // spec's tables of implementation-dependent values (20.47 and 20.48 of the ES 3.1 spec).

@@ -35,6 +35,7 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
     int wg = 256;
     while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0])) wg /= 2;
     wg_size_ = wg;
+    subgroup_size_ = kernel_subgroup_size(L, tuning_.subgroups);
     stream_ = fit_stream_shape(tuning_.stream, L);
     // Test hooks act on the op being planned or submitted, and the plan trace logs each op as it is
     // planned: under either, every op is planned afresh (no op cache).

@@ -179,6 +179,16 @@ public:
     int64_t window_alignment() const;
     // Invocations of the 1-D kernels (a power of two within the limits).
     int workgroup_size() const { return wg_size_; }
+    // The subgroup size the kernels use, 0 for none (kernel_subgroup_size of egl_devices.h: the
+    // device's GL_KHR_shader_subgroup, off under TGL_GLES_LIMITS=minimum and TGL_TUNE_SUBGROUPS=0).
+    int subgroup_size() const { return subgroup_size_; }
+    // Adds def::kSubgroupSize (glsl/subgroup.glsl) to a variant of `wg` invocations along x where
+    // the kernels use subgroups and `wg` is a multiple of their size; returns whether it did.
+    bool add_subgroup_define(Defines& defines, int wg) const {
+        if (!subgroup_size_ || wg % subgroup_size_) return false;
+        defines.emplace_back(def::kSubgroupSize, std::to_string(subgroup_size_));
+        return true;
+    }
     // Workgroup size and vec4s per invocation of the streaming kernels (buffer_bytes.comp and
     // elementwise.comp's VEC4): TGL_TUNE_STREAM (tuning.h), the workgroup size within the device's
     // limits.
@@ -258,6 +268,7 @@ private:
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)
     std::shared_ptr<PlanTrace> trace_;   // TGL_GLES_TEST_PLAN_TRACE (nullptr: none)
     int wg_size_ = 64;
+    int subgroup_size_ = 0;
     bool graph_fusion_ = true;  // TGL_GRAPH_FUSION (read when the device is opened)
     Tuning tuning_;
     StreamShape stream_;

@@ -33,6 +33,9 @@ struct Tile {
 constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
 constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguous
+// Quads of columns per workgroup of the one-pass GEMV over all of K (W n-contiguous; TGL_TUNE_MATMUL
+// gd): of 4, 8 and 16 on an H200 with 1024 invocations, 8 streamed W fastest (bench/RESULTS.md).
+constexpr int kGemvDirectQuads = 8;
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -88,9 +91,13 @@ struct Plan {
     int lanes = 1;          // GEMV: invocations along k per column (W k-contiguous) or per quad of columns
     int gemv_wg = kGemvWg;  // GEMV: invocations per workgroup
     int unroll = 4;         // GEMV: loads of W in flight per invocation
+    bool direct = false;    // GEMV of one K range: the epilogue in the GEMV pass (no partials, no reduce pass)
     uint64_t splits = 1, k_chunk = 0;
     int64_t part_offset = 0, part_bytes = 0;
 };
+
+// Columns of one GEMV workgroup: one per GEMV_LK lanes (W k-contiguous) or a quad per GEMV_KR lanes.
+uint64_t gemv_columns_per_workgroup(const Plan& pl) { return uint64_t((pl.b_quad == 1 ? 1 : 4) * pl.gemv_wg / pl.lanes); }
 
 // General tiles: 64 x 64 or 32 x 32 with 4 x 4 outputs per invocation, and 4 x 32 rows x columns
 // with one output each and a deep K step for decode-shaped products (M <= 4: a mat-vec whose cost
@@ -120,8 +127,12 @@ struct PassShape {
 // The candidates, in order of preference: each takes the pass (fills the plan, returns "") or
 // declines with the reason; the reasons are the error where none takes it.
 
-// Mat-vec (decode): K ranges of k_chunk (default: 64 rows of W per invocation along n; 8 quads per
-// lane along k), as many as the partials allow, then PASS_REDUCE.
+// Mat-vec (decode): K ranges of k_chunk (default 32 rows of W or quads along k per lane), as many
+// as the partials allow, then PASS_REDUCE; one K range runs the epilogue in the GEMV pass
+// (GEMV_DIRECT). W n-contiguous without a tuned K range: one pass over all of K in workgroups of
+// gdw invocations over kGemvDirectQuads quads of columns where those alone make gd to 2 gd - 1
+// workgroups (H200: 1x4096x4096's 128 ran 0.0209 gpu ms against 0.0262 split; 1x4096x11008's 344,
+// more than one wave of 1024-invocation workgroups, 0.0726 against 0.0537 split).
 std::string gemv_candidate(const PassShape& s, Plan& pl) {
     if (!s.b_quad) return "W cannot be read as quads";
     if (s.M > kGemvMaxM) return format("M = %d rows, more than %d", s.M, kGemvMaxM);
@@ -133,19 +144,30 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     pl.a_quad = s.a_quad;
     pl.b_quad = s.b_quad;
     pl.unroll = s.tune.gemv_unroll;
+    bool one_range = false;
     if (pl.b_quad == 1) {
         pl.lanes = s.tune.gemv_lanes;
     } else {
         // W n-contiguous: the tuned workgroup within the device's limits (a vec4 of shared memory
         // per invocation), with at most as many lanes along k.
         const Limits& L = s.dev.limits();
-        int wg = s.tune.gemv_wg;
-        while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0] || wg * 16 > L.max_shared_bytes)) wg /= 2;
-        pl.gemv_wg = wg;
-        pl.lanes = std::min(s.tune.gemv_k_lanes, wg);
+        auto fit = [&](int wg) {
+            while (wg > 1 && (wg > L.max_invocations || wg > L.max_size[0] || wg * 16 > L.max_shared_bytes)) wg /= 2;
+            return wg;
+        };
+        pl.gemv_wg = fit(s.tune.gemv_wg);
+        pl.lanes = std::min(s.tune.gemv_k_lanes, pl.gemv_wg);
+        const int direct_wg = fit(s.tune.gemv_direct_wg);
+        const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * kGemvDirectQuads) * s.batch_count;
+        if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= kGemvDirectQuads &&
+            direct_slabs >= uint64_t(s.tune.gemv_direct) && direct_slabs < 2 * uint64_t(s.tune.gemv_direct)) {
+            pl.gemv_wg = direct_wg;
+            pl.lanes = direct_wg / kGemvDirectQuads;
+            one_range = true;
+        }
     }
     pl.k_chunk = s.tune.gemv_chunk > 0 ? uint64_t(s.tune.gemv_chunk) : uint64_t(32 * pl.lanes);
-    pl.k_chunk = std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
+    pl.k_chunk = one_range ? ceil_div(uint64_t(s.K), 4) * 4 : std::max<uint64_t>(4, pl.k_chunk / 4 * 4);
     pl.splits = std::min<uint64_t>(ceil_div(uint64_t(s.K), pl.k_chunk), std::max<uint64_t>(1, s.max_part / s.out_elems));
     // An invocation walks its K range in trips of GEMV_UNROLL quads along k (lanes apart), or of
     // GEMV_UNROLL rows of W (lanes apart).
@@ -155,6 +177,7 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     pl.splits = std::max(pl.splits, ceil_div(uint64_t(s.K), k_max));
     pl.k_chunk = std::max<uint64_t>(4, ceil_div(ceil_div(uint64_t(s.K), pl.splits), 4) * 4);
     pl.splits = ceil_div(uint64_t(s.K), pl.k_chunk);
+    pl.direct = pl.splits == 1;
     return "";
 }
 
@@ -378,7 +401,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         Plan pl;
         take_first_candidate(kCandidates, format("op '%s' (M %d, N %lld, K %d)", call.info->name, M, (long long)pass.n, K),
                              shape, pl);
-        if (pl.mode != Mode::Tiled) {
+        if (pl.mode != Mode::Tiled && !pl.direct) {
             // Splits the loop budget forces may take partials up to a block.
             if (pl.splits * out_elems > uint64_t(dev.max_window_bytes()) / 4)
                 fail(TGL_ERROR_RESOURCE_EXHAUSTED,
@@ -396,7 +419,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         if (debug)
             std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,
-                         pl.mode == Mode::Gemv ? "gemv" : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
+                         pl.mode == Mode::Gemv ? (pl.direct ? "gemv direct" : "gemv") : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
                          pl.a_quad, pl.b_quad, (unsigned long long)pl.splits);
         plans.push_back(pl);
     }
@@ -522,6 +545,17 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
                         dispatches.push_back(std::move(d));
                     }
         };
+        // The GEMV pass: its defines (on top of `defs`) and its grid's column slabs.
+        auto gemv_defines = [&](Defines defs) {
+            defs.emplace_back("PASS_GEMV", "");
+            defs.emplace_back("WG_X", str(pl.gemv_wg));
+            defs.emplace_back("GEMV_M", str(M));
+            defs.emplace_back("GEMV_UNROLL", str(pl.unroll));
+            defs.emplace_back(pl.b_quad == 1 ? "GEMV_LK" : "GEMV_KR", str(pl.lanes));
+            dev.add_subgroup_define(defs, pl.gemv_wg);
+            return defs;
+        };
+        const uint64_t gemv_slabs = ceil_div(uint64_t(pass.n), gemv_columns_per_workgroup(pl));
         const uint64_t nx = pl.mode == Mode::Gemv ? 0 : ceil_div(uint64_t(pass.n), uint64_t(t.bn));
         const uint64_t ny = pl.mode == Mode::Gemv ? 0 : ceil_div(uint64_t(M), uint64_t(t.bm));
         const int n_out = int(pass.outs.size());
@@ -556,6 +590,14 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
             }
             continue;
         }
+        if (pl.direct) {  // GEMV over all of K, the epilogue in the same pass
+            Defines defs = gemv_defines(defines(true, true, n_out));
+            defs.emplace_back("GEMV_DIRECT", "");
+            Dispatch base = make_base(pass.outs, has_side);
+            base.program = dev.program("matmul.comp", defs);
+            add_grid(base, gemv_slabs, 1, batch_count);
+            continue;
+        }
         // Partials of every K range into the scratch (binding 2), then PASS_REDUCE: the sums in
         // split order and the epilogue.
         const Binding parts = scratch_window(pl.part_offset, pl.part_bytes);
@@ -568,16 +610,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
             partial.program = dev.program("matmul.comp", defs);
             add_grid(partial, nx, ny, uint64_t(batch_count) * pl.splits);
         } else {
-            const int wg = pl.gemv_wg;
-            Defines defs = defines(true, false, 1);
-            defs.emplace_back("PASS_GEMV", "");
-            defs.emplace_back("WG_X", str(wg));
-            defs.emplace_back("GEMV_M", str(M));
-            defs.emplace_back("GEMV_UNROLL", str(pl.unroll));
-            defs.emplace_back(pl.b_quad == 1 ? "GEMV_LK" : "GEMV_KR", str(pl.lanes));
-            partial.program = dev.program("matmul.comp", defs);
-            const uint64_t cols_per_wg = pl.b_quad == 1 ? uint64_t(wg / pl.lanes) : uint64_t(4 * wg / pl.lanes);
-            add_grid(partial, ceil_div(uint64_t(pass.n), cols_per_wg), pl.splits, batch_count);
+            partial.program = dev.program("matmul.comp", gemv_defines(defines(true, false, 1)));
+            add_grid(partial, gemv_slabs, pl.splits, batch_count);
         }
         Defines rd = defines(false, true, n_out);
         rd.emplace_back("PASS_REDUCE", "");

@@ -287,6 +287,7 @@ void run_norm(GlesDevice& dev, const OpCall& call, const NormRowPiece* piece, co
             defines.emplace_back("PER", str(per));
         }
         defines.emplace_back(group ? "MODE_GROUP" : "MODE_THREAD", "");
+        if (group) dev.add_subgroup_define(defines, vec4 ? row_wg : wg);
         defines.emplace_back("OUTER_RANK", str(long(outer.size())));
         defines.emplace_back("INNER_RANK", str(long(inner.size())));
         if (chunked) {

@@ -284,6 +284,7 @@ void add_reduce_pass(GlesDevice& dev, const char* reduce_define, const ReducePas
     if (pass.vec4) defines.emplace_back("VEC4", "");
     if (pass.mode != ReduceMode::Thread) defines.emplace_back("UNROLL", str(pass.unroll));
     if (pass.mode == ReduceMode::Column) defines.emplace_back("COL_LANES", str(pass.lanes));
+    if (pass.mode != ReduceMode::Thread) dev.add_subgroup_define(defines, pass.wg);
     Dispatch base;
     base.program = dev.program("reduce.comp", defines);
     base.bindings = {pass.y, pass.x};

@@ -23,6 +23,10 @@ inline constexpr char kVDtype[] = "V_DTYPE";
 inline constexpr char kMaskDtype[] = "M_DTYPE";
 inline constexpr char kIndexDtype[] = "I_DTYPE";  // an index operand (i32 or i64; dtype.glsl's TGL_LOAD_INDEX)
 
+// The subgroup size where a variant uses GL_KHR_shader_subgroup (glsl/subgroup.glsl; absent: the
+// shared-memory fallback). build_shader_source adds the extension directives for it.
+inline constexpr char kSubgroupSize[] = "TGL_SUBGROUP_SIZE";
+
 }  // namespace def
 }  // namespace gles
 }  // namespace tgl

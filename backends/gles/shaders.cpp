@@ -82,7 +82,12 @@ void check_define_name(const std::string& file, const std::string& name) {
 
 ShaderSource build_shader_source(const std::string& file, const Defines& defines) {
     ShaderSource s;
-    s.text = "#version 310 es\nprecision highp float;\nprecision highp int;\n";
+    s.text = "#version 310 es\n";
+    // Extension directives come before any other token of the shader.
+    for (const auto& d : defines)
+        if (d.first == def::kSubgroupSize)
+            s.text += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n";
+    s.text += "precision highp float;\nprecision highp int;\n";
     s.label = file + " [";
     for (size_t i = 0; i < defines.size(); ++i) {
         check_define_name(file, defines[i].first);

@@ -30,7 +30,7 @@ void read_matmul(MatmulTuning& m) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
-                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
     parse_tune_tokens(name, v, v,
@@ -39,7 +39,8 @@ void read_matmul(MatmulTuning& m) {
                        {"tn", &t.tn, 1, kMaxTileDim, false}, {"sk", &m.split_target, 0, kMaxCount, false},
                        {"gk", &m.gemv_chunk, 0, kMaxCount, false}, {"gl", &m.gemv_lanes, 1, 64, false},
                        {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
-                       {"gu", &m.gemv_unroll, 1, 16, false},
+                       {"gu", &m.gemv_unroll, 1, 16, false}, {"gd", &m.gemv_direct, 0, kMaxCount, false},
+                       {"gdw", &m.gemv_direct_wg, 8, kMaxTileDim, false},
                        {"db", &db, 0, 1, false}},
                       {{"general", &m.general}}, expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
@@ -51,6 +52,7 @@ void read_matmul(MatmulTuning& m) {
     if (m.gemv_lanes & (m.gemv_lanes - 1)) env_malformed(name, v, "gl is not a power of two", expected);
     if ((m.gemv_wg & (m.gemv_wg - 1)) || (m.gemv_k_lanes & (m.gemv_k_lanes - 1)) || m.gemv_k_lanes > m.gemv_wg)
         env_malformed(name, v, "gw and gr are not powers of two with gr <= gw", expected);
+    if (m.gemv_direct_wg & (m.gemv_direct_wg - 1)) env_malformed(name, v, "gdw is not a power of two", expected);
     if (db >= 0) m.double_buf = db != 0;
 }
 
@@ -94,8 +96,14 @@ void read_attention(AttentionTuning& a) {
 
 }  // namespace
 
+bool read_subgroups_switch() {
+    return env_number("TGL_TUNE_SUBGROUPS", 0, 1, 1,
+                      "0 (no subgroup operations: shared-memory trees) or 1 (the default: subgroups where the device has them)") != 0;
+}
+
 Tuning read_tuning() {
     Tuning t;
+    t.subgroups = read_subgroups_switch();
     read_stream(t.stream);
     const char* reduce = env_value("TGL_TUNE_REDUCE");
     if (reduce) {

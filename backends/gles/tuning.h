@@ -62,6 +62,11 @@ struct TileTuning {
 //                                  (a power of two <= gw); default 8
 //   gu<N>                          GEMV loads of W in flight per invocation (1..16; W n-contiguous
 //                                  and A k-contiguous: a multiple of 4 reads A as quads); default 4
+//   gd<N>                          GEMV, W n-contiguous, gk not given: one pass over all of K (the
+//                                  epilogue there: no partials, no reduce pass) in workgroups of
+//                                  gdw invocations over 8 quads of columns (instead of gw, gr),
+//                                  where that makes N to 2N - 1 workgroups (gd0: never); default 128
+//   gdw<N>                         that pass's workgroup size (a power of two >= 8); default 1024
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1
 struct MatmulTuning {
@@ -73,6 +78,8 @@ struct MatmulTuning {
     int gemv_wg = 256;       // GEMV invocations per workgroup (W n-contiguous)
     int gemv_k_lanes = 8;    // GEMV invocations along k per quad of columns (W n-contiguous)
     int gemv_unroll = 4;     // GEMV rows (W n-contiguous) or quads (k-contiguous) of W in flight per invocation
+    int gemv_direct = 128;   // GEMV: one K range where the column slabs make this many workgroups (0: never)
+    int gemv_direct_wg = 1024;  // its workgroup size
     bool double_buf = true;
 };
 
@@ -120,10 +127,17 @@ struct Tuning {
     MatmulTuning matmul;
     ConvTuning conv;
     AttentionTuning attention;
+    // TGL_TUNE_SUBGROUPS: 1 (the default) lets the kernels use GL_KHR_shader_subgroup where the
+    // device offers it (egl_devices.h, kernel_subgroup_size); 0: the workgroup-level shared-memory
+    // trees everywhere, as on a device without subgroups (to compare).
+    bool subgroups = true;
     // TGL_TUNE_POLL_US: how long the GL thread polls for work before sleeping, in microseconds
     // ([0, 1000000]); -1: the default (gles_device.cpp).
     int64_t poll_us = -1;
 };
+
+// TGL_TUNE_SUBGROUPS alone (the device properties report it too); throws as read_tuning.
+bool read_subgroups_switch();
 
 // Every TGL_TUNE_* variable; throws TGL_ERROR_INVALID_ARGUMENT for a malformed one.
 Tuning read_tuning();

@@ -383,6 +383,8 @@ TEST_F(AbiTest, LimitsModeProperties) {
         EXPECT_LE(num("limit.max_compute_uniform_components"), 512);
         EXPECT_EQ(num("extensions.count"), 0);
         EXPECT_EQ(num("extensions.subgroup"), 0);
+        EXPECT_EQ(num("subgroup.size"), 0);
+        EXPECT_EQ(num("subgroup.kernels"), 0);  // the kernels keep their shared-memory trees
         EXPECT_NE(tgl_device_property(plug().raw(), i, "limits.clamped"), nullptr);
     }
     if (!any) GTEST_SKIP() << "plugin '" << plug().name() << "' reports no limits.mode";

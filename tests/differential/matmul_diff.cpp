@@ -582,5 +582,40 @@ TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
     check(s);
 }
 
+// The GEMV over all of K in one pass (GEMV_DIRECT: the epilogue in the GEMV pass, no partials and
+// no reduce pass): TGL_TUNE_MATMUL's gd<N> takes it for W n-contiguous (workgroups of gdw over 8
+// quads of columns), a K range past K (gk) for both layouts of W (lanes along k: tb, linear);
+// with alpha and beta (C read), C starting NaN, batches, a permuted A, and linear / linear_qkv's
+// bias, activation and three outputs; 8 to 128 lanes along k (subgroup shuffles, then the tree,
+// where the device has them). The loop budget (llvmpipe, minimum limits) may still split K.
+TEST_F(GemvTuned, OneKRangeMatchesReference) {
+    for (const char* tune : {"gd8_gu8", "gd2_gdw64", "gw128_gr32_gl64_gk1048576"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune);
+        Device& t = subject_device_with("TGL_TUNE_MATMUL", tune);
+        MM m; m.M = 1; m.N = 260; m.K = 1031; m.c_nan = true; check(matmul_spec(m, rng_), &t);
+        m = MM{}; m.M = 3; m.N = 36; m.K = 517; m.alpha = 0.5f; m.beta = 0.25f; m.a_kind = Kind::Permuted; check(matmul_spec(m, rng_), &t);
+        m = MM{}; m.M = 5; m.N = 37; m.K = 260; m.tb = true; m.beta = -1.5f; check(matmul_spec(m, rng_), &t);
+        m = MM{}; m.a_batch = {3}; m.b_batch = {3}; m.M = 1; m.N = 68; m.K = 129; m.a_front = 4; check(matmul_spec(m, rng_), &t);
+        tgl_linear_params lp{sizeof(tgl_linear_params), TGL_ACTIVATION_SILU};
+        MultiSpec lin;
+        lin.op = TGL_OP_LINEAR;
+        lin.params = param_bytes(lp);
+        lin.inputs = {contig_float(F32, {1, 200}, rng_), contig_float(F32, {70, 200}, rng_), rand_float(F32, {70}, rng_)};
+        lin.outputs = {rand_output(F32, {1, 70}, rng_)};
+        lin.tolerance = {tol::kMatmul};
+        lin.what = "linear M 1 K 200 N 70 bias silu";
+        check(lin, &t);
+        lp.activation = TGL_ACTIVATION_GELU_TANH;
+        MultiSpec qkv;
+        qkv.op = TGL_OP_LINEAR_QKV;
+        qkv.params = param_bytes(lp);
+        qkv.inputs = {contig_float(F32, {2, 96}, rng_), contig_float(F32, {72, 96}, rng_), rand_float(F32, {72}, rng_)};
+        qkv.outputs = {rand_output(F32, {2, 36}, rng_), rand_output(F32, {2, 18}, rng_), rand_output(F32, {2, 18}, rng_)};
+        qkv.tolerance = {tol::kMatmul, tol::kMatmul, tol::kMatmul};
+        qkv.what = "linear_qkv M 2 K 96 N 36 + 18 + 18 bias gelu_tanh";
+        check(qkv, &t);
+    }
+}
+
 }  // namespace
 }  // namespace diff

@@ -95,6 +95,38 @@ def test_json_lists_every_plugin_with_devices_and_ops():
     assert tool.returncode == 0, tool.stderr
 
 
+# GL_KHR_shader_subgroup's properties agree with the extension list: the kernels use subgroups
+# (subgroup.kernels = the size) exactly where the context has the extension in compute shaders with
+# the basic and shuffle features, and never under TGL_GLES_LIMITS=minimum or TGL_TUNE_SUBGROUPS=0
+# (llvmpipe has no such extension: 0 everywhere; an NVIDIA GPU reports 32 by default).
+@pytest.mark.parametrize("env", [{}, {"TGL_TUNE_SUBGROUPS": "0"}, {"TGL_TUNE_SUBGROUPS": "1"}, {"TGL_GLES_LIMITS": "minimum"}])
+def test_subgroup_properties_follow_the_extension_and_the_switches(env):
+    if "gles" not in PLUGINS:
+        pytest.skip("no GLES plugin built")
+    r, doc = run_json("--plugin=gles", "--no-ops", env_extra=env)
+    assert r.returncode == 0, r.stderr
+    props = doc["plugins"][0]["devices"][0]["properties"]
+    has_ext = "GL_KHR_shader_subgroup" in props["extensions"].split()
+    assert props["extensions.subgroup"] == ("1" if has_ext else "0")
+    size, features = int(props["subgroup.size"]), props["subgroup.features"].split()
+    if not has_ext:
+        assert size == 0 and features == [] and props["subgroup.compute"] == "0"
+    usable = has_ext and props["subgroup.compute"] == "1" and {"basic", "shuffle"} <= set(features) and size in (4, 8, 16, 32, 64, 128)
+    switched_off = env.get("TGL_TUNE_SUBGROUPS") == "0" or env.get("TGL_GLES_LIMITS") == "minimum"
+    assert int(props["subgroup.kernels"]) == (size if usable and not switched_off else 0), props
+    if env.get("TGL_GLES_LIMITS") == "minimum":
+        assert not has_ext and size == 0
+
+
+def test_malformed_subgroup_switch_fails_the_device_open():
+    if "gles" not in PLUGINS:
+        pytest.skip("no GLES plugin built")
+    r, doc = run_json("--plugin=gles", "--no-ops", env_extra={"TGL_TUNE_SUBGROUPS": "yes"})
+    dev = doc["plugins"][0]["devices"][0]
+    assert not dev["usable"] and "TGL_TUNE_SUBGROUPS=yes" in (dev["error"] or ""), dev
+    assert dev["properties"]["subgroup.kernels"] == "0"
+
+
 @pytest.mark.parametrize("form", [["--plugin=cpu"], ["--plugin", "cpu"], ["-p", "cpu"], ["-pcpu"]])
 def test_plugin_filter_in_every_option_form(form):
     r, doc = run_json(*form, "--device", "0", "--no-ops")
