@@ -347,21 +347,28 @@ std::string winograd_candidate(ConvRun& r) {
         add_chunks(dev, d, ceil_div(uint64_t(items), uint64_t(wg)), r.dispatches);
     };
     to_i32(tiles, "the 2x2 output tiles");
-    pass("WINO_WEIGHT", false, 2, region(0, u_bytes), K * C, 0, tc);
-    OpCall mm;
-    mm.info = find_op(TGL_OP_MATMUL);
-    mm.dtype = TGL_DTYPE_F32;
-    for (int64_t t0 = 0; t0 < tiles; t0 += tc) {
-        const int64_t n = std::min(tc, tiles - t0);
-        pass("WINO_INPUT", false, 2, region(v_at, v_bytes), C * n, t0, n);
+    // Every pass planned before any is queued (a failure queues nothing): the products' dispatches
+    // captured between the transforms'.
+    std::vector<Dispatch> planned = dev.capture([&] {
+        pass("WINO_WEIGHT", false, 2, region(0, u_bytes), K * C, 0, tc);
+        OpCall mm;
+        mm.info = find_op(TGL_OP_MATMUL);
+        mm.dtype = TGL_DTYPE_F32;
+        for (int64_t t0 = 0; t0 < tiles; t0 += tc) {
+            const int64_t n = std::min(tc, tiles - t0);
+            pass("WINO_INPUT", false, 2, region(v_at, v_bytes), C * n, t0, n);
+            dev.submit(r.call.info->name, std::move(r.dispatches));
+            r.dispatches.clear();
+            mm.inputs = {scratch_view(scratch, 0, {16, K, C}, {K * cp, cp, 1}), scratch_view(scratch, v_at, {16, C, n}, {C * tc, tc, 1})};
+            mm.outputs = {scratch_view(scratch, m_at, {16, K, n}, {K * tc, tc, 1})};
+            plan_matmul(mm, nullptr);
+            run_matmul(dev, mm, nullptr, total);
+            pass("WINO_OUTPUT", true, 0, region(m_at, m_bytes), K * n, t0, n);
+        }
         dev.submit(r.call.info->name, std::move(r.dispatches));
         r.dispatches.clear();
-        mm.inputs = {scratch_view(scratch, 0, {16, K, C}, {K * cp, cp, 1}), scratch_view(scratch, v_at, {16, C, n}, {C * tc, tc, 1})};
-        mm.outputs = {scratch_view(scratch, m_at, {16, K, n}, {K * tc, tc, 1})};
-        plan_matmul(mm, nullptr);
-        run_matmul(dev, mm, nullptr, total);
-        pass("WINO_OUTPUT", true, 0, region(m_at, m_bytes), K * n, t0, n);
-    }
+    });
+    r.dispatches = std::move(planned);
     return "";
 }
 
