@@ -265,9 +265,9 @@ std::string gemm_candidate(ConvRun& r) {
 // tiles: run_matmul), and Y = A^T M A with the epilogue of the direct kernels (store_y). U, V and
 // M lie in the scratch, each within one storage block (the tiles go in chunks that keep V and M
 // within kWinogradMaxBytes and a block), the matmul's own scratch words after them.
-// By shape (H100, bench --suite=conv at batch 32): at least kWinogradMinChannels input and output
+// By shape: at least kWinogradMinChannels input and output
 // channels and kWinogradMinPositions output positions, where the GEMM's work dwarfs the transforms.
-constexpr int64_t kWinogradMinChannels = 64, kWinogradMinPositions = 1024;
+constexpr int64_t kWinogradMinChannels = 128, kWinogradMinPositions = 1024;
 constexpr int64_t kWinogradMaxBytes = int64_t(64) << 20;
 
 // An f32 view of the scratch: 3 dims, element strides, starting at byte `at`.
