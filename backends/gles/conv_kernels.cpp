@@ -265,8 +265,9 @@ std::string gemm_candidate(ConvRun& r) {
 // tiles: run_matmul), and Y = A^T M A with the epilogue of the direct kernels (store_y). U, V and
 // M lie in the scratch, each within one storage block (the tiles go in chunks that keep V and M
 // within kWinogradMaxBytes and a block), the matmul's own scratch words after them.
-// By shape: at least kWinogradMinChannels input and output
-// channels and kWinogradMinPositions output positions, where the GEMM's work dwarfs the transforms.
+// By shape: at least kWinogradMinChannels input and output channels and kWinogradMinPositions
+// output positions, where the products' work dwarfs the transforms' traffic (V and M are each 4x
+// the size of x and y).
 constexpr int64_t kWinogradMinChannels = 128, kWinogradMinPositions = 1024;
 constexpr int64_t kWinogradMaxBytes = int64_t(64) << 20;
 
