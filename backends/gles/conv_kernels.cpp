@@ -259,7 +259,7 @@ std::string gemm_candidate(ConvRun& r) {
 }
 
 // Winograd F(2x2, 3x3) (conv.comp's WINO_* passes): 16 multiplications per 2x2 output tile and
-// input channel where the direct kernels do 36. Taken by shape unless TGL_TUNE_CONV says
+// input channel where the direct kernels do 36 (F(4x4, 3x3), opt-in: 36 per 4x4 tile, 144). Taken by shape unless TGL_TUNE_CONV says
 // winograd (wherever it applies) or direct (nowhere). U = G g G^T (16 x K x C), then per chunk of
 // tiles V = B^T d B (16 x C x tiles), the 16 products M = U x V as one batched matmul (matmul.comp's
 // tiles: run_matmul), and Y = A^T M A with the epilogue of the direct kernels (store_y). U, V and
@@ -301,7 +301,10 @@ std::string winograd_candidate(ConvRun& r) {
     for (int d = 1; d < 3; ++d)
         if (p.stride[d] != 1 || p.dil[d] != 1) return "stride 1 and dilation 1 only";
     if (p.cx == 0) return "no input channels";
-    const int64_t C = p.cx, K = p.cy, tiles_h = (p.out[1] + 1) / 2, tiles_w = (p.out[2] + 1) / 2;
+    // Output tiles of m x m (F(m x m, 3x3)): 2, or 4 where TGL_TUNE_CONV=winograd4 asks for it; E
+    // products, one per element of an (m + 2) x (m + 2) input tile.
+    const int64_t m = path == ConvTuning::Path::Winograd4 ? 4 : 2, E = (m + 2) * (m + 2);
+    const int64_t C = p.cx, K = p.cy, tiles_h = (p.out[1] + m - 1) / m, tiles_w = (p.out[2] + m - 1) / m;
     const int64_t tiles = p.batch * tiles_h * tiles_w;
     if (path == ConvTuning::Path::Auto && (C < kWinogradMinChannels || K < kWinogradMinChannels ||
                                            p.batch * p.out[1] * p.out[2] < kWinogradMinPositions))
@@ -311,17 +314,17 @@ std::string winograd_candidate(ConvRun& r) {
     const int64_t window = dev.max_window_bytes(), align = dev.window_alignment();
     auto aligned = [&](int64_t b) { return (b + align - 1) / align * align; };
     const int64_t cp = (C + 3) / 4 * 4;
-    const int64_t u_bytes = 16 * K * cp * 4;
+    const int64_t u_bytes = E * K * cp * 4;
     if (u_bytes > window)
-        return format("the transformed weight (16 x %lld x %lld f32, %lld bytes) exceeds one shader storage block (%lld bytes)",
-                      (long long)K, (long long)cp, (long long)u_bytes, (long long)window);
+        return format("the transformed weight (%lld x %lld x %lld f32, %lld bytes) exceeds one shader storage block (%lld bytes)",
+                      (long long)E, (long long)K, (long long)cp, (long long)u_bytes, (long long)window);
     // Tiles per chunk (a multiple of 4: V's and M's rows are read as quads).
-    const int64_t per_tile = 16 * std::max(C, K) * 4;
+    const int64_t per_tile = E * std::max(C, K) * 4;
     const int64_t tc = std::min((tiles + 3) / 4 * 4, std::min(window, kWinogradMaxBytes) / per_tile / 4 * 4);
     if (tc == 0)
         return format("4 tiles' transformed input or products (%lld bytes) exceed one shader storage block (%lld bytes)",
                       (long long)(4 * per_tile), (long long)window);
-    const int64_t v_at = aligned(u_bytes), v_bytes = 16 * C * tc * 4, m_at = v_at + aligned(v_bytes), m_bytes = 16 * K * tc * 4;
+    const int64_t v_at = aligned(u_bytes), v_bytes = E * C * tc * 4, m_at = v_at + aligned(v_bytes), m_bytes = E * K * tc * 4;
     const int64_t total = m_at + aligned(m_bytes);
     const BufferRef scratch = dev.scratch(uint64_t(total));
     auto region = [&](int64_t at, int64_t bytes) {
@@ -337,6 +340,7 @@ std::string winograd_candidate(ConvRun& r) {
         Defines defines = r.variant(epilogue);
         defines.emplace_back(name, "");
         defines.emplace_back(def::kWorkgroupSize, str(wg));
+        defines.emplace_back("WINO_M", str(m));
         Dispatch d = r.base;
         d.bindings[size_t(bind)] = b;
         d.program = dev.program("conv.comp", defines);
@@ -347,7 +351,7 @@ std::string winograd_candidate(ConvRun& r) {
         d.uniforms.push_back(uniform_int("u_wino_cp", {int32_t(cp)}));
         add_chunks(dev, d, ceil_div(uint64_t(items), uint64_t(wg)), r.dispatches);
     };
-    to_i32(tiles, "the 2x2 output tiles");
+    to_i32(tiles, "the output tiles");
     // Every pass planned before any is queued (a failure queues nothing): the products' dispatches
     // captured between the transforms'.
     std::vector<Dispatch> planned = dev.capture([&] {
@@ -360,8 +364,8 @@ std::string winograd_candidate(ConvRun& r) {
             pass("WINO_INPUT", false, 2, region(v_at, v_bytes), C * n, t0, n);
             dev.submit(r.call.info->name, std::move(r.dispatches));
             r.dispatches.clear();
-            mm.inputs = {scratch_view(scratch, 0, {16, K, C}, {K * cp, cp, 1}), scratch_view(scratch, v_at, {16, C, n}, {C * tc, tc, 1})};
-            mm.outputs = {scratch_view(scratch, m_at, {16, K, n}, {K * tc, tc, 1})};
+            mm.inputs = {scratch_view(scratch, 0, {E, K, C}, {K * cp, cp, 1}), scratch_view(scratch, v_at, {E, C, n}, {C * tc, tc, 1})};
+            mm.outputs = {scratch_view(scratch, m_at, {E, K, n}, {K * tc, tc, 1})};
             plan_matmul(mm, nullptr);
             run_matmul(dev, mm, nullptr, total);
             pass("WINO_OUTPUT", true, 0, region(m_at, m_bytes), K * n, t0, n);
