@@ -42,8 +42,8 @@
 //   WINO_OUTPUT  (k, tl): reads M[e][k][tl] at (e * cy + k) * u_wino_tp + tl from binding 0, stores
 //                the tile's outputs inside y through store_y (bias, activation, ACCUMULATE, Y_F32).
 // Exact for small integers (G's halves are exact); see docs for the measured error. WINO_M: the
-// output tile, 2 (the above) or 4 (F(4x4, 3x3): 6x6 input tiles, 36 products; opt-in,
-// TGL_TUNE_CONV=winograd4: its constants 1/6, 1/24 are inexact).
+// output tile, 2 (the above) or 4 (F(4x4, 3x3): 6x6 input tiles, 36 products; the host's
+// default: its constants 1/6, 1/24 are inexact, NMSE up to 3e-12 measured).
 // The bias (db) is a uniform switch, not a variant: binding 3 is always bound (a stand-in when
 // absent), which halves the variants to compile.
 //

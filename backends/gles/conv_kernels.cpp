@@ -258,18 +258,20 @@ std::string gemm_candidate(ConvRun& r) {
     return "";
 }
 
-// Winograd F(2x2, 3x3) (conv.comp's WINO_* passes): 16 multiplications per 2x2 output tile and
-// input channel where the direct kernels do 36 (F(4x4, 3x3), opt-in: 36 per 4x4 tile, 144). Taken by shape unless TGL_TUNE_CONV says
-// winograd (wherever it applies) or direct (nowhere). U = G g G^T (16 x K x C), then per chunk of
-// tiles V = B^T d B (16 x C x tiles), the 16 products M = U x V as one batched matmul (matmul.comp's
+// Winograd F(m x m, 3x3) (conv.comp's WINO_* passes): F(4x4) by shape, 36 multiplications per 4x4
+// output tile and input channel where the direct kernels do 144 (F(2x2): 16 per 2x2 tile, 36).
+// TGL_TUNE_CONV says winograd4 / winograd (F(4x4) / F(2x2) wherever it applies) or direct
+// (nowhere). With E = (m + 2)^2: U = G g G^T (E x K x C), then per chunk of
+// tiles V = B^T d B (E x C x tiles), the E products M = U x V as one batched matmul (matmul.comp's
 // tiles: run_matmul), and Y = A^T M A with the epilogue of the direct kernels (store_y). U, V and
 // M lie in the scratch, each within one storage block (the tiles go in chunks that keep V and M
 // within kWinogradMaxBytes and a block), the matmul's own scratch words after them.
 // By shape: at least kWinogradMinChannels input and output channels and kWinogradMinPositions
 // output positions, where the products' work dwarfs the transforms' traffic (V and M are each 4x
-// the size of x and y). On an H200 at batch 32 (direct -> Winograd): 64 channels 56x56 0.47 ->
-// 0.61 ms, 128 at 28x28 0.49 -> 0.28, 256 at 14x14 0.49 -> 0.29, 512 at 7x7 0.44 -> 0.34.
-constexpr int64_t kWinogradMinChannels = 128, kWinogradMinPositions = 1024;
+// the size of x and y), with F(4x4, 3x3). On an H200 at batch 32 (direct -> F(2x2) -> F(4x4)):
+// 64 channels 56x56 0.46 -> 0.55 -> 0.40 ms, 128 at 28x28 0.49 -> 0.28 -> 0.21, 256 at 14x14
+// 0.49 -> 0.29 -> 0.27, 512 at 7x7 0.46 -> 0.34 -> 0.27.
+constexpr int64_t kWinogradMinChannels = 64, kWinogradMinPositions = 1024;
 constexpr int64_t kWinogradMaxBytes = int64_t(64) << 20;
 
 // An f32 view of the scratch: 3 dims, element strides, starting at byte `at`.
@@ -302,9 +304,9 @@ std::string winograd_candidate(ConvRun& r) {
     for (int d = 1; d < 3; ++d)
         if (p.stride[d] != 1 || p.dil[d] != 1) return "stride 1 and dilation 1 only";
     if (p.cx == 0) return "no input channels";
-    // Output tiles of m x m (F(m x m, 3x3)): 2, or 4 where TGL_TUNE_CONV=winograd4 asks for it; E
-    // products, one per element of an (m + 2) x (m + 2) input tile.
-    const int64_t m = path == ConvTuning::Path::Winograd4 ? 4 : 2, E = (m + 2) * (m + 2);
+    // Output tiles of m x m (F(m x m, 3x3)): 4 by shape or with TGL_TUNE_CONV=winograd4, 2 with
+    // TGL_TUNE_CONV=winograd; E products, one per element of an (m + 2) x (m + 2) input tile.
+    const int64_t m = path == ConvTuning::Path::Winograd ? 2 : 4, E = (m + 2) * (m + 2);
     const int64_t C = p.cx, K = p.cy, tiles_h = (p.out[1] + m - 1) / m, tiles_w = (p.out[2] + m - 1) / m;
     const int64_t tiles = p.batch * tiles_h * tiles_w;
     if (path == ConvTuning::Path::Auto && (C < kWinogradMinChannels || K < kWinogradMinChannels ||

@@ -84,8 +84,8 @@ struct MatmulTuning {
 // _split512. Either may come with, or be replaced by, `winograd` (every convolution that the
 // Winograd path takes (3x3, stride 1, dilation 1, one group, forward) runs on it, whatever its
 // size) or `direct` (none does: the direct kernels, implicit GEMM or depthwise, run every one), for
-// comparing the two; `winograd4`: as winograd, with F(4x4, 3x3) instead of F(2x2, 3x3) (opt-in:
-// less accurate); without any, the path goes by shape (conv_kernels.cpp).
+// comparing the two; `winograd` forces F(2x2, 3x3), `winograd4` F(4x4, 3x3) (the one taken by
+// shape); without any, the path goes by shape (conv_kernels.cpp).
 struct ConvTuning {
     enum class Path { Auto, Direct, Winograd, Winograd4 };
     TileTuning tile;

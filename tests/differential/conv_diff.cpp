@@ -342,7 +342,7 @@ TEST_F(ConvDiff, LongKernels) {
 // the subject: 2x2 output tiles cut at odd edges, pads 0, 1, 2 and asymmetric ones, batch > 1,
 // channel counts off the GEMM's tiles and quads (5 -> 7, 70 -> 66), bias and activations,
 // channels-last and random views, f32/f16/bf16 and f16 weights under f32; an empty batch; a shape
-// that takes it unforced (128 -> 128 channels, 32x32); and 4 KiB windows (max_window: the op in
+// that takes F(4x4, 3x3) unforced (64 -> 64 channels, 32x32); and 4 KiB windows (max_window: the op in
 // pieces over batch, rows and input channels, the latter adding to an f32 y; the tiles in chunks;
 // a weight whose transform passes a window declines to the GEMM).
 // Tolerance: NMSE kWinograd (f32: measured 1.2e-14 - 1.3e-13 against the CPU plugin's double sums
@@ -388,10 +388,11 @@ TEST_F(ConvDiff, Winograd) {
     c = wino(0, 3, 4, {5, 5}, 1, 1);
     c.bias = true;
     forward(c, F32, rng_, "winograd empty batch", F32, kWinograd, forced);
-    // Unforced: the shape takes it by default (at least 128 channels each way and 1,024 positions).
-    c = wino(1, 128, 128, {32, 32}, 1, 1);
+    // Unforced: the shape takes F(4x4, 3x3) by default (at least 64 channels each way and 1,024
+    // positions).
+    c = wino(1, 64, 64, {32, 32}, 1, 1);
     c.bias = true, c.dense = true;
-    forward(c, F32, rng_, "128 -> 128 channels 32x32 (winograd by shape)", F32, kWinograd);
+    forward(c, F32, rng_, "64 -> 64 channels 32x32 (winograd4 by shape)", F32, kWinograd4);
 }
 
 TEST_F(ConvDiff, WinogradSmallWindows) {
