@@ -267,8 +267,8 @@ std::string gemm_candidate(ConvRun& r) {
 // M lie in the scratch, each within one storage block (the tiles go in chunks that keep V and M
 // within kWinogradMaxBytes and a block), the matmul's own scratch words after them.
 // By shape: at least kWinogradMinChannels input and output channels and kWinogradMinPositions
-// output positions, where the products' work dwarfs the transforms' traffic (V and M are each 4x
-// the size of x and y), with F(4x4, 3x3). On an H200 at batch 32 (direct -> F(2x2) -> F(4x4)):
+// output positions, where the products' work dwarfs the transforms' traffic (V and M are 2.25x the
+// size of x and y with F(4x4), 4x with F(2x2)), with F(4x4, 3x3). On an H200 at batch 32 (direct -> F(2x2) -> F(4x4)):
 // 64 channels 56x56 0.46 -> 0.55 -> 0.40 ms, 128 at 28x28 0.49 -> 0.28 -> 0.21, 256 at 14x14
 // 0.49 -> 0.29 -> 0.27, 512 at 7x7 0.46 -> 0.34 -> 0.27.
 constexpr int64_t kWinogradMinChannels = 64, kWinogradMinPositions = 1024;
