@@ -31,10 +31,24 @@
 // and the B tile loaded k-fast, so that its loads are consecutive in memory.
 // DIRECT (forward/transposed, few output channels per group, e.g. depthwise): one invocation per
 // output element, a plain loop over (c, j).
+// Winograd F(2x2, 3x3) (forward 3x3, stride 1, dilation 1, one group; conv_kernels.cpp): the output
+// in 2x2 tiles t, each from a 4x4 input tile d at (2 ty - pad, 2 tx - pad) (0 outside x):
+// Y = A^T [U . V] A per output channel, U = G g G^T (per (k, c)), V = B^T d B (per (c, t)), the sum
+// over c of the 16 element products being 16 GEMMs M[e] = U[e] x V[e] (matmul.comp, run by the
+// host between these passes). Three passes, each one invocation per item, f32 words in scratch:
+//   WINO_WEIGHT  (k, c): U[e][k][c] at (e * cy + k) * u_wino_cp + c, into binding 2.
+//   WINO_INPUT   (c, tile tl of the chunk [u_wino_t0, + u_wino_tc)): V[e][c][tl] at
+//                (e * cx + c) * u_wino_tp + tl, into binding 2.
+//   WINO_OUTPUT  (k, tl): reads M[e][k][tl] at (e * cy + k) * u_wino_tp + tl from binding 0, stores
+//                the tile's outputs inside y through store_y (bias, activation, ACCUMULATE, Y_F32).
+// Exact for small integers (G's halves are exact); see docs for the measured error. WINO_M: the
+// output tile, 2 (the above) or 4 (F(4x4, 3x3): 6x6 input tiles, 36 products; the host's
+// default: its constants 1/6, 1/24 are inexact, NMSE up to 3e-12 measured).
 // The bias (db) is a uniform switch, not a variant: binding 3 is always bound (a stand-in when
 // absent), which halves the variants to compile.
 //
-// Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT or PASS_REDUCE (+ WG_SIZE), or BM,
+// Defines: MODE_FORWARD | MODE_TRANSPOSED | MODE_WGRAD; DIRECT, PASS_REDUCE or WINO_WEIGHT |
+// WINO_INPUT | WINO_OUTPUT (+ WG_SIZE, WINO_M), or BM,
 // BN, BK, TM, TN (multiples of 4), WG_X, WG_Y (+ SPLIT_K, X_C_FAST, Y_C_FAST, IN_BOUNDS); DTYPE
 // (= Y_DTYPE: x and y, unless Y_F32; WGRAD: also dy, dw and db); A_DTYPE and B_DTYPE, of bindings
 // 1 and 3 (the weight and bias may be f16/bf16 under an f32 DTYPE: mixed weights; WGRAD: DTYPE);
@@ -123,6 +137,13 @@ uniform int u_splits;    // K ranges (1: no split)
 uniform int u_k_chunk;   // K elements per range
 uniform int u_db_part;   // SPLIT_K / PASS_REDUCE: where the db partials start in the scratch
 uniform int u_has_bias;  // bias (WGRAD: db) given
+// Winograd: the output's 2x2 tiles per image (rows, columns); this chunk's first tile and count;
+// the row strides of V and M (tiles, a multiple of 4) and of U (input channels, a multiple of 4).
+uniform int u_wino_tiles[2];
+uniform int u_wino_t0;
+uniform int u_wino_tc;
+uniform int u_wino_tp;
+uniform int u_wino_cp;
 
 #define LOAD_AS(ARR, I, DT) tgl_to_f32(tgl_extract(ARR[tgl_word_of(I, DT)], I, DT), DT)
 #define LOAD(ARR, I) LOAD_AS(ARR, I, DTYPE)
@@ -261,6 +282,152 @@ void main() {
         float v = 0.0;
         for (int sp = 0; sp < u_splits; ++sp) v += uintBitsToFloat(x_data[u_db_part + sp * u_groups * u_M + gm]);
         store_db(gm, v);
+    }
+#endif
+}
+
+#elif defined(WINO_WEIGHT) || defined(WINO_INPUT) || defined(WINO_OUTPUT)
+
+layout(local_size_x = WG_SIZE) in;
+#if WINO_M != 2 && WINO_M != 4
+#error "conv.comp: WINO_M (the output tile) is 2 or 4"
+#endif
+
+// Tile tl of the chunk: its image and the (row, column) of its first output.
+void wino_tile(int tl, out int n, out ivec2 o0) {
+    int per = u_wino_tiles[0] * u_wino_tiles[1];
+    int t = u_wino_t0 + tl;
+    n = t / per;
+    t -= n * per;
+    o0 = WINO_M * ivec2(t / u_wino_tiles[1], t % u_wino_tiles[1]);
+}
+
+#if WINO_M == 4
+// F(4x4, 3x3) (Lavin and Gray's points 0, +-1, +-2): 6x6 input tiles, 36 products.
+const float kBT[36] = float[36](4.0, 0.0, -5.0, 0.0, 1.0, 0.0,  0.0, -4.0, -4.0, 1.0, 1.0, 0.0,  0.0, 4.0, -4.0, -1.0, 1.0, 0.0,
+                                0.0, -2.0, -1.0, 2.0, 1.0, 0.0,  0.0, 2.0, -1.0, -2.0, 1.0, 0.0,  0.0, 4.0, 0.0, -5.0, 0.0, 1.0);
+const float kG[18] = float[18](0.25, 0.0, 0.0,  -1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0,  -1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0,
+                               1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0,  1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0,  0.0, 0.0, 1.0);
+const float kAT[24] = float[24](1.0, 1.0, 1.0, 1.0, 1.0, 0.0,  0.0, 1.0, -1.0, 2.0, -2.0, 0.0,  0.0, 1.0, 1.0, 4.0, 4.0, 0.0,
+                                0.0, 1.0, -1.0, 8.0, -8.0, 1.0);
+#endif
+
+void main() {
+    uint e = tgl_group_index() * uint(WG_SIZE) + gl_LocalInvocationID.x;
+#if WINO_M == 4 && defined(WINO_WEIGHT)
+    if (e >= uint(u_cy) * uint(u_cx)) return;
+    int c = int(e % uint(u_cx)), k = int(e / uint(u_cx));
+    int wb = u_w_off + k * u_w_m + c * u_w_c;
+    float g[9];
+    for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s) g[r * 3 + s] = LOAD_A(wb + r * u_ws.y + s * u_ws.z);
+    float t[18];  // G g
+    for (int i = 0; i < 6; ++i)
+        for (int s = 0; s < 3; ++s) t[i * 3 + s] = kG[i * 3] * g[s] + kG[i * 3 + 1] * g[3 + s] + kG[i * 3 + 2] * g[6 + s];
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+            float u = kG[j * 3] * t[i * 3] + kG[j * 3 + 1] * t[i * 3 + 1] + kG[j * 3 + 2] * t[i * 3 + 2];
+            y_data[((i * 6 + j) * u_cy + k) * u_wino_cp + c] = floatBitsToUint(u);
+        }
+#elif WINO_M == 4 && defined(WINO_INPUT)
+    if (e >= uint(u_cx) * uint(u_wino_tc)) return;
+    int tl = int(e % uint(u_wino_tc)), c = int(e / uint(u_wino_tc));
+    int n;
+    ivec2 o0;
+    wino_tile(tl, n, o0);
+    ivec2 i0 = o0 - ivec2(u_pad3[1], u_pad3[2]);
+    int xb = u_x_off + n * u_xs[0] + c * u_xs[1];
+    float d[36];
+    for (int r = 0; r < 6; ++r)
+        for (int s = 0; s < 6; ++s) {
+            ivec2 i = i0 + ivec2(r, s);
+            d[r * 6 + s] = all(lessThan(uvec2(i), uvec2(u_in3[1], u_in3[2]))) ? LOAD(x_data, xb + i.x * u_xs[3] + i.y * u_xs[4]) : 0.0;
+        }
+    float t[36];  // B^T d
+    for (int i = 0; i < 6; ++i)
+        for (int s = 0; s < 6; ++s) {
+            float a = 0.0;
+            for (int r = 0; r < 6; ++r) a += kBT[i * 6 + r] * d[r * 6 + s];
+            t[i * 6 + s] = a;
+        }
+    for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+            float v = 0.0;
+            for (int s = 0; s < 6; ++s) v += t[i * 6 + s] * kBT[j * 6 + s];
+            y_data[((i * 6 + j) * u_cx + c) * u_wino_tp + tl] = floatBitsToUint(v);
+        }
+#elif WINO_M == 4
+    if (e >= uint(u_cy) * uint(u_wino_tc)) return;
+    int tl = int(e % uint(u_wino_tc)), k = int(e / uint(u_wino_tc));
+    int n;
+    ivec2 o0;
+    wino_tile(tl, n, o0);
+    float m[36];
+    for (int i = 0; i < 36; ++i) m[i] = uintBitsToFloat(x_data[(i * u_cy + k) * u_wino_tp + tl]);
+    float t[24];  // A^T M
+    for (int i = 0; i < 4; ++i)
+        for (int s = 0; s < 6; ++s) {
+            float a = 0.0;
+            for (int r = 0; r < 6; ++r) a += kAT[i * 6 + r] * m[r * 6 + s];
+            t[i * 6 + s] = a;
+        }
+    for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s) {
+            float y = 0.0;
+            for (int q = 0; q < 6; ++q) y += t[r * 6 + q] * kAT[s * 6 + q];
+            ivec2 o = o0 + ivec2(r, s);
+            if (o.x < u_out3[1] && o.y < u_out3[2]) store_y(n, k, ivec3(0, o), y);
+        }
+#elif defined(WINO_WEIGHT)
+    if (e >= uint(u_cy) * uint(u_cx)) return;
+    int c = int(e % uint(u_cx)), k = int(e / uint(u_cx));
+    int wb = u_w_off + k * u_w_m + c * u_w_c;
+    vec3 g[3];
+    for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 3; ++s) g[r][s] = LOAD_A(wb + r * u_ws.y + s * u_ws.z);
+    // G = (1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1): rows of G g, then each row times G^T.
+    vec3 t[4] = vec3[4](g[0], 0.5 * (g[0] + g[1] + g[2]), 0.5 * (g[0] - g[1] + g[2]), g[2]);
+    for (int i = 0; i < 4; ++i) {
+        vec4 u = vec4(t[i].x, 0.5 * (t[i].x + t[i].y + t[i].z), 0.5 * (t[i].x - t[i].y + t[i].z), t[i].z);
+        for (int j = 0; j < 4; ++j) y_data[((i * 4 + j) * u_cy + k) * u_wino_cp + c] = floatBitsToUint(u[j]);
+    }
+#elif defined(WINO_INPUT)
+    if (e >= uint(u_cx) * uint(u_wino_tc)) return;
+    int tl = int(e % uint(u_wino_tc)), c = int(e / uint(u_wino_tc));
+    int n;
+    ivec2 o0;
+    wino_tile(tl, n, o0);
+    ivec2 i0 = o0 - ivec2(u_pad3[1], u_pad3[2]);
+    int xb = u_x_off + n * u_xs[0] + c * u_xs[1];
+    vec4 d[4];
+    for (int r = 0; r < 4; ++r)
+        for (int s = 0; s < 4; ++s) {
+            ivec2 i = i0 + ivec2(r, s);
+            d[r][s] = all(lessThan(uvec2(i), uvec2(u_in3[1], u_in3[2]))) ? LOAD(x_data, xb + i.x * u_xs[3] + i.y * u_xs[4]) : 0.0;
+        }
+    // B^T = (1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1): rows of B^T d, then each row times B.
+    vec4 t[4] = vec4[4](d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]);
+    for (int i = 0; i < 4; ++i) {
+        vec4 v = vec4(t[i].x - t[i].z, t[i].y + t[i].z, t[i].z - t[i].y, t[i].y - t[i].w);
+        for (int j = 0; j < 4; ++j) y_data[((i * 4 + j) * u_cx + c) * u_wino_tp + tl] = floatBitsToUint(v[j]);
+    }
+#else
+    if (e >= uint(u_cy) * uint(u_wino_tc)) return;
+    int tl = int(e % uint(u_wino_tc)), k = int(e / uint(u_wino_tc));
+    int n;
+    ivec2 o0;
+    wino_tile(tl, n, o0);
+    vec4 m[4];
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) m[i][j] = uintBitsToFloat(x_data[((i * 4 + j) * u_cy + k) * u_wino_tp + tl]);
+    // A^T = (1 1 1 0; 0 1 -1 -1): rows of A^T M, then each row times A.
+    vec4 t[2] = vec4[2](m[0] + m[1] + m[2], m[1] - m[2] - m[3]);
+    for (int r = 0; r < 2; ++r) {
+        vec2 y = vec2(t[r].x + t[r].y + t[r].z, t[r].y - t[r].z - t[r].w);
+        for (int s = 0; s < 2; ++s) {
+            ivec2 o = o0 + ivec2(r, s);
+            if (o.x < u_out3[1] && o.y < u_out3[2]) store_y(n, k, ivec3(0, o), y[s]);
+        }
     }
 #endif
 }

@@ -11,7 +11,8 @@
 // bound tests (IN_BOUNDS). Every plan keeps each invocation's loop passes within the loop budget
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
 // workgroup is split to fit. The kernel is the first of the candidates (direct, GEMM) that takes
-// the call; each that does not says why, and those reasons are the error where none does.
+// the call; each that does not says why, and those reasons are the error where none does. 3x3
+// stride-1 forward convolutions with many channels take Winograd F(2x2, 3x3) first (below).
 // A piece of a convolution run in pieces over its input channels (window_split.cpp) adds its sum
 // to the f32 output the earlier pieces stored (ACCUMULATE; an f16 op's pieces write an f32 copy:
 // Y_F32).
@@ -19,6 +20,7 @@
 #include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
+#include "op_catalogue.h"  // backends/common
 #include "validate_util.h"
 
 #include <algorithm>
@@ -256,7 +258,130 @@ std::string gemm_candidate(ConvRun& r) {
     return "";
 }
 
-const KernelCandidate<ConvRun&> kCandidates[] = {{"direct", direct_candidate}, {"gemm", gemm_candidate}};
+// Winograd F(m x m, 3x3) (conv.comp's WINO_* passes): F(4x4) by shape, 36 multiplications per 4x4
+// output tile and input channel where the direct kernels do 144 (F(2x2): 16 per 2x2 tile, 36).
+// TGL_TUNE_CONV says winograd4 / winograd (F(4x4) / F(2x2) wherever it applies) or direct
+// (nowhere). With E = (m + 2)^2: U = G g G^T (E x K x C), then per chunk of
+// tiles V = B^T d B (E x C x tiles), the E products M = U x V as one batched matmul (matmul.comp's
+// tiles: run_matmul), and Y = A^T M A with the epilogue of the direct kernels (store_y). U, V and
+// M lie in the scratch, each within one storage block (the tiles go in chunks that keep V and M
+// within kWinogradMaxBytes and a block), the matmul's own scratch words after them.
+// By shape: at least kWinogradMinChannels input and output channels and kWinogradMinPositions
+// output positions, where the products' work dwarfs the transforms' traffic (V and M are 2.25x the
+// size of x and y with F(4x4), 4x with F(2x2)), with F(4x4, 3x3). On an H200 at batch 32 (direct -> F(2x2) -> F(4x4)):
+// 64 channels 56x56 0.46 -> 0.55 -> 0.40 ms, 128 at 28x28 0.49 -> 0.28 -> 0.21, 256 at 14x14
+// 0.49 -> 0.29 -> 0.27, 512 at 7x7 0.46 -> 0.34 -> 0.27.
+constexpr int64_t kWinogradMinChannels = 64, kWinogradMinPositions = 1024;
+constexpr int64_t kWinogradMaxBytes = int64_t(64) << 20;
+
+// An f32 view of the scratch: 3 dims, element strides, starting at byte `at`.
+TensorArg scratch_view(const BufferRef& buf, int64_t at, const int64_t (&shape)[3], const int64_t (&strides)[3]) {
+    TensorArg t;
+    t.buffer = buf;
+    t.dtype = TGL_DTYPE_F32;
+    t.rank = 3;
+    t.offset = at / 4;
+    t.numel = shape[0] * shape[1] * shape[2];
+    int64_t last = t.offset;
+    for (int d = 0; d < 3; ++d) {
+        t.shape[d] = shape[d];
+        t.strides[d] = strides[d];
+        last += (shape[d] - 1) * strides[d];
+    }
+    t.byte_lo = t.numel > 0 ? at : 0;
+    t.byte_hi = t.numel > 0 ? (last + 1) * 4 : 0;
+    return t;
+}
+
+std::string winograd_candidate(ConvRun& r) {
+    const ConvPlan& p = r.p;
+    GlesDevice& dev = r.dev;
+    const ConvTuning::Path path = dev.tuning().conv.path;
+    if (path == ConvTuning::Path::Direct) return "turned off by TGL_TUNE_CONV=direct";
+    if (p.mode != ConvPlan::Forward) return "forward convolutions only";
+    if (p.groups != 1) return format("%lld groups, not 1", (long long)p.groups);
+    if (p.k[0] != 1 || p.in[0] != 1 || p.k[1] != 3 || p.k[2] != 3) return "3x3 kernels over 2d inputs only";
+    for (int d = 1; d < 3; ++d)
+        if (p.stride[d] != 1 || p.dil[d] != 1) return "stride 1 and dilation 1 only";
+    if (p.cx == 0) return "no input channels";
+    // Output tiles of m x m (F(m x m, 3x3)): 4 by shape or with TGL_TUNE_CONV=winograd4, 2 with
+    // TGL_TUNE_CONV=winograd; E products, one per element of an (m + 2) x (m + 2) input tile.
+    const int64_t m = path == ConvTuning::Path::Winograd ? 2 : 4, E = (m + 2) * (m + 2);
+    const int64_t C = p.cx, K = p.cy, tiles_h = (p.out[1] + m - 1) / m, tiles_w = (p.out[2] + m - 1) / m;
+    const int64_t tiles = p.batch * tiles_h * tiles_w;
+    if (path == ConvTuning::Path::Auto && (C < kWinogradMinChannels || K < kWinogradMinChannels ||
+                                           p.batch * p.out[1] * p.out[2] < kWinogradMinPositions))
+        return format("by shape: fewer than %lld input or output channels, or %lld output positions (TGL_TUNE_CONV=winograd forces it)",
+                      (long long)kWinogradMinChannels, (long long)kWinogradMinPositions);
+    if (tiles == 0 || K == 0) return "";  // nothing to store
+    const int64_t window = dev.max_window_bytes(), align = dev.window_alignment();
+    auto aligned = [&](int64_t b) { return (b + align - 1) / align * align; };
+    const int64_t cp = (C + 3) / 4 * 4;
+    const int64_t u_bytes = E * K * cp * 4;
+    if (u_bytes > window)
+        return format("the transformed weight (%lld x %lld x %lld f32, %lld bytes) exceeds one shader storage block (%lld bytes)",
+                      (long long)E, (long long)K, (long long)cp, (long long)u_bytes, (long long)window);
+    // Tiles per chunk (a multiple of 4: V's and M's rows are read as quads).
+    const int64_t per_tile = E * std::max(C, K) * 4;
+    const int64_t tc = std::min((tiles + 3) / 4 * 4, std::min(window, kWinogradMaxBytes) / per_tile / 4 * 4);
+    if (tc == 0)
+        return format("4 tiles' transformed input or products (%lld bytes) exceed one shader storage block (%lld bytes)",
+                      (long long)(4 * per_tile), (long long)window);
+    const int64_t v_at = aligned(u_bytes), v_bytes = E * C * tc * 4, m_at = v_at + aligned(v_bytes), m_bytes = E * K * tc * 4;
+    const int64_t total = m_at + aligned(m_bytes);
+    const BufferRef scratch = dev.scratch(uint64_t(total));
+    auto region = [&](int64_t at, int64_t bytes) {
+        Binding b;
+        b.keep = scratch;
+        b.name = static_cast<GlesBuffer&>(*scratch).name();
+        b.offset = at;
+        b.size = bytes;
+        return b;
+    };
+    const int wg = dev.workgroup_size();
+    auto pass = [&](const char* name, bool epilogue, int bind, const Binding& b, int64_t items, int64_t t0, int64_t n) {
+        Defines defines = r.variant(epilogue);
+        defines.emplace_back(name, "");
+        defines.emplace_back(def::kWorkgroupSize, str(wg));
+        defines.emplace_back("WINO_M", str(m));
+        Dispatch d = r.base;
+        d.bindings[size_t(bind)] = b;
+        d.program = dev.program("conv.comp", defines);
+        d.uniforms.push_back(uniform_int("u_wino_tiles", {to_i32(tiles_h, "the tile rows"), to_i32(tiles_w, "the tile columns")}));
+        d.uniforms.push_back(uniform_int("u_wino_t0", {to_i32(t0, "a tile")}));
+        d.uniforms.push_back(uniform_int("u_wino_tc", {int32_t(n)}));
+        d.uniforms.push_back(uniform_int("u_wino_tp", {int32_t(tc)}));
+        d.uniforms.push_back(uniform_int("u_wino_cp", {int32_t(cp)}));
+        add_chunks(dev, d, ceil_div(uint64_t(items), uint64_t(wg)), r.dispatches);
+    };
+    to_i32(tiles, "the output tiles");
+    // Every pass planned before any is queued (a failure queues nothing): the products' dispatches
+    // captured between the transforms'.
+    std::vector<Dispatch> planned = dev.capture([&] {
+        pass("WINO_WEIGHT", false, 2, region(0, u_bytes), K * C, 0, tc);
+        OpCall mm;
+        mm.info = find_op(TGL_OP_MATMUL);
+        mm.dtype = TGL_DTYPE_F32;
+        for (int64_t t0 = 0; t0 < tiles; t0 += tc) {
+            const int64_t n = std::min(tc, tiles - t0);
+            pass("WINO_INPUT", false, 2, region(v_at, v_bytes), C * n, t0, n);
+            dev.submit(r.call.info->name, std::move(r.dispatches));
+            r.dispatches.clear();
+            mm.inputs = {scratch_view(scratch, 0, {E, K, C}, {K * cp, cp, 1}), scratch_view(scratch, v_at, {E, C, n}, {C * tc, tc, 1})};
+            mm.outputs = {scratch_view(scratch, m_at, {E, K, n}, {K * tc, tc, 1})};
+            plan_matmul(mm, nullptr);
+            run_matmul(dev, mm, nullptr, total);
+            pass("WINO_OUTPUT", true, 0, region(m_at, m_bytes), K * n, t0, n);
+        }
+        dev.submit(r.call.info->name, std::move(r.dispatches));
+        r.dispatches.clear();
+    });
+    r.dispatches = std::move(planned);
+    return "";
+}
+
+const KernelCandidate<ConvRun&> kCandidates[] = {
+    {"winograd", winograd_candidate}, {"direct", direct_candidate}, {"gemm", gemm_candidate}};
 
 }  // namespace
 

@@ -305,10 +305,12 @@ void run_scan(GlesDevice& dev, const OpCall& call);  // also cumsum_backward (Gr
 // matmul_kernels.cpp. With a piece: a piece of grouped_linear run in pieces (IndexPiece, below):
 // the whole index was checked under piece->check already (add_expert_index_check), and W and the
 // bias hold experts [axis_lo, axis_lo + their size): the rows of other experts are left to the
-// other pieces.
+// other pieces. scratch_floor: the caller's data holds the scratch's first bytes (a product
+// inside another op's plan, whose operands are in the scratch): the matmul's own scratch words
+// (side operands, split-K partials) go after them.
 struct IndexPiece;
 void run_matmul(GlesDevice& dev, const OpCall& call);
-void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece);
+void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, int64_t scratch_floor = 0);
 void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevice::DeviceCheck& check,
                             std::vector<Dispatch>& ds);
 void run_norm(GlesDevice& dev, const OpCall& call);

@@ -263,7 +263,7 @@ void add_expert_index_check(GlesDevice& dev, const OpCall& call, const GlesDevic
 
 void run_matmul(GlesDevice& dev, const OpCall& call) { run_matmul(dev, call, nullptr); }
 
-void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
+void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, int64_t scratch_floor) {
     MatmulPlan p = call.matmul();
     const Limits& L = dev.limits();
     const bool grouped = p.index_input >= 0;
@@ -391,7 +391,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     // the side words and every pass's partials (one request: the scratch is one buffer).
     std::vector<Plan> plans;
     const int64_t align = dev.window_alignment();
-    int64_t scratch_bytes = has_side ? (words * 4 + align - 1) / align * align : 0;
+    const int64_t floor_bytes = (scratch_floor + align - 1) / align * align;
+    int64_t scratch_bytes = floor_bytes + (has_side ? (words * 4 + align - 1) / align * align : 0);
     for (const Pass& pass : passes) {
         const int64_t b_pass_off = b_off + pass.n_base * p.b_n_stride;
         const int b_quad = quads_ok ? quad_dir(b_pass_off, p.b_k_stride, pass.n == 1 ? 0 : p.b_n_stride, &BatchDim::bs) : 0;
@@ -424,7 +425,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         plans.push_back(pl);
     }
     BufferRef scratch_buf;
-    if (scratch_bytes > 0) scratch_buf = dev.scratch(uint64_t(scratch_bytes));
+    if (scratch_bytes > floor_bytes) scratch_buf = dev.scratch(uint64_t(scratch_bytes));
     auto scratch_window = [&](int64_t offset, int64_t bytes) {
         Binding b;
         b.keep = scratch_buf;
@@ -434,7 +435,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
         return b;
     };
     if (has_side) {
-        side = scratch_window(0, words * 4);
+        side = scratch_window(floor_bytes, words * 4);
         pack_side(side);
     }
 

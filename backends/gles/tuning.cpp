@@ -60,12 +60,20 @@ void read_conv(ConvTuning& c) {
     const char* name = "TGL_TUNE_CONV";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>[_split<S>], e.g. bm64_bn64_bk16_tm4_tn4_split512";
+    const char* expected = "'_'-separated tokens bm<BM> bn<BN> bk<BK> tm<TM> tn<TN> (all five or none), split<S>, and one of "
+                           "winograd, winograd4, direct, e.g. bm64_bn64_bk16_tm4_tn4_split512, winograd, direct_split0";
+    TileTuning t{-1, -1, -1, -1, -1};
+    bool winograd = false, winograd4 = false, direct = false;
     parse_tune_tokens(name, v, v,
-                      {{"bm", &c.tile.bm, 1, kMaxTileDim, true}, {"bn", &c.tile.bn, 1, kMaxTileDim, true},
-                       {"bk", &c.tile.bk, 1, kMaxTileDim, true}, {"tm", &c.tile.tm, 1, kMaxTileDim, true},
-                       {"tn", &c.tile.tn, 1, kMaxTileDim, true}, {"split", &c.split_target, 0, kMaxCount, false}},
-                      {}, expected);
+                      {{"bm", &t.bm, 1, kMaxTileDim, false}, {"bn", &t.bn, 1, kMaxTileDim, false},
+                       {"bk", &t.bk, 1, kMaxTileDim, false}, {"tm", &t.tm, 1, kMaxTileDim, false},
+                       {"tn", &t.tn, 1, kMaxTileDim, false}, {"split", &c.split_target, 0, kMaxCount, false}},
+                      {{"winograd", &winograd}, {"winograd4", &winograd4}, {"direct", &direct}}, expected);
+    const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
+    if (given != 0 && given != 5) env_malformed(name, v, "a tile needs all of bm, bn, bk, tm and tn", expected);
+    if (winograd + winograd4 + direct > 1) env_malformed(name, v, "winograd, winograd4 and direct exclude each other", expected);
+    if (given == 5) c.tile = t;
+    c.path = winograd ? ConvTuning::Path::Winograd : winograd4 ? ConvTuning::Path::Winograd4 : direct ? ConvTuning::Path::Direct : ConvTuning::Path::Auto;
 }
 
 void read_attention(AttentionTuning& a) {

@@ -113,15 +113,19 @@ OutputArg y_output(const Conv& c, tgl_dtype dt, const Shape& shape, Rng& rng) {
 
 tgl_op forward_op(int S) { return S == 1 ? TGL_OP_CONV1D : S == 2 ? TGL_OP_CONV2D : TGL_OP_CONV3D; }
 
-void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<OutputArg> outs, const std::string& what) {
+// tolerance: NMSE per output (0: tol::kMatmul); subject: a device of the subject plugin other than
+// its shared one (null: that one).
+void run(tgl_op op, const Conv& c, std::vector<InputArg> ins, std::vector<OutputArg> outs, const std::string& what,
+         double tolerance = 0, Device* subject = nullptr) {
     MultiSpec s;
     s.op = op;
     s.params = param_bytes(c.params());
     s.inputs = std::move(ins);
     s.outputs = std::move(outs);
-    s.tolerance = {tol::kMatmul, tol::kMatmul};
+    if (tolerance == 0) tolerance = tol::kMatmul;
+    s.tolerance = {tolerance, tolerance};
     s.what = what;
-    check(s);
+    check(s, subject);
 }
 
 // dt: x and y; wdt: w and the bias (mixed weights: f16/bf16 under f32 x), dt when INVALID.
@@ -129,11 +133,12 @@ std::string dtypes_name(tgl_dtype dt, tgl_dtype wdt) {
     return dtype_name(dt) + (wdt == dt ? "" : ", " + dtype_name(wdt) + " weights");
 }
 
-void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what, tgl_dtype wdt = TGL_DTYPE_INVALID) {
+void forward(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what, tgl_dtype wdt = TGL_DTYPE_INVALID,
+             double tolerance = 0, Device* subject = nullptr) {
     if (wdt == TGL_DTYPE_INVALID) wdt = dt;
     InputArg b = c.bias ? rand_input(wdt, {c.cout}, rng) : absent_input();
     run(forward_op(c.S), c, {x_input(c, dt, c.act(c.cin, c.in), rng), op_input(c, wdt, c.weight(c.cout, c.cin / c.groups), rng), b},
-        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtypes_name(dt, wdt));
+        {y_output(c, dt, c.act(c.cout, c.out(false)), rng)}, what + " " + dtypes_name(dt, wdt), tolerance, subject);
 }
 
 void transposed(const Conv& c, tgl_dtype dt, Rng& rng, const std::string& what, tgl_dtype wdt = TGL_DTYPE_INVALID) {
@@ -331,6 +336,79 @@ TEST_F(ConvDiff, LongKernels) {
     c = c2(1, 2, 4, {70003}, {70000});
     c.groups = 2;
     forward(c, F16, rng_, "conv1d 70,000 taps, 2 groups");
+}
+
+// Winograd F(2x2, 3x3) (GLES: backends/gles/conv_kernels.cpp), forced by TGL_TUNE_CONV=winograd on
+// the subject: 2x2 output tiles cut at odd edges, pads 0, 1, 2 and asymmetric ones, batch > 1,
+// channel counts off the GEMM's tiles and quads (5 -> 7, 70 -> 66), bias and activations,
+// channels-last and random views, f32/f16/bf16 and f16 weights under f32; an empty batch; a shape
+// that takes F(4x4, 3x3) unforced (64 -> 64 channels, 32x32); and 4 KiB windows (max_window: the op in
+// pieces over batch, rows and input channels, the latter adding to an f32 y; the tiles in chunks;
+// a weight whose transform passes a window declines to the GEMM).
+// Tolerance: NMSE kWinograd (f32: measured 1.2e-14 - 1.3e-13 against the CPU plugin's double sums
+// on llvmpipe, the implicit GEMM's order: 64 -> 64 channels 7.4e-14 against its 9.3e-14, 128 -> 128
+// 1.3e-13 against 9.5e-14; f16/bf16: one rounding of the output, tol::of_store). kWinograd4, of
+// F(4x4, 3x3) (TGL_TUNE_CONV=winograd4): measured 5e-14 - 3e-12 on the same cases.
+constexpr double kWinograd = 1e-12;
+constexpr double kWinograd4 = 3e-11;
+
+Conv wino(int64_t n, int64_t cin, int64_t cout, std::vector<int64_t> in, int pb, int pe) {
+    Conv c = c2(n, cin, cout, std::move(in), {3, 3});
+    c.pb = {pb, pb}, c.pe = {pe, pe};
+    return c;
+}
+
+TEST_F(ConvDiff, Winograd) {
+    Device* forced = &subject_device_with("TGL_TUNE_CONV", "winograd");
+    std::vector<std::pair<std::string, Conv>> cases;
+    Conv c = wino(2, 5, 7, {11, 13}, 1, 1);
+    c.bias = true, c.activation = TGL_ACTIVATION_RELU;
+    cases.push_back({"odd 11x13 pad 1 relu", c});
+    c = wino(1, 6, 9, {9, 8}, 0, 0);
+    cases.push_back({"pad 0 (7x6 out)", c});
+    c = wino(3, 3, 10, {7, 9}, 2, 1);
+    c.bias = true, c.activation = TGL_ACTIVATION_SILU;
+    cases.push_back({"pads 2 and 1 silu", c});
+    c = wino(2, 6, 40, {9, 8}, 1, 1);
+    c.last = true, c.bias = true;
+    cases.push_back({"nhwc", c});
+    c = wino(2, 70, 66, {15, 17}, 1, 1);
+    c.bias = true, c.activation = TGL_ACTIVATION_GELU, c.dense = true;
+    cases.push_back({"70 -> 66 channels gelu", c});
+    c = wino(1, 4, 4, {1, 2}, 1, 1);
+    cases.push_back({"1x2 image", c});
+    for (const auto& [name, cc] : cases)
+        for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, "winograd " + name, dt, tol::of_store(dt, kWinograd), forced);
+    forward(cases[0].second, BF16, rng_, "winograd " + cases[0].first, BF16, tol::of_store(BF16, kWinograd), forced);
+    // F(4x4, 3x3) (opt-in): 4x4 tiles cut at every edge of these shapes.
+    Device* forced4 = &subject_device_with("TGL_TUNE_CONV", "winograd4");
+    for (const auto& [name, cc] : cases)
+        for (tgl_dtype dt : {F32, F16}) forward(cc, dt, rng_, "winograd4 " + name, dt, tol::of_store(dt, kWinograd4), forced4);
+    forward(cases[4].second, F32, rng_, "winograd " + cases[4].first, F16, kWinograd, forced);
+    c = wino(0, 3, 4, {5, 5}, 1, 1);
+    c.bias = true;
+    forward(c, F32, rng_, "winograd empty batch", F32, kWinograd, forced);
+    // Unforced: the shape takes F(4x4, 3x3) by default (at least 64 channels each way and 1,024
+    // positions).
+    c = wino(1, 64, 64, {32, 32}, 1, 1);
+    c.bias = true, c.dense = true;
+    forward(c, F32, rng_, "64 -> 64 channels 32x32 (winograd4 by shape)", F32, kWinograd4);
+}
+
+TEST_F(ConvDiff, WinogradSmallWindows) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Device* d = &subject_device_with({{"TGL_TUNE_CONV", "winograd"}, {"TGL_GLES_TEST_FAULT", "max_window=4096"}});
+    Conv a = wino(2, 5, 7, {9, 10}, 1, 1);
+    a.bias = true, a.activation = TGL_ACTIVATION_RELU, a.dense = true;
+    Conv b = wino(1, 30, 4, {6, 7}, 1, 1);  // w (4320 bytes) in pieces of 15 input channels
+    b.bias = true, b.activation = TGL_ACTIVATION_RELU, b.dense = true;
+    Conv c = wino(1, 12, 12, {5, 6}, 2, 0);  // U (16 x 12 x 12 f32) passes a window: the GEMM
+    c.dense = true;
+    for (tgl_dtype dt : {F32, F16}) {
+        forward(a, dt, rng_, "winograd 4 KiB windows", dt, tol::of_store(dt, kWinograd), d);
+        forward(b, dt, rng_, "winograd 4 KiB windows, input channels in pieces", dt, tol::of_store(dt, kWinograd), d);
+        forward(c, dt, rng_, "winograd declined (4 KiB windows)", dt, tol::of_store(dt, kWinograd), d);
+    }
 }
 
 }  // namespace

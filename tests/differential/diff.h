@@ -95,9 +95,12 @@ std::vector<uint8_t> param_bytes(const P& p) {
 // of tests/support): closing a device from a static destructor at exit, when the plugin's own
 // statics may be gone, corrupted the heap ("corrupted double-linked list" after every test had
 // passed); a device left open at exit is the plugins' documented case (their threads are joined).
-inline Device& subject_device_with(const std::string& name, const std::string& value) {
+// Several variables at once ({name, value} pairs, set in order).
+inline Device& subject_device_with(const std::vector<std::pair<std::string, std::string>>& vars) {
     static auto* devices = new std::map<std::string, std::unique_ptr<Device>>;
-    std::unique_ptr<Device>& d = (*devices)[name + "=" + value];
+    std::string key;
+    for (const auto& [name, value] : vars) key += name + "=" + value + ";";
+    std::unique_ptr<Device>& d = (*devices)[key];
     if (!d) {
         struct Env {  // restored even when device_open fails
             std::string name, old;
@@ -107,10 +110,16 @@ inline Device& subject_device_with(const std::string& name, const std::string& v
                 setenv(n.c_str(), v.c_str(), 1);
             }
             ~Env() { had ? setenv(name.c_str(), old.c_str(), 1) : unsetenv(name.c_str()); }
-        } env(name, value);
+        };
+        std::vector<std::unique_ptr<Env>> env;
+        for (const auto& [name, value] : vars) env.push_back(std::make_unique<Env>(name, value));
         d = std::make_unique<Device>(plugin(Role::Subject), 0);
     }
     return *d;
+}
+
+inline Device& subject_device_with(const std::string& name, const std::string& value) {
+    return subject_device_with({{name, value}});
 }
 
 // Runs `spec` on one plugin's shared device (or on `subject`, a device of the subject plugin);
