@@ -325,6 +325,12 @@ bool Ctx::flash() {
     defs.emplace_back(def::kVDtype, str(kv_dtype()));
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
+    // Packed f16 products (f16 q, k and v where the driver offers f16 arithmetic): each lane sums
+    // TGL_TUNE_HALF's run of products (at least 2: a score run is whole channel quads) in f16.
+    if (dev.half_arith() && call.dtype == TGL_DTYPE_F16 && kv_dtype() == TGL_DTYPE_F16) {
+        defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
+        defs.emplace_back("HALF_RUN", str(std::max(2, dev.tuning().half.run)));
+    }
     defs.emplace_back("HDP", str(int64_t(ceil_div(uint64_t(p.D), 4u)) * 4));
     defs.emplace_back("HDVP", str(int64_t(ceil_div(uint64_t(p.Dv), uint64_t(4 * tile->tx))) * 4 * tile->tx));
     defs.emplace_back("TM", str(tile->tm));

@@ -146,6 +146,8 @@ void clamp_to_minimum(Limits& L) {
     L.ssbo_offset_alignment = std::max(L.ssbo_offset_alignment, m::kSsboOffsetAlignment);
     note("GL_KHR_shader_subgroup", L.subgroup, 0);
     L.subgroup = false;
+    note("GL_NV_gpu_shader5", L.f16_arith, 0);
+    L.f16_arith = false;
 }
 
 // The value of TGL_GLES_LIMITS: true for "minimum", false for unset, "" or "driver".
@@ -269,6 +271,7 @@ Limits query_limits() {
         if (!e) continue;
         const char* s = reinterpret_cast<const char*>(e);
         if (!std::strcmp(s, "GL_KHR_shader_subgroup")) L.subgroup = true;
+        if (!std::strcmp(s, "GL_NV_gpu_shader5")) L.f16_arith = true;
         if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = !minimum;  // minimum: no extension
     }
     if (nvx_memory) {
@@ -358,6 +361,7 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     add("limits.mode", L.minimum ? "minimum" : "driver");
     if (L.minimum) add("limits.clamped", L.clamped);
     add("extensions.subgroup", L.subgroup ? "1" : "0");
+    add("extensions.f16_arith", L.f16_arith ? "1" : "0");
     GLint n_ext = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
     if (L.minimum) n_ext = 0;  // TGL_GLES_LIMITS=minimum: no extension is used

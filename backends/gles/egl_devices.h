@@ -40,6 +40,7 @@ struct Limits {
     uint64_t max_buffer_bytes = 0;   // largest buffer_alloc accepted
     const char* max_buffer_reason = "";  // where that limit comes from, for messages
     bool subgroup = false;           // GL_KHR_shader_subgroup
+    bool f16_arith = false;          // GL_NV_gpu_shader5: float16_t / f16vec* arithmetic in GLSL ES
     // TGL_GLES_LIMITS=minimum: every limit above clamped to what OpenGL ES 3.1 guarantees and no
     // extension used (see apply_limits_mode); `clamped` lists what changed ("name driver->used").
     bool minimum = false;

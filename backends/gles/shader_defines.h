@@ -23,6 +23,10 @@ inline constexpr char kVDtype[] = "V_DTYPE";
 inline constexpr char kMaskDtype[] = "M_DTYPE";
 inline constexpr char kIndexDtype[] = "I_DTYPE";  // an index operand (i32 or i64; dtype.glsl's TGL_LOAD_INDEX)
 
+// Not a #define: a GLSL extension the variant needs ("#extension <value> : require" in the
+// preamble, where GLSL ES wants it: before any other token).
+inline constexpr char kRequireExtension[] = "REQUIRE_EXTENSION";
+
 }  // namespace def
 }  // namespace gles
 }  // namespace tgl

@@ -82,11 +82,14 @@ void check_define_name(const std::string& file, const std::string& name) {
 
 ShaderSource build_shader_source(const std::string& file, const Defines& defines) {
     ShaderSource s;
-    s.text = "#version 310 es\nprecision highp float;\nprecision highp int;\n";
+    s.text = "#version 310 es\n";
+    for (const auto& d : defines)
+        if (d.first == def::kRequireExtension) s.text += "#extension " + d.second + " : require\n";
+    s.text += "precision highp float;\nprecision highp int;\n";
     s.label = file + " [";
     for (size_t i = 0; i < defines.size(); ++i) {
         check_define_name(file, defines[i].first);
-        s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
+        if (defines[i].first != def::kRequireExtension) s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
         if (i) s.label += ' ';
         s.label += defines[i].first;
         if (!defines[i].second.empty()) s.label += "=" + defines[i].second;

@@ -107,6 +107,16 @@ struct AttentionTuning {
 //              dispatches of a long batch (a graph replay, ops queued faster than they are
 //              issued), so that the GPU starts on them while the rest are issued (0: only once the
 //              queue is empty)
+// TGL_TUNE_HALF: packed f16 arithmetic (f16vec2 products, HFMA2 on NVIDIA) in the f16 matmul
+// tiles and flash attention, where the driver offers it (GL_NV_gpu_shader5; docs/half-precision.md).
+// '_'-separated tokens, each optional: "off" (the f32 arithmetic everywhere, for comparison),
+// "run<N>" (products summed in f16 before each is added into its f32 accumulator: 1, 2, 4, 8 or
+// 16; default 8). Unset: on where the driver offers it.
+struct HalfTuning {
+    bool off = false;
+    int run = 8;
+};
+
 struct SubmitTuning {
     int cache = 1024;
     int flush = 64;
@@ -120,6 +130,7 @@ struct Tuning {
     MatmulTuning matmul;
     ConvTuning conv;
     AttentionTuning attention;
+    HalfTuning half;
     // TGL_TUNE_POLL_US: how long the GL thread polls for work before sleeping, in microseconds
     // ([0, 1000000]); -1: the default (gles_device.cpp).
     int64_t poll_us = -1;

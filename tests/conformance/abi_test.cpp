@@ -383,6 +383,7 @@ TEST_F(AbiTest, LimitsModeProperties) {
         EXPECT_LE(num("limit.max_compute_uniform_components"), 512);
         EXPECT_EQ(num("extensions.count"), 0);
         EXPECT_EQ(num("extensions.subgroup"), 0);
+        EXPECT_EQ(num("extensions.f16_arith"), 0);  // packed f16 arithmetic off (docs/half-precision.md)
         EXPECT_NE(tgl_device_property(plug().raw(), i, "limits.clamped"), nullptr);
     }
     if (!any) GTEST_SKIP() << "plugin '" << plug().name() << "' reports no limits.mode";
