@@ -190,12 +190,10 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
     const Limits& L = s.dev.limits();
     const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
     const uint64_t tiles128 = ceil_div(uint64_t(s.M), 128) * ceil_div(uint64_t(s.N), 128) * s.batch_count;
-    // Packed f16: the same 128 x 128 tile two K steps deep (its f16 tiles take the shared memory of
-    // the f32 tile of 8), so that a run of f16 products spans 16 k.
-    const Tile half_big{128, 128, 16, 8, 8};
+    // (Packed f16 keeps these tiles: 128 x 128 with K steps of 16, where a run can span 16 k, ran
+    // 9.97 ms at 4096^3 on an H200 against 5.70 with steps of 8; docs/half-precision.md.)
     std::vector<Tile> order;
     if (s.tune.tile.bm) order.push_back(Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn});
-    if (tiles128 >= 264 && s.half) order.push_back(half_big);
     if (tiles128 >= 264) order.push_back(fast_big);
     if (s.M > 16 && s.N > 16) order.push_back(fast_mid);
     order.push_back(fast_small);
@@ -323,7 +321,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece) {
     const MatmulTuning& tune = dev.tuning().matmul;
     // Packed f16 products (FAST tiles): f16 A and B only; bf16 and f32 operands keep f32 arithmetic
     // (f16 would not hold their range or precision).
-    const bool half = dev.half_arith() && p.a_dtype == TGL_DTYPE_F16 && p.b_dtype == TGL_DTYPE_F16 &&
+    const bool half = dev.half_arith() && dev.tuning().half.matmul && p.a_dtype == TGL_DTYPE_F16 && p.b_dtype == TGL_DTYPE_F16 &&
                       p.b_kind == MatmulPlan::BKind::Float && !grouped;
     const bool a_k_fast = mag(p.a_k_stride) == 1 || (mag(p.a_m_stride) != 1 && mag(p.a_k_stride) < mag(p.a_m_stride));
     const bool b_n_fast = mag(p.b_n_stride) == 1 || (mag(p.b_k_stride) != 1 && mag(p.b_n_stride) < mag(p.b_k_stride));

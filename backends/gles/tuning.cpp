@@ -96,8 +96,8 @@ void read_half(HalfTuning& h) {
     const char* name = "TGL_TUNE_HALF";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "'_'-separated tokens off, run<N> (N 1, 2, 4, 8 or 16), either optional, e.g. off or run8";
-    parse_tune_tokens(name, v, v, {{"run", &h.run, 1, 16, false}}, {{"off", &h.off}}, expected);
+    const char* expected = "'_'-separated tokens off, matmul, run<N> (N 1, 2, 4, 8 or 16), each optional, e.g. off or matmul_run8";
+    parse_tune_tokens(name, v, v, {{"run", &h.run, 1, 16, false}}, {{"off", &h.off}, {"matmul", &h.matmul}}, expected);
     if (h.run & (h.run - 1)) env_malformed(name, v, "run is not a power of two", expected);
 }
 
