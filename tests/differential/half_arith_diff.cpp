@@ -54,8 +54,8 @@ void measure(const char* what, Device& on_device, tgl_op op, const std::vector<u
     const std::vector<double> off = run_op_values(subject_device_with("TGL_TUNE_HALF", "off"), op, p, ins, outs)[0];
     const Errors e_on = errors_of(on, want), e_off = errors_of(off, want);
     const bool half = subject_offers_half();
-    std::printf("[ half     ] %s: packed (%s) NMSE %.3g max rel %.3g; TGL_TUNE_HALF=off NMSE %.3g max rel %.3g\n", what,
-                half ? "packed f16" : "f32 products: no f16 arithmetic", e_on.nmse, e_on.max_rel, e_off.nmse, e_off.max_rel);
+    std::printf("[ half     ] %s: %s NMSE %.3g max rel %.3g; TGL_TUNE_HALF=off NMSE %.3g max rel %.3g\n", what,
+                half ? "packed f16" : "f32 (no f16 arithmetic on this device)", e_on.nmse, e_on.max_rel, e_off.nmse, e_off.max_rel);
     EXPECT_LE(e_on.nmse, kHalfNmse);
     EXPECT_LE(e_on.max_rel, kHalfMaxRel);
     EXPECT_LE(e_off.nmse, kHalfNmse);
