@@ -269,9 +269,18 @@ float mask_at(int b, int h, int i, int j) {
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
 
-shared vec4 s_q[BQ * Q4W];  // q * scale * log2(e)
-shared vec4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
-shared vec4 s_v[BKV * V4];  // the V tile
+// HALF_RUN (f16 q, k, v; GL_NV_gpu_shader5): the Q, K, V and p^T tiles in f16 and their products
+// in packed f16 (f16vec2: HFMA2 on NVIDIA), each f16vec2 lane summing HALF_RUN products (scores:
+// HALF_RUN / 2 channel quads; o += p v: HALF_RUN keys) before the run's sum is added into the f32
+// scores and accumulators (docs/half-precision.md).
+#if defined(HALF_RUN)
+#define TILE4 f16vec4
+#else
+#define TILE4 vec4
+#endif
+shared TILE4 s_q[BQ * Q4W];  // q * scale * log2(e)
+shared TILE4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
+shared TILE4 s_v[BKV * V4];  // the V tile
 shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
 
 uniform int u_q[5];
@@ -347,7 +356,7 @@ void main() {
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
         if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale;
-        s_q[r * Q4W + c4] = x;
+        s_q[r * Q4W + c4] = TILE4(x);
     }
 
     // Keys [kv_begin, kv_end) are seen by some row of the tile (no other key tile is loaded);
@@ -375,18 +384,18 @@ void main() {
             int e = tid + it * WG_SIZE, kk = e / Q4;
             if (!IN_RANGE(e, BKV * Q4)) break;
 #if defined(PREFETCH)
-            s_kp[kk * Q4W + e % Q4] = cvt(k_next[it]);
+            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_next[it]));
 #else
-            s_kp[kk * Q4W + e % Q4] = cvt(k_chunk(b, kvh, j0, e));
+            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_chunk(b, kvh, j0, e)));
 #endif
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
             int e = tid + it * WG_SIZE;
             if (!IN_RANGE(e, BKV * V4)) break;
 #if defined(PREFETCH)
-            s_v[e] = cvt(v_next[it]);
+            s_v[e] = TILE4(cvt(v_next[it]));
 #else
-            s_v[e] = cvt(v_chunk(b, kvh, j0, e));
+            s_v[e] = TILE4(cvt(v_chunk(b, kvh, j0, e)));
 #endif
         }
         memoryBarrierShared();
@@ -397,8 +406,12 @@ void main() {
 
         float s[TM * TN];
         for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;
+#if defined(HALF_RUN)
+        f16vec2 rs[TM * TN];  // this run's scores, even and odd channels
+        for (int a = 0; a < TM * TN; ++a) rs[a] = f16vec2(0.0);
+#endif
         for (int c4 = 0; c4 < Q4; ++c4) {
-            vec4 qv[TM], kv[TN];
+            TILE4 qv[TM], kv[TN];
             for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty + NR * i) * Q4W + c4];
             for (int n = 0; n < TN; ++n) {
                 int kk = tx + TX * n;
@@ -406,13 +419,24 @@ void main() {
             }
             for (int i = 0; i < TM; ++i)
                 for (int n = 0; n < TN; ++n) {
+#if defined(HALF_RUN)
+                    rs[i * TN + n] += qv[i].xy * kv[n].xy + qv[i].zw * kv[n].zw;
+#else
                     float t = s[i * TN + n];
                     t += qv[i].x * kv[n].x;
                     t += qv[i].y * kv[n].y;
                     t += qv[i].z * kv[n].z;
                     t += qv[i].w * kv[n].w;
                     s[i * TN + n] = t;
+#endif
                 }
+#if defined(HALF_RUN)
+            if ((c4 + 1) % (HALF_RUN / 2) == 0 || c4 == Q4 - 1)  // (constant once unrolled)
+                for (int a = 0; a < TM * TN; ++a) {
+                    s[a] += float(rs[a].x) + float(rs[a].y);
+                    rs[a] = f16vec2(0.0);
+                }
+#endif
         }
         // Element-wise masking only where some key of the block is hidden from a row or missing,
         // or a score has more terms than q . k.
@@ -471,17 +495,30 @@ void main() {
             int kk = tx + TX * n;
             for (int q = 0; q < TM / 4; ++q)
                 s_kp[kk * R4W + ty * (TM / 4) + q] =
-                    vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]);
+                    TILE4(vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
         }
         memoryBarrierShared();
         barrier();
+#if defined(HALF_RUN)
+        f16vec4 ro[TM * NV4];  // this run's p v
+        for (int a = 0; a < TM * NV4; ++a) ro[a] = f16vec4(0.0);
+#endif
         for (int kk = 0; kk < BKV; ++kk) {
-            vec4 pv[TM / 4], vv[NV4];
+            TILE4 pv[TM / 4], vv[NV4];
             for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + ty * (TM / 4) + q];
             for (int u = 0; u < NV4; ++u) vv[u] = s_v[kk * V4 + tx + TX * u];
             for (int q = 0; q < TM / 4; ++q)
                 for (int e = 0; e < 4; ++e)
+#if defined(HALF_RUN)
+                    for (int u = 0; u < NV4; ++u) ro[(4 * q + e) * NV4 + u] += pv[q][e] * vv[u];
+            if ((kk + 1) % HALF_RUN == 0 || kk == BKV - 1)  // (constant once unrolled)
+                for (int a = 0; a < TM * NV4; ++a) {
+                    acc[a] += vec4(ro[a]);
+                    ro[a] = f16vec4(0.0);
+                }
+#else
                     for (int u = 0; u < NV4; ++u) acc[(4 * q + e) * NV4 + u] += pv[q][e] * vv[u];
+#endif
         }
     }
 

@@ -475,8 +475,22 @@ void main() {
 #else
 #define N_BUF 1
 #endif
-shared vec4 s_a[N_BUF * BK * SA4];
-shared vec4 s_b[N_BUF * BK * SB4];
+// HALF_RUN (f16 A and B, GL_NV_gpu_shader5): tiles of f16vec4 (exact: the operands are f16), and
+// the products in packed f16 (f16vec2 pairs of columns: HFMA2 on NVIDIA), summed in f16 over runs
+// of HALF_RUN consecutive k; each run's sum is then added into the f32 accumulators (f32
+// accumulation between runs; docs/half-precision.md gives the error this costs).
+#if defined(HALF_RUN)
+#if BK % HALF_RUN != 0
+#error "matmul.comp: HALF_RUN must divide BK"
+#endif
+#define TILE_T float16_t
+#define TILE4 f16vec4
+#else
+#define TILE_T float
+#define TILE4 vec4
+#endif
+shared TILE4 s_a[N_BUF * BK * SA4];
+shared TILE4 s_b[N_BUF * BK * SB4];
 #define ROW_OF(r) ((ty + ((r) >> 2) * WG_Y) * 4 + ((r) & 3))
 #define COL_OF(c) ((tx + ((c) >> 2) * WG_X) * 4 + ((c) & 3))
 #define ACC(r, c) acc[(r) * (TN / 4) + ((c) >> 2)][(c) & 3]
@@ -502,9 +516,9 @@ shared vec4 s_b[N_BUF * BK * SB4];
         TILE_QUAD(ROWS, ON_K, l, rr, kk)                                                       \
         int t0 = (buf) * BK * SX4;                                                             \
         if (ON_K) {                                                                            \
-            for (int c = 0; c < 4; ++c) s_x[t0 + (kk + c) * SX4 + (rr >> 2)][rr & 3] = reg[q][c]; \
+            for (int c = 0; c < 4; ++c) s_x[t0 + (kk + c) * SX4 + (rr >> 2)][rr & 3] = TILE_T(reg[q][c]); \
         } else {                                                                               \
-            s_x[t0 + kk * SX4 + (rr >> 2)] = reg[q];                                           \
+            s_x[t0 + kk * SX4 + (rr >> 2)] = TILE4(reg[q]);                                    \
         }                                                                                      \
     }
 #if defined(A_QUAD_K)
@@ -601,13 +615,30 @@ void main() {
                 FETCH_TILE(ra, quad_a, a_base, BM, m0, A_ON_K, k0 + BK)
                 FETCH_TILE(rb, quad_b, b_base, BN, n0, B_ON_K, k0 + BK)
             }
-            for (int kk = 0; kk < BK; ++kk) {
-                vec4 av[TM / 4];
-                vec4 bv[TN / 4];
-                for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + ty + i * WG_Y];
-                for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + tx + j * WG_X];
-                for (int r = 0; r < TM; ++r)
-                    for (int j = 0; j < TN / 4; ++j) acc[r * (TN / 4) + j] += av[r >> 2][r & 3] * bv[j];
+#if defined(HALF_RUN)
+            for (int k1 = 0; k1 < BK; k1 += HALF_RUN) {
+                f16vec4 run[TM * TN / 4];
+                for (int i = 0; i < TM * TN / 4; ++i) run[i] = f16vec4(0.0);
+                for (int kk = k1; kk < k1 + HALF_RUN; ++kk) {
+#else
+            {
+                for (int kk = 0; kk < BK; ++kk) {
+#endif
+                    TILE4 av[TM / 4];
+                    TILE4 bv[TN / 4];
+                    for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + ty + i * WG_Y];
+                    for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + tx + j * WG_X];
+                    for (int r = 0; r < TM; ++r)
+                        for (int j = 0; j < TN / 4; ++j)
+#if defined(HALF_RUN)
+                            run[r * (TN / 4) + j] += av[r >> 2][r & 3] * bv[j];
+#else
+                            acc[r * (TN / 4) + j] += av[r >> 2][r & 3] * bv[j];
+#endif
+                }
+#if defined(HALF_RUN)
+                for (int i = 0; i < TM * TN / 4; ++i) acc[i] += vec4(run[i]);
+#endif
             }
 #if defined(DOUBLE_BUF)
             cur = 1 - cur;

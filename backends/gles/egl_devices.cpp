@@ -149,6 +149,8 @@ void clamp_to_minimum(Limits& L) {
     L.subgroup = false;
     L.subgroup_size = 0;
     L.subgroup_stages = L.subgroup_features = 0;
+    note("GL_NV_gpu_shader5", L.f16_arith, 0);
+    L.f16_arith = false;
 }
 
 // The value of TGL_GLES_LIMITS: true for "minimum", false for unset, "" or "driver".
@@ -272,6 +274,7 @@ Limits query_limits() {
         if (!e) continue;
         const char* s = reinterpret_cast<const char*>(e);
         if (!std::strcmp(s, "GL_KHR_shader_subgroup")) L.subgroup = true;
+        if (!std::strcmp(s, "GL_NV_gpu_shader5")) L.f16_arith = true;
         if (!std::strcmp(s, "GL_NVX_gpu_memory_info")) nvx_memory = !minimum;  // minimum: no extension
     }
     if (L.subgroup) {
@@ -398,6 +401,7 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     } catch (...) {
     }
     num("subgroup.kernels", kernel_subgroup_size(L, switched_on));
+    add("extensions.f16_arith", L.f16_arith ? "1" : "0");
     GLint n_ext = 0;
     glGetIntegerv(GL_NUM_EXTENSIONS, &n_ext);
     if (L.minimum) n_ext = 0;  // TGL_GLES_LIMITS=minimum: no extension is used

@@ -44,6 +44,7 @@ struct Limits {
     bool subgroup = false;
     int subgroup_size = 0;
     uint32_t subgroup_stages = 0, subgroup_features = 0;
+    bool f16_arith = false;          // GL_NV_gpu_shader5: float16_t / f16vec* arithmetic in GLSL ES
     // TGL_GLES_LIMITS=minimum: every limit above clamped to what OpenGL ES 3.1 guarantees and no
     // extension used (see apply_limits_mode); `clamped` lists what changed ("name driver->used").
     bool minimum = false;

@@ -198,6 +198,9 @@ public:
     bool loop_limited() const { return software_timer_ || limits().minimum; }
     // Whether the device is Mesa's software renderer (llvmpipe/softpipe).
     bool software() const { return software_timer_; }
+    // Whether kernels may multiply f16 operands in packed f16 (f16vec2, GL_NV_gpu_shader5; off
+    // under TGL_GLES_LIMITS=minimum and TGL_TUNE_HALF=off): docs/half-precision.md.
+    bool half_arith() const { return limits().f16_arith && !tuning_.half.off; }
     // The TGL_TUNE_* knobs read when this device was opened (tuning.h).
     const Tuning& tuning() const { return tuning_; }
     // Splits `groups` workgroups into dispatches within max_count_x * max_count_y.

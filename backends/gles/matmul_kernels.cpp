@@ -92,6 +92,7 @@ struct Plan {
     int gemv_wg = kGemvWg;  // GEMV: invocations per workgroup
     int unroll = 4;         // GEMV: loads of W in flight per invocation
     bool direct = false;    // GEMV of one K range: the epilogue in the GEMV pass (no partials, no reduce pass)
+    int half_run = 0;       // FAST with f16 A and B: products summed in packed f16 over runs of this many k (0: f32)
     uint64_t splits = 1, k_chunk = 0;
     int64_t part_offset = 0, part_bytes = 0;
 };
@@ -120,6 +121,8 @@ struct PassShape {
     uint64_t batch_count;
     bool grouped;
     int a_quad, b_quad;    // how A and B can be read as quads (0: not at all)
+    bool half;             // f16 A and B on a device with packed f16 arithmetic (GlesDevice::half_arith)
+    int tune_half_run;     // TGL_TUNE_HALF's run
     uint64_t out_elems;    // the pass's outputs
     uint64_t max_part;     // the most partials (f32) the scratch takes
 };
@@ -210,6 +213,8 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
     const Limits& L = s.dev.limits();
     const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
     const uint64_t tiles128 = ceil_div(uint64_t(s.M), 128) * ceil_div(uint64_t(s.N), 128) * s.batch_count;
+    // (Packed f16 keeps these tiles: 128 x 128 with K steps of 16, where a run can span 16 k, ran
+    // 9.97 ms at 4096^3 on an H200 against 5.70 with steps of 8; docs/half-precision.md.)
     std::vector<Tile> order;
     if (s.tune.tile.bm) order.push_back(Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn});
     if (tiles128 >= 264) order.push_back(fast_big);
@@ -222,6 +227,11 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
         pl.a_quad = s.a_quad;
         pl.b_quad = s.b_quad;
         pl.double_buf = s.tune.double_buf && tile_fits(L, t, true, 2);
+        if (s.half) {
+            // The longest run of at most TGL_TUNE_HALF's that divides the K step (both powers of two).
+            pl.half_run = 1;
+            while (pl.half_run * 2 <= s.tune_half_run && t.bk % (pl.half_run * 2) == 0) pl.half_run *= 2;
+        }
         plan_split_k(s, pl);
         return "";
     }
@@ -332,6 +342,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
 
     // Kernel choices that depend on the GPU, for sweeping them on one: TGL_TUNE_MATMUL (tuning.h).
     const MatmulTuning& tune = dev.tuning().matmul;
+    // Packed f16 products (FAST tiles): f16 A and B only; bf16 and f32 operands keep f32 arithmetic
+    // (f16 would not hold their range or precision).
+    const bool half = dev.half_arith() && dev.tuning().half.matmul && p.a_dtype == TGL_DTYPE_F16 && p.b_dtype == TGL_DTYPE_F16 &&
+                      p.b_kind == MatmulPlan::BKind::Float && !grouped;
     const bool a_k_fast = mag(p.a_k_stride) == 1 || (mag(p.a_m_stride) != 1 && mag(p.a_k_stride) < mag(p.a_m_stride));
     const bool b_n_fast = mag(p.b_n_stride) == 1 || (mag(p.b_k_stride) != 1 && mag(p.b_n_stride) < mag(p.b_k_stride));
 
@@ -398,7 +412,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
         const int b_quad = quads_ok ? quad_dir(b_pass_off, p.b_k_stride, pass.n == 1 ? 0 : p.b_n_stride, &BatchDim::bs) : 0;
         const uint64_t out_elems = uint64_t(batch_count) * uint64_t(M) * uint64_t(pass.n);
         const uint64_t max_part = std::min<uint64_t>(kSplitMaxBytes, uint64_t(dev.max_window_bytes())) / 4;
-        const PassShape shape{dev, tune, M, K, p.N, pass.n, batch_count, grouped, quads_ok ? a_quad : 0, b_quad, out_elems, max_part};
+        const PassShape shape{dev, tune, M, K, p.N, pass.n, batch_count, grouped, quads_ok ? a_quad : 0, b_quad, half, dev.tuning().half.run,
+                              out_elems, max_part};
         Plan pl;
         take_first_candidate(kCandidates, format("op '%s' (M %d, N %lld, K %d)", call.info->name, M, (long long)pass.n, K),
                              shape, pl);
@@ -418,10 +433,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
         // TGL_GLES_DEBUG: the kernel chosen (which path a product takes, for tuning and tests).
         static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
         if (debug)
-            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu\n",
+            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu, f16 run %d\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,
                          pl.mode == Mode::Gemv ? (pl.direct ? "gemv direct" : "gemv") : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
-                         pl.a_quad, pl.b_quad, (unsigned long long)pl.splits);
+                         pl.a_quad, pl.b_quad, (unsigned long long)pl.splits, pl.half_run);
         plans.push_back(pl);
     }
     BufferRef scratch_buf;
@@ -469,6 +484,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
             if (pl.fast) {
                 defs.emplace_back("FAST", "");
                 if (pl.double_buf) defs.emplace_back("DOUBLE_BUF", "");
+                if (pl.half_run) {
+                    defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
+                    defs.emplace_back("HALF_RUN", str(pl.half_run));
+                }
             } else {
                 if (a_k_fast) defs.emplace_back("A_K_FAST", "");
                 if (b_n_fast) defs.emplace_back("B_N_FAST", "");

@@ -27,6 +27,10 @@ inline constexpr char kIndexDtype[] = "I_DTYPE";  // an index operand (i32 or i6
 // shared-memory fallback). build_shader_source adds the extension directives for it.
 inline constexpr char kSubgroupSize[] = "TGL_SUBGROUP_SIZE";
 
+// Not a #define: a GLSL extension the variant needs ("#extension <value> : require" in the
+// preamble, where GLSL ES wants it: before any other token).
+inline constexpr char kRequireExtension[] = "REQUIRE_EXTENSION";
+
 }  // namespace def
 }  // namespace gles
 }  // namespace tgl

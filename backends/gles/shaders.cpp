@@ -83,15 +83,18 @@ void check_define_name(const std::string& file, const std::string& name) {
 ShaderSource build_shader_source(const std::string& file, const Defines& defines) {
     ShaderSource s;
     s.text = "#version 310 es\n";
-    // Extension directives come before any other token of the shader.
-    for (const auto& d : defines)
+    // Extension directives come before any other token of the shader: a variant's
+    // REQUIRE_EXTENSION (its value), and the subgroup extensions where TGL_SUBGROUP_SIZE is set.
+    for (const auto& d : defines) {
+        if (d.first == def::kRequireExtension) s.text += "#extension " + d.second + " : require\n";
         if (d.first == def::kSubgroupSize)
             s.text += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_shuffle : require\n";
+    }
     s.text += "precision highp float;\nprecision highp int;\n";
     s.label = file + " [";
     for (size_t i = 0; i < defines.size(); ++i) {
         check_define_name(file, defines[i].first);
-        s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
+        if (defines[i].first != def::kRequireExtension) s.text += "#define " + defines[i].first + " " + defines[i].second + "\n";
         if (i) s.label += ' ';
         s.label += defines[i].first;
         if (!defines[i].second.empty()) s.label += "=" + defines[i].second;

@@ -102,6 +102,15 @@ void read_attention(AttentionTuning& a) {
     }
 }
 
+void read_half(HalfTuning& h) {
+    const char* name = "TGL_TUNE_HALF";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "'_'-separated tokens off, matmul, run<N> (N 1, 2, 4, 8 or 16), each optional, e.g. off or matmul_run8";
+    parse_tune_tokens(name, v, v, {{"run", &h.run, 1, 16, false}}, {{"off", &h.off}, {"matmul", &h.matmul}}, expected);
+    if (h.run & (h.run - 1)) env_malformed(name, v, "run is not a power of two", expected);
+}
+
 }  // namespace
 
 bool read_subgroups_switch() {
@@ -129,6 +138,7 @@ Tuning read_tuning() {
     read_matmul(t.matmul);
     read_conv(t.conv);
     read_attention(t.attention);
+    read_half(t.half);
     if (const char* submit = env_value("TGL_TUNE_SUBMIT"))
         parse_tune_tokens("TGL_TUNE_SUBMIT", submit, submit,
                           {{"cache", &t.submit.cache, 0, kMaxCount, false}, {"flush", &t.submit.flush, 0, kMaxCount, false}},

@@ -120,6 +120,18 @@ struct AttentionTuning {
 //              dispatches of a long batch (a graph replay, ops queued faster than they are
 //              issued), so that the GPU starts on them while the rest are issued (0: only once the
 //              queue is empty)
+// TGL_TUNE_HALF: packed f16 arithmetic (f16vec2 products, HFMA2 on NVIDIA) in f16 flash attention
+// and (opted in) the f16 matmul tiles, where the driver offers it (GL_NV_gpu_shader5;
+// docs/half-precision.md). '_'-separated tokens, each optional: "off" (f32 arithmetic everywhere,
+// for comparison), "matmul" (the matmul tiles too: 4% faster at 4096^3 on an H200, with f16's
+// product range), "run<N>" (products summed in f16 before each run joins its f32 accumulator: 1,
+// 2, 4, 8 or 16; default 16). Unset: attention only, where the driver offers it.
+struct HalfTuning {
+    bool off = false;
+    bool matmul = false;
+    int run = 16;
+};
+
 struct SubmitTuning {
     int cache = 1024;
     int flush = 64;
@@ -137,6 +149,7 @@ struct Tuning {
     // device offers it (egl_devices.h, kernel_subgroup_size); 0: the workgroup-level shared-memory
     // trees everywhere, as on a device without subgroups (to compare).
     bool subgroups = true;
+    HalfTuning half;
     // TGL_TUNE_POLL_US: how long the GL thread polls for work before sleeping, in microseconds
     // ([0, 1000000]); -1: the default (gles_device.cpp).
     int64_t poll_us = -1;

@@ -385,6 +385,7 @@ TEST_F(AbiTest, LimitsModeProperties) {
         EXPECT_EQ(num("extensions.subgroup"), 0);
         EXPECT_EQ(num("subgroup.size"), 0);
         EXPECT_EQ(num("subgroup.kernels"), 0);  // the kernels keep their shared-memory trees
+        EXPECT_EQ(num("extensions.f16_arith"), 0);  // packed f16 arithmetic off (docs/half-precision.md)
         EXPECT_NE(tgl_device_property(plug().raw(), i, "limits.clamped"), nullptr);
     }
     if (!any) GTEST_SKIP() << "plugin '" << plug().name() << "' reports no limits.mode";
