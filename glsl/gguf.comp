@@ -29,7 +29,10 @@ layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 1) readonly buffer WBuffer { uint w_data[]; };  // the blocks
-#if defined(PASS_GEMV)
+#if defined(PASS_GEMV) && defined(X_F16_OCTETS)
+layout(std430, binding = 2) readonly buffer XBuffer { uvec4 x_oct[]; };
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (HAS_BIAS)
+#elif defined(PASS_GEMV)
 layout(std430, binding = 2) readonly buffer XBuffer { uint x_data[]; };
 layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (HAS_BIAS)
 #else
@@ -230,7 +233,15 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
 // ends there), and their sums over each unit of 16.
 void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
     int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
-#if defined(X_F16_PAIRS)
+#if defined(X_F16_OCTETS)
+    // x f16, contiguous along k from a 16-byte boundary, K a multiple of 8: eight a uvec4
+    for (int i = 0; i < 4; ++i) {
+        uvec4 v = x_oct[(xa >> 3) + min(i, (kn - 1) >> 3)];
+        bool in_k = 8 * i < kn;
+        x[2 * i] = in_k ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(0.0);
+        x[2 * i + 1] = in_k ? vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)) : vec4(0.0);
+    }
+#elif defined(X_F16_PAIRS)
     // x f16, contiguous along k from an even element: two a word (an exact widening)
     for (int i = 0; i < 16; ++i) {
         vec2 v = unpackHalf2x16(x_data[(xa >> 1) + min(i, (kn - 1) >> 1)]);
@@ -261,6 +272,7 @@ void main() {
     for (int i = 0; i < GEMV_M * ROWS; ++i) acc[i] = 0.0;
     int chunks = (u_K + 31) / 32, whole = u_K / 32;
     int c = lane;
+#if UNROLL > 1
     // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the trip
     // first, then the sums (x read once per chunk for all the rows).
     for (; c + (UNROLL - 1) * LANES < whole; c += UNROLL * LANES) {
@@ -275,6 +287,7 @@ void main() {
                 for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
             }
     }
+#endif
     // The rest one chunk at a time (the row's last may be partial).
     for (; c < chunks; c += LANES) {
         Chunk ch[ROWS];
