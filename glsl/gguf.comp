@@ -5,17 +5,20 @@
 //                 bound in windows of rows [u_lo, u_hi), each dispatch writing the rows whose index
 //                 lies in its window). Rows walk RANK leading dims (u_shape; x's row strides in
 //                 bytes, y's in elements).
-//   PASS_GEMV     linear / grouped_linear with block W read directly: y[m, n] = act(sum_k x[m, k] *
-//                 W[n, k] + bias[n]); a workgroup takes GEMV_ROWS rows n of W, LANES invocations a
-//                 row, each summing whole units (scale * sum(q * x) + offset * sum(x)) for every m
-//                 of its GEMV_M rows of x, then a tree sum over the lanes in shared memory (so the
-//                 order is fixed: the same bits every run).
+//   PASS_GEMV     linear with block W read directly (decode, M <= 8): y[m, n] = act(sum_k x[m, k] *
+//                 W[n, k] + bias[n]); LANES invocations take ROWS rows of W, each lane the chunks
+//                 of 32 elements lane, lane + LANES, ... of those rows, UNROLL chunks of each row
+//                 loaded before any is summed; per unit of 16: scale * dot(q, x) + offset * sum(x),
+//                 x read once per chunk for all the rows; then a tree sum over the lanes in shared
+//                 memory (so the order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
 // Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
-// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: LANES (a power of two),
-// HAS_BIAS, ACTIVATION, X_F16_PAIRS (x f16 with k-stride 1 and even offsets: read two a word by
-// unpackHalf2x16, an exact widening).
+// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: GEMV_M (rows of x; with GEMV_M_UNIFORM
+// the uniform u_M <= GEMV_M), LANES (a power of two), ROWS, UNROLL, HAS_BIAS, ACTIVATION,
+// X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
+// a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
+// exactly by unpackHalf2x16.
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -101,6 +104,15 @@ void main() {
 // NVIDIA: unroll the loops of constant trip count, so that the chunk and accumulator arrays are
 // indexed by constants and stay in registers (other drivers ignore unknown pragmas).
 #pragma optionNV(unroll all)
+// GEMV_M rows of x (the define where the kernel is specialised per M: a GPU, the loops over them
+// unrolled); with GEMV_M_UNIFORM (a software renderer) the uniform u_M <= GEMV_M, in loops the
+// compiler keeps (its compile time grows with the unrolled code).
+#if defined(GEMV_M_UNIFORM)
+uniform int u_M;
+#define M_ROWS u_M
+#else
+#define M_ROWS GEMV_M
+#endif
 #define ROW_GROUPS (WG_SIZE / LANES)
 #define WG_ROWS (ROW_GROUPS * ROWS)
 uniform int u_N;
@@ -280,7 +292,7 @@ void main() {
         for (int u = 0; u < UNROLL; ++u)
             for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], c + u * LANES);
         for (int u = 0; u < UNROLL; ++u)
-            for (int m = 0; m < GEMV_M; ++m) {
+            for (int m = 0; m < M_ROWS; ++m) {
                 vec4 x[8];
                 vec2 sx;
                 load_x(m, c + u * LANES, 32, x, sx);
@@ -293,7 +305,7 @@ void main() {
         Chunk ch[ROWS];
         for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], c);
         int kn = min(32, u_K - 32 * c);
-        for (int m = 0; m < GEMV_M; ++m) {
+        for (int m = 0; m < M_ROWS; ++m) {
             vec4 x[8];
             vec2 sx;
             load_x(m, c, kn, x, sx);
@@ -301,12 +313,12 @@ void main() {
         }
     }
     // A tree sum over the lanes in shared memory (a fixed order: the same bits every run).
-    for (int i = 0; i < GEMV_M * ROWS; ++i) s_part[i * WG_SIZE + lid] = acc[i];
+    for (int i = 0; i < M_ROWS * ROWS; ++i) s_part[i * WG_SIZE + lid] = acc[i];
     for (int half_lanes = LANES / 2; half_lanes > 0; half_lanes /= 2) {
         memoryBarrierShared();
         barrier();
         if (lane < half_lanes)
-            for (int i = 0; i < GEMV_M * ROWS; ++i) s_part[i * WG_SIZE + lid] += s_part[i * WG_SIZE + lid + half_lanes];
+            for (int i = 0; i < M_ROWS * ROWS; ++i) s_part[i * WG_SIZE + lid] += s_part[i * WG_SIZE + lid + half_lanes];
     }
     if (lane != 0) return;
     for (int r = 0; r < ROWS; ++r) {
@@ -316,7 +328,7 @@ void main() {
 #if defined(HAS_BIAS)
         b = LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str);
 #endif
-        for (int m = 0; m < GEMV_M; ++m) {
+        for (int m = 0; m < M_ROWS; ++m) {
             float v = apply_activation(s_part[(m * ROWS + r) * WG_SIZE + lid] + b);
             y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
         }

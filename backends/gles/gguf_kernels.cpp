@@ -232,7 +232,11 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     const int64_t run = fitting_run(N, [&](int64_t n) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
-    const GemvShape g = gemv_shape(dev, W.dtype, M, K);
+    // A GPU runs a program of this format and M only (its registers, the loops over M unrolled); a
+    // software renderer one program for every format and M <= 8 (u_w_dtype, u_M), compiled once.
+    const bool specialised = !dev.software();
+    const int64_t gemv_m = specialised ? M : kGemvMaxM;
+    const GemvShape g = gemv_shape(dev, W.dtype, gemv_m, K);
     const int wg_rows = g.wg / g.lanes * g.rows;
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
@@ -247,11 +251,9 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
         Defines defs = base_defines(g.wg, y.dtype, "PASS_GEMV");
-        // A GPU runs a program of this format only (its registers); a software renderer one
-        // program for every format (u_w_dtype), compiled once.
-        const bool specialised = !dev.software();
         if (specialised) defs.emplace_back("W_DTYPE", str(W.dtype));
-        defs.emplace_back("GEMV_M", str(M));
+        else defs.emplace_back("GEMV_M_UNIFORM", "");
+        defs.emplace_back("GEMV_M", str(gemv_m));
         defs.emplace_back("LANES", str(g.lanes));
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
@@ -267,7 +269,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
             d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
         }
         d.program = dev.program("gguf.comp", defs);
-        if (!specialised) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
+        if (!specialised) {
+            d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
+            d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
+        }
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
         d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
@@ -342,7 +347,8 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
-        const bool within = !dev.loop_limited() || p.M > kGemvMaxM || gemv_passes(gemv_shape(dev, call.inputs[1].dtype, p.M, p.K), p.M, p.K) <= kLoopTripBudget;
+        const bool within = !dev.loop_limited() || p.M > kGemvMaxM ||
+                            gemv_passes(gemv_shape(dev, call.inputs[1].dtype, dev.software() ? kGemvMaxM : p.M, p.K), p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
         if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);
