@@ -180,9 +180,7 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt, int64_t M, int64_t K) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
     const int64_t chunks = (K + 31) / 32;
-    // rows 0 (the default): 2 on a GPU; 1 on a software renderer, whose compile time grows with
-    // the unrolled rows (the tests set r to cover more there).
-    GemvShape g{t.lanes, t.rows > 0 ? t.rows : dev.software() ? 1 : 2, t.unroll, t.wg};
+    GemvShape g{t.lanes, t.rows, t.unroll, t.wg};
     while (g.lanes > 1 && g.lanes / 2 >= chunks) g.lanes /= 2;
     g.unroll = int(std::min<int64_t>(g.unroll, ceil_div(uint64_t(chunks), uint64_t(g.lanes))));
     // The formats gguf.comp decodes as they are loaded (all but q4_0, q4_1, q8_0, q4_K) hold 32
