@@ -137,8 +137,17 @@ struct SubmitTuning {
     int flush = 64;
 };
 
+// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u4_wg64" (the defaults; H200 sweep in docs/quantized.md): the
+// decode GEMV over GGUF block weights (gguf.comp PASS_GEMV, gguf_kernels.cpp): l<N> invocations
+// along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> chunks
+// of 32 elements in flight per invocation and row (1..8), wg<N> invocations per workgroup (a power
+// of two). Shapes a device or a problem cannot hold are cut down (gguf_kernels.cpp).
+struct GgufTuning {
+    int lanes = 32, rows = 1, unroll = 4, wg = 64;
+};
 struct Tuning {
     StreamShape stream;
+    GgufTuning gguf;
     SubmitTuning submit;
     ReduceTuning reduce;
     NormTuning norm;
