@@ -112,8 +112,18 @@ struct SubmitTuning {
     int flush = 64;
 };
 
+// TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take
+// sample's split plan (sample_split.comp, many workgroups per row; N in [1, 2^24], 2^24: never)
+// and its chunks hold about M logits per workgroup (rounded up to a multiple of the workgroup
+// size, grown so that a row has at most 512 chunks). Defaults: split8192_chunk4096.
+struct SampleTuning {
+    int split = 8192;
+    int chunk = 4096;
+};
+
 struct Tuning {
     StreamShape stream;
+    SampleTuning sample;
     SubmitTuning submit;
     ReduceTuning reduce;
     NormTuning norm;
