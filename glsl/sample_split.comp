@@ -53,10 +53,11 @@ uniform uvec4 u_random;  // seed low, seed high, offset low, offset high
 #endif
 
 const uint kBins = 512u;
-const uint kBinsPerLane = kBins / uint(WG_SIZE);
 const uint kNoLevel = 0xffffffffu;
+const uint kGroup = 32u;  // bins per group of a walk's first scan
+const uint kGroups = kBins / kGroup;
 // Scratch words of a row: partial max (value bits, index) per chunk, kept mass (lo, hi) per
-// chunk, 2 walk states of 8 words (prefix, t lo, t hi, tau_k, tau), 3 histogram slots of kBins
+// chunk, 2 walk states of 8 words (prefix, t lo, t hi, tau_k, tau, max key bits, its first index), 3 histogram slots of kBins
 // (lo, hi) pairs.
 uint part_word(uint r) { return r * u_row_words; }
 uint sums_word(uint r) { return r * u_row_words + 2u * u_chunks; }
@@ -128,11 +129,22 @@ struct WalkState {
     uint prefix;
     uvec2 t;  // what is left to find: a count (top_k) or a mass (top_p)
     uint tau_k, tau;
+    float m;  // the row's max key and its first index
+    uint first;
 };
 
-WalkState load_state(uint r, uint s) {
-    uint o = state_word(r, s);
-    return WalkState(s_data[o], uvec2(s_data[o + 1u], s_data[o + 2u]), s_data[o + 3u], s_data[o + 4u]);
+// The state a pass starts from: pass 0 reduces the chunk partials (every later pass reads the
+// state, so the workgroups of one row do that once); the others read the state pass p - 1 stored.
+WalkState begin_pass(uint r) {
+    uint o = state_word(r, u_pass);
+    if (u_pass == 0u) {
+        float m;
+        uint first;
+        row_max(r, m, first);
+        return WalkState(0u, uvec2(0u), 0u, 0u, m, first);
+    }
+    return WalkState(s_data[o], uvec2(s_data[o + 1u], s_data[o + 2u]), s_data[o + 3u], s_data[o + 4u],
+                     uintBitsToFloat(s_data[o + 5u]), s_data[o + 6u]);
 }
 
 void store_state(uint r, uint s, WalkState st) {
@@ -142,6 +154,8 @@ void store_state(uint r, uint s, WalkState st) {
     s_data[o + 2u] = st.t.y;
     s_data[o + 3u] = st.tau_k;
     s_data[o + 4u] = st.tau;
+    s_data[o + 5u] = floatBitsToUint(st.m);
+    s_data[o + 6u] = st.first;
 }
 
 // One step of a radix walk over level `level`'s finished histogram (slot `slot`): the largest
@@ -157,50 +171,48 @@ void walk(uint r, uint level, uint slot, inout WalkState st) {
     }
     memoryBarrierShared();
     barrier();
-    // Each invocation's block of kBinsPerLane bins, then the suffix sums over the blocks.
-    uvec2 blk = uvec2(0u);
-    for (uint k = 0u; k < kBinsPerLane; ++k) blk = add64(blk, uvec2(sh_lo[lid * kBinsPerLane + k], sh_hi[lid * kBinsPerLane + k]));
-    sh_blo[lid] = blk.x;
-    sh_bhi[lid] = blk.y;
+    // Sums of groups of kGroup bins, then one invocation scans the groups and the bins of the
+    // group that holds the digit (few barriers: each costs much on a CPU driver).
+    if (lid < kGroups) {
+        uvec2 sum = uvec2(0u);
+        for (uint k = 0u; k < kGroup; ++k) sum = add64(sum, uvec2(sh_lo[lid * kGroup + k], sh_hi[lid * kGroup + k]));
+        sh_blo[lid] = sum.x;
+        sh_bhi[lid] = sum.y;
+    }
     memoryBarrierShared();
     barrier();
-    for (uint h = 1u; h < uint(WG_SIZE); h <<= 1) {
-        if (lid + h < uint(WG_SIZE)) blk = add64(blk, uvec2(sh_blo[lid + h], sh_bhi[lid + h]));
-        memoryBarrierShared();
-        barrier();
-        sh_blo[lid] = blk.x;
-        sh_bhi[lid] = blk.y;
-        memoryBarrierShared();
-        barrier();
-    }
-    if (d == 0u) {  // a walk starts: top_k's count, or top_p's need from the kept mass (all of it)
-        st.prefix = 0u;
-        st.t = mass ? top_p_need(u_top_p16, uvec2(sh_blo[0], sh_bhi[0])) : uvec2(u_top_k, 0u);
-    }
-    uvec2 above = lid + 1u < uint(WG_SIZE) ? uvec2(sh_blo[lid + 1u], sh_bhi[lid + 1u]) : uvec2(0u);
-    if (ge64(blk, st.t) && !ge64(above, st.t)) {  // the block holding the digit (one invocation)
-        uvec2 acc = above;
-        uint digit = lid * kBinsPerLane;
-        for (uint k = kBinsPerLane; k-- > 0u;) {
-            uvec2 with_b = add64(acc, uvec2(sh_lo[lid * kBinsPerLane + k], sh_hi[lid * kBinsPerLane + k]));
-            if (ge64(with_b, st.t)) {
-                digit = lid * kBinsPerLane + k;
+    if (lid == 0u) {
+        uvec2 t = st.t;
+        if (d == 0u) {  // a walk starts: top_k's count, or top_p's need from the kept mass (all of it)
+            uvec2 total = uvec2(0u);
+            for (uint g = 0u; g < kGroups; ++g) total = add64(total, uvec2(sh_blo[g], sh_bhi[g]));
+            t = mass ? top_p_need(u_top_p16, total) : uvec2(u_top_k, 0u);
+        }
+        uvec2 acc = uvec2(0u);
+        uint digit = 0u;  // (none reaches t: never, t <= the total) as sample.comp: digit 0
+        for (uint g = kGroups; g-- > 0u;) {
+            uvec2 with_g = add64(acc, uvec2(sh_blo[g], sh_bhi[g]));
+            if (ge64(with_g, t)) {
+                for (uint b = g * kGroup + kGroup; b-- > g * kGroup;) {
+                    uvec2 with_b = add64(acc, uvec2(sh_lo[b], sh_hi[b]));
+                    if (ge64(with_b, t)) {
+                        digit = b;
+                        break;
+                    }
+                    acc = with_b;
+                }
                 break;
             }
-            acc = with_b;
+            acc = with_g;
         }
-        uvec2 left = sub64(st.t, acc);
+        uvec2 left = sub64(t, acc);
         sh_res[0] = digit;
         sh_res[1] = left.x;
         sh_res[2] = left.y;
-    } else if (lid == 0u && !ge64(blk, st.t)) {  // (never: t <= the total) as sample.comp: digit 0
-        uvec2 left = sub64(st.t, blk);
-        sh_res[0] = 0u;
-        sh_res[1] = left.x;
-        sh_res[2] = left.y;
     }
     memoryBarrierShared();
     barrier();
+    if (d == 0u) st.prefix = 0u;
     st.prefix |= sh_res[0] << digit_shift(d);
     st.t = uvec2(sh_res[1], sh_res[2]);
     if (d == 2u) {
@@ -219,11 +231,11 @@ void main() {
     if (r >= u_rows) return;  // (the whole workgroup)
     uint row = u_row0 + r;
     int base = u_x_off + int(row) * u_x_row;
-    float m;
-    uint token;
-    row_max(r, m, token);
+    WalkState st = begin_pass(r);
+    float m = st.m;
+    uint token = st.first;
     if (u_greedy == 0u && !tgl_isinf(m)) {
-        uint tau = load_state(r, u_pass).tau;
+        uint tau = st.tau;
         for (uint c = lid; c < u_chunks; c += uint(WG_SIZE)) {
             sh_lo[c] = s_data[sums_word(r) + 2u * c];
             sh_hi[c] = s_data[sums_word(r) + 2u * c + 1u];
@@ -318,18 +330,14 @@ void main() {
     if (lid == 0u) {
         s_data[part_word(r) + 2u * c] = floatBitsToUint(best);
         s_data[part_word(r) + 2u * c + 1u] = bi;
-        if (c == 0u)
-            for (uint k = 0u; k < 8u; ++k) s_data[state_word(r, 0u) + k] = 0u;
     }
     for (uint i = c * uint(WG_SIZE) + lid; i < 2u * kBins; i += u_chunks * uint(WG_SIZE)) s_data[hist_word(r, 0u) + i] = 0u;
 #else
-    float m;
-    uint first;
-    row_max(r, m, first);
-    if (tgl_isinf(m)) return;  // (the whole workgroup) the draw takes the first max
-    WalkState st = load_state(r, u_pass);
-    if (u_prev != kNoLevel) walk(r, u_prev, u_pass + 2u, st);
+    WalkState st = begin_pass(r);
+    float m = st.m;
+    if (u_prev != kNoLevel && !tgl_isinf(m)) walk(r, u_prev, u_pass + 2u, st);
     if (c == 0u && lid == 0u) store_state(r, u_pass + 1u, st);
+    if (tgl_isinf(m)) return;  // (the whole workgroup) the draw takes the first max
 #ifdef PASS_HIST
     for (uint i = c * uint(WG_SIZE) + lid; i < 2u * kBins; i += u_chunks * uint(WG_SIZE))
         s_data[hist_word(r, u_pass + 1u) + i] = 0u;
@@ -361,27 +369,24 @@ void main() {
         if (hi != 0u) atomicAdd(s_data[hw + 2u * b + 1u], hi);
     }
 #else  // PASS_SUMS
+    if (lid == 0u) {
+        sh_lo[0] = 0u;
+        sh_hi[0] = 0u;
+    }
+    memoryBarrierShared();
+    barrier();
     uvec2 part = uvec2(0u);
     for (uint j = c * u_chunk + lid; j < j_end; j += uint(WG_SIZE)) {
         uint w = weight(key_at(base, j), m);
         if (w >= st.tau) part = add64(part, uvec2(w, 0u));
     }
-    sh_blo[lid] = part.x;
-    sh_bhi[lid] = part.y;
+    uint old = atomicAdd(sh_lo[0], part.x);
+    atomicAdd(sh_hi[0], part.y + (old + part.x < old ? 1u : 0u));
     memoryBarrierShared();
     barrier();
-    for (uint h = uint(WG_SIZE) / 2u; h > 0u; h >>= 1) {
-        if (lid < h) {
-            uvec2 s = add64(uvec2(sh_blo[lid], sh_bhi[lid]), uvec2(sh_blo[lid + h], sh_bhi[lid + h]));
-            sh_blo[lid] = s.x;
-            sh_bhi[lid] = s.y;
-        }
-        memoryBarrierShared();
-        barrier();
-    }
     if (lid == 0u) {
-        s_data[sums_word(r) + 2u * c] = sh_blo[0];
-        s_data[sums_word(r) + 2u * c + 1u] = sh_bhi[0];
+        s_data[sums_word(r) + 2u * c] = sh_lo[0];
+        s_data[sums_word(r) + 2u * c + 1u] = sh_hi[0];
     }
 #endif
 #endif

@@ -333,6 +333,12 @@ constexpr uint64_t kSampleMinRowsPerDispatch = 32;
 constexpr uint32_t kSampleSplitMaxChunks = 512;
 constexpr uint32_t kSampleSplitLanes = 256;
 constexpr uint32_t kSampleSplitLevels = 3;       // radix digits per threshold
+// Logits per chunk (TGL_TUNE_SAMPLE's automatic chunk): a GPU runs the chunks side by side; on
+// llvmpipe every workgroup's barriers cost much more than its logits (a 128k row: 4096 took about
+// 5x the time of 32768, measured on 2 cores).
+constexpr uint64_t kSampleSplitChunk = 4096;
+constexpr uint64_t kSampleSplitChunkLimited = 32768;
+constexpr uint64_t kSampleSplitMaxPerLane = 4096;
 constexpr uint32_t kSampleSplitNoLevel = 0xffffffffu;
 
 // The uniforms both sample kernels take (logits, the weights' recipe, the draw).
@@ -365,13 +371,28 @@ struct SampleSplit {
 
 SampleSplit sample_split_shape(const GlesDevice& dev, uint32_t V) {
     SampleSplit s;
-    s.lanes = 8;
+    s.lanes = 16;  // (at least the walk's 16 groups of bins)
     while (s.lanes < std::min<uint32_t>(kSampleSplitLanes, uint32_t(dev.workgroup_size()))) s.lanes *= 2;
-    const uint64_t wanted = std::max<uint64_t>(uint64_t(dev.tuning().sample.chunk), ceil_div(uint64_t(V), uint64_t(kSampleSplitMaxChunks)));
-    s.chunk = uint32_t(ceil_div(wanted, uint64_t(s.lanes)) * s.lanes);
+    const int tuned = dev.tuning().sample.chunk;
+    const uint64_t chunk = tuned ? uint64_t(tuned) : dev.loop_limited() ? kSampleSplitChunkLimited : kSampleSplitChunk;
+    const uint64_t wanted = std::max<uint64_t>(chunk, ceil_div(uint64_t(V), uint64_t(kSampleSplitMaxChunks)));
+    // At most kSampleSplitMaxPerLane logits per invocation (2^24 / 512 chunks need 256 at 128
+    // invocations), so that a tuned chunk keeps within the loop budget.
+    const uint64_t per_lane = std::min<uint64_t>(ceil_div(wanted, uint64_t(s.lanes)), kSampleSplitMaxPerLane);
+    s.chunk = uint32_t(per_lane * s.lanes);
     s.chunks = uint32_t(ceil_div(uint64_t(V), uint64_t(s.chunk)));
     s.row_words = 4 * uint64_t(s.chunks) + 16 + 3 * 2 * 512;
     return s;
+}
+
+// The loop passes of sample_split.comp's longest invocation: the draw's (the chunk masses, the
+// segments, a segment walked twice) or a histogram pass's (the partials, the bins, its logits).
+void check_sample_split_budget(const GlesDevice& dev, const SampleSplit& s) {
+    const uint64_t per_lane = s.chunk / s.lanes, bins = 512;
+    const uint64_t draw = loop_cost(s.chunks) * 2 + loop_cost(s.lanes) + 2 * loop_cost(per_lane);
+    const uint64_t hist = loop_cost(ceil_div(s.chunks, s.lanes)) + 4 * loop_cost(bins / s.lanes) + loop_cost(bins / 16) +
+                          2 * loop_cost(16) + loop_cost(per_lane);
+    check_loop_budget(dev, std::max(draw, hist), "sample", "the split plan's walk over a chunk");
 }
 
 // Rows of a long vocabulary: a workgroup per (row, chunk) in each pass (sample_split.comp): the
@@ -447,7 +468,10 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     // Long rows: many workgroups per row, where one row's scratch fits a storage window.
     if (V >= uint32_t(dev.tuning().sample.split)) {
         const SampleSplit s = sample_split_shape(dev, V);
-        if (s.row_words * 4 <= uint64_t(dev.max_window_bytes())) return run_sample_split(dev, call, s, rows);
+        if (s.row_words * 4 <= uint64_t(dev.max_window_bytes())) {
+            check_sample_split_budget(dev, s);
+            return run_sample_split(dev, call, s, rows);
+        }
     }
     // A workgroup per row, of a power of two from 8 invocations (short rows do not wait at every
     // barrier on 256 invocations, most of them idle) to the device's workgroup size.

@@ -112,7 +112,7 @@ Tuning read_tuning() {
                           "wg<N>_per<M>, either part optional, e.g. wg512_per4");
     if (const char* sample = env_value("TGL_TUNE_SAMPLE"))
         parse_tune_tokens("TGL_TUNE_SAMPLE", sample, sample,
-                          {{"split", &t.sample.split, 1, 1 << 24, false}, {"chunk", &t.sample.chunk, 1, 1 << 24, false}}, {},
+                          {{"split", &t.sample.split, 1, 1 << 24, false}, {"chunk", &t.sample.chunk, 0, 1 << 24, false}}, {},
                           "split<N>_chunk<M>, either part optional, e.g. split8192_chunk4096");
     read_matmul(t.matmul);
     read_conv(t.conv);
