@@ -482,6 +482,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_"}},
         {"TGL_TUNE_ATTENTION", {"bq64_bk32_tm4_tx8_pfx", "bq64_bk32_tm4_tx99999999999999999999",
                                 "bq64_bk32_tm3_tx8", "bq64_bk32_tm4_tx8,", "legacyx", "bq64_bk32_tm4"}},
+        {"TGL_TUNE_SAMPLE", {"split0", "split16777217", "chunk-1", "split8192x", "split1_split2", "chunk", "chunk16777217"}},
         {"TGL_TUNE_POLL_US", {"99999999999999999999999", "9223372036854775807", "100us", "-5", "1e3", " 100",
                               "1000001", "0x10"}},
         {"TGL_GLES_TIMEOUT_MS", {"18446744073709551616", "300ms", "-1", "86400001"}},
@@ -501,7 +502,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     for (auto kv : std::vector<std::pair<std::string, std::string>>{
              {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
              {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
-             {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_POLL_US", "0"},
+             {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""}}) {
         auto d = open_with({kv});
         DeviceTensor a(*d, contiguous({5})), y(*d, contiguous({5}));
