@@ -488,6 +488,13 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     // Passes over the row (sample.comp): max and draw; top_k: 4 histograms; top_p: a sum and 4 more.
     const uint64_t hists = (p.top_k ? 4 : 0) + (p.top_p16 ? 4 : 0);
     const uint64_t row_work = (2 + hists + (p.top_p16 ? 1 : 0)) * uint64_t(V) + hists * 512;
+    // Its longest invocation: each pass's walk over the row, invocation 0's scans of the bins and
+    // of the segments (only a tuned TGL_TUNE_SAMPLE or a window too small for the split plan's
+    // scratch brings rows this long here).
+    check_loop_budget(dev,
+                      (2 + hists + (p.top_p16 ? 1 : 0)) * loop_cost(ceil_div(uint64_t(V), uint64_t(lanes))) +
+                          hists * loop_cost(256) + 2 * loop_cost(lanes),
+                      call.info->name, "the one-workgroup plan's walks over a row");
     add_chunks(dev, d, rows, dispatches, std::max(kSampleMinRowsPerDispatch, kSampleDispatchWork / row_work));
     dev.submit(call.info->name, std::move(dispatches));
 }
