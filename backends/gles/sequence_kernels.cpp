@@ -333,10 +333,15 @@ constexpr uint64_t kSampleMinRowsPerDispatch = 32;
 constexpr uint32_t kSampleSplitMaxChunks = 512;
 constexpr uint32_t kSampleSplitLanes = 256;
 constexpr uint32_t kSampleSplitLevels = 3;       // radix digits per threshold
-// Logits per chunk (TGL_TUNE_SAMPLE's automatic chunk): a GPU runs the chunks side by side; on
-// llvmpipe every workgroup's barriers cost much more than its logits (a 128k row: 4096 took about
-// 5x the time of 32768, measured on 2 cores).
-constexpr uint64_t kSampleSplitChunk = 4096;
+// Logits per chunk (TGL_TUNE_SAMPLE's automatic chunk): on a GPU the smallest power of two from
+// kSampleSplitChunk that keeps a dispatch within kSampleSplitGroups workgroups, at most
+// kSampleSplitChunkMax (H200, T 0.8 top_k 50 top_p 0.9: 1 x 131072 took 0.092 / 0.103 / 0.132 ms
+// with chunks of 1024 / 2048 / 4096; 32 x 131072 0.622 / 0.524 / 0.555 ms); on llvmpipe every
+// workgroup's barriers cost much more than its logits (a 128k row: 4096 took about 5x the time of
+// 32768, measured on 2 cores).
+constexpr uint64_t kSampleSplitChunk = 1024;
+constexpr uint64_t kSampleSplitChunkMax = 4096;
+constexpr uint64_t kSampleSplitGroups = 2048;
 constexpr uint64_t kSampleSplitChunkLimited = 32768;
 constexpr uint64_t kSampleSplitMaxPerLane = 4096;
 constexpr uint32_t kSampleSplitNoLevel = 0xffffffffu;
@@ -369,12 +374,14 @@ struct SampleSplit {
     uint64_t row_words = 0;
 };
 
-SampleSplit sample_split_shape(const GlesDevice& dev, uint32_t V) {
+SampleSplit sample_split_shape(const GlesDevice& dev, uint32_t rows, uint32_t V) {
     SampleSplit s;
     s.lanes = 16;  // (at least the walk's 16 groups of bins)
     while (s.lanes < std::min<uint32_t>(kSampleSplitLanes, uint32_t(dev.workgroup_size()))) s.lanes *= 2;
     const int tuned = dev.tuning().sample.chunk;
-    const uint64_t chunk = tuned ? uint64_t(tuned) : dev.loop_limited() ? kSampleSplitChunkLimited : kSampleSplitChunk;
+    uint64_t chunk = tuned ? uint64_t(tuned) : dev.loop_limited() ? kSampleSplitChunkLimited : kSampleSplitChunk;
+    if (!tuned && !dev.loop_limited())
+        while (chunk < kSampleSplitChunkMax && uint64_t(rows) * ceil_div(uint64_t(V), chunk) > kSampleSplitGroups) chunk *= 2;
     const uint64_t wanted = std::max<uint64_t>(chunk, ceil_div(uint64_t(V), uint64_t(kSampleSplitMaxChunks)));
     // At most kSampleSplitMaxPerLane logits per invocation (2^24 / 512 chunks need 256 at 128
     // invocations), so that a tuned chunk keeps within the loop budget.
@@ -467,7 +474,7 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     const uint32_t V = count_u32(p.n, "a row (V) of logits");
     // Long rows: many workgroups per row, where one row's scratch fits a storage window.
     if (V >= uint32_t(dev.tuning().sample.split)) {
-        const SampleSplit s = sample_split_shape(dev, V);
+        const SampleSplit s = sample_split_shape(dev, rows, V);
         if (s.row_words * 4 <= uint64_t(dev.max_window_bytes())) {
             check_sample_split_budget(dev, s);
             return run_sample_split(dev, call, s, rows);
