@@ -27,23 +27,18 @@ layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) readonly buffer XBuffer { uint x_data[]; };
 layout(std430, binding = 1) writeonly buffer TBuffer { int t_data[]; };
+#include "sample_weight.glsl"
 
 uniform uint u_rows;
 uniform uint u_v;
 uniform int u_x_off;
 uniform int u_x_row;
-uniform int u_x_n;
 uniform int u_t_off;
 uniform int u_t_row;
-uniform float u_inv_t;
 uniform uint u_greedy;
 uniform uint u_top_k;    // 0: off
 uniform uint u_top_p16;  // 0: off
 uniform uvec4 u_random;  // seed low, seed high, offset low, offset high
-uniform uint u_exp2[24];
-uniform uint u_zero;  // 0: opaque() hides a value from the optimiser (no fusing or refolding)
-
-float opaque(float x) { return uintBitsToFloat(floatBitsToUint(x) ^ u_zero); }
 
 shared float s_val[WG_SIZE];
 shared uint s_idx[WG_SIZE];
@@ -54,34 +49,6 @@ shared uint s_seg_lo[WG_SIZE];
 shared uint s_seg_hi[WG_SIZE];
 shared uint s_res[4];
 
-float key_at(int base, uint j) {
-    int o = base + int(j) * u_x_n;
-    float v = tgl_to_f32(tgl_extract(x_data[tgl_word_of(o, X_DTYPE)], o, X_DTYPE), X_DTYPE);
-    return tgl_isnan(v) ? tgl_neg_inf() : v;
-}
-
-uint weight(float key, float m) {
-    // Each step rounded as the CPU rounds it: the product t is not re-associated with log2 e.
-    float z = opaque((key - m) * u_inv_t) * 1.44269504088896341;
-    if (!(z > -24.0)) return 0u;
-    uint q = uint(-z * 16777216.0);
-    uint a = 0x80000000u;
-    for (int k = 1; k <= 24; ++k)
-        if (((q >> uint(24 - k)) & 1u) != 0u) {
-            uint hi, lo;
-            umulExtended(a, u_exp2[k - 1], hi, lo);
-            a = (hi << 1) | (lo >> 31);
-        }
-    return a >> ((q >> 24) + 7u);
-}
-
-// 64-bit (lo, hi) arithmetic.
-uvec2 add64(uvec2 a, uvec2 b) {
-    uint c;
-    uint lo = uaddCarry(a.x, b.x, c);
-    return uvec2(lo, a.y + b.y + c);
-}
-bool ge64(uvec2 a, uvec2 b) { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
 void atomic_add64(uint d, uint w) {
     uint old = atomicAdd(s_mlo[d], w);
     if (old + w < old) atomicAdd(s_mhi[d], 1u);
@@ -183,12 +150,7 @@ void main() {
             atomicAdd(s_mhi[0], part.y + (old + part.x < old ? 1u : 0u));
             memoryBarrierShared();
             barrier();
-            // need = ceil(top_p16 * total / 2^16); total < 2^48, so the product fits 64 bits.
-            uvec2 total = uvec2(s_mlo[0], s_mhi[0]);
-            uint ph, pl;
-            umulExtended(u_top_p16, total.x, ph, pl);
-            uvec2 prod = add64(uvec2(pl, ph + u_top_p16 * total.y), uvec2(65535u, 0u));
-            uvec2 need = uvec2((prod.x >> 16) | (prod.y << 16), prod.y >> 16);
+            uvec2 need = top_p_need(u_top_p16, uvec2(s_mlo[0], s_mhi[0]));
             uint prefix = 0u;
             uvec2 acc = uvec2(0u);
             memoryBarrierShared();
@@ -242,11 +204,7 @@ void main() {
             uvec2 total = uvec2(0u);
             for (uint i = 0u; i < uint(WG_SIZE); ++i) total = add64(total, uvec2(s_seg_lo[i], s_seg_hi[i]));
             uint r = philox_words_at(u_random.xy, u_random.zw, row).x;
-            // target = floor(r * total / 2^32) = floor(r * lo / 2^32) + r * hi (hi < 2^16).
-            uint h1, l1, hh, hl;
-            umulExtended(r, total.x, h1, l1);
-            umulExtended(r, total.y, hh, hl);
-            uvec2 target = add64(uvec2(h1, 0u), uvec2(hl, hh));
+            uvec2 target = draw_target(r, total);
             uvec2 run = uvec2(0u);
             uint owner = 0u;
             for (uint i = 0u; i < uint(WG_SIZE); ++i) {

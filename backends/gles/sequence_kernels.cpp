@@ -346,11 +346,158 @@ void run_selective_scan(GlesDevice& dev, const OpCall& call) {
 constexpr uint32_t kSampleLogitsPerLane = 16;
 constexpr uint64_t kSampleDispatchWork = uint64_t(1) << 20;
 constexpr uint64_t kSampleMinRowsPerDispatch = 32;
+// The split plan (sample_split.comp): at most this many chunks per row (its histogram's bins, which
+// the draw's chunk masses reuse), of at most this many invocations.
+constexpr uint32_t kSampleSplitMaxChunks = 512;
+constexpr uint32_t kSampleSplitLanes = 256;
+constexpr uint32_t kSampleSplitLevels = 3;       // radix digits per threshold
+// Logits per chunk (TGL_TUNE_SAMPLE's automatic chunk): on a GPU the smallest power of two from
+// kSampleSplitChunk that keeps a dispatch within kSampleSplitGroups workgroups, at most
+// kSampleSplitChunkMax (H200, T 0.8 top_k 50 top_p 0.9: 1 x 131072 took 0.092 / 0.103 / 0.132 ms
+// with chunks of 1024 / 2048 / 4096; 32 x 131072 0.622 / 0.524 / 0.555 ms); on llvmpipe every
+// workgroup's barriers cost much more than its logits (a 128k row: 4096 took about 5x the time of
+// 32768, measured on 2 cores).
+constexpr uint64_t kSampleSplitChunk = 1024;
+constexpr uint64_t kSampleSplitChunkMax = 4096;
+constexpr uint64_t kSampleSplitGroups = 2048;
+constexpr uint64_t kSampleSplitChunkLimited = 32768;
+constexpr uint64_t kSampleSplitMaxPerLane = 4096;
+constexpr uint32_t kSampleSplitNoLevel = 0xffffffffu;
+
+// The uniforms both sample kernels take (logits, the weights' recipe, the draw).
+void add_sample_uniforms(const SequencePlan& p, Dispatch& d, int32_t x_off) {
+    d.uniforms.push_back(uniform_uint("u_v", {uint32_t(p.n)}));
+    d.uniforms.push_back(uniform_int("u_x_off", {x_off}));
+    d.uniforms.push_back(uniform_int("u_x_row", {to_i32(p.row_strides[R::kX][0], "the row stride of logits")}));
+    d.uniforms.push_back(uniform_int("u_x_n", {to_i32(p.x_n_stride, "the stride of logits along V")}));
+    d.uniforms.push_back(uniform_float("u_inv_t", p.inv_temperature));
+    d.uniforms.push_back(uniform_uint("u_top_k", {uint32_t(p.top_k)}));
+    d.uniforms.push_back(uniform_uint("u_top_p16", {p.top_p16}));
+    d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
+    d.uniforms.push_back(uniform_uint("u_zero", {0u}));
+}
+
+void add_draw_uniforms(const SequencePlan& p, Dispatch& d, int32_t t_off) {
+    d.uniforms.push_back(uniform_int("u_t_off", {t_off}));
+    d.uniforms.push_back(uniform_int("u_t_row", {to_i32(p.row_strides[R::kY][0], "the stride of token")}));
+    d.uniforms.push_back(uniform_uint("u_greedy", {p.greedy ? 1u : 0u}));
+    d.uniforms.push_back(uniform_uint("u_random", {uint32_t(p.seed), uint32_t(p.seed >> 32), uint32_t(p.rng_offset),
+                                                   uint32_t(p.rng_offset >> 32)}));
+}
+
+// The split plan's shape for rows of V logits: invocations per workgroup, logits per chunk, chunks
+// per row, scratch words per row (sample_split.comp's layout).
+struct SampleSplit {
+    uint32_t lanes = 0, chunk = 0, chunks = 0;
+    uint64_t row_words = 0;
+};
+
+SampleSplit sample_split_shape(const GlesDevice& dev, uint32_t rows, uint32_t V) {
+    SampleSplit s;
+    s.lanes = 16;  // (at least the walk's 16 groups of bins)
+    while (s.lanes < std::min<uint32_t>(kSampleSplitLanes, uint32_t(dev.workgroup_size()))) s.lanes *= 2;
+    const int tuned = dev.tuning().sample.chunk;
+    uint64_t chunk = tuned ? uint64_t(tuned) : dev.loop_limited() ? kSampleSplitChunkLimited : kSampleSplitChunk;
+    if (!tuned && !dev.loop_limited())
+        while (chunk < kSampleSplitChunkMax && uint64_t(rows) * ceil_div(uint64_t(V), chunk) > kSampleSplitGroups) chunk *= 2;
+    const uint64_t wanted = std::max<uint64_t>(chunk, ceil_div(uint64_t(V), uint64_t(kSampleSplitMaxChunks)));
+    // At most kSampleSplitMaxPerLane logits per invocation (2^24 / 512 chunks need 256 at 128
+    // invocations), so that a tuned chunk keeps within the loop budget.
+    const uint64_t per_lane = std::min<uint64_t>(ceil_div(wanted, uint64_t(s.lanes)), kSampleSplitMaxPerLane);
+    s.chunk = uint32_t(per_lane * s.lanes);
+    s.chunks = uint32_t(ceil_div(uint64_t(V), uint64_t(s.chunk)));
+    s.row_words = 4 * uint64_t(s.chunks) + 16 + 3 * 2 * 512;
+    return s;
+}
+
+// The loop passes of sample_split.comp's longest invocation: the draw's (the chunk masses, the
+// segments, a segment walked twice) or a histogram pass's (the partials, the bins, its logits).
+void check_sample_split_budget(const GlesDevice& dev, const SampleSplit& s) {
+    const uint64_t per_lane = s.chunk / s.lanes, bins = 512;
+    const uint64_t draw = loop_cost(s.chunks) * 2 + loop_cost(s.lanes) + 2 * loop_cost(per_lane);
+    const uint64_t hist = loop_cost(ceil_div(s.chunks, s.lanes)) + 4 * loop_cost(bins / s.lanes) + loop_cost(bins / 16) +
+                          2 * loop_cost(16) + loop_cost(per_lane);
+    check_loop_budget(dev, std::max(draw, hist), "sample", "the split plan's walk over a chunk");
+}
+
+// Rows of a long vocabulary: a workgroup per (row, chunk) in each pass (sample_split.comp): the
+// max, a histogram pass per radix digit of top_k and of top_p, the chunks' kept masses, then a
+// workgroup per row draws. Rows go in groups whose scratch fits one storage window.
+void run_sample_split(GlesDevice& dev, const OpCall& call, const SampleSplit& s, uint32_t rows) {
+    const SequencePlan& p = call.sequence();
+    int32_t x_off = 0, t_off = 0;
+    const Binding xb = dev.window(call.inputs[0], "inputs[0] (logits)", &x_off);
+    const Binding tb = dev.window(call.outputs[0], "outputs[0] (token)", &t_off);
+    const uint64_t row_bytes = s.row_words * 4;
+    const uint32_t group_rows = uint32_t(std::max<uint64_t>(
+        1, std::min<uint64_t>(rows, std::min<uint64_t>(uint64_t(dev.max_window_bytes()), GlesDevice::kScratchKeepBytes) / row_bytes)));
+    Binding sb;
+    sb.keep = dev.scratch(uint64_t(group_rows) * row_bytes);
+    sb.name = static_cast<GlesBuffer&>(*sb.keep).name();
+    sb.size = int64_t(uint64_t(group_rows) * row_bytes);
+    std::vector<uint32_t> levels;  // top_k's digits 0..2, top_p's 3..5
+    if (!p.greedy) {
+        if (p.top_k)
+            for (uint32_t l = 0; l < kSampleSplitLevels; ++l) levels.push_back(l);
+        if (p.top_p16)
+            for (uint32_t l = 0; l < kSampleSplitLevels; ++l) levels.push_back(kSampleSplitLevels + l);
+    }
+    const Defines common = {{def::kXDtype, str(call.dtype)}, {def::kWorkgroupSize, str(s.lanes)}};
+    auto program = [&](const char* pass) {
+        Defines defs = common;
+        defs.push_back({pass, "1"});
+        return dev.program("sample_split.comp", defs);
+    };
+    const uint64_t max_groups = std::max<uint64_t>(1, kSampleDispatchWork / s.chunk);
+    std::vector<Dispatch> dispatches;
+    for (uint32_t row0 = 0; row0 < rows; row0 += group_rows) {
+        const uint32_t n = std::min(group_rows, rows - row0);
+        Dispatch base;
+        base.bindings = {xb, sb};
+        add_sample_uniforms(p, base, x_off);
+        base.uniforms.push_back(uniform_uint("u_rows", {n}));
+        base.uniforms.push_back(uniform_uint("u_row0", {row0}));
+        base.uniforms.push_back(uniform_uint("u_chunk", {s.chunk}));
+        base.uniforms.push_back(uniform_uint("u_chunks", {s.chunks}));
+        base.uniforms.push_back(uniform_uint("u_row_words", {uint32_t(s.row_words)}));
+        const uint64_t groups = uint64_t(n) * s.chunks;
+        Dispatch d = base;
+        d.program = program("PASS_MAX");
+        add_chunks(dev, d, groups, dispatches, max_groups);
+        uint32_t pass = 0;
+        if (!p.greedy) {
+            for (size_t i = 0; i <= levels.size(); ++i, ++pass) {
+                d = base;
+                const bool sums = i == levels.size();
+                d.program = program(sums ? "PASS_SUMS" : "PASS_HIST");
+                d.uniforms.push_back(uniform_uint("u_pass", {pass}));
+                d.uniforms.push_back(uniform_uint("u_level", {sums ? kSampleSplitNoLevel : levels[i]}));
+                d.uniforms.push_back(uniform_uint("u_prev", {i ? levels[i - 1] : kSampleSplitNoLevel}));
+                add_chunks(dev, d, groups, dispatches, max_groups);
+            }
+        }
+        d = base;
+        d.bindings.push_back(tb);
+        d.program = program("PASS_DRAW");
+        d.uniforms.push_back(uniform_uint("u_pass", {pass}));
+        add_draw_uniforms(p, d, t_off);
+        add_chunks(dev, d, n, dispatches, max_groups);
+    }
+    dev.submit(call.info->name, std::move(dispatches));
+}
 
 void run_sample(GlesDevice& dev, const OpCall& call) {
     const SequencePlan& p = call.sequence();
     const uint32_t rows = count_u32(p.rows, "the rows (B) of logits");
     const uint32_t V = count_u32(p.n, "a row (V) of logits");
+    // Long rows: many workgroups per row, where one row's scratch fits a storage window.
+    if (V >= uint32_t(dev.tuning().sample.split)) {
+        const SampleSplit s = sample_split_shape(dev, rows, V);
+        if (s.row_words * 4 <= uint64_t(dev.max_window_bytes())) {
+            check_sample_split_budget(dev, s);
+            return run_sample_split(dev, call, s, rows);
+        }
+    }
     // A workgroup per row, of a power of two from 8 invocations (short rows do not wait at every
     // barrier on 256 invocations, most of them idle) to the device's workgroup size.
     uint32_t lanes = 8;
@@ -360,24 +507,19 @@ void run_sample(GlesDevice& dev, const OpCall& call) {
     d.bindings = {dev.window(call.inputs[0], "inputs[0] (logits)", &x_off), dev.window(call.outputs[0], "outputs[0] (token)", &t_off)};
     d.program = dev.program("sample.comp", {{def::kXDtype, str(call.dtype)}, {def::kWorkgroupSize, str(lanes)}});
     d.uniforms.push_back(uniform_uint("u_rows", {rows}));
-    d.uniforms.push_back(uniform_uint("u_v", {V}));
-    d.uniforms.push_back(uniform_int("u_x_off", {x_off}));
-    d.uniforms.push_back(uniform_int("u_x_row", {to_i32(p.row_strides[R::kX][0], "the row stride of logits")}));
-    d.uniforms.push_back(uniform_int("u_x_n", {to_i32(p.x_n_stride, "the stride of logits along V")}));
-    d.uniforms.push_back(uniform_int("u_t_off", {t_off}));
-    d.uniforms.push_back(uniform_int("u_t_row", {to_i32(p.row_strides[R::kY][0], "the stride of token")}));
-    d.uniforms.push_back(uniform_float("u_inv_t", p.inv_temperature));
-    d.uniforms.push_back(uniform_uint("u_greedy", {p.greedy ? 1u : 0u}));
-    d.uniforms.push_back(uniform_uint("u_top_k", {uint32_t(p.top_k)}));
-    d.uniforms.push_back(uniform_uint("u_top_p16", {p.top_p16}));
-    d.uniforms.push_back(uniform_uint("u_random", {uint32_t(p.seed), uint32_t(p.seed >> 32), uint32_t(p.rng_offset),
-                                                   uint32_t(p.rng_offset >> 32)}));
-    d.uniforms.push_back(uniform_uint("u_exp2", std::vector<uint32_t>(kSampleExp2, kSampleExp2 + 24)));
-    d.uniforms.push_back(uniform_uint("u_zero", {0u}));
+    add_sample_uniforms(p, d, x_off);
+    add_draw_uniforms(p, d, t_off);
     std::vector<Dispatch> dispatches;
     // Passes over the row (sample.comp): max and draw; top_k: 4 histograms; top_p: a sum and 4 more.
     const uint64_t hists = (p.top_k ? 4 : 0) + (p.top_p16 ? 4 : 0);
     const uint64_t row_work = (2 + hists + (p.top_p16 ? 1 : 0)) * uint64_t(V) + hists * 512;
+    // Its longest invocation: each pass's walk over the row, invocation 0's scans of the bins and
+    // of the segments (only a tuned TGL_TUNE_SAMPLE or a window too small for the split plan's
+    // scratch brings rows this long here).
+    check_loop_budget(dev,
+                      (2 + hists + (p.top_p16 ? 1 : 0)) * loop_cost(ceil_div(uint64_t(V), uint64_t(lanes))) +
+                          hists * loop_cost(256) + 2 * loop_cost(lanes),
+                      call.info->name, "the one-workgroup plan's walks over a row");
     add_chunks(dev, d, rows, dispatches, std::max(kSampleMinRowsPerDispatch, kSampleDispatchWork / row_work));
     dev.submit(call.info->name, std::move(dispatches));
 }

@@ -148,6 +148,10 @@ Tuning read_tuning() {
         parse_tune_tokens("TGL_TUNE_NORM", norm, norm,
                           {{"wg", &t.norm.wg, 1, kMaxTileDim, false}, {"per", &t.norm.per, 1, 16, false}}, {},
                           "wg<N>_per<M>, either part optional, e.g. wg512_per4");
+    if (const char* sample = env_value("TGL_TUNE_SAMPLE"))
+        parse_tune_tokens("TGL_TUNE_SAMPLE", sample, sample,
+                          {{"split", &t.sample.split, 1, 1 << 24, false}, {"chunk", &t.sample.chunk, 0, 1 << 24, false}}, {},
+                          "split<N>_chunk<M>, either part optional, e.g. split8192_chunk4096");
     read_matmul(t.matmul);
     read_gguf(t.gguf);
     read_conv(t.conv);

@@ -145,9 +145,23 @@ struct SubmitTuning {
 struct GgufTuning {
     int lanes = 32, rows = 1, unroll = 4, wg = 64;
 };
+
+// TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take
+// sample's split plan (sample_split.comp, many workgroups per row; N in [1, 2^24], 2^24: never)
+// and its chunks hold about M logits per workgroup (rounded up to a multiple of the workgroup
+// size, grown so that a row has at most 512 chunks; 0: automatic, 1024 to 4096 on a GPU (by the
+// workgroups of a pass), 32768 where loops are limited (llvmpipe: each workgroup's barriers cost
+// much there)). Defaults:
+// split8192_chunk0.
+struct SampleTuning {
+    int split = 8192;
+    int chunk = 0;
+};
+
 struct Tuning {
     StreamShape stream;
     GgufTuning gguf;
+    SampleTuning sample;
     SubmitTuning submit;
     ReduceTuning reduce;
     NormTuning norm;

@@ -318,5 +318,64 @@ TEST_F(SequenceDiff, SampleExact) {
              "sample empty");
 }
 
+// The split plan of long rows (sample_split.comp: many workgroups per row, radix histograms in
+// scratch), forced at small vocabularies by TGL_TUNE_SAMPLE=split1 (chunks of 256 logits: the
+// workgroup size or two chunks of one): chunk edges, prime sizes, top_k 1 / V - 1 / V / past V,
+// top_p near 0 and 1, ties, -inf, NaN (a key of -inf), rows of all -inf or with +inf, and rows in
+// several scratch groups. The tokens must agree exactly with the CPU reference.
+void check_sample(Device& dev, const tgl_sample_params& p, InputArg logits, int64_t B, const std::string& what) {
+    MultiSpec s;
+    s.op = TGL_OP_SAMPLE;
+    s.params = param_bytes(p);
+    s.inputs = {std::move(logits)};
+    s.outputs = {output_of(I32, {B})};
+    s.mode = {CompareMode::Exact};
+    s.what = what + " T " + std::to_string(p.temperature) + " top_k " + std::to_string(p.top_k) + " top_p " +
+             std::to_string(p.top_p) + " seed " + std::to_string(p.seed);
+    check(s, &dev);
+}
+
+TEST_F(SequenceDiff, SampleSplit) {
+    Device& split = subject_device_with("TGL_TUNE_SAMPLE", "split1_chunk256");
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    for (int64_t V : {1, 2, 255, 256, 257, 509, 512, 513, 1021, 4099}) {
+        const int64_t B = rng_.integer(1, 3);
+        const tgl_dtype dt = rng_.chance(0.5) ? F32 : F16;
+        for (uint32_t top_k : {0u, 1u, 2u, uint32_t(std::max<int64_t>(V - 1, 0)), uint32_t(V), uint32_t(V + 5), 40u}) {
+            const float T = float(rng_.pick(std::vector<double>{0.0, 0.05, 0.7, 1.0, 10.0}));
+            const float top_p = float(rng_.pick(std::vector<double>{1.0, 0.999999, 0.99, 0.9, 0.5, 1e-3, 1e-6}));
+            tgl_sample_params p{sizeof(tgl_sample_params), top_k, T, top_p, uint64_t(rng_.integer(0, 1 << 30)),
+                                uint64_t(rng_.integer(0, 1000000))};
+            InputArg x = logits_input(dt, {B, V}, rng_, true);
+            if (rng_.chance(0.3)) x.storage.set_value(rng_.integer(0, x.storage.size() - 1), nan);
+            check_sample(split, p, std::move(x), B, "split sample " + dtype_name(dt) + " " + shape_name({B, V}));
+        }
+    }
+    // Rows of all -inf (the first index), with +inf (its first index), with NaN (never drawn), and
+    // a row of equal logits (every weight 2^24: ties at every digit).
+    const int64_t V = 700;
+    std::vector<double> special(size_t(4 * V), -inf);
+    for (int64_t j = 0; j < V; ++j) {
+        special[size_t(V + j)] = j % 3 ? 1.0 : nan;
+        special[size_t(2 * V + j)] = j == 333 || j == 600 ? inf : 0.5;
+        special[size_t(3 * V + j)] = 2.0;
+    }
+    for (const tgl_sample_params& p : {tgl_sample_params{sizeof(tgl_sample_params), 0, 1.0f, 1.0f, 3, 0},
+                                       tgl_sample_params{sizeof(tgl_sample_params), 5, 0.7f, 0.9f, 4, 1},
+                                       tgl_sample_params{sizeof(tgl_sample_params), 0, 0.0f, 1.0f, 5, 2}})
+        check_sample(split, p, input_values(F32, {4, V}, special), 4, "split sample of special rows");
+    // More chunks than a row may have (512 of 256 logits: the chunk grows), and more rows than one
+    // scratch group holds (4 MiB of scratch rows of about 12 KiB each).
+    tgl_sample_params p{sizeof(tgl_sample_params), 50, 0.8f, 0.95f, 1234, 77};
+    check_sample(split, p, logits_input(F32, {1, 140001}, rng_, false), 1, "split sample V 140001");
+    check_sample(split, p, logits_input(F16, {400, 300}, rng_, true), 400, "split sample of 400 rows");
+    // 64 KiB windows: the scratch rows go in groups of 5 (the default plan, rows of 8192 f16 logits).
+    Device& windowed = subject_device_with("TGL_GLES_TEST_FAULT", "max_window=65536");
+    check_sample(windowed, p, logits_input(F16, {12, 8192}, rng_, false), 12, "split sample, 64 KiB windows");
+    // 4 KiB windows cannot hold a row's scratch: the one-workgroup kernel runs (its results must agree).
+    Device& small = subject_device_with("TGL_GLES_TEST_FAULT", "max_window=4096");
+    check_sample(small, p, logits_input(F32, {6, 900}, rng_, false), 6, "sample, 4 KiB windows");
+}
+
 }  // namespace
 }  // namespace diff
