@@ -489,7 +489,8 @@ void norm_cuts(const Piece& p, std::vector<CutAxis>& cuts) {
     const TensorArg& x = ops[0];
     // The row itself, in pieces (RowPieces), where it runs along one axis: every operand's axis
     // that follows it.
-    auto row_pieces = [&](uint32_t along) {
+    // (copies of the bindings: a C++17 lambda may not capture a structured binding)
+    auto row_pieces = [&, ops = ops, n = n](uint32_t along) {
         int d = -1;
         for (int a = 0; a < x.rank; ++a)
             if (along == 1u << a) d = a;
