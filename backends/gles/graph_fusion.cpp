@@ -55,9 +55,15 @@ bool fusable(const OpCall& c) {
 
 // A norm that can run a chain as its epilogue (norm.comp's EPILOGUE): layer_norm or rms_norm
 // (with or without gamma, beta) of a float dtype with elements, whose output does not step on itself.
+// At most kNormHeadRows rows: the fused norm saves a dispatch (3-6 us on an H200) but its
+// epilogue costs 1.5-3 us per million elements more than the norm and the chain run apart
+// (docs/graphs.md: 1 x 4096 fused 1.6-1.8x faster, 2048 x 4096 0.72-0.78x), so prefill-sized norms
+// stay unfused (the break-even of those figures: about 500 rows of 4096).
+constexpr int64_t kNormHeadRows = 256;
 bool norm_head(const OpCall& c) {
     if (c.info->op != TGL_OP_LAYER_NORM && c.info->op != TGL_OP_RMS_NORM) return false;
     if (c.outputs.size() != 1 || !float_dtype(c.dtype)) return false;
+    if (c.norm().rows > kNormHeadRows) return false;
     const TensorArg& y = c.outputs[0];
     for (int d = 0; d < y.rank; ++d)
         if (y.shape[d] == 0 || (y.shape[d] > 1 && y.strides[d] == 0)) return false;

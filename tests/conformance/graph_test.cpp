@@ -912,6 +912,26 @@ TEST_F(GraphTest, FusedNormScaleOnOneElementRows) {
     }
 }
 
+// More rows than a fused norm takes (graph_fusion.cpp's kNormHeadRows, 256: past it the epilogue
+// costs more than the dispatch it saves): the norm runs alone, its chain (mul, then add) fused as
+// a chain of its own; 256 rows still fuse the three.
+TEST_F(GraphTest, NormFusionOnlyUpToItsRowLimit) {
+    const tgl_dtype f = TGL_DTYPE_F32;
+    for (const int64_t rows : {256, 257}) {
+        SCOPED_TRACE(std::to_string(rows) + " rows");
+        const std::vector<int64_t> s = {rows, 4};
+        OpProgram p;  // x, w, h, t, y
+        p.buffers = {{f, rows * 4}, {f, 4}, {f, rows * 4}, {f, rows * 4}, {f, rows * 4}};
+        p.ops = {ProgramOp{TGL_OP_RMS_NORM, {ft(0, f, s), kAbsent, kAbsent}, ft(2, f, s), norm_params(1, 1e-5f)},
+                 op2(TGL_OP_MUL, ft(2, f, s), ft(1, f, {4}), ft(3, f, s)),
+                 op2(TGL_OP_ADD, ft(3, f, s), ft(0, f, s), ft(4, f, s))};
+        const long long fused = expect_graph_bit_identical(p, rng_);
+        if (fused >= 0) {  // minimum limits (4 blocks): the norm and the mul, or nothing (mul + add: 5 views)
+            EXPECT_EQ(fused, rows == 256 ? (minimum_limits() ? 2 : 3) : (minimum_limits() ? 0 : 2));
+        }
+    }
+}
+
 // Where the chain may not run inside the norm's kernel: it writes over the norm's input (other
 // invocations still read it) or over the norm's output, it reads the norm's output shifted, or
 // its first op does not read the norm's output. The ops stay unfused, or form a chain of their own.
