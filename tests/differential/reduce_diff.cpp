@@ -403,7 +403,9 @@ std::vector<MoreCase> more_cases() {
     const Shape x4 = {3, 5, 7, 11};
     for (const OpDef& o : ops()) {
         const bool single = o.family != Family::Reduce;
-        for (auto [xt, yt] : dtypes_of(o)) {
+        for (const auto& types : dtypes_of(o)) {
+            // (not a structured binding: the lambdas below copy these, which C++17 allows only for variables)
+            const auto xt = types.first, yt = types.second;
             const std::string pre = std::string(o.name) + "_" + dtype_name(xt) + "_";
             auto add = [&](const std::string& name, Shape xs, std::vector<int> axes, bool keep, Kind in, Kind out,
                            bool specials = false, bool excl = false, bool rev = false) {
