@@ -144,7 +144,7 @@ void main() {
             uvec2 part = uvec2(0u);
             for (uint j = lid; j < V; j += uint(WG_SIZE)) {
                 uint w = weight(key_at(base, j), m);
-                if (w >= tau) part = add64(part, uvec2(w, 0u));
+                if (w >= tau) part = tgl_i64_add(part, uvec2(w, 0u));
             }
             uint old = atomicAdd(s_mlo[0], part.x);
             atomicAdd(s_mhi[0], part.y + (old + part.x < old ? 1u : 0u));
@@ -167,7 +167,7 @@ void main() {
                 barrier();
                 if (lid == 0u) {
                     for (int b = 255; b >= 0; --b) {
-                        uvec2 with_b = add64(acc, uvec2(s_mlo[b], s_mhi[b]));
+                        uvec2 with_b = tgl_i64_add(acc, uvec2(s_mlo[b], s_mhi[b]));
                         if (ge64(with_b, need)) {
                             prefix |= uint(b) << shift;
                             break;
@@ -194,7 +194,7 @@ void main() {
         uvec2 mass = uvec2(0u);
         for (uint j = j0; j < j1; ++j) {
             uint w = weight(key_at(base, j), m);
-            if (w >= tau) mass = add64(mass, uvec2(w, 0u));
+            if (w >= tau) mass = tgl_i64_add(mass, uvec2(w, 0u));
         }
         s_seg_lo[lid] = mass.x;
         s_seg_hi[lid] = mass.y;
@@ -202,13 +202,13 @@ void main() {
         barrier();
         if (lid == 0u) {
             uvec2 total = uvec2(0u);
-            for (uint i = 0u; i < uint(WG_SIZE); ++i) total = add64(total, uvec2(s_seg_lo[i], s_seg_hi[i]));
+            for (uint i = 0u; i < uint(WG_SIZE); ++i) total = tgl_i64_add(total, uvec2(s_seg_lo[i], s_seg_hi[i]));
             uint r = philox_words_at(u_random.xy, u_random.zw, row).x;
             uvec2 target = draw_target(r, total);
             uvec2 run = uvec2(0u);
             uint owner = 0u;
             for (uint i = 0u; i < uint(WG_SIZE); ++i) {
-                uvec2 next = add64(run, uvec2(s_seg_lo[i], s_seg_hi[i]));
+                uvec2 next = tgl_i64_add(run, uvec2(s_seg_lo[i], s_seg_hi[i]));
                 if (!ge64(target, next)) {  // next > target
                     owner = i;
                     break;
@@ -230,7 +230,7 @@ void main() {
             uvec2 run = uvec2(s_mlo[0], s_mhi[0]);
             for (uint j = j0; j < j1; ++j) {
                 uint w = weight(key_at(base, j), m);
-                if (w >= tau) run = add64(run, uvec2(w, 0u));
+                if (w >= tau) run = tgl_i64_add(run, uvec2(w, 0u));
                 if (!ge64(target, run)) {
                     token = j;
                     break;

@@ -175,7 +175,7 @@ void walk(uint r, uint level, uint slot, inout WalkState st) {
     // group that holds the digit (few barriers: each costs much on a CPU driver).
     if (lid < kGroups) {
         uvec2 sum = uvec2(0u);
-        for (uint k = 0u; k < kGroup; ++k) sum = add64(sum, uvec2(sh_lo[lid * kGroup + k], sh_hi[lid * kGroup + k]));
+        for (uint k = 0u; k < kGroup; ++k) sum = tgl_i64_add(sum, uvec2(sh_lo[lid * kGroup + k], sh_hi[lid * kGroup + k]));
         sh_blo[lid] = sum.x;
         sh_bhi[lid] = sum.y;
     }
@@ -185,16 +185,16 @@ void walk(uint r, uint level, uint slot, inout WalkState st) {
         uvec2 t = st.t;
         if (d == 0u) {  // a walk starts: top_k's count, or top_p's need from the kept mass (all of it)
             uvec2 total = uvec2(0u);
-            for (uint g = 0u; g < kGroups; ++g) total = add64(total, uvec2(sh_blo[g], sh_bhi[g]));
+            for (uint g = 0u; g < kGroups; ++g) total = tgl_i64_add(total, uvec2(sh_blo[g], sh_bhi[g]));
             t = mass ? top_p_need(u_top_p16, total) : uvec2(u_top_k, 0u);
         }
         uvec2 acc = uvec2(0u);
         uint digit = 0u;  // (none reaches t: never, t <= the total) as sample.comp: digit 0
         for (uint g = kGroups; g-- > 0u;) {
-            uvec2 with_g = add64(acc, uvec2(sh_blo[g], sh_bhi[g]));
+            uvec2 with_g = tgl_i64_add(acc, uvec2(sh_blo[g], sh_bhi[g]));
             if (ge64(with_g, t)) {
                 for (uint b = g * kGroup + kGroup; b-- > g * kGroup;) {
-                    uvec2 with_b = add64(acc, uvec2(sh_lo[b], sh_hi[b]));
+                    uvec2 with_b = tgl_i64_add(acc, uvec2(sh_lo[b], sh_hi[b]));
                     if (ge64(with_b, t)) {
                         digit = b;
                         break;
@@ -205,7 +205,7 @@ void walk(uint r, uint level, uint slot, inout WalkState st) {
             }
             acc = with_g;
         }
-        uvec2 left = sub64(t, acc);
+        uvec2 left = tgl_i64_sub(t, acc);
         sh_res[0] = digit;
         sh_res[1] = left.x;
         sh_res[2] = left.y;
@@ -244,12 +244,12 @@ void main() {
         barrier();
         if (lid == 0u) {
             uvec2 total = uvec2(0u);
-            for (uint c = 0u; c < u_chunks; ++c) total = add64(total, uvec2(sh_lo[c], sh_hi[c]));
+            for (uint c = 0u; c < u_chunks; ++c) total = tgl_i64_add(total, uvec2(sh_lo[c], sh_hi[c]));
             uvec2 target = draw_target(philox_words_at(u_random.xy, u_random.zw, row).x, total);
             uvec2 run = uvec2(0u);
             uint owner = 0u;
             for (uint c = 0u; c < u_chunks; ++c) {
-                uvec2 next = add64(run, uvec2(sh_lo[c], sh_hi[c]));
+                uvec2 next = tgl_i64_add(run, uvec2(sh_lo[c], sh_hi[c]));
                 if (!ge64(target, next)) {  // next > target
                     owner = c;
                     break;
@@ -273,7 +273,7 @@ void main() {
         uvec2 part = uvec2(0u);
         for (uint j = j0; j < j1; ++j) {
             uint w = weight(key_at(base, j), m);
-            if (w >= tau) part = add64(part, uvec2(w, 0u));
+            if (w >= tau) part = tgl_i64_add(part, uvec2(w, 0u));
         }
         sh_blo[lid] = part.x;
         sh_bhi[lid] = part.y;
@@ -282,7 +282,7 @@ void main() {
         if (lid == 0u) {
             uint owner = 0u;
             for (uint i = 0u; i < uint(WG_SIZE); ++i) {
-                uvec2 next = add64(run, uvec2(sh_blo[i], sh_bhi[i]));
+                uvec2 next = tgl_i64_add(run, uvec2(sh_blo[i], sh_bhi[i]));
                 if (!ge64(target, next)) {
                     owner = i;
                     break;
@@ -299,7 +299,7 @@ void main() {
             run = uvec2(sh_res[6], sh_res[7]);
             for (uint j = j0; j < j1; ++j) {
                 uint w = weight(key_at(base, j), m);
-                if (w >= tau) run = add64(run, uvec2(w, 0u));
+                if (w >= tau) run = tgl_i64_add(run, uvec2(w, 0u));
                 if (!ge64(target, run)) {
                     token = j;
                     break;
@@ -378,7 +378,7 @@ void main() {
     uvec2 part = uvec2(0u);
     for (uint j = c * u_chunk + lid; j < j_end; j += uint(WG_SIZE)) {
         uint w = weight(key_at(base, j), m);
-        if (w >= st.tau) part = add64(part, uvec2(w, 0u));
+        if (w >= st.tau) part = tgl_i64_add(part, uvec2(w, 0u));
     }
     uint old = atomicAdd(sh_lo[0], part.x);
     atomicAdd(sh_hi[0], part.y + (old + part.x < old ? 1u : 0u));

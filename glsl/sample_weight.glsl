@@ -30,24 +30,16 @@ uint weight(float key, float m) {
     return a >> ((q >> 24) + 7u);
 }
 
-// 64-bit (lo, hi) arithmetic.
-uvec2 add64(uvec2 a, uvec2 b) {
-    uint c;
-    uint lo = uaddCarry(a.x, b.x, c);
-    return uvec2(lo, a.y + b.y + c);
-}
-uvec2 sub64(uvec2 a, uvec2 b) {
-    uint borrow;
-    uint lo = usubBorrow(a.x, b.x, borrow);
-    return uvec2(lo, a.y - b.y - borrow);
-}
+// 64-bit (lo, hi) sums of weights: int64.glsl's wrap-around add and sub (never wrapping here), and
+// an unsigned comparison.
+#include "int64.glsl"
 bool ge64(uvec2 a, uvec2 b) { return a.y > b.y || (a.y == b.y && a.x >= b.x); }
 
 // top_p's need = ceil(top_p16 * total / 2^16); total < 2^48, so the product fits 64 bits.
 uvec2 top_p_need(uint top_p16, uvec2 total) {
     uint ph, pl;
     umulExtended(top_p16, total.x, ph, pl);
-    uvec2 prod = add64(uvec2(pl, ph + top_p16 * total.y), uvec2(65535u, 0u));
+    uvec2 prod = tgl_i64_add(uvec2(pl, ph + top_p16 * total.y), uvec2(65535u, 0u));
     return uvec2((prod.x >> 16) | (prod.y << 16), prod.y >> 16);
 }
 
@@ -56,5 +48,5 @@ uvec2 draw_target(uint r, uvec2 total) {
     uint h1, l1, hh, hl;
     umulExtended(r, total.x, h1, l1);
     umulExtended(r, total.y, hh, hl);
-    return add64(uvec2(h1, 0u), uvec2(hl, hh));
+    return tgl_i64_add(uvec2(h1, 0u), uvec2(hl, hh));
 }
