@@ -162,17 +162,49 @@ bool minimum_limits_requested() {
          "or 'driver' (the driver's limits; the same as unset)", v);
 }
 
+bool debug_enabled() { return ::secure_getenv("TGL_GLES_DEBUG") != nullptr; }
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// TGL_GLES_DEBUG: the time of each step of finding devices and creating a context, said in one
+// line ("<what>: step 1.2, step 3.4 ms") when the object goes; nothing without TGL_GLES_DEBUG.
+class StepTimes {
+public:
+    explicit StepTimes(std::string what) : on_(debug_enabled()), what_(std::move(what)), last_(on_ ? now_ms() : 0) {}
+    ~StepTimes() {
+        if (on_ && !steps_.empty()) std::fprintf(stderr, "tensorgl-gles: %s: %s ms\n", what_.c_str(), steps_.c_str());
+    }
+    StepTimes(const StepTimes&) = delete;
+    StepTimes& operator=(const StepTimes&) = delete;
+    void done(const char* step) {
+        if (!on_) return;
+        const double t = now_ms();
+        steps_ += format("%s%s %.1f", steps_.empty() ? "" : ", ", step, t - last_);
+        last_ = t;
+    }
+
+private:
+    bool on_;
+    std::string what_, steps_;
+    double last_;
+};
+
 }  // namespace
 
 EglContext create_context(const EglTarget& target) {
+    StepTimes steps(target.description + ": context");
     const char* cext = client_extensions();
     EglContext c;
     c.display = get_display(target, cext);
+    steps.done("display");
     if (c.display == EGL_NO_DISPLAY)
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: no EGL display (%s)", target.description.c_str(), egl_error().c_str());
     EGLint major = 0, minor = 0;
     if (!eglInitialize(c.display, &major, &minor))
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglInitialize failed: %s", target.description.c_str(), egl_error().c_str());
+    steps.done("eglInitialize");
     const char* dext = eglQueryString(c.display, EGL_EXTENSIONS);
     if (!eglBindAPI(EGL_OPENGL_ES_API))
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglBindAPI(EGL_OPENGL_ES_API) failed: %s", target.description.c_str(),
@@ -213,6 +245,7 @@ EglContext create_context(const EglTarget& target) {
     if (c.context == EGL_NO_CONTEXT)
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglCreateContext for OpenGL ES 3.1 failed: %s", target.description.c_str(),
              egl_error().c_str());
+    steps.done(c.lose_on_reset ? "eglCreateContext (robust)" : "eglCreateContext");
     if (!surfaceless) {
         const EGLint pb[] = {EGL_WIDTH, 1, EGL_HEIGHT, 1, EGL_NONE};
         c.surface = eglCreatePbufferSurface(c.display, config, pb);
@@ -228,8 +261,10 @@ EglContext create_context(const EglTarget& target) {
         destroy_context(c);
         fail(TGL_ERROR_DEVICE_UNAVAILABLE, "%s: eglMakeCurrent failed: %s", target.description.c_str(), err.c_str());
     }
+    steps.done("eglMakeCurrent");
     int gl_major = 0, gl_minor = 0;
     const char* version = gl_string(GL_VERSION);
+    steps.done("glGetString");
     if (!parse_gles_version(version, &gl_major, &gl_minor) || gl_major < 3 || (gl_major == 3 && gl_minor < 1)) {
         std::string v = version;
         destroy_context(c);
@@ -419,12 +454,6 @@ std::vector<std::pair<std::string, std::string>> describe(const EglTarget& targe
     return p;
 }
 
-bool debug_enabled() { return ::secure_getenv("TGL_GLES_DEBUG") != nullptr; }
-
-double now_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // A probed device and the context the probe created on it, current on no thread.
 struct Probed {
     DeviceDesc desc;
@@ -498,6 +527,7 @@ DeviceList probe_all(EglContext* kept) {
         out.note = e.what();
         return out;
     }
+    StepTimes steps("finding devices");
     // libepoxy aborts the process when it cannot load the EGL or GLES library: check first.
     if (!dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL)) {
         const char* e = dlerror();
@@ -509,8 +539,10 @@ DeviceList probe_all(EglContext* kept) {
         out.note = format("libGLESv2.so.2 cannot be loaded (%s): no OpenGL ES driver", e ? e : "?");
         return out;
     }
+    steps.done("dlopen libEGL, libGLESv2");
     const char* cext = client_extensions();
     bool platform_base = has_ext(cext, "EGL_EXT_platform_base");
+    steps.done("client extensions");
 
     // 1. The EGL device platform: one display per device, no window system. Hardware devices come
     //    first, software ones (EGL_MESA_device_software, e.g. llvmpipe) after them. A device seen
@@ -530,6 +562,7 @@ DeviceList probe_all(EglContext* kept) {
             n = 0;
         }
         devs.resize(size_t(n > 0 ? n : 0));
+        steps.done("eglQueryDevicesEXT");
         if (devs.empty()) add_note(out.note, "eglQueryDevicesEXT lists no EGL device");
         std::vector<std::string> nodes;
         for (size_t i = 0; i < devs.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <future>
@@ -210,6 +211,11 @@ void GlThread::run(const EglTarget&) {
             if (counters_ && task.counted) {
                 counters_->tasks.fetch_add(1, std::memory_order_relaxed);
                 counters_->busy_ns.fetch_add(now_ns() - task_start_ns_, std::memory_order_relaxed);
+            }
+            if (debug_) {  // the slow tasks (a first op's program load, first dispatch, read)
+                const int64_t ns = now_ns() - task_start_ns_;
+                if (ns >= kDebugSlowTaskNs)
+                    std::fprintf(stderr, "tensorgl-gles: GL thread: '%s' ran %.2f ms\n", task.what, double(ns) * 1e-6);
             }
             task_start_ns_ = 0;
             // The task (and the buffers it captured) is released by pop_front, outside the lock: a

@@ -13,6 +13,7 @@
 #include <epoxy/gl.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -130,6 +131,9 @@ private:
     std::atomic<int64_t> task_start_ns_{0};  // steady clock; 0: idle
     std::shared_ptr<GlThreadCounters> counters_;  // may be null
     bool reset_query_ = false;               // glGetGraphicsResetStatus is available
+    // TGL_GLES_DEBUG: tasks that run for kDebugSlowTaskNs or longer are said on stderr.
+    static constexpr int64_t kDebugSlowTaskNs = 500000;
+    const bool debug_ = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
     std::thread thread_;
     std::thread::id gl_id_;
     EglContext context_;

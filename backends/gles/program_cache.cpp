@@ -226,6 +226,8 @@ void ProgramCache::key_digest(const ShaderSource& source, uint8_t out[32]) const
 
 Program ProgramCache::load(const ShaderSource& source, ProgramCacheStats& stats) {
     if (!enabled()) return {};
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start = Clock::now();
     uint8_t key[32], digest[32];
     key_digest(source, key);
     const std::string name = entry_name(key);
@@ -253,11 +255,13 @@ Program ProgramCache::load(const ShaderSource& source, ProgramCacheStats& stats)
     const uint8_t* payload = file.data() + sizeof(Header);
     entry_digest(h, payload, digest);
     if (std::memcmp(h.digest, digest, 32) != 0) return reject("its digest does not match its contents");
+    const Clock::time_point verified = Clock::now();
     GLuint program = glCreateProgram();
     if (!program) return reject("glCreateProgram failed");
     glProgramBinary(program, GLenum(h.binary_format), payload, GLsizei(h.payload_len));
     GLint ok = GL_FALSE;
     glGetProgramiv(program, GL_LINK_STATUS, &ok);
+    const Clock::time_point linked = Clock::now();
     while (glGetError() != GL_NO_ERROR) {
         ok = GL_FALSE;  // e.g. GL_INVALID_ENUM for a format this driver no longer takes
     }
@@ -270,7 +274,14 @@ Program ProgramCache::load(const ShaderSource& source, ProgramCacheStats& stats)
         return reject("the binary is another program's: it lacks this source's identity block");
     }
     stats.hits.fetch_add(1, std::memory_order_relaxed);
-    return introspect_program(program, source.label);
+    Program loaded = introspect_program(program, source.label);
+    if (debug_) {
+        auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        std::fprintf(stderr, "tensorgl-gles: program cache entry of %s, %zu bytes: read and verified %.1f, "
+                     "glProgramBinary %.1f, identity and introspection %.1f ms\n", source.label.c_str(), file.size(),
+                     ms(start, verified), ms(verified, linked), ms(linked, Clock::now()));
+    }
+    return loaded;
 }
 
 void ProgramCache::store(const ShaderSource& source, const Program& program, ProgramCacheStats& stats) {
