@@ -308,50 +308,74 @@ TEST(PluginLifetime, ProcessExitsWithDevicesOpenAndThreadsBusy) {
     }
 }
 
-// The first device_open takes over the thread and context that finding the devices created (NVIDIA
-// spends ~25 ms binding a context on a new thread); they go to exactly one caller. Two threads open device 0 at once in a fresh
-// process, then a third open follows: each gets its own working device, and TGL_GLES_DEBUG's
-// account shows the probe's context used once and two contexts created.
-TEST(PluginLifetime, FirstOpensRaceForTheProbeContext) {
+namespace {
+
+// Runs this test binary again as a child in a fresh process (TGL_GLES_DEBUG=1, `child_flag` set,
+// TGL_DEVICE unset) and waits for it: its exit status, and its stderr in `log`.
+int spawn_logged_child(const char* child_flag, std::string& log) {
     char log_path[] = "/tmp/tgl-probe-context-XXXXXX";
     int fd = ::mkstemp(log_path);
-    ASSERT_GE(fd, 0);
+    if (fd < 0) return -1;
     ::close(fd);
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e)
         if (std::strncmp(*e, "TGL_DEVICE=", 11) != 0) env_strings.push_back(*e);
-    env_strings.push_back("TGL_PLUGINS_TEST_RACE_CHILD=1");
+    env_strings.push_back(std::string(child_flag) + "=1");
     env_strings.push_back("TGL_GLES_DEBUG=1");
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(&s[0]);
     envp.push_back(nullptr);
     std::string self = real("/proc/self/exe");
     char* argv[] = {&self[0], nullptr};
-    for (int round = 0; round < 3; ++round) {
-        posix_spawn_file_actions_t actions;
-        ::posix_spawn_file_actions_init(&actions);
-        ::posix_spawn_file_actions_addopen(&actions, 2, log_path, O_WRONLY | O_TRUNC, 0);
-        pid_t pid = 0;
-        ASSERT_EQ(::posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, envp.data()), 0);
-        ::posix_spawn_file_actions_destroy(&actions);
-        int status = 0;
-        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-        std::ifstream in(log_path);
-        std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
-            ::unlink(log_path);
-            GTEST_SKIP() << "the GLES plugin has no device here: no context to hand over\n" << log;
-        }
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status << "\n" << log;
-        auto count = [&](const std::string& what) {
-            int n = 0;
-            for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
-            return n;
-        };
-        EXPECT_EQ(count("context the probe's, current"), 1) << "round " << round << ":\n" << log;
-        EXPECT_EQ(count("context created, current"), 2) << "round " << round << ":\n" << log;
-    }
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_addopen(&actions, 2, log_path, O_WRONLY | O_TRUNC, 0);
+    pid_t pid = 0;
+    int status = -1;
+    if (::posix_spawn(&pid, self.c_str(), &actions, nullptr, argv, envp.data()) == 0 && ::waitpid(pid, &status, 0) != pid)
+        status = -1;
+    ::posix_spawn_file_actions_destroy(&actions);
+    std::ifstream in(log_path);
+    log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     ::unlink(log_path);
+    return status;
+}
+
+int occurrences(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+// The first device_open takes over the thread and context that finding the devices created (NVIDIA
+// spends ~25 ms binding a context on a new thread); they go to exactly one caller. Two threads open device 0 at once in a fresh
+// process, then a third open follows: each gets its own working device, and TGL_GLES_DEBUG's
+// account shows the probe's context used once and two contexts created.
+TEST(PluginLifetime, FirstOpensRaceForTheProbeContext) {
+    for (int round = 0; round < 3; ++round) {
+        std::string log;
+        int status = spawn_logged_child("TGL_PLUGINS_TEST_RACE_CHILD", log);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+            GTEST_SKIP() << "the GLES plugin has no device here: no context to hand over\n" << log;
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status << "\n" << log;
+        EXPECT_EQ(occurrences(log, "context the probe's, current"), 1) << "round " << round << ":\n" << log;
+        EXPECT_EQ(occurrences(log, "context created, current"), 2) << "round " << round << ":\n" << log;
+    }
+}
+
+// After the hand-over, device 0 is closed and opened again (twice), then opened twice at once: every
+// open works and computes exactly, only the first one uses the probe's context, each later one
+// creates its own, and the device's properties stay what the probe found.
+TEST(PluginLifetime, ReopensAfterTheHandOverCreateTheirOwnContexts) {
+    std::string log;
+    int status = spawn_logged_child("TGL_PLUGINS_TEST_REOPEN_CHILD", log);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        GTEST_SKIP() << "the GLES plugin has no device here: no context to hand over\n" << log;
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << log;
+    EXPECT_EQ(occurrences(log, "context the probe's, current"), 1) << log;
+    EXPECT_EQ(occurrences(log, "context created, current"), 4) << log;
 }
 
 namespace {
@@ -426,11 +450,82 @@ int race_child() {
     open_and_run(false);
     return failures.load() ? 4 : 0;
 }
+
+// The child of ReopensAfterTheHandOverCreateTheirOwnContexts: device 0 opened, used and closed three
+// times, then two devices of index 0 open at once; every matmul checked exactly, and the properties
+// of index 0 compared with what they were before the first open. Exit status: 0 on success, 3
+// without a device, 4 on a failure (said on stderr).
+int reopen_child() {
+    tgl_plugin* gles = nullptr;
+    if (tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return 3;
+    const tgl_plugin_api* api = tgl_plugin_get_api(gles);
+    uint32_t n = 0;
+    if (api->device_count(&n) != TGL_OK || n == 0) return 3;
+    // The probe's properties (the counters, which change with use, left out).
+    auto static_properties = [&] {
+        std::vector<std::pair<std::string, std::string>> out;
+        const tgl_property* props = nullptr;
+        uint32_t count = 0;
+        if (api->device_properties(0, &props, &count) != TGL_OK) return out;
+        for (uint32_t i = 0; i < count; ++i) {
+            const std::string key = props[i].name;
+            if (key.rfind("memory.", 0) == 0 || key.rfind("program_cache.", 0) == 0 || key.rfind("gl_thread.", 0) == 0 ||
+                key.rfind("graph.", 0) == 0)
+                continue;
+            out.emplace_back(key, props[i].value);
+        }
+        return out;
+    };
+    const auto before = static_properties();
+    if (before.empty()) {
+        std::fprintf(stderr, "device_properties(0) gave nothing\n");
+        return 4;
+    }
+    const int64_t m = 8, k = 16, nn = 8;
+    std::vector<float> a = small_ints(size_t(m * k), 5), b = small_ints(size_t(k * nn), 6), want(size_t(m * nn), 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < nn; ++j)
+            for (int64_t p = 0; p < k; ++p) want[size_t(i * nn + j)] += a[size_t(i * k + p)] * b[size_t(p * nn + j)];
+    int failures = 0;
+    auto check = [&](tgl_device d, const char* what) {
+        std::string err;
+        if (matmul_on(api, d, m, k, nn, a, b, &err) != want) {
+            std::fprintf(stderr, "%s: matmul: %s\n", what, err.empty() ? "wrong result" : err.c_str());
+            ++failures;
+        }
+    };
+    auto open = [&](const char* what) {
+        tgl_device d = 0;
+        tgl_status s = api->device_open(0, &d);
+        if (s != TGL_OK) {
+            std::fprintf(stderr, "%s: device_open: %s\n", what, plugin_error(api, s).c_str());
+            ++failures;
+        }
+        return s == TGL_OK ? d : 0;
+    };
+    for (const char* what : {"first open (the probe's context)", "second open", "third open"}) {
+        if (tgl_device d = open(what)) {
+            check(d, what);
+            if (api->device_close(d) != TGL_OK) ++failures;
+        }
+    }
+    tgl_device d1 = open("two at once, first"), d2 = open("two at once, second");
+    if (d1) check(d1, "two at once, first");
+    if (d2) check(d2, "two at once, second");
+    for (tgl_device d : {d1, d2})
+        if (d && api->device_close(d) != TGL_OK) ++failures;
+    if (static_properties() != before) {
+        std::fprintf(stderr, "the properties of device 0 changed across opens\n");
+        ++failures;
+    }
+    return failures ? 4 : 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     if (std::getenv("TGL_PLUGINS_TEST_EXIT_CHILD")) return exit_child();
     if (std::getenv("TGL_PLUGINS_TEST_RACE_CHILD")) return race_child();
+    if (std::getenv("TGL_PLUGINS_TEST_REOPEN_CHILD")) return reopen_child();
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
