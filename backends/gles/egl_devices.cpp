@@ -191,6 +191,37 @@ private:
     double last_;
 };
 
+// The OpenGL ES 3.1 core functions the plugin calls. libepoxy resolves each on its first call, and
+// every resolution first asks whether a GLX context is current: where libGLX.so.0 cannot be loaded
+// (headless servers, containers) that is two failed dlopen()s each time, about 200 of them before
+// a first op (measured on an H200 machine: docs/latency.md, "First op"). So they are resolved
+// once here, from libGLESv2.so.2 as libepoxy itself resolves core GLES functions, and stored in
+// libepoxy's public function pointers (what <epoxy/gl.h>'s names call). Extension functions and
+// glGetGraphicsResetStatus (core only in ES 3.2; libepoxy falls back to the KHR/EXT names) are
+// left to libepoxy.
+#define TGL_GLES31_FUNCTIONS(X)                                                                                    \
+    X(glAttachShader) X(glBindBuffer) X(glBindBufferBase) X(glBindBufferRange) X(glBufferData) X(glBufferSubData) \
+    X(glClientWaitSync) X(glCompileShader) X(glCopyBufferSubData) X(glCreateProgram) X(glCreateShader)            \
+    X(glDeleteBuffers) X(glDeleteProgram) X(glDeleteShader) X(glDeleteSync) X(glDetachShader)                     \
+    X(glDispatchCompute) X(glFenceSync) X(glFlush) X(glGenBuffers) X(glGetActiveUniform) X(glGetError)            \
+    X(glGetInteger64v) X(glGetIntegeri_v) X(glGetIntegerv) X(glGetProgramBinary) X(glGetProgramInfoLog)           \
+    X(glGetProgramInterfaceiv) X(glGetProgramResourceIndex) X(glGetProgramResourceiv) X(glGetProgramiv)           \
+    X(glGetShaderInfoLog) X(glGetShaderiv) X(glGetString) X(glGetStringi) X(glGetUniformLocation)                 \
+    X(glLinkProgram) X(glMapBufferRange) X(glMemoryBarrier) X(glProgramBinary) X(glProgramParameteri)             \
+    X(glShaderSource) X(glUniform1fv) X(glUniform1iv) X(glUniform1uiv) X(glUniform3uiv) X(glUniform4uiv)          \
+    X(glUnmapBuffer) X(glUseProgram)
+
+// Once per process, with libGLESv2.so.2 loaded; a name the library lacks stays with libepoxy.
+void resolve_gles31_functions(void* gles) {
+    static std::once_flag once;
+    std::call_once(once, [gles] {
+#define TGL_RESOLVE_GL(name)                                                                \
+    if (void* f = dlsym(gles, #name)) epoxy_##name = reinterpret_cast<decltype(epoxy_##name)>(f);
+        TGL_GLES31_FUNCTIONS(TGL_RESOLVE_GL)
+#undef TGL_RESOLVE_GL
+    });
+}
+
 }  // namespace
 
 EglContext create_context(const EglTarget& target) {
@@ -534,11 +565,13 @@ DeviceList probe_all(EglContext* kept) {
         out.note = format("libEGL.so.1 cannot be loaded (%s): no EGL driver", e ? e : "?");
         return out;
     }
-    if (!dlopen("libGLESv2.so.2", RTLD_NOW | RTLD_LOCAL)) {
+    void* gles = dlopen("libGLESv2.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!gles) {
         const char* e = dlerror();
         out.note = format("libGLESv2.so.2 cannot be loaded (%s): no OpenGL ES driver", e ? e : "?");
         return out;
     }
+    resolve_gles31_functions(gles);
     steps.done("dlopen libEGL, libGLESv2");
     const char* cext = client_extensions();
     bool platform_base = has_ext(cext, "EGL_EXT_platform_base");

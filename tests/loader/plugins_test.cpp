@@ -378,6 +378,30 @@ TEST(PluginLifetime, ReopensAfterTheHandOverCreateTheirOwnContexts) {
     EXPECT_EQ(occurrences(log, "context created, current"), 4) << log;
 }
 
+// Finding the devices stores the GLES 3.1 core functions, taken from libGLESv2.so.2, in libepoxy's
+// function pointers (egl_devices.cpp, resolve_gles31_functions): no GL call of the plugin goes
+// through libepoxy's per-function resolution, which probes for GLX with failing dlopen()s where
+// libGLX is absent.
+TEST(PluginLifetime, GlesCoreFunctionsComeFromLibGLESv2) {
+    tgl_plugin* gles = load(kGles);
+    ASSERT_NE(gles, nullptr);
+    uint32_t n = 0;
+    ASSERT_EQ(tgl_plugin_get_api(gles)->device_count(&n), TGL_OK);
+    if (n == 0) GTEST_SKIP() << "the GLES plugin has no device here";
+    void* epoxy = ::dlopen("libepoxy.so.0", RTLD_NOW | RTLD_NOLOAD);
+    void* gles_lib = ::dlopen("libGLESv2.so.2", RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(epoxy, nullptr) << "the GLES plugin did not load libepoxy.so.0";
+    ASSERT_NE(gles_lib, nullptr) << "finding devices did not load libGLESv2.so.2";
+    for (const char* name : {"glDispatchCompute", "glBufferData", "glMapBufferRange", "glProgramBinary", "glUseProgram"}) {
+        void** pointer = static_cast<void**>(::dlsym(epoxy, (std::string("epoxy_") + name).c_str()));
+        ASSERT_NE(pointer, nullptr) << "libepoxy has no epoxy_" << name;
+        EXPECT_EQ(*pointer, ::dlsym(gles_lib, name)) << name;
+    }
+    ::dlclose(gles_lib);
+    ::dlclose(epoxy);
+    tgl_plugin_release(gles);
+}
+
 namespace {
 
 // The child of ProcessExitsWithDevicesOpenAndThreadsBusy: devices of both plugins open, threads
