@@ -5,6 +5,7 @@
 #include <cstring>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace tgl {
 namespace gles {
@@ -132,15 +133,27 @@ std::string program_log(GLuint program) {
 }  // namespace
 
 std::unordered_set<std::string> declared_uniforms(const std::string& text) {
+    // Lines whose first three whitespace-separated words are "uniform", a type and a name that
+    // ends at '[' or ';' (a block, "uniform Name {", has neither). Scanned in place: a large
+    // variant's source is tens of KB, and it is read on the GL thread at every program load.
     std::unordered_set<std::string> names;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream words(line);
-        std::string first, type, name;
-        if (!(words >> first >> type >> name) || first != "uniform") continue;
+    const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+    for (size_t pos = 0; pos < text.size();) {
+        size_t eol = text.find('\n', pos);
+        if (eol == std::string::npos) eol = text.size();
+        const std::string_view line(text.data() + pos, eol - pos);
+        pos = eol + 1;
+        size_t at = 0;
+        auto word = [&] {
+            while (at < line.size() && space(line[at])) ++at;
+            const size_t start = at;
+            while (at < line.size() && !space(line[at])) ++at;
+            return line.substr(start, at - start);
+        };
+        if (word() != "uniform" || word().empty()) continue;
+        const std::string_view name = word();
         const size_t end = name.find_first_of("[;");
-        if (end != std::string::npos && end > 0) names.insert(name.substr(0, end));  // not a block ("Name {")
+        if (end != std::string_view::npos && end > 0) names.emplace(name.substr(0, end));
     }
     return names;
 }
