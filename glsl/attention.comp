@@ -252,7 +252,8 @@ float mask_at(int b, int h, int i, int j) {
 // Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
 // TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16/bf16) arrays: channels contiguous, every offset and
 // stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
-// block's arithmetic) and the ones of PASS_FWD.
+// block's arithmetic), KMAJ (channel-major Q and K tiles, scores as outer products; TN a
+// multiple of 4; below) and the ones of PASS_FWD.
 #pragma optionNV(unroll all)
 #define TN (BKV / TX)
 #define NV4 (HDVP / (4 * TX))
@@ -265,7 +266,30 @@ float mask_at(int b, int h, int i, int j) {
 // the 32 banks, and every read is a base address plus a constant.
 #define Q4W (Q4 + 1)
 #define R4W (R4 + 1)
+#if defined(KMAJ)
+// KMAJ: the Q and K tiles channel-major (q^T: channel rows of row-slot quads; K^T: channel rows
+// of key quads), scores as outer products: per channel TM / 4 + TN / 4 vec4 reads for TM x TN
+// products (the register tile holds one channel of q and k, not TM + TN quads). An invocation's
+// rows are slots ty * TM + i (the slots of p^T), its keys the quads tx + TX * n4 (n4 < TN / 4).
+// K^T's rows are padded by one quad: the staging stores (16 keys x 2 channel quads per 32 lanes)
+// then hit 32 banks.
+#define KW4 (BKV / 4 + 1)
+#define Q_SIZE (HDP * R4W)
+#define KP_SIZE (HDP * KW4 > BKV * R4W ? HDP * KW4 : BKV * R4W)
+#define ROW(TY, I) ((TY) * TM + (I))
+#define KEY(TX_, N) (4 * ((TX_) + TX * ((N) / 4)) + (N) % 4)
+// Chunk e of the K tile: keys in runs of KL (16 where BKV allows) per channel quad.
+#define KL (BKV % 16 == 0 ? 16 : BKV % 8 == 0 ? 8 : 4)
+#define CH_KEY(E) ((E) % KL + KL * ((E) / (KL * Q4)))
+#define CH_C4(E) ((E) / KL % Q4)
+#else
+#define Q_SIZE (BQ * Q4W)
 #define KP_SIZE (BKV * (Q4W > R4W ? Q4W : R4W))
+#define ROW(TY, I) ((TY) + NR * (I))
+#define KEY(TX_, N) ((TX_) + TX * (N))
+#define CH_KEY(E) ((E) / Q4)
+#define CH_C4(E) ((E) % Q4)
+#endif
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
 
@@ -278,7 +302,7 @@ const float LN2 = 0.6931471805599453;
 #else
 #define TILE4 vec4
 #endif
-shared TILE4 s_q[BQ * Q4W];  // q * scale * log2(e)
+shared TILE4 s_q[Q_SIZE];  // q * scale * log2(e)
 shared TILE4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
 shared TILE4 s_v[BKV * V4];  // the V tile
 shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
@@ -320,8 +344,8 @@ vec4 cvt(RAW x) { return x; }
 
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
 RAW k_chunk(int b, int kvh, int j0, int e) {
-    int j = j0 + e / Q4;
-    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD, K_DTYPE) : RAW(0u);
+    int j = j0 + CH_KEY(e);
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, CH_C4(e), HD, K_DTYPE) : RAW(0u);
 }
 RAW v_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / V4;
@@ -356,7 +380,12 @@ void main() {
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
         if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale;
+#if defined(KMAJ)
+        TILE4 xt = TILE4(x);
+        for (int k = 0; k < 4; ++k) s_q[(4 * c4 + k) * R4W + r / 4][r % 4] = xt[k];
+#else
         s_q[r * Q4W + c4] = TILE4(x);
+#endif
     }
 
     // Keys [kv_begin, kv_end) are seen by some row of the tile (no other key tile is loaded);
@@ -381,12 +410,17 @@ void main() {
     for (int j0 = kv_begin; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
         for (int it = 0; it < ITERS(BKV * Q4); ++it) {
-            int e = tid + it * WG_SIZE, kk = e / Q4;
+            int e = tid + it * WG_SIZE, kk = CH_KEY(e);
             if (!IN_RANGE(e, BKV * Q4)) break;
 #if defined(PREFETCH)
-            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_next[it]));
+            TILE4 kt = TILE4(cvt(k_next[it]));
 #else
-            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_chunk(b, kvh, j0, e)));
+            TILE4 kt = TILE4(cvt(k_chunk(b, kvh, j0, e)));
+#endif
+#if defined(KMAJ)
+            for (int k = 0; k < 4; ++k) s_kp[(4 * CH_C4(e) + k) * KW4 + kk / 4][kk % 4] = kt[k];
+#else
+            s_kp[kk * Q4W + CH_C4(e)] = kt;
 #endif
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
@@ -406,13 +440,41 @@ void main() {
 
         float s[TM * TN];
         for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;
+#if defined(KMAJ)
+#if defined(HALF_RUN)
+        f16vec2 rs[TM * TN / 2];  // this run's scores, key pairs
+        for (int a = 0; a < TM * TN / 2; ++a) rs[a] = f16vec2(0.0);
+#endif
+        for (int c = 0; c < HDP; ++c) {
+            TILE4 qv[TM / 4], kv[TN / 4];
+            for (int q = 0; q < TM / 4; ++q) qv[q] = s_q[c * R4W + ty * (TM / 4) + q];
+            for (int n4 = 0; n4 < TN / 4; ++n4) kv[n4] = s_kp[c * KW4 + tx + TX * n4];
+            for (int i = 0; i < TM; ++i)
+                for (int n4 = 0; n4 < TN / 4; ++n4) {
+#if defined(HALF_RUN)
+                    rs[i * (TN / 2) + 2 * n4] += qv[i / 4][i % 4] * kv[n4].xy;
+                    rs[i * (TN / 2) + 2 * n4 + 1] += qv[i / 4][i % 4] * kv[n4].zw;
+#else
+                    for (int k = 0; k < 4; ++k) s[i * TN + 4 * n4 + k] += qv[i / 4][i % 4] * kv[n4][k];
+#endif
+                }
+#if defined(HALF_RUN)
+            if ((c + 1) % HALF_RUN == 0 || c == HDP - 1)  // (constant once unrolled)
+                for (int a = 0; a < TM * TN / 2; ++a) {
+                    s[2 * a] += float(rs[a].x);
+                    s[2 * a + 1] += float(rs[a].y);
+                    rs[a] = f16vec2(0.0);
+                }
+#endif
+        }
+#else
 #if defined(HALF_RUN)
         f16vec2 rs[TM * TN];  // this run's scores, even and odd channels
         for (int a = 0; a < TM * TN; ++a) rs[a] = f16vec2(0.0);
 #endif
         for (int c4 = 0; c4 < Q4; ++c4) {
             TILE4 qv[TM], kv[TN];
-            for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty + NR * i) * Q4W + c4];
+            for (int i = 0; i < TM; ++i) qv[i] = s_q[ROW(ty, i) * Q4W + c4];
             for (int n = 0; n < TN; ++n) {
                 int kk = tx + TX * n;
                 kv[n] = s_kp[kk * Q4W + c4];
@@ -438,6 +500,7 @@ void main() {
                 }
 #endif
         }
+#endif
         // Element-wise masking only where some key of the block is hidden from a row or missing,
         // or a score has more terms than q . k.
         bool masked = j0 < all_begin || j0 + BKV > all_end;
@@ -446,10 +509,10 @@ void main() {
 #endif
         if (masked) {
             for (int i = 0; i < TM; ++i) {
-                int rho = r0 + ty + NR * i;
+                int rho = r0 + ROW(ty, i);
                 int h = head_of(kvh, rho), pos = pos_of(rho);
                 for (int n = 0; n < TN; ++n) {
-                    int j = j0 + tx + TX * n;
+                    int j = j0 + KEY(tx, n);
                     bool seen = rho < rows && j < u_Skv && visible(pos, j);
 #if defined(SOFTCAP) || defined(ALIBI)
                     s[i * TN + n] = seen ? logit(s[i * TN + n] * LN2, b, h, pos, j) * LOG2E : tgl_neg_inf();
@@ -492,7 +555,7 @@ void main() {
                 l[i] += pe;
             }
         for (int n = 0; n < TN; ++n) {
-            int kk = tx + TX * n;
+            int kk = KEY(tx, n);
             for (int q = 0; q < TM / 4; ++q)
                 s_kp[kk * R4W + ty * (TM / 4) + q] =
                     TILE4(vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
@@ -532,7 +595,7 @@ void main() {
         vec4 sum = vec4(0.0);
         for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + ty * (TM / 4) + q];
         for (int e = 0; e < 4; ++e) {
-            int i = 4 * q + e, rho = r0 + ty + NR * i;
+            int i = 4 * q + e, rho = r0 + ROW(ty, i);
             if (rho >= rows) continue;
             int h = head_of(kvh, rho), pos = pos_of(rho);
             bool empty = m[i] == tgl_neg_inf() && sum[e] == 0.0;  // (NaN scores: NaN, not 0)

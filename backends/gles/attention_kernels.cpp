@@ -112,6 +112,7 @@ struct Blocks {
 struct FlashTile {
     int bq, bkv, tm, tx;
     bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
+    bool kmaj;      // KMAJ: channel-major Q and K tiles, scores as outer products (bkv / tx a multiple of 4)
     int invocations() const { return bq / tm * tx; }
     // PASS_FLASH's loop passes per block of bkv keys and once, at head dims d, dv.
     LoopPasses passes(int64_t d, int64_t dv) const {
@@ -119,7 +120,7 @@ struct FlashTile {
         const int64_t q4 = int64_t(ceil_div(uint64_t(d), 4u)), v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
         const int64_t tn = bkv / tx, nv4 = v4 / tx;
         LoopPasses p;
-        p.per_tile = 1 + (prefetch ? 2 : 1) * (iters(bkv * q4) + iters(bkv * v4)) + unrolled_or(q4) +
+        p.per_tile = 1 + (prefetch ? 2 : 1) * (iters(bkv * q4) + iters(bkv * v4)) + unrolled_or(kmaj ? 4 * q4 : q4) +
                      unrolled_or(bkv) * (1 + unrolled_or(nv4)) + 3 * unrolled_or(tn) + uint64_t(tm / 4) * unrolled_or(tx);
         p.fixed = iters(bq * q4) + 64 + uint64_t(tm / 4) * (unrolled_or(tx) + 4 * unrolled_or(nv4));
         return p;
@@ -129,7 +130,9 @@ struct FlashTile {
     int64_t shared_bytes(int64_t d, int64_t dv, bool half) const {
         const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
         const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
-        return (half ? 8 : 16) * (bq * q4w + bkv * std::max(q4w, r4w) + bkv * v4) + 16 * tx * r4w;
+        const int64_t tiles = kmaj ? 4 * (q4w - 1) * r4w + std::max(4 * (q4w - 1) * (bkv / 4 + 1), bkv * r4w)  // (KMAJ: q^T, K^T)
+                                   : bq * q4w + bkv * std::max(q4w, r4w);
+        return (half ? 8 : 16) * (tiles + bkv * v4) + 16 * tx * r4w;
     }
 };
 
@@ -286,7 +289,8 @@ bool Ctx::flash() {
     const bool half = dev.half_arith() && call.dtype == TGL_DTYPE_F16 && kv_dtype() == TGL_DTYPE_F16;
     // (bq32_bk24: D = 128 within 48 KiB)
     static const FlashTile fallbacks[] = {
-        {64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 24, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
+        {64, 32, 4, 8, false, false}, {32, 32, 4, 8, false, false}, {32, 24, 4, 8, false, false}, {32, 16, 4, 8, false, false},
+        {16, 16, 4, 4, false, false}};
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv, half) <= dev.limits().max_shared_bytes;
     };
@@ -294,7 +298,8 @@ bool Ctx::flash() {
     const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     // Packed f16 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf, whose f16 tiles
     // fit where its f32 tiles did (H200, B8 H16 S2048 D64 causal: 2.82 ms; the 16-bit default 4.04).
-    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true} : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch};
+    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false}
+                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
     if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
@@ -331,6 +336,7 @@ bool Ctx::flash() {
     defs.emplace_back(def::kVDtype, str(kv_dtype()));
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
+    if (tile->kmaj) defs.emplace_back("KMAJ", "");
     if (half) {
         defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
         defs.emplace_back("HALF_RUN", str(std::max(2, dev.tuning().half.run)));

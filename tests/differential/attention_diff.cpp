@@ -146,7 +146,8 @@ std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
     return ins;
 }
 
-void check_forward(const FwdCase& c, Rng& rng) {
+// `subject`: a device of the subject plugin opened with its own settings (nullptr: the shared one).
+void check_forward(const FwdCase& c, Rng& rng, Device* subject = nullptr) {
     const Dims& d = c.d;
     MultiSpec s;
     s.op = TGL_OP_ATTENTION;
@@ -163,7 +164,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     }
     s.tolerance = {tol::kMatmul, tol::kMatmul};
     s.what = describe(c, "attention");
-    check(s);
+    check(s, subject);
 }
 
 void check_backward(const FwdCase& c, Rng& rng) {
@@ -403,13 +404,13 @@ std::vector<Options> option_sets() {
             opt_of(2, 1.0f, 8, 0, true, true),  opt_of(0, 3.0f, 4, 6, true, true)};
 }
 
-void check_options(Dims d, tgl_dtype dt, Rng& rng, bool backward, Lay lay = Lay::Contiguous) {
+void check_options(Dims d, tgl_dtype dt, Rng& rng, bool backward, Lay lay = Lay::Contiguous, Device* subject = nullptr) {
     for (const Options& o : option_sets()) {
         if (o.half_kv && dt != TGL_DTYPE_F32) continue;
         FwdCase c = plain(dt, d);
         c.opt = o;
         c.in_lay = c.out_lay = lay;
-        check_forward(c, rng);
+        check_forward(c, rng, subject);
         if (backward && !o.half_kv) check_backward(c, rng);
     }
 }
@@ -424,6 +425,40 @@ TEST_F(AttentionDiff, OptionsFlash) {  // 40 and 80 rows per kv head (GQA 2:1), 
     c.mask_shape = {40, 53};
     c.p_inf = 0.1;
     check_forward(c, rng_);
+}
+
+// PASS_FLASH with KMAJ (TGL_TUNE_ATTENTION ..._km: channel-major q and K tiles, scores as outer
+// products, an invocation's rows contiguous): the block edges, Sq != Skv under both alignments,
+// GQA, padded head dims, f16/bf16 through vector and scalar access, masks and every option. The
+// 64-row tile fits llvmpipe's 32 KiB at D <= 32 (else the fallback tile runs); the 16-row one
+// fits everywhere, also the minimum limits (16 KiB, 128 invocations).
+TEST_F(AttentionDiff, FlashChannelMajor) {
+    for (const char* tile : {"bq64_bk32_tm4_tx8_km", "bq16_bk16_tm4_tx4_km"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_ATTENTION=") + tile);
+        Device* d = &subject_device_with("TGL_TUNE_ATTENTION", tile);
+        for (int64_t s : {63, 65, 97}) check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, s, s, 32, 32}, true), rng_, d);
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_, d);  // first rows see no key
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_, d);
+        FwdCase tl = plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 16, 16});
+        tl.opt.causal = 2;  // top-left
+        check_forward(tl, rng_, d);
+        check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, d);  // GQA tiles spanning heads
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 40, 36, 33, 17}, true), rng_, d);  // padded head dims
+        for (Lay lay : {Lay::Aligned, Lay::Contiguous}) {
+            FwdCase c = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, 32, 32}, true);
+            c.in_lay = c.out_lay = lay;
+            check_forward(c, rng_, d);
+            c.dt = TGL_DTYPE_BF16;
+            check_forward(c, rng_, d);
+        }
+        check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Contiguous, d);
+        FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});
+        c.opt = opt_of(1, 1.0f, 8, 9, true);
+        c.has_mask = true;
+        c.mask_shape = {40, 53};
+        c.p_inf = 0.1;
+        check_forward(c, rng_, d);
+    }
 }
 
 TEST_F(AttentionDiff, OptionsTiled) {  // PASS_FWD: a few rows, odd sizes
