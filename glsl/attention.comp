@@ -51,6 +51,7 @@
 #include "dtype.glsl"
 #include "store.glsl"
 #include "math.glsl"
+#include "subgroup.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
@@ -275,7 +276,7 @@ float mask_at(int b, int h, int i, int j) {
 // then hit 32 banks.
 #define KW4 (BKV / 4 + 1)
 #define Q_SIZE (HDP * R4W)
-#define KP_SIZE (HDP * KW4 > BKV * R4W ? HDP * KW4 : BKV * R4W)
+#define K_SIZE (HDP * KW4)
 #define ROW(TY, I) ((TY) * TM + (I))
 #define KEY(TX_, N) (4 * ((TX_) + TX * ((N) / 4)) + (N) % 4)
 // Chunk e of the K tile: keys in runs of KL (16 where BKV allows) per channel quad.
@@ -284,11 +285,26 @@ float mask_at(int b, int h, int i, int j) {
 #define CH_C4(E) ((E) / KL % Q4)
 #else
 #define Q_SIZE (BQ * Q4W)
-#define KP_SIZE (BKV * (Q4W > R4W ? Q4W : R4W))
+#define K_SIZE (BKV * Q4W)
 #define ROW(TY, I) ((TY) + NR * (I))
 #define KEY(TX_, N) ((TX_) + TX * (N))
 #define CH_KEY(E) ((E) / Q4)
 #define CH_C4(E) ((E) % Q4)
+#endif
+// SG (TGL_SUBGROUP_SIZE set, TX lanes of a row within one subgroup): the row maxima and sums of
+// the TX invocations of a row meet by subgroup shuffles (no s_red), and p^T has its own tile, so
+// that a block needs no barrier between the K tile's last read and p's store (3 barriers, not 4).
+#define PT_SIZE (BKV * R4W)
+#if defined(SG) && !defined(TGL_SUBGROUP_SIZE)
+#error SG needs TGL_SUBGROUP_SIZE
+#endif
+float flash_add(float a, float b) { return a + b; }
+#if defined(SG)
+#define KP_SIZE K_SIZE
+#define P_TILE s_pt
+#else
+#define KP_SIZE (K_SIZE > PT_SIZE ? K_SIZE : PT_SIZE)
+#define P_TILE s_kp
 #endif
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
@@ -303,9 +319,13 @@ const float LN2 = 0.6931471805599453;
 #define TILE4 vec4
 #endif
 shared TILE4 s_q[Q_SIZE];  // q * scale * log2(e)
-shared TILE4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
+shared TILE4 s_kp[KP_SIZE];  // the K tile, then (without SG) p^T (key rows of row-slot quads)
 shared TILE4 s_v[BKV * V4];  // the V tile
+#if defined(SG)
+shared TILE4 s_pt[PT_SIZE];  // p^T
+#else
 shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
+#endif
 
 uniform int u_q[5];
 uniform int u_k[5];
@@ -364,7 +384,7 @@ void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], ino
 void main() {
     uint wg = tgl_group_index();
     if (wg >= u_groups) return;  // the whole workgroup: uniform
-    int tid = int(gl_LocalInvocationID.x);
+    int tid = int(tgl_local_slot());  // (under SG the TX lanes of a row are in one subgroup)
     int ty = tid / TX, tx = tid % TX;
     int tile = u_tiles - 1 - int(wg % uint(u_tiles));  // the longest causal tiles first
     int bh = int(wg / uint(u_tiles));
@@ -523,6 +543,21 @@ void main() {
             }
         }
         // Row maxima over this invocation's keys, then over the row's TX invocations.
+        float p_base[TM];
+#if defined(SG)
+        for (int i = 0; i < TM; ++i) {
+            float mx = tgl_neg_inf();
+            for (int n = 0; n < TN; ++n) mx = max(mx, s[i * TN + n]);
+            TGL_SUBGROUP_FOLD(mx, 1, TX, max);
+            float m_new = max(m[i], mx);
+            // A row that has seen nothing yet keeps acc = l = 0 (alpha = 0, every p = 0).
+            p_base[i] = m_new == tgl_neg_inf() ? 0.0 : m_new;
+            float alpha = m[i] == tgl_neg_inf() ? 0.0 : exp2(m[i] - m_new);
+            m[i] = m_new;
+            l[i] *= alpha;
+            for (int u = 0; u < NV4; ++u) acc[i * NV4 + u] *= alpha;
+        }
+#else
         for (int q = 0; q < TM / 4; ++q) {
             vec4 mx = vec4(tgl_neg_inf());
             for (int n = 0; n < TN; ++n)
@@ -531,7 +566,6 @@ void main() {
         }
         memoryBarrierShared();
         barrier();  // s_red written; every read of the K tile done (p^T goes over it)
-        float p_base[TM];
         for (int q = 0; q < TM / 4; ++q) {
             vec4 mx = vec4(tgl_neg_inf());
             for (int t = 0; t < TX; ++t) mx = max(mx, s_red[t * R4W + ty * (TM / 4) + q]);
@@ -546,6 +580,7 @@ void main() {
                 for (int u = 0; u < NV4; ++u) acc[i * NV4 + u] *= alpha;
             }
         }
+#endif
         for (int i = 0; i < TM; ++i)
             for (int n = 0; n < TN; ++n) {
                 float x = s[i * TN + n];
@@ -557,7 +592,7 @@ void main() {
         for (int n = 0; n < TN; ++n) {
             int kk = KEY(tx, n);
             for (int q = 0; q < TM / 4; ++q)
-                s_kp[kk * R4W + ty * (TM / 4) + q] =
+                P_TILE[kk * R4W + ty * (TM / 4) + q] =
                     TILE4(vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
         }
         memoryBarrierShared();
@@ -568,7 +603,7 @@ void main() {
 #endif
         for (int kk = 0; kk < BKV; ++kk) {
             TILE4 pv[TM / 4], vv[NV4];
-            for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + ty * (TM / 4) + q];
+            for (int q = 0; q < TM / 4; ++q) pv[q] = P_TILE[kk * R4W + ty * (TM / 4) + q];
             for (int u = 0; u < NV4; ++u) vv[u] = s_v[kk * V4 + tx + TX * u];
             for (int q = 0; q < TM / 4; ++q)
                 for (int e = 0; e < 4; ++e)
@@ -587,13 +622,21 @@ void main() {
 
     // The row sums: partial sums of the TX invocations of a row (s_red's last reads were before
     // the last block's barrier after p).
+#if defined(SG)
+    for (int i = 0; i < TM; ++i) TGL_SUBGROUP_FOLD(l[i], 1, TX, flash_add);
+#else
     for (int q = 0; q < TM / 4; ++q)
         s_red[tx * R4W + ty * (TM / 4) + q] = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
     memoryBarrierShared();
     barrier();
+#endif
     for (int q = 0; q < TM / 4; ++q) {
+#if defined(SG)
+        vec4 sum = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
+#else
         vec4 sum = vec4(0.0);
         for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + ty * (TM / 4) + q];
+#endif
         for (int e = 0; e < 4; ++e) {
             int i = 4 * q + e, rho = r0 + ROW(ty, i);
             if (rho >= rows) continue;

@@ -113,7 +113,12 @@ struct FlashTile {
     int bq, bkv, tm, tx;
     bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
     bool kmaj;      // KMAJ: channel-major Q and K tiles, scores as outer products (bkv / tx a multiple of 4)
+    bool sg;        // SG where the device's subgroups hold a row's tx lanes: shuffles for the row maxima and sums
     int invocations() const { return bq / tm * tx; }
+    // Whether SG applies on `dev` (then the variant gets TGL_SUBGROUP_SIZE).
+    bool uses_subgroups(const GlesDevice& dev) const {
+        return sg && dev.subgroup_size() >= tx && invocations() % dev.subgroup_size() == 0;
+    }
     // PASS_FLASH's loop passes per block of bkv keys and once, at head dims d, dv.
     LoopPasses passes(int64_t d, int64_t dv) const {
         auto iters = [&](int64_t n) { return unrolled_or(int64_t(ceil_div(uint64_t(n), uint64_t(invocations())))); };  // ITERS(n)
@@ -126,13 +131,15 @@ struct FlashTile {
         return p;
     }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH; `half`:
-    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad).
-    int64_t shared_bytes(int64_t d, int64_t dv, bool half) const {
+    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad; `subgroups`: SG, p^T apart and no s_red).
+    int64_t shared_bytes(int64_t d, int64_t dv, bool half, bool subgroups) const {
         const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
         const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
-        const int64_t tiles = kmaj ? 4 * (q4w - 1) * r4w + std::max(4 * (q4w - 1) * (bkv / 4 + 1), bkv * r4w)  // (KMAJ: q^T, K^T)
-                                   : bq * q4w + bkv * std::max(q4w, r4w);
-        return (half ? 8 : 16) * (tiles + bkv * v4) + 16 * tx * r4w;
+        const int64_t q = kmaj ? 4 * (q4w - 1) * r4w : bq * q4w;            // (KMAJ: q^T)
+        const int64_t k = kmaj ? 4 * (q4w - 1) * (bkv / 4 + 1) : bkv * q4w;  // (KMAJ: K^T)
+        const int64_t pt = bkv * r4w;
+        const int64_t tiles = q + (subgroups ? k + pt : std::max(k, pt)) + bkv * v4;
+        return (half ? 8 : 16) * tiles + (subgroups ? 0 : 16 * tx * r4w);
     }
 };
 
@@ -289,17 +296,18 @@ bool Ctx::flash() {
     const bool half = dev.half_arith() && call.dtype == TGL_DTYPE_F16 && kv_dtype() == TGL_DTYPE_F16;
     // (bq32_bk24: D = 128 within 48 KiB)
     static const FlashTile fallbacks[] = {
-        {64, 32, 4, 8, false, false}, {32, 32, 4, 8, false, false}, {32, 24, 4, 8, false, false}, {32, 16, 4, 8, false, false},
-        {16, 16, 4, 4, false, false}};
+        {64, 32, 4, 8, false, false, false}, {32, 32, 4, 8, false, false, false}, {32, 24, 4, 8, false, false, false},
+        {32, 16, 4, 8, false, false, false}, {16, 16, 4, 4, false, false, false}};
     auto fits = [&](const FlashTile& f) {
-        return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv, half) <= dev.limits().max_shared_bytes;
+        return f.bq <= rows && f.invocations() <= wg_cap &&
+               f.shared_bytes(p.D, p.Dv, half, f.uses_subgroups(dev)) <= dev.limits().max_shared_bytes;
     };
     const AttentionTuning& tuning = dev.tuning().attention;
     const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     // Packed f16 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf, whose f16 tiles
     // fit where its f32 tiles did (H200, B8 H16 S2048 D64 causal: 2.82 ms; the 16-bit default 4.04).
-    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false}
-                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj};
+    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false}
+                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
     if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
@@ -313,6 +321,13 @@ bool Ctx::flash() {
         return false;
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
     const int64_t groups = p.B * p.Hkv * tiles;
+    // TGL_GLES_DEBUG: the tile chosen (for tuning sweeps and tests).
+    static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+    if (debug)
+        std::fprintf(stderr, "tensorgl-gles: attention flash rows %lld keys %lld D %lld: tile bq%d_bk%d_tm%d_tx%d%s%s%s%s, %lld bytes shared\n",
+                     (long long)rows, (long long)p.Skv, (long long)p.D, tile->bq, tile->bkv, tile->tm, tile->tx, tile->prefetch ? "_pf" : "",
+                     tile->kmaj ? "_km" : "", tile->uses_subgroups(dev) ? "_sg" : "", half ? " (packed f16)" : "",
+                     (long long)tile->shared_bytes(p.D, p.Dv, half, tile->uses_subgroups(dev)));
 
     // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
     std::vector<int32_t> u[4];
@@ -337,6 +352,7 @@ bool Ctx::flash() {
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
     if (tile->kmaj) defs.emplace_back("KMAJ", "");
+    if (tile->uses_subgroups(dev) && dev.add_subgroup_define(defs, tile->invocations())) defs.emplace_back("SG", "");
     if (half) {
         defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
         defs.emplace_back("HALF_RUN", str(std::max(2, dev.tuning().half.run)));

@@ -428,36 +428,43 @@ TEST_F(AttentionDiff, OptionsFlash) {  // 40 and 80 rows per kv head (GQA 2:1), 
 }
 
 // PASS_FLASH with KMAJ (TGL_TUNE_ATTENTION ..._km: channel-major q and K tiles, scores as outer
-// products, an invocation's rows contiguous): the block edges, Sq != Skv under both alignments,
+// products, an invocation's rows contiguous) and SG (_sg: subgroup shuffles for the row maxima and
+// sums, p^T apart; where the device has subgroups): block edges, Sq != Skv under both alignments,
 // GQA, padded head dims, f16/bf16 through vector and scalar access, masks and every option. The
-// 64-row tile fits llvmpipe's 32 KiB at D <= 32 (else the fallback tile runs); the 16-row one
-// fits everywhere, also the minimum limits (16 KiB, 128 invocations).
+// 64-row tile fits llvmpipe's 32 KiB at D <= 32; the 16-row one fits everywhere, the minimum
+// limits (16 KiB, 128 invocations, 4 storage blocks: the cases without lse) too. (TGL_GLES_DEBUG=1
+// prints the tile each op ran.)
 TEST_F(AttentionDiff, FlashChannelMajor) {
-    for (const char* tile : {"bq64_bk32_tm4_tx8_km", "bq16_bk16_tm4_tx4_km"}) {
-        SCOPED_TRACE(std::string("TGL_TUNE_ATTENTION=") + tile);
-        Device* d = &subject_device_with("TGL_TUNE_ATTENTION", tile);
-        for (int64_t s : {63, 65, 97}) check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, s, s, 32, 32}, true), rng_, d);
+    Device* big = &subject_device_with("TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg");
+    Device* small = &subject_device_with("TGL_TUNE_ATTENTION", "bq16_bk16_tm4_tx4_km");
+    for (Device* d : {big, small}) {
+        SCOPED_TRACE(d == big ? "TGL_TUNE_ATTENTION=bq64_bk32_tm4_tx8_km_sg" : "TGL_TUNE_ATTENTION=bq16_bk16_tm4_tx4_km");
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 97, 97, 32, 32}, true), rng_, d);
         check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_, d);  // first rows see no key
-        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_, d);
-        FwdCase tl = plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 16, 16});
-        tl.opt.causal = 2;  // top-left
-        check_forward(tl, rng_, d);
-        check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, d);  // GQA tiles spanning heads
-        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 40, 36, 33, 17}, true), rng_, d);  // padded head dims
-        for (Lay lay : {Lay::Aligned, Lay::Contiguous}) {
-            FwdCase c = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, 32, 32}, true);
-            c.in_lay = c.out_lay = lay;
-            check_forward(c, rng_, d);
-            c.dt = TGL_DTYPE_BF16;
-            check_forward(c, rng_, d);
-        }
-        check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Contiguous, d);
-        FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});
+        FwdCase f16 = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, 32, 32}, true);
+        f16.in_lay = f16.out_lay = Lay::Aligned;
+        check_forward(f16, rng_, d);
+        FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});  // mask, lse, sinks, ALiBi, softcap, window
         c.opt = opt_of(1, 1.0f, 8, 9, true);
         c.has_mask = true;
         c.mask_shape = {40, 53};
         c.p_inf = 0.1;
         check_forward(c, rng_, d);
+    }
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 63, 63, 32, 32}, true), rng_, small);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_, small);
+    FwdCase tl = plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 16, 16});
+    tl.opt.causal = 2;  // top-left
+    check_forward(tl, rng_, small);
+    check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, small);  // GQA tiles spanning heads
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 40, 36, 33, 17}, true), rng_, small);  // padded head dims
+    FwdCase bf = plain(TGL_DTYPE_BF16, {1, 2, 1, 33, 33, 32, 32}, true);  // scalar access
+    check_forward(bf, rng_, small);
+    check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Contiguous, small);
+    // Without lse (q, k, v, o: the 4 storage blocks of the minimum limits, where PASS_FLASH then runs).
+    for (FwdCase c : {plain(TGL_DTYPE_F32, {1, 2, 1, 45, 45, 32, 32}, true), plain(TGL_DTYPE_F16, {1, 4, 2, 37, 50, 16, 16}, true)}) {
+        c.lse = false;
+        check_forward(c, rng_, small);
     }
 }
 
