@@ -272,24 +272,22 @@ float mask_at(int b, int h, int i, int j) {
 // of key quads), scores as outer products: per channel TM / 4 + TN / 4 vec4 reads for TM x TN
 // products (the register tile holds one channel of q and k, not TM + TN quads). An invocation's
 // rows are slots ty * TM + i (the slots of p^T), its keys the quads tx + TX * n4 (n4 < TN / 4).
-// K^T's rows are padded by one quad: the staging stores (16 keys x 2 channel quads per 32 lanes)
-// then hit 32 banks.
+// The staging transposes in registers: a chunk is 4 keys (rows) x 1 channel quad, stored as 4
+// whole quads of K^T (q^T), with neighbouring invocations on neighbouring key (row) quads.
 #define KW4 (BKV / 4 + 1)
 #define Q_SIZE (HDP * R4W)
 #define K_SIZE (HDP * KW4)
 #define ROW(TY, I) ((TY) * TM + (I))
 #define KEY(TX_, N) (4 * ((TX_) + TX * ((N) / 4)) + (N) % 4)
-// Chunk e of the K tile: keys in runs of KL (16 where BKV allows) per channel quad.
-#define KL (BKV % 16 == 0 ? 16 : BKV % 8 == 0 ? 8 : 4)
-#define CH_KEY(E) ((E) % KL + KL * ((E) / (KL * Q4)))
-#define CH_C4(E) ((E) / KL % Q4)
+#define K_PER 4  // loads per chunk of the K tile
+#define K_ITEMS (BKV / 4 * Q4)
 #else
 #define Q_SIZE (BQ * Q4W)
 #define K_SIZE (BKV * Q4W)
 #define ROW(TY, I) ((TY) + NR * (I))
 #define KEY(TX_, N) ((TX_) + TX * (N))
-#define CH_KEY(E) ((E) / Q4)
-#define CH_C4(E) ((E) % Q4)
+#define K_PER 1
+#define K_ITEMS (BKV * Q4)
 #endif
 // SG (TGL_SUBGROUP_SIZE set, TX lanes of a row within one subgroup): the row maxima and sums of
 // the TX invocations of a row meet by subgroup shuffles (no s_red), and p^T has its own tile, so
@@ -363,9 +361,25 @@ vec4 cvt(RAW x) { return x; }
 #define IN_RANGE(E, N) ((N) % WG_SIZE == 0 || (E) < (N))
 
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
-RAW k_chunk(int b, int kvh, int j0, int e) {
-    int j = j0 + CH_KEY(e);
-    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, CH_C4(e), HD, K_DTYPE) : RAW(0u);
+// (KMAJ: load r of chunk e, key 4 (e % (BKV / 4)) + r, channel quad e / (BKV / 4))
+RAW k_chunk(int b, int kvh, int j0, int e, int r) {
+#if defined(KMAJ)
+    int j = j0 + 4 * (e % (BKV / 4)) + r, c4 = e / (BKV / 4);
+#else
+    int j = j0 + e / Q4, c4 = e % Q4;
+#endif
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, c4, HD, K_DTYPE) : RAW(0u);
+}
+// Stores chunk e of the K tile (its K_PER loads) into s_kp.
+void store_k(int e, RAW raw[K_PER]) {
+#if defined(KMAJ)
+    vec4 x[4];
+    for (int r = 0; r < 4; ++r) x[r] = cvt(raw[r]);
+    int kq = e % (BKV / 4), c4 = e / (BKV / 4);
+    for (int ch = 0; ch < 4; ++ch) s_kp[(4 * c4 + ch) * KW4 + kq] = TILE4(vec4(x[0][ch], x[1][ch], x[2][ch], x[3][ch]));
+#else
+    s_kp[(e / Q4) * Q4W + e % Q4] = TILE4(cvt(raw[0]));
+#endif
 }
 RAW v_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / V4;
@@ -373,9 +387,10 @@ RAW v_chunk(int b, int kvh, int j0, int e) {
 }
 #if defined(PREFETCH)
 // This invocation's chunks of the K and V tiles of the keys from j0, into registers.
-void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], inout RAW v[ITERS(BKV * V4)]) {
-    for (int it = 0; it < ITERS(BKV * Q4); ++it)
-        if (IN_RANGE(tid + it * WG_SIZE, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG_SIZE);
+void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(K_ITEMS) * K_PER], inout RAW v[ITERS(BKV * V4)]) {
+    for (int it = 0; it < ITERS(K_ITEMS); ++it)
+        if (IN_RANGE(tid + it * WG_SIZE, K_ITEMS))
+            for (int r = 0; r < K_PER; ++r) k[it * K_PER + r] = k_chunk(b, kvh, j0, tid + it * WG_SIZE, r);
     for (int it = 0; it < ITERS(BKV * V4); ++it)
         if (IN_RANGE(tid + it * WG_SIZE, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG_SIZE);
 }
@@ -394,19 +409,28 @@ void main() {
     int r_last = min(r0 + BQ, rows) - 1;
 
     float qscale = u_scale * LOG2E;
+#if defined(KMAJ)
+    for (int it = 0; it < ITERS(R4 * Q4); ++it) {  // chunks of 4 rows x 1 channel quad, transposed
+        int e = tid + it * WG_SIZE;
+        if (!IN_RANGE(e, R4 * Q4)) break;
+        int rq = e % R4, c4 = e / R4;
+        vec4 x[4];
+        for (int r = 0; r < 4; ++r) {
+            int rho = r0 + 4 * rq + r;
+            x[r] = rho < rows ? cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale : vec4(0.0);
+        }
+        for (int ch = 0; ch < 4; ++ch) s_q[(4 * c4 + ch) * R4W + rq] = TILE4(vec4(x[0][ch], x[1][ch], x[2][ch], x[3][ch]));
+    }
+#else
     for (int it = 0; it < ITERS(BQ * Q4); ++it) {
         int e = tid + it * WG_SIZE;
         if (!IN_RANGE(e, BQ * Q4)) break;
         int r = e / Q4, c4 = e % Q4, rho = r0 + r;
         vec4 x = vec4(0.0);
         if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale;
-#if defined(KMAJ)
-        TILE4 xt = TILE4(x);
-        for (int k = 0; k < 4; ++k) s_q[(4 * c4 + k) * R4W + r / 4][r % 4] = xt[k];
-#else
         s_q[r * Q4W + c4] = TILE4(x);
-#endif
     }
+#endif
 
     // Keys [kv_begin, kv_end) are seen by some row of the tile (no other key tile is loaded);
     // every row may see keys [all_begin, all_end).
@@ -424,24 +448,22 @@ void main() {
 
 #if defined(PREFETCH)
     // The next block's K and V chunks, loaded into registers while this block computes.
-    RAW k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
+    RAW k_next[ITERS(K_ITEMS) * K_PER], v_next[ITERS(BKV * V4)];
     if (kv_end > kv_begin) fetch_kv(b, kvh, kv_begin, tid, k_next, v_next);
 #endif
     for (int j0 = kv_begin; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
-        for (int it = 0; it < ITERS(BKV * Q4); ++it) {
-            int e = tid + it * WG_SIZE, kk = CH_KEY(e);
-            if (!IN_RANGE(e, BKV * Q4)) break;
+        for (int it = 0; it < ITERS(K_ITEMS); ++it) {
+            int e = tid + it * WG_SIZE;
+            if (!IN_RANGE(e, K_ITEMS)) break;
+            RAW raw[K_PER];
+            for (int r = 0; r < K_PER; ++r)
 #if defined(PREFETCH)
-            TILE4 kt = TILE4(cvt(k_next[it]));
+                raw[r] = k_next[it * K_PER + r];
 #else
-            TILE4 kt = TILE4(cvt(k_chunk(b, kvh, j0, e)));
+                raw[r] = k_chunk(b, kvh, j0, e, r);
 #endif
-#if defined(KMAJ)
-            for (int k = 0; k < 4; ++k) s_kp[(4 * CH_C4(e) + k) * KW4 + kk / 4][kk % 4] = kt[k];
-#else
-            s_kp[kk * Q4W + CH_C4(e)] = kt;
-#endif
+            store_k(e, raw);
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
             int e = tid + it * WG_SIZE;
