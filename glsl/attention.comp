@@ -316,7 +316,11 @@ const float LN2 = 0.6931471805599453;
 #else
 #define TILE4 vec4
 #endif
+// QGLOBAL (f32, VEC, not KMAJ): no q tile; the score loop reads q's quads from Q_BUF (L1-cached
+// global memory) and the scores are scaled afterwards: 17 KB less shared memory per 64-row tile.
+#if !defined(QGLOBAL)
 shared TILE4 s_q[Q_SIZE];  // q * scale * log2(e)
+#endif
 shared TILE4 s_kp[KP_SIZE];  // the K tile, then (without SG) p^T (key rows of row-slot quads)
 shared TILE4 s_v[BKV * V4];  // the V tile
 #if defined(SG)
@@ -421,6 +425,14 @@ void main() {
         }
         for (int ch = 0; ch < 4; ++ch) s_q[(4 * c4 + ch) * R4W + rq] = TILE4(vec4(x[0][ch], x[1][ch], x[2][ch], x[3][ch]));
     }
+#elif defined(QGLOBAL)
+    // The quad index of each of this invocation's rows in Q_BUF (rows past the end read the last
+    // row: their scores are never stored).
+    int q_at[TM];
+    for (int i = 0; i < TM; ++i) {
+        int rho = min(r0 + ROW(ty, i), rows - 1);
+        q_at[i] = AT(u_q, b, head_of(kvh, rho), pos_of(rho), 0) >> 2;
+    }
 #else
     for (int it = 0; it < ITERS(BQ * Q4); ++it) {
         int e = tid + it * WG_SIZE;
@@ -516,7 +528,11 @@ void main() {
 #endif
         for (int c4 = 0; c4 < Q4; ++c4) {
             TILE4 qv[TM], kv[TN];
+#if defined(QGLOBAL)
+            for (int i = 0; i < TM; ++i) qv[i] = uintBitsToFloat(Q_BUF[q_at[i] + c4]);
+#else
             for (int i = 0; i < TM; ++i) qv[i] = s_q[ROW(ty, i) * Q4W + c4];
+#endif
             for (int n = 0; n < TN; ++n) {
                 int kk = tx + TX * n;
                 kv[n] = s_kp[kk * Q4W + c4];
@@ -542,6 +558,9 @@ void main() {
                 }
 #endif
         }
+#endif
+#if defined(QGLOBAL)
+        for (int a = 0; a < TM * TN; ++a) s[a] *= qscale;
 #endif
         // Element-wise masking only where some key of the block is hidden from a row or missing,
         // or a score has more terms than q . k.

@@ -114,7 +114,9 @@ struct FlashTile {
     bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
     bool kmaj;      // KMAJ: channel-major Q and K tiles, scores as outer products (bkv / tx a multiple of 4)
     bool sg;        // SG where the device's subgroups hold a row's tx lanes: shuffles for the row maxima and sums
+    bool qg;        // QGLOBAL where q is f32 with vector access (not with KMAJ): q read from global memory, no q tile
     int invocations() const { return bq / tm * tx; }
+    bool q_global(bool vec, int dtype) const { return qg && !kmaj && vec && dtype == TGL_DTYPE_F32; }
     // Whether SG applies on `dev` (then the variant gets TGL_SUBGROUP_SIZE).
     bool uses_subgroups(const GlesDevice& dev) const {
         return sg && dev.subgroup_size() >= tx && invocations() % dev.subgroup_size() == 0;
@@ -131,11 +133,12 @@ struct FlashTile {
         return p;
     }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH; `half`:
-    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad; `subgroups`: SG, p^T apart and no s_red).
-    int64_t shared_bytes(int64_t d, int64_t dv, bool half, bool subgroups) const {
+    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad; `subgroups`: SG, p^T apart and no s_red;
+    // `q_global`: QGLOBAL, no q tile).
+    int64_t shared_bytes(int64_t d, int64_t dv, bool half, bool subgroups, bool q_global) const {
         const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
         const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
-        const int64_t q = kmaj ? 4 * (q4w - 1) * r4w : bq * q4w;            // (KMAJ: q^T)
+        const int64_t q = q_global ? 0 : kmaj ? 4 * (q4w - 1) * r4w : bq * q4w;  // (KMAJ: q^T)
         const int64_t k = kmaj ? 4 * (q4w - 1) * (bkv / 4 + 1) : bkv * q4w;  // (KMAJ: K^T)
         const int64_t pt = bkv * r4w;
         const int64_t tiles = q + (subgroups ? k + pt : std::max(k, pt)) + bkv * v4;
@@ -294,20 +297,29 @@ bool Ctx::flash() {
     // Packed f16 products (f16 q, k and v where the driver offers f16 arithmetic): f16 tiles, each
     // lane summing TGL_TUNE_HALF's run of products (at least 2: a score run is whole channel quads).
     const bool half = dev.half_arith() && call.dtype == TGL_DTYPE_F16 && kv_dtype() == TGL_DTYPE_F16;
+    // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
+    std::vector<int32_t> u[4];
+    Binding w[4];
+    const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
+    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0 && kv_dtype() == call.dtype;  // (vector types of one dtype)
+    for (int k = 0; k < 4; ++k) {
+        w[k] = window(roles[k], u[k]);
+        vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
+    }
     // (bq32_bk24: D = 128 within 48 KiB)
     static const FlashTile fallbacks[] = {
-        {64, 32, 4, 8, false, false, false}, {32, 32, 4, 8, false, false, false}, {32, 24, 4, 8, false, false, false},
-        {32, 16, 4, 8, false, false, false}, {16, 16, 4, 4, false, false, false}};
+        {64, 32, 4, 8, false, false, false, false}, {32, 32, 4, 8, false, false, false, false}, {32, 24, 4, 8, false, false, false, false},
+        {32, 16, 4, 8, false, false, false, false}, {16, 16, 4, 4, false, false, false, false}};
     auto fits = [&](const FlashTile& f) {
         return f.bq <= rows && f.invocations() <= wg_cap &&
-               f.shared_bytes(p.D, p.Dv, half, f.uses_subgroups(dev)) <= dev.limits().max_shared_bytes;
+               f.shared_bytes(p.D, p.Dv, half, f.uses_subgroups(dev), f.q_global(vec, call.dtype)) <= dev.limits().max_shared_bytes;
     };
     const AttentionTuning& tuning = dev.tuning().attention;
     const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     // Packed f16 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf, whose f16 tiles
     // fit where its f32 tiles did (H200, B8 H16 S2048 D64 causal: 2.82 ms; the 16-bit default 4.04).
-    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false}
-                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg};
+    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false, false}
+                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg, t.qg};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
     if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
@@ -324,20 +336,11 @@ bool Ctx::flash() {
     // TGL_GLES_DEBUG: the tile chosen (for tuning sweeps and tests).
     static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
     if (debug)
-        std::fprintf(stderr, "tensorgl-gles: attention flash rows %lld keys %lld D %lld: tile bq%d_bk%d_tm%d_tx%d%s%s%s%s, %lld bytes shared\n",
+        std::fprintf(stderr, "tensorgl-gles: attention flash rows %lld keys %lld D %lld: tile bq%d_bk%d_tm%d_tx%d%s%s%s%s%s, %lld bytes shared\n",
                      (long long)rows, (long long)p.Skv, (long long)p.D, tile->bq, tile->bkv, tile->tm, tile->tx, tile->prefetch ? "_pf" : "",
-                     tile->kmaj ? "_km" : "", tile->uses_subgroups(dev) ? "_sg" : "", half ? " (packed f16)" : "",
-                     (long long)tile->shared_bytes(p.D, p.Dv, half, tile->uses_subgroups(dev)));
+                     tile->kmaj ? "_km" : "", tile->uses_subgroups(dev) ? "_sg" : "", tile->q_global(vec, call.dtype) ? "_qg" : "",
+                     half ? " (packed f16)" : "", (long long)tile->shared_bytes(p.D, p.Dv, half, tile->uses_subgroups(dev), tile->q_global(vec, call.dtype)));
 
-    // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
-    std::vector<int32_t> u[4];
-    Binding w[4];
-    const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
-    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0 && kv_dtype() == call.dtype;  // (vector types of one dtype)
-    for (int k = 0; k < 4; ++k) {
-        w[k] = window(roles[k], u[k]);
-        vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
-    }
     const char* vtype = !vec ? "uint" : call.dtype == TGL_DTYPE_F32 ? "uvec4" : "uvec2";
     Dispatch d;
     Defines defs = base_defines("PASS_FLASH", tile->invocations());
@@ -352,6 +355,7 @@ bool Ctx::flash() {
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
     if (tile->kmaj) defs.emplace_back("KMAJ", "");
+    if (tile->q_global(vec, call.dtype)) defs.emplace_back("QGLOBAL", "");
     if (tile->uses_subgroups(dev) && dev.add_subgroup_define(defs, tile->invocations())) defs.emplace_back("SG", "");
     if (half) {
         defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");

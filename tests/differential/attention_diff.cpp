@@ -461,6 +461,13 @@ TEST_F(AttentionDiff, FlashChannelMajor) {
     FwdCase bf = plain(TGL_DTYPE_BF16, {1, 2, 1, 33, 33, 32, 32}, true);  // scalar access
     check_forward(bf, rng_, small);
     check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Contiguous, small);
+    // QGLOBAL (_qg: q read from global memory, f32 with vector access): edges, GQA, every option.
+    Device* qg = &subject_device_with("TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_qg");
+    SCOPED_TRACE("TGL_TUNE_ATTENTION=bq64_bk32_tm4_tx8_qg");
+    for (int64_t s : {65, 97}) check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, s, s, 32, 32}, true), rng_, qg);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_, qg);
+    check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, qg);
+    check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Aligned, qg);
     // Without lse (q, k, v, o: the 4 storage blocks of the minimum limits, where PASS_FLASH then runs).
     for (FwdCase c : {plain(TGL_DTYPE_F32, {1, 2, 1, 45, 45, 32, 32}, true), plain(TGL_DTYPE_F16, {1, 4, 2, 37, 50, 16, 16}, true)}) {
         c.lse = false;
