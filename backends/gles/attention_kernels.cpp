@@ -149,7 +149,8 @@ struct FlashTile {
 // TGL_TUNE_ATTENTION (tuning.h): the PASS_FLASH tiles of the attention forward. Defaults, from a
 // sweep on the H100 (B8 H16 S2048 D64 causal): f32 bq64_bk32_tm4_tx8 (5.6 ms; the next best 8.5),
 // f16 bq32_bk64_tm4_tx16_pf (4.9 ms; 5.7 with the f32 tile). Candidates: bq64_bk32_tm4_tx8, bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
-// bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
+// bq16_bk16_tm4_tx4, each also with _pf. The H200 sweep of issue 19 (_km, _sg, _qg tiles against
+// these; docs/attention.md) kept bq64_bk32_tm4_tx8 for f32. A tile that does not fit the device's shared memory or invocations (or has
 // more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
 // bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
 // none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
