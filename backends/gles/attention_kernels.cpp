@@ -150,7 +150,7 @@ struct FlashTile {
 // sweep on the H100 (B8 H16 S2048 D64 causal): f32 bq64_bk32_tm4_tx8 (5.6 ms; the next best 8.5),
 // f16 bq32_bk64_tm4_tx16_pf (4.9 ms; 5.7 with the f32 tile). Candidates: bq64_bk32_tm4_tx8, bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
 // bq16_bk16_tm4_tx4, each also with _pf. The H200 sweep of issue 19 (_km, _sg, _qg tiles against
-// these; docs/attention.md) kept bq64_bk32_tm4_tx8 for f32. A tile that does not fit the device's shared memory or invocations (or has
+// these; docs/attention.md) made bq64_bk32_tm4_tx8_pf_qg the f32 default. A tile that does not fit the device's shared memory or invocations (or has
 // more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
 // bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
 // none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
@@ -319,8 +319,11 @@ bool Ctx::flash() {
     const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     // Packed f16 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf, whose f16 tiles
     // fit where its f32 tiles did (H200, B8 H16 S2048 D64 causal: 2.82 ms; the 16-bit default 4.04).
-    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false, false}
-                                                         : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg, t.qg};
+    // f32 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf_qg (H200, B8 H16 S2048 D64
+    // causal: 3.52 ms against 5.56 with the shared q tile; docs/attention.md).
+    const FlashTile tuned = half && tuning.value.empty()                             ? FlashTile{64, 32, 4, 8, true, false, false, false}
+                            : call.dtype == TGL_DTYPE_F32 && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false, true}
+                                                                                  : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg, t.qg};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
     if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
