@@ -51,6 +51,7 @@
 #include "dtype.glsl"
 #include "store.glsl"
 #include "math.glsl"
+#include "subgroup.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
@@ -252,7 +253,8 @@ float mask_at(int b, int h, int i, int j) {
 // Defines: HDP (D rounded up to 4), HDVP (Dv rounded up to 4 TX), BQ, BKV, TM (a multiple of 4),
 // TX, VEC (q, k, v, o as uvec4 (f32) / uvec2 (f16/bf16) arrays: channels contiguous, every offset and
 // stride a multiple of 4), PREFETCH (the next block's K and V loaded into registers during this
-// block's arithmetic) and the ones of PASS_FWD.
+// block's arithmetic), KMAJ (channel-major Q and K tiles, scores as outer products; TN a
+// multiple of 4; below) and the ones of PASS_FWD.
 #pragma optionNV(unroll all)
 #define TN (BKV / TX)
 #define NV4 (HDVP / (4 * TX))
@@ -265,7 +267,43 @@ float mask_at(int b, int h, int i, int j) {
 // the 32 banks, and every read is a base address plus a constant.
 #define Q4W (Q4 + 1)
 #define R4W (R4 + 1)
-#define KP_SIZE (BKV * (Q4W > R4W ? Q4W : R4W))
+#if defined(KMAJ)
+// KMAJ: the Q and K tiles channel-major (q^T: channel rows of row-slot quads; K^T: channel rows
+// of key quads), scores as outer products: per channel TM / 4 + TN / 4 vec4 reads for TM x TN
+// products (the register tile holds one channel of q and k, not TM + TN quads). An invocation's
+// rows are slots ty * TM + i (the slots of p^T), its keys the quads tx + TX * n4 (n4 < TN / 4).
+// The staging transposes in registers: a chunk is 4 keys (rows) x 1 channel quad, stored as 4
+// whole quads of K^T (q^T), with neighbouring invocations on neighbouring key (row) quads.
+#define KW4 (BKV / 4 + 1)
+#define Q_SIZE (HDP * R4W)
+#define K_SIZE (HDP * KW4)
+#define ROW(TY, I) ((TY) * TM + (I))
+#define KEY(TX_, N) (4 * ((TX_) + TX * ((N) / 4)) + (N) % 4)
+#define K_PER 4  // loads per chunk of the K tile
+#define K_ITEMS (BKV / 4 * Q4)
+#else
+#define Q_SIZE (BQ * Q4W)
+#define K_SIZE (BKV * Q4W)
+#define ROW(TY, I) ((TY) + NR * (I))
+#define KEY(TX_, N) ((TX_) + TX * (N))
+#define K_PER 1
+#define K_ITEMS (BKV * Q4)
+#endif
+// SG (TGL_SUBGROUP_SIZE set, TX lanes of a row within one subgroup): the row maxima and sums of
+// the TX invocations of a row meet by subgroup shuffles (no s_red), and p^T has its own tile, so
+// that a block needs no barrier between the K tile's last read and p's store (3 barriers, not 4).
+#define PT_SIZE (BKV * R4W)
+#if defined(SG) && !defined(TGL_SUBGROUP_SIZE)
+#error SG needs TGL_SUBGROUP_SIZE
+#endif
+float flash_add(float a, float b) { return a + b; }
+#if defined(SG)
+#define KP_SIZE K_SIZE
+#define P_TILE s_pt
+#else
+#define KP_SIZE (K_SIZE > PT_SIZE ? K_SIZE : PT_SIZE)
+#define P_TILE s_kp
+#endif
 const float LOG2E = 1.4426950408889634;
 const float LN2 = 0.6931471805599453;
 
@@ -278,10 +316,18 @@ const float LN2 = 0.6931471805599453;
 #else
 #define TILE4 vec4
 #endif
-shared TILE4 s_q[BQ * Q4W];  // q * scale * log2(e)
-shared TILE4 s_kp[KP_SIZE];  // the K tile (key rows), then p^T (key rows of row-slot quads)
+// QGLOBAL (f32, VEC, not KMAJ): no q tile; the score loop reads q's quads from Q_BUF (L1-cached
+// global memory) and the scores are scaled afterwards: 17 KB less shared memory per 64-row tile.
+#if !defined(QGLOBAL)
+shared TILE4 s_q[Q_SIZE];  // q * scale * log2(e)
+#endif
+shared TILE4 s_kp[KP_SIZE];  // the K tile, then (without SG) p^T (key rows of row-slot quads)
 shared TILE4 s_v[BKV * V4];  // the V tile
+#if defined(SG)
+shared TILE4 s_pt[PT_SIZE];  // p^T
+#else
 shared vec4 s_red[TX * R4W];  // row maxima (then partial sums) of each invocation's keys
+#endif
 
 uniform int u_q[5];
 uniform int u_k[5];
@@ -319,9 +365,25 @@ vec4 cvt(RAW x) { return x; }
 #define IN_RANGE(E, N) ((N) % WG_SIZE == 0 || (E) < (N))
 
 // Chunk e (a quad of channels of one key row) of the K / V tile of the keys from j0 (0 past Skv).
-RAW k_chunk(int b, int kvh, int j0, int e) {
-    int j = j0 + e / Q4;
-    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, e % Q4, HD, K_DTYPE) : RAW(0u);
+// (KMAJ: load r of chunk e, key 4 (e % (BKV / 4)) + r, channel quad e / (BKV / 4))
+RAW k_chunk(int b, int kvh, int j0, int e, int r) {
+#if defined(KMAJ)
+    int j = j0 + 4 * (e % (BKV / 4)) + r, c4 = e / (BKV / 4);
+#else
+    int j = j0 + e / Q4, c4 = e % Q4;
+#endif
+    return j < u_Skv ? LOAD_RAW(K_BUF, u_k, b, kvh, j, c4, HD, K_DTYPE) : RAW(0u);
+}
+// Stores chunk e of the K tile (its K_PER loads) into s_kp.
+void store_k(int e, RAW raw[K_PER]) {
+#if defined(KMAJ)
+    vec4 x[4];
+    for (int r = 0; r < 4; ++r) x[r] = cvt(raw[r]);
+    int kq = e % (BKV / 4), c4 = e / (BKV / 4);
+    for (int ch = 0; ch < 4; ++ch) s_kp[(4 * c4 + ch) * KW4 + kq] = TILE4(vec4(x[0][ch], x[1][ch], x[2][ch], x[3][ch]));
+#else
+    s_kp[(e / Q4) * Q4W + e % Q4] = TILE4(cvt(raw[0]));
+#endif
 }
 RAW v_chunk(int b, int kvh, int j0, int e) {
     int j = j0 + e / V4;
@@ -329,9 +391,10 @@ RAW v_chunk(int b, int kvh, int j0, int e) {
 }
 #if defined(PREFETCH)
 // This invocation's chunks of the K and V tiles of the keys from j0, into registers.
-void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], inout RAW v[ITERS(BKV * V4)]) {
-    for (int it = 0; it < ITERS(BKV * Q4); ++it)
-        if (IN_RANGE(tid + it * WG_SIZE, BKV * Q4)) k[it] = k_chunk(b, kvh, j0, tid + it * WG_SIZE);
+void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(K_ITEMS) * K_PER], inout RAW v[ITERS(BKV * V4)]) {
+    for (int it = 0; it < ITERS(K_ITEMS); ++it)
+        if (IN_RANGE(tid + it * WG_SIZE, K_ITEMS))
+            for (int r = 0; r < K_PER; ++r) k[it * K_PER + r] = k_chunk(b, kvh, j0, tid + it * WG_SIZE, r);
     for (int it = 0; it < ITERS(BKV * V4); ++it)
         if (IN_RANGE(tid + it * WG_SIZE, BKV * V4)) v[it] = v_chunk(b, kvh, j0, tid + it * WG_SIZE);
 }
@@ -340,7 +403,7 @@ void fetch_kv(int b, int kvh, int j0, int tid, inout RAW k[ITERS(BKV * Q4)], ino
 void main() {
     uint wg = tgl_group_index();
     if (wg >= u_groups) return;  // the whole workgroup: uniform
-    int tid = int(gl_LocalInvocationID.x);
+    int tid = int(tgl_local_slot());  // (under SG the TX lanes of a row are in one subgroup)
     int ty = tid / TX, tx = tid % TX;
     int tile = u_tiles - 1 - int(wg % uint(u_tiles));  // the longest causal tiles first
     int bh = int(wg / uint(u_tiles));
@@ -350,6 +413,27 @@ void main() {
     int r_last = min(r0 + BQ, rows) - 1;
 
     float qscale = u_scale * LOG2E;
+#if defined(KMAJ)
+    for (int it = 0; it < ITERS(R4 * Q4); ++it) {  // chunks of 4 rows x 1 channel quad, transposed
+        int e = tid + it * WG_SIZE;
+        if (!IN_RANGE(e, R4 * Q4)) break;
+        int rq = e % R4, c4 = e / R4;
+        vec4 x[4];
+        for (int r = 0; r < 4; ++r) {
+            int rho = r0 + 4 * rq + r;
+            x[r] = rho < rows ? cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale : vec4(0.0);
+        }
+        for (int ch = 0; ch < 4; ++ch) s_q[(4 * c4 + ch) * R4W + rq] = TILE4(vec4(x[0][ch], x[1][ch], x[2][ch], x[3][ch]));
+    }
+#elif defined(QGLOBAL)
+    // The quad index of each of this invocation's rows in Q_BUF (rows past the end read the last
+    // row: their scores are never stored).
+    int q_at[TM];
+    for (int i = 0; i < TM; ++i) {
+        int rho = min(r0 + ROW(ty, i), rows - 1);
+        q_at[i] = AT(u_q, b, head_of(kvh, rho), pos_of(rho), 0) >> 2;
+    }
+#else
     for (int it = 0; it < ITERS(BQ * Q4); ++it) {
         int e = tid + it * WG_SIZE;
         if (!IN_RANGE(e, BQ * Q4)) break;
@@ -358,6 +442,7 @@ void main() {
         if (rho < rows) x = cvt(LOAD_RAW(Q_BUF, u_q, b, head_of(kvh, rho), pos_of(rho), c4, HD, DTYPE)) * qscale;
         s_q[r * Q4W + c4] = TILE4(x);
     }
+#endif
 
     // Keys [kv_begin, kv_end) are seen by some row of the tile (no other key tile is loaded);
     // every row may see keys [all_begin, all_end).
@@ -375,19 +460,22 @@ void main() {
 
 #if defined(PREFETCH)
     // The next block's K and V chunks, loaded into registers while this block computes.
-    RAW k_next[ITERS(BKV * Q4)], v_next[ITERS(BKV * V4)];
+    RAW k_next[ITERS(K_ITEMS) * K_PER], v_next[ITERS(BKV * V4)];
     if (kv_end > kv_begin) fetch_kv(b, kvh, kv_begin, tid, k_next, v_next);
 #endif
     for (int j0 = kv_begin; j0 < kv_end; j0 += BKV) {
         barrier();  // the previous block's readers of s_kp and s_v are done
-        for (int it = 0; it < ITERS(BKV * Q4); ++it) {
-            int e = tid + it * WG_SIZE, kk = e / Q4;
-            if (!IN_RANGE(e, BKV * Q4)) break;
+        for (int it = 0; it < ITERS(K_ITEMS); ++it) {
+            int e = tid + it * WG_SIZE;
+            if (!IN_RANGE(e, K_ITEMS)) break;
+            RAW raw[K_PER];
+            for (int r = 0; r < K_PER; ++r)
 #if defined(PREFETCH)
-            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_next[it]));
+                raw[r] = k_next[it * K_PER + r];
 #else
-            s_kp[kk * Q4W + e % Q4] = TILE4(cvt(k_chunk(b, kvh, j0, e)));
+                raw[r] = k_chunk(b, kvh, j0, e, r);
 #endif
+            store_k(e, raw);
         }
         for (int it = 0; it < ITERS(BKV * V4); ++it) {
             int e = tid + it * WG_SIZE;
@@ -406,13 +494,45 @@ void main() {
 
         float s[TM * TN];
         for (int a = 0; a < TM * TN; ++a) s[a] = 0.0;
+#if defined(KMAJ)
+#if defined(HALF_RUN)
+        f16vec2 rs[TM * TN / 2];  // this run's scores, key pairs
+        for (int a = 0; a < TM * TN / 2; ++a) rs[a] = f16vec2(0.0);
+#endif
+        for (int c = 0; c < HDP; ++c) {
+            TILE4 qv[TM / 4], kv[TN / 4];
+            for (int q = 0; q < TM / 4; ++q) qv[q] = s_q[c * R4W + ty * (TM / 4) + q];
+            for (int n4 = 0; n4 < TN / 4; ++n4) kv[n4] = s_kp[c * KW4 + tx + TX * n4];
+            for (int i = 0; i < TM; ++i)
+                for (int n4 = 0; n4 < TN / 4; ++n4) {
+#if defined(HALF_RUN)
+                    rs[i * (TN / 2) + 2 * n4] += qv[i / 4][i % 4] * kv[n4].xy;
+                    rs[i * (TN / 2) + 2 * n4 + 1] += qv[i / 4][i % 4] * kv[n4].zw;
+#else
+                    for (int k = 0; k < 4; ++k) s[i * TN + 4 * n4 + k] += qv[i / 4][i % 4] * kv[n4][k];
+#endif
+                }
+#if defined(HALF_RUN)
+            if ((c + 1) % HALF_RUN == 0 || c == HDP - 1)  // (constant once unrolled)
+                for (int a = 0; a < TM * TN / 2; ++a) {
+                    s[2 * a] += float(rs[a].x);
+                    s[2 * a + 1] += float(rs[a].y);
+                    rs[a] = f16vec2(0.0);
+                }
+#endif
+        }
+#else
 #if defined(HALF_RUN)
         f16vec2 rs[TM * TN];  // this run's scores, even and odd channels
         for (int a = 0; a < TM * TN; ++a) rs[a] = f16vec2(0.0);
 #endif
         for (int c4 = 0; c4 < Q4; ++c4) {
             TILE4 qv[TM], kv[TN];
-            for (int i = 0; i < TM; ++i) qv[i] = s_q[(ty + NR * i) * Q4W + c4];
+#if defined(QGLOBAL)
+            for (int i = 0; i < TM; ++i) qv[i] = uintBitsToFloat(Q_BUF[q_at[i] + c4]);
+#else
+            for (int i = 0; i < TM; ++i) qv[i] = s_q[ROW(ty, i) * Q4W + c4];
+#endif
             for (int n = 0; n < TN; ++n) {
                 int kk = tx + TX * n;
                 kv[n] = s_kp[kk * Q4W + c4];
@@ -438,6 +558,10 @@ void main() {
                 }
 #endif
         }
+#endif
+#if defined(QGLOBAL)
+        for (int a = 0; a < TM * TN; ++a) s[a] *= qscale;
+#endif
         // Element-wise masking only where some key of the block is hidden from a row or missing,
         // or a score has more terms than q . k.
         bool masked = j0 < all_begin || j0 + BKV > all_end;
@@ -446,10 +570,10 @@ void main() {
 #endif
         if (masked) {
             for (int i = 0; i < TM; ++i) {
-                int rho = r0 + ty + NR * i;
+                int rho = r0 + ROW(ty, i);
                 int h = head_of(kvh, rho), pos = pos_of(rho);
                 for (int n = 0; n < TN; ++n) {
-                    int j = j0 + tx + TX * n;
+                    int j = j0 + KEY(tx, n);
                     bool seen = rho < rows && j < u_Skv && visible(pos, j);
 #if defined(SOFTCAP) || defined(ALIBI)
                     s[i * TN + n] = seen ? logit(s[i * TN + n] * LN2, b, h, pos, j) * LOG2E : tgl_neg_inf();
@@ -460,6 +584,21 @@ void main() {
             }
         }
         // Row maxima over this invocation's keys, then over the row's TX invocations.
+        float p_base[TM];
+#if defined(SG)
+        for (int i = 0; i < TM; ++i) {
+            float mx = tgl_neg_inf();
+            for (int n = 0; n < TN; ++n) mx = max(mx, s[i * TN + n]);
+            TGL_SUBGROUP_FOLD(mx, 1, TX, max);
+            float m_new = max(m[i], mx);
+            // A row that has seen nothing yet keeps acc = l = 0 (alpha = 0, every p = 0).
+            p_base[i] = m_new == tgl_neg_inf() ? 0.0 : m_new;
+            float alpha = m[i] == tgl_neg_inf() ? 0.0 : exp2(m[i] - m_new);
+            m[i] = m_new;
+            l[i] *= alpha;
+            for (int u = 0; u < NV4; ++u) acc[i * NV4 + u] *= alpha;
+        }
+#else
         for (int q = 0; q < TM / 4; ++q) {
             vec4 mx = vec4(tgl_neg_inf());
             for (int n = 0; n < TN; ++n)
@@ -468,7 +607,6 @@ void main() {
         }
         memoryBarrierShared();
         barrier();  // s_red written; every read of the K tile done (p^T goes over it)
-        float p_base[TM];
         for (int q = 0; q < TM / 4; ++q) {
             vec4 mx = vec4(tgl_neg_inf());
             for (int t = 0; t < TX; ++t) mx = max(mx, s_red[t * R4W + ty * (TM / 4) + q]);
@@ -483,6 +621,7 @@ void main() {
                 for (int u = 0; u < NV4; ++u) acc[i * NV4 + u] *= alpha;
             }
         }
+#endif
         for (int i = 0; i < TM; ++i)
             for (int n = 0; n < TN; ++n) {
                 float x = s[i * TN + n];
@@ -492,9 +631,9 @@ void main() {
                 l[i] += pe;
             }
         for (int n = 0; n < TN; ++n) {
-            int kk = tx + TX * n;
+            int kk = KEY(tx, n);
             for (int q = 0; q < TM / 4; ++q)
-                s_kp[kk * R4W + ty * (TM / 4) + q] =
+                P_TILE[kk * R4W + ty * (TM / 4) + q] =
                     TILE4(vec4(s[(4 * q) * TN + n], s[(4 * q + 1) * TN + n], s[(4 * q + 2) * TN + n], s[(4 * q + 3) * TN + n]));
         }
         memoryBarrierShared();
@@ -505,7 +644,7 @@ void main() {
 #endif
         for (int kk = 0; kk < BKV; ++kk) {
             TILE4 pv[TM / 4], vv[NV4];
-            for (int q = 0; q < TM / 4; ++q) pv[q] = s_kp[kk * R4W + ty * (TM / 4) + q];
+            for (int q = 0; q < TM / 4; ++q) pv[q] = P_TILE[kk * R4W + ty * (TM / 4) + q];
             for (int u = 0; u < NV4; ++u) vv[u] = s_v[kk * V4 + tx + TX * u];
             for (int q = 0; q < TM / 4; ++q)
                 for (int e = 0; e < 4; ++e)
@@ -524,15 +663,23 @@ void main() {
 
     // The row sums: partial sums of the TX invocations of a row (s_red's last reads were before
     // the last block's barrier after p).
+#if defined(SG)
+    for (int i = 0; i < TM; ++i) TGL_SUBGROUP_FOLD(l[i], 1, TX, flash_add);
+#else
     for (int q = 0; q < TM / 4; ++q)
         s_red[tx * R4W + ty * (TM / 4) + q] = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
     memoryBarrierShared();
     barrier();
+#endif
     for (int q = 0; q < TM / 4; ++q) {
+#if defined(SG)
+        vec4 sum = vec4(l[4 * q], l[4 * q + 1], l[4 * q + 2], l[4 * q + 3]);
+#else
         vec4 sum = vec4(0.0);
         for (int t = 0; t < TX; ++t) sum += s_red[t * R4W + ty * (TM / 4) + q];
+#endif
         for (int e = 0; e < 4; ++e) {
-            int i = 4 * q + e, rho = r0 + ty + NR * i;
+            int i = 4 * q + e, rho = r0 + ROW(ty, i);
             if (rho >= rows) continue;
             int h = head_of(kvh, rho), pos = pos_of(rho);
             bool empty = m[i] == tgl_neg_inf() && sum[e] == 0.0;  // (NaN scores: NaN, not 0)

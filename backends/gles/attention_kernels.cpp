@@ -112,31 +112,45 @@ struct Blocks {
 struct FlashTile {
     int bq, bkv, tm, tx;
     bool prefetch;  // PREFETCH: the next K/V block loaded into registers during this one
+    bool kmaj;      // KMAJ: channel-major Q and K tiles, scores as outer products (bkv / tx a multiple of 4)
+    bool sg;        // SG where the device's subgroups hold a row's tx lanes: shuffles for the row maxima and sums
+    bool qg;        // QGLOBAL where q is f32 with vector access (not with KMAJ): q read from global memory, no q tile
     int invocations() const { return bq / tm * tx; }
+    bool q_global(bool vec, int dtype) const { return qg && !kmaj && vec && dtype == TGL_DTYPE_F32; }
+    // Whether SG applies on `dev` (then the variant gets TGL_SUBGROUP_SIZE).
+    bool uses_subgroups(const GlesDevice& dev) const {
+        return sg && dev.subgroup_size() >= tx && invocations() % dev.subgroup_size() == 0;
+    }
     // PASS_FLASH's loop passes per block of bkv keys and once, at head dims d, dv.
     LoopPasses passes(int64_t d, int64_t dv) const {
         auto iters = [&](int64_t n) { return unrolled_or(int64_t(ceil_div(uint64_t(n), uint64_t(invocations())))); };  // ITERS(n)
         const int64_t q4 = int64_t(ceil_div(uint64_t(d), 4u)), v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
         const int64_t tn = bkv / tx, nv4 = v4 / tx;
         LoopPasses p;
-        p.per_tile = 1 + (prefetch ? 2 : 1) * (iters(bkv * q4) + iters(bkv * v4)) + unrolled_or(q4) +
+        p.per_tile = 1 + (prefetch ? 2 : 1) * (iters(bkv * q4) + iters(bkv * v4)) + unrolled_or(kmaj ? 4 * q4 : q4) +
                      unrolled_or(bkv) * (1 + unrolled_or(nv4)) + 3 * unrolled_or(tn) + uint64_t(tm / 4) * unrolled_or(tx);
         p.fixed = iters(bq * q4) + 64 + uint64_t(tm / 4) * (unrolled_or(tx) + 4 * unrolled_or(nv4));
         return p;
     }
     // Shared memory in bytes for head dims d, dv (mirrors the shared arrays of PASS_FLASH; `half`:
-    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad).
-    int64_t shared_bytes(int64_t d, int64_t dv, bool half) const {
+    // the Q, K/p and V tiles of HALF_RUN, 8 bytes a quad; `subgroups`: SG, p^T apart and no s_red;
+    // `q_global`: QGLOBAL, no q tile).
+    int64_t shared_bytes(int64_t d, int64_t dv, bool half, bool subgroups, bool q_global) const {
         const int64_t q4w = int64_t(ceil_div(uint64_t(d), 4u)) + 1, r4w = bq / 4 + 1;
         const int64_t v4 = int64_t(ceil_div(uint64_t(dv), uint64_t(4 * tx))) * tx;
-        return (half ? 8 : 16) * (bq * q4w + bkv * std::max(q4w, r4w) + bkv * v4) + 16 * tx * r4w;
+        const int64_t q = q_global ? 0 : kmaj ? 4 * (q4w - 1) * r4w : bq * q4w;  // (KMAJ: q^T)
+        const int64_t k = kmaj ? 4 * (q4w - 1) * (bkv / 4 + 1) : bkv * q4w;  // (KMAJ: K^T)
+        const int64_t pt = bkv * r4w;
+        const int64_t tiles = q + (subgroups ? k + pt : std::max(k, pt)) + bkv * v4;
+        return (half ? 8 : 16) * tiles + (subgroups ? 0 : 16 * tx * r4w);
     }
 };
 
 // TGL_TUNE_ATTENTION (tuning.h): the PASS_FLASH tiles of the attention forward. Defaults, from a
 // sweep on the H100 (B8 H16 S2048 D64 causal): f32 bq64_bk32_tm4_tx8 (5.6 ms; the next best 8.5),
 // f16 bq32_bk64_tm4_tx16_pf (4.9 ms; 5.7 with the f32 tile). Candidates: bq64_bk32_tm4_tx8, bq32_bk64_tm4_tx16, bq64_bk32_tm8_tx8, bq64_bk16_tm4_tx4, bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8,
-// bq16_bk16_tm4_tx4, each also with _pf. A tile that does not fit the device's shared memory or invocations (or has
+// bq16_bk16_tm4_tx4, each also with _pf. The H200 sweep of issue 19 (_km, _sg, _qg tiles against
+// these; docs/attention.md) made bq64_bk32_tm4_tx8_pf_qg the f32 default. A tile that does not fit the device's shared memory or invocations (or has
 // more rows than the problem) falls back to the first fitting of bq64_bk32_tm4_tx8,
 // bq32_bk32_tm4_tx8, bq32_bk24_tm4_tx8, bq32_bk16_tm4_tx8, bq16_bk16_tm4_tx4; PASS_FWD where
 // none fits (D = 256 within 48 KiB, ES 3.1's 16 KiB for D > 64).
@@ -284,17 +298,32 @@ bool Ctx::flash() {
     // Packed f16 products (f16 q, k and v where the driver offers f16 arithmetic): f16 tiles, each
     // lane summing TGL_TUNE_HALF's run of products (at least 2: a score run is whole channel quads).
     const bool half = dev.half_arith() && call.dtype == TGL_DTYPE_F16 && kv_dtype() == TGL_DTYPE_F16;
+    // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
+    std::vector<int32_t> u[4];
+    Binding w[4];
+    const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
+    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0 && kv_dtype() == call.dtype;  // (vector types of one dtype)
+    for (int k = 0; k < 4; ++k) {
+        w[k] = window(roles[k], u[k]);
+        vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
+    }
     // (bq32_bk24: D = 128 within 48 KiB)
     static const FlashTile fallbacks[] = {
-        {64, 32, 4, 8, false}, {32, 32, 4, 8, false}, {32, 24, 4, 8, false}, {32, 16, 4, 8, false}, {16, 16, 4, 4, false}};
+        {64, 32, 4, 8, false, false, false, false}, {32, 32, 4, 8, false, false, false, false}, {32, 24, 4, 8, false, false, false, false},
+        {32, 16, 4, 8, false, false, false, false}, {16, 16, 4, 4, false, false, false, false}};
     auto fits = [&](const FlashTile& f) {
-        return f.bq <= rows && f.invocations() <= wg_cap && f.shared_bytes(p.D, p.Dv, half) <= dev.limits().max_shared_bytes;
+        return f.bq <= rows && f.invocations() <= wg_cap &&
+               f.shared_bytes(p.D, p.Dv, half, f.uses_subgroups(dev), f.q_global(vec, call.dtype)) <= dev.limits().max_shared_bytes;
     };
     const AttentionTuning& tuning = dev.tuning().attention;
     const FlashTileTuning& t = tuning.tile[call.dtype == TGL_DTYPE_F32 ? 0 : 1];  // f32, or 16-bit
     // Packed f16 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf, whose f16 tiles
     // fit where its f32 tiles did (H200, B8 H16 S2048 D64 causal: 2.82 ms; the 16-bit default 4.04).
-    const FlashTile tuned = half && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true} : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch};
+    // f32 (unless TGL_TUNE_ATTENTION names a tile): bq64_bk32_tm4_tx8_pf_qg (H200, B8 H16 S2048 D64
+    // causal: 3.52 ms against 5.56 with the shared q tile; docs/attention.md).
+    const FlashTile tuned = half && tuning.value.empty()                             ? FlashTile{64, 32, 4, 8, true, false, false, false}
+                            : call.dtype == TGL_DTYPE_F32 && tuning.value.empty() ? FlashTile{64, 32, 4, 8, true, false, false, true}
+                                                                                  : FlashTile{t.bq, t.bkv, t.tm, t.tx, t.prefetch, t.kmaj, t.sg, t.qg};
     const FlashTile* tile = fits(tuned) ? &tuned : nullptr;
     static std::atomic<bool> told{false};
     if (!tile && !tuning.value.empty() && rows >= tuned.bq && !told.exchange(true))
@@ -308,16 +337,14 @@ bool Ctx::flash() {
         return false;
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
     const int64_t groups = p.B * p.Hkv * tiles;
+    // TGL_GLES_DEBUG: the tile chosen (for tuning sweeps and tests).
+    static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+    if (debug)
+        std::fprintf(stderr, "tensorgl-gles: attention flash rows %lld keys %lld D %lld: tile bq%d_bk%d_tm%d_tx%d%s%s%s%s%s, %lld bytes shared\n",
+                     (long long)rows, (long long)p.Skv, (long long)p.D, tile->bq, tile->bkv, tile->tm, tile->tx, tile->prefetch ? "_pf" : "",
+                     tile->kmaj ? "_km" : "", tile->uses_subgroups(dev) ? "_sg" : "", tile->q_global(vec, call.dtype) ? "_qg" : "",
+                     half ? " (packed f16)" : "", (long long)tile->shared_bytes(p.D, p.Dv, half, tile->uses_subgroups(dev), tile->q_global(vec, call.dtype)));
 
-    // Vector access (VEC): channels contiguous, offsets and strides multiples of 4 elements.
-    std::vector<int32_t> u[4];
-    Binding w[4];
-    const int roles[4] = {R::kQ, R::kK, R::kV, R::kO};
-    bool vec = p.D % 4 == 0 && p.Dv % 4 == 0 && kv_dtype() == call.dtype;  // (vector types of one dtype)
-    for (int k = 0; k < 4; ++k) {
-        w[k] = window(roles[k], u[k]);
-        vec = vec && u[k][4] == 1 && u[k][0] % 4 == 0 && u[k][1] % 4 == 0 && u[k][2] % 4 == 0 && u[k][3] % 4 == 0;
-    }
     const char* vtype = !vec ? "uint" : call.dtype == TGL_DTYPE_F32 ? "uvec4" : "uvec2";
     Dispatch d;
     Defines defs = base_defines("PASS_FLASH", tile->invocations());
@@ -331,6 +358,9 @@ bool Ctx::flash() {
     defs.emplace_back(def::kVDtype, str(kv_dtype()));
     if (vec) defs.emplace_back("VEC", "");
     if (tile->prefetch) defs.emplace_back("PREFETCH", "");
+    if (tile->kmaj) defs.emplace_back("KMAJ", "");
+    if (tile->q_global(vec, call.dtype)) defs.emplace_back("QGLOBAL", "");
+    if (tile->uses_subgroups(dev) && dev.add_subgroup_define(defs, tile->invocations())) defs.emplace_back("SG", "");
     if (half) {
         defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
         defs.emplace_back("HALF_RUN", str(std::max(2, dev.tuning().half.run)));

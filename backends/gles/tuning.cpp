@@ -85,19 +85,22 @@ void read_attention(AttentionTuning& a) {
         a.legacy = true;
         return;
     }
-    const char* expected = "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf] (BQ and BKV multiples of TM and TX, TM a multiple of "
-                           "4), or '<f32 tile>,<f16 tile>', or legacy";
+    const char* expected = "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf][_km][_sg][_qg] (BQ and BKV multiples of TM and TX, TM a multiple of "
+                           "4; _km: BKV a multiple of 4 TX), or '<f32 tile>,<f16 tile>', or legacy";
     const std::string s(v);
     const size_t comma = s.find(',');
     const std::string part[2] = {s.substr(0, comma), comma == std::string::npos ? s : s.substr(comma + 1)};
     for (int i = 0; i < 2; ++i) {
         FlashTileTuning& f = a.tile[i];
         f.prefetch = false;
+        f.kmaj = false;
+        f.sg = false;
+        f.qg = false;
         parse_tune_tokens(name, v, part[i],
                           {{"bq", &f.bq, 1, kMaxTileDim, true}, {"bk", &f.bkv, 1, kMaxTileDim, true},
                            {"tm", &f.tm, 1, kMaxTileDim, true}, {"tx", &f.tx, 1, kMaxTileDim, true}},
-                          {{"pf", &f.prefetch}}, expected);
-        if (f.tm % 4 || f.bq % f.tm || f.bkv % f.tx)
+                          {{"pf", &f.prefetch}, {"km", &f.kmaj}, {"sg", &f.sg}, {"qg", &f.qg}}, expected);
+        if (f.tm % 4 || f.bq % f.tm || f.bkv % f.tx || (f.kmaj && f.bkv % (4 * f.tx)))
             env_malformed(name, v, "'" + part[i] + "' breaks the tile's rules", expected);
     }
 }

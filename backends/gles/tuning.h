@@ -101,17 +101,24 @@ struct ConvTuning {
 };
 
 // TGL_TUNE_ATTENTION: the PASS_FLASH tiles of the attention forward: a tile
-// "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf]" for both dtypes, or "<f32 tile>,<f16 tile>" (BQ and BKV
-// multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH); "legacy": the previous kernel
+// "bq<BQ>_bk<BKV>_tm<TM>_tx<TX>[_pf][_km][_sg]" for both dtypes, or "<f32 tile>,<f16 tile>" (BQ and
+// BKV multiples of TM and TX, TM a multiple of 4; _pf: PREFETCH; _km: KMAJ, channel-major Q and K
+// tiles with outer-product scores, BKV a multiple of 4 TX; _sg: SG, subgroup shuffles for the row
+// maxima and sums where the device has subgroups; _qg: QGLOBAL, f32 q read from global memory in the
+// score loop instead of a shared q tile, where q has vector access and not with _km); "legacy": the
+// previous kernel
 // (PASS_FWD) everywhere (attention_kernels.cpp).
 struct FlashTileTuning {
     int bq, bkv, tm, tx;
     bool prefetch;
+    bool kmaj;
+    bool sg;
+    bool qg;
 };
 struct AttentionTuning {
     bool legacy = false;
     std::string value;  // as given; "" when unset
-    FlashTileTuning tile[2] = {{64, 32, 4, 8, false}, {32, 64, 4, 16, true}};  // f32, 16-bit (f16, bf16)
+    FlashTileTuning tile[2] = {{64, 32, 4, 8, false, false, false, false}, {32, 64, 4, 16, true, false, false, false}};  // f32, 16-bit (f16, bf16)
 };
 
 // TGL_TUNE_SUBMIT: '_'-separated tokens, each optional, e.g. "cache1024_flush64" (the defaults):

@@ -482,7 +482,8 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
                            "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5"}},
         {"TGL_TUNE_ATTENTION", {"bq64_bk32_tm4_tx8_pfx", "bq64_bk32_tm4_tx99999999999999999999",
-                                "bq64_bk32_tm3_tx8", "bq64_bk32_tm4_tx8,", "legacyx", "bq64_bk32_tm4"}},
+                                "bq64_bk32_tm3_tx8", "bq64_bk32_tm4_tx8,", "legacyx", "bq64_bk32_tm4",
+                                "bq64_bk48_tm4_tx8_km", "bq64_bk32_tm4_tx8_km_km", "bq64_bk32_tm4_tx8_qgx"}},
         {"TGL_TUNE_HALF", {"of", "off_off", "matmul_matmul", "run3", "run0", "run32", "run8x", "on", "run-8", "off_", " off"}},
         {"TGL_TUNE_SAMPLE", {"split0", "split16777217", "chunk-1", "split8192x", "split1_split2", "chunk", "chunk16777217"}},
         {"TGL_TUNE_POLL_US", {"99999999999999999999999", "9223372036854775807", "100us", "-5", "1e3", " 100",
@@ -506,7 +507,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
              {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
              {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
              {"TGL_TUNE_CONV", "winograd"}, {"TGL_TUNE_CONV", "winograd4"}, {"TGL_TUNE_CONV", "direct_split0"},
-             {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
+             {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg,bq64_bk32_tm4_tx8_qg"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""},
              {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"},
              {"TGL_TUNE_HALF", "off"}, {"TGL_TUNE_HALF", "run4_off"}, {"TGL_TUNE_HALF", "matmul_run16"}}) {

@@ -146,7 +146,8 @@ std::vector<InputArg> fwd_inputs(const FwdCase& c, Rng& rng) {
     return ins;
 }
 
-void check_forward(const FwdCase& c, Rng& rng) {
+// `subject`: a device of the subject plugin opened with its own settings (nullptr: the shared one).
+void check_forward(const FwdCase& c, Rng& rng, Device* subject = nullptr) {
     const Dims& d = c.d;
     MultiSpec s;
     s.op = TGL_OP_ATTENTION;
@@ -163,7 +164,7 @@ void check_forward(const FwdCase& c, Rng& rng) {
     }
     s.tolerance = {tol::kMatmul, tol::kMatmul};
     s.what = describe(c, "attention");
-    check(s);
+    check(s, subject);
 }
 
 void check_backward(const FwdCase& c, Rng& rng) {
@@ -403,13 +404,13 @@ std::vector<Options> option_sets() {
             opt_of(2, 1.0f, 8, 0, true, true),  opt_of(0, 3.0f, 4, 6, true, true)};
 }
 
-void check_options(Dims d, tgl_dtype dt, Rng& rng, bool backward, Lay lay = Lay::Contiguous) {
+void check_options(Dims d, tgl_dtype dt, Rng& rng, bool backward, Lay lay = Lay::Contiguous, Device* subject = nullptr) {
     for (const Options& o : option_sets()) {
         if (o.half_kv && dt != TGL_DTYPE_F32) continue;
         FwdCase c = plain(dt, d);
         c.opt = o;
         c.in_lay = c.out_lay = lay;
-        check_forward(c, rng);
+        check_forward(c, rng, subject);
         if (backward && !o.half_kv) check_backward(c, rng);
     }
 }
@@ -424,6 +425,54 @@ TEST_F(AttentionDiff, OptionsFlash) {  // 40 and 80 rows per kv head (GQA 2:1), 
     c.mask_shape = {40, 53};
     c.p_inf = 0.1;
     check_forward(c, rng_);
+}
+
+// PASS_FLASH with KMAJ (TGL_TUNE_ATTENTION ..._km: channel-major q and K tiles, scores as outer
+// products, an invocation's rows contiguous) and SG (_sg: subgroup shuffles for the row maxima and
+// sums, p^T apart; where the device has subgroups): block edges, Sq != Skv under both alignments,
+// GQA, padded head dims, f16/bf16 through vector and scalar access, masks and every option. The
+// 64-row tile fits llvmpipe's 32 KiB at D <= 32; the 16-row one fits everywhere, the minimum
+// limits (16 KiB, 128 invocations, 4 storage blocks: the cases without lse) too. (TGL_GLES_DEBUG=1
+// prints the tile each op ran.)
+TEST_F(AttentionDiff, FlashChannelMajor) {
+    Device* big = &subject_device_with("TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg");
+    Device* small = &subject_device_with("TGL_TUNE_ATTENTION", "bq16_bk16_tm4_tx4_km");
+    for (Device* d : {big, small}) {
+        SCOPED_TRACE(d == big ? "TGL_TUNE_ATTENTION=bq64_bk32_tm4_tx8_km_sg" : "TGL_TUNE_ATTENTION=bq16_bk16_tm4_tx4_km");
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 97, 97, 32, 32}, true), rng_, d);
+        check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_, d);  // first rows see no key
+        FwdCase f16 = plain(TGL_DTYPE_F16, {1, 2, 1, 65, 65, 32, 32}, true);
+        f16.in_lay = f16.out_lay = Lay::Aligned;
+        check_forward(f16, rng_, d);
+        FwdCase c = plain(TGL_DTYPE_F32, {1, 2, 1, 40, 53, 16, 16});  // mask, lse, sinks, ALiBi, softcap, window
+        c.opt = opt_of(1, 1.0f, 8, 9, true);
+        c.has_mask = true;
+        c.mask_shape = {40, 53};
+        c.p_inf = 0.1;
+        check_forward(c, rng_, d);
+    }
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 63, 63, 32, 32}, true), rng_, small);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 32, 32}, true), rng_, small);
+    FwdCase tl = plain(TGL_DTYPE_F32, {1, 1, 1, 67, 131, 16, 16});
+    tl.opt.causal = 2;  // top-left
+    check_forward(tl, rng_, small);
+    check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, small);  // GQA tiles spanning heads
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 40, 36, 33, 17}, true), rng_, small);  // padded head dims
+    FwdCase bf = plain(TGL_DTYPE_BF16, {1, 2, 1, 33, 33, 32, 32}, true);  // scalar access
+    check_forward(bf, rng_, small);
+    check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Contiguous, small);
+    // QGLOBAL (_qg: q read from global memory, f32 with vector access): edges, GQA, every option.
+    Device* qg = &subject_device_with("TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_qg");
+    SCOPED_TRACE("TGL_TUNE_ATTENTION=bq64_bk32_tm4_tx8_qg");
+    for (int64_t s : {65, 97}) check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, s, s, 32, 32}, true), rng_, qg);
+    check_forward(plain(TGL_DTYPE_F32, {1, 1, 1, 131, 67, 32, 32}, true), rng_, qg);
+    check_forward(plain(TGL_DTYPE_F32, {1, 4, 1, 21, 40, 16, 16}, true), rng_, qg);
+    check_options({1, 2, 1, 40, 53, 16, 16}, TGL_DTYPE_F32, rng_, false, Lay::Aligned, qg);
+    // Without lse (q, k, v, o: the 4 storage blocks of the minimum limits, where PASS_FLASH then runs).
+    for (FwdCase c : {plain(TGL_DTYPE_F32, {1, 2, 1, 45, 45, 32, 32}, true), plain(TGL_DTYPE_F16, {1, 4, 2, 37, 50, 16, 16}, true)}) {
+        c.lse = false;
+        check_forward(c, rng_, small);
+    }
 }
 
 TEST_F(AttentionDiff, OptionsTiled) {  // PASS_FWD: a few rows, odd sizes
