@@ -190,8 +190,10 @@ void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint
 void GlesDevice::copy(const BufferRef& src, uint64_t src_offset, const BufferRef& dst, uint64_t dst_offset,
                       uint64_t bytes) {
     // 16-byte aligned ranges by a shader (glCopyBufferSubData is an order of magnitude slower on
-    // NVIDIA's driver); unaligned ranges and a tail under 16 bytes by glCopyBufferSubData.
-    const uint64_t by_shader = src_offset % 16 == 0 && dst_offset % 16 == 0 ? bytes & ~uint64_t(15) : 0;
+    // NVIDIA's driver); unaligned ranges and a tail under 16 bytes by glCopyBufferSubData, as is
+    // everything under TGL_TUNE_STREAM's glcopy (to compare).
+    const bool aligned = src_offset % 16 == 0 && dst_offset % 16 == 0;
+    const uint64_t by_shader = aligned && !stream_.gl_copy ? bytes & ~uint64_t(15) : 0;
     if (by_shader) run_buffer_copy(*this, src, src_offset, dst, dst_offset, by_shader);
     if (by_shader == bytes) return;
     src_offset += by_shader;
