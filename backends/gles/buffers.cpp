@@ -125,10 +125,12 @@ BufferRef GlesDevice::alloc_buffer(uint64_t bytes, bool user) {
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "bytes = %llu, but this device allocates at most %llu bytes per buffer (%s)",
              (unsigned long long)bytes, (unsigned long long)L.max_buffer_bytes, L.max_buffer_reason);
     GLuint name = 0;
+    static const GLenum kUsage[] = {GL_STATIC_DRAW, GL_STATIC_COPY, GL_DYNAMIC_DRAW, GL_DYNAMIC_COPY, GL_STREAM_COPY};
+    const GLenum usage = kUsage[int(tuning_.buffer_usage)];  // TGL_TUNE_BUFFER (tuning.h)
     gl_->call("buffer_alloc", [&] {
         glGenBuffers(1, &name);
         glBindBuffer(GL_COPY_WRITE_BUFFER, name);
-        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, GL_DYNAMIC_COPY);
+        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, usage);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         GLenum e = glGetError();
         // TGL_GLES_TEST_FAULT=max_bytes=N: refused as the driver would refuse it.

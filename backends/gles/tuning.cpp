@@ -114,6 +114,25 @@ void read_half(HalfTuning& h) {
     if (h.run & (h.run - 1)) env_malformed(name, v, "run is not a power of two", expected);
 }
 
+void read_buffer_usage(BufferUsage& u) {
+    const char* name = "TGL_TUNE_BUFFER";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "one of static_draw, static_copy, dynamic_draw, dynamic_copy, stream_copy";
+    static const struct {
+        const char* word;
+        BufferUsage usage;
+    } kWords[] = {{"static_draw", BufferUsage::StaticDraw}, {"static_copy", BufferUsage::StaticCopy},
+                  {"dynamic_draw", BufferUsage::DynamicDraw}, {"dynamic_copy", BufferUsage::DynamicCopy},
+                  {"stream_copy", BufferUsage::StreamCopy}};
+    for (const auto& w : kWords)
+        if (!std::strcmp(v, w.word)) {
+            u = w.usage;
+            return;
+        }
+    env_malformed(name, v, "not a usage hint", expected);
+}
+
 }  // namespace
 
 bool read_subgroups_switch() {
@@ -125,6 +144,7 @@ Tuning read_tuning() {
     Tuning t;
     t.subgroups = read_subgroups_switch();
     read_stream(t.stream);
+    read_buffer_usage(t.buffer_usage);
     const char* reduce = env_value("TGL_TUNE_REDUCE");
     if (reduce) {
         ReduceTuning& r = t.reduce;

@@ -159,8 +159,13 @@ struct SampleTuning {
     int chunk = 0;
 };
 
+// TGL_TUNE_BUFFER: the usage hint of every buffer's glBufferData (where the driver places it): one
+// of static_draw, static_copy, dynamic_draw, dynamic_copy (the default), stream_copy.
+enum class BufferUsage { StaticDraw, StaticCopy, DynamicDraw, DynamicCopy, StreamCopy };
+
 struct Tuning {
     StreamShape stream;
+    BufferUsage buffer_usage = BufferUsage::DynamicCopy;
     SampleTuning sample;
     SubmitTuning submit;
     ReduceTuning reduce;

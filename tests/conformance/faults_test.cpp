@@ -488,6 +488,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_SAMPLE", {"split0", "split16777217", "chunk-1", "split8192x", "split1_split2", "chunk", "chunk16777217"}},
         {"TGL_TUNE_POLL_US", {"99999999999999999999999", "9223372036854775807", "100us", "-5", "1e3", " 100",
                               "1000001", "0x10"}},
+        {"TGL_TUNE_BUFFER", {"static", "dynamic_copy_", "STATIC_DRAW", " static_draw", "stream_draw"}},
         {"TGL_TUNE_SUBGROUPS", {"2", "on", "-1", "1x", " 0", "true", "18446744073709551617"}},
         {"TGL_GLES_TIMEOUT_MS", {"18446744073709551616", "300ms", "-1", "86400001"}},
         {"TGL_CACHE_DIR", {"relative/cache", "./cache", "~/.cache"}},
@@ -509,7 +510,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
              {"TGL_TUNE_CONV", "winograd"}, {"TGL_TUNE_CONV", "winograd4"}, {"TGL_TUNE_CONV", "direct_split0"},
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""},
-             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"},
+             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_BUFFER", "static_draw"}, {"TGL_TUNE_BUFFER", "stream_copy"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"},
              {"TGL_TUNE_HALF", "off"}, {"TGL_TUNE_HALF", "run4_off"}, {"TGL_TUNE_HALF", "matmul_run16"}}) {
         auto d = open_with({kv});
         DeviceTensor a(*d, contiguous({5})), y(*d, contiguous({5}));
