@@ -161,25 +161,26 @@ TEST_F(UnaryGridStride, MatchesReference) {
 }
 
 // buffer_copy and buffer_fill on the GLES plugin's buffer_bytes.comp under TGL_TUNE_STREAM's
-// shapes: one workgroup per block and a grid stride over blocks of 32 or 128 quads (cg), lengths
-// around the blocks with every 16-byte alignment of the ends (the unaligned heads and tails go
-// through the driver's copy and fill.comp), and glCopyBufferSubData alone (glcopy). Expected
-// bytes are computed here; other plugins ignore the variable.
+// shapes: one workgroup per block (blocks of 32, 128 and 4096 quads: the default's) and a grid
+// stride over blocks of 32 or 128 quads (cg), lengths around the blocks with 16-byte aligned and
+// unaligned ends (the unaligned heads and tails go through the driver's copy and fill.comp), and
+// glCopyBufferSubData alone (glcopy). Expected bytes are computed here; other plugins ignore the
+// variable.
 class BufferBytesTuned : public SeededTest {};
 
 TEST_F(BufferBytesTuned, CopyAndFillMatchHost) {
     Rng& rng = rng_;
-    for (const char* tune : {"wg32_v1_cg3", "wg32_v4_cg5", "wg32_v4", "wg64_v2_glcopy"}) {
+    for (const char* tune : {"wg32_v1_cg3", "wg32_v4_cg5", "wg32_v4", "wg64_v2_glcopy", "wg1024_v4"}) {
         SCOPED_TRACE(std::string("TGL_TUNE_STREAM=") + tune);
         Device& d = subject_device_with("TGL_TUNE_STREAM", tune);
-        const uint64_t n = 40000;
+        const uint64_t n = 300000;
         Buffer a(d, n), b(d, n);
         std::vector<uint8_t> wa(n), wb(n);
         for (auto& x : wa) x = uint8_t(rng.integer(0, 255));
         for (auto& x : wb) x = uint8_t(rng.integer(0, 255));
         d.upload(a.handle(), 0, wa.data(), n);
         d.upload(b.handle(), 0, wb.data(), n);
-        for (uint64_t quads : {1, 31, 32, 33, 127, 128, 129, 640, 2047}) {
+        for (uint64_t quads : {1, 31, 32, 33, 127, 128, 129, 640, 2047, 4096, 4097, 12293}) {
             const uint64_t len = 16 * quads + uint64_t(rng.integer(0, 1)) * uint64_t(rng.integer(1, 15));
             const uint64_t so = 16 * uint64_t(rng.integer(0, int64_t((n - len) / 16) - 1)) + (quads % 2 ? 0 : 4);
             const uint64_t doff = 16 * uint64_t(rng.integer(0, int64_t((n - len) / 16) - 1)) + (quads % 3 ? 0 : 8);
@@ -193,7 +194,7 @@ TEST_F(BufferBytesTuned, CopyAndFillMatchHost) {
         for (uint32_t size : {4u, 16u}) {
             uint8_t pattern[16];
             for (auto& x : pattern) x = uint8_t(rng.integer(0, 255));
-            const uint64_t off = size * uint64_t(rng.integer(0, 7)), len = size * uint64_t(rng.integer(1000, 2400));
+            const uint64_t off = size * uint64_t(rng.integer(0, 7)), len = size * uint64_t(rng.integer(1000, 17000));
             SCOPED_TRACE("fill " + std::to_string(len) + " bytes at " + std::to_string(off) + " with a pattern of " +
                          std::to_string(size));
             d.fill(a.handle(), off, len, pattern, size);
