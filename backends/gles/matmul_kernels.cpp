@@ -158,8 +158,9 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
         pl.gemv_wg = fit(s.tune.gemv_wg);
         pl.lanes = std::min(s.tune.gemv_k_lanes, pl.gemv_wg);
         const int direct_wg = fit(s.tune.gemv_direct_wg);
-        // Quads of columns per workgroup (gdq): of 4, 8 and 16 on an H200 with 1024 invocations, 8
-        // streamed W fastest (bench/RESULTS.md).
+        // Quads of columns per workgroup (gdq): on an H200, 8 with 1024 invocations streamed W
+        // fastest (1x4096x4096: 0.0207 ms; 4 with 512 0.0212, 16 0.0240, 4 with 1024 0.0278;
+        // docs/gpu.md).
         const int direct_quads = s.tune.gemv_direct_quads;
         const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * uint64_t(direct_quads)) * s.batch_count;
         if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= direct_quads &&

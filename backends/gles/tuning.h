@@ -21,7 +21,7 @@ namespace gles {
 // other vec4 elementwise kernels (unary ops, broadcast inputs), cg for buffer_copy and
 // buffer_fill's aligned middle (0: one workgroup per block); glcopy: buffer_copy by
 // glCopyBufferSubData alone (no shader; to compare). Defaults: wg1024_v4_bwg512_bg264_ug0_cg0
-// (see bench/RESULTS.md and docs/gpu.md, "Streaming kernels").
+// (H100 and H200 sweeps: bench/RESULTS.md, docs/gpu.md "Streaming kernels and the decode GEMV").
 struct StreamShape {
     int wg = 1024;
     int per_invocation = 4;
