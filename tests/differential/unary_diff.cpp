@@ -160,6 +160,18 @@ TEST_F(UnaryGridStride, MatchesReference) {
     }
 }
 
+// A grid stride of more workgroups than one dispatch row holds (65,535 along x on llvmpipe and at
+// the minimum limits): 70,000 workgroups of 32 invocations, one quad each, over 70,001 blocks and
+// a ragged tail, exp in place (a block run twice would be exp(exp(x))).
+TEST_F(UnaryGridStride, PastMaxWorkgroupsPerDispatch) {
+    Device& d = subject_device_with("TGL_TUNE_STREAM", "wg32_v1_ug70000");
+    const UnaryOp& exp = unary_ops()[5];
+    Spec s = unary_spec(exp, {70001 * 128 + 3}, Kind::Contiguous, Kind::Contiguous, exp.secondary, rng_);
+    s.in_place = true;
+    s.what += " (in place)";
+    check(s, &d);
+}
+
 // buffer_copy and buffer_fill on the GLES plugin's buffer_bytes.comp under TGL_TUNE_STREAM's
 // shapes: one workgroup per block (blocks of 32, 128 and 4096 quads: the default's) and a grid
 // stride over blocks of 32 or 128 quads (cg), lengths around the blocks with 16-byte aligned and
