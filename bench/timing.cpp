@@ -42,11 +42,19 @@ Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg,
     // 2. Batch: fixed, or enough runs that a sample takes target_sample_s, from a second, warm
     //    single run (the first one compiles shaders: calibrated on it, a fast op would be timed one
     //    run per sample, each paying a synchronize's latency).
+    //    A single run's time still holds one synchronize's latency (~0.1-0.2 ms on an H200), so a
+    //    fast op is then timed in samples of a few ms, each paying that latency once (1-2 us per
+    //    run on a 20 us op: 5-10 % of the row); one sample at that batch re-estimates the time
+    //    per run, and the batch grows to fill target_sample_s.
     int batch = fixed_batch;
     if (batch <= 0) {
+        auto batch_for = [&](double t) {
+            const double want = t > 0 ? std::ceil(cfg.target_sample_s / t) : cfg.max_batch;
+            return static_cast<int>(std::clamp(want, 1.0, static_cast<double>(cfg.max_batch)));
+        };
         if (warm) per_run = std::min(per_run, sample(1));
-        double want = per_run > 0 ? std::ceil(cfg.target_sample_s / per_run) : cfg.max_batch;
-        batch = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(cfg.max_batch)));
+        batch = batch_for(per_run);
+        if (warm && batch > 1 && batch < cfg.max_batch) batch = std::max(batch, batch_for(sample(batch)));
     }
     st.batch = batch;
 

@@ -6,12 +6,14 @@
 // before).
 //
 // Defines: WG_SIZE, PER_INV; FILL (store u_pattern: the fill pattern replicated to 16 bytes, and
-// every quad starts at an absolute multiple of 16) or a copy from SrcBuffer.
+// every quad starts at an absolute multiple of 16) or a copy from SrcBuffer; GRID_STRIDE: a fixed
+// grid of u_group_count workgroups strides over the u_blocks blocks of WG_SIZE * PER_INV quads
+// (TGL_TUNE_STREAM cg) instead of one workgroup per block.
 #include "grid.glsl"
 
 layout(local_size_x = WG_SIZE) in;
 
-layout(std430, binding = 0) buffer DstBuffer { uvec4 dst_data[]; };
+layout(std430, binding = 0) writeonly buffer DstBuffer { uvec4 dst_data[]; };
 #if defined(FILL)
 uniform uvec4 u_pattern;
 #else
@@ -22,16 +24,22 @@ uniform uint u_src_first;   // first uvec4, relative to the bound window
 uniform uint u_count;       // uvec4s to store
 uniform uint u_dst_first;   // first uvec4, relative to the bound window
 
-void main() {
-    uint first = tgl_group_index() * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x;
+// Quads first, first + WG_SIZE, ... (PER_INV of them). A whole block stores without bounds checks
+// (all its loads in flight before the first store); the last block checks each quad.
+void run_block(uint first) {
+    bool whole = first + uint((PER_INV - 1) * WG_SIZE) < u_count;
 #if defined(FILL)
     for (int j = 0; j < PER_INV; ++j) {
         uint i = first + uint(j * WG_SIZE);
-        if (i < u_count) dst_data[u_dst_first + i] = u_pattern;
+        if (whole || i < u_count) dst_data[u_dst_first + i] = u_pattern;
     }
 #else
-    // All loads before the first store: PER_INV loads in flight per invocation.
     uvec4 v[PER_INV];
+    if (whole) {
+        for (int j = 0; j < PER_INV; ++j) v[j] = src_data[u_src_first + first + uint(j * WG_SIZE)];
+        for (int j = 0; j < PER_INV; ++j) dst_data[u_dst_first + first + uint(j * WG_SIZE)] = v[j];
+        return;
+    }
     for (int j = 0; j < PER_INV; ++j) {
         uint i = first + uint(j * WG_SIZE);
         if (i < u_count) v[j] = src_data[u_src_first + i];
@@ -40,5 +48,21 @@ void main() {
         uint i = first + uint(j * WG_SIZE);
         if (i < u_count) dst_data[u_dst_first + i] = v[j];
     }
+#endif
+}
+
+#if defined(GRID_STRIDE)
+uniform uint u_blocks;       // blocks of WG_SIZE * PER_INV quads
+uniform uint u_group_count;  // workgroups of the whole grid
+#endif
+void main() {
+#if defined(GRID_STRIDE)
+    // A split dispatch's last row may hold workgroups past the grid: they would repeat blocks of
+    // the first ones (twice over an operand updated in place).
+    if (tgl_group_index() >= u_group_count) return;
+    for (uint blk = tgl_group_index(); blk < u_blocks; blk += u_group_count)
+        run_block(blk * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x);
+#else
+    run_block(tgl_group_index() * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x);
 #endif
 }

@@ -156,6 +156,9 @@ uniform uint u_group_count;  // workgroups of the whole grid
 #endif
 void main() {
 #if defined(GRID_STRIDE)
+    // A split dispatch's last row may hold workgroups past the grid: they would repeat blocks of
+    // the first ones (twice over an operand updated in place).
+    if (tgl_group_index() >= u_group_count) return;
     for (uint blk = tgl_group_index(); blk < u_blocks; blk += u_group_count)
         run_block(blk * uint(WG_SIZE * PER_INV) + gl_LocalInvocationID.x);
 #else

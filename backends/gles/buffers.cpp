@@ -125,10 +125,12 @@ BufferRef GlesDevice::alloc_buffer(uint64_t bytes, bool user) {
         fail(TGL_ERROR_RESOURCE_EXHAUSTED, "bytes = %llu, but this device allocates at most %llu bytes per buffer (%s)",
              (unsigned long long)bytes, (unsigned long long)L.max_buffer_bytes, L.max_buffer_reason);
     GLuint name = 0;
+    static const GLenum kUsage[] = {GL_STATIC_DRAW, GL_STATIC_COPY, GL_DYNAMIC_DRAW, GL_DYNAMIC_COPY, GL_STREAM_COPY};
+    const GLenum usage = kUsage[int(tuning_.buffer_usage)];  // TGL_TUNE_BUFFER (tuning.h)
     gl_->call("buffer_alloc", [&] {
         glGenBuffers(1, &name);
         glBindBuffer(GL_COPY_WRITE_BUFFER, name);
-        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, GL_DYNAMIC_COPY);
+        glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(store_bytes(bytes)), nullptr, usage);
         glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
         GLenum e = glGetError();
         // TGL_GLES_TEST_FAULT=max_bytes=N: refused as the driver would refuse it.
@@ -190,8 +192,10 @@ void GlesDevice::download(const BufferRef& src, uint64_t offset, void* dst, uint
 void GlesDevice::copy(const BufferRef& src, uint64_t src_offset, const BufferRef& dst, uint64_t dst_offset,
                       uint64_t bytes) {
     // 16-byte aligned ranges by a shader (glCopyBufferSubData is an order of magnitude slower on
-    // NVIDIA's driver); unaligned ranges and a tail under 16 bytes by glCopyBufferSubData.
-    const uint64_t by_shader = src_offset % 16 == 0 && dst_offset % 16 == 0 ? bytes & ~uint64_t(15) : 0;
+    // NVIDIA's driver); unaligned ranges and a tail under 16 bytes by glCopyBufferSubData, as is
+    // everything under TGL_TUNE_STREAM's glcopy (to compare).
+    const bool aligned = src_offset % 16 == 0 && dst_offset % 16 == 0;
+    const uint64_t by_shader = aligned && !stream_.gl_copy ? bytes & ~uint64_t(15) : 0;
     if (by_shader) run_buffer_copy(*this, src, src_offset, dst, dst_offset, by_shader);
     if (by_shader == bytes) return;
     src_offset += by_shader;

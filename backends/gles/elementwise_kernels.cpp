@@ -153,9 +153,12 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
     }
     if (vec4) {
         const StreamShape shape = dev.stream_shape();
-        // Two full-size inputs: the grid-stride kernel with its own workgroup size (tuning.h).
-        const bool stride = n_in == 2 && kinds[1] == kFull && kinds[2] == kFull && shape.binary_groups > 0;
-        const int wg_vec = stride ? shape.binary_wg : shape.wg;
+        // Two full-size inputs: the grid-stride kernel with its own workgroup size; the others a
+        // grid stride where ug asks for one (tuning.h).
+        const bool binary_full = n_in == 2 && kinds[1] == kFull && kinds[2] == kFull;
+        const int grid = binary_full ? shape.binary_groups : shape.unary_groups;
+        const bool stride = grid > 0;
+        const int wg_vec = binary_full && stride ? shape.binary_wg : shape.wg;
         uint32_t quads = numel / 4;
         Defines defines = common;
         defines.emplace_back("RANK", str(p.rank));
@@ -177,7 +180,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_int("u_col_stride", {col_stride[0], col_stride[1]}));
         base.uniforms.push_back(scalars);
         const uint64_t blocks = ceil_div(quads, uint64_t(wg_vec) * shape.per_invocation);
-        const uint64_t groups = stride ? std::min<uint64_t>(blocks, uint64_t(shape.binary_groups)) : blocks;
+        const uint64_t groups = stride ? std::min<uint64_t>(blocks, uint64_t(grid)) : blocks;
         if (stride) {
             base.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
             base.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
@@ -268,6 +271,7 @@ void run_aligned_bytes(GlesDevice& dev, const BufferRef* src, uint64_t src_offse
     const StreamShape shape = dev.stream_shape();
     Defines defines = {{def::kWorkgroupSize, str(shape.wg)}, {"PER_INV", str(shape.per_invocation)}};
     if (!src) defines.emplace_back("FILL", "");
+    if (shape.copy_groups > 0) defines.emplace_back("GRID_STRIDE", "");
     Dispatch base;
     base.program = dev.program("buffer_bytes.comp", defines);
     if (!src) base.uniforms.push_back(uniform_uint("u_pattern", quad));
@@ -297,7 +301,14 @@ void run_aligned_bytes(GlesDevice& dev, const BufferRef* src, uint64_t src_offse
         const uint32_t count = uint32_t(len / 16);
         d.uniforms.push_back(uniform_uint("u_count", {count}));
         d.uniforms.push_back(uniform_uint("u_dst_first", {dst_first}));
-        add_chunks(dev, d, ceil_div(uint64_t(count), uint64_t(shape.wg) * shape.per_invocation), dispatches);
+        const uint64_t blocks = ceil_div(uint64_t(count), uint64_t(shape.wg) * shape.per_invocation);
+        uint64_t groups = blocks;
+        if (shape.copy_groups > 0) {  // buffer_bytes.comp's GRID_STRIDE
+            groups = std::min<uint64_t>(blocks, uint64_t(shape.copy_groups));
+            d.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
+            d.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
+        }
+        add_chunks(dev, d, groups, dispatches);
         done += len;
     }
     dev.submit(src ? "buffer_copy" : "buffer_fill", std::move(dispatches));

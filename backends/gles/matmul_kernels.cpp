@@ -33,9 +33,6 @@ struct Tile {
 constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
 constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguous
-// Quads of columns per workgroup of the one-pass GEMV over all of K (W n-contiguous; TGL_TUNE_MATMUL
-// gd): of 4, 8 and 16 on an H200 with 1024 invocations, 8 streamed W fastest (bench/RESULTS.md).
-constexpr int kGemvDirectQuads = 8;
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -133,7 +130,7 @@ struct PassShape {
 // Mat-vec (decode): K ranges of k_chunk (default 32 rows of W or quads along k per lane), as many
 // as the partials allow, then PASS_REDUCE; one K range runs the epilogue in the GEMV pass
 // (GEMV_DIRECT). W n-contiguous without a tuned K range: one pass over all of K in workgroups of
-// gdw invocations over kGemvDirectQuads quads of columns where those alone make gd to 2 gd - 1
+// gdw invocations over gdq quads of columns where those alone make gd to 2 gd - 1
 // workgroups (H200: 1x4096x4096's 128 ran 0.0209 gpu ms against 0.0262 split; 1x4096x11008's 344,
 // more than one wave of 1024-invocation workgroups, 0.0726 against 0.0537 split).
 std::string gemv_candidate(const PassShape& s, Plan& pl) {
@@ -161,11 +158,15 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
         pl.gemv_wg = fit(s.tune.gemv_wg);
         pl.lanes = std::min(s.tune.gemv_k_lanes, pl.gemv_wg);
         const int direct_wg = fit(s.tune.gemv_direct_wg);
-        const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * kGemvDirectQuads) * s.batch_count;
-        if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= kGemvDirectQuads &&
+        // Quads of columns per workgroup (gdq): on an H200, 8 with 1024 invocations streamed W
+        // fastest (1x4096x4096: 0.0207 ms; 4 with 512 0.0212, 16 0.0240, 4 with 1024 0.0278;
+        // docs/gpu.md).
+        const int direct_quads = s.tune.gemv_direct_quads;
+        const uint64_t direct_slabs = ceil_div(uint64_t(s.n), 4 * uint64_t(direct_quads)) * s.batch_count;
+        if (s.tune.gemv_chunk < 0 && s.tune.gemv_direct > 0 && direct_wg >= direct_quads &&
             direct_slabs >= uint64_t(s.tune.gemv_direct) && direct_slabs < 2 * uint64_t(s.tune.gemv_direct)) {
             pl.gemv_wg = direct_wg;
-            pl.lanes = direct_wg / kGemvDirectQuads;
+            pl.lanes = direct_wg / direct_quads;
             one_range = true;
         }
     }

@@ -15,12 +15,13 @@ void read_stream(StreamShape& s) {
     const char* name = "TGL_TUNE_STREAM";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "wg<N>_v<M>[_bwg<N>][_bg<G>] with N a power of two in [32, 1024], M in [1, 16] and G in "
-                           "[0, 1048576], e.g. wg256_v4 or wg1024_v4_bwg512_bg264";
+    const char* expected = "wg<N>_v<M>[_bwg<N>][_bg<G>][_ug<G>][_cg<G>][_glcopy] with N a power of two in [32, 1024], M "
+                           "in [1, 16] and G in [0, 1048576], e.g. wg256_v4 or wg1024_v4_bwg512_bg264_ug264";
     parse_tune_tokens(name, v, v,
                       {{"wg", &s.wg, 32, 1024, true}, {"v", &s.per_invocation, 1, 16, true},
-                       {"bwg", &s.binary_wg, 32, 1024, false}, {"bg", &s.binary_groups, 0, kMaxCount, false}},
-                      {}, expected);
+                       {"bwg", &s.binary_wg, 32, 1024, false}, {"bg", &s.binary_groups, 0, kMaxCount, false},
+                       {"ug", &s.unary_groups, 0, kMaxCount, false}, {"cg", &s.copy_groups, 0, kMaxCount, false}},
+                      {{"glcopy", &s.gl_copy}}, expected);
     if ((s.wg & (s.wg - 1)) || (s.binary_wg & (s.binary_wg - 1)))
         env_malformed(name, v, "the workgroup size is not a power of two", expected);
 }
@@ -30,7 +31,7 @@ void read_matmul(MatmulTuning& m) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
-                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), gdq<N> (a power of two <= gdw), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
     parse_tune_tokens(name, v, v,
@@ -40,7 +41,7 @@ void read_matmul(MatmulTuning& m) {
                        {"gk", &m.gemv_chunk, 0, kMaxCount, false}, {"gl", &m.gemv_lanes, 1, 64, false},
                        {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
                        {"gu", &m.gemv_unroll, 1, 16, false}, {"gd", &m.gemv_direct, 0, kMaxCount, false},
-                       {"gdw", &m.gemv_direct_wg, 8, kMaxTileDim, false},
+                       {"gdw", &m.gemv_direct_wg, 8, kMaxTileDim, false}, {"gdq", &m.gemv_direct_quads, 1, kMaxTileDim, false},
                        {"db", &db, 0, 1, false}},
                       {{"general", &m.general}}, expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
@@ -53,6 +54,8 @@ void read_matmul(MatmulTuning& m) {
     if ((m.gemv_wg & (m.gemv_wg - 1)) || (m.gemv_k_lanes & (m.gemv_k_lanes - 1)) || m.gemv_k_lanes > m.gemv_wg)
         env_malformed(name, v, "gw and gr are not powers of two with gr <= gw", expected);
     if (m.gemv_direct_wg & (m.gemv_direct_wg - 1)) env_malformed(name, v, "gdw is not a power of two", expected);
+    if ((m.gemv_direct_quads & (m.gemv_direct_quads - 1)) || m.gemv_direct_quads > m.gemv_direct_wg)
+        env_malformed(name, v, "gdq is not a power of two <= gdw", expected);
     if (db >= 0) m.double_buf = db != 0;
 }
 
@@ -114,6 +117,25 @@ void read_half(HalfTuning& h) {
     if (h.run & (h.run - 1)) env_malformed(name, v, "run is not a power of two", expected);
 }
 
+void read_buffer_usage(BufferUsage& u) {
+    const char* name = "TGL_TUNE_BUFFER";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "one of static_draw, static_copy, dynamic_draw, dynamic_copy, stream_copy";
+    static const struct {
+        const char* word;
+        BufferUsage usage;
+    } kWords[] = {{"static_draw", BufferUsage::StaticDraw}, {"static_copy", BufferUsage::StaticCopy},
+                  {"dynamic_draw", BufferUsage::DynamicDraw}, {"dynamic_copy", BufferUsage::DynamicCopy},
+                  {"stream_copy", BufferUsage::StreamCopy}};
+    for (const auto& w : kWords)
+        if (!std::strcmp(v, w.word)) {
+            u = w.usage;
+            return;
+        }
+    env_malformed(name, v, "not a usage hint", expected);
+}
+
 }  // namespace
 
 bool read_subgroups_switch() {
@@ -125,6 +147,7 @@ Tuning read_tuning() {
     Tuning t;
     t.subgroups = read_subgroups_switch();
     read_stream(t.stream);
+    read_buffer_usage(t.buffer_usage);
     const char* reduce = env_value("TGL_TUNE_REDUCE");
     if (reduce) {
         ReduceTuning& r = t.reduce;

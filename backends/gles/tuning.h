@@ -13,16 +13,23 @@
 namespace tgl {
 namespace gles {
 
-// TGL_TUNE_STREAM=wg<N>_v<M>[_bwg<N>][_bg<N>]: the streaming kernels' (buffer_bytes.comp,
-// elementwise.comp's VEC4) workgroup size (a power of two in [32, 1024]) and vec4s per invocation
-// ([1, 16]), both required; for binary ops over two full-size inputs, the workgroup size (bwg, a
-// power of two) and the number of workgroups that stride over the blocks (bg; 0: one workgroup per
-// block, the kernel of the other ops). Defaults: wg1024_v4_bwg512_bg264 (see bench/RESULTS.md).
+// TGL_TUNE_STREAM=wg<N>_v<M>[_bwg<N>][_bg<N>][_ug<N>][_cg<N>][_glcopy]: the streaming kernels'
+// (buffer_bytes.comp, elementwise.comp's VEC4) workgroup size (a power of two in [32, 1024]) and
+// vec4s per invocation ([1, 16]), both required; for binary ops over two full-size inputs, the
+// workgroup size (bwg, a power of two) and the number of workgroups that stride over the blocks
+// (bg; 0: one workgroup per block, the kernel of the other ops); ug: the same grid stride for the
+// other vec4 elementwise kernels (unary ops, broadcast inputs), cg for buffer_copy and
+// buffer_fill's aligned middle (0: one workgroup per block); glcopy: buffer_copy by
+// glCopyBufferSubData alone (no shader; to compare). Defaults: wg1024_v4_bwg512_bg264_ug0_cg0
+// (H100 and H200 sweeps: bench/RESULTS.md, docs/gpu.md "Streaming kernels and the decode GEMV").
 struct StreamShape {
     int wg = 1024;
     int per_invocation = 4;
     int binary_wg = 512;
     int binary_groups = 264;
+    int unary_groups = 0;
+    int copy_groups = 0;
+    bool gl_copy = false;
 };
 
 // TGL_TUNE_REDUCE: '_'-separated <key><number> tokens, any subset, e.g.
@@ -67,6 +74,8 @@ struct TileTuning {
 //                                  gdw invocations over 8 quads of columns (instead of gw, gr),
 //                                  where that makes N to 2N - 1 workgroups (gd0: never); default 128
 //   gdw<N>                         that pass's workgroup size (a power of two >= 8); default 1024
+//   gdq<N>                         that pass's quads of columns per workgroup (a power of two
+//                                  <= gdw; the rest of the workgroup lies along k); default 8
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1
 struct MatmulTuning {
@@ -80,6 +89,7 @@ struct MatmulTuning {
     int gemv_unroll = 4;     // GEMV rows (W n-contiguous) or quads (k-contiguous) of W in flight per invocation
     int gemv_direct = 128;   // GEMV: one K range where the column slabs make this many workgroups (0: never)
     int gemv_direct_wg = 1024;  // its workgroup size
+    int gemv_direct_quads = 8;  // its quads of columns per workgroup
     bool double_buf = true;
 };
 
@@ -156,8 +166,13 @@ struct SampleTuning {
     int chunk = 0;
 };
 
+// TGL_TUNE_BUFFER: the usage hint of every buffer's glBufferData (where the driver places it): one
+// of static_draw, static_copy, dynamic_draw, dynamic_copy (the default), stream_copy.
+enum class BufferUsage { StaticDraw, StaticCopy, DynamicDraw, DynamicCopy, StreamCopy };
+
 struct Tuning {
     StreamShape stream;
+    BufferUsage buffer_usage = BufferUsage::DynamicCopy;
     SampleTuning sample;
     SubmitTuning submit;
     ReduceTuning reduce;

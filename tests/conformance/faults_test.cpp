@@ -471,13 +471,14 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> hostile = {
         {"TGL_TUNE_STREAM", {"wg99999999999999999999_v4", "wg256_v4junk", "wg-256_v4", "wg256_v4_", "wg256",
                              "wg100_v4", "wg256_v4_wg256", " wg256_v4", "wg2048_v4", "wg256_v0", "wg256_v4_bwg100",
-                             "wg256_v4_bwg2048", "wg256_v4_bg-1"}},
+                             "wg256_v4_bwg2048", "wg256_v4_bg-1", "wg256_v4_ug-1", "wg256_v4_cg1048577",
+                             "wg256_v4_glcopy_glcopy", "wg256_v4_glcopy1"}},
         {"TGL_TUNE_REDUCE", {"rwg99999999999999999999", "rwg256x", "rwg-1", "rwg256__ru4", "foo4", "rwg256_rwg128",
                              "ru16", "_"}},
         {"TGL_TUNE_NORM", {"wg18446744073709551617", "wg512_per4 ", "per-4", "wg0", "wg512_per", "+wg512"}},
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
                              "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
-                             "gu0", "gu17", "gdw100", "gdw4", "gd-1"}},
+                             "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
                            "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5"}},
@@ -488,6 +489,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_SAMPLE", {"split0", "split16777217", "chunk-1", "split8192x", "split1_split2", "chunk", "chunk16777217"}},
         {"TGL_TUNE_POLL_US", {"99999999999999999999999", "9223372036854775807", "100us", "-5", "1e3", " 100",
                               "1000001", "0x10"}},
+        {"TGL_TUNE_BUFFER", {"static", "dynamic_copy_", "STATIC_DRAW", " static_draw", "stream_draw"}},
         {"TGL_TUNE_SUBGROUPS", {"2", "on", "-1", "1x", " 0", "true", "18446744073709551617"}},
         {"TGL_GLES_TIMEOUT_MS", {"18446744073709551616", "300ms", "-1", "86400001"}},
         {"TGL_CACHE_DIR", {"relative/cache", "./cache", "~/.cache"}},
@@ -504,12 +506,12 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     }
     // Well-formed values (and empty ones: the defaults) open a device that computes exactly.
     for (auto kv : std::vector<std::pair<std::string, std::string>>{
-             {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
+             {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_STREAM", "wg64_v4_ug3_cg5_glcopy"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
              {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
              {"TGL_TUNE_CONV", "winograd"}, {"TGL_TUNE_CONV", "winograd4"}, {"TGL_TUNE_CONV", "direct_split0"},
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg,bq64_bk32_tm4_tx8_qg"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""},
-             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"},
+             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_BUFFER", "static_draw"}, {"TGL_TUNE_BUFFER", "stream_copy"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"},
              {"TGL_TUNE_HALF", "off"}, {"TGL_TUNE_HALF", "run4_off"}, {"TGL_TUNE_HALF", "matmul_run16"}}) {
         auto d = open_with({kv});
         DeviceTensor a(*d, contiguous({5})), y(*d, contiguous({5}));

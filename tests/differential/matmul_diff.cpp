@@ -583,8 +583,9 @@ TEST_F(MatmulFamilyDiff, PastWorkgroupLimit) {
 }
 
 // The GEMV over all of K in one pass (GEMV_DIRECT: the epilogue in the GEMV pass, no partials and
-// no reduce pass): TGL_TUNE_MATMUL's gd<N> takes it for W n-contiguous (workgroups of gdw over 8
-// quads of columns), a K range past K (gk) for both layouts of W (lanes along k: tb, linear);
+// no reduce pass): TGL_TUNE_MATMUL's gd<N> takes it for W n-contiguous (workgroups of gdw over gdq
+// quads of columns; also 4, and 32 with one lane along k and no tree), a K range past K (gk) for
+// both layouts of W (lanes along k: tb, linear);
 // with alpha and beta (C read), C starting NaN, batches, a permuted A, and linear / linear_qkv's
 // bias, activation and three outputs; 8 to 128 lanes along k (subgroup shuffles, then the tree,
 // where the device has them). The loop budget (llvmpipe, minimum limits) may still split K.
@@ -614,6 +615,15 @@ TEST_F(GemvTuned, OneKRangeMatchesReference) {
         qkv.tolerance = {tol::kMatmul, tol::kMatmul, tol::kMatmul};
         qkv.what = "linear_qkv M 2 K 96 N 36 + 18 + 18 bias gelu_tanh";
         check(qkv, &t);
+    }
+    // Other quads of columns per workgroup (gdq): 1x1031x1040 takes the one pass in 65 workgroups
+    // of 4 quads (A as quads), 3x517x260 in 3 of 32 (A permuted: element loads); the other product
+    // of each tune takes the K split.
+    for (const char* tune : {"gd64_gdw128_gdq4", "gd2_gdw32_gdq32"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune);
+        Device& t = subject_device_with("TGL_TUNE_MATMUL", tune);
+        MM m; m.M = 1; m.N = 1040; m.K = 1031; m.c_nan = true; check(matmul_spec(m, rng_), &t);
+        m = MM{}; m.M = 3; m.N = 260; m.K = 517; m.alpha = 0.5f; m.beta = 0.25f; m.a_kind = Kind::Permuted; check(matmul_spec(m, rng_), &t);
     }
 }
 

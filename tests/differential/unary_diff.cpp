@@ -121,6 +121,103 @@ TEST_P(Unary, MatchesReference) { check(GetParam().build(rng_)); }
 
 INSTANTIATE_TEST_SUITE_P(Diff, Unary, ::testing::ValuesIn(unary_cases()), case_name);
 
+// The GLES grid stride of the vec4 elementwise kernels other than two full-size inputs
+// (elementwise.comp's GRID_STRIDE under TGL_TUNE_STREAM ug) on devices whose grid is tiny (3 or 5
+// workgroups, blocks of 32 or 128 quads), so that small tensors take several strides and end in a
+// partial block: lengths around the blocks and not a multiple of 4 (the ragged tail), in place,
+// rank 2, an input or output off a 16-byte boundary (padded: the scalar kernel), and a row, a
+// column and a scalar broadcast of a binary op.
+class UnaryGridStride : public SeededTest {};
+
+TEST_F(UnaryGridStride, MatchesReference) {
+    Rng& rng = rng_;
+    const UnaryOp* ops[3] = {&unary_ops()[2], &unary_ops()[5], &unary_ops()[8]};  // relu, exp, gelu
+    for (const char* tune : {"wg32_v1_ug3", "wg32_v4_ug5"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_STREAM=") + tune);
+        Device& d = subject_device_with("TGL_TUNE_STREAM", tune);
+        for (int64_t n : {4, 5, 127, 128, 129, 384, 385, 1023, 4099, 20483}) {
+            const UnaryOp& u = *ops[n % 3];
+            check(unary_spec(u, {n}, Kind::Contiguous, Kind::Contiguous, u.primary, rng), &d);
+        }
+        Spec in_place = unary_spec(*ops[1], {4099}, Kind::Contiguous, Kind::Contiguous, ops[1]->primary, rng);
+        in_place.in_place = true;
+        in_place.what += " (in place)";
+        check(in_place, &d);
+        check(unary_spec(*ops[2], {37, 128}, Kind::Contiguous, Kind::Contiguous, ops[2]->primary, rng), &d);
+        for (Kind in : {Kind::Padded, Kind::Contiguous})
+            check(unary_spec(*ops[0], {1001}, in, in == Kind::Padded ? Kind::Contiguous : Kind::Padded, ops[0]->primary, rng), &d);
+        // A broadcast input of add: a row, a column, a scalar (the vec4 kernel's other kinds).
+        for (const Shape& b : std::vector<Shape>{{64}, {24, 1}, {1}}) {
+            Spec s;
+            s.op = TGL_OP_ADD;
+            s.inputs.push_back(operand(view_of({24, 64}, Kind::Contiguous, rng, true), rng, uniform(-10, 10)));
+            s.inputs.push_back(operand(view_of(b, Kind::Contiguous, rng, true), rng, uniform(-10, 10)));
+            s.out = view_of({24, 64}, Kind::Contiguous, rng, false);
+            s.tolerance = tol::kElementwise;
+            s.what = "add: a 24x64, b " + shape_str(b);
+            check(s, &d);
+        }
+    }
+}
+
+// A grid stride of more workgroups than one dispatch row holds (65,535 along x on llvmpipe and at
+// the minimum limits): 70,000 workgroups of 32 invocations, one quad each, over 70,001 blocks and
+// a ragged tail, exp in place (a block run twice would be exp(exp(x))).
+TEST_F(UnaryGridStride, PastMaxWorkgroupsPerDispatch) {
+    Device& d = subject_device_with("TGL_TUNE_STREAM", "wg32_v1_ug70000");
+    const UnaryOp& exp = unary_ops()[5];
+    Spec s = unary_spec(exp, {70001 * 128 + 3}, Kind::Contiguous, Kind::Contiguous, exp.secondary, rng_);
+    s.in_place = true;
+    s.what += " (in place)";
+    check(s, &d);
+}
+
+// buffer_copy and buffer_fill on the GLES plugin's buffer_bytes.comp under TGL_TUNE_STREAM's
+// shapes: one workgroup per block (blocks of 32, 128 and 4096 quads: the default's) and a grid
+// stride over blocks of 32 or 128 quads (cg), lengths around the blocks with 16-byte aligned and
+// unaligned ends (the unaligned heads and tails go through the driver's copy and fill.comp), and
+// glCopyBufferSubData alone (glcopy). Expected bytes are computed here; other plugins ignore the
+// variable.
+class BufferBytesTuned : public SeededTest {};
+
+TEST_F(BufferBytesTuned, CopyAndFillMatchHost) {
+    Rng& rng = rng_;
+    for (const char* tune : {"wg32_v1_cg3", "wg32_v4_cg5", "wg32_v4", "wg64_v2_glcopy", "wg1024_v4"}) {
+        SCOPED_TRACE(std::string("TGL_TUNE_STREAM=") + tune);
+        Device& d = subject_device_with("TGL_TUNE_STREAM", tune);
+        const uint64_t n = 300000;
+        Buffer a(d, n), b(d, n);
+        std::vector<uint8_t> wa(n), wb(n);
+        for (auto& x : wa) x = uint8_t(rng.integer(0, 255));
+        for (auto& x : wb) x = uint8_t(rng.integer(0, 255));
+        d.upload(a.handle(), 0, wa.data(), n);
+        d.upload(b.handle(), 0, wb.data(), n);
+        for (uint64_t quads : {1, 31, 32, 33, 127, 128, 129, 640, 2047, 4096, 4097, 12293}) {
+            const uint64_t len = 16 * quads + uint64_t(rng.integer(0, 1)) * uint64_t(rng.integer(1, 15));
+            const uint64_t so = 16 * uint64_t(rng.integer(0, int64_t((n - len) / 16) - 1)) + (quads % 2 ? 0 : 4);
+            const uint64_t doff = 16 * uint64_t(rng.integer(0, int64_t((n - len) / 16) - 1)) + (quads % 3 ? 0 : 8);
+            SCOPED_TRACE("copy " + std::to_string(len) + " bytes from " + std::to_string(so) + " to " + std::to_string(doff));
+            d.check(d.api().buffer_copy(d.handle(), a.handle(), so, b.handle(), doff, len), "buffer_copy");
+            std::copy(wa.begin() + ptrdiff_t(so), wa.begin() + ptrdiff_t(so + len), wb.begin() + ptrdiff_t(doff));
+            std::vector<uint8_t> got(n);
+            d.download(b.handle(), 0, got.data(), n);
+            ASSERT_TRUE(got == wb) << "buffer b differs from the expected bytes";
+        }
+        for (uint32_t size : {4u, 16u}) {
+            uint8_t pattern[16];
+            for (auto& x : pattern) x = uint8_t(rng.integer(0, 255));
+            const uint64_t off = size * uint64_t(rng.integer(0, 7)), len = size * uint64_t(rng.integer(1000, 17000));
+            SCOPED_TRACE("fill " + std::to_string(len) + " bytes at " + std::to_string(off) + " with a pattern of " +
+                         std::to_string(size));
+            d.fill(a.handle(), off, len, pattern, size);
+            for (uint64_t i = 0; i < len; ++i) wa[size_t(off + i)] = pattern[i % size];
+            std::vector<uint8_t> got(n);
+            d.download(a.handle(), 0, got.data(), n);
+            ASSERT_TRUE(got == wa) << "buffer a differs from the expected bytes";
+        }
+    }
+}
+
 // ----- the math ops -------------------------------------------------------------------------------
 
 const double kPio2 = 1.57079632679489661923;
