@@ -12,7 +12,8 @@
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
 // workgroup is split to fit. The kernel is the first of the candidates (direct, GEMM) that takes
 // the call; each that does not says why, and those reasons are the error where none does. 3x3
-// stride-1 forward convolutions with many channels take Winograd F(2x2, 3x3) first (below).
+// stride-1 forward convolutions with many channels take Winograd F(2x2, 3x3) first (below); 1x1
+// forward convolutions may run as the matmul family's products (pointwise_candidate).
 // A piece of a convolution run in pieces over its input channels (window_split.cpp) adds its sum
 // to the f32 output the earlier pieces stored (ACCUMULATE; an f16 op's pieces write an f32 copy:
 // Y_F32).
