@@ -96,7 +96,7 @@ struct MatmulTuning {
 // group, stride 1, unpadded): `gemm1x1` (the implicit GEMM, with the tile above), `mm1x1` (a
 // batched matmul W x x[n] where that applies: no bias, one dtype; else as lin1x1) or `lin1x1` (a
 // linear over the channels, x[n]^T W^T + bias, whatever the layout) force a route; without any, it
-// goes by layout (conv_kernels.cpp, pointwise_candidate).
+// goes by shape (conv_kernels.cpp, pointwise_candidate).
 struct ConvTuning {
     enum class Path { Auto, Direct, Winograd, Winograd4 };
     enum class Pointwise { Auto, Gemm, Matmul, Linear };

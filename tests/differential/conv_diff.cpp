@@ -257,8 +257,8 @@ TEST_F(ConvDiff, Tiles) {
 }
 
 // 1x1 convolutions as the matmul family's products (GLES: conv_kernels.cpp, pointwise_candidate):
-// by default (W x x[n] for NCHW without a bias, x[n]^T W^T + bias for channels-last), and forced
-// to each route (TGL_TUNE_CONV=mm1x1: the matmul where it applies, else the linear; lin1x1: the
+// by default (W x x[n] for consecutive positions in y, no bias and at least 128 output channels;
+// else the implicit GEMM), and forced to each route (TGL_TUNE_CONV=mm1x1: the matmul where it applies, else the linear; lin1x1: the
 // linear everywhere; gemm1x1: the implicit GEMM). Edges: odd channel counts, positions off every
 // tile and quad (5x7 = 35, 1d, 3d), batch 1 and 3, bias or none with activations, a long K (520
 // input channels over 18 positions: split K), channels-last, f16/bf16 and f16 weights under f32
@@ -266,9 +266,9 @@ TEST_F(ConvDiff, Tiles) {
 // to the GEMM), and shapes that must route elsewhere (2 groups, stride 2, padded, 3x3).
 TEST_F(ConvDiff, Pointwise) {
     std::vector<std::pair<std::string, Conv>> cases;
-    Conv c = c2(3, 7, 13, {5, 7}, {1, 1});
+    Conv c = c2(3, 7, 131, {5, 7}, {1, 1});
     c.activation = TGL_ACTIVATION_RELU, c.dense = true;
-    cases.push_back({"1x1 7 -> 13 channels 5x7 batch 3 relu", c});
+    cases.push_back({"1x1 7 -> 131 channels 5x7 batch 3 relu", c});
     c = c2(1, 66, 130, {9, 11}, {1, 1});
     c.bias = true, c.dense = true;
     cases.push_back({"1x1 66 -> 130 channels 9x11 batch 1 bias", c});
@@ -302,8 +302,8 @@ TEST_F(ConvDiff, Pointwise) {
     c = c2(1, 5, 7, {4, 5}, {1, 1});
     c.pb = {1, 0}, c.pe = {0, 1}, c.dense = true;
     cases.push_back({"1x1 padded (not routed)", c});
-    // The 16-bit dtypes and mixed weights by default (the matmul for case 0, the linear for the
-    // channels-last case 3) and on the linear (case 0 too).
+    // The 16-bit dtypes and mixed weights by default (the matmul for case 0, except mixed weights)
+    // and on the linear (case 0 and the channels-last case 3).
     const std::pair<const char*, Device*> routes[] = {{"default", nullptr},
                                                       {"mm1x1", &subject_device_with("TGL_TUNE_CONV", "mm1x1")},
                                                       {"lin1x1", &subject_device_with("TGL_TUNE_CONV", "lin1x1")}};
