@@ -257,8 +257,8 @@ TEST_F(ConvDiff, Tiles) {
 }
 
 // 1x1 convolutions as the matmul family's products (GLES: conv_kernels.cpp, pointwise_candidate):
-// by default (W x x[n] for consecutive positions in y, no bias and at least 128 output channels;
-// else the implicit GEMM), and forced to each route (TGL_TUNE_CONV=mm1x1: the matmul where it applies, else the linear; lin1x1: the
+// by default (W x x[n] for consecutive positions in y, no bias, at least 128 output channels and
+// enough positions; else the implicit GEMM), and forced to each route (TGL_TUNE_CONV=mm1x1: the matmul where it applies, else the linear; lin1x1: the
 // linear everywhere; gemm1x1: the implicit GEMM). Edges: odd channel counts, positions off every
 // tile and quad (5x7 = 35, 1d, 3d), batch 1 and 3, bias or none with activations, a long K (520
 // input channels over 18 positions: split K), channels-last, f16/bf16 and f16 weights under f32
@@ -269,6 +269,9 @@ TEST_F(ConvDiff, Pointwise) {
     Conv c = c2(3, 7, 131, {5, 7}, {1, 1});
     c.activation = TGL_ACTIVATION_RELU, c.dense = true;
     cases.push_back({"1x1 7 -> 131 channels 5x7 batch 3 relu", c});
+    c = c2(2, 7, 131, {33, 35}, {1, 1});
+    c.activation = TGL_ACTIVATION_RELU, c.dense = true;
+    cases.push_back({"1x1 7 -> 131 channels 33x35 batch 2 relu", c});
     c = c2(1, 66, 130, {9, 11}, {1, 1});
     c.bias = true, c.dense = true;
     cases.push_back({"1x1 66 -> 130 channels 9x11 batch 1 bias", c});
@@ -302,8 +305,8 @@ TEST_F(ConvDiff, Pointwise) {
     c = c2(1, 5, 7, {4, 5}, {1, 1});
     c.pb = {1, 0}, c.pe = {0, 1}, c.dense = true;
     cases.push_back({"1x1 padded (not routed)", c});
-    // The 16-bit dtypes and mixed weights by default (the matmul for case 0, except mixed weights)
-    // and on the linear (case 0 and the channels-last case 3).
+    // The 16-bit dtypes and mixed weights by default (the matmul for case 1, except mixed weights)
+    // and on the linear (case 1 and the channels-last case 4).
     const std::pair<const char*, Device*> routes[] = {{"default", nullptr},
                                                       {"mm1x1", &subject_device_with("TGL_TUNE_CONV", "mm1x1")},
                                                       {"lin1x1", &subject_device_with("TGL_TUNE_CONV", "lin1x1")}};
@@ -311,13 +314,13 @@ TEST_F(ConvDiff, Pointwise) {
         for (size_t i = 0; i < cases.size(); ++i) {
             const std::string what = std::string(route) + " " + cases[i].first;
             forward(cases[i].second, F32, rng_, what, F32, 0, dev);
-            if ((i == 0 || i == 3) && std::string(route) != "mm1x1") {
+            if ((i == 1 || i == 4) && std::string(route) != "mm1x1") {
                 forward(cases[i].second, F16, rng_, what, F16, 0, dev);
                 forward(cases[i].second, BF16, rng_, what, BF16, 0, dev);
                 forward(cases[i].second, F32, rng_, what, F16, 0, dev);
             }
         }
-    forward(cases[1].second, F32, rng_, "default " + cases[1].first, BF16);
+    forward(cases[2].second, F32, rng_, "default " + cases[2].first, BF16);
     forward(cases[0].second, F32, rng_, "gemm1x1 " + cases[0].first, F32, 0, &subject_device_with("TGL_TUNE_CONV", "gemm1x1"));
 }
 
