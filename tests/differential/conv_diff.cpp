@@ -324,6 +324,23 @@ TEST_F(ConvDiff, Pointwise) {
     forward(cases[0].second, F32, rng_, "gemm1x1 " + cases[0].first, F32, 0, &subject_device_with("TGL_TUNE_CONV", "gemm1x1"));
 }
 
+// The 1x1 routes with 4 KiB windows: the op in pieces over the batch and the positions (each piece
+// a product) and over the input channels (pieces that add to an f32 y: the implicit GEMM).
+TEST_F(ConvDiff, PointwiseSmallWindows) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Conv a = c2(3, 6, 130, {5, 6}, {1, 1});
+    a.activation = TGL_ACTIVATION_RELU, a.dense = true;
+    Conv b = c2(1, 40, 9, {5, 6}, {1, 1});  // w 1440 bytes, x 4800 bytes: pieces of input channels
+    b.bias = true, b.dense = true;
+    for (const char* route : {"mm1x1", "lin1x1"}) {
+        Device* d = &subject_device_with({{"TGL_TUNE_CONV", route}, {"TGL_GLES_TEST_FAULT", "max_window=4096"}});
+        for (tgl_dtype dt : {F32, F16}) {
+            forward(a, dt, rng_, std::string(route) + " 4 KiB windows", dt, 0, d);
+            forward(b, dt, rng_, std::string(route) + " 4 KiB windows, input channels in pieces", dt, 0, d);
+        }
+    }
+}
+
 TEST_F(ConvDiff, Transposed) {
     Conv c = c2(2, 6, 4, {17}, {4});
     c.stride = {3}, c.pb = {2}, c.pe = {1}, c.op = {1}, c.bias = true;
