@@ -269,7 +269,7 @@ TEST_F(ConvDiff, Pointwise) {
     Conv c = c2(3, 7, 131, {5, 7}, {1, 1});
     c.activation = TGL_ACTIVATION_RELU, c.dense = true;
     cases.push_back({"1x1 7 -> 131 channels 5x7 batch 3 relu", c});
-    c = c2(2, 7, 131, {33, 35}, {1, 1});
+    c = c2(2, 7, 131, {33, 35}, {1, 1});  // 1,155 positions: the matmul by default
     c.activation = TGL_ACTIVATION_RELU, c.dense = true;
     cases.push_back({"1x1 7 -> 131 channels 33x35 batch 2 relu", c});
     c = c2(1, 66, 130, {9, 11}, {1, 1});
