@@ -391,14 +391,15 @@ std::string winograd_candidate(ConvRun& r) {
 //           and mixed weights; columns consecutive in a channels-last y.
 // The positions of x and y must each be one stride (P = D*H*W of any contiguous spatial block).
 // By shape (TGL_TUNE_CONV=gemm1x1 / mm1x1 / lin1x1 force one): the matmul where it applies, with
-// consecutive positions in y, at least kPointwiseMinRows output channels and kPointwiseMinPositions
-// positions per image (the matmul's column tiles stay within one image; the GEMM's columns run over
-// batch x positions, so with 7x7 = 49 positions a 128-column tile would be 62% idle), else the
-// implicit GEMM. Measured on an H200 (ResNet-50's conv2_x at batch 32, docs/gpu.md): 64 -> 256 channels
+// consecutive positions in y, at least kPointwiseMinRows output channels and at least twice as
+// many output as input channels (a short K: the expand layers), else the implicit GEMM. H200,
+// ResNet-50 1x1 layers at batch 32 (GEMM -> matmul): expand 56x56 0.262 -> 0.228 ms, 28x28 0.229
+// -> 0.227, 14x14 0.212 -> 0.212, 7x7 0.294 -> 0.246; reduce (4x fewer output channels) 28x28
+// 0.233 -> 0.265, 14x14 0.216 -> 0.293, 7x7 0.233 -> 0.343 (docs/gpu.md). Measured on an H200 (ResNet-50's conv2_x at batch 32, docs/gpu.md): 64 -> 256 channels
 // 0.267 ms (GEMM) -> 0.228 (matmul; linear 0.290: its stores stride over the positions); 256 -> 64
 // 0.218 (GEMM) -> 0.386 (matmul: the plan's 128x128 tile, half of its rows idle). The linear is
 // opt-in (lin1x1): unmeasured for channels-last on a GPU.
-constexpr int64_t kPointwiseMinRows = 128, kPointwiseMinPositions = 1024;
+constexpr int64_t kPointwiseMinRows = 128;
 // The positions of extent n (d, h, w) at element strides s as one dim: its stride, or -1 when they
 // are not one stride apart.
 int64_t positions_stride(const int64_t* n, const int64_t* s) {
@@ -450,11 +451,11 @@ std::string pointwise_candidate(ConvRun& r) {
     bool as_matmul;
     if (route == ConvTuning::Pointwise::Matmul) as_matmul = matmul_fits;
     else if (route == ConvTuning::Pointwise::Linear) as_matmul = false;
-    else if (matmul_fits && yp == 1 && p.cy >= kPointwiseMinRows && P >= kPointwiseMinPositions) as_matmul = true;
+    else if (matmul_fits && yp == 1 && p.cy >= kPointwiseMinRows && p.cy >= 2 * p.cx) as_matmul = true;
     else
         return format("by shape: a bias, dtypes that differ, y's positions not consecutive, fewer than %lld output channels "
-                      "or %lld positions (TGL_TUNE_CONV=mm1x1 / lin1x1 force a product)",
-                      (long long)kPointwiseMinRows, (long long)kPointwiseMinPositions);
+                      "or fewer than twice the input channels (TGL_TUNE_CONV=mm1x1 / lin1x1 force a product)",
+                      (long long)kPointwiseMinRows);
     OpCall mm;
     mm.dtype = call.dtype;
     tgl_linear_params lin{sizeof(tgl_linear_params), tgl_activation(p.activation)};
