@@ -12,7 +12,8 @@
 // (loop_budget.h): a direct convolution with more taps than that takes the GEMM, whose K range per
 // workgroup is split to fit. The kernel is the first of the candidates (direct, GEMM) that takes
 // the call; each that does not says why, and those reasons are the error where none does. 3x3
-// stride-1 forward convolutions with many channels take Winograd F(2x2, 3x3) first (below).
+// stride-1 forward convolutions with many channels take Winograd F(2x2, 3x3) first (below); 1x1
+// forward convolutions may run as the matmul family's products (pointwise_candidate).
 // A piece of a convolution run in pieces over its input channels (window_split.cpp) adds its sum
 // to the f32 output the earlier pieces stored (ACCUMULATE; an f16 op's pieces write an f32 copy:
 // Y_F32).
@@ -380,8 +381,105 @@ std::string winograd_candidate(ConvRun& r) {
     return "";
 }
 
+// 1x1 convolutions (forward, one group, stride 1, unpadded: y[n] = W x[n] over the positions) as
+// the matmul family's products (run_matmul: its vector-loading tiles), planned on views of the
+// operands. Two orientations:
+//   matmul  C[n] = W (Cout x Cin, broadcast over the batch) x x[n] (Cin x P): the output rows are
+//           channels and its columns positions, consecutive in an NCHW y; no per-row bias in
+//           the matmul plan, so only without a bias, with W, x and y of one dtype.
+//   linear  y[n]^T = x[n]^T W^T + bias (P x Cout, K = Cin): linear's bias per column (channel)
+//           and mixed weights; columns consecutive in a channels-last y.
+// The positions of x and y must each be one stride (P = D*H*W of any contiguous spatial block).
+// By shape (TGL_TUNE_CONV=gemm1x1 / mm1x1 / lin1x1 force one): the matmul where it applies, with
+// consecutive positions in y, at least kPointwiseMinRows output channels and at least twice as
+// many output as input channels (a short K: the expand layers), else the implicit GEMM. H200,
+// ResNet-50 1x1 layers at batch 32 (GEMM -> matmul): expand 56x56 0.262 -> 0.228 ms, 28x28 0.229
+// -> 0.227, 14x14 0.212 -> 0.212, 7x7 0.294 -> 0.246; reduce (4x fewer output channels) 28x28
+// 0.233 -> 0.265, 14x14 0.216 -> 0.293, 7x7 0.233 -> 0.343 (docs/gpu.md). Measured on an H200 (ResNet-50's conv2_x at batch 32, docs/gpu.md): 64 -> 256 channels
+// 0.267 ms (GEMM) -> 0.228 (matmul; linear 0.290: its stores stride over the positions); 256 -> 64
+// 0.218 (GEMM) -> 0.386 (matmul: the plan's 128x128 tile, half of its rows idle). The linear is
+// opt-in (lin1x1): unmeasured for channels-last on a GPU.
+constexpr int64_t kPointwiseMinRows = 128;
+// The positions of extent n (d, h, w) at element strides s as one dim: its stride, or -1 when they
+// are not one stride apart.
+int64_t positions_stride(const int64_t* n, const int64_t* s) {
+    int64_t step = 1, inner = 0;  // inner: the positions walked so far (0: none yet)
+    for (int d = 2; d >= 0; --d) {
+        if (n[d] == 1) continue;
+        if (inner == 0) step = s[d], inner = n[d];
+        else if (s[d] != step * inner) return -1;
+        else inner *= n[d];
+    }
+    return step;
+}
+
+// A view of t's elements: offset and (size, stride) per dim.
+TensorArg view(const TensorArg& t, int64_t offset, std::initializer_list<std::pair<int64_t, int64_t>> dims) {
+    TensorArg v = t;  // buffer, dtype and byte range (the view walks the same elements)
+    v.offset = offset;
+    v.rank = int(dims.size());
+    v.numel = 1;
+    int d = 0;
+    for (auto [n, stride] : dims) {
+        v.shape[d] = n;
+        v.strides[d++] = stride;
+        v.numel *= n;
+    }
+    return v;
+}
+
+std::string pointwise_candidate(ConvRun& r) {
+    const ConvPlan& p = r.p;
+    const ConvTuning::Pointwise route = r.dev.tuning().conv.pointwise;
+    if (route == ConvTuning::Pointwise::Gemm) return "turned off by TGL_TUNE_CONV=gemm1x1";
+    if (p.mode != ConvPlan::Forward) return "forward convolutions only";
+    if (p.groups != 1) return format("%lld groups, not 1", (long long)p.groups);
+    for (int d = 0; d < 3; ++d)
+        if (p.k[d] != 1 || p.stride[d] != 1 || p.pad[d] != 0) return "1x1 kernels, stride 1, unpadded only";
+    if (r.accumulate) return "not for a piece that adds to the output";
+    const OpCall& call = r.call;
+    const TensorArg& X = call.inputs[size_t(p.x_slot)];
+    const TensorArg& W = call.inputs[size_t(p.w_slot)];
+    const TensorArg& Y = call.outputs[size_t(p.y_slot)];
+    if (Y.dtype != X.dtype) return "an output of another dtype than x";
+    const int64_t P = p.out[0] * p.out[1] * p.out[2];
+    if (p.batch * P == 0 || p.cy == 0 || p.cx == 0) return "an empty product";
+    const int64_t xp = positions_stride(p.in, p.xs + 2), yp = positions_stride(p.out, p.ys + 2);
+    if (xp < 0 || yp < 0) return "positions of x or y not one stride apart";
+    const bool bias = r.has_bias;
+    const bool matmul_fits = !bias && W.dtype == X.dtype;
+    bool as_matmul;
+    if (route == ConvTuning::Pointwise::Matmul) as_matmul = matmul_fits;
+    else if (route == ConvTuning::Pointwise::Linear) as_matmul = false;
+    else if (matmul_fits && yp == 1 && p.cy >= kPointwiseMinRows && p.cy >= 2 * p.cx) as_matmul = true;
+    else
+        return format("by shape: a bias, dtypes that differ, y's positions not consecutive, fewer than %lld output channels "
+                      "or fewer than twice the input channels (TGL_TUNE_CONV=mm1x1 / lin1x1 force a product)",
+                      (long long)kPointwiseMinRows);
+    OpCall mm;
+    mm.dtype = call.dtype;
+    tgl_linear_params lin{sizeof(tgl_linear_params), tgl_activation(p.activation)};
+    if (as_matmul) {
+        mm.info = find_op(TGL_OP_MATMUL);
+        mm.inputs = {view(W, p.w_off, {{p.cy, p.w_m}, {p.cx, p.w_c}}),
+                     view(X, p.x_off, {{p.batch, p.xs[0]}, {p.cx, p.xs[1]}, {P, xp}})};
+        mm.outputs = {view(Y, p.y_off, {{p.batch, p.ys[0]}, {p.cy, p.ys[1]}, {P, yp}})};
+        plan_matmul(mm, nullptr);
+        mm.matmul().activation = p.activation;  // the matmul op has none of its own; the plan's epilogue does
+    } else {
+        mm.info = find_op(TGL_OP_LINEAR);
+        mm.params = &lin;
+        mm.inputs = {view(X, p.x_off, {{p.batch, p.xs[0]}, {P, xp}, {p.cx, p.xs[1]}}), view(W, p.w_off, {{p.cy, p.w_m}, {p.cx, p.w_c}}),
+                     bias ? view(call.inputs[size_t(p.b_slot)], p.b_off, {{p.cy, p.bs}}) : TensorArg{}};
+        mm.outputs = {view(Y, p.y_off, {{p.batch, p.ys[0]}, {P, yp}, {p.cy, p.ys[1]}})};
+        plan_matmul(mm, &lin);
+    }
+    r.dispatches = r.dev.capture([&] { run_matmul(r.dev, mm, nullptr); });
+    return "";
+}
+
 const KernelCandidate<ConvRun&> kCandidates[] = {
-    {"winograd", winograd_candidate}, {"direct", direct_candidate}, {"gemm", gemm_candidate}};
+    {"winograd", winograd_candidate}, {"pointwise", pointwise_candidate}, {"direct", direct_candidate}, {"gemm", gemm_candidate}};
 
 }  // namespace
 

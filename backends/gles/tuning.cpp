@@ -63,19 +63,25 @@ void read_conv(ConvTuning& c) {
     const char* name = "TGL_TUNE_CONV";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "'_'-separated tokens bm<BM> bn<BN> bk<BK> tm<TM> tn<TN> (all five or none), split<S>, and one of "
-                           "winograd, winograd4, direct, e.g. bm64_bn64_bk16_tm4_tn4_split512, winograd, direct_split0";
+    const char* expected = "'_'-separated tokens bm<BM> bn<BN> bk<BK> tm<TM> tn<TN> (all five or none), split<S>, one of "
+                           "winograd, winograd4, direct and one of gemm1x1, mm1x1, lin1x1, e.g. bm64_bn64_bk16_tm4_tn4_split512, "
+                           "winograd, direct_split0, bm128_bn128_bk8_tm8_tn8_gemm1x1";
     TileTuning t{-1, -1, -1, -1, -1};
-    bool winograd = false, winograd4 = false, direct = false;
+    bool winograd = false, winograd4 = false, direct = false, gemm1x1 = false, mm1x1 = false, lin1x1 = false;
     parse_tune_tokens(name, v, v,
                       {{"bm", &t.bm, 1, kMaxTileDim, false}, {"bn", &t.bn, 1, kMaxTileDim, false},
                        {"bk", &t.bk, 1, kMaxTileDim, false}, {"tm", &t.tm, 1, kMaxTileDim, false},
                        {"tn", &t.tn, 1, kMaxTileDim, false}, {"split", &c.split_target, 0, kMaxCount, false}},
-                      {{"winograd", &winograd}, {"winograd4", &winograd4}, {"direct", &direct}}, expected);
+                      {{"winograd", &winograd}, {"winograd4", &winograd4}, {"direct", &direct}, {"gemm1x1", &gemm1x1},
+                       {"mm1x1", &mm1x1}, {"lin1x1", &lin1x1}},
+                      expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
     if (given != 0 && given != 5) env_malformed(name, v, "a tile needs all of bm, bn, bk, tm and tn", expected);
     if (winograd + winograd4 + direct > 1) env_malformed(name, v, "winograd, winograd4 and direct exclude each other", expected);
+    if (gemm1x1 + mm1x1 + lin1x1 > 1) env_malformed(name, v, "gemm1x1, mm1x1 and lin1x1 exclude each other", expected);
     if (given == 5) c.tile = t;
+    c.pointwise = gemm1x1 ? ConvTuning::Pointwise::Gemm : mm1x1 ? ConvTuning::Pointwise::Matmul
+                : lin1x1  ? ConvTuning::Pointwise::Linear : ConvTuning::Pointwise::Auto;
     c.path = winograd ? ConvTuning::Path::Winograd : winograd4 ? ConvTuning::Path::Winograd4 : direct ? ConvTuning::Path::Direct : ConvTuning::Path::Auto;
 }
 

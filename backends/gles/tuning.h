@@ -93,7 +93,7 @@ struct MatmulTuning {
     bool double_buf = true;
 };
 
-// TGL_TUNE_CONV=[bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>][_split<S>][_winograd|_winograd4|_direct]: the tile of every implicit GEMM it
+// TGL_TUNE_CONV=[bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>][_split<S>][_winograd|_winograd4|_direct][_gemm1x1|_mm1x1|_lin1x1]: the tile of every implicit GEMM it
 // fits (conv_kernels.cpp), TM and TN multiples of 4; S: split K up to S workgroups where there are
 // fewer tiles (0: never; -1 here: the default). Candidates: bm64_bn64_bk16_tm4_tn4,
 // bm128_bn64_bk16_tm8_tn4, bm64_bn128_bk16_tm4_tn8, bm128_bn128_bk8_tm8_tn8, bm128_bn128_bk16_tm8_tn8,
@@ -102,12 +102,18 @@ struct MatmulTuning {
 // Winograd path takes (3x3, stride 1, dilation 1, one group, forward) runs on it, whatever its
 // size) or `direct` (none does: the direct kernels, implicit GEMM or depthwise, run every one), for
 // comparing the two; `winograd` forces F(2x2, 3x3), `winograd4` F(4x4, 3x3) (the one taken by
-// shape); without any, the path goes by shape (conv_kernels.cpp).
+// shape); without any, the path goes by shape (conv_kernels.cpp). 1x1 convolutions (forward, one
+// group, stride 1, unpadded): `gemm1x1` (the implicit GEMM, with the tile above), `mm1x1` (a
+// batched matmul W x x[n] where that applies: no bias, one dtype; else as lin1x1) or `lin1x1` (a
+// linear over the channels, x[n]^T W^T + bias, whatever the layout) force a route; without any, it
+// goes by shape (conv_kernels.cpp, pointwise_candidate).
 struct ConvTuning {
     enum class Path { Auto, Direct, Winograd, Winograd4 };
+    enum class Pointwise { Auto, Gemm, Matmul, Linear };
     TileTuning tile;
     int split_target = -1;
     Path path = Path::Auto;
+    Pointwise pointwise = Pointwise::Auto;
 };
 
 // TGL_TUNE_ATTENTION: the PASS_FLASH tiles of the attention forward: a tile

@@ -481,7 +481,8 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
                              "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
-                           "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5"}},
+                           "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5", "mm1x1_lin1x1",
+                           "gemm1x1_mm1x1", "mm1x1_mm1x1", "mm1x2", "lin1x1x"}},
         {"TGL_TUNE_ATTENTION", {"bq64_bk32_tm4_tx8_pfx", "bq64_bk32_tm4_tx99999999999999999999",
                                 "bq64_bk32_tm3_tx8", "bq64_bk32_tm4_tx8,", "legacyx", "bq64_bk32_tm4",
                                 "bq64_bk48_tm4_tx8_km", "bq64_bk32_tm4_tx8_km_km", "bq64_bk32_tm4_tx8_qgx"}},
@@ -510,6 +511,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
              {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
              {"TGL_TUNE_CONV", "winograd"}, {"TGL_TUNE_CONV", "winograd4"}, {"TGL_TUNE_CONV", "direct_split0"},
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg,bq64_bk32_tm4_tx8_qg"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
+             {"TGL_TUNE_CONV", "winograd4_mm1x1"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_gemm1x1"}, {"TGL_TUNE_CONV", "lin1x1"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""},
              {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_BUFFER", "static_draw"}, {"TGL_TUNE_BUFFER", "stream_copy"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"},
              {"TGL_TUNE_HALF", "off"}, {"TGL_TUNE_HALF", "run4_off"}, {"TGL_TUNE_HALF", "matmul_run16"}}) {

@@ -5,8 +5,8 @@
 // stepped / negative-stride / padded input views and non-contiguous outputs, misaligned f16 views,
 // an empty batch, the GEMM's large tiles at their edges and bound-free loads (Tiles), one grid
 // of more than 65,535 workgroups, and kernels of more taps than llvmpipe's 65,535 loop passes per
-// invocation (LongKernels); f32 and f16, a bf16 subset, and mixed weights (f32 x and y with f16 or
-// bf16 w and bias).
+// invocation (LongKernels), 1x1 convolutions as matmul/linear products (Pointwise); f32 and f16, a
+// bf16 subset, and mixed weights (f32 x and y with f16 or bf16 w and bias).
 // Tolerance: tol::kMatmul (NMSE of f32 dot products summed in a different order than the CPU's
 // double sums); f16 outputs are one rounding of nearly the same f32 value, far inside it.
 #include "diff.h"
@@ -254,6 +254,91 @@ TEST_F(ConvDiff, Tiles) {
     Conv w = c2(1, 332, 260, {10, 10}, {5, 5});
     w.groups = 2, w.bias = true, w.dense = true;
     backward(w, F32, rng_, "5x5 2 groups of 166 -> 130 channels (backward weight: 130 x 4150 GEMMs)");
+}
+
+// 1x1 convolutions as the matmul family's products (GLES: conv_kernels.cpp, pointwise_candidate):
+// by default (W x x[n] for consecutive positions in y, no bias, at least 128 output channels and
+// enough positions; else the implicit GEMM), and forced to each route (TGL_TUNE_CONV=mm1x1: the matmul where it applies, else the linear; lin1x1: the
+// linear everywhere; gemm1x1: the implicit GEMM). Edges: odd channel counts, positions off every
+// tile and quad (5x7 = 35, 1d, 3d), batch 1 and 3, bias or none with activations, a long K (520
+// input channels over 18 positions: split K), channels-last, f16/bf16 and f16 weights under f32
+// (the matmul route declines to the linear), random views (positions not one stride apart decline
+// to the GEMM), and shapes that must route elsewhere (2 groups, stride 2, padded, 3x3).
+TEST_F(ConvDiff, Pointwise) {
+    std::vector<std::pair<std::string, Conv>> cases;
+    Conv c = c2(3, 7, 131, {5, 7}, {1, 1});
+    c.activation = TGL_ACTIVATION_RELU, c.dense = true;
+    cases.push_back({"1x1 7 -> 131 channels 5x7 batch 3 relu", c});
+    c = c2(2, 7, 131, {33, 35}, {1, 1});  // 1,155 positions: the matmul by default
+    c.activation = TGL_ACTIVATION_RELU, c.dense = true;
+    cases.push_back({"1x1 7 -> 131 channels 33x35 batch 2 relu", c});
+    c = c2(1, 66, 130, {9, 11}, {1, 1});
+    c.bias = true, c.dense = true;
+    cases.push_back({"1x1 66 -> 130 channels 9x11 batch 1 bias", c});
+    c = c2(2, 520, 9, {3, 6}, {1, 1});
+    c.bias = true, c.activation = TGL_ACTIVATION_GELU, c.dense = true;
+    cases.push_back({"1x1 520 -> 9 channels 3x6 (long K) bias gelu", c});
+    c = c2(2, 5, 9, {6, 7}, {1, 1});
+    c.last = true, c.bias = true, c.activation = TGL_ACTIVATION_SILU, c.dense = true;
+    cases.push_back({"nhwc 1x1 5 -> 9 channels bias silu", c});
+    c = c2(2, 6, 11, {6, 7}, {1, 1});
+    c.last = true, c.dense = true;
+    cases.push_back({"nhwc 1x1 6 -> 11 channels no bias", c});
+    c = c2(3, 9, 5, {37}, {1});
+    c.dense = true;
+    cases.push_back({"1d 1x1 37 positions", c});
+    c = c2(1, 4, 6, {3, 5, 7}, {1, 1, 1});
+    c.bias = true, c.dense = true;
+    cases.push_back({"3d 1x1x1 3x5x7", c});
+    c = c2(2, 12, 10, {6, 5}, {1, 1});
+    c.bias = true;
+    cases.push_back({"1x1 random views bias", c});
+    c = c2(2, 8, 6, {5, 6}, {1, 1});
+    cases.push_back({"1x1 random views", c});
+    // Not 1x1 products: the implicit GEMM takes them whatever the route.
+    c = c2(2, 6, 10, {5, 7}, {1, 1});
+    c.groups = 2, c.bias = true, c.dense = true;
+    cases.push_back({"1x1 2 groups (not routed)", c});
+    c = c2(1, 5, 7, {9, 8}, {1, 1});
+    c.stride = {2, 2}, c.dense = true;
+    cases.push_back({"1x1 stride 2 (not routed)", c});
+    c = c2(1, 5, 7, {4, 5}, {1, 1});
+    c.pb = {1, 0}, c.pe = {0, 1}, c.dense = true;
+    cases.push_back({"1x1 padded (not routed)", c});
+    // The 16-bit dtypes and mixed weights by default (the matmul for case 1, except mixed weights)
+    // and on the linear (case 1 and the channels-last case 4).
+    const std::pair<const char*, Device*> routes[] = {{"default", nullptr},
+                                                      {"mm1x1", &subject_device_with("TGL_TUNE_CONV", "mm1x1")},
+                                                      {"lin1x1", &subject_device_with("TGL_TUNE_CONV", "lin1x1")}};
+    for (const auto& [route, dev] : routes)
+        for (size_t i = 0; i < cases.size(); ++i) {
+            const std::string what = std::string(route) + " " + cases[i].first;
+            forward(cases[i].second, F32, rng_, what, F32, 0, dev);
+            if ((i == 1 || i == 4) && std::string(route) != "mm1x1") {
+                forward(cases[i].second, F16, rng_, what, F16, 0, dev);
+                forward(cases[i].second, BF16, rng_, what, BF16, 0, dev);
+                forward(cases[i].second, F32, rng_, what, F16, 0, dev);
+            }
+        }
+    forward(cases[2].second, F32, rng_, "default " + cases[2].first, BF16);
+    forward(cases[0].second, F32, rng_, "gemm1x1 " + cases[0].first, F32, 0, &subject_device_with("TGL_TUNE_CONV", "gemm1x1"));
+}
+
+// The 1x1 routes with 4 KiB windows: the op in pieces over the batch and the positions (each piece
+// a product) and over the input channels (pieces that add to an f32 y: the implicit GEMM).
+TEST_F(ConvDiff, PointwiseSmallWindows) {
+    if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
+    Conv a = c2(3, 6, 130, {5, 6}, {1, 1});
+    a.activation = TGL_ACTIVATION_RELU, a.dense = true;
+    Conv b = c2(1, 40, 9, {5, 6}, {1, 1});  // w 1440 bytes, x 4800 bytes: pieces of input channels
+    b.bias = true, b.dense = true;
+    for (const char* route : {"mm1x1", "lin1x1"}) {
+        Device* d = &subject_device_with({{"TGL_TUNE_CONV", route}, {"TGL_GLES_TEST_FAULT", "max_window=4096"}});
+        for (tgl_dtype dt : {F32, F16}) {
+            forward(a, dt, rng_, std::string(route) + " 4 KiB windows", dt, 0, d);
+            forward(b, dt, rng_, std::string(route) + " 4 KiB windows, input channels in pieces", dt, 0, d);
+        }
+    }
 }
 
 TEST_F(ConvDiff, Transposed) {
