@@ -14,8 +14,9 @@
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
 // Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
-// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: GEMV_M (rows of x; with GEMV_M_UNIFORM
-// the uniform u_M <= GEMV_M), LANES (a power of two), ROWS, UNROLL, HAS_BIAS, ACTIVATION,
+// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (rows of x, the activation and whether
+// there is a bias are uniforms: one program serves every M <= GEMV_M and epilogue): GEMV_M_LOOPS
+// (a software renderer: loops over u_M kept), LANES (a power of two), ROWS, UNROLL,
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
 // exactly by unpackHalf2x16.
@@ -34,10 +35,10 @@ layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 1) readonly buffer WBuffer { uint w_data[]; };  // the blocks
 #if defined(PASS_GEMV) && defined(X_F16_OCTETS)
 layout(std430, binding = 2) readonly buffer XBuffer { uvec4 x_oct[]; };
-layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (HAS_BIAS)
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (u_has_bias)
 #elif defined(PASS_GEMV)
 layout(std430, binding = 2) readonly buffer XBuffer { uint x_data[]; };
-layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (HAS_BIAS)
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (u_has_bias)
 #else
 layout(std430, binding = 2) readonly buffer IBuffer { uint i_data[]; };  // the index (INDEXED)
 #endif
@@ -101,18 +102,22 @@ void main() {
 
 #if defined(PASS_GEMV)
 #include "activation.glsl"
+#include "subgroup.glsl"
 // NVIDIA: unroll the loops of constant trip count, so that the chunk and accumulator arrays are
 // indexed by constants and stay in registers (other drivers ignore unknown pragmas).
 #pragma optionNV(unroll all)
-// GEMV_M rows of x (the define where the kernel is specialised per M: a GPU, the loops over them
-// unrolled); with GEMV_M_UNIFORM (a software renderer) the uniform u_M <= GEMV_M, in loops the
-// compiler keeps (its compile time grows with the unrolled code).
-#if defined(GEMV_M_UNIFORM)
+// u_M <= GEMV_M rows of x. A GPU unrolls the loops over them to GEMV_M, leaving at u_M (so that the
+// accumulators are indexed by constants and stay in registers); a software renderer keeps loops
+// over u_M (GEMV_M_LOOPS: its compile time grows with the unrolled code).
+#define GEMV_M 8
 uniform int u_M;
+#if defined(GEMV_M_LOOPS)
 #define M_ROWS u_M
 #else
 #define M_ROWS GEMV_M
 #endif
+uniform int u_activation;  // tgl_activation (activation.glsl)
+uniform int u_has_bias;    // 0: binding 2 (x) is bound again at binding 3, unread
 #define ROW_GROUPS (WG_SIZE / LANES)
 #define WG_ROWS (ROW_GROUPS * ROWS)
 uniform int u_N;
@@ -123,10 +128,8 @@ uniform int u_x_m_str;
 uniform int u_x_k_str;
 uniform int u_y_m_str;
 uniform int u_y_n_str;
-#if defined(HAS_BIAS)
 uniform int u_b_offset;
 uniform int u_b_n_str;
-#endif
 
 // A chunk: elements 32c .. 32c + 31 of a row, two units of 16. The fast formats' quants are loaded
 // as whole words (the blocks of q4_0 and q8_0 start on 2-byte boundaries: the words that cover
@@ -276,64 +279,74 @@ void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
 }
 
 shared float s_part[GEMV_M * ROWS * WG_SIZE];
+float gemv_add(float a, float b) { return a + b; }
 
 void main() {
     uint group = tgl_group_index();
     if (int(group) * WG_ROWS >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
-    int lid = int(gl_LocalInvocationID.x), lane = lid % LANES;
+    int lid = int(tgl_local_slot()), lane = lid % LANES;
     int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
     int w_row[ROWS];
     for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored
     float acc[GEMV_M * ROWS];
     for (int i = 0; i < GEMV_M * ROWS; ++i) acc[i] = 0.0;
     int chunks = (u_K + 31) / 32, whole = u_K / 32;
-    int c = lane;
-#if UNROLL > 1
     // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the trip
-    // first, then the sums (x read once per chunk for all the rows).
-    for (; c + (UNROLL - 1) * LANES < whole; c += UNROLL * LANES) {
+    // first, then the sums (x read once per chunk for all the rows). A trip past the row's whole
+    // chunks loads its last one again (in bounds, cached) and sums only those it has, so that any
+    // UNROLL keeps its loads in flight at any K (one program for every K).
+    for (int c = lane; c < whole; c += UNROLL * LANES) {
         Chunk ch[UNROLL * ROWS];
         for (int u = 0; u < UNROLL; ++u)
-            for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], c + u * LANES);
-        for (int u = 0; u < UNROLL; ++u)
+            for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+        for (int u = 0; u < UNROLL; ++u) {
+            if (c + u * LANES >= whole) break;
             for (int m = 0; m < M_ROWS; ++m) {
+                if (m >= u_M) break;
                 vec4 x[8];
                 vec2 sx;
                 load_x(m, c + u * LANES, 32, x, sx);
                 for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
             }
-    }
-#endif
-    // The rest one chunk at a time (the row's last may be partial).
-    for (; c < chunks; c += LANES) {
-        Chunk ch[ROWS];
-        for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], c);
-        int kn = min(32, u_K - 32 * c);
-        for (int m = 0; m < M_ROWS; ++m) {
-            vec4 x[8];
-            vec2 sx;
-            load_x(m, c, kn, x, sx);
-            for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[r], c, x, sx);
         }
     }
-    // A tree sum over the lanes in shared memory (a fixed order: the same bits every run).
-    for (int i = 0; i < M_ROWS * ROWS; ++i) s_part[i * WG_SIZE + lid] = acc[i];
-    for (int half_lanes = LANES / 2; half_lanes > 0; half_lanes /= 2) {
+    // The row's partial last chunk (K not a multiple of 32), by the lane whose turn it is.
+    if (whole < chunks && lane == whole % LANES) {
+        Chunk ch[ROWS];
+        for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
+        int kn = u_K - 32 * whole;
+        for (int m = 0; m < M_ROWS; ++m) {
+            if (m >= u_M) break;
+            vec4 x[8];
+            vec2 sx;
+            load_x(m, whole, kn, x, sx);
+            for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[r], whole, x, sx);
+        }
+    }
+    // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory (subgroup.glsl;
+    // a fixed order: the same bits every run).
+    for (int i = 0; i < M_ROWS * ROWS; ++i) {
+        if (i >= u_M * ROWS) break;
+        TGL_SUBGROUP_FOLD(acc[i], 1u, LANES, gemv_add)
+        s_part[i * WG_SIZE + lid] = acc[i];
+    }
+    for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
         memoryBarrierShared();
         barrier();
         if (lane < half_lanes)
-            for (int i = 0; i < M_ROWS * ROWS; ++i) s_part[i * WG_SIZE + lid] += s_part[i * WG_SIZE + lid + half_lanes];
+            for (int i = 0; i < M_ROWS * ROWS; ++i) {
+                if (i >= u_M * ROWS) break;
+                s_part[i * WG_SIZE + lid] += s_part[i * WG_SIZE + lid + half_lanes];
+            }
     }
     if (lane != 0) return;
     for (int r = 0; r < ROWS; ++r) {
         int n = n0 + r;
         if (n >= u_N) break;
-        float b = 0.0;
-#if defined(HAS_BIAS)
-        b = LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str);
-#endif
+        float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
         for (int m = 0; m < M_ROWS; ++m) {
-            float v = apply_activation(s_part[(m * ROWS + r) * WG_SIZE + lid] + b);
+            if (m >= u_M) break;
+            float v = tgl_activation(u_activation, s_part[(m * ROWS + r) * WG_SIZE + lid] + b);
             y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
         }
     }

@@ -167,28 +167,24 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
     dev.submit("index_select", std::move(ds));
 }
 
-// PASS_GEMV's shape for M rows of x and K: TGL_TUNE_GGUF's (tuning.h), cut down where a problem
-// or the device cannot use it: lanes halved while half of them would cover the row's chunks of 32,
-// chunks in flight at most those a lane has (one for the formats decoded as they
-// are loaded), then the workgroup, the rows per invocation and the
-// lanes halved until the partials (GEMV_M * ROWS floats an invocation) fit the shared memory.
+// PASS_GEMV's shape: TGL_TUNE_GGUF's (tuning.h), cut down only where the device cannot hold it (the
+// workgroup, the rows per invocation and the lanes halved until the partials, kGemvMaxM * ROWS
+// floats an invocation, fit the shared memory) or, on a GPU, to one chunk in flight for the formats
+// decoded as they are loaded (all but q4_0, q4_1, q8_0, q4_K: 32 floats a chunk, which would fill
+// its registers). Neither M nor K changes it, so that a device compiles one program per format
+// (and x layout) for every decode GEMV.
 struct GemvShape {
     int lanes, rows, unroll, wg;
 };
 
-GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt, int64_t M, int64_t K) {
+GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
-    const int64_t chunks = (K + 31) / 32;
     GemvShape g{t.lanes, t.rows, t.unroll, t.wg};
-    while (g.lanes > 1 && g.lanes / 2 >= chunks) g.lanes /= 2;
-    g.unroll = int(std::min<int64_t>(g.unroll, ceil_div(uint64_t(chunks), uint64_t(g.lanes))));
-    // The formats gguf.comp decodes as they are loaded (all but q4_0, q4_1, q8_0, q4_K) hold 32
-    // floats a chunk: one chunk in flight on a GPU, whose registers they would fill.
     const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
     if (!words && !dev.software()) g.unroll = 1;
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
-    const auto shared_bytes = [&] { return int64_t(M) * g.rows * g.wg * 4; };
+    const auto shared_bytes = [&] { return int64_t(kGemvMaxM) * g.rows * g.wg * 4; };
     g.wg = std::max(g.wg, g.lanes);
     while (g.wg > 1 && (g.wg > cap || (g.wg > g.lanes && shared_bytes() > L.max_shared_bytes))) g.wg /= 2;
     while (g.rows > 1 && shared_bytes() > L.max_shared_bytes) g.rows /= 2;
@@ -197,10 +193,11 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt, int64_t M, int64_t K) {
     return g;
 }
 
-// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): per chunk of its lane, the loads
-// (gguf_unit's loops for the other formats) and, per row of x, x's 32 elements and the sums.
+// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): per chunk of its trips (whole
+// trips of UNROLL) and the partial last chunk, the loads (gguf_unit's loops for the other formats)
+// and, per row of x, x's 32 elements and the sums.
 uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
-    const uint64_t per_lane = ceil_div(uint64_t((K + 31) / 32), uint64_t(g.lanes));
+    const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
     const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
     const uint64_t per_chunk = 4 + uint64_t(g.rows) * unit + uint64_t(M) * (2 + loop_cost(32) + uint64_t(g.rows) * unit);
     return 2 + per_lane * per_chunk + uint64_t(M * g.rows) * (2 + loop_cost(6));
@@ -230,11 +227,11 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     const int64_t run = fitting_run(N, [&](int64_t n) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
-    // A GPU runs a program of this format and M only (its registers, the loops over M unrolled); a
-    // software renderer one program for every format and M <= 8 (u_w_dtype, u_M), compiled once.
-    const bool specialised = !dev.software();
-    const int64_t gemv_m = specialised ? M : kGemvMaxM;
-    const GemvShape g = gemv_shape(dev, W.dtype, gemv_m, K);
+    // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
+    // format only (its registers), a software renderer's for every format (u_w_dtype) with loops
+    // over M kept (compile time).
+    const bool software = dev.software();
+    const GemvShape g = gemv_shape(dev, W.dtype);
     const int wg_rows = g.wg / g.lanes * g.rows;
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
@@ -249,28 +246,24 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
         Defines defs = base_defines(g.wg, y.dtype, "PASS_GEMV");
-        if (specialised) defs.emplace_back("W_DTYPE", str(W.dtype));
-        else defs.emplace_back("GEMV_M_UNIFORM", "");
-        defs.emplace_back("GEMV_M", str(gemv_m));
+        if (software) defs.emplace_back("GEMV_M_LOOPS", "");
+        else defs.emplace_back("W_DTYPE", str(W.dtype));
         defs.emplace_back("LANES", str(g.lanes));
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
-        defs.emplace_back("ACTIVATION", str(p.activation));
+        dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
         if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
-        if (bias) {
-            defs.emplace_back("HAS_BIAS", "");
-            const TensorArg bc = cut(*bias, 0, n0, n);
-            d.bindings.push_back(dev.window(bc, "inputs[2] (bias)", &b_off));
-            d.uniforms.push_back(uniform_int("u_b_offset", {b_off}));
-            d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
-        }
+        // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
+        d.bindings.push_back(bias ? dev.window(cut(*bias, 0, n0, n), "inputs[2] (bias)", &b_off) : xb);
+        d.uniforms.push_back(uniform_int("u_has_bias", {bias ? 1 : 0}));
+        d.uniforms.push_back(uniform_int("u_b_offset", {b_off}));
+        d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(bias && n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
+        d.uniforms.push_back(uniform_int("u_activation", {int32_t(p.activation)}));
+        d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
         d.program = dev.program("gguf.comp", defs);
-        if (!specialised) {
-            d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
-            d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
-        }
+        if (software) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
         d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
@@ -346,7 +339,7 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
         const bool within = !dev.loop_limited() || p.M > kGemvMaxM ||
-                            gemv_passes(gemv_shape(dev, call.inputs[1].dtype, dev.software() ? kGemvMaxM : p.M, p.K), p.M, p.K) <= kLoopTripBudget;
+                            gemv_passes(gemv_shape(dev, call.inputs[1].dtype), p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
         if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);
