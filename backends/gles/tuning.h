@@ -140,10 +140,11 @@ struct SubmitTuning {
 // TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u4_wg64" (the defaults; H200 sweep in docs/quantized.md): the
 // decode GEMV over GGUF block weights (gguf.comp PASS_GEMV, gguf_kernels.cpp): l<N> invocations
 // along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> chunks
-// of 32 elements in flight per invocation and row (1..8), wg<N> invocations per workgroup (a power
-// of two). Shapes a device or a problem cannot hold are cut down (gguf_kernels.cpp).
+// of 32 elements in flight per invocation and row (1..8; by default 4 on a GPU, 1 on a software
+// renderer: its compile time grows with the unrolled loads), wg<N> invocations per workgroup (a
+// power of two). Shapes a device cannot hold are cut down (gguf_kernels.cpp).
 struct GgufTuning {
-    int lanes = 32, rows = 1, unroll = 4, wg = 64;
+    int lanes = 32, rows = 1, unroll = 0, wg = 64;  // unroll 0: the device's default
 };
 
 // TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take
