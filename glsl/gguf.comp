@@ -19,7 +19,8 @@
 // (a software renderer: loops over u_M kept), LANES (a power of two), ROWS, UNROLL,
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
-// exactly by unpackHalf2x16.
+// exactly by unpackHalf2x16; X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
+// of them at most).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -248,9 +249,45 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
     return (k.so.x * sqx.x + k.so.z * sx.x) + (k.so.y * sqx.y + k.so.w * sx.y);
 }
 
+#if defined(X_SHARED)
+// x's u_M rows widened to f32 once per workgroup (X_SHARED vec4s: the host stages x only where
+// they fit), zeros past K: element 32c + 4j + e of row m is component e of s_x[(8m + j) * chunks
+// + c], so that the lanes' reads of consecutive chunks are consecutive vec4s (no bank conflicts).
+shared vec4 s_x[X_SHARED];
+
+// x[m, k .. k + 3] (k a multiple of 4), zeros past K.
+vec4 x_quad(int m, int k) {
+    int xa = u_x_offset + m * u_x_m_str;
+#if defined(X_F16_OCTETS)
+    if (k >= u_K) return vec4(0.0);  // K is a multiple of 8: the quad lies within x
+    uvec4 v = x_oct[(xa + k) >> 3];
+    uvec2 w = (k & 4) != 0 ? v.zw : v.xy;
+    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+#else
+    vec4 v;
+    for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? LOAD_FLOAT(x_data, xa + min(k + e, u_K - 1) * u_x_k_str) : 0.0;
+    return v;
+#endif
+}
+
+void stage_x(int lid) {
+    int chunks = (u_K + 31) / 32, quads = u_M * chunks * 8;
+    for (int i = lid; i < quads; i += WG_SIZE) {
+        int c = i % chunks, mj = i / chunks;
+        s_x[i] = x_quad(mj / 8, 32 * c + 4 * (mj % 8));
+    }
+    memoryBarrierShared();
+    barrier();
+}
+#endif
+
 // Elements 32c .. 32c + kn - 1 of row m of x (kn <= 32), zeros after (read at the last one: x
 // ends there), and their sums over each unit of 16.
 void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
+#if defined(X_SHARED)
+    int chunks = (u_K + 31) / 32;
+    for (int j = 0; j < 8; ++j) x[j] = s_x[(8 * m + j) * chunks + c];
+#else
     int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
 #if defined(X_F16_OCTETS)
     // x f16, contiguous along k from a 16-byte boundary, K a multiple of 8: eight a uvec4
@@ -275,6 +312,7 @@ void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
         x[i >> 2][i & 3] = i < kn ? v : 0.0;
     }
 #endif
+#endif
     sx = vec2(dot(x[0] + x[1] + x[2] + x[3], vec4(1.0)), dot(x[4] + x[5] + x[6] + x[7], vec4(1.0)));
 }
 
@@ -285,6 +323,9 @@ void main() {
     uint group = tgl_group_index();
     if (int(group) * WG_ROWS >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
     int lid = int(tgl_local_slot()), lane = lid % LANES;
+#if defined(X_SHARED)
+    stage_x(lid);
+#endif
     int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
     int w_row[ROWS];
     for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored

@@ -175,12 +175,13 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
 // (and x layout) for every decode GEMV.
 struct GemvShape {
     int lanes, rows, unroll, wg;
+    int x_vec4s;  // capacity of the shared x (gguf.comp X_SHARED; 0: none)
 };
 
 GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
-    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 4, t.wg};
+    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 4, t.wg, 0};
     const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
     if (!words && !dev.software()) g.unroll = 1;
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
@@ -190,17 +191,22 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     while (g.rows > 1 && shared_bytes() > L.max_shared_bytes) g.rows /= 2;
     while (g.wg > 1 && shared_bytes() > L.max_shared_bytes) g.wg /= 2;
     g.lanes = std::min(g.lanes, g.wg);
+    // x in shared memory: 16 KiB (K 4096 at M 1) or what the partials leave, in whole chunks.
+    const int64_t x_bytes = std::min<int64_t>(16384, L.max_shared_bytes - shared_bytes());
+    if (t.x_shared && x_bytes >= 128) g.x_vec4s = int(x_bytes / 128 * 8);
     return g;
 }
 
 // Loop passes of PASS_GEMV's longest invocation (loop_budget.h): per chunk of its trips (whole
 // trips of UNROLL) and the partial last chunk, the loads (gguf_unit's loops for the other formats)
-// and, per row of x, x's 32 elements and the sums.
+// and, per row of x, x's 32 elements and the sums; x's staging in shared memory.
 uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
     const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
     const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
     const uint64_t per_chunk = 4 + uint64_t(g.rows) * unit + uint64_t(M) * (2 + loop_cost(32) + uint64_t(g.rows) * unit);
-    return 2 + per_lane * per_chunk + uint64_t(M * g.rows) * (2 + loop_cost(6));
+    const uint64_t quads = uint64_t(M) * uint64_t((K + 31) / 32) * 8;  // x staged in shared memory
+    const uint64_t staging = quads <= uint64_t(g.x_vec4s) ? ceil_div(quads, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
+    return 2 + staging + per_lane * per_chunk + uint64_t(M * g.rows) * (2 + loop_cost(6));
 }
 
 // linear, M <= 8: PASS_GEMV over W's rows in chunks whose blocks (and y's and the bias's columns)
@@ -240,6 +246,8 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     // Whole uvec4s of 8 halves: every row starts on a 16-byte boundary (the window's start is one)
     // and ends on one, so a chunk's last octet lies within x.
     const bool x_octets = x_pairs && K % 8 == 0 && x_off % 8 == 0 && x2.strides[0] % 8 == 0;
+    // x's rows widened once per workgroup into shared memory where they fit (8 vec4s a chunk of 32).
+    const bool staged = M * ((K + 31) / 32) * 8 <= g.x_vec4s;
     for (int64_t n0 = 0; n0 < N; n0 += run) {
         const int64_t n = std::min(run, N - n0);
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
@@ -252,6 +260,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
+        if (staged) defs.emplace_back("X_SHARED", str(g.x_vec4s));
         if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
