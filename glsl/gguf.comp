@@ -15,8 +15,8 @@
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
 // Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
 // PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (rows of x, the activation and whether
-// there is a bias are uniforms: one program serves every M <= GEMV_M and epilogue): GEMV_M_LOOPS
-// (a software renderer: loops over u_M kept), LANES (a power of two), ROWS, UNROLL,
+// there is a bias are uniforms: one program serves every M <= 8 and epilogue): LANES (a power of
+// two), ROWS, UNROLL,
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
 // exactly by unpackHalf2x16; X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
@@ -107,16 +107,7 @@ void main() {
 // NVIDIA: unroll the loops of constant trip count, so that the chunk and accumulator arrays are
 // indexed by constants and stay in registers (other drivers ignore unknown pragmas).
 #pragma optionNV(unroll all)
-// u_M <= GEMV_M rows of x. A GPU unrolls the loops over them to GEMV_M, leaving at u_M (so that the
-// accumulators are indexed by constants and stay in registers); a software renderer keeps loops
-// over u_M (GEMV_M_LOOPS: its compile time grows with the unrolled code).
-#define GEMV_M 8
-uniform int u_M;
-#if defined(GEMV_M_LOOPS)
-#define M_ROWS u_M
-#else
-#define M_ROWS GEMV_M
-#endif
+uniform int u_M;           // rows of x (at most 8)
 uniform int u_activation;  // tgl_activation (activation.glsl)
 uniform int u_has_bias;    // 0: binding 2 (x) is bound again at binding 3, unread
 #define ROW_GROUPS (WG_SIZE / LANES)
@@ -316,7 +307,7 @@ void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
     sx = vec2(dot(x[0] + x[1] + x[2] + x[3], vec4(1.0)), dot(x[4] + x[5] + x[6] + x[7], vec4(1.0)));
 }
 
-shared float s_part[GEMV_M * ROWS * WG_SIZE];
+shared float s_part[ROWS * WG_SIZE];
 float gemv_add(float a, float b) { return a + b; }
 
 void main() {
@@ -329,67 +320,59 @@ void main() {
     int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
     int w_row[ROWS];
     for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored
-    float acc[GEMV_M * ROWS];
-    for (int i = 0; i < GEMV_M * ROWS; ++i) acc[i] = 0.0;
     int chunks = (u_K + 31) / 32, whole = u_K / 32;
-    // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the trip
-    // first, then the sums (x read once per chunk for all the rows). A trip past the row's whole
-    // chunks loads its last one again (in bounds, cached) and sums only those it has, so that any
-    // UNROLL keeps its loads in flight at any K (one program for every K).
-    for (int c = lane; c < whole; c += UNROLL * LANES) {
-        Chunk ch[UNROLL * ROWS];
-        for (int u = 0; u < UNROLL; ++u)
-            for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
-        for (int u = 0; u < UNROLL; ++u) {
-            if (c + u * LANES >= whole) break;
-            for (int m = 0; m < M_ROWS; ++m) {
-                if (m >= u_M) break;
+    // One row of x at a time, in a loop the compilers keep (one small program for every M; W's
+    // rows read again for each row of x, from the caches).
+    for (int m = 0; m < u_M; ++m) {
+        float acc[ROWS];
+        for (int r = 0; r < ROWS; ++r) acc[r] = 0.0;
+        // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the
+        // trip first, then the sums (x read once per chunk for all the rows). A trip past the
+        // row's whole chunks loads its last one again (in bounds, cached) and sums only those it
+        // has, so that any UNROLL keeps its loads in flight at any K (one program for every K).
+        for (int c = lane; c < whole; c += UNROLL * LANES) {
+            Chunk ch[UNROLL * ROWS];
+            for (int u = 0; u < UNROLL; ++u)
+                for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+            for (int u = 0; u < UNROLL; ++u) {
+                if (c + u * LANES >= whole) break;
                 vec4 x[8];
                 vec2 sx;
                 load_x(m, c + u * LANES, 32, x, sx);
-                for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
+                for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
             }
         }
-    }
-    // The row's partial last chunk (K not a multiple of 32), by the lane whose turn it is.
-    if (whole < chunks && lane == whole % LANES) {
-        Chunk ch[ROWS];
-        for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
-        int kn = u_K - 32 * whole;
-        for (int m = 0; m < M_ROWS; ++m) {
-            if (m >= u_M) break;
+        // The row's partial last chunk (K not a multiple of 32), by the lane whose turn it is.
+        if (whole < chunks && lane == whole % LANES) {
+            Chunk ch[ROWS];
+            for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
             vec4 x[8];
             vec2 sx;
-            load_x(m, whole, kn, x, sx);
-            for (int r = 0; r < ROWS; ++r) acc[m * ROWS + r] += chunk_dot(ch[r], whole, x, sx);
+            load_x(m, whole, u_K - 32 * whole, x, sx);
+            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[r], whole, x, sx);
         }
-    }
-    // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory (subgroup.glsl;
-    // a fixed order: the same bits every run).
-    for (int i = 0; i < M_ROWS * ROWS; ++i) {
-        if (i >= u_M * ROWS) break;
-        TGL_SUBGROUP_FOLD(acc[i], 1u, LANES, gemv_add)
-        s_part[i * WG_SIZE + lid] = acc[i];
-    }
-    for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
-        memoryBarrierShared();
-        barrier();
-        if (lane < half_lanes)
-            for (int i = 0; i < M_ROWS * ROWS; ++i) {
-                if (i >= u_M * ROWS) break;
-                s_part[i * WG_SIZE + lid] += s_part[i * WG_SIZE + lid + half_lanes];
+        // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory
+        // (subgroup.glsl; a fixed order: the same bits every run).
+        for (int r = 0; r < ROWS; ++r) {
+            TGL_SUBGROUP_FOLD(acc[r], 1u, LANES, gemv_add)
+            s_part[r * WG_SIZE + lid] = acc[r];
+        }
+        for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
+            memoryBarrierShared();
+            barrier();
+            if (lane < half_lanes)
+                for (int r = 0; r < ROWS; ++r) s_part[r * WG_SIZE + lid] += s_part[r * WG_SIZE + lid + half_lanes];
+        }
+        if (lane == 0)
+            for (int r = 0; r < ROWS; ++r) {
+                int n = n0 + r;
+                if (n >= u_N) break;
+                float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+                float v = tgl_activation(u_activation, s_part[r * WG_SIZE + lid] + b);
+                y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
             }
-    }
-    if (lane != 0) return;
-    for (int r = 0; r < ROWS; ++r) {
-        int n = n0 + r;
-        if (n >= u_N) break;
-        float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-        for (int m = 0; m < M_ROWS; ++m) {
-            if (m >= u_M) break;
-            float v = tgl_activation(u_activation, s_part[(m * ROWS + r) * WG_SIZE + lid] + b);
-            y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
-        }
+        memoryBarrierShared();
+        barrier();  // the partials are written again for the next row of x
     }
 }
 #endif

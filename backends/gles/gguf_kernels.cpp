@@ -25,7 +25,7 @@ namespace gles {
 
 namespace {
 
-constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp's GEMV_M: all in one workgroup)
+constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp: one row of x at a time)
 // The decoded chunk of W for the float kernels (M > 8, grouped_linear): at most this many bytes.
 constexpr int64_t kDecodedChunkBytes = int64_t(64) << 20;
 
@@ -168,7 +168,7 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
 }
 
 // PASS_GEMV's shape: TGL_TUNE_GGUF's (tuning.h), cut down only where the device cannot hold it (the
-// workgroup, the rows per invocation and the lanes halved until the partials, kGemvMaxM * ROWS
+// workgroup, the rows per invocation and the lanes halved until the partials, ROWS
 // floats an invocation, fit the shared memory) or, on a GPU, to one chunk in flight for the formats
 // decoded as they are loaded (all but q4_0, q4_1, q8_0, q4_K: 32 floats a chunk, which would fill
 // its registers). Neither M nor K changes it, so that a device compiles one program per format
@@ -185,7 +185,7 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
     if (!words && !dev.software()) g.unroll = 1;
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
-    const auto shared_bytes = [&] { return int64_t(kGemvMaxM) * g.rows * g.wg * 4; };
+    const auto shared_bytes = [&] { return int64_t(g.rows) * g.wg * 4; };
     g.wg = std::max(g.wg, g.lanes);
     while (g.wg > 1 && (g.wg > cap || (g.wg > g.lanes && shared_bytes() > L.max_shared_bytes))) g.wg /= 2;
     while (g.rows > 1 && shared_bytes() > L.max_shared_bytes) g.rows /= 2;
@@ -197,16 +197,16 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     return g;
 }
 
-// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): per chunk of its trips (whole
-// trips of UNROLL) and the partial last chunk, the loads (gguf_unit's loops for the other formats)
-// and, per row of x, x's 32 elements and the sums; x's staging in shared memory.
+// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): x's staging in shared memory,
+// then per row of x, per chunk of its trips (whole trips of UNROLL) and the partial last chunk,
+// the loads (gguf_unit's loops for the other formats), x's 32 elements and the sums.
 uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
     const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
     const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
-    const uint64_t per_chunk = 4 + uint64_t(g.rows) * unit + uint64_t(M) * (2 + loop_cost(32) + uint64_t(g.rows) * unit);
+    const uint64_t per_chunk = 6 + 2 * uint64_t(g.rows) * unit + loop_cost(32);
     const uint64_t quads = uint64_t(M) * uint64_t((K + 31) / 32) * 8;  // x staged in shared memory
     const uint64_t staging = quads <= uint64_t(g.x_vec4s) ? ceil_div(quads, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
-    return 2 + staging + per_lane * per_chunk + uint64_t(M * g.rows) * (2 + loop_cost(6));
+    return 2 + staging + uint64_t(M) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
 }
 
 // linear, M <= 8: PASS_GEMV over W's rows in chunks whose blocks (and y's and the bias's columns)
@@ -234,8 +234,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
     // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
-    // format only (its registers), a software renderer's for every format (u_w_dtype) with loops
-    // over M kept (compile time).
+    // format only (its registers), a software renderer's for every format (u_w_dtype: compile time).
     const bool software = dev.software();
     const GemvShape g = gemv_shape(dev, W.dtype);
     const int wg_rows = g.wg / g.lanes * g.rows;
@@ -254,8 +253,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
         Defines defs = base_defines(g.wg, y.dtype, "PASS_GEMV");
-        if (software) defs.emplace_back("GEMV_M_LOOPS", "");
-        else defs.emplace_back("W_DTYPE", str(W.dtype));
+        if (!software) defs.emplace_back("W_DTYPE", str(W.dtype));
         defs.emplace_back("LANES", str(g.lanes));
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
