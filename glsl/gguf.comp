@@ -19,8 +19,8 @@
 // two), ROWS, UNROLL,
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
-// exactly by unpackHalf2x16; X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
-// of them at most).
+// exactly by unpackHalf2x16; or X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
+// of them at most, read element by element).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -246,19 +246,12 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
 // + c], so that the lanes' reads of consecutive chunks are consecutive vec4s (no bank conflicts).
 shared vec4 s_x[X_SHARED];
 
-// x[m, k .. k + 3] (k a multiple of 4), zeros past K.
+// x[m, k .. k + 3], zeros past K.
 vec4 x_quad(int m, int k) {
     int xa = u_x_offset + m * u_x_m_str;
-#if defined(X_F16_OCTETS)
-    if (k >= u_K) return vec4(0.0);  // K is a multiple of 8: the quad lies within x
-    uvec4 v = x_oct[(xa + k) >> 3];
-    uvec2 w = (k & 4) != 0 ? v.zw : v.xy;
-    return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-#else
     vec4 v;
     for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? LOAD_FLOAT(x_data, xa + min(k + e, u_K - 1) * u_x_k_str) : 0.0;
     return v;
-#endif
 }
 
 void stage_x(int lid) {
