@@ -246,10 +246,20 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
 // + c], so that the lanes' reads of consecutive chunks are consecutive vec4s (no bank conflicts).
 shared vec4 s_x[X_SHARED];
 
-// x[m, k .. k + 3], zeros past K.
+uniform int u_x_pairs;  // x f16 with k-stride 1 and even offsets: two halves a word
+
+// x[m, k .. k + 3] (k a multiple of 4), zeros past K.
 vec4 x_quad(int m, int k) {
     int xa = u_x_offset + m * u_x_m_str;
     vec4 v;
+#if Y_DTYPE == DT_F16
+    if (u_x_pairs != 0) {  // words of x's row only: the last holds element K - 1
+        int w = (xa + k) >> 1, last = (xa + u_K - 1) >> 1;
+        v = vec4(unpackHalf2x16(x_data[min(w, last)]), unpackHalf2x16(x_data[min(w + 1, last)]));
+        for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? v[e] : 0.0;
+        return v;
+    }
+#endif
     for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? LOAD_FLOAT(x_data, xa + min(k + e, u_K - 1) * u_x_k_str) : 0.0;
     return v;
 }

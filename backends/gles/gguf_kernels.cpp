@@ -259,7 +259,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         defs.emplace_back("UNROLL", str(g.unroll));
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
         // Staged x is read element by element (once per workgroup: one program for every x layout).
-        if (staged) defs.emplace_back("X_SHARED", str(g.x_vec4s));
+        if (staged) {
+            defs.emplace_back("X_SHARED", str(g.x_vec4s));
+            d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
+        }
         else if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
