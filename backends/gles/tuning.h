@@ -142,12 +142,12 @@ struct SubmitTuning {
 // along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> chunks
 // of 32 elements in flight per invocation and row (1..8; by default 4 on a GPU, 1 on a software
 // renderer: its compile time grows with the unrolled loads), wg<N> invocations per workgroup (a
-// power of two), x<0|1> x widened once per workgroup into shared memory where it fits (1, the
-// default) or read by every invocation (0). Shapes a device cannot hold are cut down
+// power of two), x<0|1> x widened once per workgroup into shared memory where it fits (1) or
+// read by every invocation (0, the default: staging lost 4.7x on the H200, docs/quantized.md). Shapes a device cannot hold are cut down
 // (gguf_kernels.cpp).
 struct GgufTuning {
     int lanes = 32, rows = 1, unroll = 0, wg = 64;  // unroll 0: the device's default
-    int x_shared = 1;
+    int x_shared = 0;
 };
 
 // TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take

@@ -175,7 +175,7 @@ TEST_F(Gguf, EmbeddingRows) {
 // One shape (each is another program to compile on llvmpipe): 4 lanes, 3 rows of W each (6 rows a
 // workgroup), 2 chunks in flight (a trip: 256 elements).
 TEST_F(Gguf, GemvShapes) {
-    g_subject = &subject_device_with("TGL_TUNE_GGUF", "l4_r3_u2_wg8");
+    g_subject = &subject_device_with("TGL_TUNE_GGUF", "l4_r3_u2_wg8_x1");  // x staged in shared memory (x1)
     for (tgl_dtype dt : {TGL_DTYPE_Q4_0, TGL_DTYPE_Q8_0, TGL_DTYPE_Q4_K, TGL_DTYPE_Q5_K}) {
         linear_case(dt, rng_.integer(1, 8), 360, 7, rng_);  // a trip, then 3 chunks and 8 elements
         linear_case(dt, rng_.integer(1, 8), 519, 13, rng_);
