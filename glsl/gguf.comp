@@ -5,17 +5,22 @@
 //                 bound in windows of rows [u_lo, u_hi), each dispatch writing the rows whose index
 //                 lies in its window). Rows walk RANK leading dims (u_shape; x's row strides in
 //                 bytes, y's in elements).
-//   PASS_GEMV     linear / grouped_linear with block W read directly: y[m, n] = act(sum_k x[m, k] *
-//                 W[n, k] + bias[n]); a workgroup takes GEMV_ROWS rows n of W, LANES invocations a
-//                 row, each summing whole units (scale * sum(q * x) + offset * sum(x)) for every m
-//                 of its GEMV_M rows of x, then a tree sum over the lanes in shared memory (so the
-//                 order is fixed: the same bits every run).
+//   PASS_GEMV     linear with block W read directly (decode, M <= 8): y[m, n] = act(sum_k x[m, k] *
+//                 W[n, k] + bias[n]); LANES invocations take ROWS rows of W, each lane the chunks
+//                 of 32 elements lane, lane + LANES, ... of those rows, UNROLL chunks of each row
+//                 loaded before any is summed; per unit of 16: scale * dot(q, x) + offset * sum(x),
+//                 x read once per chunk for all the rows; then a tree sum over the lanes in shared
+//                 memory (so the order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
 // Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
-// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV: LANES (a power of two),
-// HAS_BIAS, ACTIVATION, X_F16_PAIRS (x f16 with k-stride 1 and even offsets: read two a word by
-// unpackHalf2x16, an exact widening).
+// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (rows of x, the activation and whether
+// there is a bias are uniforms: one program serves every M <= 8 and epilogue): LANES (a power of
+// two), ROWS, UNROLL,
+// X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
+// a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
+// exactly by unpackHalf2x16; or X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
+// of them at most, read element by element).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -29,9 +34,12 @@ layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
 layout(std430, binding = 1) readonly buffer WBuffer { uint w_data[]; };  // the blocks
-#if defined(PASS_GEMV)
+#if defined(PASS_GEMV) && defined(X_F16_OCTETS)
+layout(std430, binding = 2) readonly buffer XBuffer { uvec4 x_oct[]; };
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (u_has_bias)
+#elif defined(PASS_GEMV)
 layout(std430, binding = 2) readonly buffer XBuffer { uint x_data[]; };
-layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (HAS_BIAS)
+layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (u_has_bias)
 #else
 layout(std430, binding = 2) readonly buffer IBuffer { uint i_data[]; };  // the index (INDEXED)
 #endif
@@ -95,86 +103,279 @@ void main() {
 
 #if defined(PASS_GEMV)
 #include "activation.glsl"
-#define GEMV_ROWS (WG_SIZE / LANES)
-#define GEMV_M 8  // rows of x per workgroup row of the grid (u_M of them used)
+#include "subgroup.glsl"
+// NVIDIA: unroll the loops of constant trip count, so that the chunk and accumulator arrays are
+// indexed by constants and stay in registers (other drivers ignore unknown pragmas).
+#pragma optionNV(unroll all)
+uniform int u_M;           // rows of x (at most 8)
+uniform int u_activation;  // tgl_activation (activation.glsl)
+uniform int u_has_bias;    // 0: binding 2 (x) is bound again at binding 3, unread
+#define ROW_GROUPS (WG_SIZE / LANES)
+#define WG_ROWS (ROW_GROUPS * ROWS)
 uniform int u_N;
-uniform int u_M;           // rows of x (a workgroup row of the grid per GEMV_M of them)
-uniform int u_w_base;      // byte of W's row 0 (expert 0) in its window
+uniform int u_w_base;      // byte of W's row 0 in its window
 uniform int u_w_n_str;     // bytes between rows of W
 uniform int u_x_offset;
 uniform int u_x_m_str;
 uniform int u_x_k_str;
 uniform int u_y_m_str;
 uniform int u_y_n_str;
-uniform int u_row_groups;  // workgroups along n
-#if defined(HAS_BIAS)
 uniform int u_b_offset;
 uniform int u_b_n_str;
+
+// A chunk: elements 32c .. 32c + 31 of a row, two units of 16. The fast formats' quants are loaded
+// as whole words (the blocks of q4_0 and q8_0 start on 2-byte boundaries: the words that cover
+// them, shifted into place) and decoded only when summed, so that the loads of a trip's chunks are
+// all in flight together; the other formats' units are decoded by gguf_unit as they are loaded.
+#if !defined(W_DTYPE) || W_DTYPE == DT_Q8_0 || W_DTYPE == DT_Q4_K
+#define CHUNK_VEC4 2
+#else
+#define CHUNK_VEC4 1
+#endif
+#if !defined(W_DTYPE) || (W_DTYPE != DT_Q4_0 && W_DTYPE != DT_Q4_1 && W_DTYPE != DT_Q8_0 && W_DTYPE != DT_Q4_K)
+#define GEMV_GENERIC
+#endif
+struct Chunk {
+    uvec4 qs[CHUNK_VEC4];  // q4_0, q4_1: the block's 16 bytes; q8_0: its 32; q4_K: the 32 bytes of its sub-block pair
+    vec4 so;               // the units' scales and offsets (scale 0, scale 1, offset 0, offset 1)
+#if defined(GEMV_GENERIC)
+    vec4 q[8];             // the other formats: the decoded quants
+#endif
+};
+
+bool gemv_fast(int dt) { return dt == DT_Q4_0 || dt == DT_Q4_1 || dt == DT_Q8_0 || dt == DT_Q4_K; }
+
+// Words a..a+3 of bytes starting 2 bytes into word w (odd) or at it.
+uvec4 gemv_words(uint w, bool odd) {
+    uint w0 = GGUF_WORD(w), w1 = GGUF_WORD(w + 1u), w2 = GGUF_WORD(w + 2u), w3 = GGUF_WORD(w + 3u), w4 = GGUF_WORD(w + 4u);
+    return odd ? uvec4(w1, w2, w3, w4) : uvec4((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16), (w2 >> 16) | (w3 << 16), (w3 >> 16) | (w4 << 16));
+}
+
+Chunk load_chunk(int row, int c) {
+    Chunk k;
+    int dt = GGUF_DT;
+    for (int i = 0; i < CHUNK_VEC4; ++i) k.qs[i] = uvec4(0u);
+    k.so = vec4(0.0);
+    if (dt == DT_Q4_K) {  // 144-byte blocks (word-aligned); chunk = sub-block s, nibble s & 1 of pair s >> 1
+        int s = c & 7;
+        uint a = uint(row + (c >> 3) * 144), w = (a >> 2) + 4u + uint(s >> 1) * 8u;
+        k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
+        k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
+        uint dm = GGUF_WORD(a >> 2);
+        uvec2 sm = gguf_k_scale_min(a + 4u, s);
+        float scale = uintBitsToFloat(tgl_f16_to_f32_bits(dm & 0xffffu)) * float(sm.x);    // exact: 11 x 6 bits
+        float offset = -(uintBitsToFloat(tgl_f16_to_f32_bits(dm >> 16)) * float(sm.y));  // exact
+        k.so = vec4(scale, scale, offset, offset);
+    } else if (dt == DT_Q8_0) {  // 34-byte blocks: d, then 32 i8
+        uint a = uint(row + c * 34), w = a >> 2;
+        bool odd = (a & 2u) != 0u;
+        float d = uintBitsToFloat(tgl_f16_to_f32_bits(odd ? GGUF_WORD(w) >> 16 : GGUF_WORD(w) & 0xffffu));
+        k.qs[0] = gemv_words(w, odd);
+        k.qs[CHUNK_VEC4 - 1] = gemv_words(w + 4u, odd);
+        k.so = vec4(d, d, 0.0, 0.0);
+    } else if (dt == DT_Q4_0) {  // 18-byte blocks: d, then 16 bytes of nibbles
+        uint a = uint(row + c * 18), w = a >> 2;
+        bool odd = (a & 2u) != 0u;
+        float d = uintBitsToFloat(tgl_f16_to_f32_bits(odd ? GGUF_WORD(w) >> 16 : GGUF_WORD(w) & 0xffffu));
+        k.qs[0] = gemv_words(w, odd);
+        k.so = vec4(d, d, -8.0 * d, -8.0 * d);  // d (q - 8) = d q + (-8 d) (exact)
+    } else if (dt == DT_Q4_1) {  // 20-byte blocks (word-aligned): d, m, then 16 bytes of nibbles
+        uint w = uint(row + c * 20) >> 2, dm = GGUF_WORD(w);
+        float d = uintBitsToFloat(tgl_f16_to_f32_bits(dm & 0xffffu)), m = uintBitsToFloat(tgl_f16_to_f32_bits(dm >> 16));
+        k.qs[0] = uvec4(GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u), GGUF_WORD(w + 4u));
+        k.so = vec4(d, d, m, m);
+    }
+#if defined(GEMV_GENERIC)
+    else {
+        uint at = uint(row + ((2 * c) / gguf_units()) * gguf_bytes());
+        int u = (2 * c) % gguf_units();
+        for (int p = 0; p < 2; ++p) {
+            float q[16], scale, offset;
+            gguf_unit(at, u + p, q, scale, offset);
+            for (int j = 0; j < 4; ++j) k.q[4 * p + j] = vec4(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]);
+            k.so[p] = scale;
+            k.so[2 + p] = offset;
+        }
+    }
+#endif
+    return k;
+}
+
+// The 4 nibbles (low 4 bits of each byte) and 4 signed bytes of a word as floats, without a
+// conversion instruction (an eighth of the rate of an add on NVIDIA's recent GPUs: the decode's
+// bound): v in [0, 2^23) or'ed into the mantissa of 2^23 is the float 2^23 + v, and subtracting
+// 2^23 leaves v exactly; a signed byte b as (b ^ 0x80) = b + 128, then less 2^23 + 128.
+const uint kTwo23Bits = 0x4B000000u;  // 2^23
+vec4 nibbles(uint w) { return uintBitsToFloat(((uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 15u) | kTwo23Bits) - 8388608.0; }
+vec4 signed_bytes(uint w) { return uintBitsToFloat((((uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 255u) ^ 128u) | kTwo23Bits) - 8388736.0; }
+
+// sum over the chunk's two units of scale * sum(q x) + offset * sum(x): x its 32 elements (zero
+// past K), sx the sums of x over each unit.
+float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
+    int dt = GGUF_DT;
+    vec2 sqx = vec2(0.0);
+    if (dt == DT_Q8_0) {
+        for (int j = 0; j < 4; ++j) {
+            sqx.x += dot(signed_bytes(k.qs[0][j]), x[j]);
+            sqx.y += dot(signed_bytes(k.qs[CHUNK_VEC4 - 1][j]), x[4 + j]);
+        }
+    } else if (gemv_fast(dt)) {  // nibbles: q4_0/q4_1 unit 0 the low ones of the 16 bytes, unit 1 the high;
+                                 // q4_K nibble (c & 1) of the pair's bytes 0..15, 16..31
+        bool k_quant = dt == DT_Q4_K;
+        uint h = k_quant ? uint(c & 1) * 4u : 0u;
+        uvec4 u0 = k.qs[0] >> h, u1 = k_quant ? k.qs[CHUNK_VEC4 - 1] >> h : k.qs[0] >> 4u;
+        for (int j = 0; j < 4; ++j) {
+            sqx.x += dot(nibbles(u0[j]), x[j]);
+            sqx.y += dot(nibbles(u1[j]), x[4 + j]);
+        }
+    }
+#if defined(GEMV_GENERIC)
+    else {
+        for (int j = 0; j < 4; ++j) {
+            sqx.x += dot(k.q[j], x[j]);
+            sqx.y += dot(k.q[4 + j], x[4 + j]);
+        }
+    }
+#endif
+    return (k.so.x * sqx.x + k.so.z * sx.x) + (k.so.y * sqx.y + k.so.w * sx.y);
+}
+
+#if defined(X_SHARED)
+// x's u_M rows widened to f32 once per workgroup (X_SHARED vec4s: the host stages x only where
+// they fit), zeros past K: element 32c + 4j + e of row m is component e of s_x[(8m + j) * chunks
+// + c], so that the lanes' reads of consecutive chunks are consecutive vec4s (no bank conflicts).
+shared vec4 s_x[X_SHARED];
+
+uniform int u_x_pairs;  // x f16 with k-stride 1 and even offsets: two halves a word
+
+// x[m, k .. k + 3] (k a multiple of 4), zeros past K.
+vec4 x_quad(int m, int k) {
+    int xa = u_x_offset + m * u_x_m_str;
+    vec4 v;
+#if Y_DTYPE == DT_F16
+    if (u_x_pairs != 0) {  // words of x's row only: the last holds element K - 1
+        int w = (xa + k) >> 1, last = (xa + u_K - 1) >> 1;
+        v = vec4(unpackHalf2x16(x_data[min(w, last)]), unpackHalf2x16(x_data[min(w + 1, last)]));
+        for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? v[e] : 0.0;
+        return v;
+    }
+#endif
+    for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? LOAD_FLOAT(x_data, xa + min(k + e, u_K - 1) * u_x_k_str) : 0.0;
+    return v;
+}
+
+void stage_x(int lid) {
+    int chunks = (u_K + 31) / 32, quads = u_M * chunks * 8;
+    for (int i = lid; i < quads; i += WG_SIZE) {
+        int c = i % chunks, mj = i / chunks;
+        s_x[i] = x_quad(mj / 8, 32 * c + 4 * (mj % 8));
+    }
+    memoryBarrierShared();
+    barrier();
+}
 #endif
 
-shared float s_part[WG_SIZE * GEMV_M];
+// Elements 32c .. 32c + kn - 1 of row m of x (kn <= 32), zeros after (read at the last one: x
+// ends there), and their sums over each unit of 16.
+void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
+#if defined(X_SHARED)
+    int chunks = (u_K + 31) / 32;
+    for (int j = 0; j < 8; ++j) x[j] = s_x[(8 * m + j) * chunks + c];
+#else
+    int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
+#if defined(X_F16_OCTETS)
+    // x f16, contiguous along k from a 16-byte boundary, K a multiple of 8: eight a uvec4
+    for (int i = 0; i < 4; ++i) {
+        uvec4 v = x_oct[(xa >> 3) + min(i, (kn - 1) >> 3)];
+        bool in_k = 8 * i < kn;
+        x[2 * i] = in_k ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(0.0);
+        x[2 * i + 1] = in_k ? vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)) : vec4(0.0);
+    }
+#elif defined(X_F16_PAIRS)
+    // x f16, contiguous along k from an even element: two a word (an exact widening)
+    for (int i = 0; i < 16; ++i) {
+        vec2 v = unpackHalf2x16(x_data[(xa >> 1) + min(i, (kn - 1) >> 1)]);
+        v.x = 2 * i < kn ? v.x : 0.0;
+        v.y = 2 * i + 1 < kn ? v.y : 0.0;
+        x[i >> 1][2 * (i & 1)] = v.x;
+        x[i >> 1][2 * (i & 1) + 1] = v.y;
+    }
+#else
+    for (int i = 0; i < 32; ++i) {
+        float v = LOAD_FLOAT(x_data, xa + min(i, kn - 1) * u_x_k_str);
+        x[i >> 2][i & 3] = i < kn ? v : 0.0;
+    }
+#endif
+#endif
+    sx = vec2(dot(x[0] + x[1] + x[2] + x[3], vec4(1.0)), dot(x[4] + x[5] + x[6] + x[7], vec4(1.0)));
+}
+
+shared float s_part[ROWS * WG_SIZE];
+float gemv_add(float a, float b) { return a + b; }
 
 void main() {
     uint group = tgl_group_index();
-    int lane = int(gl_LocalInvocationID.x) % LANES, r = int(gl_LocalInvocationID.x) / LANES;
-    int n = int(group % uint(u_row_groups)) * GEMV_ROWS + r;
-    int m0 = int(group / uint(u_row_groups)) * GEMV_M;
-    int w_row = u_w_base + n * u_w_n_str;
-    float acc[GEMV_M];
-    for (int m = 0; m < GEMV_M; ++m) acc[m] = 0.0;
-    int row_units = (u_K + 15) / 16;
-    if (n < u_N) {
-        for (int unit = lane; unit < row_units; unit += LANES) {
-            float q[16], scale, offset;
-            gguf_unit(uint(w_row + (unit / gguf_units()) * gguf_bytes()), unit % gguf_units(), q, scale, offset);
-            int k0 = unit * 16, kn = min(16, u_K - k0);
-            for (int m = 0; m < GEMV_M; ++m) {
-                if (m0 + m >= u_M) break;
-                int xa = u_x_offset + (m0 + m) * u_x_m_str + k0 * u_x_k_str;
-                float sqx = 0.0, sx = 0.0;
-                // Branch-free loops of constant trip count (unrolled: q stays in registers); past K
-                // (the row's last unit only) x is read at its last element and taken as 0, since the
-                // block's tail may hold anything and x ends there.
-#if defined(X_F16_PAIRS)
-                // x f16, contiguous along k from an even element: two a word
-                for (int i = 0; i < 8; ++i) {
-                    vec2 xv = unpackHalf2x16(x_data[(xa >> 1) + min(i, (kn - 1) >> 1)]);
-                    xv.x = 2 * i < kn ? xv.x : 0.0;
-                    xv.y = 2 * i + 1 < kn ? xv.y : 0.0;
-                    sqx += q[2 * i] * xv.x + q[2 * i + 1] * xv.y;
-                    sx += xv.x + xv.y;
-                }
-#else
-                for (int i = 0; i < 16; ++i) {
-                    float xv = LOAD_FLOAT(x_data, xa + min(i, kn - 1) * u_x_k_str);
-                    xv = i < kn ? xv : 0.0;
-                    sqx += q[i] * xv;
-                    sx += xv;
-                }
+    if (int(group) * WG_ROWS >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
+    int lid = int(tgl_local_slot()), lane = lid % LANES;
+#if defined(X_SHARED)
+    stage_x(lid);
 #endif
-                acc[m] += scale * sqx + offset * sx;
+    int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
+    int w_row[ROWS];
+    for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored
+    int chunks = (u_K + 31) / 32, whole = u_K / 32;
+    // One row of x at a time, in a loop the compilers keep (one small program for every M; W's
+    // rows read again for each row of x, from the caches).
+    for (int m = 0; m < u_M; ++m) {
+        float acc[ROWS];
+        for (int r = 0; r < ROWS; ++r) acc[r] = 0.0;
+        // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the
+        // trip first, then the sums (x read once per chunk for all the rows). A trip past the
+        // row's whole chunks loads its last one again (in bounds, cached) and sums only those it
+        // has, so that any UNROLL keeps its loads in flight at any K (one program for every K).
+        for (int c = lane; c < whole; c += UNROLL * LANES) {
+            Chunk ch[UNROLL * ROWS];
+            for (int u = 0; u < UNROLL; ++u)
+                for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+            for (int u = 0; u < UNROLL; ++u) {
+                if (c + u * LANES >= whole) break;
+                vec4 x[8];
+                vec2 sx;
+                load_x(m, c + u * LANES, 32, x, sx);
+                for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
             }
         }
-    }
-    for (int m = 0; m < GEMV_M; ++m) s_part[m * WG_SIZE + int(gl_LocalInvocationID.x)] = acc[m];
-    barrier();
-    for (int half_lanes = LANES / 2; half_lanes > 0; half_lanes /= 2) {
-        if (lane < half_lanes)
-            for (int m = 0; m < GEMV_M; ++m) {
-                if (m0 + m >= u_M) break;  // the workgroup's rows of x: the same for all its invocations
-                s_part[m * WG_SIZE + int(gl_LocalInvocationID.x)] += s_part[m * WG_SIZE + int(gl_LocalInvocationID.x) + half_lanes];
+        // The row's partial last chunk (K not a multiple of 32), by the lane whose turn it is.
+        if (whole < chunks && lane == whole % LANES) {
+            Chunk ch[ROWS];
+            for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
+            vec4 x[8];
+            vec2 sx;
+            load_x(m, whole, u_K - 32 * whole, x, sx);
+            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[r], whole, x, sx);
+        }
+        // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory
+        // (subgroup.glsl; a fixed order: the same bits every run).
+        for (int r = 0; r < ROWS; ++r) {
+            TGL_SUBGROUP_FOLD(acc[r], 1u, LANES, gemv_add)
+            s_part[r * WG_SIZE + lid] = acc[r];
+        }
+        for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
+            memoryBarrierShared();
+            barrier();
+            if (lane < half_lanes)
+                for (int r = 0; r < ROWS; ++r) s_part[r * WG_SIZE + lid] += s_part[r * WG_SIZE + lid + half_lanes];
+        }
+        if (lane == 0)
+            for (int r = 0; r < ROWS; ++r) {
+                int n = n0 + r;
+                if (n >= u_N) break;
+                float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+                float v = tgl_activation(u_activation, s_part[r * WG_SIZE + lid] + b);
+                y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
             }
-        barrier();
-    }
-    if (lane != 0 || n >= u_N) return;
-    float b = 0.0;
-#if defined(HAS_BIAS)
-    b = LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str);
-#endif
-    for (int m = 0; m < GEMV_M; ++m) {
-        if (m0 + m >= u_M) break;
-        float v = apply_activation(s_part[m * WG_SIZE + int(gl_LocalInvocationID.x)] + b);
-        y_store_bits(u_y_offset + (m0 + m) * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
+        memoryBarrierShared();
+        barrier();  // the partials are written again for the next row of x
     }
 }
 #endif

@@ -25,8 +25,7 @@ namespace gles {
 
 namespace {
 
-constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp's GEMV_M: a workgroup's rows)
-constexpr int kGemvWg = 64;    // invocations per GEMV workgroup (at least the lanes of one row)
+constexpr int kGemvMaxM = 8;   // rows of x that take PASS_GEMV (gguf.comp: one row of x at a time)
 // The decoded chunk of W for the float kernels (M > 8, grouped_linear): at most this many bytes.
 constexpr int64_t kDecodedChunkBytes = int64_t(64) << 20;
 
@@ -168,14 +167,46 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
     dev.submit("index_select", std::move(ds));
 }
 
-// Lanes per row of W: from TGL_TUNE_MATMUL's gl<N> (the float GEMV's invocations per row of a
-// k-contiguous W), doubled up to 64 while each lane keeps at least 8 units of 16 elements (more
-// resident invocations: on an H200, q4_0 4096 x 4096 took 0.047 ms with 8 lanes, 0.028 with 16 and
-// 0.026 with 32); within the workgroup size limit.
-int gemv_lanes(GlesDevice& dev, int64_t K) {
-    int lanes = dev.tuning().matmul.gemv_lanes;
-    while (lanes < 64 && int64_t(lanes) * 2 * 8 * 16 <= K) lanes *= 2;
-    return std::min(lanes, dev.workgroup_size());
+// PASS_GEMV's shape: TGL_TUNE_GGUF's (tuning.h), cut down only where the device cannot hold it (the
+// workgroup, the rows per invocation and the lanes halved until the partials, ROWS
+// floats an invocation, fit the shared memory) or, on a GPU, to one chunk in flight for the formats
+// decoded as they are loaded (all but q4_0, q4_1, q8_0, q4_K: 32 floats a chunk, which would fill
+// its registers). Neither M nor K changes it, so that a device compiles one program per format
+// (and x layout) for every decode GEMV.
+struct GemvShape {
+    int lanes, rows, unroll, wg;
+    int x_vec4s;  // capacity of the shared x (gguf.comp X_SHARED; 0: none)
+};
+
+GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
+    const GgufTuning& t = dev.tuning().gguf;
+    const Limits& L = dev.limits();
+    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 4, t.wg, 0};
+    const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
+    if (!words && !dev.software()) g.unroll = 1;
+    const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
+    const auto shared_bytes = [&] { return int64_t(g.rows) * g.wg * 4; };
+    g.wg = std::max(g.wg, g.lanes);
+    while (g.wg > 1 && (g.wg > cap || (g.wg > g.lanes && shared_bytes() > L.max_shared_bytes))) g.wg /= 2;
+    while (g.rows > 1 && shared_bytes() > L.max_shared_bytes) g.rows /= 2;
+    while (g.wg > 1 && shared_bytes() > L.max_shared_bytes) g.wg /= 2;
+    g.lanes = std::min(g.lanes, g.wg);
+    // x in shared memory: 16 KiB (K 4096 at M 1) or what the partials leave, in whole chunks.
+    const int64_t x_bytes = std::min<int64_t>(16384, L.max_shared_bytes - shared_bytes());
+    if (t.x_shared && x_bytes >= 128) g.x_vec4s = int(x_bytes / 128 * 8);
+    return g;
+}
+
+// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): x's staging in shared memory,
+// then per row of x, per chunk of its trips (whole trips of UNROLL) and the partial last chunk,
+// the loads (gguf_unit's loops for the other formats), x's 32 elements and the sums.
+uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
+    const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
+    const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
+    const uint64_t per_chunk = 6 + 2 * uint64_t(g.rows) * unit + loop_cost(32);
+    const uint64_t quads = uint64_t(M) * uint64_t((K + 31) / 32) * 8;  // x staged in shared memory
+    const uint64_t staging = quads <= uint64_t(g.x_vec4s) ? ceil_div(quads, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
+    return 2 + staging + uint64_t(M) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
 }
 
 // linear, M <= 8: PASS_GEMV over W's rows in chunks whose blocks (and y's and the bias's columns)
@@ -202,40 +233,50 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     const int64_t run = fitting_run(N, [&](int64_t n) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
-    const int lanes = gemv_lanes(dev, K);
-    const int wg = std::min(std::max(kGemvWg, lanes), dev.workgroup_size());
-    const int gemv_rows = wg / lanes;
+    // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
+    // format only (its registers), a software renderer's for every format (u_w_dtype: compile time).
+    const bool software = dev.software();
+    const GemvShape g = gemv_shape(dev, W.dtype);
+    const int wg_rows = g.wg / g.lanes * g.rows;
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
     const Binding xb = dev.window(x2, "inputs[0] (x)", &x_off);
     const bool x_pairs = x.dtype == TGL_DTYPE_F16 && (K == 1 || x2.strides[1] == 1) && x_off % 2 == 0 && x2.strides[0] % 2 == 0;
+    // Whole uvec4s of 8 halves: every row starts on a 16-byte boundary (the window's start is one)
+    // and ends on one, so a chunk's last octet lies within x.
+    const bool x_octets = x_pairs && K % 8 == 0 && x_off % 8 == 0 && x2.strides[0] % 8 == 0;
+    // x's rows widened once per workgroup into shared memory where they fit (8 vec4s a chunk of 32).
+    const bool staged = M * ((K + 31) / 32) * 8 <= g.x_vec4s;
     for (int64_t n0 = 0; n0 < N; n0 += run) {
         const int64_t n = std::min(run, N - n0);
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
         int32_t w_base = 0, y_off = 0, b_off = 0;
         Dispatch d;
-        Defines defs = base_defines(wg, y.dtype, "PASS_GEMV");
-        // A GPU runs a program of this format only (its registers); a software renderer one
-        // program for every format (u_w_dtype), compiled once.
-        const bool specialised = !dev.software();
-        if (specialised) defs.emplace_back("W_DTYPE", str(W.dtype));
-        defs.emplace_back("LANES", str(lanes));
-        defs.emplace_back("ACTIVATION", str(p.activation));
-        if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
-        d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
-        if (bias) {
-            defs.emplace_back("HAS_BIAS", "");
-            const TensorArg bc = cut(*bias, 0, n0, n);
-            d.bindings.push_back(dev.window(bc, "inputs[2] (bias)", &b_off));
-            d.uniforms.push_back(uniform_int("u_b_offset", {b_off}));
-            d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
+        Defines defs = base_defines(g.wg, y.dtype, "PASS_GEMV");
+        if (!software) defs.emplace_back("W_DTYPE", str(W.dtype));
+        defs.emplace_back("LANES", str(g.lanes));
+        defs.emplace_back("ROWS", str(g.rows));
+        defs.emplace_back("UNROLL", str(g.unroll));
+        dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
+        // Staged x is read element by element (once per workgroup: one program for every x layout).
+        if (staged) {
+            defs.emplace_back("X_SHARED", str(g.x_vec4s));
+            d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
         }
+        else if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
+        else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
+        d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
+        // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
+        d.bindings.push_back(bias ? dev.window(cut(*bias, 0, n0, n), "inputs[2] (bias)", &b_off) : xb);
+        d.uniforms.push_back(uniform_int("u_has_bias", {bias ? 1 : 0}));
+        d.uniforms.push_back(uniform_int("u_b_offset", {b_off}));
+        d.uniforms.push_back(uniform_int("u_b_n_str", {to_i32(bias && n > 1 ? p.bias_n_stride : 0, "the bias's stride")}));
+        d.uniforms.push_back(uniform_int("u_activation", {int32_t(p.activation)}));
+        d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
         d.program = dev.program("gguf.comp", defs);
-        if (!specialised) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
-        const int64_t row_groups = int64_t(ceil_div(uint64_t(n), uint64_t(gemv_rows)));
+        if (software) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
-        d.uniforms.push_back(uniform_int("u_M", {to_i32(M, "M")}));
         d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
         d.uniforms.push_back(uniform_int("u_w_n_str", {to_i32(n > 1 ? row_bytes(W.dtype, W.strides[0]) : 0, "W's row stride (bytes)")}));
         d.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
@@ -244,9 +285,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
         d.uniforms.push_back(uniform_int("u_y_offset", {y_off}));
         d.uniforms.push_back(uniform_int("u_y_m_str", {to_i32(y2.strides[0], "y's row stride")}));
         d.uniforms.push_back(uniform_int("u_y_n_str", {to_i32(n > 1 ? y2.strides[1] : 0, "y's stride")}));
-        d.uniforms.push_back(uniform_int("u_row_groups", {to_i32(row_groups, "the workgroups along N")}));
-        const uint64_t m_groups = ceil_div(uint64_t(M), uint64_t(kGemvMaxM));
-        add_chunks(dev, d, uint64_t(row_groups) * m_groups, ds);
+        add_chunks(dev, d, ceil_div(uint64_t(n), uint64_t(wg_rows)), ds);
     }
     dev.submit(call.info->name, std::move(ds));
 }
@@ -310,10 +349,8 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
-        // PASS_GEMV's loop passes per invocation: its units, each decoded (16) and summed per row of x.
-        const uint64_t units = ceil_div(uint64_t(p.K), 16 * uint64_t(gemv_lanes(dev, p.K)));
-        const uint64_t passes = 1 + units * (3 + 2 * loop_cost(16) + uint64_t(kGemvMaxM) * (1 + loop_cost(16)));
-        const bool within = !dev.loop_limited() || passes <= kLoopTripBudget;
+        const bool within = !dev.loop_limited() || p.M > kGemvMaxM ||
+                            gemv_passes(gemv_shape(dev, call.inputs[1].dtype), p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
         if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);

@@ -377,16 +377,19 @@ std::shared_ptr<const Program> ProgramRegistry::get(GlThread& gl, FaultHooks* ho
             }
             std::shared_ptr<Program> p;
             bool fresh = true;  // compiled here (not from the disk cache)
+            double ms = 0;      // the compile (or load), for TGL_GLES_DEBUG's note
             if (hooks && hooks->compile.exchange(false)) {
                 ShaderSource bad = src;  // TGL_GLES_TEST_FAULT=compile: the driver rejects this variant
                 bad.text += "#line 1 0\nthis is not GLSL (injected by TGL_GLES_TEST_FAULT=compile);\n";
                 bad.label += " (with a syntax error injected by TGL_GLES_TEST_FAULT=compile)";
                 p = std::make_shared<Program>(compile_program(bad));
             } else {
+                const auto t0 = std::chrono::steady_clock::now();
                 Program cached = disk_.load(src, stats_);
                 fresh = cached.id == 0;
                 if (fresh) stats_.misses.fetch_add(1, std::memory_order_relaxed);
                 p = std::make_shared<Program>(fresh ? compile_program(src) : std::move(cached));
+                ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             }
             p->declared = declared_uniforms(src.text);
             try {
@@ -397,8 +400,8 @@ std::shared_ptr<const Program> ProgramRegistry::get(GlThread& gl, FaultHooks* ho
             }
             if (fresh) disk_.store(src, *p, stats_);
             if (::secure_getenv("TGL_GLES_DEBUG"))
-                std::fprintf(stderr, "tensorgl-gles: %s %s\n", fresh ? "compiled" : "loaded from the program cache",
-                             src.label.c_str());
+                std::fprintf(stderr, "tensorgl-gles: %s %s in %.1f ms\n", fresh ? "compiled" : "loaded from the program cache",
+                             src.label.c_str(), ms);
             std::lock_guard<std::mutex> lock(mutex_);
             programs_.emplace(src.text, p);
             result = p;

@@ -59,6 +59,19 @@ void read_matmul(MatmulTuning& m) {
     if (db >= 0) m.double_buf = db != 0;
 }
 
+void read_gguf(GgufTuning& g) {
+    const char* name = "TGL_TUNE_GGUF";
+    const char* v = env_value(name);
+    if (!v) return;
+    const char* expected = "'_'-separated tokens l<N> (a power of two <= 64), r<N> (1..8), u<N> (1..8), wg<N> (a power of two <= 1024), "
+                           "x<0|1>, any subset, e.g. l32_r2_u4_wg64";
+    parse_tune_tokens(name, v, v,
+                      {{"l", &g.lanes, 1, 64, false}, {"r", &g.rows, 1, 8, false}, {"u", &g.unroll, 1, 8, false},
+                       {"wg", &g.wg, 1, kMaxTileDim, false}, {"x", &g.x_shared, 0, 1, false}},
+                      {}, expected);
+    if ((g.lanes & (g.lanes - 1)) || (g.wg & (g.wg - 1))) env_malformed(name, v, "l or wg is not a power of two", expected);
+}
+
 void read_conv(ConvTuning& c) {
     const char* name = "TGL_TUNE_CONV";
     const char* v = env_value(name);
@@ -172,6 +185,7 @@ Tuning read_tuning() {
                           {{"split", &t.sample.split, 1, 1 << 24, false}, {"chunk", &t.sample.chunk, 0, 1 << 24, false}}, {},
                           "split<N>_chunk<M>, either part optional, e.g. split8192_chunk4096");
     read_matmul(t.matmul);
+    read_gguf(t.gguf);
     read_conv(t.conv);
     read_attention(t.attention);
     read_half(t.half);
