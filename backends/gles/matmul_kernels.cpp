@@ -36,6 +36,8 @@ constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguo
 // Quads of columns per workgroup of the one-pass GEMV over all of K (W n-contiguous; TGL_TUNE_MATMUL
 // gd): of 4, 8 and 16 on an H200 with 1024 invocations, 8 streamed W fastest (bench/RESULTS.md).
 constexpr int kGemvDirectQuads = 8;
+// Warp tiles of the default 128 x 128 FAST tile (0: the interleaved mapping); see fast_candidate.
+constexpr int kBigWarpLanes = 0;
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -93,6 +95,7 @@ struct Plan {
     int unroll = 4;         // GEMV: loads of W in flight per invocation
     bool direct = false;    // GEMV of one K range: the epilogue in the GEMV pass (no partials, no reduce pass)
     int half_run = 0;       // FAST with f16 A and B: products summed in packed f16 over runs of this many k (0: f32)
+    int warp_lanes = 0;     // FAST: warp tiles of 32 / warp_lanes x warp_lanes invocations (0: interleaved)
     uint64_t splits = 1, k_chunk = 0;
     int64_t part_offset = 0, part_bytes = 0;
 };
@@ -206,6 +209,12 @@ void plan_split_k(const PassShape& s, Plan& pl) {
     }
 }
 
+// Whether warp tiles of 32 / lanes x lanes invocations divide tile t (matmul.comp's WARP_LN).
+bool warp_tiles_fit(const Tile& t, int lanes) {
+    const int invocations = (t.bm / t.tm) * (t.bn / t.tn);
+    return lanes > 0 && invocations % 32 == 0 && t.bn % (lanes * t.tn) == 0 && t.bm % (32 / lanes * t.tm) == 0;
+}
+
 // FAST tiles (A and B read as quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where
 // there are enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
 std::string fast_candidate(const PassShape& s, Plan& pl) {
@@ -227,6 +236,9 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
         pl.a_quad = s.a_quad;
         pl.b_quad = s.b_quad;
         pl.double_buf = s.tune.double_buf && tile_fits(L, t, true, 2);
+        // Warp tiles: TGL_TUNE_MATMUL's wl on every tile they divide, else kBigWarpLanes on the big tile.
+        const int lanes = s.tune.warp_lanes >= 0 ? s.tune.warp_lanes : t.bm == fast_big.bm && t.bn == fast_big.bn ? kBigWarpLanes : 0;
+        pl.warp_lanes = warp_tiles_fit(t, lanes) ? lanes : 0;
         if (s.half) {
             // The longest run of at most TGL_TUNE_HALF's that divides the K step (both powers of two).
             pl.half_run = 1;
@@ -433,10 +445,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
         // TGL_GLES_DEBUG: the kernel chosen (which path a product takes, for tuning and tests).
         static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
         if (debug)
-            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu, f16 run %d\n",
+            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, warp lanes %d, quads A %d B %d, splits %llu, f16 run %d\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,
                          pl.mode == Mode::Gemv ? (pl.direct ? "gemv direct" : "gemv") : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
-                         pl.a_quad, pl.b_quad, (unsigned long long)pl.splits, pl.half_run);
+                         pl.warp_lanes, pl.a_quad, pl.b_quad, (unsigned long long)pl.splits, pl.half_run);
         plans.push_back(pl);
     }
     BufferRef scratch_buf;
@@ -484,6 +496,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
             if (pl.fast) {
                 defs.emplace_back("FAST", "");
                 if (pl.double_buf) defs.emplace_back("DOUBLE_BUF", "");
+                if (pl.warp_lanes) defs.emplace_back("WARP_LN", str(pl.warp_lanes));
                 if (pl.half_run) {
                     defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
                     defs.emplace_back("HALF_RUN", str(pl.half_run));

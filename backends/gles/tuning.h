@@ -69,6 +69,10 @@ struct TileTuning {
 //   gdw<N>                         that pass's workgroup size (a power of two >= 8); default 1024
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
 //                                  K step; where the shared memory holds two); default 1
+//   wl<N>                          FAST tiles' warp tiles: each 32 invocations own a block of
+//                                  32 / N x N invocations' outputs (N 1, 2, 4, 8, 16 or 32; wl0:
+//                                  the interleaved mapping over the whole tile), on every FAST
+//                                  tile that such blocks divide; default: matmul_kernels.cpp
 struct MatmulTuning {
     TileTuning tile;
     bool general = false;
@@ -81,6 +85,7 @@ struct MatmulTuning {
     int gemv_direct = 128;   // GEMV: one K range where the column slabs make this many workgroups (0: never)
     int gemv_direct_wg = 1024;  // its workgroup size
     bool double_buf = true;
+    int warp_lanes = -1;  // -1: the default
 };
 
 // TGL_TUNE_CONV=[bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>][_split<S>][_winograd|_winograd4|_direct]: the tile of every implicit GEMM it
