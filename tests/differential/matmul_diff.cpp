@@ -231,10 +231,14 @@ TEST_F(GemvTuned, MatchesReference) {
 class MatmulWarpTiles : public SeededTest {};
 
 TEST_F(MatmulWarpTiles, MatchesReference) {
-    for (const char* tune : {"bm128_bn128_bk8_tm8_tn8_wl8", "bm64_bn128_bk8_tm8_tn8_wl4", "bm128_bn128_bk16_tm8_tn8_wl16"}) {
-        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune);
-        Device& d = subject_device_with("TGL_TUNE_MATMUL", tune);
+    // (The third tile takes one shape: each program compiles for a second or more on llvmpipe.)
+    const std::pair<const char*, bool> tunes[] = {
+        {"bm128_bn128_bk8_tm8_tn8_wl8", true}, {"bm64_bn128_bk8_tm8_tn8_wl4", true}, {"bm128_bn128_bk16_tm8_tn8_wl16", false}};
+    for (const auto& tune : tunes) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune.first);
+        Device& d = subject_device_with("TGL_TUNE_MATMUL", tune.first);
         MM m; m.M = 131; m.N = 260; m.K = 44; check(matmul_spec(m, rng_), &d);
+        if (!tune.second) continue;
         m = MM{}; m.M = 132; m.N = 136; m.K = 37; m.ta = true; check(matmul_spec(m, rng_), &d);
         m = MM{}; m.M = 129; m.N = 131; m.K = 52; m.tb = true; check(matmul_spec(m, rng_), &d);
         m = MM{}; m.a_batch = {2}; m.b_batch = {2}; m.M = 70; m.N = 136; m.K = 24; m.alpha = 0.5f; m.beta = -1.25f;
