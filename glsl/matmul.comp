@@ -38,7 +38,7 @@
 //   bf16 also under an f32 A, mixed weights), 1 int8, 2 int4 (u8
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
 //   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
-//   DOUBLE_BUF; WARP_LN (warp tiles); C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
+//   DOUBLE_BUF; WARP_LN (warp tiles); K_ROLL (products in rolled groups); C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
 // PASS_GEMV: WG_X, GEMV_M (rows), GEMV_UNROLL, B_QUAD_K (+ GEMV_LK lanes per column) or quads
 // along n (+ GEMV_KR lanes along k per quad of columns), GEMV_DIRECT (one K range: the epilogue's
 // defines, outputs bound as in the main pass), TGL_SUBGROUP_SIZE (subgroup.glsl).
@@ -145,6 +145,7 @@ uniform uvec3 u_tile_base;
 uniform int u_splits;       // SPLIT_K, PASS_GEMV, PASS_REDUCE: K ranges (partials per output)
 uniform int u_k_chunk;      // SPLIT_K, PASS_GEMV: K range s is [s * u_k_chunk, (s + 1) * u_k_chunk)
 uniform int u_batch_count;  // SPLIT_K, PASS_GEMV, PASS_REDUCE
+uniform int u_k_groups;     // K_ROLL: BK / K_ROLL
 #if BATCH_RANK > 0
 uniform int u_batch_shape[BATCH_RANK];
 uniform int u_a_batch_stride[BATCH_RANK];
@@ -648,6 +649,12 @@ void main() {
                 f16vec4 run[TM * TN / 4];
                 for (int i = 0; i < TM * TN / 4; ++i) run[i] = f16vec4(0.0);
                 for (int kk = k1; kk < k1 + HALF_RUN; ++kk) {
+#elif defined(K_ROLL)
+            // K_ROLL: the K step's products in groups of K_ROLL k, the loop over the groups kept
+            // rolled (its trip count u_k_groups = BK / K_ROLL is a uniform): fewer shared-memory
+            // reads in flight at once than a fully unrolled step, so fewer registers.
+            for (int k1 = 0; k1 < u_k_groups * K_ROLL; k1 += K_ROLL) {
+                for (int kk = k1; kk < k1 + K_ROLL; ++kk) {
 #else
             {
                 for (int kk = 0; kk < BK; ++kk) {

@@ -30,7 +30,7 @@ void read_matmul(MatmulTuning& m) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
-                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), db<0|1>, wl<N> (0 or a power of two <= 32), e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), db<0|1>, wl<N> (0 or a power of two <= 32), kr<N>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
     parse_tune_tokens(name, v, v,
@@ -41,7 +41,8 @@ void read_matmul(MatmulTuning& m) {
                        {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
                        {"gu", &m.gemv_unroll, 1, 16, false}, {"gd", &m.gemv_direct, 0, kMaxCount, false},
                        {"gdw", &m.gemv_direct_wg, 8, kMaxTileDim, false},
-                       {"db", &db, 0, 1, false}, {"wl", &m.warp_lanes, 0, 32, false}},
+                       {"db", &db, 0, 1, false}, {"wl", &m.warp_lanes, 0, 32, false},
+                       {"kr", &m.k_roll, 0, kMaxTileDim, false}},
                       {{"general", &m.general}}, expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
     if (given != 0 && given != 5) env_malformed(name, v, "a tile needs all of bm, bn, bk, tm and tn", expected);
@@ -53,7 +54,7 @@ void read_matmul(MatmulTuning& m) {
     if ((m.gemv_wg & (m.gemv_wg - 1)) || (m.gemv_k_lanes & (m.gemv_k_lanes - 1)) || m.gemv_k_lanes > m.gemv_wg)
         env_malformed(name, v, "gw and gr are not powers of two with gr <= gw", expected);
     if (m.gemv_direct_wg & (m.gemv_direct_wg - 1)) env_malformed(name, v, "gdw is not a power of two", expected);
-    if (db >= 0) m.double_buf = db != 0;
+    if (db >= 0) m.double_buf = db;
     if (m.warp_lanes > 0 && (m.warp_lanes & (m.warp_lanes - 1))) env_malformed(name, v, "wl is not 0 or a power of two", expected);
 }
 

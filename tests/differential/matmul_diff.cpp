@@ -223,17 +223,18 @@ TEST_F(GemvTuned, MatchesReference) {
     }
 }
 
-// FAST tiles with warp tiles (TGL_TUNE_MATMUL wl: each 32 invocations own a compact block), on
-// devices opened with a tile and lane count each: rows and columns past a tile edge, K not a
-// multiple of the K step (prime through A^T), odd N through B^T, a batch with beta, and a long K
-// split over workgroups (partials stored through the same mapping). Under the minimum limits the
-// tuned tiles do not fit and the 32 x 32 tile takes the warp tiles instead.
+// FAST tiles with warp tiles (TGL_TUNE_MATMUL wl: each 32 invocations own a compact block), single
+// and double-buffered, K steps unrolled or in rolled groups (kr), on devices opened with each: rows
+// and columns past a tile edge, K not a multiple of the K step (prime through A^T), odd N through
+// B^T, a batch with beta, and a long K split over workgroups (partials stored through the same
+// mapping). Under the minimum limits the 128 x 128 tiles do not fit and the 32 x 32 tile takes
+// their warp tiles and K groups instead.
 class MatmulWarpTiles : public SeededTest {};
 
 TEST_F(MatmulWarpTiles, MatchesReference) {
     // (The third tile takes one shape: each program compiles for a second or more on llvmpipe.)
     const std::pair<const char*, bool> tunes[] = {
-        {"bm128_bn128_bk8_tm8_tn8_wl8", true}, {"bm64_bn128_bk8_tm8_tn8_wl4", true}, {"bm128_bn128_bk16_tm8_tn8_wl16", false}};
+        {"bm128_bn128_bk8_tm8_tn8_wl8", true}, {"bm64_bn128_bk8_tm8_tn8_wl4_kr2", true}, {"bm128_bn128_bk16_tm8_tn8_wl16_kr4_db1", false}};
     for (const auto& tune : tunes) {
         SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune.first);
         Device& d = subject_device_with("TGL_TUNE_MATMUL", tune.first);
