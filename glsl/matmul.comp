@@ -38,7 +38,7 @@
 //   bf16 also under an f32 A, mixed weights), 1 int8, 2 int4 (u8
 //   bytes, low nibble = even k); HAS_SIDE; HAS_BIAS; HAS_ZERO; EXPERTS; READ_C (beta != 0);
 //   N_OUT (1 or 3); ACTIVATION; FAST (+ A_QUAD_K / B_QUAD_K: quads along k, else along m / n;
-//   DOUBLE_BUF; C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
+//   DOUBLE_BUF; WARP_LN (warp tiles); K_ROLL (products in rolled groups); C_PAIR: f16/bf16 C whose even columns start words, stored a word at a time); SPLIT_K.
 // PASS_GEMV: WG_X, GEMV_M (rows), GEMV_UNROLL, B_QUAD_K (+ GEMV_LK lanes per column) or quads
 // along n (+ GEMV_KR lanes along k per quad of columns), GEMV_DIRECT (one K range: the epilogue's
 // defines, outputs bound as in the main pass), TGL_SUBGROUP_SIZE (subgroup.glsl).
@@ -145,6 +145,7 @@ uniform uvec3 u_tile_base;
 uniform int u_splits;       // SPLIT_K, PASS_GEMV, PASS_REDUCE: K ranges (partials per output)
 uniform int u_k_chunk;      // SPLIT_K, PASS_GEMV: K range s is [s * u_k_chunk, (s + 1) * u_k_chunk)
 uniform int u_batch_count;  // SPLIT_K, PASS_GEMV, PASS_REDUCE
+uniform int u_k_groups;     // K_ROLL: BK / K_ROLL
 #if BATCH_RANK > 0
 uniform int u_batch_shape[BATCH_RANK];
 uniform int u_a_batch_stride[BATCH_RANK];
@@ -465,7 +466,7 @@ void main() {
 #if defined(FAST)
 // Shared tiles as vec4 [k][row quad], rows padded by one quad (the transposing stores of k-quads
 // then spread over the banks); invocation (tx, ty) owns rows (ty + i * WG_Y) * 4 + 0..3 and
-// columns (tx + j * WG_X) * 4 + 0..3, read as whole vec4 from the tiles. The next K step's quads
+// columns (tx + j * WG_X) * 4 + 0..3 (WARP_LN: see RQ below), read as whole vec4 from the tiles. The next K step's quads
 // are fetched into registers before the current step's products (global latency hidden behind
 // them); DOUBLE_BUF: two tiles of each, one barrier per K step.
 #define SA4 (BM / 4 + 1)
@@ -491,8 +492,29 @@ void main() {
 #endif
 shared TILE4 s_a[N_BUF * BK * SA4];
 shared TILE4 s_b[N_BUF * BK * SB4];
-#define ROW_OF(r) ((ty + ((r) >> 2) * WG_Y) * 4 + ((r) & 3))
-#define COL_OF(c) ((tx + ((c) >> 2) * WG_X) * 4 + ((c) & 3))
+// Row quad i and column quad j of this invocation (rq0, cq0: its first, set in main).
+// WARP_LN (warp tiles): the invocations of each group of 32 (a warp on NVIDIA, in
+// gl_LocalInvocationIndex order) own one compact (32 / WARP_LN * TM) x (WARP_LN * TN) block of the
+// tile, as (32 / WARP_LN) x WARP_LN lanes whose quads lie 32 / WARP_LN (rows) and WARP_LN
+// (columns) quads apart; a warp's vec4 reads of one k then touch 32 / WARP_LN quads of A and WARP_LN
+// of B (WARP_LN 8: 4 and 8, one wavefront each), where the interleaved mapping (no WARP_LN: quads
+// WG_Y and WG_X apart over the whole tile) touches WG_X quads of B.
+#if defined(WARP_LN)
+#define WARP_LM (32 / WARP_LN)
+#define WARPS_N (BN / (WARP_LN * TN))
+#if NT % 32 != 0 || BN % (WARP_LN * TN) != 0 || BM % (WARP_LM * TM) != 0
+#error "matmul.comp: WARP_LN needs whole warps and warp tiles that divide the tile"
+#endif
+#define RQ_STEP WARP_LM
+#define CQ_STEP WARP_LN
+#else
+#define RQ_STEP WG_Y
+#define CQ_STEP WG_X
+#endif
+#define RQ(i) (rq0 + (i) * RQ_STEP)
+#define CQ(j) (cq0 + (j) * CQ_STEP)
+#define ROW_OF(r) (RQ((r) >> 2) * 4 + ((r) & 3))
+#define COL_OF(c) (CQ((c) >> 2) * 4 + ((c) & 3))
 #define ACC(r, c) acc[(r) * (TN / 4) + ((c) >> 2)][(c) & 3]
 #define A_FETCHES ((BM * BK / 4 + NT - 1) / NT)
 #define B_FETCHES ((BN * BK / 4 + NT - 1) / NT)
@@ -551,6 +573,13 @@ void main() {
     int tx = int(gl_LocalInvocationID.x);
     int ty = int(gl_LocalInvocationID.y);
     int tid = ty * WG_X + tx;
+#if defined(FAST) && defined(WARP_LN)
+    int warp = tid >> 5, lane = tid & 31;
+    int rq0 = warp / WARPS_N * (WARP_LM * TM / 4) + lane / WARP_LN;
+    int cq0 = warp % WARPS_N * (WARP_LN * TN / 4) + lane % WARP_LN;
+#elif defined(FAST)
+    int rq0 = ty, cq0 = tx;
+#endif
     int m0 = int(u_tile_base.y + gl_WorkGroupID.y) * BM;
     int n0 = int(u_tile_base.x + gl_WorkGroupID.x) * BN;
     uint z = u_tile_base.z + gl_WorkGroupID.z;
@@ -620,14 +649,20 @@ void main() {
                 f16vec4 run[TM * TN / 4];
                 for (int i = 0; i < TM * TN / 4; ++i) run[i] = f16vec4(0.0);
                 for (int kk = k1; kk < k1 + HALF_RUN; ++kk) {
+#elif defined(K_ROLL)
+            // K_ROLL: the K step's products in groups of K_ROLL k, the loop over the groups kept
+            // rolled (its trip count u_k_groups = BK / K_ROLL is a uniform): fewer shared-memory
+            // reads in flight at once than a fully unrolled step, so fewer registers.
+            for (int k1 = 0; k1 < u_k_groups * K_ROLL; k1 += K_ROLL) {
+                for (int kk = k1; kk < k1 + K_ROLL; ++kk) {
 #else
             {
                 for (int kk = 0; kk < BK; ++kk) {
 #endif
                     TILE4 av[TM / 4];
                     TILE4 bv[TN / 4];
-                    for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + ty + i * WG_Y];
-                    for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + tx + j * WG_X];
+                    for (int i = 0; i < TM / 4; ++i) av[i] = s_a[(cur * BK + kk) * SA4 + RQ(i)];
+                    for (int j = 0; j < TN / 4; ++j) bv[j] = s_b[(cur * BK + kk) * SB4 + CQ(j)];
                     for (int r = 0; r < TM; ++r)
                         for (int j = 0; j < TN / 4; ++j)
 #if defined(HALF_RUN)

@@ -33,6 +33,8 @@ struct Tile {
 constexpr uint64_t kSplitMinK = 256, kSplitMaxBytes = uint64_t(64) << 20;
 constexpr int kGemvMaxM = 8;  // rows of a product that take the GEMV kernel
 constexpr int kGemvWg = 64;   // invocations per GEMV workgroup for W k-contiguous
+// Warp tiles of the default 128 x 128 FAST tile (0: the interleaved mapping); see fast_candidate.
+constexpr int kBigWarpLanes = 8;
 
 // A window read as quads (FAST, GEMV): extended to whole 16-byte quads where the buffer's store
 // (padded to 4 bytes) and the block size limit allow; false where they do not.
@@ -90,6 +92,8 @@ struct Plan {
     int unroll = 4;         // GEMV: loads of W in flight per invocation
     bool direct = false;    // GEMV of one K range: the epilogue in the GEMV pass (no partials, no reduce pass)
     int half_run = 0;       // FAST with f16 A and B: products summed in packed f16 over runs of this many k (0: f32)
+    int warp_lanes = 0;     // FAST: warp tiles of 32 / warp_lanes x warp_lanes invocations (0: interleaved)
+    int k_roll = 0;         // FAST, f32 products: the K step in rolled groups of this many k (0: unrolled)
     uint64_t splits = 1, k_chunk = 0;
     int64_t part_offset = 0, part_bytes = 0;
 };
@@ -207,6 +211,12 @@ void plan_split_k(const PassShape& s, Plan& pl) {
     }
 }
 
+// Whether warp tiles of 32 / lanes x lanes invocations divide tile t (matmul.comp's WARP_LN).
+bool warp_tiles_fit(const Tile& t, int lanes) {
+    const int invocations = (t.bm / t.tm) * (t.bn / t.tn);
+    return lanes > 0 && invocations % 32 == 0 && t.bn % (lanes * t.tn) == 0 && t.bm % (32 / lanes * t.tm) == 0;
+}
+
 // FAST tiles (A and B read as quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where
 // there are enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
 std::string fast_candidate(const PassShape& s, Plan& pl) {
@@ -227,12 +237,20 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
         pl.t = t;
         pl.a_quad = s.a_quad;
         pl.b_quad = s.b_quad;
-        pl.double_buf = s.tune.double_buf && tile_fits(L, t, true, 2);
+        // Double buffering, warp tiles: TGL_TUNE_MATMUL's db and wl on every tile (wl where its warp
+        // tiles divide the tile), else the defaults: 128 x 128 tiles single-buffered with
+        // kBigWarpLanes (H200, 4096^3: 4.71 ms against 5.35 double-buffered), the others
+        // double-buffered without warp tiles.
+        const bool big = t.bm == fast_big.bm && t.bn == fast_big.bn;
+        pl.double_buf = (s.tune.double_buf >= 0 ? s.tune.double_buf != 0 : !big) && tile_fits(L, t, true, 2);
+        const int lanes = s.tune.warp_lanes >= 0 ? s.tune.warp_lanes : big ? kBigWarpLanes : 0;
+        pl.warp_lanes = warp_tiles_fit(t, lanes) ? lanes : 0;
         if (s.half) {
             // The longest run of at most TGL_TUNE_HALF's that divides the K step (both powers of two).
             pl.half_run = 1;
             while (pl.half_run * 2 <= s.tune_half_run && t.bk % (pl.half_run * 2) == 0) pl.half_run *= 2;
         }
+        pl.k_roll = !pl.half_run && s.tune.k_roll > 0 && t.bk % s.tune.k_roll == 0 ? s.tune.k_roll : 0;
         plan_split_k(s, pl);
         return "";
     }
@@ -434,10 +452,10 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
         // TGL_GLES_DEBUG: the kernel chosen (which path a product takes, for tuning and tests).
         static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
         if (debug)
-            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, quads A %d B %d, splits %llu, f16 run %d\n",
+            std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, warp lanes %d, k roll %d, quads A %d B %d, splits %llu, f16 run %d\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,
                          pl.mode == Mode::Gemv ? (pl.direct ? "gemv direct" : "gemv") : pl.fast ? (pl.double_buf ? "fast db" : "fast") : "general", pl.t.bm, pl.t.bn, pl.t.bk, pl.t.tm, pl.t.tn,
-                         pl.a_quad, pl.b_quad, (unsigned long long)pl.splits, pl.half_run);
+                         pl.warp_lanes, pl.k_roll, pl.a_quad, pl.b_quad, (unsigned long long)pl.splits, pl.half_run);
         plans.push_back(pl);
     }
     BufferRef scratch_buf;
@@ -485,6 +503,8 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
             if (pl.fast) {
                 defs.emplace_back("FAST", "");
                 if (pl.double_buf) defs.emplace_back("DOUBLE_BUF", "");
+                if (pl.warp_lanes) defs.emplace_back("WARP_LN", str(pl.warp_lanes));
+                if (pl.k_roll) defs.emplace_back("K_ROLL", str(pl.k_roll));
                 if (pl.half_run) {
                     defs.emplace_back(def::kRequireExtension, "GL_NV_gpu_shader5");
                     defs.emplace_back("HALF_RUN", str(pl.half_run));
@@ -536,6 +556,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
             U.push_back(uniform_int("u_splits", {int32_t(pl.splits)}));
             U.push_back(uniform_int("u_k_chunk", {int32_t(pl.k_chunk)}));
             U.push_back(uniform_int("u_batch_count", {int32_t(batch_count)}));
+            if (pl.k_roll) U.push_back(uniform_int("u_k_groups", {t.bk / pl.k_roll}));
             if (grouped) U.push_back(uniform_uint("u_check_seq", {check_seq}));
             if (!batch.empty()) {
                 std::vector<int32_t> n, as, bs;

@@ -31,7 +31,7 @@ void read_matmul(MatmulTuning& m) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
-                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), gdq<N> (a power of two <= gdw), db<0|1>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
+                           "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), gdq<N> (a power of two <= gdw), db<0|1>, wl<N> (0 or a power of two <= 32), kr<N>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
     parse_tune_tokens(name, v, v,
@@ -42,7 +42,8 @@ void read_matmul(MatmulTuning& m) {
                        {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
                        {"gu", &m.gemv_unroll, 1, 16, false}, {"gd", &m.gemv_direct, 0, kMaxCount, false},
                        {"gdw", &m.gemv_direct_wg, 8, kMaxTileDim, false}, {"gdq", &m.gemv_direct_quads, 1, kMaxTileDim, false},
-                       {"db", &db, 0, 1, false}},
+                       {"db", &db, 0, 1, false}, {"wl", &m.warp_lanes, 0, 32, false},
+                       {"kr", &m.k_roll, 0, kMaxTileDim, false}},
                       {{"general", &m.general}}, expected);
     const int given = (t.bm > 0) + (t.bn > 0) + (t.bk > 0) + (t.tm > 0) + (t.tn > 0);
     if (given != 0 && given != 5) env_malformed(name, v, "a tile needs all of bm, bn, bk, tm and tn", expected);
@@ -56,7 +57,8 @@ void read_matmul(MatmulTuning& m) {
     if (m.gemv_direct_wg & (m.gemv_direct_wg - 1)) env_malformed(name, v, "gdw is not a power of two", expected);
     if ((m.gemv_direct_quads & (m.gemv_direct_quads - 1)) || m.gemv_direct_quads > m.gemv_direct_wg)
         env_malformed(name, v, "gdq is not a power of two <= gdw", expected);
-    if (db >= 0) m.double_buf = db != 0;
+    if (db >= 0) m.double_buf = db;
+    if (m.warp_lanes > 0 && (m.warp_lanes & (m.warp_lanes - 1))) env_malformed(name, v, "wl is not 0 or a power of two", expected);
 }
 
 void read_gguf(GgufTuning& g) {

@@ -77,7 +77,14 @@ struct TileTuning {
 //   gdq<N>                         that pass's quads of columns per workgroup (a power of two
 //                                  <= gdw; the rest of the workgroup lies along k); default 8
 //   db<0|1>                        FAST tiles double-buffered in shared memory (one barrier per
-//                                  K step; where the shared memory holds two); default 1
+//                                  K step; where the shared memory holds two); default 0 for the
+//                                  128 x 128 tile, 1 for the others (matmul_kernels.cpp)
+//   kr<N>                          FAST tiles' K step in groups of N k (N divides it), the loop over
+//                                  the groups kept rolled (fewer registers); default 0: unrolled
+//   wl<N>                          FAST tiles' warp tiles: each 32 invocations own a block of
+//                                  32 / N x N invocations' outputs (N 1, 2, 4, 8, 16 or 32; wl0:
+//                                  the interleaved mapping over the whole tile), on every FAST
+//                                  tile that such blocks divide; default: matmul_kernels.cpp
 struct MatmulTuning {
     TileTuning tile;
     bool general = false;
@@ -90,7 +97,9 @@ struct MatmulTuning {
     int gemv_direct = 128;   // GEMV: one K range where the column slabs make this many workgroups (0: never)
     int gemv_direct_wg = 1024;  // its workgroup size
     int gemv_direct_quads = 8;  // its quads of columns per workgroup
-    bool double_buf = true;
+    int double_buf = -1;  // -1: the default
+    int warp_lanes = -1;  // -1: the default
+    int k_roll = 0;
 };
 
 // TGL_TUNE_CONV=[bm<BM>_bn<BN>_bk<BK>_tm<TM>_tn<TN>][_split<S>][_winograd|_winograd4|_direct][_gemm1x1|_mm1x1|_lin1x1]: the tile of every implicit GEMM it

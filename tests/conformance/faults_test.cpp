@@ -478,7 +478,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_NORM", {"wg18446744073709551617", "wg512_per4 ", "per-4", "wg0", "wg512_per", "+wg512"}},
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
                              "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
-                             "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128"}},
+                             "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128", "wl3", "wl64", "wl-8", "kr-1", "kr"}},
         {"TGL_TUNE_GGUF", {"l3", "l128", "r0", "r9", "u0", "u9", "wg100", "x2", "l32_l32", "l32x", "r2_", "q4"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
@@ -514,7 +514,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg,bq64_bk32_tm4_tx8_qg"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_TUNE_CONV", "winograd4_mm1x1"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_gemm1x1"}, {"TGL_TUNE_CONV", "lin1x1"},
              {"TGL_GLES_TIMEOUT_MS", "0"}, {"TGL_TUNE_STREAM", ""}, {"TGL_TUNE_POLL_US", ""},
-             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_BUFFER", "static_draw"}, {"TGL_TUNE_BUFFER", "stream_copy"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"},
+             {"TGL_TUNE_SUBGROUPS", "0"}, {"TGL_TUNE_SUBGROUPS", "1"}, {"TGL_TUNE_MATMUL", "gd1"}, {"TGL_TUNE_BUFFER", "static_draw"}, {"TGL_TUNE_BUFFER", "stream_copy"}, {"TGL_TUNE_MATMUL", "gd1_gdw64_gdq16"}, {"TGL_TUNE_MATMUL", "wl0"}, {"TGL_TUNE_MATMUL", "kr2_db1"},
              {"TGL_TUNE_HALF", "off"}, {"TGL_TUNE_HALF", "run4_off"}, {"TGL_TUNE_HALF", "matmul_run16"}}) {
         auto d = open_with({kv});
         DeviceTensor a(*d, contiguous({5})), y(*d, contiguous({5}));

@@ -223,6 +223,31 @@ TEST_F(GemvTuned, MatchesReference) {
     }
 }
 
+// FAST tiles with warp tiles (TGL_TUNE_MATMUL wl: each 32 invocations own a compact block), single
+// and double-buffered, K steps unrolled or in rolled groups (kr), on devices opened with each: rows
+// and columns past a tile edge, K not a multiple of the K step (prime through A^T), odd N through
+// B^T, a batch with beta, and a long K split over workgroups (partials stored through the same
+// mapping). Under the minimum limits the 128 x 128 tiles do not fit and the 32 x 32 tile takes
+// their warp tiles and K groups instead.
+class MatmulWarpTiles : public SeededTest {};
+
+TEST_F(MatmulWarpTiles, MatchesReference) {
+    // (The third tile takes one shape: each program compiles for a second or more on llvmpipe.)
+    const std::pair<const char*, bool> tunes[] = {
+        {"bm128_bn128_bk8_tm8_tn8_wl8", true}, {"bm64_bn128_bk8_tm8_tn8_wl4_kr2", true}, {"bm128_bn128_bk16_tm8_tn8_wl16_kr4_db1", false}};
+    for (const auto& tune : tunes) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + tune.first);
+        Device& d = subject_device_with("TGL_TUNE_MATMUL", tune.first);
+        MM m; m.M = 131; m.N = 260; m.K = 44; check(matmul_spec(m, rng_), &d);
+        if (!tune.second) continue;
+        m = MM{}; m.M = 132; m.N = 136; m.K = 37; m.ta = true; check(matmul_spec(m, rng_), &d);
+        m = MM{}; m.M = 129; m.N = 131; m.K = 52; m.tb = true; check(matmul_spec(m, rng_), &d);
+        m = MM{}; m.a_batch = {2}; m.b_batch = {2}; m.M = 70; m.N = 136; m.K = 24; m.alpha = 0.5f; m.beta = -1.25f;
+        check(matmul_spec(m, rng_), &d);
+        m = MM{}; m.M = 128; m.N = 128; m.K = 1500; check(matmul_spec(m, rng_), &d);
+    }
+}
+
 // ----- the rest of the family ---------------------------------------------------------------------
 // f16 matmul, linear (every activation), linear_qkv, grouped_linear, linear_int8, linear_int4 on
 // seeded random inputs: odd/prime sizes and 1s, batch (leading) dims, permuted / stepped /
