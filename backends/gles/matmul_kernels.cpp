@@ -184,18 +184,19 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     return "";
 }
 
-// Split K where there are very few tiles and a long K (skinny N, small M * N): fewer than an eighth
-// of the target, split up to the target workgroups, K ranges of at least kSplitMinK, partials
-// within kSplitMaxBytes. On the H100, 1024^3 (256 tiles of 64x64) ran 0.15 ms unsplit and 0.18
-// split 3 ways; 8192 x 8192 x 64 (128 tiles) 0.74 split 9 ways, 0.81 unsplit. And a workgroup's K
-// range within the loop budget, whatever the tile count (grouped_linear splits its experts
-// instead, in run_matmul).
-void plan_split_k(const PassShape& s, Plan& pl) {
+// Split K where there are very few tiles and a long K (skinny N, small M * N): `want` ways (the
+// FAST shape rule's count), else, for the general tiles, where there are fewer than an eighth of
+// the target: up to the target workgroups, K ranges of at least kSplitMinK; TGL_TUNE_MATMUL ks
+// overrides both. Partials within kSplitMaxBytes. And a workgroup's K range within the loop
+// budget, whatever the tile count (grouped_linear splits its experts instead, in run_matmul).
+void plan_split_k(const PassShape& s, Plan& pl, uint64_t want = 0) {
     const uint64_t tiles = ceil_div(uint64_t(s.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(s.M), uint64_t(pl.t.bm)) * s.batch_count;
     const uint64_t target = uint64_t(s.tune.split_target);
     uint64_t splits = 1;
-    if (!s.grouped && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
-        splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK, s.max_part / std::max<uint64_t>(1, s.out_elems)});
+    if (!s.grouped && want == 0 && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
+        want = std::min<uint64_t>(ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK);
+    if (!s.grouped && s.tune.splits > 0) want = uint64_t(s.tune.splits);
+    if (want > 1 && s.K > 0) splits = std::min<uint64_t>(want, s.max_part / std::max<uint64_t>(1, s.out_elems));
     const uint64_t k_max = std::min(loop_items_within(loop_budget(s.dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(s.K), uint64_t(pl.t.bk))) *
                            uint64_t(pl.t.bk);
     if (!s.grouped && uint64_t(s.K) > k_max) splits = std::max(splits, ceil_div(uint64_t(s.K), k_max));
@@ -206,21 +207,36 @@ void plan_split_k(const PassShape& s, Plan& pl) {
     }
 }
 
-// FAST tiles (A and B read as quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where
-// there are enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
+// FAST tiles (A and B read as quads), the shape rule: 128 x 128 (8 x 8 per invocation) where
+// there are enough such tiles to fill the GPU (a wave: TGL_TUNE_MATMUL wave invocations at once);
+// else the 8 x 8 tile shaped to the product, 128 x 64 (M >= N) or 64 x 128, with K split into
+// as many ranges (of at least kSplitMinK) as fit its tiles into one wave (skinny products, and
+// mid-sized ones whose big tiles would leave SMs idle); else 64 x 64 (4 x 4 per invocation, more
+// and smaller workgroups: K too short to split), else 32 x 32. TGL_TUNE_MATMUL's tile comes first.
 std::string fast_candidate(const PassShape& s, Plan& pl) {
     if (!s.a_quad || !s.b_quad) return "A and B cannot both be read as quads (float, no experts, quad-aligned layouts)";
     const Limits& L = s.dev.limits();
-    const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
-    const uint64_t tiles128 = ceil_div(uint64_t(s.M), 128) * ceil_div(uint64_t(s.N), 128) * s.batch_count;
+    const Tile fast_big{128, 128, 8, 8, 8}, fast_tall{128, 64, 8, 8, 8}, fast_wide{64, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4},
+        fast_small{32, 32, 16, 4, 4};
+    auto tiles = [&](const Tile& t) { return ceil_div(uint64_t(s.M), uint64_t(t.bm)) * ceil_div(uint64_t(s.N), uint64_t(t.bn)) * s.batch_count; };
+    auto wave = [&](const Tile& t) { return std::max<uint64_t>(1, uint64_t(s.tune.wave) / uint64_t(t.bm / t.tm * (t.bn / t.tn))); };
     // (Packed f16 keeps these tiles: 128 x 128 with K steps of 16, where a run can span 16 k, ran
     // 9.97 ms at 4096^3 on an H200 against 5.70 with steps of 8; docs/half-precision.md.)
-    std::vector<Tile> order;
-    if (s.tune.tile.bm) order.push_back(Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn});
-    if (tiles128 >= 264) order.push_back(fast_big);
-    if (s.M > 16 && s.N > 16) order.push_back(fast_mid);
-    order.push_back(fast_small);
-    for (const Tile& t : order) {
+    const Tile& shaped = s.M >= s.N ? fast_tall : fast_wide;
+    const uint64_t shaped_splits =
+        std::min<uint64_t>(std::max<uint64_t>(1, wave(shaped) / std::max<uint64_t>(1, tiles(shaped))), uint64_t(s.K) / kSplitMinK);
+    struct Choice {
+        Tile t;
+        uint64_t splits;  // 0: plan_split_k's general rule
+    };
+    std::vector<Choice> order;
+    if (s.tune.tile.bm) order.push_back({Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn}, 0});
+    if (tiles(fast_big) >= wave(fast_big)) order.push_back({fast_big, 1});
+    if (std::min<int64_t>(s.M, s.N) > 32 && (shaped_splits >= 2 || tiles(shaped) >= wave(shaped) / 2)) order.push_back({shaped, shaped_splits});
+    if (s.M > 16 && s.N > 16) order.push_back({fast_mid, 0});
+    order.push_back({fast_small, 0});
+    for (const Choice& c : order) {
+        const Tile& t = c.t;
         if (!tile_fits(L, t, true)) continue;
         pl.fast = true;
         pl.t = t;
@@ -232,7 +248,7 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
             pl.half_run = 1;
             while (pl.half_run * 2 <= s.tune_half_run && t.bk % (pl.half_run * 2) == 0) pl.half_run *= 2;
         }
-        plan_split_k(s, pl);
+        plan_split_k(s, pl, c.splits);
         return "";
     }
     return "no FAST tile fits the device's compute limits";

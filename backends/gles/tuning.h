@@ -51,8 +51,14 @@ struct TileTuning {
 //                                  cannot hold is skipped); default: 128x128x8 8x8 for >= 264 such
 //                                  tiles, else 64x64x16 4x4
 //   general                        no FAST tiles and no GEMV (the general kernel only)
-//   sk<N>                          split-K target workgroups: K is split when a product has fewer
-//                                  than N / 8 tiles (sk0: never); default 1056
+//   sk<N>                          split-K target workgroups of the general tiles: K is split when
+//                                  a product has fewer than N / 8 tiles (sk0: never); default 1056
+//   ks<N>                          K split N ways in every tiled product (ks1: never, except where
+//                                  the loop budget needs it); default: the shape rule
+//                                  (matmul_kernels.cpp, fast_candidate)
+//   wave<N>                        invocations the GPU runs at once, the shape rule's stand-in for
+//                                  the SM count (GLES does not report it); default 67584 (132 SMs
+//                                  of an H100/H200 x 512 invocations of 8x8 tiles)
 //   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 32
 //                                  * lanes (gr for W n-contiguous, gl for W k-contiguous)
 //   gl<N>                          GEMV invocations per column for W k-contiguous (a power of two
@@ -73,6 +79,8 @@ struct MatmulTuning {
     TileTuning tile;
     bool general = false;
     int split_target = 1056;
+    int splits = 0;  // 0: the shape rule
+    int wave = 67584;
     int gemv_chunk = -1;  // -1: the default
     int gemv_lanes = 16;
     int gemv_wg = 256;       // GEMV invocations per workgroup (W n-contiguous)
