@@ -196,7 +196,7 @@ void plan_split_k(const PassShape& s, Plan& pl, uint64_t want = 0) {
     if (!s.grouped && want == 0 && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
         want = std::min<uint64_t>(ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK);
     if (!s.grouped && s.tune.splits > 0) want = uint64_t(s.tune.splits);
-    if (want > 1 && s.K > 0) splits = std::min<uint64_t>(want, s.max_part / std::max<uint64_t>(1, s.out_elems));
+    if (want > 1 && s.K > 0) splits = std::max<uint64_t>(1, std::min<uint64_t>(want, s.max_part / std::max<uint64_t>(1, s.out_elems)));
     const uint64_t k_max = std::min(loop_items_within(loop_budget(s.dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(s.K), uint64_t(pl.t.bk))) *
                            uint64_t(pl.t.bk);
     if (!s.grouped && uint64_t(s.K) > k_max) splits = std::max(splits, ceil_div(uint64_t(s.K), k_max));

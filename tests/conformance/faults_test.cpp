@@ -477,7 +477,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_NORM", {"wg18446744073709551617", "wg512_per4 ", "per-4", "wg0", "wg512_per", "+wg512"}},
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
                              "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
-                             "gu0", "gu17", "gdw100", "gdw4", "gd-1"}},
+                             "gu0", "gu17", "gdw100", "gdw4", "gd-1", "ks0", "ks1_ks2", "wave0", "wave"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
                            "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5"}},
