@@ -207,32 +207,32 @@ void plan_split_k(const PassShape& s, Plan& pl, uint64_t want = 0) {
     }
 }
 
-// FAST tiles (A and B read as quads), the shape rule: 128 x 128 (8 x 8 per invocation) where
-// there are enough such tiles to fill the GPU (a wave: TGL_TUNE_MATMUL wave invocations at once);
-// else the 8 x 8 tile shaped to the product, 128 x 64 (M >= N) or 64 x 128, with K split into
-// as many ranges (of at least kSplitMinK) as fit its tiles into one wave (skinny products, and
-// mid-sized ones whose big tiles would leave SMs idle); else 64 x 64 (4 x 4 per invocation, more
-// and smaller workgroups: K too short to split), else 32 x 32. TGL_TUNE_MATMUL's tile comes first.
+// FAST tiles (A and B read as quads), the shape rule: a tile of 256 invocations shaped to the
+// product, 128 x 128 (8 x 8 per invocation), or 128 x 64 (8 x 4) where N <= 64, or 64 x 128 (4 x 8)
+// where M <= 64, with K split into as many ranges (of at least kSplitMinK) as keep its workgroups
+// within one wave (TGL_TUNE_MATMUL wave invocations at once), where those fill at least half a
+// wave; else 64 x 64 (4 x 4) with the general split rule, else 32 x 32. TGL_TUNE_MATMUL's tile
+// comes first. On an H200 (docs/gpu.md, "Matmul shapes"): 1024^3 0.127 ms as 128 x 128 split 4
+// (64 x 64 unsplit, the old plan: 0.145); 8192 x 8192 x 64 0.537 as 128 x 64 split 4 (64 x 64 split
+// 9: 0.763); 2048^3 0.692 as 128 x 128 unsplit (64 x 64: 1.10). Tiles of 8 x 8 in 128 or 64
+// invocations ran 1.5-2x slower than these.
 std::string fast_candidate(const PassShape& s, Plan& pl) {
     if (!s.a_quad || !s.b_quad) return "A and B cannot both be read as quads (float, no experts, quad-aligned layouts)";
     const Limits& L = s.dev.limits();
-    const Tile fast_big{128, 128, 8, 8, 8}, fast_tall{128, 64, 8, 8, 8}, fast_wide{64, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4},
-        fast_small{32, 32, 16, 4, 4};
-    auto tiles = [&](const Tile& t) { return ceil_div(uint64_t(s.M), uint64_t(t.bm)) * ceil_div(uint64_t(s.N), uint64_t(t.bn)) * s.batch_count; };
-    auto wave = [&](const Tile& t) { return std::max<uint64_t>(1, uint64_t(s.tune.wave) / uint64_t(t.bm / t.tm * (t.bn / t.tn))); };
+    const Tile fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
+    const Tile shaped{s.M > 64 ? 128 : 64, s.N > 64 ? 128 : 64, 8, s.M > 64 ? 8 : 4, s.N > 64 ? 8 : 4};
+    const uint64_t tiles = ceil_div(uint64_t(s.M), uint64_t(shaped.bm)) * ceil_div(uint64_t(s.N), uint64_t(shaped.bn)) * s.batch_count;
+    const uint64_t wave = std::max<uint64_t>(1, uint64_t(s.tune.wave) / uint64_t(shaped.bm / shaped.tm * (shaped.bn / shaped.tn)));
+    const uint64_t splits = std::max<uint64_t>(1, std::min<uint64_t>(wave / std::max<uint64_t>(1, tiles), uint64_t(s.K) / kSplitMinK));
     // (Packed f16 keeps these tiles: 128 x 128 with K steps of 16, where a run can span 16 k, ran
     // 9.97 ms at 4096^3 on an H200 against 5.70 with steps of 8; docs/half-precision.md.)
-    const Tile& shaped = s.M >= s.N ? fast_tall : fast_wide;
-    const uint64_t shaped_splits =
-        std::min<uint64_t>(std::max<uint64_t>(1, wave(shaped) / std::max<uint64_t>(1, tiles(shaped))), uint64_t(s.K) / kSplitMinK);
     struct Choice {
         Tile t;
         uint64_t splits;  // 0: plan_split_k's general rule
     };
     std::vector<Choice> order;
     if (s.tune.tile.bm) order.push_back({Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn}, 0});
-    if (tiles(fast_big) >= wave(fast_big)) order.push_back({fast_big, 1});
-    if (std::min<int64_t>(s.M, s.N) > 32 && (shaped_splits >= 2 || tiles(shaped) >= wave(shaped) / 2)) order.push_back({shaped, shaped_splits});
+    if (shaped.bm + shaped.bn > 128 && tiles * splits >= wave / 2) order.push_back({shaped, splits});
     if (s.M > 16 && s.N > 16) order.push_back({fast_mid, 0});
     order.push_back({fast_small, 0});
     for (const Choice& c : order) {
