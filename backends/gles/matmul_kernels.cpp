@@ -189,18 +189,19 @@ std::string gemv_candidate(const PassShape& s, Plan& pl) {
     return "";
 }
 
-// Split K where there are very few tiles and a long K (skinny N, small M * N): fewer than an eighth
-// of the target, split up to the target workgroups, K ranges of at least kSplitMinK, partials
-// within kSplitMaxBytes. On the H100, 1024^3 (256 tiles of 64x64) ran 0.15 ms unsplit and 0.18
-// split 3 ways; 8192 x 8192 x 64 (128 tiles) 0.74 split 9 ways, 0.81 unsplit. And a workgroup's K
-// range within the loop budget, whatever the tile count (grouped_linear splits its experts
-// instead, in run_matmul).
-void plan_split_k(const PassShape& s, Plan& pl) {
+// Split K where there are very few tiles and a long K (skinny N, small M * N): `want` ways (the
+// FAST shape rule's count), else, for the general tiles, where there are fewer than an eighth of
+// the target: up to the target workgroups, K ranges of at least kSplitMinK; TGL_TUNE_MATMUL ks
+// overrides both. Partials within kSplitMaxBytes. And a workgroup's K range within the loop
+// budget, whatever the tile count (grouped_linear splits its experts instead, in run_matmul).
+void plan_split_k(const PassShape& s, Plan& pl, uint64_t want = 0) {
     const uint64_t tiles = ceil_div(uint64_t(s.n), uint64_t(pl.t.bn)) * ceil_div(uint64_t(s.M), uint64_t(pl.t.bm)) * s.batch_count;
     const uint64_t target = uint64_t(s.tune.split_target);
     uint64_t splits = 1;
-    if (!s.grouped && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
-        splits = std::min<uint64_t>({ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK, s.max_part / std::max<uint64_t>(1, s.out_elems)});
+    if (!s.grouped && want == 0 && tiles > 0 && tiles * 8 < target && uint64_t(s.K) >= 2 * kSplitMinK)
+        want = std::min<uint64_t>(ceil_div(target, tiles), uint64_t(s.K) / kSplitMinK);
+    if (!s.grouped && s.tune.splits > 0) want = uint64_t(s.tune.splits);
+    if (want > 1 && s.K > 0) splits = std::max<uint64_t>(1, std::min<uint64_t>(want, s.max_part / std::max<uint64_t>(1, s.out_elems)));
     const uint64_t k_max = std::min(loop_items_within(loop_budget(s.dev), tile_step_passes(pl.t.bk)), ceil_div(uint64_t(s.K), uint64_t(pl.t.bk))) *
                            uint64_t(pl.t.bk);
     if (!s.grouped && uint64_t(s.K) > k_max) splits = std::max(splits, ceil_div(uint64_t(s.K), k_max));
@@ -217,21 +218,39 @@ bool warp_tiles_fit(const Tile& t, int lanes) {
     return lanes > 0 && invocations % 32 == 0 && t.bn % (lanes * t.tn) == 0 && t.bm % (32 / lanes * t.tm) == 0;
 }
 
-// FAST tiles (A and B read as quads): the tuned one, else 128 x 128 (8 x 8 per invocation) where
-// there are enough such tiles to fill a large GPU (2 per SM of an H100), else 64 x 64, else 32 x 32.
+// FAST tiles (A and B read as quads), the shape rule: a tile of 256 invocations shaped to the
+// product, 128 x 128 (8 x 8 per invocation), or 128 x 64 (8 x 4) where N <= 64, or 64 x 128 (4 x 8)
+// where M <= 64, with K split into as many ranges (of at least kSplitMinK) as keep its workgroups
+// within one wave (TGL_TUNE_MATMUL wave invocations at once), where those fill at least half a
+// wave; else 64 x 64 (4 x 4) with the general split rule, else 32 x 32. TGL_TUNE_MATMUL's tile
+// comes first. On an H200 (docs/gpu.md, "Matmul shapes"): 1024^3 0.127 ms as 128 x 128 split 4
+// (64 x 64 unsplit, the old plan: 0.145); 8192 x 8192 x 64 0.537 as 128 x 64 split 4 (64 x 64 split
+// 9: 0.763); 2048^3 0.692 as 128 x 128 unsplit (64 x 64: 1.10). Tiles of 8 x 8 in 128 or 64
+// invocations ran 1.5-2x slower than these.
 std::string fast_candidate(const PassShape& s, Plan& pl) {
     if (!s.a_quad || !s.b_quad) return "A and B cannot both be read as quads (float, no experts, quad-aligned layouts)";
     const Limits& L = s.dev.limits();
-    const Tile fast_big{128, 128, 8, 8, 8}, fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
-    const uint64_t tiles128 = ceil_div(uint64_t(s.M), 128) * ceil_div(uint64_t(s.N), 128) * s.batch_count;
+    const Tile fast_mid{64, 64, 16, 4, 4}, fast_small{32, 32, 16, 4, 4};
+    const Tile shaped{s.M > 64 ? 128 : 64, s.N > 64 ? 128 : 64, 8, s.M > 64 ? 8 : 4, s.N > 64 ? 8 : 4};
+    const uint64_t tiles = ceil_div(uint64_t(s.M), uint64_t(shaped.bm)) * ceil_div(uint64_t(s.N), uint64_t(shaped.bn)) * s.batch_count;
+    // 8 x 4 tiles (half the accumulators) fit 3 workgroups per SM where 8 x 8 fit 2: skinny
+    // 8192 x 8192 x 64 ran 0.454 ms split 6 (384 workgroups) against 0.533 split 4 on an H200.
+    const uint64_t wave = std::max<uint64_t>(
+        1, uint64_t(s.tune.wave) / uint64_t(shaped.bm / shaped.tm * (shaped.bn / shaped.tn)) * (shaped.tm * shaped.tn < 64 ? 3 : 2) / 2);
+    const uint64_t splits = std::max<uint64_t>(1, std::min<uint64_t>(wave / std::max<uint64_t>(1, tiles), uint64_t(s.K) / kSplitMinK));
     // (Packed f16 keeps these tiles: 128 x 128 with K steps of 16, where a run can span 16 k, ran
     // 9.97 ms at 4096^3 on an H200 against 5.70 with steps of 8; docs/half-precision.md.)
-    std::vector<Tile> order;
-    if (s.tune.tile.bm) order.push_back(Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn});
-    if (tiles128 >= 264) order.push_back(fast_big);
-    if (s.M > 16 && s.N > 16) order.push_back(fast_mid);
-    order.push_back(fast_small);
-    for (const Tile& t : order) {
+    struct Choice {
+        Tile t;
+        uint64_t splits;  // 0: plan_split_k's general rule
+    };
+    std::vector<Choice> order;
+    if (s.tune.tile.bm) order.push_back({Tile{s.tune.tile.bm, s.tune.tile.bn, s.tune.tile.bk, s.tune.tile.tm, s.tune.tile.tn}, 0});
+    if (shaped.bm + shaped.bn > 128 && tiles * splits >= wave / 2) order.push_back({shaped, splits});
+    if (s.M > 16 && s.N > 16) order.push_back({fast_mid, 0});
+    order.push_back({fast_small, 0});
+    for (const Choice& c : order) {
+        const Tile& t = c.t;
         if (!tile_fits(L, t, true)) continue;
         pl.fast = true;
         pl.t = t;
@@ -241,7 +260,7 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
         // tiles divide the tile), else the defaults: 128 x 128 tiles single-buffered with
         // kBigWarpLanes (H200, 4096^3: 4.71 ms against 5.35 double-buffered), the others
         // double-buffered without warp tiles.
-        const bool big = t.bm == fast_big.bm && t.bn == fast_big.bn;
+        const bool big = t.bm == 128 && t.bn == 128 && t.tm == 8 && t.tn == 8;
         pl.double_buf = (s.tune.double_buf >= 0 ? s.tune.double_buf != 0 : !big) && tile_fits(L, t, true, 2);
         const int lanes = s.tune.warp_lanes >= 0 ? s.tune.warp_lanes : big ? kBigWarpLanes : 0;
         pl.warp_lanes = warp_tiles_fit(t, lanes) ? lanes : 0;
@@ -251,7 +270,7 @@ std::string fast_candidate(const PassShape& s, Plan& pl) {
             while (pl.half_run * 2 <= s.tune_half_run && t.bk % (pl.half_run * 2) == 0) pl.half_run *= 2;
         }
         pl.k_roll = !pl.half_run && s.tune.k_roll > 0 && t.bk % s.tune.k_roll == 0 ? s.tune.k_roll : 0;
-        plan_split_k(s, pl);
+        plan_split_k(s, pl, c.splits);
         return "";
     }
     return "no FAST tile fits the device's compute limits";

@@ -30,7 +30,7 @@ void read_matmul(MatmulTuning& m) {
     const char* name = "TGL_TUNE_MATMUL";
     const char* v = env_value(name);
     if (!v) return;
-    const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, "
+    const char* expected = "'_'-separated tokens bm<N> bn<N> bk<N> tm<N> tn<N> (all five or none; tm, tn, bk multiples of 4), general, sk<N>, ks<N>, wave<N>, "
                            "gk<N>, gl<N> (a power of two <= 64), gw<N>, gr<N> (powers of two, gr <= gw), gu<N> (1..16), gd<N>, gdw<N> (a power of two >= 8), gdq<N> (a power of two <= gdw), db<0|1>, wl<N> (0 or a power of two <= 32), kr<N>, e.g. bm128_bn128_bk8_tm8_tn8_sk528";
     TileTuning t{-1, -1, -1, -1, -1};
     int db = -1;
@@ -38,6 +38,7 @@ void read_matmul(MatmulTuning& m) {
                       {{"bm", &t.bm, 1, kMaxTileDim, false}, {"bn", &t.bn, 1, kMaxTileDim, false},
                        {"bk", &t.bk, 1, kMaxTileDim, false}, {"tm", &t.tm, 1, kMaxTileDim, false},
                        {"tn", &t.tn, 1, kMaxTileDim, false}, {"sk", &m.split_target, 0, kMaxCount, false},
+                       {"ks", &m.splits, 1, kMaxCount, false}, {"wave", &m.wave, 1, kMaxCount, false},
                        {"gk", &m.gemv_chunk, 0, kMaxCount, false}, {"gl", &m.gemv_lanes, 1, 64, false},
                        {"gw", &m.gemv_wg, 1, kMaxTileDim, false}, {"gr", &m.gemv_k_lanes, 1, kMaxTileDim, false},
                        {"gu", &m.gemv_unroll, 1, 16, false}, {"gd", &m.gemv_direct, 0, kMaxCount, false},

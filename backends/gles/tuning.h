@@ -55,11 +55,18 @@ struct TileTuning {
 // TGL_TUNE_MATMUL: '_'-separated tokens, each optional (e.g. "bm128_bn128_bk8_tm8_tn8_sk528_gk64"):
 //   bm<N> bn<N> bk<N> tm<N> tn<N>  the FAST tile of every product that takes it (all five; tm, tn
 //                                  and bk multiples of 4, bm of tm, bn of tn; a tile the device
-//                                  cannot hold is skipped); default: 128x128x8 8x8 for >= 264 such
-//                                  tiles, else 64x64x16 4x4
+//                                  cannot hold is skipped); default: the shape rule (128x128x8 8x8,
+//                                  128x64x8 8x4 or 64x128x8 4x8 where they fill half a wave, split
+//                                  or not; else 64x64x16 4x4)
 //   general                        no FAST tiles and no GEMV (the general kernel only)
-//   sk<N>                          split-K target workgroups: K is split when a product has fewer
-//                                  than N / 8 tiles (sk0: never); default 1056
+//   sk<N>                          split-K target workgroups of the general tiles: K is split when
+//                                  a product has fewer than N / 8 tiles (sk0: never); default 1056
+//   ks<N>                          K split N ways in every tiled product (ks1: never, except where
+//                                  the loop budget needs it); default: the shape rule
+//                                  (matmul_kernels.cpp, fast_candidate)
+//   wave<N>                        invocations the GPU runs at once, the shape rule's stand-in for
+//                                  the SM count (GLES does not report it); default 67584 (the 132
+//                                  SMs of an H100/H200 x 2 workgroups of 256 invocations)
 //   gk<N>                          GEMV K range per workgroup (gk0: no GEMV kernel); default 32
 //                                  * lanes (gr for W n-contiguous, gl for W k-contiguous)
 //   gl<N>                          GEMV invocations per column for W k-contiguous (a power of two
@@ -89,6 +96,8 @@ struct MatmulTuning {
     TileTuning tile;
     bool general = false;
     int split_target = 1056;
+    int splits = 0;  // 0: the shape rule
+    int wave = 67584;
     int gemv_chunk = -1;  // -1: the default
     int gemv_lanes = 16;
     int gemv_wg = 256;       // GEMV invocations per workgroup (W n-contiguous)

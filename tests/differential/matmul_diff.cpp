@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <unistd.h>
 
 namespace diff {
 namespace {
@@ -245,6 +246,82 @@ TEST_F(MatmulWarpTiles, MatchesReference) {
         m = MM{}; m.a_batch = {2}; m.b_batch = {2}; m.M = 70; m.N = 136; m.K = 24; m.alpha = 0.5f; m.beta = -1.25f;
         check(matmul_spec(m, rng_), &d);
         m = MM{}; m.M = 128; m.N = 128; m.K = 1500; check(matmul_spec(m, rng_), &d);
+    }
+}
+
+// The FAST tiles and K splits of the shape rule (matmul_kernels.cpp, fast_candidate), each forced
+// by TGL_TUNE_MATMUL on a device of its own (tiles 128 x 64 and 64 x 128, with 8 x 8 per
+// invocation (128 invocations: both limits) or 8 x 4 (256: past TGL_GLES_LIMITS=minimum, where
+// the device skips it); ks: K split that many ways), and the rule itself on shapes that reach its
+// tiles (wave4096: a wave of 16 of its workgroups, so that small products fill one), at the
+// edges: K not a multiple of the splits (prime K, a short last range), K shorter than the splits'
+// steps (not split), odd and prime M and N around the tiles, batches with broadcast, transposed
+// operands, alpha/beta, K = 0 with beta. With the GLES plugin as subject, its dispatch trace
+// (TGL_GLES_TEST_PLAN_TRACE) must show each device's tiles (and a SPLIT_K pass where it splits);
+// under minimum limits the rule's 256-invocation tiles do not fit and 32 x 32 tiles take over.
+class MatmulShapesTuned : public SeededTest {};
+
+TEST_F(MatmulShapesTuned, MatchesReference) {
+    std::vector<MM> edges;
+    {
+        MM m; m.M = 131; m.N = 67; m.K = 1031; edges.push_back(m);
+        m = MM{}; m.M = 64; m.N = 64; m.K = 5; edges.push_back(m);
+        m = MM{}; m.M = 36; m.N = 20; m.K = 300; m.ta = true; m.tb = true; edges.push_back(m);
+        m = MM{}; m.M = 33; m.N = 37; m.K = 517; m.tb = true; edges.push_back(m);  // B^T with odd K: the general tiles
+        m = MM{}; m.a_batch = {2, 1}; m.b_batch = {3}; m.M = 40; m.N = 36; m.K = 260; edges.push_back(m);
+        m = MM{}; m.M = 64; m.N = 64; m.K = 517; m.alpha = 2.0f; m.beta = -0.5f; edges.push_back(m);
+        m = MM{}; m.M = 17; m.N = 9; m.K = 0; m.beta = 1.5f; edges.push_back(m);
+    }
+    // The rule's tiles under wave4096: 128 x 64 (N <= 64), 64 x 128 (M <= 64) and 128 x 128, three
+    // tiles each, K split 4 ways (K / 256), the last range short (1100 = 3 x 280 + 260); a batch
+    // of 3 with a broadcast B and B^T; a tile too few to split (K < 512).
+    std::vector<MM> rule;
+    {
+        MM m; m.M = 300; m.N = 64; m.K = 1100; rule.push_back(m);
+        m = MM{}; m.M = 64; m.N = 300; m.K = 1100; m.ta = true; rule.push_back(m);
+        m = MM{}; m.M = 300; m.N = 68; m.K = 1100; m.beta = 0.75f; rule.push_back(m);
+        m = MM{}; m.a_batch = {3}; m.M = 129; m.N = 64; m.K = 520; m.tb = true; rule.push_back(m);
+        m = MM{}; m.M = 256; m.N = 260; m.K = 300; rule.push_back(m);
+    }
+    struct Forced {
+        const char* tune;
+        std::vector<const char*> expect;      // substrings of the trace (a matmul program's label)
+        std::vector<const char*> expect_min;  // the same under TGL_GLES_LIMITS=minimum
+        const std::vector<MM>* shapes;
+    };
+    const char* k128x64 = "BM=128 BN=64 BK=8 TM=8 TN=8";
+    const Forced forced[] = {
+        {"bm128_bn64_bk8_tm8_tn8_ks3", {k128x64, "SPLIT_K"}, {k128x64, "SPLIT_K"}, &edges},
+        {"bm64_bn128_bk8_tm8_tn8_ks4", {"BM=64 BN=128 BK=8 TM=8 TN=8", "SPLIT_K"}, {"BM=64 BN=128 BK=8 TM=8 TN=8", "SPLIT_K"}, &edges},
+        {"bm128_bn64_bk8_tm8_tn8_ks1", {k128x64}, {k128x64}, &edges},
+        {"bm128_bn64_bk8_tm8_tn4_ks3", {"BM=128 BN=64 BK=8 TM=8 TN=4", "SPLIT_K"}, {"BM=32 BN=32 BK=16 TM=4 TN=4", "SPLIT_K"}, &edges},
+        {"wave4096",
+         {"BM=128 BN=64 BK=8 TM=8 TN=4", "BM=64 BN=128 BK=8 TM=4 TN=8", "BM=128 BN=128 BK=8 TM=8 TN=8", "SPLIT_K"},
+         {"BM=32 BN=32 BK=16 TM=4 TN=4", "SPLIT_K"},
+         &rule},
+    };
+    const char* limits = std::getenv("TGL_GLES_LIMITS");
+    const bool minimum = limits && std::string(limits) == "minimum";
+    static int serial = 0;
+    for (const Forced& f : forced) {
+        SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + f.tune);
+        const std::string trace = ::testing::TempDir() + "tgl_matmul_shapes_" + std::to_string(::getpid()) + "_" +
+                                  std::to_string(serial++) + ".trace";
+        std::remove(trace.c_str());
+        Device& d = subject_device_with({{"TGL_GLES_TEST_PLAN_TRACE", trace}, {"TGL_TUNE_MATMUL", f.tune}});
+        for (const MM& m : *f.shapes) check(matmul_spec(m, rng_), &d);
+        std::FILE* file = std::fopen(trace.c_str(), "r");
+        if (!file) {
+            std::printf("[ note     ] the subject wrote no dispatch trace (not the GLES plugin): tiles not checked\n");
+            continue;
+        }
+        std::string text;
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, file)) > 0;) text.append(buf, n);
+        std::fclose(file);
+        std::remove(trace.c_str());
+        for (const char* e : minimum ? f.expect_min : f.expect)
+            EXPECT_NE(text.find(e), std::string::npos) << "no matmul dispatch with '" << e << "' in the trace:\n" << text;
     }
 }
 
