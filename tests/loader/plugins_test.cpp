@@ -102,6 +102,15 @@ std::vector<float> small_ints(size_t n, unsigned seed) {
     return v;
 }
 
+// C = A (m x k) * B (k x n) by the definition, row-major (exact for small_ints' values).
+std::vector<float> host_matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t m, int64_t k, int64_t n) {
+    std::vector<float> c(size_t(m * n), 0.0f);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+            for (int64_t p = 0; p < k; ++p) c[size_t(i * n + j)] += a[size_t(i * k + p)] * b[size_t(p * n + j)];
+    return c;
+}
+
 // Mangled C++ symbols of tensorgl's own code (namespace tgl) in a library's full symbol table
 // (nm without -D: what the linker saw, not what the library exports).
 std::set<std::string> internal_symbols(const std::string& lib) {
@@ -437,17 +446,20 @@ int exit_child() {
 // The child of FirstOpensRaceForTheProbeContext: after device_count, two threads open device 0 at
 // once and run a matmul each, then a third device; every result checked exactly. Exit status: 0
 // on success, 3 without a device, 4 on a failed open or a wrong result (said on stderr).
-int race_child() {
+// The GLES plugin's API for a child process, or null where it does not load or sees no device.
+const tgl_plugin_api* child_gles_api() {
     tgl_plugin* gles = nullptr;
-    if (tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return 3;
+    if (tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return nullptr;
     const tgl_plugin_api* api = tgl_plugin_get_api(gles);
     uint32_t n = 0;
-    if (api->device_count(&n) != TGL_OK || n == 0) return 3;
+    return api->device_count(&n) == TGL_OK && n > 0 ? api : nullptr;
+}
+
+int race_child() {
+    const tgl_plugin_api* api = child_gles_api();
+    if (!api) return 3;
     const int64_t m = 8, k = 16, nn = 8;
-    std::vector<float> a = small_ints(size_t(m * k), 3), b = small_ints(size_t(k * nn), 4), want(size_t(m * nn), 0.0f);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < nn; ++j)
-            for (int64_t p = 0; p < k; ++p) want[size_t(i * nn + j)] += a[size_t(i * k + p)] * b[size_t(p * nn + j)];
+    const std::vector<float> a = small_ints(size_t(m * k), 3), b = small_ints(size_t(k * nn), 4), want = host_matmul(a, b, m, k, nn);
     std::atomic<int> ready{0}, failures{0};
     auto open_and_run = [&](bool wait_for_other) {
         ready.fetch_add(1);
@@ -480,11 +492,8 @@ int race_child() {
 // of index 0 compared with what they were before the first open. Exit status: 0 on success, 3
 // without a device, 4 on a failure (said on stderr).
 int reopen_child() {
-    tgl_plugin* gles = nullptr;
-    if (tgl_plugin_load(kGles.c_str(), &gles) != TGL_OK) return 3;
-    const tgl_plugin_api* api = tgl_plugin_get_api(gles);
-    uint32_t n = 0;
-    if (api->device_count(&n) != TGL_OK || n == 0) return 3;
+    const tgl_plugin_api* api = child_gles_api();
+    if (!api) return 3;
     // The probe's properties (the counters, which change with use, left out).
     auto static_properties = [&] {
         std::vector<std::pair<std::string, std::string>> out;
@@ -506,10 +515,7 @@ int reopen_child() {
         return 4;
     }
     const int64_t m = 8, k = 16, nn = 8;
-    std::vector<float> a = small_ints(size_t(m * k), 5), b = small_ints(size_t(k * nn), 6), want(size_t(m * nn), 0.0f);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < nn; ++j)
-            for (int64_t p = 0; p < k; ++p) want[size_t(i * nn + j)] += a[size_t(i * k + p)] * b[size_t(p * nn + j)];
+    const std::vector<float> a = small_ints(size_t(m * k), 5), b = small_ints(size_t(k * nn), 6), want = host_matmul(a, b, m, k, nn);
     int failures = 0;
     auto check = [&](tgl_device d, const char* what) {
         std::string err;
