@@ -395,10 +395,9 @@ std::string winograd_candidate(ConvRun& r) {
 // many output as input channels (a short K: the expand layers), else the implicit GEMM. H200,
 // ResNet-50 1x1 layers at batch 32 (GEMM -> matmul): expand 56x56 0.262 -> 0.228 ms, 28x28 0.229
 // -> 0.227, 14x14 0.212 -> 0.212, 7x7 0.294 -> 0.246; reduce (4x fewer output channels) 28x28
-// 0.233 -> 0.265, 14x14 0.216 -> 0.293, 7x7 0.233 -> 0.343 (docs/gpu.md). Measured on an H200 (ResNet-50's conv2_x at batch 32, docs/gpu.md): 64 -> 256 channels
-// 0.267 ms (GEMM) -> 0.228 (matmul; linear 0.290: its stores stride over the positions); 256 -> 64
-// 0.218 (GEMM) -> 0.386 (matmul: the plan's 128x128 tile, half of its rows idle). The linear is
-// opt-in (lin1x1): unmeasured for channels-last on a GPU.
+// 0.233 -> 0.265, 14x14 0.216 -> 0.293, 7x7 0.233 -> 0.343 (docs/gpu.md); conv2_x reduce 256 -> 64
+// 0.218 -> 0.386 (the plan's 128x128 tile, half of its rows idle). The linear is opt-in (lin1x1):
+// 0.290 ms for conv2_x expand (its stores stride over the positions), unmeasured channels-last on a GPU.
 constexpr int64_t kPointwiseMinRows = 128;
 // The positions of extent n (d, h, w) at element strides s as one dim: its stride, or -1 when they
 // are not one stride apart.
