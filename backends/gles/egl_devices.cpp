@@ -376,7 +376,7 @@ Limits query_limits() {
     }
     if (minimum) {
         clamp_to_minimum(L);
-        if (::secure_getenv("TGL_GLES_DEBUG"))
+        if (debug_enabled())
             std::fprintf(stderr, "tensorgl-gles: TGL_GLES_LIMITS=minimum on %s: %s\n", renderer.c_str(),
                          L.clamped.empty() ? "the driver's limits are already the minimum" : L.clamped.c_str());
     }
@@ -748,7 +748,7 @@ const DeviceList& probe_devices() {
             result->devices.clear();
             result->note = std::string("device probe thread could not run: ") + e.what();
         }
-        if (::secure_getenv("TGL_GLES_DEBUG"))
+        if (debug_enabled())
             std::fprintf(stderr, "tensorgl-gles: %zu device%s%s%s (probed in %.1f ms)\n", result->devices.size(),
                          result->devices.size() == 1 ? "" : "s", result->note.empty() ? "" : "; ",
                          result->note.c_str(), now_ms() - start);
