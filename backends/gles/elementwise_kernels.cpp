@@ -56,6 +56,18 @@ UniformValue uniform_floats(const char* name, const float* values, size_t n) {
     return u;
 }
 
+// A dispatch of `blocks` element blocks: one workgroup each, or at most `grid` workgroups striding
+// over them (the GRID_STRIDE kernels of elementwise.comp and buffer_bytes.comp; grid 0: none).
+void add_block_dispatches(GlesDevice& dev, Dispatch base, uint64_t blocks, int grid, std::vector<Dispatch>& out) {
+    uint64_t groups = blocks;
+    if (grid > 0) {
+        groups = std::min<uint64_t>(blocks, uint64_t(grid));
+        base.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
+        base.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
+    }
+    add_chunks(dev, base, groups, out);
+}
+
 }  // namespace
 
 void run_add_n(GlesDevice& dev, const OpCall& call);
@@ -179,13 +191,7 @@ void run_elementwise(GlesDevice& dev, const OpCall& call) {
         base.uniforms.push_back(uniform_uint("u_row_quads", {rank2 ? uint32_t(p.shape[1] / 4) : 1u}));
         base.uniforms.push_back(uniform_int("u_col_stride", {col_stride[0], col_stride[1]}));
         base.uniforms.push_back(scalars);
-        const uint64_t blocks = ceil_div(quads, uint64_t(wg_vec) * shape.per_invocation);
-        const uint64_t groups = stride ? std::min<uint64_t>(blocks, uint64_t(grid)) : blocks;
-        if (stride) {
-            base.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
-            base.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
-        }
-        add_chunks(dev, base, groups, dispatches);
+        add_block_dispatches(dev, base, ceil_div(quads, uint64_t(wg_vec) * shape.per_invocation), grid, dispatches);
         if (p.rank == 1 && numel % 4) {
             std::vector<int32_t> tail = offsets;
             for (int k = 0; k <= n_in; ++k) tail[k] += int32_t(4 * quads) * int32_t(p.strides[k][0]);
@@ -301,14 +307,8 @@ void run_aligned_bytes(GlesDevice& dev, const BufferRef* src, uint64_t src_offse
         const uint32_t count = uint32_t(len / 16);
         d.uniforms.push_back(uniform_uint("u_count", {count}));
         d.uniforms.push_back(uniform_uint("u_dst_first", {dst_first}));
-        const uint64_t blocks = ceil_div(uint64_t(count), uint64_t(shape.wg) * shape.per_invocation);
-        uint64_t groups = blocks;
-        if (shape.copy_groups > 0) {  // buffer_bytes.comp's GRID_STRIDE
-            groups = std::min<uint64_t>(blocks, uint64_t(shape.copy_groups));
-            d.uniforms.push_back(uniform_uint("u_blocks", {uint32_t(blocks)}));
-            d.uniforms.push_back(uniform_uint("u_group_count", {uint32_t(groups)}));
-        }
-        add_chunks(dev, d, groups, dispatches);
+        add_block_dispatches(dev, d, ceil_div(uint64_t(count), uint64_t(shape.wg) * shape.per_invocation), shape.copy_groups,
+                             dispatches);
         done += len;
     }
     dev.submit(src ? "buffer_copy" : "buffer_fill", std::move(dispatches));
