@@ -19,7 +19,7 @@ Device* g_subject = nullptr;
 Device& sub() { return g_subject ? *g_subject : shared_device(Role::Subject); }
 
 // A block tensor (rows..., K) whose rows lie `gap` blocks apart beyond their own ceil(K / B).
-RawOperand block_operand(tgl_dtype dt, const Shape& shape, int64_t gap, Rng& r) {
+RawOperand block_operand(tgl_dtype dt, const Shape& shape, int64_t gap, Rng& r, bool subnormal_scales = false) {
     const int64_t B = tgl_dtype_block_size(dt);
     const int64_t row_blocks = (shape.back() + B - 1) / B + gap;
     int64_t rows = 1;
@@ -27,7 +27,7 @@ RawOperand block_operand(tgl_dtype dt, const Shape& shape, int64_t gap, Rng& r) 
     RawOperand o;
     o.dtype = dt;
     o.shape = shape;
-    o.bytes = random_blocks(dt, std::max<int64_t>(1, rows * row_blocks), r);
+    o.bytes = random_blocks(dt, std::max<int64_t>(1, rows * row_blocks), r, subnormal_scales);
     o.strides.assign(shape.size(), 1);
     int64_t s = row_blocks * B;
     for (size_t d = shape.size() - 1; d-- > 0;) {
@@ -158,6 +158,21 @@ TEST_F(Gguf, LinearDecodeAndPrefill) {
         linear_case(dt, 2, 40, 6, rng_, true);
         linear_case(dt, 5, 1000, 3, rng_);  // x's rows too large for the GEMV's shared memory (16 KiB): read from x
     }
+}
+
+// Every scale of W an f16 subnormal or +-0 (so that the largest output is of their size): the
+// GEMV widens them by unpackHalf2x16, which must not flush them; f32 x and y (an f16 y would
+// round the outputs to subnormals too).
+TEST_F(Gguf, LinearSubnormalScales) {
+    const tgl_linear_params p{sizeof(tgl_linear_params), TGL_ACTIVATION_NONE};
+    for (tgl_dtype dt : block_dtypes())
+        for (int64_t M : {1, 3}) {
+            const int64_t K = 2 * tgl_dtype_block_size(dt), N = 7;
+            compare_runs(TGL_OP_LINEAR, &p,
+                         {random_values(F32, {M, K}, rng_), block_operand(dt, {N, K}, 0, rng_, true),
+                          RawOperand{F32, {}, {}, {}, 0, true}},
+                         raw_output(F32, {M, N}), 2e-5, "linear " + name(dt) + " M " + std::to_string(M) + ", subnormal scales");
+        }
 }
 
 TEST_F(Gguf, GroupedLinearExperts) {

@@ -25,12 +25,17 @@ inline void put_f16(uint8_t* p, double v) {
 }
 
 // `blocks` random blocks of dt: random quant bytes, the f16 scale fields (d, and dmin / m where
-// the format has one) of random sign and magnitude in [2^-10, 2^-2], so every element is finite.
-inline std::vector<uint8_t> random_blocks(tgl_dtype dt, int64_t blocks, Rng& r) {
+// the format has one) of random sign and magnitude in [2^-10, 2^-2], so every element is finite;
+// with subnormal_scales, f16 subnormals (2^-24 .. 2^-14) and a fifth of them +-0 instead.
+inline std::vector<uint8_t> random_blocks(tgl_dtype dt, int64_t blocks, Rng& r, bool subnormal_scales = false) {
     const size_t bytes = tgl_dtype_block_bytes(dt);
     std::vector<uint8_t> out(size_t(blocks) * bytes);
     for (uint8_t& b : out) b = uint8_t(r.integer(0, 255));
-    auto scale = [&] { return (r.chance(0.5) ? -1 : 1) * std::ldexp(r.uniform(1.0, 2.0), int(r.integer(-10, -3))); };
+    auto scale = [&] {
+        const double sign = r.chance(0.5) ? -1 : 1;
+        if (subnormal_scales) return sign * (r.chance(0.2) ? 0.0 : std::ldexp(double(r.integer(1, 1023)), -24));
+        return sign * std::ldexp(r.uniform(1.0, 2.0), int(r.integer(-10, -3)));
+    };
     for (int64_t i = 0; i < blocks; ++i) {
         uint8_t* b = &out[size_t(i) * bytes];
         const bool two = dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q5_1 || dt == TGL_DTYPE_Q4_K || dt == TGL_DTYPE_Q5_K;
