@@ -10,6 +10,7 @@
 // v, do and lse packed to f32 in scratch, delta = rowsum(do * o) (PASS_DELTA), then PASS_DKDV
 // and PASS_DQ (no atomics).
 #include "gles_device.h"
+#include "debug_notes.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
@@ -338,7 +339,7 @@ bool Ctx::flash() {
     const int64_t tiles = ceil_div(uint64_t(rows), uint64_t(tile->bq));
     const int64_t groups = p.B * p.Hkv * tiles;
     // TGL_GLES_DEBUG: the tile chosen (for tuning sweeps and tests).
-    static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+    static const bool debug = debug_enabled();
     if (debug)
         std::fprintf(stderr, "tensorgl-gles: attention flash rows %lld keys %lld D %lld: tile bq%d_bk%d_tm%d_tx%d%s%s%s%s%s, %lld bytes shared\n",
                      (long long)rows, (long long)p.Skv, (long long)p.D, tile->bq, tile->bkv, tile->tm, tile->tx, tile->prefetch ? "_pf" : "",

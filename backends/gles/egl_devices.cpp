@@ -1,4 +1,5 @@
 #include "egl_devices.h"
+#include "debug_notes.h"
 #include "tuning.h"
 
 #include "status.h"
@@ -161,8 +162,6 @@ bool minimum_limits_requested() {
     fail(TGL_ERROR_DEVICE_UNAVAILABLE, "TGL_GLES_LIMITS=%s: expected 'minimum' (only what OpenGL ES 3.1 guarantees) "
          "or 'driver' (the driver's limits; the same as unset)", v);
 }
-
-bool debug_enabled() { return ::secure_getenv("TGL_GLES_DEBUG") != nullptr; }
 
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -6,6 +6,7 @@
 //   call(): queue, wait until it has run, rethrow its error (alloc, compile, download, sync).
 #pragma once
 
+#include "debug_notes.h"
 #include "egl_devices.h"
 
 #include <tensorgl/plugin_api.h>
@@ -133,7 +134,7 @@ private:
     bool reset_query_ = false;               // glGetGraphicsResetStatus is available
     // TGL_GLES_DEBUG: tasks that run for kDebugSlowTaskNs or longer are said on stderr.
     static constexpr int64_t kDebugSlowTaskNs = 500000;
-    const bool debug_ = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+    const bool debug_ = debug_enabled();
     std::thread thread_;
     std::thread::id gl_id_;
     EglContext context_;

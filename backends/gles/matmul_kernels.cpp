@@ -12,6 +12,7 @@
 // dispatches where a tile's passes over its experts would. Knobs for tuning on a GPU:
 // TGL_TUNE_MATMUL (tuning() below). Nothing is computed on the CPU.
 #include "gles_device.h"
+#include "debug_notes.h"
 #include "gles_families.h"
 #include "dispatch_util.h"
 #include "loop_budget.h"
@@ -469,7 +470,7 @@ void run_matmul(GlesDevice& dev, const OpCall& call, const IndexPiece* piece, in
             scratch_bytes += (pl.part_bytes + align - 1) / align * align;
         }
         // TGL_GLES_DEBUG: the kernel chosen (which path a product takes, for tuning and tests).
-        static const bool debug = ::secure_getenv("TGL_GLES_DEBUG") != nullptr;
+        static const bool debug = debug_enabled();
         if (debug)
             std::fprintf(stderr, "tensorgl-gles: %s M %d N %lld K %d batch %u: %s, tile %dx%dx%d %dx%d, warp lanes %d, k roll %d, quads A %d B %d, splits %llu, f16 run %d\n",
                          call.info->name, M, (long long)pass.n, K, batch_count,

@@ -1,5 +1,6 @@
 #include "program_cache.h"
 
+#include "debug_notes.h"
 #include "gl_thread.h"
 #include "test_hooks.h"
 
@@ -169,7 +170,7 @@ void check_program_limits(const Program& p, const Limits& L) {
 
 }  // namespace
 
-ProgramCache::ProgramCache() : debug_(::secure_getenv("TGL_GLES_DEBUG") != nullptr) {
+ProgramCache::ProgramCache() : debug_(debug_enabled()) {
     if (const char* d = ::secure_getenv("TGL_CACHE_DIR")) {
         if (*d && *d != '/')
             fail(TGL_ERROR_INVALID_ARGUMENT, "TGL_CACHE_DIR=%s: expected an absolute path (starting with '/'), or the "
@@ -399,7 +400,7 @@ std::shared_ptr<const Program> ProgramRegistry::get(GlThread& gl, FaultHooks* ho
                 throw;
             }
             if (fresh) disk_.store(src, *p, stats_);
-            if (::secure_getenv("TGL_GLES_DEBUG"))
+            if (debug_enabled())
                 std::fprintf(stderr, "tensorgl-gles: %s %s in %.1f ms\n", fresh ? "compiled" : "loaded from the program cache",
                              src.label.c_str(), ms);
             std::lock_guard<std::mutex> lock(mutex_);
