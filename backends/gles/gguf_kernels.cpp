@@ -209,9 +209,9 @@ uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
     return 2 + staging + uint64_t(M) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
 }
 
-// linear, M <= 8: PASS_GEMV over W's rows in chunks whose blocks (and y's and the bias's columns)
-// fit one window.
-void run_gemv(GlesDevice& dev, const OpCall& call) {
+// linear, M <= 8: PASS_GEMV of shape g over W's rows in chunks whose blocks (and y's and the
+// bias's columns) fit one window.
+void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     const MatmulPlan& p = call.matmul();
     const TensorArg& x = call.inputs[0];
     const TensorArg& W = call.inputs[1];
@@ -236,7 +236,6 @@ void run_gemv(GlesDevice& dev, const OpCall& call) {
     // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
     // format only (its registers), a software renderer's for every format (u_w_dtype: compile time).
     const bool software = dev.software();
-    const GemvShape g = gemv_shape(dev, W.dtype);
     const int wg_rows = g.wg / g.lanes * g.rows;
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
@@ -349,11 +348,11 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
-        const bool within = !dev.loop_limited() || p.M > kGemvMaxM ||
-                            gemv_passes(gemv_shape(dev, call.inputs[1].dtype), p.M, p.K) <= kLoopTripBudget;
+        const GemvShape g = gemv_shape(dev, call.inputs[1].dtype);
+        const bool within = !dev.loop_limited() || p.M > kGemvMaxM || gemv_passes(g, p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();
-        if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call);
+        if (p.batch_count == 1 && p.M <= kGemvMaxM && p.K > 0 && within && x_fits) return run_gemv(dev, call, g);
         return run_decoded(dev, call);
     }
     case TGL_OP_GROUPED_LINEAR: return run_decoded(dev, call);

@@ -14,7 +14,6 @@
 #include <epoxy/gl.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <functional>
