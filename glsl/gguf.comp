@@ -52,7 +52,9 @@ uniform int u_K;
 uniform int u_y_offset;
 
 // Element e (window-relative) of an f32/f16 operand array as f32.
-#define LOAD_FLOAT(ARR, E) (Y_DTYPE == DT_F32 ? uintBitsToFloat(ARR[E]) : tgl_to_f32(tgl_extract(ARR[tgl_word_of(E, Y_DTYPE)], E, Y_DTYPE), Y_DTYPE))
+// f16 by unpackHalf2x16 (exact, one instruction): the bit-level tgl_to_f32, inlined into each of
+// the GEMV's unrolled element loads of strided x, made one program take NVIDIA's compiler 86 s.
+#define LOAD_FLOAT(ARR, E) (Y_DTYPE == DT_F32 ? uintBitsToFloat(ARR[E]) : unpackHalf2x16(ARR[(E) >> 1] >> (uint((E) & 1) * 16u)).x)
 
 #if defined(PASS_DEQUANT)
 uniform uint u_units;      // units of all rows
@@ -126,7 +128,9 @@ uniform int u_b_n_str;
 // A chunk: elements 32c .. 32c + 31 of a row, two units of 16. The fast formats' quants are loaded
 // as whole words (the blocks of q4_0 and q8_0 start on 2-byte boundaries: the words that cover
 // them, shifted into place) and decoded only when summed, so that the loads of a trip's chunks are
-// all in flight together; the other formats' units are decoded by gguf_unit as they are loaded.
+// all in flight together; their f16 scales are widened by unpackHalf2x16 (exact, one instruction;
+// the subnormal and special scales are in the differential tests). The other formats' units are
+// decoded by gguf_unit as they are loaded.
 #if !defined(W_DTYPE) || W_DTYPE == DT_Q8_0 || W_DTYPE == DT_Q4_K
 #define CHUNK_VEC4 2
 #else
@@ -161,27 +165,30 @@ Chunk load_chunk(int row, int c) {
         uint a = uint(row + (c >> 3) * 144), w = (a >> 2) + 4u + uint(s >> 1) * 8u;
         k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
         k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
-        uint dm = GGUF_WORD(a >> 2);
-        uvec2 sm = gguf_k_scale_min(a + 4u, s);
-        float scale = uintBitsToFloat(tgl_f16_to_f32_bits(dm & 0xffffu)) * float(sm.x);    // exact: 11 x 6 bits
-        float offset = -(uintBitsToFloat(tgl_f16_to_f32_bits(dm >> 16)) * float(sm.y));  // exact
+        // d, dmin and the 12 scale bytes as words: the same 4 loads for every sub-block
+        uint h = a >> 2, dm = GGUF_WORD(h);
+        uvec2 sm = gguf_k_scale_min_words(uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u)), s);
+        vec2 d_min = unpackHalf2x16(dm);
+        float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
+        float offset = -(d_min.y * float(sm.y));  // exact
         k.so = vec4(scale, scale, offset, offset);
     } else if (dt == DT_Q8_0) {  // 34-byte blocks: d, then 32 i8
-        uint a = uint(row + c * 34), w = a >> 2;
+        uint a = uint(row + c * 34), w = a >> 2, w0 = GGUF_WORD(w);  // one load, whichever half d is
         bool odd = (a & 2u) != 0u;
-        float d = uintBitsToFloat(tgl_f16_to_f32_bits(odd ? GGUF_WORD(w) >> 16 : GGUF_WORD(w) & 0xffffu));
+        float d = odd ? unpackHalf2x16(w0).y : unpackHalf2x16(w0).x;
         k.qs[0] = gemv_words(w, odd);
         k.qs[CHUNK_VEC4 - 1] = gemv_words(w + 4u, odd);
         k.so = vec4(d, d, 0.0, 0.0);
     } else if (dt == DT_Q4_0) {  // 18-byte blocks: d, then 16 bytes of nibbles
-        uint a = uint(row + c * 18), w = a >> 2;
+        uint a = uint(row + c * 18), w = a >> 2, w0 = GGUF_WORD(w);
         bool odd = (a & 2u) != 0u;
-        float d = uintBitsToFloat(tgl_f16_to_f32_bits(odd ? GGUF_WORD(w) >> 16 : GGUF_WORD(w) & 0xffffu));
+        float d = odd ? unpackHalf2x16(w0).y : unpackHalf2x16(w0).x;
         k.qs[0] = gemv_words(w, odd);
         k.so = vec4(d, d, -8.0 * d, -8.0 * d);  // d (q - 8) = d q + (-8 d) (exact)
     } else if (dt == DT_Q4_1) {  // 20-byte blocks (word-aligned): d, m, then 16 bytes of nibbles
         uint w = uint(row + c * 20) >> 2, dm = GGUF_WORD(w);
-        float d = uintBitsToFloat(tgl_f16_to_f32_bits(dm & 0xffffu)), m = uintBitsToFloat(tgl_f16_to_f32_bits(dm >> 16));
+        vec2 d_m = unpackHalf2x16(dm);
+        float d = d_m.x, m = d_m.y;
         k.qs[0] = uvec4(GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u), GGUF_WORD(w + 4u));
         k.so = vec4(d, d, m, m);
     }

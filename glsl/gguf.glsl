@@ -62,12 +62,14 @@ uvec4 gguf_load16(uint a) {
 // Byte i (0..15) of a uvec4 of 16 bytes.
 uint gguf_byte_of(uvec4 v, int i) { return (v[i >> 2] >> (uint(i & 3) * 8u)) & 0xffu; }
 
-// q4_K/q5_K: the 6-bit scale and min of sub-block s (0..7), scales at byte address a.
-uvec2 gguf_k_scale_min(uint a, int s) {
-    if (s < 4) return uvec2(gguf_u8(a + uint(s)) & 63u, gguf_u8(a + uint(s + 4)) & 63u);
-    uint b = gguf_u8(a + uint(s + 4));
-    return uvec2((b & 15u) | ((gguf_u8(a + uint(s - 4)) >> 6) << 4), (b >> 4) | ((gguf_u8(a + uint(s)) >> 6) << 4));
+// q4_K/q5_K: the 6-bit scale and min of sub-block s (0..7) from the 12 scale bytes as 3 words
+// (byte i: bits 8 (i % 4) of word i / 4), or at byte address a.
+uint gguf_k_scale_byte(uvec3 sc, int i) { return ((i < 4 ? sc.x : i < 8 ? sc.y : sc.z) >> (uint(i & 3) * 8u)) & 0xffu; }
+uvec2 gguf_k_scale_min_words(uvec3 sc, int s) {
+    uint b = gguf_k_scale_byte(sc, s), b4 = gguf_k_scale_byte(sc, s + 4), b_4 = gguf_k_scale_byte(sc, s - 4);
+    return s < 4 ? uvec2(b & 63u, b4 & 63u) : uvec2((b4 & 15u) | ((b_4 >> 6) << 4), (b4 >> 4) | ((b >> 6) << 4));
 }
+uvec2 gguf_k_scale_min(uint a, int s) { return gguf_k_scale_min_words(uvec3(gguf_u32(a), gguf_u32(a + 4u), gguf_u32(a + 8u)), s); }
 
 // Unit u (elements 16u .. 16u + 15) of the block at byte address blk: q[i], scale, offset.
 void gguf_unit(uint blk, int u, out float q[16], out float scale, out float offset) {

@@ -181,7 +181,7 @@ struct GemvShape {
 GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
-    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 4, t.wg, 0};
+    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 2, t.wg, 0};
     const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
     if (!words && !dev.software()) g.unroll = 1;
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);

@@ -178,10 +178,10 @@ struct SubmitTuning {
     int flush = 64;
 };
 
-// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u4_wg64" (the defaults; H200 sweep in docs/quantized.md): the
+// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u2_wg64" (the defaults; H200 sweeps in docs/quantized.md): the
 // decode GEMV over GGUF block weights (gguf.comp PASS_GEMV, gguf_kernels.cpp): l<N> invocations
 // along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> chunks
-// of 32 elements in flight per invocation and row (1..8; by default 4 on a GPU, 1 on a software
+// of 32 elements in flight per invocation and row (1..8; by default 2 on a GPU, 1 on a software
 // renderer: its compile time grows with the unrolled loads), wg<N> invocations per workgroup (a
 // power of two), x<0|1> x widened once per workgroup into shared memory where it fits (1) or
 // read by every invocation (0, the default: staging lost 4.7x on the H200, docs/quantized.md). Shapes a device cannot hold are cut down
