@@ -352,14 +352,17 @@ void main() {
                 for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
             }
         }
-        // The row's partial last chunk (K not a multiple of 32), by the lane whose turn it is.
-        if (whole < chunks && lane == whole % LANES) {
+        // The row's partial last chunk (K not a multiple of 32), summed by the lane whose turn it
+        // is. Every lane decodes it (the same addresses: cached): Mesa's softpipe gave wrong sums
+        // where one lane of its 4-wide quads ran this alone (Gguf.* differential, driver limits).
+        if (whole < chunks) {
             Chunk ch[ROWS];
             for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
             vec4 x[8];
             vec2 sx;
             load_x(m, whole, u_K - 32 * whole, x, sx);
-            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[r], whole, x, sx);
+            bool mine = lane == whole % LANES;
+            for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(ch[r], whole, x, sx) : 0.0;
         }
         // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory
         // (subgroup.glsl; a fixed order: the same bits every run).
