@@ -19,8 +19,9 @@
 // two), ROWS, UNROLL,
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
-// exactly by unpackHalf2x16; or X_SHARED (vec4s: x staged in shared memory, u_M * ceil(K / 32) * 8
-// of them at most, read element by element).
+// exactly by unpackHalf2x16; X_SHARED (the capacity in vec4s of one row of x staged in shared
+// memory as f32, with its sums of 16, at least 8 * x_seg_str(ceil(K / 32)); staged by octets under
+// X_F16_OCTETS, else element by element).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -208,13 +209,30 @@ Chunk load_chunk(int row, int c) {
     return k;
 }
 
-// The 4 nibbles (low 4 bits of each byte) and 4 signed bytes of a word as floats, without a
-// conversion instruction (an eighth of the rate of an add on NVIDIA's recent GPUs: the decode's
-// bound): v in [0, 2^23) or'ed into the mantissa of 2^23 is the float 2^23 + v, and subtracting
-// 2^23 leaves v exactly; a signed byte b as (b ^ 0x80) = b + 128, then less 2^23 + 128.
+// Quants as floats without a conversion instruction (an eighth of the rate of an add on NVIDIA's
+// recent GPUs) and with few integer ones (half the rate of a float add there: the decode's
+// bound): a field f masked in place at bit p (below bit 23) and or'ed into the mantissa of 2^23
+// is the float 2^23 + f 2^p, and times 2^-p less 2^(23 - p) that is f exactly (one fused
+// multiply-add; unfused, the product is exact too). Fields past bit 22 come from the word
+// shifted right by 16. A signed byte b is read as (b ^ 0x80) = b + 128 and offset by 128 more.
 const uint kTwo23Bits = 0x4B000000u;  // 2^23
-vec4 nibbles(uint w) { return uintBitsToFloat(((uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 15u) | kTwo23Bits) - 8388608.0; }
-vec4 signed_bytes(uint w) { return uintBitsToFloat((((uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 255u) ^ 128u) | kTwo23Bits) - 8388736.0; }
+vec4 fields(uvec4 w, uvec4 mask, vec4 inv, vec4 off) { return uintBitsToFloat((w & mask) | kTwo23Bits) * inv - off; }
+// The low nibbles of the word's 4 bytes (bits 0, 8, 16; 24 as bit 8 of w >> 16), and the high ones.
+vec4 low_nibbles(uint w) {
+    uint t = w >> 16;
+    return fields(uvec4(w, w, w, t), uvec4(0xFu, 0xF00u, 0xF0000u, 0xF00u), vec4(1.0, 0.00390625, 0.0000152587890625, 0.00390625),
+                  vec4(8388608.0, 32768.0, 128.0, 32768.0));
+}
+vec4 high_nibbles(uint w) {
+    uint t = w >> 16;
+    return fields(uvec4(w, w, t, t), uvec4(0xF0u, 0xF000u, 0xF0u, 0xF000u), vec4(0.0625, 0.000244140625, 0.0625, 0.000244140625),
+                  vec4(524288.0, 2048.0, 524288.0, 2048.0));
+}
+vec4 signed_bytes(uint w) {
+    uint s = w ^ 0x80808080u, t = s >> 16;
+    return fields(uvec4(s, s, t, t), uvec4(0xFFu, 0xFF00u, 0xFFu, 0xFF00u), vec4(1.0, 0.00390625, 1.0, 0.00390625),
+                  vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
+}
 
 // sum over the chunk's two units of scale * sum(q x) + offset * sum(x): x its 32 elements (zero
 // past K), sx the sums of x over each unit.
@@ -228,12 +246,18 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
         }
     } else if (gemv_fast(dt)) {  // nibbles: q4_0/q4_1 unit 0 the low ones of the 16 bytes, unit 1 the high;
                                  // q4_K nibble (c & 1) of the pair's bytes 0..15, 16..31
-        bool k_quant = dt == DT_Q4_K;
-        uint h = k_quant ? uint(c & 1) * 4u : 0u;
-        uvec4 u0 = k.qs[0] >> h, u1 = k_quant ? k.qs[CHUNK_VEC4 - 1] >> h : k.qs[0] >> 4u;
-        for (int j = 0; j < 4; ++j) {
-            sqx.x += dot(nibbles(u0[j]), x[j]);
-            sqx.y += dot(nibbles(u1[j]), x[4 + j]);
+        if (dt == DT_Q4_K) {
+            uint h = uint(c & 1) * 4u;
+            uvec4 u0 = k.qs[0] >> h, u1 = k.qs[CHUNK_VEC4 - 1] >> h;
+            for (int j = 0; j < 4; ++j) {
+                sqx.x += dot(low_nibbles(u0[j]), x[j]);
+                sqx.y += dot(low_nibbles(u1[j]), x[4 + j]);
+            }
+        } else {
+            for (int j = 0; j < 4; ++j) {
+                sqx.x += dot(low_nibbles(k.qs[0][j]), x[j]);
+                sqx.y += dot(high_nibbles(k.qs[0][j]), x[4 + j]);
+            }
         }
     }
 #if defined(GEMV_GENERIC)
@@ -248,16 +272,23 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
 }
 
 #if defined(X_SHARED)
-// x's u_M rows widened to f32 once per workgroup (X_SHARED vec4s: the host stages x only where
-// they fit), zeros past K: element 32c + 4j + e of row m is component e of s_x[(8m + j) * chunks
-// + c], so that the lanes' reads of consecutive chunks are consecutive vec4s (no bank conflicts).
+// One row of x staged per workgroup in shared memory, widened to f32, zeros past K, with the sums
+// of its units of 16: every row of W then reads its chunks' 32 floats and 2 sums from there
+// instead of loading, widening and summing x again (64 arithmetic instructions a chunk, the
+// decode GEMV's largest share after the quants' own: docs/quantized.md). Quad j of chunk c is
+// s_x[j * str + c] (x_seg_str): the lanes' reads of consecutive chunks are consecutive vec4s, and
+// the staging's writes meet no bank conflict either.
 shared vec4 s_x[X_SHARED];
+shared vec2 s_sx[X_SHARED / 8];  // the sums of chunk c's two units
 
+// chunks rounded up to 1 modulo 8 (the 8 lanes of a 16-byte access then hit 8 bank quads)
+int x_seg_str(int chunks) { return chunks + ((1 - chunks) & 7); }
+
+#if !defined(X_F16_OCTETS)
 uniform int u_x_pairs;  // x f16 with k-stride 1 and even offsets: two halves a word
 
-// x[m, k .. k + 3] (k a multiple of 4), zeros past K.
-vec4 x_quad(int m, int k) {
-    int xa = u_x_offset + m * u_x_m_str;
+// x[m, k .. k + 3] of the row at xa (k a multiple of 4), zeros past K.
+vec4 x_quad(int xa, int k) {
     vec4 v;
 #if Y_DTYPE == DT_F16
     if (u_x_pairs != 0) {  // words of x's row only: the last holds element K - 1
@@ -270,12 +301,27 @@ vec4 x_quad(int m, int k) {
     for (int e = 0; e < 4; ++e) v[e] = k + e < u_K ? LOAD_FLOAT(x_data, xa + min(k + e, u_K - 1) * u_x_k_str) : 0.0;
     return v;
 }
+#endif
 
-void stage_x(int lid) {
-    int chunks = (u_K + 31) / 32, quads = u_M * chunks * 8;
-    for (int i = lid; i < quads; i += WG_SIZE) {
-        int c = i % chunks, mj = i / chunks;
-        s_x[i] = x_quad(mj / 8, 32 * c + 4 * (mj % 8));
+// Row m of x into s_x and s_sx: an invocation a unit of 16 (two of a chunk, the last zero-padded).
+void stage_x(int m, int lid) {
+    int chunks = (u_K + 31) / 32, str = x_seg_str(chunks), xa = u_x_offset + m * u_x_m_str;
+    for (int u = lid; u < 2 * chunks; u += WG_SIZE) {
+        int c = u >> 1, j0 = (u & 1) * 4;
+        vec4 q[4];
+#if defined(X_F16_OCTETS)
+        // x f16 from a 16-byte boundary, K a multiple of 8: the unit's two octets (or zeros)
+        for (int i = 0; i < 2; ++i) {
+            int o = 2 * u + i;
+            uvec4 v = o < u_K / 8 ? x_oct[(xa >> 3) + o] : uvec4(0u);
+            q[2 * i] = vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y));
+            q[2 * i + 1] = vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w));
+        }
+#else
+        for (int j = 0; j < 4; ++j) q[j] = x_quad(xa, 16 * u + 4 * j);
+#endif
+        for (int j = 0; j < 4; ++j) s_x[(j0 + j) * str + c] = q[j];
+        s_sx[c][u & 1] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
     }
     memoryBarrierShared();
     barrier();
@@ -286,8 +332,9 @@ void stage_x(int lid) {
 // ends there), and their sums over each unit of 16.
 void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
 #if defined(X_SHARED)
-    int chunks = (u_K + 31) / 32;
-    for (int j = 0; j < 8; ++j) x[j] = s_x[(8 * m + j) * chunks + c];
+    int str = x_seg_str((u_K + 31) / 32);
+    for (int j = 0; j < 8; ++j) x[j] = s_x[j * str + c];
+    sx = s_sx[c];
 #else
     int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
 #if defined(X_F16_OCTETS)
@@ -313,20 +360,25 @@ void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
         x[i >> 2][i & 3] = i < kn ? v : 0.0;
     }
 #endif
-#endif
     sx = vec2(dot(x[0] + x[1] + x[2] + x[3], vec4(1.0)), dot(x[4] + x[5] + x[6] + x[7], vec4(1.0)));
+#endif
 }
 
 shared float s_part[ROWS * WG_SIZE];
 float gemv_add(float a, float b) { return a + b; }
 
+// One trip's loads: UNROLL whole chunks LANES apart from chunk c of each of the ROWS rows. A trip
+// past the row's whole chunks loads its last one again (in bounds, cached) and sums only those it
+// has, so that any UNROLL keeps its loads in flight at any K (one program for every K).
+void load_trip(int w_row[ROWS], int c, int whole, out Chunk ch[UNROLL * ROWS]) {
+    for (int u = 0; u < UNROLL; ++u)
+        for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+}
+
 void main() {
     uint group = tgl_group_index();
     if (int(group) * WG_ROWS >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
     int lid = int(tgl_local_slot()), lane = lid % LANES;
-#if defined(X_SHARED)
-    stage_x(lid);
-#endif
     int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
     int w_row[ROWS];
     for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored
@@ -336,14 +388,20 @@ void main() {
     for (int m = 0; m < u_M; ++m) {
         float acc[ROWS];
         for (int r = 0; r < ROWS; ++r) acc[r] = 0.0;
-        // Trips of UNROLL whole chunks LANES apart for each of the ROWS rows: every load of the
-        // trip first, then the sums (x read once per chunk for all the rows). A trip past the
-        // row's whole chunks loads its last one again (in bounds, cached) and sums only those it
-        // has, so that any UNROLL keeps its loads in flight at any K (one program for every K).
+        // Trips of UNROLL whole chunks for each of the ROWS rows: every load of the trip first,
+        // then the sums (x read once per chunk for all the rows). The first trip's loads are
+        // issued before x is staged, so that their latency and the staging's overlap.
+        Chunk ch[UNROLL * ROWS];
+#if defined(X_SHARED)
+        if (whole > 0) load_trip(w_row, lane, whole, ch);
+        stage_x(m, lid);
+#endif
         for (int c = lane; c < whole; c += UNROLL * LANES) {
-            Chunk ch[UNROLL * ROWS];
-            for (int u = 0; u < UNROLL; ++u)
-                for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+#if defined(X_SHARED)
+            if (c != lane) load_trip(w_row, c, whole, ch);
+#else
+            load_trip(w_row, c, whole, ch);
+#endif
             for (int u = 0; u < UNROLL; ++u) {
                 if (c + u * LANES >= whole) break;
                 vec4 x[8];

@@ -175,8 +175,20 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
 // (and x layout) for every decode GEMV.
 struct GemvShape {
     int lanes, rows, unroll, wg;
-    int x_vec4s;  // capacity of the shared x (gguf.comp X_SHARED; 0: none)
+    int64_t x_bytes;  // shared memory left for a staged row of x (gguf.comp X_SHARED; 0: none)
 };
+
+// The capacity in vec4s of gguf.comp's staged row of x (X_SHARED) for K: 8 vec4s and a vec2 of
+// unit sums a chunk of 32, for up to a power of two of chunks (at least 32: K 1024) plus the
+// padding of x_seg_str, so that a device compiles few programs yet declares no more shared memory
+// than such a row needs (what a workgroup declares bounds how many share a multiprocessor); 0
+// where that passes x_bytes.
+int64_t x_shared_capacity(int64_t K, int64_t x_bytes) {
+    int64_t slots = 32;
+    while (slots < (K + 31) / 32) slots *= 2;
+    slots += 8;
+    return slots * (8 * 16 + 8) <= x_bytes ? slots * 8 : 0;
+}
 
 GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     const GgufTuning& t = dev.tuning().gguf;
@@ -191,9 +203,9 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     while (g.rows > 1 && shared_bytes() > L.max_shared_bytes) g.rows /= 2;
     while (g.wg > 1 && shared_bytes() > L.max_shared_bytes) g.wg /= 2;
     g.lanes = std::min(g.lanes, g.wg);
-    // x in shared memory: 16 KiB (K 4096 at M 1) or what the partials leave, in whole chunks.
-    const int64_t x_bytes = std::min<int64_t>(16384, L.max_shared_bytes - shared_bytes());
-    if (t.x_shared && x_bytes >= 128) g.x_vec4s = int(x_bytes / 128 * 8);
+    // A row of x in shared memory: what the partials leave (K 8192 fits NVIDIA's 48 KiB, 2048 the
+    // GLES minimum of 16 KiB; longer rows are read by every invocation).
+    if (t.x_shared) g.x_bytes = L.max_shared_bytes - shared_bytes();
     return g;
 }
 
@@ -204,9 +216,9 @@ uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
     const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
     const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
     const uint64_t per_chunk = 6 + 2 * uint64_t(g.rows) * unit + loop_cost(32);
-    const uint64_t quads = uint64_t(M) * uint64_t((K + 31) / 32) * 8;  // x staged in shared memory
-    const uint64_t staging = quads <= uint64_t(g.x_vec4s) ? ceil_div(quads, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
-    return 2 + staging + uint64_t(M) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
+    const uint64_t units = 2 * uint64_t((K + 31) / 32);  // x staged in shared memory: a unit an invocation
+    const uint64_t staging = g.x_bytes > 0 ? ceil_div(units, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
+    return 2 + uint64_t(M) * (staging + per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
 }
 
 // linear, M <= 8: PASS_GEMV of shape g over W's rows in chunks whose blocks (and y's and the
@@ -244,8 +256,8 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     // Whole uvec4s of 8 halves: every row starts on a 16-byte boundary (the window's start is one)
     // and ends on one, so a chunk's last octet lies within x.
     const bool x_octets = x_pairs && K % 8 == 0 && x_off % 8 == 0 && x2.strides[0] % 8 == 0;
-    // x's rows widened once per workgroup into shared memory where they fit (8 vec4s a chunk of 32).
-    const bool staged = M * ((K + 31) / 32) * 8 <= g.x_vec4s;
+    // x's rows staged one at a time per workgroup in shared memory where one fits.
+    const int64_t x_capacity = x_shared_capacity(K, g.x_bytes);
     for (int64_t n0 = 0; n0 < N; n0 += run) {
         const int64_t n = std::min(run, N - n0);
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
@@ -257,12 +269,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
-        // Staged x is read element by element (once per workgroup: one program for every x layout).
-        if (staged) {
-            defs.emplace_back("X_SHARED", str(g.x_vec4s));
-            d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
-        }
-        else if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
+        // x staged (read by octets where it can be, else element by element), or read by every row.
+        if (x_capacity > 0) defs.emplace_back("X_SHARED", str(x_capacity));
+        if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
+        else if (x_capacity > 0) d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
         // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).

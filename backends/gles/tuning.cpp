@@ -67,7 +67,7 @@ void read_gguf(GgufTuning& g) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens l<N> (a power of two <= 64), r<N> (1..8), u<N> (1..8), wg<N> (a power of two <= 1024), "
-                           "x<0|1>, any subset, e.g. l32_r2_u4_wg64";
+                           "x<0|1>, any subset, e.g. l32_r1_u2_wg512_x1";
     parse_tune_tokens(name, v, v,
                       {{"l", &g.lanes, 1, 64, false}, {"r", &g.rows, 1, 8, false}, {"u", &g.unroll, 1, 8, false},
                        {"wg", &g.wg, 1, kMaxTileDim, false}, {"x", &g.x_shared, 0, 1, false}},
