@@ -20,7 +20,8 @@
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
 // exactly by unpackHalf2x16; X_SHARED (the capacity in vec4s of one row of x staged in shared
-// memory as f32, with its sums of 16, at least 8 * x_seg_str(ceil(K / 32)); staged by octets under
+// memory as f32, with its sums of 16: 8 quads of X_STR chunks, X_STR at least ceil(K / 32) and 1
+// modulo 8; X_SHARED = 8 * X_STR); staged by octets under
 // X_F16_OCTETS, else element by element).
 #include "common.glsl"
 #include "grid.glsl"
@@ -276,13 +277,12 @@ float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
 // of its units of 16: every row of W then reads its chunks' 32 floats and 2 sums from there
 // instead of loading, widening and summing x again (64 arithmetic instructions a chunk, the
 // decode GEMV's largest share after the quants' own: docs/quantized.md). Quad j of chunk c is
-// s_x[j * str + c] (x_seg_str): the lanes' reads of consecutive chunks are consecutive vec4s, and
-// the staging's writes meet no bank conflict either.
+// s_x[j * X_STR + c]: the lanes' reads of consecutive chunks are consecutive vec4s, and the
+// staging's writes meet no bank conflict either (X_STR is 1 modulo 8: the 8 lanes of a 16-byte
+// access hit 8 bank quads). X_STR is a constant, so that the 8 reads of a chunk take constant
+// offsets from one address.
 shared vec4 s_x[X_SHARED];
-shared vec2 s_sx[X_SHARED / 8];  // the sums of chunk c's two units
-
-// chunks rounded up to 1 modulo 8 (the 8 lanes of a 16-byte access then hit 8 bank quads)
-int x_seg_str(int chunks) { return chunks + ((1 - chunks) & 7); }
+shared vec2 s_sx[X_STR];  // the sums of chunk c's two units
 
 #if !defined(X_F16_OCTETS)
 uniform int u_x_pairs;  // x f16 with k-stride 1 and even offsets: two halves a word
@@ -305,7 +305,7 @@ vec4 x_quad(int xa, int k) {
 
 // Row m of x into s_x and s_sx: an invocation a unit of 16 (two of a chunk, the last zero-padded).
 void stage_x(int m, int lid) {
-    int chunks = (u_K + 31) / 32, str = x_seg_str(chunks), xa = u_x_offset + m * u_x_m_str;
+    int chunks = (u_K + 31) / 32, xa = u_x_offset + m * u_x_m_str;
     for (int u = lid; u < 2 * chunks; u += WG_SIZE) {
         int c = u >> 1, j0 = (u & 1) * 4;
         vec4 q[4];
@@ -320,7 +320,7 @@ void stage_x(int m, int lid) {
 #else
         for (int j = 0; j < 4; ++j) q[j] = x_quad(xa, 16 * u + 4 * j);
 #endif
-        for (int j = 0; j < 4; ++j) s_x[(j0 + j) * str + c] = q[j];
+        for (int j = 0; j < 4; ++j) s_x[(j0 + j) * X_STR + c] = q[j];
         s_sx[c][u & 1] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
     }
     memoryBarrierShared();
@@ -332,8 +332,7 @@ void stage_x(int m, int lid) {
 // ends there), and their sums over each unit of 16.
 void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
 #if defined(X_SHARED)
-    int str = x_seg_str((u_K + 31) / 32);
-    for (int j = 0; j < 8; ++j) x[j] = s_x[j * str + c];
+    for (int j = 0; j < 8; ++j) x[j] = s_x[j * X_STR + c];
     sx = s_sx[c];
 #else
     int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
@@ -389,16 +388,33 @@ void main() {
         float acc[ROWS];
         for (int r = 0; r < ROWS; ++r) acc[r] = 0.0;
         // Trips of UNROLL whole chunks for each of the ROWS rows: every load of the trip first,
-        // then the sums (x read once per chunk for all the rows). The first trip's loads are
-        // issued before x is staged, so that their latency and the staging's overlap.
+        // then the sums (x read once per chunk for all the rows); the trips whose chunks all
+        // lie within the row's whole chunks, then the last one, which checks. The first trip's
+        // loads are issued before x is staged, so that their latency and the staging's overlap.
+        const int step = UNROLL * LANES;
+        int full = whole - whole % step;  // chunks of the trips with every chunk whole
         Chunk ch[UNROLL * ROWS];
 #if defined(X_SHARED)
         if (whole > 0) load_trip(w_row, lane, whole, ch);
         stage_x(m, lid);
 #endif
-        for (int c = lane; c < whole; c += UNROLL * LANES) {
+        int c = lane;
+        for (; c < full; c += step) {
 #if defined(X_SHARED)
             if (c != lane) load_trip(w_row, c, whole, ch);
+#else
+            load_trip(w_row, c, whole, ch);
+#endif
+            for (int u = 0; u < UNROLL; ++u) {
+                vec4 x[8];
+                vec2 sx;
+                load_x(m, c + u * LANES, 32, x, sx);
+                for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
+            }
+        }
+        if (full < whole) {
+#if defined(X_SHARED)
+            if (full > 0) load_trip(w_row, c, whole, ch);
 #else
             load_trip(w_row, c, whole, ch);
 #endif

@@ -178,16 +178,15 @@ struct GemvShape {
     int64_t x_bytes;  // shared memory left for a staged row of x (gguf.comp X_SHARED; 0: none)
 };
 
-// The capacity in vec4s of gguf.comp's staged row of x (X_SHARED) for K: 8 vec4s and a vec2 of
-// unit sums a chunk of 32, for up to a power of two of chunks (at least 32: K 1024) plus the
-// padding of x_seg_str, so that a device compiles few programs yet declares no more shared memory
-// than such a row needs (what a workgroup declares bounds how many share a multiprocessor); 0
-// where that passes x_bytes.
-int64_t x_shared_capacity(int64_t K, int64_t x_bytes) {
-    int64_t slots = 32;
-    while (slots < (K + 31) / 32) slots *= 2;
-    slots += 8;
-    return slots * (8 * 16 + 8) <= x_bytes ? slots * 8 : 0;
+// The chunks of gguf.comp's staged row of x (X_STR) for K: a power of two of chunks (at least 32:
+// K 1024) plus one (1 modulo 8: no bank conflicts), so that a device compiles few programs yet
+// declares no more shared memory than such a row needs (what a workgroup declares bounds how many
+// share a multiprocessor): 8 vec4s and a vec2 of unit sums a chunk. 0 where that passes x_bytes.
+int64_t x_shared_chunks(int64_t K, int64_t x_bytes) {
+    int64_t chunks = 32;
+    while (chunks < (K + 31) / 32) chunks *= 2;
+    chunks += 1;
+    return chunks * (8 * 16 + 8) <= x_bytes ? chunks : 0;
 }
 
 GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
@@ -257,7 +256,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     // and ends on one, so a chunk's last octet lies within x.
     const bool x_octets = x_pairs && K % 8 == 0 && x_off % 8 == 0 && x2.strides[0] % 8 == 0;
     // x's rows staged one at a time per workgroup in shared memory where one fits.
-    const int64_t x_capacity = x_shared_capacity(K, g.x_bytes);
+    const int64_t x_chunks = x_shared_chunks(K, g.x_bytes);
     for (int64_t n0 = 0; n0 < N; n0 += run) {
         const int64_t n = std::min(run, N - n0);
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
@@ -270,9 +269,12 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         defs.emplace_back("UNROLL", str(g.unroll));
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
         // x staged (read by octets where it can be, else element by element), or read by every row.
-        if (x_capacity > 0) defs.emplace_back("X_SHARED", str(x_capacity));
+        if (x_chunks > 0) {
+            defs.emplace_back("X_SHARED", str(8 * x_chunks));
+            defs.emplace_back("X_STR", str(x_chunks));
+        }
         if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
-        else if (x_capacity > 0) d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
+        else if (x_chunks > 0) d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
         // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
