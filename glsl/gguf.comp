@@ -6,9 +6,9 @@
 //                 lies in its window). Rows walk RANK leading dims (u_shape; x's row strides in
 //                 bytes, y's in elements).
 //   PASS_GEMV     linear with block W read directly (decode, M <= 8): y[m, n] = act(sum_k x[m, k] *
-//                 W[n, k] + bias[n]); LANES invocations take ROWS rows of W, each lane the chunks
-//                 of 32 elements lane, lane + LANES, ... of those rows, UNROLL chunks of each row
-//                 loaded before any is summed; per unit of 16: scale * dot(q, x) + offset * sum(x),
+//                 W[n, k] + bias[n]); LANES invocations take ROWS rows of W, each lane the pairs
+//                 of chunks of 32 elements lane, lane + LANES, ... of those rows, UNROLL pairs of
+//                 each row loaded before any is summed; per unit of 16: scale * dot(q, x) + offset * sum(x),
 //                 x read once per chunk for all the rows; then a tree sum over the lanes in shared
 //                 memory (so the order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
@@ -20,9 +20,10 @@
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
 // exactly by unpackHalf2x16; X_SHARED (the capacity in vec4s of one row of x staged in shared
-// memory as f32, with its sums of 16: 8 quads of X_STR chunks, X_STR at least ceil(K / 32) and 1
-// modulo 8; X_SHARED = 8 * X_STR); staged by octets under
-// X_F16_OCTETS, else element by element).
+// memory as f32, with its sums of 16: 16 quads of X_STR pairs of chunks, X_STR at least
+// ceil(K / 64) and 1 modulo 8; X_SHARED = 16 * X_STR; staged by octets under X_F16_OCTETS, else
+// element by element); W_ALIGNED (with W_DTYPE: W's rows start on 4-byte boundaries, as then do
+// q4_0's and q8_0's pairs of blocks; else the uniform u_w_aligned says so).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -117,6 +118,7 @@ uniform int u_has_bias;    // 0: binding 2 (x) is bound again at binding 3, unre
 #define ROW_GROUPS (WG_SIZE / LANES)
 #define WG_ROWS (ROW_GROUPS * ROWS)
 uniform int u_N;
+uniform int u_passes;      // groups of WG_ROWS rows of W a workgroup takes, one after another
 uniform int u_w_base;      // byte of W's row 0 in its window
 uniform int u_w_n_str;     // bytes between rows of W
 uniform int u_x_offset;
@@ -127,12 +129,17 @@ uniform int u_y_n_str;
 uniform int u_b_offset;
 uniform int u_b_n_str;
 
-// A chunk: elements 32c .. 32c + 31 of a row, two units of 16. The fast formats' quants are loaded
-// as whole words (the blocks of q4_0 and q8_0 start on 2-byte boundaries: the words that cover
-// them, shifted into place) and decoded only when summed, so that the loads of a trip's chunks are
-// all in flight together; their f16 scales are widened by unpackHalf2x16 (exact, one instruction;
-// the subnormal and special scales are in the differential tests). The other formats' units are
-// decoded by gguf_unit as they are loaded.
+// A lane's unit of work is a pair: chunks 2p and 2p + 1 of a row (elements 64p .. 64p + 63), each
+// two units of 16. Pairs, so that what the two chunks share is known when compiling: q4_K's two
+// sub-blocks of a pair are the low and the high nibbles of the same 32 bytes under one scale
+// header (one load of each); where W's rows start on 4-byte boundaries (W_ALIGNED), q4_0's and
+// q8_0's pair of blocks (36 / 68 bytes) starts on one, so the first block's quants begin 2 bytes
+// into a word and the second's on a word, with no per-lane selects.
+//
+// The fast formats' quants are loaded as whole words and decoded only when summed, so that the
+// loads of a trip's pairs are all in flight together; their f16 scales are widened by
+// unpackHalf2x16 (exact, one instruction; the subnormal and special scales are in the
+// differential tests). The other formats' units are decoded by gguf_unit when summed.
 #if !defined(W_DTYPE) || W_DTYPE == DT_Q8_0 || W_DTYPE == DT_Q4_K
 #define CHUNK_VEC4 2
 #else
@@ -142,147 +149,209 @@ uniform int u_b_n_str;
 #define GEMV_GENERIC
 #endif
 struct Chunk {
-    uvec4 qs[CHUNK_VEC4];  // q4_0, q4_1: the block's 16 bytes; q8_0: its 32; q4_K: the 32 bytes of its sub-block pair
+    uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
+    uint next;             // the word after them (their last 2 bytes where shifted)
+    bool shifted;          // the quants start 2 bytes into qs[0] (q4_0 and q8_0 blocks on 4-byte boundaries)
+    bool high;             // q4_K: the sub-block is the high nibbles of the 32 bytes
     vec4 so;               // the units' scales and offsets (scale 0, scale 1, offset 0, offset 1)
 #if defined(GEMV_GENERIC)
-    vec4 q[8];             // the other formats: the decoded quants
+    int row, c;            // the other formats: decoded when summed
 #endif
 };
 
-bool gemv_fast(int dt) { return dt == DT_Q4_0 || dt == DT_Q4_1 || dt == DT_Q8_0 || dt == DT_Q4_K; }
+// W's rows all start on 4-byte boundaries (q4_0's and q8_0's blocks then alternate known word
+// offsets): the define W_ALIGNED where the kernel is specialised per format, so that the offsets
+// are constants; else the uniform u_w_aligned (a software renderer: one program for both).
+#if defined(W_DTYPE)
+#if defined(W_ALIGNED)
+#define GEMV_W_ALIGNED true
+#else
+#define GEMV_W_ALIGNED false
+#endif
+#else
+uniform int u_w_aligned;
+#define GEMV_W_ALIGNED (u_w_aligned != 0)
+#endif
 
-// Words a..a+3 of bytes starting 2 bytes into word w (odd) or at it.
-uvec4 gemv_words(uint w, bool odd) {
-    uint w0 = GGUF_WORD(w), w1 = GGUF_WORD(w + 1u), w2 = GGUF_WORD(w + 2u), w3 = GGUF_WORD(w + 3u), w4 = GGUF_WORD(w + 4u);
-    return odd ? uvec4(w1, w2, w3, w4) : uvec4((w0 >> 16) | (w1 << 16), (w1 >> 16) | (w2 << 16), (w2 >> 16) | (w3 << 16), (w3 >> 16) | (w4 << 16));
+Chunk empty_chunk() {
+    Chunk k;
+    for (int i = 0; i < CHUNK_VEC4; ++i) k.qs[i] = uvec4(0u);
+    k.next = 0u;
+    k.shifted = false;
+    k.high = false;
+    k.so = vec4(0.0);
+#if defined(GEMV_GENERIC)
+    k.row = 0;
+    k.c = 0;
+#endif
+    return k;
 }
 
-Chunk load_chunk(int row, int c) {
-    Chunk k;
+// q4_0 (n = 4) or q8_0 (n = 8): the block of 4n + 2 bytes whose first word is w (odd: it starts 2
+// bytes into w, so d is w's high half and the quants are words w + 1 .. w + n; else d is w's low
+// half and the quants start 2 bytes into w, ending in word w + n).
+Chunk d_block_chunk(uint w, bool odd, int n) {
+    Chunk k = empty_chunk();
+    uint q = w + (odd ? 1u : 0u);
+    k.qs[0] = uvec4(GGUF_WORD(q), GGUF_WORD(q + 1u), GGUF_WORD(q + 2u), GGUF_WORD(q + 3u));
+    if (n == 8) k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(q + 4u), GGUF_WORD(q + 5u), GGUF_WORD(q + 6u), GGUF_WORD(q + 7u));
+    k.next = GGUF_WORD(w + uint(n));
+    k.shifted = !odd;
+    vec2 dd = unpackHalf2x16(GGUF_WORD(w));  // one load, whichever half d is
+    float d = odd ? dd.y : dd.x;
+    k.so = n == 8 ? vec4(d, d, 0.0, 0.0) : vec4(d, d, -8.0 * d, -8.0 * d);  // q4_0: d (q - 8) = d q + (-8 d) (exact)
+    return k;
+}
+
+// q4_K: sub-block 2j + (hi ? 1 : 0) of the super-block whose words start at h (144-byte blocks,
+// word-aligned): the 32 bytes of pair j and the scale header, the same loads for both halves.
+Chunk q4k_chunk(uint h, int j, bool hi) {
+    Chunk k = empty_chunk();
+    uint w = h + 4u + uint(j) * 8u;
+    k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
+    k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
+    k.high = hi;
+    // d, dmin and the 12 scale bytes as words
+    uvec2 sm = gguf_k_scale_min_words(uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u)), 2 * j + (hi ? 1 : 0));
+    vec2 d_min = unpackHalf2x16(GGUF_WORD(h));
+    float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
+    float offset = -(d_min.y * float(sm.y));  // exact
+    k.so = vec4(scale, scale, offset, offset);
+    return k;
+}
+
+// Chunk c of the row at byte `row`; side = c & 1 (a constant where the caller knows it).
+Chunk load_chunk(int row, int c, int side) {
+    Chunk k = empty_chunk();
     int dt = GGUF_DT;
-    for (int i = 0; i < CHUNK_VEC4; ++i) k.qs[i] = uvec4(0u);
-    k.so = vec4(0.0);
-    if (dt == DT_Q4_K) {  // 144-byte blocks (word-aligned); chunk = sub-block s, nibble s & 1 of pair s >> 1
-        int s = c & 7;
-        uint a = uint(row + (c >> 3) * 144), w = (a >> 2) + 4u + uint(s >> 1) * 8u;
-        k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
-        k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
-        // d, dmin and the 12 scale bytes as words: the same 4 loads for every sub-block
-        uint h = a >> 2, dm = GGUF_WORD(h);
-        uvec2 sm = gguf_k_scale_min_words(uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u)), s);
-        vec2 d_min = unpackHalf2x16(dm);
-        float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
-        float offset = -(d_min.y * float(sm.y));  // exact
-        k.so = vec4(scale, scale, offset, offset);
-    } else if (dt == DT_Q8_0) {  // 34-byte blocks: d, then 32 i8
-        uint a = uint(row + c * 34), w = a >> 2, w0 = GGUF_WORD(w);  // one load, whichever half d is
-        bool odd = (a & 2u) != 0u;
-        float d = odd ? unpackHalf2x16(w0).y : unpackHalf2x16(w0).x;
-        k.qs[0] = gemv_words(w, odd);
-        k.qs[CHUNK_VEC4 - 1] = gemv_words(w + 4u, odd);
-        k.so = vec4(d, d, 0.0, 0.0);
-    } else if (dt == DT_Q4_0) {  // 18-byte blocks: d, then 16 bytes of nibbles
-        uint a = uint(row + c * 18), w = a >> 2, w0 = GGUF_WORD(w);
-        bool odd = (a & 2u) != 0u;
-        float d = odd ? unpackHalf2x16(w0).y : unpackHalf2x16(w0).x;
-        k.qs[0] = gemv_words(w, odd);
-        k.so = vec4(d, d, -8.0 * d, -8.0 * d);  // d (q - 8) = d q + (-8 d) (exact)
+    if (dt == DT_Q4_K) {
+        k = q4k_chunk(uint(row + (c >> 3) * 144) >> 2, (c & 7) >> 1, side != 0);
+    } else if (dt == DT_Q4_0 || dt == DT_Q8_0) {
+        int n = dt == DT_Q8_0 ? 8 : 4;
+        uint a = uint(row + c * (4 * n + 2));
+        bool odd = GEMV_W_ALIGNED ? side != 0 : (a & 2u) != 0u;  // aligned rows: the odd blocks start 2 bytes into a word
+        k = d_block_chunk(a >> 2, odd, n);
     } else if (dt == DT_Q4_1) {  // 20-byte blocks (word-aligned): d, m, then 16 bytes of nibbles
-        uint w = uint(row + c * 20) >> 2, dm = GGUF_WORD(w);
-        vec2 d_m = unpackHalf2x16(dm);
-        float d = d_m.x, m = d_m.y;
+        uint w = uint(row + c * 20) >> 2;
+        vec2 d_m = unpackHalf2x16(GGUF_WORD(w));
         k.qs[0] = uvec4(GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u), GGUF_WORD(w + 4u));
-        k.so = vec4(d, d, m, m);
+        k.so = vec4(d_m.x, d_m.x, d_m.y, d_m.y);
     }
 #if defined(GEMV_GENERIC)
     else {
-        uint at = uint(row + ((2 * c) / gguf_units()) * gguf_bytes());
-        int u = (2 * c) % gguf_units();
-        for (int p = 0; p < 2; ++p) {
-            float q[16], scale, offset;
-            gguf_unit(at, u + p, q, scale, offset);
-            for (int j = 0; j < 4; ++j) k.q[4 * p + j] = vec4(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]);
-            k.so[p] = scale;
-            k.so[2 + p] = offset;
-        }
+        k.row = row;
+        k.c = c;
     }
 #endif
     return k;
+}
+
+// Pair p of the row at byte `row`: its chunks k0 and k1.
+void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
+    int dt = GGUF_DT;
+    if (dt == DT_Q4_K) {
+        uint h = uint(row + (p >> 2) * 144) >> 2;
+        k0 = q4k_chunk(h, p & 3, false);
+        k1 = q4k_chunk(h, p & 3, true);
+        return;
+    }
+    if (GEMV_W_ALIGNED && (dt == DT_Q4_0 || dt == DT_Q8_0)) {  // the pair's 8n + 4 bytes start on a word: block 1 at word n
+        int n = dt == DT_Q8_0 ? 8 : 4;
+        uint w = uint(row + p * (8 * n + 4)) >> 2;
+        k0 = d_block_chunk(w, false, n);
+        k1 = d_block_chunk(w + uint(n), true, n);
+        return;
+    }
+    k0 = load_chunk(row, 2 * p, 0);
+    k1 = load_chunk(row, 2 * p + 1, 1);
 }
 
 // Quants as floats without a conversion instruction (an eighth of the rate of an add on NVIDIA's
 // recent GPUs) and with few integer ones (half the rate of a float add there: the decode's
 // bound): a field f masked in place at bit p (below bit 23) and or'ed into the mantissa of 2^23
 // is the float 2^23 + f 2^p, and times 2^-p less 2^(23 - p) that is f exactly (one fused
-// multiply-add; unfused, the product is exact too). Fields past bit 22 come from the word
-// shifted right by 16. A signed byte b is read as (b ^ 0x80) = b + 128 and offset by 128 more.
+// multiply-add; unfused, the product is exact too). A signed byte b is read as (b ^ 0x80) =
+// b + 128 (flipped by the same instruction that masks it) and offset by 128 more.
+// The decoders take 4 bytes as two words b: b.x holds bytes 0 and 1 in its low half, b.y bytes 2
+// and 3 (their high halves are masked away), so that bytes 2 bytes into a word cost no more.
 const uint kTwo23Bits = 0x4B000000u;  // 2^23
-vec4 fields(uvec4 w, uvec4 mask, vec4 inv, vec4 off) { return uintBitsToFloat((w & mask) | kTwo23Bits) * inv - off; }
-// The low nibbles of the word's 4 bytes (bits 0, 8, 16; 24 as bit 8 of w >> 16), and the high ones.
-vec4 low_nibbles(uint w) {
-    uint t = w >> 16;
-    return fields(uvec4(w, w, w, t), uvec4(0xFu, 0xF00u, 0xF0000u, 0xF00u), vec4(1.0, 0.00390625, 0.0000152587890625, 0.00390625),
-                  vec4(8388608.0, 32768.0, 128.0, 32768.0));
+vec4 fields(uvec4 w, uvec4 mask, uvec4 flip, vec4 inv, vec4 off) { return uintBitsToFloat((w & mask) ^ flip) * inv - off; }
+vec4 low_nibbles(uvec2 b) {
+    return fields(b.xxyy, uvec4(0xFu, 0xF00u, 0xFu, 0xF00u), uvec4(kTwo23Bits), vec4(1.0, 0.00390625, 1.0, 0.00390625),
+                  vec4(8388608.0, 32768.0, 8388608.0, 32768.0));
 }
-vec4 high_nibbles(uint w) {
-    uint t = w >> 16;
-    return fields(uvec4(w, w, t, t), uvec4(0xF0u, 0xF000u, 0xF0u, 0xF000u), vec4(0.0625, 0.000244140625, 0.0625, 0.000244140625),
+vec4 high_nibbles(uvec2 b) {
+    return fields(b.xxyy, uvec4(0xF0u, 0xF000u, 0xF0u, 0xF000u), uvec4(kTwo23Bits), vec4(0.0625, 0.000244140625, 0.0625, 0.000244140625),
                   vec4(524288.0, 2048.0, 524288.0, 2048.0));
 }
-vec4 signed_bytes(uint w) {
-    uint s = w ^ 0x80808080u, t = s >> 16;
-    return fields(uvec4(s, s, t, t), uvec4(0xFFu, 0xFF00u, 0xFFu, 0xFF00u), vec4(1.0, 0.00390625, 1.0, 0.00390625),
+vec4 signed_bytes(uvec2 b) {
+    const uvec2 flip = uvec2(kTwo23Bits | 0x80u, kTwo23Bits | 0x8000u);
+    return fields(b.xxyy, uvec4(0xFFu, 0xFF00u, 0xFFu, 0xFF00u), flip.xyxy, vec4(1.0, 0.00390625, 1.0, 0.00390625),
                   vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
 }
 
-// sum over the chunk's two units of scale * sum(q x) + offset * sum(x): x its 32 elements (zero
-// past K), sx the sums of x over each unit.
-float chunk_dot(Chunk k, int c, vec4 x[8], vec2 sx) {
+// Bytes 4j .. 4j + 3 of the chunk's quants (n words of them) as the decoders take them.
+uvec2 quant_bytes(Chunk k, int j, int n) {
+    uint w = k.qs[j >> 2][j & 3];
+    if (!k.shifted) return uvec2(w, w >> 16);
+    return uvec2(w >> 16, j + 1 < n ? k.qs[(j + 1) >> 2][(j + 1) & 3] : k.next);
+}
+
+// s + dot(q, x) as four multiply-adds into s (one fused instruction each where the compiler fuses).
+float dot_into(float s, vec4 q, vec4 x) {
+    s += q.x * x.x;
+    s += q.y * x.y;
+    s += q.z * x.z;
+    s += q.w * x.w;
+    return s;
+}
+
+// The chunk's sum over its two units of scale * sum(q x) + offset * sum(x): x its 32 elements
+// (zero past K), sx the sums of x over each unit.
+float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
     int dt = GGUF_DT;
     vec2 sqx = vec2(0.0);
+    vec4 so = k.so;
     if (dt == DT_Q8_0) {
+        for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, j, 8)), x[j]);
+    } else if (dt == DT_Q4_0 || dt == DT_Q4_1) {  // unit 0 the low nibbles of the 16 bytes, unit 1 the high
         for (int j = 0; j < 4; ++j) {
-            sqx.x += dot(signed_bytes(k.qs[0][j]), x[j]);
-            sqx.y += dot(signed_bytes(k.qs[CHUNK_VEC4 - 1][j]), x[4 + j]);
+            uvec2 b = quant_bytes(k, j, 4);
+            sqx.x = dot_into(sqx.x, low_nibbles(b), x[j]);
+            sqx.y = dot_into(sqx.y, high_nibbles(b), x[4 + j]);
         }
-    } else if (gemv_fast(dt)) {  // nibbles: q4_0/q4_1 unit 0 the low ones of the 16 bytes, unit 1 the high;
-                                 // q4_K nibble (c & 1) of the pair's bytes 0..15, 16..31
-        if (dt == DT_Q4_K) {
-            uint h = uint(c & 1) * 4u;
-            uvec4 u0 = k.qs[0] >> h, u1 = k.qs[CHUNK_VEC4 - 1] >> h;
-            for (int j = 0; j < 4; ++j) {
-                sqx.x += dot(low_nibbles(u0[j]), x[j]);
-                sqx.y += dot(low_nibbles(u1[j]), x[4 + j]);
-            }
-        } else {
-            for (int j = 0; j < 4; ++j) {
-                sqx.x += dot(low_nibbles(k.qs[0][j]), x[j]);
-                sqx.y += dot(high_nibbles(k.qs[0][j]), x[4 + j]);
-            }
+    } else if (dt == DT_Q4_K) {  // nibble half `high` of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
+        for (int j = 0; j < 8; ++j) {
+            uvec2 b = quant_bytes(k, j, 8);
+            sqx[j >> 2] = dot_into(sqx[j >> 2], k.high ? high_nibbles(b) : low_nibbles(b), x[j]);
         }
     }
 #if defined(GEMV_GENERIC)
     else {
-        for (int j = 0; j < 4; ++j) {
-            sqx.x += dot(k.q[j], x[j]);
-            sqx.y += dot(k.q[4 + j], x[4 + j]);
+        uint at = uint(k.row + ((2 * k.c) / gguf_units()) * gguf_bytes());
+        int u = (2 * k.c) % gguf_units();
+        for (int p = 0; p < 2; ++p) {
+            float q[16], scale, offset;
+            gguf_unit(at, u + p, q, scale, offset);
+            for (int j = 0; j < 4; ++j) sqx[p] = dot_into(sqx[p], vec4(q[4 * j], q[4 * j + 1], q[4 * j + 2], q[4 * j + 3]), x[4 * p + j]);
+            so[p] = scale;
+            so[2 + p] = offset;
         }
     }
 #endif
-    return (k.so.x * sqx.x + k.so.z * sx.x) + (k.so.y * sqx.y + k.so.w * sx.y);
+    return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
 }
 
 #if defined(X_SHARED)
 // One row of x staged per workgroup in shared memory, widened to f32, zeros past K, with the sums
 // of its units of 16: every row of W then reads its chunks' 32 floats and 2 sums from there
 // instead of loading, widening and summing x again (64 arithmetic instructions a chunk, the
-// decode GEMV's largest share after the quants' own: docs/quantized.md). Quad j of chunk c is
-// s_x[j * X_STR + c]: the lanes' reads of consecutive chunks are consecutive vec4s, and the
-// staging's writes meet no bank conflict either (X_STR is 1 modulo 8: the 8 lanes of a 16-byte
-// access hit 8 bank quads). X_STR is a constant, so that the 8 reads of a chunk take constant
-// offsets from one address.
+// decode GEMV's largest share after the quants' own: docs/quantized.md). Quad j (0..15) of pair p
+// is s_x[j * X_STR + p]: the lanes' reads of consecutive pairs are consecutive vec4s (no bank
+// conflict). X_STR is a constant (1 modulo 8), so that a pair's 16 reads take constant offsets
+// from one address.
 shared vec4 s_x[X_SHARED];
-shared vec2 s_sx[X_STR];  // the sums of chunk c's two units
+shared vec4 s_sx[X_STR];  // the sums of pair p's four units
 
 #if !defined(X_F16_OCTETS)
 uniform int u_x_pairs;  // x f16 with k-stride 1 and even offsets: two halves a word
@@ -303,11 +372,10 @@ vec4 x_quad(int xa, int k) {
 }
 #endif
 
-// Row m of x into s_x and s_sx: an invocation a unit of 16 (two of a chunk, the last zero-padded).
+// Row m of x into s_x and s_sx: an invocation a unit of 16 (four of a pair, the last zero-padded).
 void stage_x(int m, int lid) {
-    int chunks = (u_K + 31) / 32, xa = u_x_offset + m * u_x_m_str;
-    for (int u = lid; u < 2 * chunks; u += WG_SIZE) {
-        int c = u >> 1, j0 = (u & 1) * 4;
+    int units = 4 * ((u_K + 63) / 64), xa = u_x_offset + m * u_x_m_str;
+    for (int u = lid; u < units; u += WG_SIZE) {
         vec4 q[4];
 #if defined(X_F16_OCTETS)
         // x f16 from a 16-byte boundary, K a multiple of 8: the unit's two octets (or zeros)
@@ -320,22 +388,22 @@ void stage_x(int m, int lid) {
 #else
         for (int j = 0; j < 4; ++j) q[j] = x_quad(xa, 16 * u + 4 * j);
 #endif
-        for (int j = 0; j < 4; ++j) s_x[(j0 + j) * X_STR + c] = q[j];
-        s_sx[c][u & 1] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
+        for (int j = 0; j < 4; ++j) s_x[(4 * (u & 3) + j) * X_STR + (u >> 2)] = q[j];
+        s_sx[u >> 2][u & 3] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
     }
     memoryBarrierShared();
     barrier();
 }
 #endif
 
-// Elements 32c .. 32c + kn - 1 of row m of x (kn <= 32), zeros after (read at the last one: x
-// ends there), and their sums over each unit of 16.
-void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
+// Chunk 2p + side of row m of x: its elements (kn <= 32 of them, zeros after; read at the last
+// one: x ends there) and their sums over each unit of 16.
+void load_x(int m, int p, int side, int kn, out vec4 x[8], out vec2 sx) {
 #if defined(X_SHARED)
-    for (int j = 0; j < 8; ++j) x[j] = s_x[j * X_STR + c];
-    sx = s_sx[c];
+    for (int j = 0; j < 8; ++j) x[j] = s_x[(8 * side + j) * X_STR + p];
+    sx = side != 0 ? s_sx[p].zw : s_sx[p].xy;
 #else
-    int xa = u_x_offset + m * u_x_m_str + 32 * c * u_x_k_str;
+    int xa = u_x_offset + m * u_x_m_str + 32 * (2 * p + side) * u_x_k_str;
 #if defined(X_F16_OCTETS)
     // x f16, contiguous along k from a 16-byte boundary, K a multiple of 8: eight a uvec4
     for (int i = 0; i < 4; ++i) {
@@ -366,100 +434,130 @@ void load_x(int m, int c, int kn, out vec4 x[8], out vec2 sx) {
 shared float s_part[ROWS * WG_SIZE];
 float gemv_add(float a, float b) { return a + b; }
 
-// One trip's loads: UNROLL whole chunks LANES apart from chunk c of each of the ROWS rows. A trip
-// past the row's whole chunks loads its last one again (in bounds, cached) and sums only those it
-// has, so that any UNROLL keeps its loads in flight at any K (one program for every K).
-void load_trip(int w_row[ROWS], int c, int whole, out Chunk ch[UNROLL * ROWS]) {
+// One trip's loads: UNROLL pairs LANES apart from pair p of each of the ROWS rows (chunks
+// ch[2 (u ROWS + r)] and the next). A trip past the row's whole pairs loads its last one again
+// (in bounds, cached) and sums only those it has, so that any UNROLL keeps its loads in flight
+// at any K (one program for every K).
+void load_trip(int w_row[ROWS], int p, int pairs, out Chunk ch[2 * UNROLL * ROWS]) {
     for (int u = 0; u < UNROLL; ++u)
-        for (int r = 0; r < ROWS; ++r) ch[u * ROWS + r] = load_chunk(w_row[r], min(c + u * LANES, whole - 1));
+        for (int r = 0; r < ROWS; ++r) load_pair(w_row[r], min(p + u * LANES, pairs - 1), ch[2 * (u * ROWS + r)], ch[2 * (u * ROWS + r) + 1]);
 }
+
+// The trip's sums into acc: x read once per chunk for all the rows; with `check`, only the pairs
+// below `pairs`.
+void sum_trip(int m, int p, int pairs, bool check, Chunk ch[2 * UNROLL * ROWS], inout float acc[ROWS]) {
+    for (int u = 0; u < UNROLL; ++u) {
+        int pu = p + u * LANES;
+        if (check && pu >= pairs) break;
+        for (int side = 0; side < 2; ++side) {
+            vec4 x[8];
+            vec2 sx;
+            load_x(m, pu, side, 32, x, sx);
+            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[2 * (u * ROWS + r) + side], x, sx);
+        }
+    }
+}
+
+// Row r of this invocation's rows of W from the workgroup's row n0 on (rows past N: read, not stored).
+int w_row_at(int n0, int r) { return u_w_base + min(n0 + r, u_N - 1) * u_w_n_str; }
 
 void main() {
     uint group = tgl_group_index();
-    if (int(group) * WG_ROWS >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
-    int lid = int(tgl_local_slot()), lane = lid % LANES;
-    int n0 = int(group) * WG_ROWS + (lid / LANES) * ROWS;
-    int w_row[ROWS];
-    for (int r = 0; r < ROWS; ++r) w_row[r] = u_w_base + min(n0 + r, u_N - 1) * u_w_n_str;  // rows past N: read, not stored
-    int chunks = (u_K + 31) / 32, whole = u_K / 32;
+    int first = int(group) * u_passes * WG_ROWS;  // the workgroup's first row of W
+    if (first >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
+    int lid = int(tgl_local_slot()), lane = lid % LANES, own = (lid / LANES) * ROWS;
+    int pairs = u_K / 64;  // whole pairs
+    const int step = UNROLL * LANES;  // pairs a trip
     // One row of x at a time, in a loop the compilers keep (one small program for every M; W's
     // rows read again for each row of x, from the caches).
     for (int m = 0; m < u_M; ++m) {
-        float acc[ROWS];
-        for (int r = 0; r < ROWS; ++r) acc[r] = 0.0;
-        // Trips of UNROLL whole chunks for each of the ROWS rows: every load of the trip first,
-        // then the sums (x read once per chunk for all the rows); the trips whose chunks all
-        // lie within the row's whole chunks, then the last one, which checks. The first trip's
-        // loads are issued before x is staged, so that their latency and the staging's overlap.
-        const int step = UNROLL * LANES;
-        int full = whole - whole % step;  // chunks of the trips with every chunk whole
-        Chunk ch[UNROLL * ROWS];
+        // Trips of UNROLL whole pairs for each of the ROWS rows: every load of the trip first,
+        // then the sums. Where the kernel is specialised per format (a GPU), a trip's loads are
+        // issued early where they can be: the first pass's first trip before x is staged, the
+        // next pass's during this one's sum over the lanes, so that their latency and that work
+        // overlap (a software renderer loads each trip in one place: its compile time grows
+        // with every inlined load).
+        Chunk ch[2 * UNROLL * ROWS];
+        int w_row[ROWS];
+        for (int r = 0; r < ROWS; ++r) w_row[r] = w_row_at(first + own, r);
+        bool loaded = false;  // ch holds this pass's first trip
 #if defined(X_SHARED)
-        if (whole > 0) load_trip(w_row, lane, whole, ch);
+#if defined(W_DTYPE)
+        if (pairs > 0) load_trip(w_row, lane, pairs, ch);
+        loaded = true;
+#endif
         stage_x(m, lid);
 #endif
-        int c = lane;
-        for (; c < full; c += step) {
-#if defined(X_SHARED)
-            if (c != lane) load_trip(w_row, c, whole, ch);
-#else
-            load_trip(w_row, c, whole, ch);
-#endif
-            for (int u = 0; u < UNROLL; ++u) {
-                vec4 x[8];
-                vec2 sx;
-                load_x(m, c + u * LANES, 32, x, sx);
-                for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
-            }
-        }
-        if (full < whole) {
-#if defined(X_SHARED)
-            if (full > 0) load_trip(w_row, c, whole, ch);
-#else
-            load_trip(w_row, c, whole, ch);
-#endif
-            for (int u = 0; u < UNROLL; ++u) {
-                if (c + u * LANES >= whole) break;
-                vec4 x[8];
-                vec2 sx;
-                load_x(m, c + u * LANES, 32, x, sx);
-                for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[u * ROWS + r], c + u * LANES, x, sx);
-            }
-        }
-        // The row's partial last chunk (K not a multiple of 32), summed by the lane whose turn it
-        // is. Every lane decodes it (the same addresses: cached): Mesa's softpipe gave wrong sums
-        // where one lane of its 4-wide quads ran this alone (Gguf.* differential, driver limits).
-        if (whole < chunks) {
-            Chunk ch[ROWS];
-            for (int r = 0; r < ROWS; ++r) ch[r] = load_chunk(w_row[r], whole);
-            vec4 x[8];
-            vec2 sx;
-            load_x(m, whole, u_K - 32 * whole, x, sx);
-            bool mine = lane == whole % LANES;
-            for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(ch[r], whole, x, sx) : 0.0;
-        }
-        // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory
-        // (subgroup.glsl; a fixed order: the same bits every run).
-        for (int r = 0; r < ROWS; ++r) {
-            TGL_SUBGROUP_FOLD(acc[r], 1u, LANES, gemv_add)
-            s_part[r * WG_SIZE + lid] = acc[r];
-        }
-        for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
-            memoryBarrierShared();
-            barrier();
-            if (lane < half_lanes)
-                for (int r = 0; r < ROWS; ++r) s_part[r * WG_SIZE + lid] += s_part[r * WG_SIZE + lid + half_lanes];
-        }
-        if (lane == 0)
+        // u_passes groups of WG_ROWS rows, one after another, with x staged once for all.
+        for (int pass = 0; pass < u_passes; ++pass) {
+            int n0 = first + pass * WG_ROWS + own;
+            if (first + pass * WG_ROWS >= u_N) break;  // the same for the whole workgroup
+            float acc[ROWS];
             for (int r = 0; r < ROWS; ++r) {
-                int n = n0 + r;
-                if (n >= u_N) break;
-                float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-                float v = tgl_activation(u_activation, s_part[r * WG_SIZE + lid] + b);
-                y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
+                w_row[r] = w_row_at(n0, r);
+                acc[r] = 0.0;
             }
-        memoryBarrierShared();
-        barrier();  // the partials are written again for the next row of x
+            // Trips: pairs p, p + LANES, ... from p = lane. On a GPU the trips whose pairs are all
+            // whole go first, without checks (measured: fewer instructions a pair); the rest check.
+            int p = lane;
+#if defined(W_DTYPE)
+            for (; p < pairs - pairs % step; p += step) {
+                if (!loaded) load_trip(w_row, p, pairs, ch);
+                loaded = false;
+                sum_trip(m, p, pairs, false, ch, acc);
+            }
+#endif
+            for (; p - lane < pairs; p += step) {
+                if (!loaded) load_trip(w_row, p, pairs, ch);
+                loaded = false;
+                sum_trip(m, p, pairs, true, ch, acc);
+            }
+            // The row's elements past its whole pairs (K % 64: a whole chunk, a partial one, or
+            // both), summed by the lane whose turn it is. Every lane decodes them (the same
+            // addresses: cached): Mesa's softpipe gave wrong sums where one lane of its 4-wide
+            // quads ran this alone (Gguf.* differential, driver limits).
+            bool mine = lane == pairs % LANES;
+            for (int side = 0; side < 2; ++side) {
+                int c = 2 * pairs + side;
+                if (32 * c >= u_K) break;
+                Chunk k[ROWS];
+                for (int r = 0; r < ROWS; ++r) k[r] = load_chunk(w_row[r], c, side);
+                vec4 x[8];
+                vec2 sx;
+                load_x(m, pairs, side, min(32, u_K - 32 * c), x, sx);
+                for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], x, sx) : 0.0;
+            }
+#if defined(W_DTYPE)
+            if (pairs > 0 && pass + 1 < u_passes && first + (pass + 1) * WG_ROWS < u_N) {
+                int next[ROWS];
+                for (int r = 0; r < ROWS; ++r) next[r] = w_row_at(n0 + WG_ROWS, r);
+                load_trip(next, lane, pairs, ch);
+                loaded = true;
+            }
+#endif
+            // The sum over the lanes: shuffles inside a subgroup, then a tree in shared memory
+            // (subgroup.glsl; a fixed order: the same bits every run).
+            for (int r = 0; r < ROWS; ++r) {
+                TGL_SUBGROUP_FOLD(acc[r], 1u, LANES, gemv_add)
+                s_part[r * WG_SIZE + lid] = acc[r];
+            }
+            for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
+                memoryBarrierShared();
+                barrier();
+                if (lane < half_lanes)
+                    for (int r = 0; r < ROWS; ++r) s_part[r * WG_SIZE + lid] += s_part[r * WG_SIZE + lid + half_lanes];
+            }
+            if (lane == 0)
+                for (int r = 0; r < ROWS; ++r) {
+                    int n = n0 + r;
+                    if (n >= u_N) break;
+                    float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+                    float v = tgl_activation(u_activation, s_part[r * WG_SIZE + lid] + b);
+                    y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
+                }
+            memoryBarrierShared();
+            barrier();  // the partials are written again for the next row of x
+        }
     }
 }
 #endif

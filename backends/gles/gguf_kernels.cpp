@@ -168,33 +168,29 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
 }
 
 // PASS_GEMV's shape: TGL_TUNE_GGUF's (tuning.h), cut down only where the device cannot hold it (the
-// workgroup, the rows per invocation and the lanes halved until the partials, ROWS
-// floats an invocation, fit the shared memory) or, on a GPU, to one chunk in flight for the formats
-// decoded as they are loaded (all but q4_0, q4_1, q8_0, q4_K: 32 floats a chunk, which would fill
-// its registers). Neither M nor K changes it, so that a device compiles one program per format
-// (and x layout) for every decode GEMV.
+// workgroup, the rows per invocation and the lanes halved until the partials, ROWS floats an
+// invocation, fit the shared memory). Neither M nor K changes it, so that a device compiles one
+// program per format (and x layout) for every decode GEMV.
 struct GemvShape {
-    int lanes, rows, unroll, wg;
+    int lanes, rows, unroll, wg, passes;
     int64_t x_bytes;  // shared memory left for a staged row of x (gguf.comp X_SHARED; 0: none)
 };
 
-// The chunks of gguf.comp's staged row of x (X_STR) for K: a power of two of chunks (at least 32:
-// K 1024) plus one (1 modulo 8: no bank conflicts), so that a device compiles few programs yet
-// declares no more shared memory than such a row needs (what a workgroup declares bounds how many
-// share a multiprocessor): 8 vec4s and a vec2 of unit sums a chunk. 0 where that passes x_bytes.
-int64_t x_shared_chunks(int64_t K, int64_t x_bytes) {
-    int64_t chunks = 32;
-    while (chunks < (K + 31) / 32) chunks *= 2;
-    chunks += 1;
-    return chunks * (8 * 16 + 8) <= x_bytes ? chunks : 0;
+// The pairs of chunks of gguf.comp's staged row of x (X_STR) for K: a power of two of pairs (at
+// least 16: K 1024) plus one (1 modulo 8: no bank conflicts), so that a device compiles few programs
+// yet declares no more shared memory than such a row needs (what a workgroup declares bounds how
+// many share a multiprocessor): 16 vec4s and a vec4 of unit sums a pair. 0 where that passes x_bytes.
+int64_t x_shared_pairs(int64_t K, int64_t x_bytes) {
+    int64_t pairs = 16;
+    while (pairs < (K + 63) / 64) pairs *= 2;
+    pairs += 1;
+    return pairs * (16 * 16 + 16) <= x_bytes ? pairs : 0;
 }
 
-GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
+GemvShape gemv_shape(GlesDevice& dev) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
-    GemvShape g{t.lanes, t.rows, t.unroll ? t.unroll : dev.software() ? 1 : 2, t.wg, 0};
-    const bool words = dt == TGL_DTYPE_Q4_0 || dt == TGL_DTYPE_Q4_1 || dt == TGL_DTYPE_Q8_0 || dt == TGL_DTYPE_Q4_K;
-    if (!words && !dev.software()) g.unroll = 1;
+    GemvShape g{t.lanes, t.rows, t.unroll, t.wg, t.passes, 0};
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
     const auto shared_bytes = [&] { return int64_t(g.rows) * g.wg * 4; };
     g.wg = std::max(g.wg, g.lanes);
@@ -208,16 +204,17 @@ GemvShape gemv_shape(GlesDevice& dev, tgl_dtype dt) {
     return g;
 }
 
-// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): x's staging in shared memory,
-// then per row of x, per chunk of its trips (whole trips of UNROLL) and the partial last chunk,
-// the loads (gguf_unit's loops for the other formats), x's 32 elements and the sums.
+// Loop passes of PASS_GEMV's longest invocation (loop_budget.h): x's staging in shared memory
+// where a row fits, then per row of x, per chunk of its trips (whole trips of UNROLL pairs) and the
+// two chunks past the whole pairs, the loads (gguf_unit's loops for the other formats), x's 32
+// elements and the sums.
 uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
-    const uint64_t per_lane = ceil_div(uint64_t(K / 32), uint64_t(g.lanes) * g.unroll) * g.unroll + 1;
+    const uint64_t per_lane = 2 * ceil_div(uint64_t(K / 64), uint64_t(g.lanes) * g.unroll) * g.unroll + 2;
     const uint64_t unit = 4 + 2 * loop_cost(16) + 2 * loop_cost(4);
     const uint64_t per_chunk = 6 + 2 * uint64_t(g.rows) * unit + loop_cost(32);
-    const uint64_t units = 2 * uint64_t((K + 31) / 32);  // x staged in shared memory: a unit an invocation
-    const uint64_t staging = g.x_bytes > 0 ? ceil_div(units, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
-    return 2 + uint64_t(M) * (staging + per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6)));
+    const uint64_t units = 4 * uint64_t((K + 63) / 64);  // x staged in shared memory: a unit an invocation
+    const uint64_t staging = x_shared_pairs(K, g.x_bytes) > 0 ? ceil_div(units, uint64_t(g.wg)) * (2 + loop_cost(4)) : 0;
+    return 2 + uint64_t(M) * (staging + uint64_t(g.passes) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6))));
 }
 
 // linear, M <= 8: PASS_GEMV of shape g over W's rows in chunks whose blocks (and y's and the
@@ -247,7 +244,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
     // format only (its registers), a software renderer's for every format (u_w_dtype: compile time).
     const bool software = dev.software();
-    const int wg_rows = g.wg / g.lanes * g.rows;
+    const int wg_rows = g.wg / g.lanes * g.rows * g.passes;  // a workgroup's rows, all passes
     std::vector<Dispatch> ds;
     int32_t x_off = 0;
     const Binding xb = dev.window(x2, "inputs[0] (x)", &x_off);
@@ -256,7 +253,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     // and ends on one, so a chunk's last octet lies within x.
     const bool x_octets = x_pairs && K % 8 == 0 && x_off % 8 == 0 && x2.strides[0] % 8 == 0;
     // x's rows staged one at a time per workgroup in shared memory where one fits.
-    const int64_t x_chunks = x_shared_chunks(K, g.x_bytes);
+    const int64_t x_pairs_staged = x_shared_pairs(K, g.x_bytes);
     for (int64_t n0 = 0; n0 < N; n0 += run) {
         const int64_t n = std::min(run, N - n0);
         const TensorArg Wc = cut(W, 0, n0, n), yc = cut(y2, 1, n0, n);
@@ -269,14 +266,19 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         defs.emplace_back("UNROLL", str(g.unroll));
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
         // x staged (read by octets where it can be, else element by element), or read by every row.
-        if (x_chunks > 0) {
-            defs.emplace_back("X_SHARED", str(8 * x_chunks));
-            defs.emplace_back("X_STR", str(x_chunks));
+        if (x_pairs_staged > 0) {
+            defs.emplace_back("X_SHARED", str(16 * x_pairs_staged));
+            defs.emplace_back("X_STR", str(x_pairs_staged));
         }
         if (x_octets) defs.emplace_back("X_F16_OCTETS", "");
-        else if (x_chunks > 0) d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
+        else if (x_pairs_staged > 0) d.uniforms.push_back(uniform_int("u_x_pairs", {x_pairs ? 1 : 0}));
         else if (x_pairs) defs.emplace_back("X_F16_PAIRS", "");
         d.bindings = {dev.window(yc, "outputs[0] (y)", &y_off), dev.window(Wc, "inputs[1] (W)", &w_base), xb};
+        // Every row on a 4-byte boundary: q4_0's and q8_0's blocks alternate known word offsets.
+        const int64_t w_row_bytes = n > 1 ? row_bytes(W.dtype, W.strides[0]) : 0;
+        const bool w_aligned = w_base % 4 == 0 && w_row_bytes % 4 == 0;
+        if (software) d.uniforms.push_back(uniform_int("u_w_aligned", {w_aligned ? 1 : 0}));
+        else if (w_aligned) defs.emplace_back("W_ALIGNED", "");
         // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
         d.bindings.push_back(bias ? dev.window(cut(*bias, 0, n0, n), "inputs[2] (bias)", &b_off) : xb);
         d.uniforms.push_back(uniform_int("u_has_bias", {bias ? 1 : 0}));
@@ -288,8 +290,9 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         if (software) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
+        d.uniforms.push_back(uniform_int("u_passes", {g.passes}));
         d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
-        d.uniforms.push_back(uniform_int("u_w_n_str", {to_i32(n > 1 ? row_bytes(W.dtype, W.strides[0]) : 0, "W's row stride (bytes)")}));
+        d.uniforms.push_back(uniform_int("u_w_n_str", {to_i32(w_row_bytes, "W's row stride (bytes)")}));
         d.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
         d.uniforms.push_back(uniform_int("u_x_m_str", {to_i32(x2.strides[0], "x's row stride")}));
         d.uniforms.push_back(uniform_int("u_x_k_str", {to_i32(K > 1 ? x2.strides[1] : 0, "x's stride")}));
@@ -360,7 +363,7 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
-        const GemvShape g = gemv_shape(dev, call.inputs[1].dtype);
+        const GemvShape g = gemv_shape(dev);
         const bool within = !dev.loop_limited() || p.M > kGemvMaxM || gemv_passes(g, p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();

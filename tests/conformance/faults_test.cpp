@@ -479,7 +479,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
                              "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
                              "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128", "wl3", "wl64", "wl-8", "kr-1", "kr", "ks0", "ks1_ks2", "wave0", "wave"}},
-        {"TGL_TUNE_GGUF", {"l3", "l128", "r0", "r9", "u0", "u9", "wg100", "x2", "l32_l32", "l32x", "r2_", "q4"}},
+        {"TGL_TUNE_GGUF", {"l3", "l128", "r0", "r9", "u0", "u9", "wg100", "p0", "p9", "x2", "l32_l32", "l32x", "r2_", "q4"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
                            "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5", "mm1x1_lin1x1",
