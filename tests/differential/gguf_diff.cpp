@@ -185,12 +185,13 @@ TEST_F(Gguf, EmbeddingRows) {
 
 // The decode GEMV's shapes (TGL_TUNE_GGUF: lanes, rows of W per invocation, pairs in flight,
 // workgroup, x staged or not) on devices opened with each, at their edges: N not a multiple of the
-// rows of a workgroup, K not a multiple of the block, of 32 or of a trip (lanes x chunks in
-// flight), K a multiple of 8 (f16 x read 8 halves at a time), M 1 .. 8, x transposed (random).
-// One shape each way (each is another program to compile on llvmpipe): 4 lanes, 3 rows of W each
-// (6 rows a workgroup), a pair of chunks in flight (a trip: 256 elements); x staged in shared memory by 8
-// invocations (the staging loop takes several turns) for two passes of a workgroup's rows, and x
-// read by every invocation (what rows too long to stage take; the default stages).
+// rows of a workgroup, K not a multiple of the block, of 32, of a pair (64) or of a trip (lanes x
+// pairs in flight), K a multiple of 8 (f16 x read 8 halves at a time), M 1 .. 8, x transposed
+// (random). One shape each way (each is another program to compile on llvmpipe): 4 lanes, 3 rows
+// of W each (6 rows a workgroup), a pair of chunks in flight (a trip: 256 elements); x staged in
+// shared memory by 8 invocations (the staging loop takes several turns) for two passes of a
+// workgroup's rows, and x read by every invocation (what rows too long to stage take; the default
+// stages).
 TEST_F(Gguf, GemvShapes) {
     for (const char* shape : {"l4_r3_u1_wg8_p2_x1", "l4_r3_u1_wg8_x0"}) {
         SCOPED_TRACE(shape);
