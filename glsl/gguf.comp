@@ -23,7 +23,9 @@
 // memory as f32, with its sums of 16: 16 quads of X_STR pairs of chunks, X_STR at least
 // ceil(K / 64) and 1 modulo 8; X_SHARED = 16 * X_STR; staged by octets under X_F16_OCTETS, else
 // element by element); W_ALIGNED (with W_DTYPE: W's rows start on 4-byte boundaries, as then do
-// q4_0's and q8_0's pairs of blocks; else the uniform u_w_aligned says so).
+// q4_0's and q8_0's pairs of blocks; else the uniform u_w_aligned says so); W_QUADS (with W_DTYPE
+// q4_K: W's rows start on 16-byte boundaries, bound as uvec4s: a super-block's header and a pair's
+// 32 bytes are one 16-byte load each).
 #include "common.glsl"
 #include "grid.glsl"
 #include "dtype.glsl"
@@ -36,7 +38,13 @@
 layout(local_size_x = WG_SIZE) in;
 
 layout(std430, binding = 0) buffer YBuffer { uint y_data[]; };
+#if defined(W_QUADS)
+layout(std430, binding = 1) readonly buffer WBuffer { uvec4 w_quads[]; };  // the blocks (q4_K), 16-byte aligned
+#define GGUF_WORD(i) w_quads[(i) >> 2][(i) & 3u]
+#else
 layout(std430, binding = 1) readonly buffer WBuffer { uint w_data[]; };  // the blocks
+#define GGUF_WORD(i) w_data[i]
+#endif
 #if defined(PASS_GEMV) && defined(X_F16_OCTETS)
 layout(std430, binding = 2) readonly buffer XBuffer { uvec4 x_oct[]; };
 layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the bias (u_has_bias)
@@ -47,7 +55,6 @@ layout(std430, binding = 3) readonly buffer BBuffer { uint b_data[]; };  // the 
 layout(std430, binding = 2) readonly buffer IBuffer { uint i_data[]; };  // the index (INDEXED)
 #endif
 
-#define GGUF_WORD(i) w_data[i]
 #include "gguf.glsl"
 #include "store.glsl"
 
@@ -207,13 +214,25 @@ Chunk d_block_chunk(uint w, bool odd, int n) {
 // word-aligned): the 32 bytes of pair j and the scale header, the same loads for both halves.
 Chunk q4k_chunk(uint h, int j, bool hi) {
     Chunk k = empty_chunk();
+#if defined(W_QUADS)
+    // Rows on 16-byte boundaries: the header (d, dmin, the 12 scale bytes) and the pair's 32 bytes
+    // are three 16-byte loads (twelve 4-byte ones otherwise).
+    uint q = h >> 2;
+    uvec4 head = w_quads[q];
+    k.qs[0] = w_quads[q + 1u + 2u * uint(j)];
+    k.qs[CHUNK_VEC4 - 1] = w_quads[q + 2u + 2u * uint(j)];
+    uvec3 sc = head.yzw;
+    uint dm = head.x;
+#else
     uint w = h + 4u + uint(j) * 8u;
     k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
     k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
+    uvec3 sc = uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u));
+    uint dm = GGUF_WORD(h);
+#endif
     k.high = hi;
-    // d, dmin and the 12 scale bytes as words
-    uvec2 sm = gguf_k_scale_min_words(uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u)), 2 * j + (hi ? 1 : 0));
-    vec2 d_min = unpackHalf2x16(GGUF_WORD(h));
+    uvec2 sm = gguf_k_scale_min_words(sc, 2 * j + (hi ? 1 : 0));
+    vec2 d_min = unpackHalf2x16(dm);
     float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
     float offset = -(d_min.y * float(sm.y));  // exact
     k.so = vec4(scale, scale, offset, offset);

@@ -279,6 +279,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         const bool w_aligned = w_base % 4 == 0 && w_row_bytes % 4 == 0;
         if (software) d.uniforms.push_back(uniform_int("u_w_aligned", {w_aligned ? 1 : 0}));
         else if (w_aligned) defs.emplace_back("W_ALIGNED", "");
+        // q4_K rows on 16-byte boundaries (144-byte super-blocks, from a first on one): W bound as
+        // uvec4s, a pair's scale header and 32 bytes of quants three 16-byte loads (W_QUADS).
+        if (!software && W.dtype == TGL_DTYPE_Q4_K && w_base % 16 == 0 && w_row_bytes % 16 == 0)
+            defs.emplace_back("W_QUADS", "");
         // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
         d.bindings.push_back(bias ? dev.window(cut(*bias, 0, n0, n), "inputs[2] (bias)", &b_off) : xb);
         d.uniforms.push_back(uniform_int("u_has_bias", {bias ? 1 : 0}));
