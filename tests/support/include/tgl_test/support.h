@@ -374,7 +374,8 @@ uint32_t float_bits(float f);
 float bits_float(uint32_t u);
 float poison_value();
 
-// Per dtype element patterns of outputs, chosen to be values no op produces from test inputs:
+// Per dtype element patterns of outputs, chosen to be values no op produces from test inputs
+// (random_storage never makes an input element the poison):
 //   poison (view elements before a run): f32 and i32 0x7FC0DEAD, f16 0x7EAD, bf16 0x7FED (NaNs
 //     with an unusual payload), i64 0x7FC0DEAD7FC0DEAD, i16 0xDEAD, i8, u8 and bool 0xA5 (not a
 //     bool);
@@ -478,6 +479,9 @@ ValueGen with_special_values(tgl_dtype dt, ValueGen base, double p);
 const std::vector<double>& special_values_of(tgl_dtype dt);
 
 std::vector<double> random_values(int64_t n, Rng& rng, const ValueGen& gen);
+// Random elements of dt, none of them the dtype's poison pattern: i16 and i32 values drawn from
+// their whole range could be 0xDEAD / 0x7FC0DEAD (one in 2^16 / 2^32), and an op that moves such an
+// element into its output would read as one that never wrote it (poison_detectable).
 Storage random_storage(tgl_dtype dt, int64_t elements, Rng& rng, const ValueGen& gen);
 
 // ------------------------------------------------------------------------------------------------
