@@ -8,7 +8,7 @@
 //   PASS_GEMV     linear with block W read directly (decode, M <= 8): y[m, n] = act(sum_k x[m, k] *
 //                 W[n, k] + bias[n]); LANES invocations take ROWS rows of W, each lane the pairs
 //                 of chunks of 32 elements lane, lane + LANES, ... of those rows, UNROLL pairs of
-//                 each row loaded before any is summed; per unit of 16: scale * dot(q, x) + offset * sum(x),
+//                 each row loaded before any is summed; per unit of 16: scale * dot(q, x) (+ offset * sum(x) where the format has offsets),
 //                 x read once per chunk for all the rows; then a tree sum over the lanes in shared
 //                 memory (so the order is fixed: the same bits every run).
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
@@ -17,6 +17,8 @@
 // PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (rows of x, the activation and whether
 // there is a bias are uniforms: one program serves every M <= 8 and epilogue): LANES (a power of
 // two), ROWS, UNROLL,
+// Y_WORDS (y f16 with n-stride 1, each row's element 0 on a word: the workgroup's rows stored as
+// whole words of two, not by atomics),
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
 // a uvec4) or X_F16_PAIRS (x f16 with k-stride 1 and even offsets: two a word), both widened
 // exactly by unpackHalf2x16; X_SHARED (the capacity in vec4s of one row of x staged in shared
@@ -206,7 +208,7 @@ Chunk d_block_chunk(uint w, bool odd, int n) {
     k.shifted = !odd;
     vec2 dd = unpackHalf2x16(GGUF_WORD(w));  // one load, whichever half d is
     float d = odd ? dd.y : dd.x;
-    k.so = n == 8 ? vec4(d, d, 0.0, 0.0) : vec4(d, d, -8.0 * d, -8.0 * d);  // q4_0: d (q - 8) = d q + (-8 d) (exact)
+    k.so = vec4(d, d, 0.0, 0.0);  // no offsets: q4_0's quants are decoded as q - 8
     return k;
 }
 
@@ -295,13 +297,15 @@ void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
 // and 3 (their high halves are masked away), so that bytes 2 bytes into a word cost no more.
 const uint kTwo23Bits = 0x4B000000u;  // 2^23
 vec4 fields(uvec4 w, uvec4 mask, uvec4 flip, vec4 inv, vec4 off) { return uintBitsToFloat((w & mask) ^ flip) * inv - off; }
-vec4 low_nibbles(uvec2 b) {
+// Nibbles less `bias` (a constant: q4_0's 8, else 0), exact in the same multiply-add: q4_0's
+// blocks then need no offset term, nor x its unit sums.
+vec4 low_nibbles(uvec2 b, float bias) {
     return fields(b.xxyy, uvec4(0xFu, 0xF00u, 0xFu, 0xF00u), uvec4(kTwo23Bits), vec4(1.0, 0.00390625, 1.0, 0.00390625),
-                  vec4(8388608.0, 32768.0, 8388608.0, 32768.0));
+                  vec4(8388608.0, 32768.0, 8388608.0, 32768.0) + bias);
 }
-vec4 high_nibbles(uvec2 b) {
+vec4 high_nibbles(uvec2 b, float bias) {
     return fields(b.xxyy, uvec4(0xF0u, 0xF000u, 0xF0u, 0xF000u), uvec4(kTwo23Bits), vec4(0.0625, 0.000244140625, 0.0625, 0.000244140625),
-                  vec4(524288.0, 2048.0, 524288.0, 2048.0));
+                  vec4(524288.0, 2048.0, 524288.0, 2048.0) + bias);
 }
 vec4 signed_bytes(uvec2 b) {
     const uvec2 flip = uvec2(kTwo23Bits | 0x80u, kTwo23Bits | 0x8000u);
@@ -325,24 +329,27 @@ float dot_into(float s, vec4 q, vec4 x) {
     return s;
 }
 
-// The chunk's sum over its two units of scale * sum(q x) + offset * sum(x): x its 32 elements
-// (zero past K), sx the sums of x over each unit.
+// The chunk's sum over its two units of scale * sum(q x) + offset * sum(x) (q8_0 and q4_0: no
+// offsets, sx unread): x its 32 elements (zero past K), sx the sums of x over each unit.
 float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
     int dt = GGUF_DT;
     vec2 sqx = vec2(0.0);
     vec4 so = k.so;
     if (dt == DT_Q8_0) {
         for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, j, 8)), x[j]);
+        return so.x * sqx.x + so.y * sqx.y;  // no offsets
     } else if (dt == DT_Q4_0 || dt == DT_Q4_1) {  // unit 0 the low nibbles of the 16 bytes, unit 1 the high
+        float bias = dt == DT_Q4_0 ? 8.0 : 0.0;
         for (int j = 0; j < 4; ++j) {
             uvec2 b = quant_bytes(k, j, 4);
-            sqx.x = dot_into(sqx.x, low_nibbles(b), x[j]);
-            sqx.y = dot_into(sqx.y, high_nibbles(b), x[4 + j]);
+            sqx.x = dot_into(sqx.x, low_nibbles(b, bias), x[j]);
+            sqx.y = dot_into(sqx.y, high_nibbles(b, bias), x[4 + j]);
         }
+        if (dt == DT_Q4_0) return so.x * sqx.x + so.y * sqx.y;  // q - 8: no offsets
     } else if (dt == DT_Q4_K) {  // nibble half `high` of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
         for (int j = 0; j < 8; ++j) {
             uvec2 b = quant_bytes(k, j, 8);
-            sqx[j >> 2] = dot_into(sqx[j >> 2], k.high ? high_nibbles(b) : low_nibbles(b), x[j]);
+            sqx[j >> 2] = dot_into(sqx[j >> 2], k.high ? high_nibbles(b, 0.0) : low_nibbles(b, 0.0), x[j]);
         }
     }
 #if defined(GEMV_GENERIC)
@@ -391,25 +398,54 @@ vec4 x_quad(int xa, int k) {
 }
 #endif
 
-// Row m of x into s_x and s_sx: an invocation a unit of 16 (four of a pair, the last zero-padded).
-void stage_x(int m, int lid) {
+#if defined(X_F16_OCTETS)
+// Octet o of x's row at xa as stored: eight halves (x from a 16-byte boundary, K a multiple of 8;
+// zeros past K).
+uvec4 x_octet(int xa, int o) { return o < u_K / 8 ? x_oct[(xa >> 3) + o] : uvec4(0u); }
+vec4 octet_quad(uvec4 v, int half_) { return half_ == 0 ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)); }
+#endif
+
+// x staged an octet an invocation where the format needs no unit sums (q4_0, q8_0: no offsets),
+// the first octet's load issued before W's first trip (X_BY_OCTETS); else a unit of 16 an
+// invocation, with its sum.
+#if defined(X_F16_OCTETS) && defined(W_DTYPE) && (W_DTYPE == DT_Q4_0 || W_DTYPE == DT_Q8_0)
+#define X_BY_OCTETS
+// Octet o (quads 2 (o & 1) and the next of unit o / 2) into s_x.
+void put_octet(int o, uvec4 v) {
+    int u = o >> 1, j = 4 * (u & 3) + 2 * (o & 1);
+    s_x[j * X_STR + (u >> 2)] = octet_quad(v, 0);
+    s_x[(j + 1) * X_STR + (u >> 2)] = octet_quad(v, 1);
+}
+#else
+// Unit u (4 quads) into s_x, with its sum into s_sx where the format has offsets.
+void put_unit(int u, vec4 q[4]) {
+    for (int j = 0; j < 4; ++j) s_x[(4 * (u & 3) + j) * X_STR + (u >> 2)] = q[j];
+    if (GGUF_DT != DT_Q4_0 && GGUF_DT != DT_Q8_0)
+        s_sx[u >> 2][u & 3] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
+}
+#endif
+
+// Row m of x into s_x (and s_sx), from its octet or unit `from` + lid on, WG_SIZE apart (the
+// units of whole pairs: the last zero-padded).
+void stage_x(int m, int lid, int from) {
     int units = 4 * ((u_K + 63) / 64), xa = u_x_offset + m * u_x_m_str;
-    for (int u = lid; u < units; u += WG_SIZE) {
+#if defined(X_BY_OCTETS)
+    for (int o = from + lid; o < 2 * units; o += WG_SIZE) put_octet(o, x_octet(xa, o));
+#else
+    for (int u = from + lid; u < units; u += WG_SIZE) {
         vec4 q[4];
 #if defined(X_F16_OCTETS)
-        // x f16 from a 16-byte boundary, K a multiple of 8: the unit's two octets (or zeros)
-        for (int i = 0; i < 2; ++i) {
-            int o = 2 * u + i;
-            uvec4 v = o < u_K / 8 ? x_oct[(xa >> 3) + o] : uvec4(0u);
-            q[2 * i] = vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y));
-            q[2 * i + 1] = vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w));
-        }
+        uvec4 lo = x_octet(xa, 2 * u), hi = x_octet(xa, 2 * u + 1);
+        q[0] = octet_quad(lo, 0);
+        q[1] = octet_quad(lo, 1);
+        q[2] = octet_quad(hi, 0);
+        q[3] = octet_quad(hi, 1);
 #else
         for (int j = 0; j < 4; ++j) q[j] = x_quad(xa, 16 * u + 4 * j);
 #endif
-        for (int j = 0; j < 4; ++j) s_x[(4 * (u & 3) + j) * X_STR + (u >> 2)] = q[j];
-        s_sx[u >> 2][u & 3] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
+        put_unit(u, q);
     }
+#endif
     memoryBarrierShared();
     barrier();
 }
@@ -451,6 +487,13 @@ void load_x(int m, int p, int side, int kn, out vec4 x[8], out vec2 sx) {
 }
 
 shared float s_part[ROWS * WG_SIZE];
+// Whether the lanes' sum needs the tree in shared memory (more lanes than a subgroup folds); else
+// every lane holds its rows' sums after the shuffles.
+#define GEMV_TREE (LANES / 2 >= int(TGL_TREE_STOP(1u)))
+#define GEMV_ROW_SUM(r) (GEMV_TREE ? s_part[(r) * WG_SIZE + lid] : acc[r])
+#if defined(Y_WORDS)
+shared uint s_yh[WG_ROWS];  // the workgroup's rows' f16 bits, for the stores by words
+#endif
 float gemv_add(float a, float b) { return a + b; }
 
 // One trip's loads: UNROLL pairs LANES apart from pair p of each of the ROWS rows (chunks
@@ -501,11 +544,23 @@ void main() {
         for (int r = 0; r < ROWS; ++r) w_row[r] = w_row_at(first + own, r);
         bool loaded = false;  // ch holds this pass's first trip
 #if defined(X_SHARED)
+#if defined(X_BY_OCTETS)
+        // x's first octet loaded before W's first trip: staging x waits on its load alone, not
+        // queued behind W's
+        int x_at = u_x_offset + m * u_x_m_str;
+        bool x_first = lid < 8 * ((u_K + 63) / 64);
+        uvec4 xo = x_first ? x_octet(x_at, lid) : uvec4(0u);
+        if (pairs > 0) load_trip(w_row, lane, pairs, ch);
+        loaded = true;
+        if (x_first) put_octet(lid, xo);
+        stage_x(m, lid, WG_SIZE);
+#else
 #if defined(W_DTYPE)
         if (pairs > 0) load_trip(w_row, lane, pairs, ch);
         loaded = true;
 #endif
-        stage_x(m, lid);
+        stage_x(m, lid, 0);
+#endif
 #endif
         // u_passes groups of WG_ROWS rows, one after another, with x staged once for all.
         for (int pass = 0; pass < u_passes; ++pass) {
@@ -558,7 +613,7 @@ void main() {
             // (subgroup.glsl; a fixed order: the same bits every run).
             for (int r = 0; r < ROWS; ++r) {
                 TGL_SUBGROUP_FOLD(acc[r], 1u, LANES, gemv_add)
-                s_part[r * WG_SIZE + lid] = acc[r];
+                if (GEMV_TREE) s_part[r * WG_SIZE + lid] = acc[r];
             }
             for (int half_lanes = LANES / 2; half_lanes >= int(TGL_TREE_STOP(1u)); half_lanes /= 2) {
                 memoryBarrierShared();
@@ -566,14 +621,33 @@ void main() {
                 if (lane < half_lanes)
                     for (int r = 0; r < ROWS; ++r) s_part[r * WG_SIZE + lid] += s_part[r * WG_SIZE + lid + half_lanes];
             }
+#if defined(Y_WORDS) && Y_DTYPE == DT_F16
+            // y f16, contiguous, its row's element 0 on a word: the workgroup's rows written as whole
+            // words of two (plain stores, where a row on its own changes its half of a word shared with
+            // the next row by two atomics); a last row without its pair keeps the atomics.
+            if (lane == 0)
+                for (int r = 0; r < ROWS; ++r) {
+                    int n = n0 + r;
+                    float b = u_has_bias != 0 && n < u_N ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+                    s_yh[own + r] = tgl_from_f32(tgl_activation(u_activation, GEMV_ROW_SUM(r) + b), Y_DTYPE);
+                }
+            memoryBarrierShared();
+            barrier();
+            if (lid < WG_ROWS / 2) {
+                int n = first + pass * WG_ROWS + 2 * lid, at = u_y_offset + m * u_y_m_str + n;
+                if (n + 1 < u_N) y_data[at >> 1] = s_yh[2 * lid] | (s_yh[2 * lid + 1] << 16);
+                else if (n < u_N) y_store_bits(at, s_yh[2 * lid]);
+            }
+#else
             if (lane == 0)
                 for (int r = 0; r < ROWS; ++r) {
                     int n = n0 + r;
                     if (n >= u_N) break;
                     float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-                    float v = tgl_activation(u_activation, s_part[r * WG_SIZE + lid] + b);
+                    float v = tgl_activation(u_activation, GEMV_ROW_SUM(r) + b);
                     y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
                 }
+#endif
             memoryBarrierShared();
             barrier();  // the partials are written again for the next row of x
         }

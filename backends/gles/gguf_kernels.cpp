@@ -283,6 +283,10 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         // uvec4s, a pair's scale header and 32 bytes of quants three 16-byte loads (W_QUADS).
         if (!software && W.dtype == TGL_DTYPE_Q4_K && w_base % 16 == 0 && w_row_bytes % 16 == 0)
             defs.emplace_back("W_QUADS", "");
+        // y f16, contiguous, every row's element 0 on a word: the rows stored as whole words of two
+        // (Y_WORDS; else each f16 by two atomics on the word it shares with its neighbour).
+        if (y.dtype == TGL_DTYPE_F16 && (n == 1 || y2.strides[1] == 1) && y_off % 2 == 0 && (M == 1 || y2.strides[0] % 2 == 0))
+            defs.emplace_back("Y_WORDS", "");
         // Without a bias, x's window again at binding 3 (the shader reads it only under u_has_bias).
         d.bindings.push_back(bias ? dev.window(cut(*bias, 0, n0, n), "inputs[2] (bias)", &b_off) : xb);
         d.uniforms.push_back(uniform_int("u_has_bias", {bias ? 1 : 0}));

@@ -95,6 +95,7 @@ struct RawResult {
     tgl_status status = TGL_OK;
     std::string message;
     std::vector<double> values;  // the output's elements, row-major over its shape
+    std::vector<uint8_t> buffer;  // the output's whole buffer (0xff wherever nothing was written)
 };
 
 // Runs op on d with the operands in fresh buffers (each output's buffer filled with 0xff bytes
@@ -137,6 +138,7 @@ inline RawResult run_raw(Device& d, tgl_op op, const void* params, const std::ve
         r.values.push_back(bits_to_value(out.dtype, load_element_bits(&bytes[size_t(out.byte_offset + uint64_t(e) * es)], es)));
         for (size_t k = c.size(); k-- > 0 && ++c[k] == out.shape[k];) c[k] = 0;
     }
+    r.buffer = std::move(bytes);
     return r;
 }
 
