@@ -6,8 +6,8 @@
 # Builds build-fuzz (clang, -DTGL_FUZZ=ON: ASan + UBSan everywhere) if needed. Fails (exit 1) on
 # any crash, hang (-timeout=10 per input), leak (LeakSanitizer; what Mesa itself leaks is
 # suppressed in tools/sanitizers/lsan-fuzz.supp) or sanitizer report; the input that did it is
-# written to build-fuzz/crashes/. New interesting inputs go to build-fuzz/corpus/<target>/ (merge
-# the best into tests/fuzz/corpus/<target>/ with -merge=1, see docs/testing.md, "Fuzzing").
+# written to build-fuzz/crashes/. New interesting inputs go to build-fuzz/corpus/<target>-<plugin>/
+# (merge the best into tests/fuzz/corpus/<target>/ with -merge=1, see docs/testing.md, "Fuzzing").
 # Environment: TGL_FUZZ_PLUGINS (default "cpu gles"), TGL_FUZZ_BUILD (default <repo>/build-fuzz),
 # TGL_FUZZ_ARGS (extra libFuzzer flags, e.g. -seed=1), TGL_FUZZ_JOBS=<n> (n fuzzing processes per
 # target and plugin, libFuzzer's -jobs/-workers: a long run on a many-core machine; the executions
@@ -41,7 +41,10 @@ export TGL_CPU_THREADS=${TGL_CPU_THREADS:-2}
 # $build/fuzz-<target>-<plugin>.summary, its exit status is 1 on any failure.
 fuzz_one() {
     local target=$1 plugin=$2
-    local work="$build/corpus/$target"  # shared by the plugins: an input interesting on one is tried on the other
+    # Each plugin its own work corpus, seeded from the kept one: libFuzzer runs every input of its
+    # corpora before the time limit applies, and a GLES run (about 20 inputs a second on llvmpipe)
+    # handed the CPU's finds spent minutes replaying them and none fuzzing (docs/testing.md).
+    local work="$build/corpus/$target-$plugin"
     local seeds="$root/tests/fuzz/corpus/$target"
     mkdir -p "$work" "$seeds"
     local log="$build/fuzz-$target-$plugin.log" out="$build/fuzz-$target-$plugin.summary" jobdir=""
