@@ -207,10 +207,15 @@ TEST_F(NormDiff, LoopBudgetLongRow) {
     const tgl_dtype f32 = TGL_DTYPE_F32;
     run_case(TGL_OP_SOFTMAX, {}, {rand_input(f32, {n}, rng_, -20, 20, false), absent_input()}, {output_of(f32, {n})}, f32,
              "softmax of 2^23");
-    run_case(TGL_OP_LAYER_NORM, {},
+    // Values around 1e4 with a spread of 2 (sigma 0.58): a mean held in f32 is up to half an ulp of
+    // 1e4 (0.00049) off even when rounded once, which moves every output by 0.00049 / sigma * |gamma|
+    // (NMSE up to ~6e-7 for that mean alone); the tolerance allows the mean 1.5 ulps (NMSE 5e-6).
+    // At 1e-6 the GLES chunked statistics failed by their 0.66 ulp under the minimum limits with
+    // TGL_TEST_SEED=8842038070936286560 (NMSE 1.009e-6).
+    check_op(TGL_OP_LAYER_NORM, {},
              {rand_input(f32, {n}, rng_, 1e4 - 1, 1e4 + 1, false), rand_input(f32, {n}, rng_, -2, 2, false),
               rand_input(f32, {n}, rng_, -1, 1, false)},
-             {output_of(f32, {n})}, f32, "layer_norm of 2^23 around 1e4");
+             {output_of(f32, {n})}, {5e-6}, "layer_norm of 2^23 around 1e4");
     run_case(TGL_OP_RMS_NORM, {}, {rand_input(f32, {n}, rng_, -3, 3, false), absent_input()}, {output_of(f32, {n})}, f32,
              "rms_norm of 2^23");
     tgl_softmax_params sp{sizeof(tgl_softmax_params), -1, 0.5f, 0};
