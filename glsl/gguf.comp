@@ -157,6 +157,9 @@ uniform int u_b_n_str;
 #if !defined(W_DTYPE) || (W_DTYPE != DT_Q4_0 && W_DTYPE != DT_Q4_1 && W_DTYPE != DT_Q8_0 && W_DTYPE != DT_Q4_K)
 #define GEMV_GENERIC
 #endif
+// Whether format dt's units have an offset term (offset * sum(x)): all but q8_0 and q4_0 (whose
+// quants are decoded as q - 8), which then need no sums of x either.
+#define GEMV_HAS_OFFSETS(dt) ((dt) != DT_Q4_0 && (dt) != DT_Q8_0)
 struct Chunk {
     uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
     uint next;             // the word after them (their last 2 bytes where shifted)
@@ -337,7 +340,6 @@ float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
     vec4 so = k.so;
     if (dt == DT_Q8_0) {
         for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, j, 8)), x[j]);
-        return so.x * sqx.x + so.y * sqx.y;  // no offsets
     } else if (dt == DT_Q4_0 || dt == DT_Q4_1) {  // unit 0 the low nibbles of the 16 bytes, unit 1 the high
         float bias = dt == DT_Q4_0 ? 8.0 : 0.0;
         for (int j = 0; j < 4; ++j) {
@@ -345,7 +347,6 @@ float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
             sqx.x = dot_into(sqx.x, low_nibbles(b, bias), x[j]);
             sqx.y = dot_into(sqx.y, high_nibbles(b, bias), x[4 + j]);
         }
-        if (dt == DT_Q4_0) return so.x * sqx.x + so.y * sqx.y;  // q - 8: no offsets
     } else if (dt == DT_Q4_K) {  // nibble half `high` of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
         for (int j = 0; j < 8; ++j) {
             uvec2 b = quant_bytes(k, j, 8);
@@ -365,6 +366,7 @@ float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
         }
     }
 #endif
+    if (!GEMV_HAS_OFFSETS(dt)) return so.x * sqx.x + so.y * sqx.y;  // sx unread
     return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
 }
 
@@ -408,7 +410,7 @@ vec4 octet_quad(uvec4 v, int half_) { return half_ == 0 ? vec4(unpackHalf2x16(v.
 // x staged an octet an invocation where the format needs no unit sums (q4_0, q8_0: no offsets),
 // the first octet's load issued before W's first trip (X_BY_OCTETS); else a unit of 16 an
 // invocation, with its sum.
-#if defined(X_F16_OCTETS) && defined(W_DTYPE) && (W_DTYPE == DT_Q4_0 || W_DTYPE == DT_Q8_0)
+#if defined(X_F16_OCTETS) && defined(W_DTYPE) && !GEMV_HAS_OFFSETS(W_DTYPE)
 #define X_BY_OCTETS
 // Octet o (quads 2 (o & 1) and the next of unit o / 2) into s_x.
 void put_octet(int o, uvec4 v) {
@@ -420,15 +422,16 @@ void put_octet(int o, uvec4 v) {
 // Unit u (4 quads) into s_x, with its sum into s_sx where the format has offsets.
 void put_unit(int u, vec4 q[4]) {
     for (int j = 0; j < 4; ++j) s_x[(4 * (u & 3) + j) * X_STR + (u >> 2)] = q[j];
-    if (GGUF_DT != DT_Q4_0 && GGUF_DT != DT_Q8_0)
-        s_sx[u >> 2][u & 3] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
+    if (GEMV_HAS_OFFSETS(GGUF_DT)) s_sx[u >> 2][u & 3] = dot(q[0] + q[1] + q[2] + q[3], vec4(1.0));
 }
 #endif
 
-// Row m of x into s_x (and s_sx), from its octet or unit `from` + lid on, WG_SIZE apart (the
-// units of whole pairs: the last zero-padded).
+// The units of 16 of x's row staged: those of whole pairs (the last zero-padded).
+int staged_units() { return 4 * ((u_K + 63) / 64); }
+
+// Row m of x into s_x (and s_sx), from its octet or unit `from` + lid on, WG_SIZE apart.
 void stage_x(int m, int lid, int from) {
-    int units = 4 * ((u_K + 63) / 64), xa = u_x_offset + m * u_x_m_str;
+    int units = staged_units(), xa = u_x_offset + m * u_x_m_str;
 #if defined(X_BY_OCTETS)
     for (int o = from + lid; o < 2 * units; o += WG_SIZE) put_octet(o, x_octet(xa, o));
 #else
@@ -490,7 +493,14 @@ shared float s_part[ROWS * WG_SIZE];
 // Whether the lanes' sum needs the tree in shared memory (more lanes than a subgroup folds); else
 // every lane holds its rows' sums after the shuffles.
 #define GEMV_TREE (LANES / 2 >= int(TGL_TREE_STOP(1u)))
-#define GEMV_ROW_SUM(r) (GEMV_TREE ? s_part[(r) * WG_SIZE + lid] : acc[r])
+// Row r's sum over the lanes, read by its lane 0 (slot lid) after the shuffles and the tree; own:
+// that lane's accumulator of row r.
+float lanes_sum(int r, int lid, float own) { return GEMV_TREE ? s_part[r * WG_SIZE + lid] : own; }
+// Row n of y (n < N, else bias 0: not stored) as Y_DTYPE bits: the lanes' sum, the bias, the activation.
+uint y_bits(int n, float sum) {
+    float b = u_has_bias != 0 && n < u_N ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+    return tgl_from_f32(tgl_activation(u_activation, sum + b), Y_DTYPE);
+}
 #if defined(Y_WORDS)
 shared uint s_yh[WG_ROWS];  // the workgroup's rows' f16 bits, for the stores by words
 #endif
@@ -548,7 +558,7 @@ void main() {
         // x's first octet loaded before W's first trip: staging x waits on its load alone, not
         // queued behind W's
         int x_at = u_x_offset + m * u_x_m_str;
-        bool x_first = lid < 8 * ((u_K + 63) / 64);
+        bool x_first = lid < 2 * staged_units();
         uvec4 xo = x_first ? x_octet(x_at, lid) : uvec4(0u);
         if (pairs > 0) load_trip(w_row, lane, pairs, ch);
         loaded = true;
@@ -626,11 +636,7 @@ void main() {
             // words of two (plain stores, where a row on its own changes its half of a word shared with
             // the next row by two atomics); a last row without its pair keeps the atomics.
             if (lane == 0)
-                for (int r = 0; r < ROWS; ++r) {
-                    int n = n0 + r;
-                    float b = u_has_bias != 0 && n < u_N ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-                    s_yh[own + r] = tgl_from_f32(tgl_activation(u_activation, GEMV_ROW_SUM(r) + b), Y_DTYPE);
-                }
+                for (int r = 0; r < ROWS; ++r) s_yh[own + r] = y_bits(n0 + r, lanes_sum(r, lid, acc[r]));
             memoryBarrierShared();
             barrier();
             if (lid < WG_ROWS / 2) {
@@ -643,9 +649,7 @@ void main() {
                 for (int r = 0; r < ROWS; ++r) {
                     int n = n0 + r;
                     if (n >= u_N) break;
-                    float b = u_has_bias != 0 ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-                    float v = tgl_activation(u_activation, GEMV_ROW_SUM(r) + b);
-                    y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, tgl_from_f32(v, Y_DTYPE));
+                    y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, y_bits(n, lanes_sum(r, lid, acc[r])));
                 }
 #endif
             memoryBarrierShared();
