@@ -10,8 +10,6 @@ namespace {
 
 using ConvOps = ConformanceTest;
 
-const tgl_dtype BF16 = TGL_DTYPE_BF16;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
 using Vals = std::vector<double>;
 
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }

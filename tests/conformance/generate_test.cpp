@@ -14,9 +14,6 @@ namespace {
 
 using GenerateOps = ConformanceTest;
 
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
-
 // ---- params ----
 
 tgl_arange_params arange_params(double start, double step) {

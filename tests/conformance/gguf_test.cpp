@@ -11,7 +11,6 @@ namespace {
 
 using Vals = std::vector<double>;
 using Bytes = std::vector<uint8_t>;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 using GgufBlocks = ConformanceTest;
 

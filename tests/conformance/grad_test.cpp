@@ -15,8 +15,6 @@ namespace {
 
 using GradOps = ConformanceTest;
 using Vals = std::vector<double>;
-const tgl_dtype BF16 = TGL_DTYPE_BF16;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }
 InputArg idx(const Shape& s, const Vals& v) { return input_values(I32, s, v); }

@@ -13,14 +13,9 @@ namespace {
 
 using IndexOps = ConformanceTest;
 
-const tgl_dtype BF16 = TGL_DTYPE_BF16;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32, U8 = TGL_DTYPE_U8,
-                BOOL = TGL_DTYPE_BOOL;
-
 tgl_axis_params axis_p(int axis) { return tgl_axis_params{sizeof(tgl_axis_params), axis, TGL_SCATTER_REPLACE}; }
 
 InputArg idx(const Shape& s, const std::vector<double>& v) { return input_values(I32, s, v); }
-
 
 std::vector<double> run1(tgl_op op, const void* params, const std::vector<InputArg>& in, const OutputArg& out) {
     return run_op_values(dev(), op, params, in, {out})[0];

@@ -17,7 +17,6 @@ namespace {
 
 using Int64Arith = ConformanceTest;
 
-const tgl_dtype I64 = TGL_DTYPE_I64, BOOL = TGL_DTYPE_BOOL;
 const int64_t kMin = INT64_MIN, kMax = INT64_MAX;
 const int64_t P31 = int64_t(1) << 31, P32 = int64_t(1) << 32, P33 = int64_t(1) << 33, P40 = int64_t(1) << 40;
 const int64_t kLow = 0xffffffff;  // 2^32 - 1: every bit of the low word

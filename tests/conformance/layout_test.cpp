@@ -15,11 +15,6 @@ namespace {
 
 using LayoutOps = ConformanceTest;
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I32 = TGL_DTYPE_I32,
-                I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, BOOL = TGL_DTYPE_BOOL;
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
-
 std::vector<double> iota(int64_t n, double start = 0) {
     std::vector<double> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) v[size_t(i)] = start + double(i);

@@ -18,9 +18,6 @@ using MatmulFamily = ConformanceTest;
 using KnownAnswer = ConformanceTest;
 using Vals = std::vector<double>;
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8,
-                I32 = TGL_DTYPE_I32;
-
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) { return input_values(dt, s, v); }
 
 std::vector<Vals> run_all(tgl_op op, const void* params, const std::vector<InputArg>& ins, const std::vector<OutputArg>& outs) {

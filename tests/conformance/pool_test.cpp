@@ -13,11 +13,6 @@ namespace {
 using PoolOps = ConformanceTest;
 using Vals = std::vector<double>;
 
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
-const tgl_dtype BF16 = TGL_DTYPE_BF16;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
-
 InputArg in(tgl_dtype dt, const Shape& s, const Vals& v) {
     InputArg a = input_values(dt, s, v);
     if (v.empty()) a.storage = Storage::zeros(dt, a.view.storage);  // an empty tensor's view still spans elements

@@ -11,10 +11,6 @@
 
 namespace conf {
 
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
-
 // Runs `op` on x (view xv, dtype xt) and a poisoned y (view yv, dtype yt); checks guards, that
 // every output element was written and that x is unchanged; returns y's values.
 inline std::vector<double> run_views(tgl_op op, const void* params, tgl_dtype xt, const View& xv,

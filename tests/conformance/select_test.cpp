@@ -15,10 +15,6 @@ namespace {
 
 using SelectOps = ConformanceTest;
 
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
-
 tgl_sort_params sort_params(int axis, bool descending) {
     tgl_sort_params p{};
     p.struct_size = sizeof p;

@@ -18,14 +18,9 @@ namespace {
 
 using StorageDtypes = ConformanceTest;
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I32 = TGL_DTYPE_I32,
-                I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, BOOL = TGL_DTYPE_BOOL, I64 = TGL_DTYPE_I64,
-                I16 = TGL_DTYPE_I16;
 const int64_t kMin = INT64_MIN, kMax = INT64_MAX;
 const int64_t P24 = int64_t(1) << 24, P31 = int64_t(1) << 31, P32 = int64_t(1) << 32, P36 = int64_t(1) << 36,
               P37 = int64_t(1) << 37, P52 = int64_t(1) << 52, P53 = int64_t(1) << 53, P60 = int64_t(1) << 60;
-const double dInf = std::numeric_limits<double>::infinity();
-const double dNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Bits of values in a float dtype (the test support's own exact encoders; every value here is
 // one the dtype holds) or an integer dtype.
