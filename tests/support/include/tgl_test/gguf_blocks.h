@@ -95,11 +95,12 @@ struct RawResult {
     tgl_status status = TGL_OK;
     std::string message;
     std::vector<double> values;  // the output's elements, row-major over its shape
-    std::vector<uint8_t> buffer;  // the output's whole buffer (0xff wherever nothing was written)
+    int64_t written_outside = -1;  // the first byte of the output's buffer outside its elements that the op changed (-1: none)
 };
 
 // Runs op on d with the operands in fresh buffers (each output's buffer filled with 0xff bytes
-// first, so that an element not written reads as NaN) and reads output 0 back.
+// first, so that an element not written reads as NaN) and reads output 0 back, with the first
+// byte of its buffer outside its elements that no longer holds 0xff.
 inline RawResult run_raw(Device& d, tgl_op op, const void* params, const std::vector<RawOperand>& ins,
                          const RawOperand& out) {
     std::vector<std::unique_ptr<Buffer>> keep;
@@ -131,14 +132,18 @@ inline RawResult run_raw(Device& d, tgl_op op, const void* params, const std::ve
     d.download(y.buffer, 0, bytes.data(), bytes.size());
     const uint32_t es = dtype_size(out.dtype);
     std::vector<int64_t> c(out.shape.size(), 0);
+    std::vector<bool> in_out(bytes.size(), false);
     const int64_t n = numel(out.shape);
     for (int64_t i = 0; i < n; ++i) {
         int64_t e = 0;
         for (size_t k = 0; k < c.size(); ++k) e += c[k] * out.strides[k];
-        r.values.push_back(bits_to_value(out.dtype, load_element_bits(&bytes[size_t(out.byte_offset + uint64_t(e) * es)], es)));
+        const size_t at = size_t(out.byte_offset + uint64_t(e) * es);
+        r.values.push_back(bits_to_value(out.dtype, load_element_bits(&bytes[at], es)));
+        for (uint32_t b = 0; b < es; ++b) in_out[at + b] = true;
         for (size_t k = c.size(); k-- > 0 && ++c[k] == out.shape[k];) c[k] = 0;
     }
-    r.buffer = std::move(bytes);
+    for (size_t i = 0; i < bytes.size() && r.written_outside < 0; ++i)
+        if (!in_out[i] && bytes[i] != 0xff) r.written_outside = int64_t(i);
     return r;
 }
 
