@@ -370,6 +370,11 @@ float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
     return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
 }
 
+#if defined(X_F16_OCTETS)
+// Quad `half_` (0: halves 0..3, 1: halves 4..7) of an octet of f16 x, widened exactly.
+vec4 octet_quad(uvec4 v, int half_) { return half_ == 0 ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)); }
+#endif
+
 #if defined(X_SHARED)
 // One row of x staged per workgroup in shared memory, widened to f32, zeros past K, with the sums
 // of its units of 16: every row of W then reads its chunks' 32 floats and 2 sums from there
@@ -404,7 +409,6 @@ vec4 x_quad(int xa, int k) {
 // Octet o of x's row at xa as stored: eight halves (x from a 16-byte boundary, K a multiple of 8;
 // zeros past K).
 uvec4 x_octet(int xa, int o) { return o < u_K / 8 ? x_oct[(xa >> 3) + o] : uvec4(0u); }
-vec4 octet_quad(uvec4 v, int half_) { return half_ == 0 ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)); }
 #endif
 
 // x staged an octet an invocation where the format needs no unit sums (q4_0, q8_0: no offsets),
@@ -467,8 +471,8 @@ void load_x(int m, int p, int side, int kn, out vec4 x[8], out vec2 sx) {
     for (int i = 0; i < 4; ++i) {
         uvec4 v = x_oct[(xa >> 3) + min(i, (kn - 1) >> 3)];
         bool in_k = 8 * i < kn;
-        x[2 * i] = in_k ? vec4(unpackHalf2x16(v.x), unpackHalf2x16(v.y)) : vec4(0.0);
-        x[2 * i + 1] = in_k ? vec4(unpackHalf2x16(v.z), unpackHalf2x16(v.w)) : vec4(0.0);
+        x[2 * i] = in_k ? octet_quad(v, 0) : vec4(0.0);
+        x[2 * i + 1] = in_k ? octet_quad(v, 1) : vec4(0.0);
     }
 #elif defined(X_F16_PAIRS)
     // x f16, contiguous along k from an even element: two a word (an exact widening)
