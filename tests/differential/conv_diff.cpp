@@ -16,8 +16,6 @@ namespace {
 
 class ConvDiff : public SeededTest {};
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16;
-
 // Any layout kind but broadcasting; f16 contiguous views start inside a word half of the time.
 View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
     static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};

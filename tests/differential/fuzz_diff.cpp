@@ -57,8 +57,6 @@ View random_view(const Shape& s, Rng& rng, bool input) {
 
 // ---- The seed calls --------------------------------------------------------------------------
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32, BOOL = TGL_DTYPE_BOOL;
-
 // What an operand's values are.
 enum class Vals {
     Real,   // uniform in [lo, hi) (float dtypes; special values mixed in by the case)

@@ -11,7 +11,6 @@ namespace diff {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 Device& ref() { return shared_device(Role::Reference); }
 // The subject device: the shared one, or (SmallWindows) one whose SSBO windows are 4 KiB.

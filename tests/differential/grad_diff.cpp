@@ -16,8 +16,6 @@ const double kTolF16 = 1.0 / (1 << 20);
 double tol_row(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kTranscendental); }
 double tol_red(tgl_dtype dt) { return dt == TGL_DTYPE_F16 ? kTolF16 : tol::of_store(dt, tol::kReduction); }
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
-
 View random_view(const Shape& shape, tgl_dtype dt, Rng& rng, bool input) {
     static const std::vector<Kind> kinds = {Kind::Contiguous, Kind::Permuted, Kind::Stepped, Kind::Negative, Kind::Padded, Kind::Mixed};
     if (dt == F16 && rng.chance(0.3)) return make_view(shape, misaligned_layout(rng));

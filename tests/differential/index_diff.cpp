@@ -9,8 +9,6 @@
 namespace diff {
 namespace {
 
-const tgl_dtype I32 = TGL_DTYPE_I32;
-
 const std::vector<int64_t>& sizes() {
     static const std::vector<int64_t> s = {1, 2, 3, 5, 7, 1, 11};
     return s;

@@ -179,7 +179,6 @@ TEST_F(IntArithDiff, FloorDivideFloats) {
 
 // ---- i64 -------------------------------------------------------------------------------------
 
-const tgl_dtype I64 = TGL_DTYPE_I64, BOOL = TGL_DTYPE_BOOL, U8 = TGL_DTYPE_U8;
 const std::vector<tgl_op> kI64Binary = {TGL_OP_ADD, TGL_OP_SUB, TGL_OP_MUL, TGL_OP_MAXIMUM, TGL_OP_MINIMUM};
 const std::vector<tgl_op> kCompare = {TGL_OP_EQ, TGL_OP_NE, TGL_OP_LT, TGL_OP_LE, TGL_OP_GT, TGL_OP_GE};
 

@@ -337,8 +337,6 @@ TEST_F(MatmulShapesTuned, MatchesReference) {
 
 class MatmulFamilyDiff : public SeededTest {};
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16;
-
 double tol_of(tgl_dtype dt) { return dt == F32 ? tol::kMatmul : 2 * tol::kMatmul; }
 
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, const ValueGen& gen) {

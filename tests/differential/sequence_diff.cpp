@@ -30,7 +30,6 @@ namespace {
 class SequenceDiff : public SeededTest {};
 
 const double kTolF16 = 1.0 / (1 << 20);
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, I32 = TGL_DTYPE_I32;
 
 InputArg rand_input(tgl_dtype dt, const Shape& shape, Rng& rng, double lo, double hi, bool layouts = true) {
     InputArg a;

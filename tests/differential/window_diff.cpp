@@ -15,8 +15,6 @@
 namespace diff {
 namespace {
 
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16;
-
 // The subject plugin's device with 4 KiB windows (the hook is read at device_open; other plugins
 // ignore it).
 Device& windowed_device() { return subject_device_with("TGL_GLES_TEST_FAULT", "max_window=4096"); }
