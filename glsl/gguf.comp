@@ -163,8 +163,7 @@ uniform int u_b_n_str;
 struct Chunk {
     uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
     uint next;             // the word after them (their last 2 bytes where shifted)
-    bool shifted;          // the quants start 2 bytes into qs[0] (q4_0 and q8_0 blocks on 4-byte boundaries)
-    bool high;             // q4_K: the sub-block is the high nibbles of the 32 bytes
+    bool shifted;          // the quants start 2 bytes into qs[0] (q4_0 and q8_0 blocks on 4-byte boundaries; chunk_shifted)
     vec4 so;               // the units' scales and offsets (scale 0, scale 1, offset 0, offset 1)
 #if defined(GEMV_GENERIC)
     int row, c;            // the other formats: decoded when summed
@@ -190,7 +189,6 @@ Chunk empty_chunk() {
     for (int i = 0; i < CHUNK_VEC4; ++i) k.qs[i] = uvec4(0u);
     k.next = 0u;
     k.shifted = false;
-    k.high = false;
     k.so = vec4(0.0);
 #if defined(GEMV_GENERIC)
     k.row = 0;
@@ -235,7 +233,6 @@ Chunk q4k_chunk(uint h, int j, bool hi) {
     uvec3 sc = uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u));
     uint dm = GGUF_WORD(h);
 #endif
-    k.high = hi;
     uvec2 sm = gguf_k_scale_min_words(sc, 2 * j + (hi ? 1 : 0));
     vec2 d_min = unpackHalf2x16(dm);
     float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
@@ -316,10 +313,21 @@ vec4 signed_bytes(uvec2 b) {
                   vec4(8388736.0, 32896.0, 8388736.0, 32896.0));
 }
 
+// Whether chunk k (side 0 or 1 of its pair) starts 2 bytes into its first word. Where W's rows
+// are 4-byte aligned that is known from the side (q4_0's and q8_0's pairs: block 0 shifted, block
+// 1 not; the other formats' blocks start on words), so the decode has no select or branch on a
+// flag the compiler cannot see through the chunk arrays carried across trips (NVIDIA's compiler
+// tested k.shifted at run time for every 4 bytes: docs/quantized.md, tenth look).
+bool chunk_shifted(Chunk k, int side) {
+    int dt = GGUF_DT;
+    if (dt != DT_Q4_0 && dt != DT_Q8_0) return false;
+    return GEMV_W_ALIGNED ? side == 0 : k.shifted;
+}
+
 // Bytes 4j .. 4j + 3 of the chunk's quants (n words of them) as the decoders take them.
-uvec2 quant_bytes(Chunk k, int j, int n) {
+uvec2 quant_bytes(Chunk k, bool shifted, int j, int n) {
     uint w = k.qs[j >> 2][j & 3];
-    if (!k.shifted) return uvec2(w, w >> 16);
+    if (!shifted) return uvec2(w, w >> 16);
     return uvec2(w >> 16, j + 1 < n ? k.qs[(j + 1) >> 2][(j + 1) & 3] : k.next);
 }
 
@@ -333,24 +341,26 @@ float dot_into(float s, vec4 q, vec4 x) {
 }
 
 // The chunk's sum over its two units of scale * sum(q x) + offset * sum(x) (q8_0 and q4_0: no
-// offsets, sx unread): x its 32 elements (zero past K), sx the sums of x over each unit.
-float chunk_dot(Chunk k, vec4 x[8], vec2 sx) {
+// offsets, sx unread): x its 32 elements (zero past K), sx the sums of x over each unit; side: the
+// chunk's side of its pair (q4_K: 1 the high nibbles of the pair's 32 bytes).
+float chunk_dot(Chunk k, int side, vec4 x[8], vec2 sx) {
     int dt = GGUF_DT;
+    bool shifted = chunk_shifted(k, side);
     vec2 sqx = vec2(0.0);
     vec4 so = k.so;
     if (dt == DT_Q8_0) {
-        for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, j, 8)), x[j]);
+        for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, shifted, j, 8)), x[j]);
     } else if (dt == DT_Q4_0 || dt == DT_Q4_1) {  // unit 0 the low nibbles of the 16 bytes, unit 1 the high
         float bias = dt == DT_Q4_0 ? 8.0 : 0.0;
         for (int j = 0; j < 4; ++j) {
-            uvec2 b = quant_bytes(k, j, 4);
+            uvec2 b = quant_bytes(k, shifted, j, 4);
             sqx.x = dot_into(sqx.x, low_nibbles(b, bias), x[j]);
             sqx.y = dot_into(sqx.y, high_nibbles(b, bias), x[4 + j]);
         }
     } else if (dt == DT_Q4_K) {  // nibble half `high` of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
         for (int j = 0; j < 8; ++j) {
-            uvec2 b = quant_bytes(k, j, 8);
-            sqx[j >> 2] = dot_into(sqx[j >> 2], k.high ? high_nibbles(b, 0.0) : low_nibbles(b, 0.0), x[j]);
+            uvec2 b = quant_bytes(k, shifted, j, 8);
+            sqx[j >> 2] = dot_into(sqx[j >> 2], side != 0 ? high_nibbles(b, 0.0) : low_nibbles(b, 0.0), x[j]);
         }
     }
 #if defined(GEMV_GENERIC)
@@ -529,7 +539,7 @@ void sum_trip(int m, int p, int pairs, bool check, Chunk ch[2 * UNROLL * ROWS], 
             vec4 x[8];
             vec2 sx;
             load_x(m, pu, side, 32, x, sx);
-            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[2 * (u * ROWS + r) + side], x, sx);
+            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[2 * (u * ROWS + r) + side], side, x, sx);
         }
     }
 }
@@ -613,7 +623,7 @@ void main() {
                 vec4 x[8];
                 vec2 sx;
                 load_x(m, pairs, side, min(32, u_K - 32 * c), x, sx);
-                for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], x, sx) : 0.0;
+                for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], side, x, sx) : 0.0;
             }
 #if defined(W_DTYPE)
             if (pairs > 0 && pass + 1 < u_passes && first + (pass + 1) * WG_ROWS < u_N) {
