@@ -120,9 +120,11 @@ std::vector<GridChunk> GlesDevice::split_grid(uint64_t groups) const {
     uint64_t max_x = uint64_t(limits().max_count[0]), max_y = uint64_t(limits().max_count[1]);
     uint64_t per = max_x * max_y;
     for (uint64_t base = 0; base < groups;) {
+        // y rows of x workgroups, x no wider than the rows need: 70,001 workgroups run as 2 x 35,001,
+        // not 2 x 65,535 (61,069 more that only find themselves past the end).
         uint64_t n = std::min(groups - base, per);
-        uint64_t x = std::min(n, max_x);
-        uint64_t y = (n + x - 1) / x;
+        uint64_t y = (n + max_x - 1) / max_x;
+        uint64_t x = (n + y - 1) / y;
         chunks.push_back(GridChunk{uint32_t(base), uint32_t(x), uint32_t(y)});
         base += n;
     }

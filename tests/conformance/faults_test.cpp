@@ -25,7 +25,10 @@
 #include <memory>
 #include <thread>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// A sanitizer's runtime in the process reserves terabytes of address space. TGL_TEST_SANITIZER_RUNTIME:
+// a TGL_FUZZ or TGL_SANITIZE build (tests/CMakeLists.txt), whose test programs may themselves be
+// uninstrumented; the compiler's own macros catch sanitizer flags given by hand.
+#if defined(TGL_TEST_SANITIZER_RUNTIME) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TGL_FAULTS_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
