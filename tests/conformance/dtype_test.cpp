@@ -13,9 +13,6 @@
 namespace conf {
 namespace {
 
-const double kInfD = std::numeric_limits<double>::infinity();
-const double kNaND = std::numeric_limits<double>::quiet_NaN();
-
 struct In {
     tgl_dtype dtype;
     Shape shape;
@@ -65,24 +62,24 @@ const double p2_24 = std::ldexp(1.0, -24), p2_25 = std::ldexp(1.0, -25);
 
 TEST(DtypeCast, FloatToF16RoundsToNearestEven) {
     EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_F16,
-                (std::vector<double>{65520, 65519, -65520, 1 + p2_11, 1 + 3 * p2_11, p2_25, 3 * p2_25, -0.0, kNaND,
-                                     kInfD, 1e-8, 0.1, 65504, 2049, 1e10}),
-                (std::vector<double>{kInfD, 65504, -kInfD, 1, 1 + p2_9, 0, 2 * p2_24, -0.0, kNaND, kInfD, 0,
-                                     0.0999755859375, 65504, 2048, kInfD}));
+                (std::vector<double>{65520, 65519, -65520, 1 + p2_11, 1 + 3 * p2_11, p2_25, 3 * p2_25, -0.0, dNaN,
+                                     dInf, 1e-8, 0.1, 65504, 2049, 1e10}),
+                (std::vector<double>{dInf, 65504, -dInf, 1, 1 + p2_9, 0, 2 * p2_24, -0.0, dNaN, dInf, 0,
+                                     0.0999755859375, 65504, 2048, dInf}));
     // bf16 -> f16 (exact values, and rounding) and i32 -> f16 directly.
     EXPECT_CAST(TGL_DTYPE_BF16, TGL_DTYPE_F16, (std::vector<double>{1 + p2_7, std::ldexp(1.0, -20), 65536, -0.0}),
-                (std::vector<double>{1 + p2_7, std::ldexp(1.0, -20), kInfD, -0.0}));
+                (std::vector<double>{1 + p2_7, std::ldexp(1.0, -20), dInf, -0.0}));
     EXPECT_CAST(TGL_DTYPE_I32, TGL_DTYPE_F16, (std::vector<double>{65519, 65520, 2049, 2051, -2049, 0, 2147483647}),
-                (std::vector<double>{65504, kInfD, 2048, 2052, -2048, 0, kInfD}));
+                (std::vector<double>{65504, dInf, 2048, 2052, -2048, 0, dInf}));
 }
 
 TEST(DtypeCast, ToBf16RoundsToNearestEven) {
     EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_BF16,
                 (std::vector<double>{1 + p2_8, 1 + 3 * p2_8, -(1 + 3 * p2_8), 1 + p2_8 + std::ldexp(1.0, -20),
-                                     3.4028234663852886e38, -0.0, kNaND, std::ldexp(1.0, -130), std::ldexp(1.0, -127),
+                                     3.4028234663852886e38, -0.0, dNaN, std::ldexp(1.0, -130), std::ldexp(1.0, -127),
                                      -std::ldexp(3.0, -140), std::ldexp(1.0, -149), std::ldexp(1.0, -134),
                                      std::ldexp(3.0, -134)}),
-                (std::vector<double>{1, 1 + p2_6, -(1 + p2_6), 1 + p2_7, kInfD, -0.0, kNaND, std::ldexp(1.0, -130),
+                (std::vector<double>{1, 1 + p2_6, -(1 + p2_6), 1 + p2_7, dInf, -0.0, dNaN, std::ldexp(1.0, -130),
                                      std::ldexp(1.0, -127), -0.0, 0, 0, std::ldexp(1.0, -132)}));
     // f16 -> bf16: 1 + 2^-10 is below half a bf16 step; 1 + 2^-8 + 2^-10 is above.
     EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_BF16, (std::vector<double>{1 + p2_10, 1 + p2_8 + p2_10, 1 + p2_8, 65504}),
@@ -96,8 +93,8 @@ TEST(DtypeCast, ToBf16RoundsToNearestEven) {
 TEST(DtypeCast, ToF32) {
     EXPECT_CAST(TGL_DTYPE_I32, TGL_DTYPE_F32, (std::vector<double>{16777217, 16777219, -16777217, 2147483647, -2147483648.0}),
                 (std::vector<double>{16777216, 16777220, -16777216, 2147483648.0, -2147483648.0}));
-    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_F32, (std::vector<double>{p2_24, -65504, -0.0, kInfD, kNaND, 1 + p2_10}),
-                (std::vector<double>{p2_24, -65504, -0.0, kInfD, kNaND, 1 + p2_10}));
+    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_F32, (std::vector<double>{p2_24, -65504, -0.0, dInf, dNaN, 1 + p2_10}),
+                (std::vector<double>{p2_24, -65504, -0.0, dInf, dNaN, 1 + p2_10}));
     EXPECT_CAST(TGL_DTYPE_BF16, TGL_DTYPE_F32, (std::vector<double>{std::ldexp(1.0, -133), -3, 1 + p2_7}),
                 (std::vector<double>{std::ldexp(1.0, -133), -3, 1 + p2_7}));
     EXPECT_CAST(TGL_DTYPE_I8, TGL_DTYPE_F32, (std::vector<double>{-128, 127, -1}), (std::vector<double>{-128, 127, -1}));
@@ -107,14 +104,14 @@ TEST(DtypeCast, ToF32) {
 
 TEST(DtypeCast, FloatToIntegerTruncatesAndSaturates) {
     EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_I32,
-                (std::vector<double>{kNaND, 3e9, -3e9, -1.5, 2.9, kInfD, -kInfD, -0.0, 16777216, -2147483648.0, 1e-45}),
+                (std::vector<double>{dNaN, 3e9, -3e9, -1.5, 2.9, dInf, -dInf, -0.0, 16777216, -2147483648.0, 1e-45}),
                 (std::vector<double>{0, 2147483647, -2147483648.0, -1, 2, 2147483647, -2147483648.0, 0, 16777216,
                                      -2147483648.0, 0}));
-    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_I8, (std::vector<double>{-1.5, 300, -300, kNaND, 127.9, -128.9, 1e10}),
+    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_I8, (std::vector<double>{-1.5, 300, -300, dNaN, 127.9, -128.9, 1e10}),
                 (std::vector<double>{-1, 127, -128, 0, 127, -128, 127}));
-    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_U8, (std::vector<double>{-1.5, 255.9, 256, kNaND, 0.99, -kInfD}),
+    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_U8, (std::vector<double>{-1.5, 255.9, 256, dNaN, 0.99, -dInf}),
                 (std::vector<double>{0, 255, 255, 0, 0, 0}));
-    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_I32, (std::vector<double>{-65504, kInfD, 2.5, kNaND}),
+    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_I32, (std::vector<double>{-65504, dInf, 2.5, dNaN}),
                 (std::vector<double>{-65504, 2147483647, 2, 0}));
     EXPECT_CAST(TGL_DTYPE_BF16, TGL_DTYPE_U8, (std::vector<double>{-2, 3.5, 512}), (std::vector<double>{0, 3, 255}));
 }
@@ -133,9 +130,9 @@ TEST(DtypeCast, IntegerToNarrowerIntegerWraps) {
 }
 
 TEST(DtypeCast, ToBoolIsNonzero) {
-    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_BOOL, (std::vector<double>{0.5, -0.0, 0.0, kNaND, 1e-45, -kInfD}),
+    EXPECT_CAST(TGL_DTYPE_F32, TGL_DTYPE_BOOL, (std::vector<double>{0.5, -0.0, 0.0, dNaN, 1e-45, -dInf}),
                 (std::vector<double>{1, 0, 0, 1, 1, 1}));
-    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_BOOL, (std::vector<double>{p2_24, -0.0, kNaND}), (std::vector<double>{1, 0, 1}));
+    EXPECT_CAST(TGL_DTYPE_F16, TGL_DTYPE_BOOL, (std::vector<double>{p2_24, -0.0, dNaN}), (std::vector<double>{1, 0, 1}));
     EXPECT_CAST(TGL_DTYPE_BF16, TGL_DTYPE_BOOL, (std::vector<double>{-0.0, 2}), (std::vector<double>{0, 1}));
     EXPECT_CAST(TGL_DTYPE_I32, TGL_DTYPE_BOOL, (std::vector<double>{256, 0, -1}), (std::vector<double>{1, 0, 1}));
     EXPECT_CAST(TGL_DTYPE_U8, TGL_DTYPE_BOOL, (std::vector<double>{0, 2, 255}), (std::vector<double>{0, 1, 1}));
@@ -152,8 +149,8 @@ std::vector<double> binary_dt(tgl_op op, tgl_dtype in, const std::vector<double>
 }
 
 TEST(DtypeCompare, FloatsWithNaNAndSignedZeros) {
-    const std::vector<double> a = {kNaND, 1, -0.0, 0.0, 1, 2, -kInfD, 3};
-    const std::vector<double> b = {kNaND, kNaND, 0.0, -0.0, 2, 1, kInfD, 3};
+    const std::vector<double> a = {dNaN, 1, -0.0, 0.0, 1, 2, -dInf, 3};
+    const std::vector<double> b = {dNaN, dNaN, 0.0, -0.0, 2, 1, dInf, 3};
     struct Case { tgl_op op; std::vector<double> want; };
     const std::vector<Case> cases = {
         {TGL_OP_EQ, {0, 0, 1, 1, 0, 0, 0, 1}}, {TGL_OP_NE, {1, 1, 0, 0, 1, 1, 1, 0}},
@@ -186,7 +183,7 @@ TEST(DtypeCompare, IntegersExactly) {
 }
 
 TEST(DtypeLogical, TruthValues) {
-    const std::vector<double> a = {kNaND, 0, -0.0, 2, 0};
+    const std::vector<double> a = {dNaN, 0, -0.0, 2, 0};
     const std::vector<double> b = {1, 1, 1, 0, 0};
     for (tgl_dtype in : {TGL_DTYPE_F32, TGL_DTYPE_F16, TGL_DTYPE_BF16}) {
         EXPECT_TRUE(same(TGL_DTYPE_BOOL, binary_dt(TGL_OP_LOGICAL_AND, in, a, b, TGL_DTYPE_BOOL), {1, 0, 0, 0, 0}, "and " + dtype_name(in)));
@@ -204,11 +201,11 @@ TEST(DtypeLogical, TruthValues) {
         EXPECT_TRUE(same(TGL_DTYPE_U8, binary_dt(TGL_OP_LOGICAL_XOR, in, x, ib, TGL_DTYPE_U8), {0, 1, 0, 1, 0}, "xor " + dtype_name(in)));
     }
     // logical_not: NaN and subnormals are nonzero.
-    EXPECT_TRUE(same(TGL_DTYPE_BOOL, run_dt(TGL_OP_LOGICAL_NOT, {{TGL_DTYPE_F32, {5}, {kNaND, 0, -0.0, 1e-45, 3}}}, TGL_DTYPE_BOOL, {5}),
+    EXPECT_TRUE(same(TGL_DTYPE_BOOL, run_dt(TGL_OP_LOGICAL_NOT, {{TGL_DTYPE_F32, {5}, {dNaN, 0, -0.0, 1e-45, 3}}}, TGL_DTYPE_BOOL, {5}),
                      {0, 1, 1, 0, 0}, "logical_not f32"));
     EXPECT_TRUE(same(TGL_DTYPE_U8, run_dt(TGL_OP_LOGICAL_NOT, {{TGL_DTYPE_I32, {3}, {256, 0, -1}}}, TGL_DTYPE_U8, {3}),
                      {0, 1, 0}, "logical_not i32"));
-    EXPECT_TRUE(same(TGL_DTYPE_BOOL, run_dt(TGL_OP_LOGICAL_NOT, {{TGL_DTYPE_BF16, {2}, {-0.0, kNaND}}}, TGL_DTYPE_BOOL, {2}),
+    EXPECT_TRUE(same(TGL_DTYPE_BOOL, run_dt(TGL_OP_LOGICAL_NOT, {{TGL_DTYPE_BF16, {2}, {-0.0, dNaN}}}, TGL_DTYPE_BOOL, {2}),
                      {1, 0}, "logical_not bf16"));
 }
 
@@ -219,9 +216,9 @@ TEST(DtypeWhere, BroadcastsAllThreeInputsAndCopiesBits) {
         std::vector<double> a, b;
         switch (dt) {
         case TGL_DTYPE_I32: a = {2147483647, 16777217, -2147483648.0, -1}; b = {16777219, 0, 1, 2}; break;
-        case TGL_DTYPE_F32: a = {kNaND, -0.0, 1e-45, 16777216}; b = {0.1, kInfD, -kInfD, 0.0}; break;
-        case TGL_DTYPE_F16: a = {kNaND, -0.0, p2_24, 65504}; b = {0.5, kInfD, -kInfD, 0.0}; break;
-        case TGL_DTYPE_BF16: a = {kNaND, -0.0, std::ldexp(1.0, -133), 3}; b = {0.5, kInfD, -kInfD, 0.0}; break;
+        case TGL_DTYPE_F32: a = {dNaN, -0.0, 1e-45, 16777216}; b = {0.1, dInf, -dInf, 0.0}; break;
+        case TGL_DTYPE_F16: a = {dNaN, -0.0, p2_24, 65504}; b = {0.5, dInf, -dInf, 0.0}; break;
+        case TGL_DTYPE_BF16: a = {dNaN, -0.0, std::ldexp(1.0, -133), 3}; b = {0.5, dInf, -dInf, 0.0}; break;
         case TGL_DTYPE_I8: a = {-128, 127, -1, 0}; b = {1, 2, 3, 4}; break;
         case TGL_DTYPE_U8: a = {255, 128, 0, 7}; b = {1, 2, 3, 4}; break;
         default: a = {1, 0, 1, 0}; b = {0, 1, 1, 0}; break;
@@ -245,16 +242,16 @@ TEST(DtypeF16, UnaryOps) {
     auto un = [](tgl_op op, const std::vector<double>& x) {
         return run_dt(op, {{TGL_DTYPE_F16, {int64_t(x.size())}, x}}, TGL_DTYPE_F16, {int64_t(x.size())});
     };
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_ABS, {-2.5, -0.0, kNaND, -kInfD, -p2_24}), {2.5, 0.0, kNaND, kInfD, p2_24}, "abs"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_ABS, {-2.5, -0.0, dNaN, -dInf, -p2_24}), {2.5, 0.0, dNaN, dInf, p2_24}, "abs"));
     EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_NEG, {-2.5, 0.0, 65504}), {2.5, -0.0, -65504}, "neg"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_RELU, {-1, 3, kNaND}), {0, 3, kNaND}, "relu"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SQRT, {4, 2, -1, kInfD}), {2, 1.4140625, kNaND, kInfD}, "sqrt"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_EXP, {0, 12, -kInfD}), {1, kInfD, 0}, "exp", CompareMode::Exact));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_LOG, {1, 0, -1}), {0, -kInfD, kNaND}, "log", CompareMode::Exact));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SIGMOID, {0, -kInfD, kInfD}), {0.5, 0, 1}, "sigmoid", CompareMode::Exact));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_TANH, {0, kInfD, -kInfD}), {0, 1, -1}, "tanh", CompareMode::Exact));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_GELU, {0, kInfD, -kInfD}), {0, kInfD, kNaND}, "gelu", CompareMode::Exact));  // -inf * 0
-    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SILU, {0, kInfD, -kInfD}), {0, kInfD, kNaND}, "silu", CompareMode::Exact));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_RELU, {-1, 3, dNaN}), {0, 3, dNaN}, "relu"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SQRT, {4, 2, -1, dInf}), {2, 1.4140625, dNaN, dInf}, "sqrt"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_EXP, {0, 12, -dInf}), {1, dInf, 0}, "exp", CompareMode::Exact));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_LOG, {1, 0, -1}), {0, -dInf, dNaN}, "log", CompareMode::Exact));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SIGMOID, {0, -dInf, dInf}), {0.5, 0, 1}, "sigmoid", CompareMode::Exact));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_TANH, {0, dInf, -dInf}), {0, 1, -1}, "tanh", CompareMode::Exact));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_GELU, {0, dInf, -dInf}), {0, dInf, dNaN}, "gelu", CompareMode::Exact));  // -inf * 0
+    EXPECT_TRUE(same(TGL_DTYPE_F16, un(TGL_OP_SILU, {0, dInf, -dInf}), {0, dInf, dNaN}, "silu", CompareMode::Exact));
 }
 
 TEST(DtypeF16, BinaryOpsRoundAtTheStore) {
@@ -264,14 +261,14 @@ TEST(DtypeF16, BinaryOpsRoundAtTheStore) {
     // 1 + 2^-11 is a tie (to 1); 1 + 3 * 2^-11 a tie to 1 + 2^-9; 65504 + 65504 overflows;
     // 2^-14 * 2^-10 is the smallest subnormal.
     EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_ADD, {1, 1, 65504, -0.0, 0.1}, {p2_11, 3 * p2_11, 65504, -0.0, 0.2}),
-                     {1, 1 + p2_9, kInfD, -0.0, 0.2998046875}, "add"));
+                     {1, 1 + p2_9, dInf, -0.0, 0.2998046875}, "add"));
     EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_SUB, {1, 3}, {1, 0.5}), {0, 2.5}, "sub"));
     EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_MUL, {std::ldexp(1.0, -14), 256, -2}, {std::ldexp(1.0, -10), 256, 0}),
-                     {p2_24, kInfD, -0.0}, "mul"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_DIV, {1, 1, 0}, {4, 0, 0}), {0.25, kInfD, kNaND}, "div"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_MAXIMUM, {1, kNaND, -0.0}, {2, 1, 0.0}), {2, kNaND, 0.0}, "maximum"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_MINIMUM, {1, kNaND, -0.0}, {2, 1, 0.0}), {1, kNaND, -0.0}, "minimum"));
-    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_POW, {2, -2, 2}, {10, 3, 16}), {1024, -8, kInfD}, "pow"));
+                     {p2_24, dInf, -0.0}, "mul"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_DIV, {1, 1, 0}, {4, 0, 0}), {0.25, dInf, dNaN}, "div"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_MAXIMUM, {1, dNaN, -0.0}, {2, 1, 0.0}), {2, dNaN, 0.0}, "maximum"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_MINIMUM, {1, dNaN, -0.0}, {2, 1, 0.0}), {1, dNaN, -0.0}, "minimum"));
+    EXPECT_TRUE(same(TGL_DTYPE_F16, bin(TGL_OP_POW, {2, -2, 2}, {10, 3, 16}), {1024, -8, dInf}, "pow"));
 }
 
 TEST(DtypeF16, OddOffsetAndSizeKeepNeighbours) {
@@ -302,27 +299,27 @@ TEST(DtypeBf16, BinaryOpsRoundAtTheStore) {
     // below half an ulp; 65536 + 65536 is finite (f16: inf); 1.5 * 2^127 * 2 overflows;
     // 0.10009765625 + 0.2001953125 = 0.30029296875 rounds to 0.30078125 (154 * 2^-9).
     EXPECT_TRUE(same(BF, bin(TGL_OP_ADD, {1, 1, 1, 65536, big, -0.0, 0.10009765625}, {p2_8, 3 * p2_8, p2_9, 65536, big, -0.0, 0.2001953125}),
-                     {1, 1 + p2_6, 1, 131072, kInfD, -0.0, 0.30078125}, "add bf16"));
+                     {1, 1 + p2_6, 1, 131072, dInf, -0.0, 0.30078125}, "add bf16"));
     // 3 * (1 + 2^-7) = 3.0234375, a tie between 3.015625 and 3.03125 (even); 2^100 * 2^100 is
     // finite in bf16 (f16: inf); 2^-60 * 2^-60 = 2^-120 is a normal bf16.
     EXPECT_TRUE(same(BF, bin(TGL_OP_MUL, {3, std::ldexp(1.0, 100), std::ldexp(1.0, -60), -2}, {1 + p2_7, std::ldexp(1.0, 100), std::ldexp(1.0, -60), 0}),
                      {3.03125, std::ldexp(1.0, 200), std::ldexp(1.0, -120), -0.0}, "mul bf16"));
-    EXPECT_TRUE(same(BF, bin(TGL_OP_DIV, {1, 1, 0, -1}, {3, 0, 0, kInfD}), {0.333984375, kInfD, kNaND, -0.0}, "div bf16"));
-    EXPECT_TRUE(same(BF, bin(TGL_OP_MAXIMUM, {1, kNaND, -0.0, -kInfD}, {2, 1, 0.0, 5}), {2, kNaND, 0.0, 5}, "maximum bf16"));
-    EXPECT_TRUE(same(BF, bin(TGL_OP_SUB, {kInfD, 1}, {kInfD, 1 + p2_7}), {kNaND, -p2_7}, "sub bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_DIV, {1, 1, 0, -1}, {3, 0, 0, dInf}), {0.333984375, dInf, dNaN, -0.0}, "div bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_MAXIMUM, {1, dNaN, -0.0, -dInf}, {2, 1, 0.0, 5}), {2, dNaN, 0.0, 5}, "maximum bf16"));
+    EXPECT_TRUE(same(BF, bin(TGL_OP_SUB, {dInf, 1}, {dInf, 1 + p2_7}), {dNaN, -p2_7}, "sub bf16"));
 }
 
 TEST(DtypeBf16, UnaryOps) {
     const tgl_dtype BF = TGL_DTYPE_BF16;
     auto un = [&](tgl_op op, const std::vector<double>& x) { return run_dt(op, {{BF, {int64_t(x.size())}, x}}, BF, {int64_t(x.size())}); };
-    EXPECT_TRUE(same(BF, un(TGL_OP_ABS, {-2.5, -0.0, kNaND, -kInfD, -std::ldexp(1.0, -126)}),
-                     {2.5, 0.0, kNaND, kInfD, std::ldexp(1.0, -126)}, "abs bf16"));
+    EXPECT_TRUE(same(BF, un(TGL_OP_ABS, {-2.5, -0.0, dNaN, -dInf, -std::ldexp(1.0, -126)}),
+                     {2.5, 0.0, dNaN, dInf, std::ldexp(1.0, -126)}, "abs bf16"));
     EXPECT_TRUE(same(BF, un(TGL_OP_NEG, {-2.5, 0.0, 3.3895313892515355e38}), {2.5, -0.0, -3.3895313892515355e38}, "neg bf16"));
     // sqrt(2) = 1.41421356... is 181.02 ulps of 2^-7: 1.4140625.
-    EXPECT_TRUE(same(BF, un(TGL_OP_SQRT, {4, 2, -1, kInfD}), {2, 1.4140625, kNaND, kInfD}, "sqrt bf16"));
+    EXPECT_TRUE(same(BF, un(TGL_OP_SQRT, {4, 2, -1, dInf}), {2, 1.4140625, dNaN, dInf}, "sqrt bf16"));
     // exp(12) = 162754.79 is finite in bf16 (f16: inf): 162816 (159 * 2^10, within half an ulp).
-    EXPECT_TRUE(same(BF, un(TGL_OP_EXP, {0, 12, -kInfD, 100}), {1, 162816, 0, kInfD}, "exp bf16", CompareMode::Exact));
-    EXPECT_TRUE(same(BF, un(TGL_OP_RELU, {-1, 3, kNaND}), {0, 3, kNaND}, "relu bf16"));
+    EXPECT_TRUE(same(BF, un(TGL_OP_EXP, {0, 12, -dInf, 100}), {1, 162816, 0, dInf}, "exp bf16", CompareMode::Exact));
+    EXPECT_TRUE(same(BF, un(TGL_OP_RELU, {-1, 3, dNaN}), {0, 3, dNaN}, "relu bf16"));
 }
 
 // One rounding of the whole result: 1 + 2^-8 + 2^-8 = 1 + 2^-7 in bf16, where rounding after each
