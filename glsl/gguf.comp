@@ -357,7 +357,7 @@ float chunk_dot(Chunk k, int side, vec4 x[8], vec2 sx) {
             sqx.x = dot_into(sqx.x, low_nibbles(b, bias), x[j]);
             sqx.y = dot_into(sqx.y, high_nibbles(b, bias), x[4 + j]);
         }
-    } else if (dt == DT_Q4_K) {  // nibble half `high` of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
+    } else if (dt == DT_Q4_K) {  // the nibble half of `side` (1: high) of the pair's bytes 0..15 (unit 0), 16..31 (unit 1)
         for (int j = 0; j < 8; ++j) {
             uvec2 b = quant_bytes(k, shifted, j, 8);
             sqx[j >> 2] = dot_into(sqx[j >> 2], side != 0 ? high_nibbles(b, 0.0) : low_nibbles(b, 0.0), x[j]);
