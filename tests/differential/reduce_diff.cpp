@@ -330,9 +330,10 @@ ValueGen gen_for(const OpDef& o, tgl_dtype xt, bool specials) {
         g = float_values(xt, -2, 3);
     }
     if (specials && is_float_dtype(xt)) {
-        if (o.op == TGL_OP_VAR || o.op == TGL_OP_STD || o.op == TGL_OP_CUMPROD) {
+        if (o.op == TGL_OP_VAR || o.op == TGL_OP_STD || o.op == TGL_OP_CUMPROD || o.op == TGL_OP_CUMSUM) {
             // NaN, +-inf, +-0 only: near the largest finite value the f32 intermediates (squared
-            // deviations, running products) overflow where the reference's double ones do not.
+            // deviations, running products and sums) overflow where the reference's double ones do
+            // not (-max, -max, +max: -inf in f32, -max in double).
             ValueGen base = g;
             g = [base](Rng& r) {
                 static const std::vector<double> sp = {std::numeric_limits<double>::quiet_NaN(), kInf, -kInf, 0.0, -0.0};
