@@ -160,6 +160,9 @@ uniform int u_b_n_str;
 // Whether format dt's units have an offset term (offset * sum(x)): all but q8_0 and q4_0 (whose
 // quants are decoded as q - 8), which then need no sums of x either.
 #define GEMV_HAS_OFFSETS(dt) ((dt) != DT_Q4_0 && (dt) != DT_Q8_0)
+// Whether format dt's blocks are an f16 scale and then the quants (q4_0's 18 bytes, q8_0's 34):
+// blocks on 2-byte boundaries, every other one starting 2 bytes into a word.
+#define GEMV_D_BLOCK(dt) ((dt) == DT_Q4_0 || (dt) == DT_Q8_0)
 struct Chunk {
     uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
     uint next;             // the word after them (their last 2 bytes where shifted)
@@ -247,7 +250,7 @@ Chunk load_chunk(int row, int c, int side) {
     int dt = GGUF_DT;
     if (dt == DT_Q4_K) {
         k = q4k_chunk(uint(row + (c >> 3) * 144) >> 2, (c & 7) >> 1, side != 0);
-    } else if (dt == DT_Q4_0 || dt == DT_Q8_0) {
+    } else if (GEMV_D_BLOCK(dt)) {
         int n = dt == DT_Q8_0 ? 8 : 4;
         uint a = uint(row + c * (4 * n + 2));
         bool odd = GEMV_W_ALIGNED ? side != 0 : (a & 2u) != 0u;  // aligned rows: the odd blocks start 2 bytes into a word
@@ -276,7 +279,7 @@ void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
         k1 = q4k_chunk(h, p & 3, true);
         return;
     }
-    if (GEMV_W_ALIGNED && (dt == DT_Q4_0 || dt == DT_Q8_0)) {  // the pair's 8n + 4 bytes start on a word: block 1 at word n
+    if (GEMV_W_ALIGNED && GEMV_D_BLOCK(dt)) {  // the pair's 8n + 4 bytes start on a word: block 1 at word n
         int n = dt == DT_Q8_0 ? 8 : 4;
         uint w = uint(row + p * (8 * n + 4)) >> 2;
         k0 = d_block_chunk(w, false, n);
@@ -320,7 +323,7 @@ vec4 signed_bytes(uvec2 b) {
 // tested k.shifted at run time for every 4 bytes: docs/quantized.md, tenth look).
 bool chunk_shifted(Chunk k, int side) {
     int dt = GGUF_DT;
-    if (dt != DT_Q4_0 && dt != DT_Q8_0) return false;
+    if (!GEMV_D_BLOCK(dt)) return false;
     return GEMV_W_ALIGNED ? side == 0 : k.shifted;
 }
 

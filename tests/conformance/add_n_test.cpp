@@ -109,7 +109,6 @@ TEST_F(AddN, EmptyOutput) {
 TEST_F(AddN, BadInputIsRejected) {
     const Shape s{3};
     const Values v = {1, 2, 3};
-    const tgl_dtype F32 = TGL_DTYPE_F32;
     expect_rejected(TGL_OP_ADD_N, nullptr, {}, {output_of(F32, s)}, TGL_ERROR_INVALID_ARGUMENT, {"add_n", "1 to 8 inputs"});
     expect_rejected(TGL_OP_ADD_N, nullptr, {input_values(F32, s, v), input_values(F32, s, v), input_values(TGL_DTYPE_F16, s, v)},
                     {output_of(F32, s)}, TGL_ERROR_DTYPE_MISMATCH, {"add_n", "x2", "f16"});

@@ -290,7 +290,7 @@ std::vector<BadCase> bad_cases() {
     c.push_back({"GatherOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
                      tgl_tensor in[2] = {k.x.desc(), k.I.desc()};
                      tgl_tensor y = self_overlap(k.y.desc(), {2, 3}, {1, 1});
-                     tgl_axis_params p{sizeof p, 1};
+                     tgl_axis_params p{sizeof p, 1, 0};
                      return k.api.run_op(k.d.handle(), TGL_OP_GATHER, &p, in, 2, &y, 1);
                  }});
     c.push_back({"SoftmaxOutputOverlapsItself", TGL_ERROR_INVALID_ARGUMENT, y_tokens, [=](Ctx& k) {
@@ -307,7 +307,7 @@ std::vector<BadCase> bad_cases() {
                      // x (2, 3, 1), argmax over its last axis into an i32 y (2, 3) over I's buffer.
                      tgl_tensor x = self_overlap(k.x.desc(), {2, 3, 1}, {3, 1, 1});
                      tgl_tensor y = self_overlap(k.I.desc(), {2, 3}, {1, 1});
-                     tgl_arg_reduce_params p{sizeof p, 2, 0, 0};
+                     tgl_arg_reduce_params p{sizeof p, 2, 0, 0, 0};
                      return k.api.run_op(k.d.handle(), TGL_OP_ARGMAX, &p, &x, 1, &y, 1);
                  }});
     return c;

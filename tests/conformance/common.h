@@ -16,14 +16,12 @@
 namespace conf {
 
 using namespace tgl_test;
+using namespace tgl_test::dtype_names;
 
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const double dInf = std::numeric_limits<double>::infinity();
 const double dNaN = std::numeric_limits<double>::quiet_NaN();
-// Short names of the dtypes, for the tests' tables.
-const tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I64 = TGL_DTYPE_I64, I32 = TGL_DTYPE_I32,
-                I16 = TGL_DTYPE_I16, I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, BOOL = TGL_DTYPE_BOOL;
 
 inline Device& dev() { return shared_device(Role::Plugin); }
 inline Plugin& plug() { return plugin(Role::Plugin); }

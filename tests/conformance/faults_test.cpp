@@ -529,6 +529,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     std::printf("[ faults   ] %d malformed TGL_* values refused at device_open\n", tried);
 }
 
+#ifndef TGL_FAULTS_SANITIZED
 // The child of ScratchAllocationFailureOnWorkerThreadsIsAStatus: exits 0 if the sort under the cap
 // is RESOURCE_EXHAUSTED about memory and an add is exact afterwards (3: setrlimit failed, 4: wrong
 // status or message, 5: add not exact after, 6: a setup call failed).
@@ -564,6 +565,7 @@ void sort_under_address_space_cap() {
     std::fflush(stderr);
     std::_Exit(code);
 }
+#endif
 
 // A kernel's scratch allocation failing on a worker thread of the CPU plugin's parallel_for (a
 // sort of two 4M-element rows with the default thread count, RLIMIT_AS = VmSize + 80 MiB: each

@@ -266,7 +266,7 @@ TEST_F(GraphTest, ReplayOfAnOpWithADeviceCheck) {
     tgl_tensor in[2] = {tgl_tensor_contiguous(x, 0, TGL_DTYPE_F32, 1, &n4),
                         tgl_tensor_contiguous(idx, 0, TGL_DTYPE_I32, 1, &n3)};
     tgl_tensor out = tgl_tensor_contiguous(y, 0, TGL_DTYPE_F32, 1, &n3);
-    tgl_axis_params a0{sizeof(tgl_axis_params), 0};
+    tgl_axis_params a0{sizeof(tgl_axis_params), 0, 0};
     ASSERT_EQ(d.api.graph_begin(d.h), TGL_OK);
     ASSERT_EQ(d.api.run_op(d.h, TGL_OP_GATHER, &a0, in, 2, &out, 1), TGL_OK) << plug().last_error();
     tgl_graph g = d.end();
@@ -462,7 +462,7 @@ TEST_F(GraphTest, ReplayWithNewInputsEqualsDirectRun) {
         const int64_t cs[2] = {rows, width}, rs[2] = {1, width}, one = 1;
         tgl_tensor ins[3] = {tgl_tensor_contiguous(c, 0, TGL_DTYPE_F32, 2, cs), tgl_tensor_contiguous(pos, 0, TGL_DTYPE_I32, 1, &one),
                              tgl_tensor_contiguous(h, 0, TGL_DTYPE_F32, 2, rs)};
-        tgl_axis_params ap{sizeof ap, 0};
+        tgl_axis_params ap{sizeof ap, 0, 0};
         EXPECT_EQ(d.api.run_op(d.h, TGL_OP_SET_ROWS, &ap, ins, 3, &ins[0], 1), TGL_OK) << plug().last_error();
         tgl_sample_params sp{sizeof sp, 0, 1.0f, 1.0f, seed_value, 0};
         const int64_t logits[2] = {2, rows * width / 2};

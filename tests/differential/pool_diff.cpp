@@ -223,7 +223,6 @@ TEST_F(PoolDiff, EmptyAndLarge) {
 // window loops short, returning TGL_OK): each maximum lies past position 65,535 of its window, the
 // averages are of positive values, so that a window walked only in part shows.
 TEST_F(PoolDiff, WideWindows) {
-    const tgl_dtype F32 = TGL_DTYPE_F32;
     auto values = [&](int64_t n) { return random_values(n, rng_, float_values(F32, 1, 2)); };
     tgl_pool_params p{};
     p.struct_size = sizeof p;

@@ -214,7 +214,7 @@ MultiSpec scatter(tgl_op op, const Shape& x, int axis, const Shape& index, const
 MultiSpec set_rows(const Shape& x, int axis, int64_t K, int64_t hi, Rng& rng) {
     Shape src = x;
     src[size_t(axis)] = K;
-    tgl_axis_params p{sizeof p, axis};
+    tgl_axis_params p{sizeof p, axis, 0};
     return spec(TGL_OP_SET_ROWS, param_bytes(p),
                 {floats(x, Kind::Contiguous, rng), ints({K}, TGL_DTYPE_I32, 0, hi, rng), floats(src, Kind::Stepped, rng)},
                 {output_of(F32, x)}, CompareMode::ExactBits, 0,
@@ -1122,7 +1122,7 @@ void expect_set_rows_in_place_matches(Device& subject, const Shape& cache, int a
     std::vector<double> xv(static_cast<size_t>(n), 0.0), sv(static_cast<size_t>(k), 0.0);
     for (double& v : xv) v = double(float(rng.uniform(-2, 2)));
     for (double& v : sv) v = double(float(rng.uniform(-2, 2)));
-    tgl_axis_params p{sizeof p, axis};
+    tgl_axis_params p{sizeof p, axis, 0};
     std::vector<std::vector<double>> got;
     for (Device* d : {&shared_device(Role::Reference), &subject}) {
         DeviceTensor x(*d, contiguous(cache), F32), idx(*d, contiguous({int64_t(index.size())}), TGL_DTYPE_I32),
@@ -1159,7 +1159,7 @@ TEST(WindowBigDiffInPlace, SetRowsKvCache144MiB) {
 TEST(WindowIndex, SetRowsBadIndexWritesNothing) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     Device& d = windowed_device();
-    tgl_axis_params p{sizeof p, 0};
+    tgl_axis_params p{sizeof p, 0, 0};
     expect_bad_index_writes_nothing(d, TGL_OP_SET_ROWS, &p,
                                     {input_values(F32, {3000, 2}, std::vector<double>(6000, 0.5)),
                                      input_values(TGL_DTYPE_I32, {4}, {2999, 0, 3000, 5}),
@@ -1227,7 +1227,7 @@ TEST(WindowIndex, GatherIndexInWindowsBadIndexWritesNothing) {
     std::vector<double> index(1200);
     for (double& v : index) v = double(rng.integer(0, 29));
     index[1000] = 30;
-    tgl_axis_params p{sizeof p, 1};
+    tgl_axis_params p{sizeof p, 1, 0};
     expect_bad_index_writes_nothing(d, TGL_OP_GATHER, &p,
                                     {input_values(F32, {40, 30}, std::vector<double>(1200, 1.5)), input_values(TGL_DTYPE_I32, {40, 30}, index)},
                                     {output_of(F32, {40, 30})}, "holds 30 at position 1000");
@@ -1451,7 +1451,7 @@ TEST(WindowRefused, SaysWhy) {
         {TGL_OP_SCATTER, {}, {floats({3000}, Kind::Contiguous, rng), ints({1100}, TGL_DTYPE_I32, 0, 2999, rng),
                               floats({1100}, Kind::Contiguous, rng)},
          {output_of(F32, {3000})}, "one such row of each must fit one window"},
-        {TGL_OP_GATHER, param_bytes(tgl_axis_params{sizeof(tgl_axis_params), 0}), {floats({40, 30}, Kind::Contiguous, rng), transposed_index},
+        {TGL_OP_GATHER, param_bytes(tgl_axis_params{sizeof(tgl_axis_params), 0, 0}), {floats({40, 30}, Kind::Contiguous, rng), transposed_index},
          {output_of(F32, {40, 30})}, "such a cut does not shrink it"},
         {TGL_OP_ROPE, {}, {floats({40, 32}, Kind::Contiguous, rng), ints({40}, TGL_DTYPE_I32, 0, 9, rng), absent_input(),
                            floats({10, 16}, Kind::Contiguous, rng), floats({10, 16}, Kind::Contiguous, rng)},

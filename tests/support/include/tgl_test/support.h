@@ -40,6 +40,12 @@
 
 namespace tgl_test {
 
+// Short names of the dtypes, for the suites' tables (`using namespace tgl_test::dtype_names`).
+namespace dtype_names {
+constexpr tgl_dtype F32 = TGL_DTYPE_F32, F16 = TGL_DTYPE_F16, BF16 = TGL_DTYPE_BF16, I64 = TGL_DTYPE_I64,
+                    I32 = TGL_DTYPE_I32, I16 = TGL_DTYPE_I16, I8 = TGL_DTYPE_I8, U8 = TGL_DTYPE_U8, BOOL = TGL_DTYPE_BOOL;
+}  // namespace dtype_names
+
 // ------------------------------------------------------------------------------------------------
 // Configuration
 // ------------------------------------------------------------------------------------------------
