@@ -141,6 +141,7 @@ std::vector<uint8_t> pattern(size_t bytes, uint8_t seed) {
     return v;
 }
 
+#ifndef TGL_FAULTS_SANITIZED  // the RLIMIT_AS tests' helpers (their tests skip under a sanitizer)
 long vm_size_kib() {
     std::ifstream status("/proc/self/status");
     std::string line;
@@ -154,7 +155,6 @@ long vm_size_kib() {
 // driver raises GL_OUT_OF_MEMORY; CPU plugin: operator new fails). The refusal is
 // RESOURCE_EXHAUSTED with a message; a buffer allocated before keeps its bytes; with the limit
 // lifted, the 512 MiB buffer and an op work.
-#ifndef TGL_FAULTS_SANITIZED
 // The body of OutOfHostMemoryIsResourceExhaustedAndRecoverable, run in a fresh process.
 void out_of_host_memory_body() {
     std::unique_ptr<Device> d = open_with({});
