@@ -1299,8 +1299,8 @@ TEST(WindowExact, GradSumsMatchTheUnsplitOpBitForBit) {
 // A convolution in pieces over its input channels against the unsplit op on the same device: the
 // same products, their f32 sums added piece by piece instead of in one run, the bias and the
 // activation applied once, at the end. f32: NMSE within kConvPieces (f32 rounding of a reordered
-// sum); f16: y rounded once from f32 sums that agree that closely, so every element equal or one
-// f16 step apart (kConvPiecesF16 bounds the NMSE of those steps).
+// sum); f16: y rounded once from f32 sums that agree that closely, so every element within one
+// f16 step and the sums' few f32 steps (kConvPiecesF16 bounds the NMSE of those steps).
 TEST(WindowExact, ConvInputChannelPiecesMatchTheUnsplitOp) {
     if (plugin(Role::Subject).name() != "gles") GTEST_SKIP() << "the max_window hook is the GLES plugin's";
     constexpr double kConvPieces = 1e-12, kConvPiecesF16 = 1e-7;
@@ -1320,12 +1320,19 @@ TEST(WindowExact, ConvInputChannelPiecesMatchTheUnsplitOp) {
         EXPECT_TRUE(compare(s.outputs[0].dtype, split, whole, s.outputs[0].view.shape, f16 ? kConvPiecesF16 : kConvPieces,
                             CompareMode::Nmse, s.what + ": in pieces vs whole"));
         if (f16) {
-            // One f16 step: 2^-10 of the value's binade, and 2^-24 below the smallest normal, 2^-14
-            // (the floor is exactly 2^-14: 6.1e-5, a hair under it, once failed a subnormal element).
+            // One f16 step (2^-10 of the value's binade, and 2^-24 below the smallest normal, 2^-14),
+            // plus the f32 sums' reordering error: a few f32 steps of the partial sums, which for an
+            // element that cancels to near 0 exceed its own f16 step (seed 3847083780518805872:
+            // 0.000211 two steps apart). The partials are of the size of the largest |y|; over 151
+            // seeds on llvmpipe the excess reached 2^-23.5 of it; allowed: 2^-19 (32 times that).
             constexpr double kF16MinNormal = 0x1p-14;
+            double largest = 0;
+            for (double w : whole) largest = std::max(largest, std::abs(w));
             for (size_t i = 0; i < split.size(); ++i) {
-                ASSERT_LE(std::abs(split[i] - whole[i]), std::ldexp(std::max(std::abs(whole[i]), kF16MinNormal), -10))
-                    << s.what << ": element " << i << " in pieces " << split[i] << ", whole " << whole[i];
+                const double step = std::ldexp(std::max(std::abs(whole[i]), kF16MinNormal), -10);
+                ASSERT_LE(std::abs(split[i] - whole[i]), step + std::ldexp(largest, -19))
+                    << s.what << ": element " << i << " in pieces " << split[i] << ", whole " << whole[i]
+                    << " (largest |y| " << largest << ")";
             }
         }
     }

@@ -56,7 +56,7 @@ uint64_t gap_bits(tgl_dtype dt) {
     }
 }
 
-bool poison_detectable(tgl_dtype dt) { return dt != TGL_DTYPE_I8 && dt != TGL_DTYPE_U8; }
+bool poison_detectable(tgl_dtype dt) { return dt != TGL_DTYPE_I8 && dt != TGL_DTYPE_U8 && dt != TGL_DTYPE_I16; }
 
 DeviceTensor::DeviceTensor(Device& device, View view, tgl_dtype dtype)
     : device_(device), view_(std::move(view)), dtype_(dtype) {

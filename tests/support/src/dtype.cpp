@@ -323,7 +323,9 @@ Storage random_storage(tgl_dtype dt, int64_t elements, Rng& rng, const ValueGen&
     Storage s = Storage::from_values(dt, random_values(elements, rng, gen));
     // The integer dtypes whose range holds their poison pattern (the float poisons are NaN payloads
     // no generator makes; i64's lies past the 2^53 the generators keep to): that value becomes its
-    // neighbour, so that an output element holding the poison was not written.
+    // neighbour, so that an op that moves input elements never writes the poison (i32: an output
+    // element holding it was not written; i16, not poison_detectable: the comparison's mark of a
+    // poison value is not one of the inputs').
     if (dt == TGL_DTYPE_I16 || dt == TGL_DTYPE_I32)
         for (int64_t i = 0; i < elements; ++i)
             if (s.bits(i) == poison_bits(dt)) s.set_bits(i, poison_bits(dt) ^ 1u);

@@ -389,9 +389,11 @@ float poison_value();
 //     0xDEADBEEFDEADBEEF, i16 0xBEEF, i8, u8 and bool 0xEE.
 uint64_t poison_bits(tgl_dtype dt);
 uint64_t gap_bits(tgl_dtype dt);
-// Whether an element still holding the poison was surely never written: false for i8 and u8, where
-// 0xA5 is also a value an op may write. Their unwritten elements show up in the comparison (which
-// marks got values equal to the poison).
+// Whether an element still holding the poison was surely never written: true where an op writes
+// the poison with odds of at most 2^-32 an element (the floats' NaN payloads, i32, i64, bool's 0xA5);
+// false for i8, u8 and i16, whose poisons (0xA5, 0xDEAD) are values a wrapping cast or integer op
+// writes one time in 2^8 or 2^16 (a cast to i16 did, seed 6309134244368608196). Their unwritten
+// elements show up in the comparison (which marks got values equal to the poison).
 bool poison_detectable(tgl_dtype dt);
 
 // A view in its own device buffer: [guard][storage][guard], elements of one dtype (default f32).
@@ -487,7 +489,8 @@ const std::vector<double>& special_values_of(tgl_dtype dt);
 std::vector<double> random_values(int64_t n, Rng& rng, const ValueGen& gen);
 // Random elements of dt, none of them the dtype's poison pattern: i16 and i32 values drawn from
 // their whole range could be 0xDEAD / 0x7FC0DEAD (one in 2^16 / 2^32), and an op that moves such an
-// element into its output would read as one that never wrote it (poison_detectable).
+// element into its output would read as one that never wrote it (poison_detectable, i32) or be
+// marked as the poison by the comparison (i16).
 Storage random_storage(tgl_dtype dt, int64_t elements, Rng& rng, const ValueGen& gen);
 
 // ------------------------------------------------------------------------------------------------
