@@ -161,8 +161,10 @@ uniform int u_b_n_str;
 // quants are decoded as q - 8), which then need no sums of x either.
 #define GEMV_HAS_OFFSETS(dt) ((dt) != DT_Q4_0 && (dt) != DT_Q8_0)
 // Whether format dt's blocks are an f16 scale and then the quants (q4_0's 18 bytes, q8_0's 34):
-// blocks on 2-byte boundaries, every other one starting 2 bytes into a word.
+// blocks on 2-byte boundaries, every other one starting 2 bytes into a word. GEMV_D_WORDS: such a
+// block's n words of quants (4 n + 2 bytes a block).
 #define GEMV_D_BLOCK(dt) ((dt) == DT_Q4_0 || (dt) == DT_Q8_0)
+#define GEMV_D_WORDS(dt) ((dt) == DT_Q8_0 ? 8 : 4)
 struct Chunk {
     uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
     uint next;             // the word after them (their last 2 bytes where shifted)
@@ -216,6 +218,10 @@ Chunk d_block_chunk(uint w, bool odd, int n) {
     return k;
 }
 
+const uint kTwo23Bits = 0x4B000000u;  // 2^23
+// v < 2^23 as a float without a conversion instruction: 2^23 + v less 2^23 (fields() below).
+float small_uint_float(uint v) { return uintBitsToFloat(kTwo23Bits | v) - 8388608.0; }
+
 // q4_K: sub-block 2j + (hi ? 1 : 0) of the super-block whose words start at h (144-byte blocks,
 // word-aligned): the 32 bytes of pair j and the scale header, the same loads for both halves.
 Chunk q4k_chunk(uint h, int j, bool hi) {
@@ -238,8 +244,8 @@ Chunk q4k_chunk(uint h, int j, bool hi) {
 #endif
     uvec2 sm = gguf_k_scale_min_words(sc, 2 * j + (hi ? 1 : 0));
     vec2 d_min = unpackHalf2x16(dm);
-    float scale = d_min.x * float(sm.x);       // exact: 11 x 6 bits
-    float offset = -(d_min.y * float(sm.y));  // exact
+    float scale = d_min.x * small_uint_float(sm.x);       // exact: 11 x 6 bits
+    float offset = -(d_min.y * small_uint_float(sm.y));  // exact
     k.so = vec4(scale, scale, offset, offset);
     return k;
 }
@@ -251,7 +257,7 @@ Chunk load_chunk(int row, int c, int side) {
     if (dt == DT_Q4_K) {
         k = q4k_chunk(uint(row + (c >> 3) * 144) >> 2, (c & 7) >> 1, side != 0);
     } else if (GEMV_D_BLOCK(dt)) {
-        int n = dt == DT_Q8_0 ? 8 : 4;
+        int n = GEMV_D_WORDS(dt);
         uint a = uint(row + c * (4 * n + 2));
         bool odd = GEMV_W_ALIGNED ? side != 0 : (a & 2u) != 0u;  // aligned rows: the odd blocks start 2 bytes into a word
         k = d_block_chunk(a >> 2, odd, n);
@@ -280,7 +286,7 @@ void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
         return;
     }
     if (GEMV_W_ALIGNED && GEMV_D_BLOCK(dt)) {  // the pair's 8n + 4 bytes start on a word: block 1 at word n
-        int n = dt == DT_Q8_0 ? 8 : 4;
+        int n = GEMV_D_WORDS(dt);
         uint w = uint(row + p * (8 * n + 4)) >> 2;
         k0 = d_block_chunk(w, false, n);
         k1 = d_block_chunk(w + uint(n), true, n);
@@ -298,7 +304,6 @@ void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
 // b + 128 (flipped by the same instruction that masks it) and offset by 128 more.
 // The decoders take 4 bytes as two words b: b.x holds bytes 0 and 1 in its low half, b.y bytes 2
 // and 3 (their high halves are masked away), so that bytes 2 bytes into a word cost no more.
-const uint kTwo23Bits = 0x4B000000u;  // 2^23
 vec4 fields(uvec4 w, uvec4 mask, uvec4 flip, vec4 inv, vec4 off) { return uintBitsToFloat((w & mask) ^ flip) * inv - off; }
 // Nibbles less `bias` (a constant: q4_0's 8, else 0), exact in the same multiply-add: q4_0's
 // blocks then need no offset term, nor x its unit sums.
@@ -424,16 +429,26 @@ vec4 x_quad(int xa, int k) {
 uvec4 x_octet(int xa, int o) { return o < u_K / 8 ? x_oct[(xa >> 3) + o] : uvec4(0u); }
 #endif
 
-// x staged an octet an invocation where the format needs no unit sums (q4_0, q8_0: no offsets),
-// the first octet's load issued before W's first trip (X_BY_OCTETS); else a unit of 16 an
-// invocation, with its sum.
-#if defined(X_F16_OCTETS) && defined(W_DTYPE) && !GEMV_HAS_OFFSETS(W_DTYPE)
+// x staged an octet an invocation, the first octet's load issued before W's first trip
+// (X_BY_OCTETS), where the format needs no unit sums (q4_0, q8_0: no offsets) or the two octets of
+// a unit are summed by a shuffle; else a unit of 16 an invocation, with its sum.
+#if defined(X_F16_OCTETS) && defined(W_DTYPE) && (!GEMV_HAS_OFFSETS(W_DTYPE) || defined(TGL_SUBGROUP_SIZE))
 #define X_BY_OCTETS
-// Octet o (quads 2 (o & 1) and the next of unit o / 2) into s_x.
-void put_octet(int o, uvec4 v) {
+// Octet o (quads 2 (o & 1) and the next of unit o / 2) into s_x where `staged` (o below the staged
+// octets), and the unit's sum into s_sx where the format has offsets. Every invocation of the
+// workgroup calls it (the shuffle: octets o and o ^ 1 are slots lid and lid ^ 1).
+void put_octet(int o, uvec4 v, bool staged) {
+    vec4 q0 = octet_quad(v, 0), q1 = octet_quad(v, 1);
     int u = o >> 1, j = 4 * (u & 3) + 2 * (o & 1);
-    s_x[j * X_STR + (u >> 2)] = octet_quad(v, 0);
-    s_x[(j + 1) * X_STR + (u >> 2)] = octet_quad(v, 1);
+    if (staged) {
+        s_x[j * X_STR + (u >> 2)] = q0;
+        s_x[(j + 1) * X_STR + (u >> 2)] = q1;
+    }
+#if GEMV_HAS_OFFSETS(W_DTYPE)
+    float s = dot(q0 + q1, vec4(1.0));
+    s += subgroupShuffleXor(s, 1u);
+    if (staged && (o & 1) == 0) s_sx[u >> 2][u & 3] = s;
+#endif
 }
 #else
 // Unit u (4 quads) into s_x, with its sum into s_sx where the format has offsets.
@@ -450,7 +465,10 @@ int staged_units() { return 4 * ((u_K + 63) / 64); }
 void stage_x(int m, int lid, int from) {
     int units = staged_units(), xa = u_x_offset + m * u_x_m_str;
 #if defined(X_BY_OCTETS)
-    for (int o = from + lid; o < 2 * units; o += WG_SIZE) put_octet(o, x_octet(xa, o));
+    for (int o0 = from; o0 < 2 * units; o0 += WG_SIZE) {  // in step across the workgroup (put_octet)
+        int o = o0 + lid;
+        put_octet(o, o < 2 * units ? x_octet(xa, o) : uvec4(0u), o < 2 * units);
+    }
 #else
     for (int u = from + lid; u < units; u += WG_SIZE) {
         vec4 q[4];
@@ -579,7 +597,7 @@ void main() {
         uvec4 xo = x_first ? x_octet(x_at, lid) : uvec4(0u);
         if (pairs > 0) load_trip(w_row, lane, pairs, ch);
         loaded = true;
-        if (x_first) put_octet(lid, xo);
+        put_octet(lid, xo, x_first);
         stage_x(m, lid, WG_SIZE);
 #else
 #if defined(W_DTYPE)

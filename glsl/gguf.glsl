@@ -62,13 +62,21 @@ uvec4 gguf_load16(uint a) {
 // Byte i (0..15) of a uvec4 of 16 bytes.
 uint gguf_byte_of(uvec4 v, int i) { return (v[i >> 2] >> (uint(i & 3) * 8u)) & 0xffu; }
 
-// q4_K/q5_K: the 6-bit scale and min of sub-block s (0..7) from the 12 scale bytes as 3 words
-// (byte i: bits 8 (i % 4) of word i / 4), or at byte address a.
-uint gguf_k_scale_byte(uvec3 sc, int i) { return ((i < 4 ? sc.x : i < 8 ? sc.y : sc.z) >> (uint(i & 3) * 8u)) & 0xffu; }
-uvec2 gguf_k_scale_min_words(uvec3 sc, int s) {
-    uint b = gguf_k_scale_byte(sc, s), b4 = gguf_k_scale_byte(sc, s + 4), b_4 = gguf_k_scale_byte(sc, s - 4);
-    return s < 4 ? uvec2(b & 63u, b4 & 63u) : uvec2((b4 & 15u) | ((b_4 >> 6) << 4), (b4 >> 4) | ((b >> 6) << 4));
+// q4_K/q5_K: the 6-bit scales and mins of sub-blocks 2j and 2j + 1 (scales in bytes 0 and 1 of .x,
+// mins in those of .y) from the 12 scale bytes as 3 words (byte i: bits 8 (i % 4) of word i / 4).
+// Word-wide, two sub-blocks at once and no selects by byte: sub-blocks 0..3 are the low 6 bits of
+// bytes 0..3 (scales) and 4..7 (mins); 4..7 the low (scales) and high (mins) nibbles of bytes 8..11,
+// their top 2 bits the top bits of bytes 0..3 (scales) and 4..7 (mins). (Per byte, with selects
+// and integer conversions, it made the q4_K GEMV 5% slower on an H100: docs/quantized.md.)
+uvec2 gguf_k_pair_scale_min_words(uvec3 sc, int j) {
+    uint sh = uint(j & 1) * 16u;
+    uint a = sc.x >> sh, b = sc.y >> sh, z = sc.z >> sh;
+    uvec2 low = uvec2(a & 0x3F3Fu, b & 0x3F3Fu);
+    uvec2 high = uvec2((z & 0x0F0Fu) | ((a >> 2) & 0x3030u), ((z >> 4) & 0x0F0Fu) | ((b >> 2) & 0x3030u));
+    return j < 2 ? low : high;  // a select: j differs between neighbouring lanes of the GEMV
 }
+// Sub-block s (0..7) alone: (scale, min); gguf_k_scale_min reads the 12 bytes at byte address a.
+uvec2 gguf_k_scale_min_words(uvec3 sc, int s) { return (gguf_k_pair_scale_min_words(sc, s >> 1) >> uint(s & 1) * 8u) & 0xFFu; }
 uvec2 gguf_k_scale_min(uint a, int s) { return gguf_k_scale_min_words(uvec3(gguf_u32(a), gguf_u32(a + 4u), gguf_u32(a + 8u)), s); }
 
 // Unit u (elements 16u .. 16u + 15) of the block at byte address blk: q[i], scale, offset.
