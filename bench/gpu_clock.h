@@ -10,6 +10,11 @@ namespace bench {
 // EGL device the plugin chose cannot be matched to an NVML index).
 int sm_clock_mhz();
 
+// Whether the SM clock now is at least 80 % of the highest this process has read (true where it is
+// unknown): the GPU runs at the clock it ramps up to under load, not one it dropped to while idle.
+// 80 %: well above an idle clock (345 - 600 MHz against 1980 on an H100), below mild throttling.
+bool sm_clock_ramped();
+
 }  // namespace bench
 
 #endif

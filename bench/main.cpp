@@ -326,6 +326,7 @@ Options parse_args(int argc, char** argv) {
         o.timing.max_time_s = 0.15;
     }
     if (o.max_time) o.timing.max_time_s = *o.max_time;
+    o.timing.clock_ready = sm_clock_ramped;
     return o;
 }
 

@@ -65,7 +65,9 @@ Stats measure(const std::function<double(int)>& sample, const TimingConfig& cfg,
         for (;;) {
             ws.push_back(sample(batch));
             const double elapsed = now_s() - t0;
-            if (elapsed >= cfg.warmup_s && settled(ws, cfg.settle_samples, cfg.settle_rel)) break;
+            if (elapsed >= cfg.warmup_s && settled(ws, cfg.settle_samples, cfg.settle_rel) &&
+                (!cfg.clock_ready || cfg.clock_ready()))
+                break;
             if (elapsed >= cfg.warmup_max_s) {
                 st.settled = false;
                 break;
