@@ -12,14 +12,14 @@ struct TimingConfig {
     // settle_samples samples within settle_rel of each other) or warmup_max_s has passed. An idle
     // GPU runs at a low clock and ramps up under load; sampling before it settles timed one row
     // 3x slow (issue 19: 17.6 ms against 6.1 ms on an H100 that had been idle).
-    // clock_ready (optional): the warm-up also goes on until it returns true, i.e. the GPU's clock has
-    // ramped up (main.cpp). Timings settle at a low clock too: a row measured right after a 2 - 3 s
-    // shader compile, with the GPU idle meanwhile, was timed at 600 MHz, 2.8x slow (bench/RESULTS.md
-    // GGUF round 9), its samples within 0.1 % of each other.
     double warmup_s = 0.2;
     double warmup_max_s = 3.0;
     int settle_samples = 3;
     double settle_rel = 0.03;
+    // Optional: the warm-up also goes on until it returns true, i.e. the GPU's clock has
+    // ramped up (main.cpp). Timings settle at a low clock too: a row measured right after a 2 - 3 s
+    // shader compile, with the GPU idle meanwhile, was timed at 600 MHz, 2.8x slow (bench/RESULTS.md
+    // GGUF round 9), its samples within 0.1 % of each other.
     std::function<bool()> clock_ready;
     double target_sample_s = 0.02; // calibrate batch so that one sample takes about this long
     int max_batch = 1000;
