@@ -66,8 +66,9 @@ uint gguf_byte_of(uvec4 v, int i) { return (v[i >> 2] >> (uint(i & 3) * 8u)) & 0
 // mins in those of .y) from the 12 scale bytes as 3 words (byte i: bits 8 (i % 4) of word i / 4).
 // Word-wide, two sub-blocks at once and no selects by byte: sub-blocks 0..3 are the low 6 bits of
 // bytes 0..3 (scales) and 4..7 (mins); 4..7 the low (scales) and high (mins) nibbles of bytes 8..11,
-// their top 2 bits the top bits of bytes 0..3 (scales) and 4..7 (mins). (Per byte, with selects
-// and integer conversions, it made the q4_K GEMV 5% slower on an H100: docs/quantized.md.)
+// their top 2 bits the top bits of bytes 0..3 (scales) and 4..7 (mins). (Decoded per byte with
+// selects, and the fields converted by integer conversions, the q4_K GEMV was 5% slower on an
+// H100: docs/quantized.md, eleventh look.)
 uvec2 gguf_k_pair_scale_min_words(uvec3 sc, int j) {
     uint sh = uint(j & 1) * 16u;
     uint a = sc.x >> sh, b = sc.y >> sh, z = sc.z >> sh;
