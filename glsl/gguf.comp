@@ -218,36 +218,64 @@ Chunk d_block_chunk(uint w, bool odd, int n) {
     return k;
 }
 
+// q4_0 (n = 4) or q8_0 (n = 8): the pair of blocks whose 8n + 4 bytes start on word w (rows on
+// 4-byte boundaries), its 2n + 1 words each loaded once: block 0's d is word 0's low half and its
+// quants start 2 bytes into it, ending in word n, whose high half is block 1's d; block 1's quants
+// are words n + 1 .. 2n.
+void d_block_pair(uint w, int n, out Chunk k0, out Chunk k1) {
+    k0 = empty_chunk();
+    k1 = empty_chunk();
+    uint mid = GGUF_WORD(w + uint(n)), q = w + uint(n) + 1u;
+    k0.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
+    k1.qs[0] = uvec4(GGUF_WORD(q), GGUF_WORD(q + 1u), GGUF_WORD(q + 2u), GGUF_WORD(q + 3u));
+    if (n == 8) {
+        k0.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
+        k1.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(q + 4u), GGUF_WORD(q + 5u), GGUF_WORD(q + 6u), GGUF_WORD(q + 7u));
+    }
+    k0.next = mid;
+    k0.shifted = true;
+    float d0 = unpackHalf2x16(k0.qs[0].x).x, d1 = unpackHalf2x16(mid).y;
+    k0.so = vec4(d0, d0, 0.0, 0.0);
+    k1.so = vec4(d1, d1, 0.0, 0.0);  // k1.next unread: its quants end on a word
+}
+
 const uint kTwo23Bits = 0x4B000000u;  // 2^23
 // v < 2^23 as a float without a conversion instruction: 2^23 + v less 2^23 (fields() below).
 float small_uint_float(uint v) { return uintBitsToFloat(kTwo23Bits | v) - 8388608.0; }
 
-// q4_K: sub-block 2j + (hi ? 1 : 0) of the super-block whose words start at h (144-byte blocks,
-// word-aligned): the 32 bytes of pair j and the scale header, the same loads for both halves.
-Chunk q4k_chunk(uint h, int j, bool hi) {
-    Chunk k = empty_chunk();
+// A q4_K sub-block's (scale, offset) from the super-block's (d, dmin) and its 6-bit (scale, min).
+vec4 q4k_scale_offset(vec2 d_min, uvec2 sm) {
+    float scale = d_min.x * small_uint_float(sm.x);       // exact: 11 x 6 bits
+    float offset = -(d_min.y * small_uint_float(sm.y));  // exact
+    return vec4(scale, scale, offset, offset);
+}
+
+// q4_K: pair j of the super-block whose words start at h (144-byte blocks, word-aligned): chunk
+// k0 the low nibbles of the pair's 32 bytes (sub-block 2j), k1 the high (2j + 1). The bytes and
+// the scale header are loaded, and the pair's scales decoded, once for both.
+void q4k_pair(uint h, int j, out Chunk k0, out Chunk k1) {
+    k0 = empty_chunk();
 #if defined(W_QUADS)
     // Rows on 16-byte boundaries: the header (d, dmin, the 12 scale bytes) and the pair's 32 bytes
     // are three 16-byte loads (twelve 4-byte ones otherwise).
     uint q = h >> 2;
     uvec4 head = w_quads[q];
-    k.qs[0] = w_quads[q + 1u + 2u * uint(j)];
-    k.qs[CHUNK_VEC4 - 1] = w_quads[q + 2u + 2u * uint(j)];
+    k0.qs[0] = w_quads[q + 1u + 2u * uint(j)];
+    k0.qs[CHUNK_VEC4 - 1] = w_quads[q + 2u + 2u * uint(j)];
     uvec3 sc = head.yzw;
     uint dm = head.x;
 #else
     uint w = h + 4u + uint(j) * 8u;
-    k.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
-    k.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
+    k0.qs[0] = uvec4(GGUF_WORD(w), GGUF_WORD(w + 1u), GGUF_WORD(w + 2u), GGUF_WORD(w + 3u));
+    k0.qs[CHUNK_VEC4 - 1] = uvec4(GGUF_WORD(w + 4u), GGUF_WORD(w + 5u), GGUF_WORD(w + 6u), GGUF_WORD(w + 7u));
     uvec3 sc = uvec3(GGUF_WORD(h + 1u), GGUF_WORD(h + 2u), GGUF_WORD(h + 3u));
     uint dm = GGUF_WORD(h);
 #endif
-    uvec2 sm = gguf_k_scale_min_words(sc, 2 * j + (hi ? 1 : 0));
+    uvec2 sm = gguf_k_pair_scale_min_words(sc, j);  // sub-block 2j in the low bytes, 2j + 1 the next
     vec2 d_min = unpackHalf2x16(dm);
-    float scale = d_min.x * small_uint_float(sm.x);       // exact: 11 x 6 bits
-    float offset = -(d_min.y * small_uint_float(sm.y));  // exact
-    k.so = vec4(scale, scale, offset, offset);
-    return k;
+    k1 = k0;
+    k0.so = q4k_scale_offset(d_min, sm & 0xFFu);
+    k1.so = q4k_scale_offset(d_min, (sm >> 8u) & 0xFFu);
 }
 
 // Chunk c of the row at byte `row`; side = c & 1 (a constant where the caller knows it).
@@ -255,7 +283,9 @@ Chunk load_chunk(int row, int c, int side) {
     Chunk k = empty_chunk();
     int dt = GGUF_DT;
     if (dt == DT_Q4_K) {
-        k = q4k_chunk(uint(row + (c >> 3) * 144) >> 2, (c & 7) >> 1, side != 0);
+        Chunk k1;
+        q4k_pair(uint(row + (c >> 3) * 144) >> 2, (c & 7) >> 1, k, k1);
+        if (side != 0) k = k1;
     } else if (GEMV_D_BLOCK(dt)) {
         int n = GEMV_D_WORDS(dt);
         uint a = uint(row + c * (4 * n + 2));
@@ -280,16 +310,12 @@ Chunk load_chunk(int row, int c, int side) {
 void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
     int dt = GGUF_DT;
     if (dt == DT_Q4_K) {
-        uint h = uint(row + (p >> 2) * 144) >> 2;
-        k0 = q4k_chunk(h, p & 3, false);
-        k1 = q4k_chunk(h, p & 3, true);
+        q4k_pair(uint(row + (p >> 2) * 144) >> 2, p & 3, k0, k1);
         return;
     }
-    if (GEMV_W_ALIGNED && GEMV_D_BLOCK(dt)) {  // the pair's 8n + 4 bytes start on a word: block 1 at word n
+    if (GEMV_W_ALIGNED && GEMV_D_BLOCK(dt)) {  // the pair's 8n + 4 bytes start on a word
         int n = GEMV_D_WORDS(dt);
-        uint w = uint(row + p * (8 * n + 4)) >> 2;
-        k0 = d_block_chunk(w, false, n);
-        k1 = d_block_chunk(w + uint(n), true, n);
+        d_block_pair(uint(row + p * (8 * n + 4)) >> 2, n, k0, k1);
         return;
     }
     k0 = load_chunk(row, 2 * p, 0);
