@@ -167,10 +167,11 @@ void run_index_select(GlesDevice& dev, const OpCall& call) {
     dev.submit("index_select", std::move(ds));
 }
 
-// PASS_GEMV's shape: TGL_TUNE_GGUF's (tuning.h), cut down only where the device cannot hold it (the
-// workgroup, the rows per invocation and the lanes halved until the partials, ROWS floats an
-// invocation, fit the shared memory). Neither M nor K changes it, so that a device compiles one
-// program per format (and x layout) for every decode GEMV.
+// PASS_GEMV's shape for N rows of W: TGL_TUNE_GGUF's (tuning.h), with half the lanes from its n<N>
+// rows on, cut down only where the device cannot hold it (the workgroup, the rows per invocation
+// and the lanes halved until the partials, ROWS floats an invocation, fit the shared memory).
+// Neither M nor K changes it, so that a device compiles at most two programs per format (and x
+// layout) for every decode GEMV.
 struct GemvShape {
     int lanes, rows, unroll, wg, passes;
     int64_t x_bytes;  // shared memory left for a staged row of x (gguf.comp X_SHARED; 0: none)
@@ -187,10 +188,11 @@ int64_t x_shared_pairs(int64_t K, int64_t x_bytes) {
     return pairs * (16 * 16 + 16) <= x_bytes ? pairs : 0;
 }
 
-GemvShape gemv_shape(GlesDevice& dev) {
+GemvShape gemv_shape(GlesDevice& dev, int64_t N) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
     GemvShape g{t.lanes, t.rows, t.unroll, t.wg, t.passes, 0};
+    if (t.halve_lanes_from > 0 && N >= t.halve_lanes_from) g.lanes = std::max(1, g.lanes / 2);
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
     const auto shared_bytes = [&] { return int64_t(g.rows) * g.wg * 4; };
     g.wg = std::max(g.wg, g.lanes);
@@ -371,7 +373,7 @@ void run_block_call(GlesDevice& dev, const OpCall& call) {
     case TGL_OP_INDEX_SELECT: return run_index_select(dev, call);
     case TGL_OP_LINEAR: {
         const MatmulPlan& p = call.matmul();
-        const GemvShape g = gemv_shape(dev);
+        const GemvShape g = gemv_shape(dev, p.N);
         const bool within = !dev.loop_limited() || p.M > kGemvMaxM || gemv_passes(g, p.M, p.K) <= kLoopTripBudget;
         // x in one window (else the float kernels, which cut it); W, y and the bias in chunks of rows.
         const bool x_fits = dev.window_bytes(call.inputs[0]) <= dev.max_window_bytes();

@@ -67,10 +67,11 @@ void read_gguf(GgufTuning& g) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens l<N> (a power of two <= 64), r<N> (1..8), u<N> (1..8), wg<N> (a power of two <= 1024), "
-                           "p<N> (1..8), x<0|1>, any subset, e.g. l32_r1_u1_wg512_p1_x1";
+                           "p<N> (1..8), x<0|1>, n<N> (0..2^30), any subset, e.g. l32_r1_u1_wg512_p1_x1_n8192";
     parse_tune_tokens(name, v, v,
                       {{"l", &g.lanes, 1, 64, false}, {"r", &g.rows, 1, 8, false}, {"u", &g.unroll, 1, 8, false},
-                       {"wg", &g.wg, 1, kMaxTileDim, false}, {"p", &g.passes, 1, 8, false}, {"x", &g.x_shared, 0, 1, false}},
+                       {"wg", &g.wg, 1, kMaxTileDim, false}, {"p", &g.passes, 1, 8, false}, {"x", &g.x_shared, 0, 1, false},
+                       {"n", &g.halve_lanes_from, 0, 1 << 30, false}},
                       {}, expected);
     if ((g.lanes & (g.lanes - 1)) || (g.wg & (g.wg - 1))) env_malformed(name, v, "l or wg is not a power of two", expected);
 }

@@ -178,19 +178,22 @@ struct SubmitTuning {
     int flush = 64;
 };
 
-// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u1_wg512_p1_x1" (the defaults; H200 and H100 sweeps in docs/quantized.md): the
+// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u1_wg512_p1_x1_n8192" (the defaults; H200 and H100 sweeps in docs/quantized.md): the
 // decode GEMV over GGUF block weights (gguf.comp PASS_GEMV, gguf_kernels.cpp): l<N> invocations
 // along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> pairs
 // of chunks of 32 elements in flight per invocation and row (1..8), wg<N> invocations per
 // workgroup (a power of two), p<N> groups of rows a workgroup takes one after another (1..8; x
 // staged once for all of them, the next group's first loads in flight during a group's sum),
 // x<0|1> each row of x widened once per workgroup into shared memory where it fits (1, the
-// default: the rows then neither load, widen nor sum x) or read by every invocation (0). Shapes a
+// default: the rows then neither load, widen nor sum x) or read by every invocation (0), n<N> the
+// rows of W from which the lanes along K are halved (0: never; a GEMV with many rows keeps the GPU
+// busy with fewer lanes a row, and each workgroup's staged x then serves twice the rows). Shapes a
 // device cannot hold are cut down (gguf_kernels.cpp).
 struct GgufTuning {
     int lanes = 32, rows = 1, unroll = 1, wg = 512;
     int passes = 1;
     int x_shared = 1;
+    int halve_lanes_from = 8192;  // H100: l16 gains 4 - 15% from 8192 rows on, loses 4% at 4096 (docs/quantized.md)
 };
 
 // TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 namespace diff {
 
 using namespace tgl_test;
@@ -121,6 +123,32 @@ inline Device& subject_device_with(const std::vector<std::pair<std::string, std:
 
 inline Device& subject_device_with(const std::string& name, const std::string& value) {
     return subject_device_with({{name, value}});
+}
+
+// A fresh file name for a subject's dispatch trace (TGL_GLES_TEST_PLAN_TRACE, backends/gles/
+// test_hooks.h: a line per dispatch naming its program and defines), for subject_device_with.
+inline std::string plan_trace_path(const std::string& what) {
+    static int serial = 0;
+    const std::string path =
+        ::testing::TempDir() + "tgl_" + what + "_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".trace";
+    std::remove(path.c_str());
+    return path;
+}
+
+// The trace written at `path` into *text, the file removed; false (with a note) where the subject
+// wrote none (not the GLES plugin), so that what it would show goes unchecked.
+inline bool take_plan_trace(const std::string& path, std::string* text) {
+    std::FILE* file = std::fopen(path.c_str(), "r");
+    if (!file) {
+        std::printf("[ note     ] the subject wrote no dispatch trace (not the GLES plugin): its programs not checked\n");
+        return false;
+    }
+    text->clear();
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, file)) > 0;) text->append(buf, n);
+    std::fclose(file);
+    std::remove(path.c_str());
+    return true;
 }
 
 // Runs `spec` on one plugin's shared device (or on `subject`, a device of the subject plugin);

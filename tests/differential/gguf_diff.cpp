@@ -193,7 +193,7 @@ TEST_F(Gguf, EmbeddingRows) {
 // workgroup's rows, and x read by every invocation (what rows too long to stage take; the default
 // stages).
 TEST_F(Gguf, GemvShapes) {
-    for (const char* shape : {"l4_r3_u1_wg8_p2_x1", "l4_r3_u1_wg8_x0"}) {
+    for (const char* shape : {"l4_r3_u1_wg8_p2_x1_n0", "l4_r3_u1_wg8_x0_n0"}) {
         SCOPED_TRACE(shape);
         g_subject = &subject_device_with("TGL_TUNE_GGUF", shape);
         for (tgl_dtype dt : {TGL_DTYPE_Q4_0, TGL_DTYPE_Q8_0, TGL_DTYPE_Q4_K, TGL_DTYPE_Q5_K}) {
@@ -203,6 +203,19 @@ TEST_F(Gguf, GemvShapes) {
         }
     }
     g_subject = nullptr;
+    // From n rows of W on, half the lanes: here l2 from 13 rows, l4 for 12 (the dispatch trace
+    // names each program's LANES).
+    for (int64_t N : {13, 12}) {
+        const std::string trace = plan_trace_path("gguf_lanes");
+        g_subject = &subject_device_with({{"TGL_GLES_TEST_PLAN_TRACE", trace}, {"TGL_TUNE_GGUF", "l4_r3_u1_wg8_p2_x1_n13"}});
+        for (tgl_dtype dt : {TGL_DTYPE_Q4_0, TGL_DTYPE_Q4_K}) linear_case(dt, rng_.integer(1, 8), 519, N, rng_);
+        g_subject = nullptr;
+        std::string text;
+        if (!take_plan_trace(trace, &text)) continue;
+        const std::string want = N >= 13 ? "LANES=2" : "LANES=4", other = N >= 13 ? "LANES=4" : "LANES=2";
+        EXPECT_NE(text.find(want), std::string::npos) << "N " << N << ": no GEMV dispatch with " << want << " in the trace:\n" << text;
+        EXPECT_EQ(text.find(other), std::string::npos) << "N " << N << ": a GEMV dispatch with " << other << " in the trace:\n" << text;
+    }
 }
 
 // The GEMV's f16 outputs in every layout: contiguous from an even element (stored as words of

@@ -8,7 +8,6 @@
 
 #include <array>
 #include <cstdio>
-#include <unistd.h>
 
 namespace diff {
 namespace {
@@ -302,24 +301,13 @@ TEST_F(MatmulShapesTuned, MatchesReference) {
     };
     const char* limits = std::getenv("TGL_GLES_LIMITS");
     const bool minimum = limits && std::string(limits) == "minimum";
-    static int serial = 0;
     for (const Forced& f : forced) {
         SCOPED_TRACE(std::string("TGL_TUNE_MATMUL=") + f.tune);
-        const std::string trace = ::testing::TempDir() + "tgl_matmul_shapes_" + std::to_string(::getpid()) + "_" +
-                                  std::to_string(serial++) + ".trace";
-        std::remove(trace.c_str());
+        const std::string trace = plan_trace_path("matmul_shapes");
         Device& d = subject_device_with({{"TGL_GLES_TEST_PLAN_TRACE", trace}, {"TGL_TUNE_MATMUL", f.tune}});
         for (const MM& m : *f.shapes) check(matmul_spec(m, rng_), &d);
-        std::FILE* file = std::fopen(trace.c_str(), "r");
-        if (!file) {
-            std::printf("[ note     ] the subject wrote no dispatch trace (not the GLES plugin): tiles not checked\n");
-            continue;
-        }
         std::string text;
-        char buf[4096];
-        for (size_t n; (n = std::fread(buf, 1, sizeof buf, file)) > 0;) text.append(buf, n);
-        std::fclose(file);
-        std::remove(trace.c_str());
+        if (!take_plan_trace(trace, &text)) continue;
         for (const char* e : minimum ? f.expect_min : f.expect)
             EXPECT_NE(text.find(e), std::string::npos) << "no matmul dispatch with '" << e << "' in the trace:\n" << text;
     }
