@@ -212,6 +212,10 @@ TEST_F(Gguf, GemvShapes) {
         g_subject = nullptr;
         std::string text;
         if (!take_plan_trace(trace, &text)) continue;
+        if (text.find("PASS_GEMV") == std::string::npos) {  // e.g. TGL_GLES_LIMITS=minimum: decoded, then the float linear
+            std::printf("[ note     ] N %d: the decode GEMV did not run on this device: its lanes not checked\n", int(N));
+            continue;
+        }
         const std::string want = N >= 13 ? "LANES=2" : "LANES=4", other = N >= 13 ? "LANES=4" : "LANES=2";
         EXPECT_NE(text.find(want), std::string::npos) << "N " << N << ": no GEMV dispatch with " << want << " in the trace:\n" << text;
         EXPECT_EQ(text.find(other), std::string::npos) << "N " << N << ": a GEMV dispatch with " << other << " in the trace:\n" << text;
