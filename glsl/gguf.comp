@@ -124,10 +124,28 @@ void main() {
 uniform int u_M;           // rows of x (at most 8)
 uniform int u_activation;  // tgl_activation (activation.glsl)
 uniform int u_has_bias;    // 0: binding 2 (x) is bound again at binding 3, unread
+// Where the kernel is specialised (a GPU), the decode's one row of x (GEMV_M 1) and the epilogue
+// (ACTIVATION, GEMV_HAS_BIAS) are constants: the compiler drops the loop over x's rows and
+// the epilogue's other cases, and with them registers (q4_0 and q4_K 3 - 5% faster on an H100:
+// docs/quantized.md, thirteenth look). Else the uniforms: one program for all.
+#if defined(GEMV_M)
+#define M_COUNT GEMV_M
+#if GEMV_M == 1 && PASSES == 1
+#define GEMV_ONE_ROUND  // one row of x, one pass: nothing is staged or summed after the stores
+#endif
+#else
+#define M_COUNT u_M
+#endif
+#if defined(GEMV_HAS_BIAS)
+#define HAS_BIAS (GEMV_HAS_BIAS != 0)
+#define EPILOGUE_ACTIVATION(v) apply_activation(v)
+#else
+#define HAS_BIAS (u_has_bias != 0)
+#define EPILOGUE_ACTIVATION(v) tgl_activation(u_activation, v)
+#endif
 #define ROW_GROUPS (WG_SIZE / LANES)
 #define WG_ROWS (ROW_GROUPS * ROWS)
 uniform int u_N;
-uniform int u_passes;      // groups of WG_ROWS rows of W a workgroup takes, one after another
 uniform int u_w_base;      // byte of W's row 0 in its window
 uniform int u_w_n_str;     // bytes between rows of W
 uniform int u_x_offset;
@@ -559,8 +577,8 @@ shared float s_part[ROWS * WG_SIZE];
 float lanes_sum(int r, int lid, float own) { return GEMV_TREE ? s_part[r * WG_SIZE + lid] : own; }
 // Row n of y (n < N, else bias 0: not stored) as Y_DTYPE bits: the lanes' sum, the bias, the activation.
 uint y_bits(int n, float sum) {
-    float b = u_has_bias != 0 && n < u_N ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
-    return tgl_from_f32(tgl_activation(u_activation, sum + b), Y_DTYPE);
+    float b = HAS_BIAS && n < u_N ? LOAD_FLOAT(b_data, u_b_offset + n * u_b_n_str) : 0.0;
+    return tgl_from_f32(EPILOGUE_ACTIVATION(sum + b), Y_DTYPE);
 }
 #if defined(Y_WORDS)
 shared uint s_yh[WG_ROWS];  // the workgroup's rows' f16 bits, for the stores by words
@@ -596,14 +614,14 @@ int w_row_at(int n0, int r) { return u_w_base + min(n0 + r, u_N - 1) * u_w_n_str
 
 void main() {
     uint group = tgl_group_index();
-    int first = int(group) * u_passes * WG_ROWS;  // the workgroup's first row of W
+    int first = int(group) * PASSES * WG_ROWS;  // the workgroup's first row of W
     if (first >= u_N) return;  // past the grid (the whole workgroup: no barrier waits on it)
     int lid = int(tgl_local_slot()), lane = lid % LANES, own = (lid / LANES) * ROWS;
     int pairs = u_K / 64;  // whole pairs
     const int step = UNROLL * LANES;  // pairs a trip
     // One row of x at a time, in a loop the compilers keep (one small program for every M; W's
-    // rows read again for each row of x, from the caches).
-    for (int m = 0; m < u_M; ++m) {
+    // rows read again for each row of x, from the caches); none where GEMV_M is 1.
+    for (int m = 0; m < M_COUNT; ++m) {
         // Trips of UNROLL whole pairs for each of the ROWS rows: every load of the trip first,
         // then the sums. Where the kernel is specialised per format (a GPU), a trip's loads are
         // issued early where they can be: the first pass's first trip before x is staged, the
@@ -633,8 +651,8 @@ void main() {
         stage_x(m, lid, 0);
 #endif
 #endif
-        // u_passes groups of WG_ROWS rows, one after another, with x staged once for all.
-        for (int pass = 0; pass < u_passes; ++pass) {
+        // PASSES groups of WG_ROWS rows, one after another, with x staged once for all.
+        for (int pass = 0; pass < PASSES; ++pass) {
             int n0 = first + pass * WG_ROWS + own;
             if (first + pass * WG_ROWS >= u_N) break;  // the same for the whole workgroup
             float acc[ROWS];
@@ -673,7 +691,7 @@ void main() {
                 for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], side, x, sx) : 0.0;
             }
 #if defined(W_DTYPE)
-            if (pairs > 0 && pass + 1 < u_passes && first + (pass + 1) * WG_ROWS < u_N) {
+            if (pairs > 0 && pass + 1 < PASSES && first + (pass + 1) * WG_ROWS < u_N) {
                 int next[ROWS];
                 for (int r = 0; r < ROWS; ++r) next[r] = w_row_at(n0 + WG_ROWS, r);
                 load_trip(next, lane, pairs, ch);
@@ -713,8 +731,10 @@ void main() {
                     y_store_bits(u_y_offset + m * u_y_m_str + n * u_y_n_str, y_bits(n, lanes_sum(r, lid, acc[r])));
                 }
 #endif
+#if !defined(GEMV_ONE_ROUND)
             memoryBarrierShared();
-            barrier();  // the partials are written again for the next row of x
+            barrier();  // the partials are written again for the next row of x or pass
+#endif
         }
     }
 }

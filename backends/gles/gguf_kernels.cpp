@@ -243,8 +243,9 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     const int64_t run = fitting_run(N, [&](int64_t n) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
     });
-    // One program for every M <= 8 and epilogue (u_M, u_activation, u_has_bias): a GPU's of this
-    // format only (its registers), a software renderer's for every format (u_w_dtype: compile time).
+    // A GPU's program is this format's, for one row of x (the decode) or every M <= 8, and this
+    // epilogue (constants where the kernel specialises: its registers); a software renderer's is
+    // one for every format, M and epilogue (u_w_dtype, u_M, u_activation, u_has_bias: compile time).
     const bool software = dev.software();
     const int wg_rows = g.wg / g.lanes * g.rows * g.passes;  // a workgroup's rows, all passes
     std::vector<Dispatch> ds;
@@ -266,6 +267,12 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         defs.emplace_back("LANES", str(g.lanes));
         defs.emplace_back("ROWS", str(g.rows));
         defs.emplace_back("UNROLL", str(g.unroll));
+        defs.emplace_back("PASSES", str(g.passes));
+        if (!software) {
+            if (M == 1) defs.emplace_back("GEMV_M", "1");
+            defs.emplace_back("ACTIVATION", str(int(p.activation)));  // activation.glsl
+            defs.emplace_back("GEMV_HAS_BIAS", bias ? "1" : "0");
+        }
         dev.add_subgroup_define(defs, g.wg);  // the lanes' sum by shuffles (gguf.comp)
         // x staged (read by octets where it can be, else element by element), or read by every row.
         if (x_pairs_staged > 0) {
@@ -300,7 +307,6 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         if (software) d.uniforms.push_back(uniform_int("u_w_dtype", {int32_t(W.dtype)}));
         d.uniforms.push_back(uniform_int("u_K", {to_i32(K, "K")}));
         d.uniforms.push_back(uniform_int("u_N", {to_i32(n, "N")}));
-        d.uniforms.push_back(uniform_int("u_passes", {g.passes}));
         d.uniforms.push_back(uniform_int("u_w_base", {w_base}));
         d.uniforms.push_back(uniform_int("u_w_n_str", {to_i32(w_row_bytes, "W's row stride (bytes)")}));
         d.uniforms.push_back(uniform_int("u_x_offset", {x_off}));
