@@ -187,7 +187,7 @@ struct Chunk {
     uvec4 qs[CHUNK_VEC4];  // the quants' words: q4_0, q4_1 the block's 16 bytes; q8_0 its 32; q4_K the 32 bytes of its sub-block pair
     uint next;             // the word after them (their last 2 bytes where shifted)
     bool shifted;          // the quants start 2 bytes into qs[0] (q4_0 and q8_0 blocks on 4-byte boundaries; chunk_shifted)
-    vec4 so;               // the units' scales and offsets (scale 0, scale 1, offset 0, offset 1)
+    vec4 so;               // the units' scales and offsets (scale 0, scale 1, offset 0, offset 1); d_block_pair's: pair_so
 #if defined(GEMV_GENERIC)
     int row, c;            // the other formats: decoded when summed
 #endif
@@ -252,9 +252,8 @@ void d_block_pair(uint w, int n, out Chunk k0, out Chunk k1) {
     }
     k0.next = mid;
     k0.shifted = true;
-    float d0 = unpackHalf2x16(k0.qs[0].x).x, d1 = unpackHalf2x16(mid).y;
-    k0.so = vec4(d0, d0, 0.0, 0.0);
-    k1.so = vec4(d1, d1, 0.0, 0.0);  // k1.next unread: its quants end on a word
+    // so left unset (k1.next too: its quants end on a word): pair_so reads both d's from k0's
+    // words when the pair is summed
 }
 
 const uint kTwo23Bits = 0x4B000000u;  // 2^23
@@ -340,6 +339,19 @@ void load_pair(int row, int p, out Chunk k0, out Chunk k1) {
     k1 = load_chunk(row, 2 * p + 1, 1);
 }
 
+// The scales and offsets of side `side` (chunk k) of the pair whose side 0 is k0, as loaded by
+// load_pair. q4_0's and q8_0's pairs on aligned rows (d_block_pair) leave their d's in k0's words,
+// read here when the pair is summed: block 0's the low half of its first word, block 1's the high
+// half of `next`. Decoded when loaded, the first trip's d's made x's staging (before its barrier)
+// wait on W's loads: q4_0 1 - 1.4% slower on an H100 (docs/quantized.md, thirteenth look; q4_K's
+// scales decoded when summed were 5% slower: kept in so).
+vec4 pair_so(Chunk k0, Chunk k, int side) {
+    int dt = GGUF_DT;
+    if (!(GEMV_W_ALIGNED && GEMV_D_BLOCK(dt))) return k.so;
+    float d = side != 0 ? unpackHalf2x16(k0.next).y : unpackHalf2x16(k0.qs[0].x).x;
+    return vec4(d, d, 0.0, 0.0);
+}
+
 // Quants as floats without a conversion instruction (an eighth of the rate of an add on NVIDIA's
 // recent GPUs) and with few integer ones (half the rate of a float add there: the decode's
 // bound): a field f masked in place at bit p (below bit 23) and or'ed into the mantissa of 2^23
@@ -393,13 +405,13 @@ float dot_into(float s, vec4 q, vec4 x) {
 }
 
 // The chunk's sum over its two units of scale * sum(q x) + offset * sum(x) (q8_0 and q4_0: no
-// offsets, sx unread): x its 32 elements (zero past K), sx the sums of x over each unit; side: the
-// chunk's side of its pair (q4_K: 1 the high nibbles of the pair's 32 bytes).
-float chunk_dot(Chunk k, int side, vec4 x[8], vec2 sx) {
+// offsets, sx unread): so its (scale 0, scale 1, offset 0, offset 1), x its 32 elements (zero
+// past K), sx the sums of x over each unit; side: the chunk's side of its pair (q4_K: 1 the high
+// nibbles of the pair's 32 bytes).
+float chunk_dot(Chunk k, vec4 so, int side, vec4 x[8], vec2 sx) {
     int dt = GGUF_DT;
     bool shifted = chunk_shifted(k, side);
     vec2 sqx = vec2(0.0);
-    vec4 so = k.so;
     if (dt == DT_Q8_0) {
         for (int j = 0; j < 8; ++j) sqx[j >> 2] = dot_into(sqx[j >> 2], signed_bytes(quant_bytes(k, shifted, j, 8)), x[j]);
     } else if (dt == DT_Q4_0 || dt == DT_Q4_1) {  // unit 0 the low nibbles of the 16 bytes, unit 1 the high
@@ -604,7 +616,10 @@ void sum_trip(int m, int p, int pairs, bool check, Chunk ch[2 * UNROLL * ROWS], 
             vec4 x[8];
             vec2 sx;
             load_x(m, pu, side, 32, x, sx);
-            for (int r = 0; r < ROWS; ++r) acc[r] += chunk_dot(ch[2 * (u * ROWS + r) + side], side, x, sx);
+            for (int r = 0; r < ROWS; ++r) {
+                int c = 2 * (u * ROWS + r);
+                acc[r] += chunk_dot(ch[c + side], pair_so(ch[c], ch[c + side], side), side, x, sx);
+            }
         }
     }
 }
@@ -688,7 +703,7 @@ void main() {
                 vec4 x[8];
                 vec2 sx;
                 load_x(m, pairs, side, min(32, u_K - 32 * c), x, sx);
-                for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], side, x, sx) : 0.0;
+                for (int r = 0; r < ROWS; ++r) acc[r] += mine ? chunk_dot(k[r], k[r].so, side, x, sx) : 0.0;
             }
 #if defined(W_DTYPE)
             if (pairs > 0 && pass + 1 < PASSES && first + (pass + 1) * WG_ROWS < u_N) {
