@@ -13,6 +13,10 @@ namespace tgl {
 
 inline bool is_block_dtype(tgl_dtype dt) { return tgl_dtype_is_block(dt) != 0; }
 
+// The blocks of B elements that hold a row of k >= 0 elements: ceil(k / B), for any k up to
+// INT64_MAX (k + B - 1 would overflow there).
+inline int64_t blocks_of_row(int64_t k, int64_t B) { return k / B + (k % B != 0 ? 1 : 0); }
+
 // Byte (from the buffer's start) of the block that holds element offset e >= 0.
 inline int64_t block_byte(tgl_dtype dt, int64_t e) {
     return e / int64_t(tgl_dtype_block_size(dt)) * int64_t(tgl_dtype_block_bytes(dt));
@@ -31,7 +35,7 @@ inline void block_view_bytes(tgl_dtype dt, int rank, const int64_t* shape, const
     }
     const int64_t K = shape[rank - 1];
     *lo = (__int128(offset) + span_lo) / B * BB;
-    *hi = ((__int128(offset) + span_hi) / B + (K + B - 1) / B) * BB;
+    *hi = ((__int128(offset) + span_hi) / B + blocks_of_row(K, B)) * BB;
 }
 
 // The ops and operands that take a block dtype, for messages.

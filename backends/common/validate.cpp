@@ -112,7 +112,7 @@ TensorArg check_block_tensor(const OpInfo& info, const tgl_tensor& t, bool outpu
         if (arg.shape[d] && __builtin_mul_overflow(rows, uint64_t(arg.shape[d]), &rows)) overflow = true;
     }
     uint64_t bytes = 0;
-    if (overflow || __builtin_mul_overflow(rows, uint64_t((K + B - 1) / B), &blocks) ||
+    if (overflow || __builtin_mul_overflow(rows, uint64_t(blocks_of_row(K, B)), &blocks) ||
         __builtin_mul_overflow(blocks, uint64_t(BB), &bytes) || bytes > uint64_t(INT64_MAX) || rows * uint64_t(B) > uint64_t(INT64_MAX))
         fail(TGL_ERROR_SIZE_OVERFLOW, "%s: shape %s of %s blocks needs more than 2^63 bytes", what,
              shape_string(arg.rank, arg.shape).c_str(), dtype_name(t.dtype));

@@ -332,6 +332,15 @@ TEST_F(GgufBlocks, BadInput) {
     off.byte_offset = 16;
     expect(run_raw(dev(), TGL_OP_DEQUANTIZE, nullptr, {off}, raw_output(F32, {2, 64})), TGL_ERROR_INVALID_ARGUMENT,
            "not on a block boundary");
+    // A row of INT64_MAX elements (fuzz_run_op under UBSan: ceil(K / B) was K + B - 1 over B, a
+    // signed overflow): q8_0's 2^58 blocks of 34 bytes need more than 2^63 bytes; q4_K's 2^55 of
+    // 144 do not, and reach past the buffer.
+    for (auto [dt, status, needle] : {std::tuple{TGL_DTYPE_Q8_0, TGL_ERROR_SIZE_OVERFLOW, "more than 2^63 bytes"},
+                                      std::tuple{TGL_DTYPE_Q4_K, TGL_ERROR_OUT_OF_BOUNDS, "reaches bytes"}}) {
+        RawOperand huge = raw_blocks(dt, {1}, Bytes(size_t(tgl_dtype_block_bytes(dt)), 0));
+        huge.shape = {INT64_MAX};
+        expect(run_raw(dev(), TGL_OP_DEQUANTIZE, nullptr, {huge}, raw_output(F32, {1})), status, needle);
+    }
     RawOperand past = raw_blocks(TGL_DTYPE_Q4_0, {2, 64}, Bytes(3 * 18, 0));  // 2 rows need 4 blocks
     expect(run_raw(dev(), TGL_OP_DEQUANTIZE, nullptr, {past}, raw_output(F32, {2, 64})), TGL_ERROR_OUT_OF_BOUNDS, "reaches bytes");
     expect(run_raw(dev(), TGL_OP_DEQUANTIZE, nullptr, {q}, raw_output(I32, {2, 64})), TGL_ERROR_DTYPE_MISMATCH, "outputs[0]");
