@@ -32,3 +32,14 @@ def lib():
 def rng(request):
     """A random stream per test from TGL_TEST_SEED and the test's name (the seed shows in the header)."""
     return np.random.default_rng([SEED, zlib.crc32(request.node.name.encode())])
+
+
+def assert_sums_close(got, ref, terms_abs_sum, rel, note=""):
+    """Sums of f32 terms (got) against references (float64): each may cancel towards 0, while its
+    rounding is relative to the terms' magnitudes, so |got - ref| is held to `rel` of the sum of
+    |terms| (terms_abs_sum, elementwise), not to the result itself."""
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    err, bound = np.abs(got - ref), rel * np.asarray(terms_abs_sum, np.float64)
+    bad = ~(err <= bound)
+    assert not bad.any(), "%d of %d sums off by more than %g of their terms' magnitude: got %s, want %s, " \
+        "allowed %s (TGL_TEST_SEED=%d)%s" % (bad.sum(), bad.size, rel, got[bad][:4], ref[bad][:4], bound[bad][:4], SEED, note)

@@ -11,7 +11,7 @@ import pytest
 
 import tensorgl as tg
 import tensorgl.functional as F
-from conftest import PLUGINS, SEED
+from conftest import PLUGINS, SEED, assert_sums_close
 
 NOTE = " (TGL_TEST_SEED=%d)" % SEED
 
@@ -115,8 +115,7 @@ def test_conv2d_same_and_transpose(dev, rng):
     # magnitudes, not to the inner product, which may cancel to near 0 (seed 1841384619: 0.0015
     # from terms near 1, the sides 8e-4 of it apart). Allowed: 1e-5 of the terms' sum (the worst of
     # 300 seeds on either plugin: 9e-8); a wrong adjoint is off by the terms' size.
-    scale = max(np.abs(lhs_terms).sum(), np.abs(rhs_terms).sum())
-    assert abs(rhs_terms.sum() - lhs_terms.sum()) <= 1e-5 * scale, (rhs_terms.sum(), lhs_terms.sum(), scale, NOTE)
+    assert_sums_close(rhs_terms.sum(), lhs_terms.sum(), max(np.abs(lhs_terms).sum(), np.abs(rhs_terms).sum()), 1e-5)
 
 
 def test_pooling_and_interpolate(dev, rng):

@@ -7,22 +7,19 @@ logical, where), casts, reductions and scans, normalization, layout, indexing, s
 generation.
 
 Environment: TGL_NUMPY_PLUGINS (default "cpu") names the plugins checked here; TGL_TEST_SEED fixes
-the random inputs (the seed in use is printed, and shown with every failure).
+the random inputs (the seed in use is in pytest's header and shown with every failure).
 """
 
 import math
 import os
-import random
-import zlib
 
 import numpy as np
 import pytest
 
 import tensorgl as tg
+from conftest import SEED, assert_sums_close
 
 PLUGINS = [p.strip() for p in os.environ.get("TGL_NUMPY_PLUGINS", "cpu").split(",") if p.strip()]
-SEED = int(os.environ.get("TGL_TEST_SEED", random.SystemRandom().randrange(1 << 31)))
-print("test_ops_numpy: TGL_TEST_SEED=%d reproduces these inputs" % SEED)
 
 
 @pytest.fixture(scope="module", params=PLUGINS)
@@ -35,9 +32,9 @@ def dev(request, lib):
 
 
 @pytest.fixture
-def r(request):
-    """A random stream per test, derived from SEED and the test's name."""
-    return np.random.default_rng([SEED, zlib.crc32(request.node.name.encode())])
+def r(rng):
+    """conftest's random stream of this test (from TGL_TEST_SEED and the test's name)."""
+    return rng
 
 
 def seed_note():
@@ -543,9 +540,8 @@ def test_scatter_scatter_add_one_hot(dev, r):
     p = tg.AxisParams(0, 1)
     same(run1(dev, "scatter", [x, idx, src], x.shape, params=p), ref_set)
     # Up to 4 f32 additions an element, in any order: each rounds by at most 2^-24 of the terms'
-    # magnitude, so a sum that cancels towards 0 is checked against that, not against itself.
-    err = np.abs(np.asarray(run1(dev, "scatter_add", [x, idx, src], x.shape, params=p), np.float64) - ref_add)
-    np.testing.assert_array_less(err, 1e-6 * mag + 1e-30, err_msg=seed_note())
+    # magnitude.
+    assert_sums_close(run1(dev, "scatter_add", [x, idx, src], x.shape, params=p), ref_add, mag, 1e-6)
     lab = np.array([[2, 0], [1, 3]], np.int32)
     same(run1(dev, "one_hot", [lab], (2, 2, 4), np.float32), np.eye(4, dtype=np.float32)[lab])
 
