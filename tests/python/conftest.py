@@ -16,6 +16,7 @@ import tensorgl as tg
 # Plugins the package tests run on (every one must load and have a device: not skipped).
 PLUGINS = [p.strip() for p in os.environ.get("TGL_TEST_PLUGINS", "cpu,gles").split(",") if p.strip()]
 SEED = int(os.environ.get("TGL_TEST_SEED", random.SystemRandom().randrange(1 << 31)))
+SEED_NOTE = " (TGL_TEST_SEED=%d)" % SEED  # for failure messages
 
 
 def pytest_report_header(config):
@@ -34,7 +35,7 @@ def rng(request):
     return np.random.default_rng([SEED, zlib.crc32(request.node.name.encode())])
 
 
-def assert_sums_close(got, ref, terms_abs_sum, rel, note=""):
+def assert_sums_close(got, ref, terms_abs_sum, rel):
     """Sums of f32 terms (got) against references (float64): each may cancel towards 0, while its
     rounding is relative to the terms' magnitudes, so |got - ref| is held to `rel` of the sum of
     |terms| (terms_abs_sum, elementwise), not to the result itself."""
@@ -42,4 +43,4 @@ def assert_sums_close(got, ref, terms_abs_sum, rel, note=""):
     err, bound = np.abs(got - ref), rel * np.asarray(terms_abs_sum, np.float64)
     bad = ~(err <= bound)
     assert not bad.any(), "%d of %d sums off by more than %g of their terms' magnitude: got %s, want %s, " \
-        "allowed %s (TGL_TEST_SEED=%d)%s" % (bad.sum(), bad.size, rel, got[bad][:4], ref[bad][:4], bound[bad][:4], SEED, note)
+        "allowed %s%s" % (bad.sum(), bad.size, rel, got[bad][:4], ref[bad][:4], bound[bad][:4], SEED_NOTE)

@@ -11,9 +11,7 @@ import pytest
 
 import tensorgl as tg
 import tensorgl.functional as F
-from conftest import PLUGINS, SEED, assert_sums_close
-
-NOTE = " (TGL_TEST_SEED=%d)" % SEED
+from conftest import PLUGINS, SEED_NOTE, assert_sums_close
 
 
 @pytest.fixture(scope="module", params=PLUGINS)
@@ -25,7 +23,7 @@ def dev(request):
 def close(got, ref, rtol=1e-4, atol=1e-5):
     got = got.numpy() if isinstance(got, tg.Tensor) else got
     assert got.shape == np.shape(ref), (got.shape, np.shape(ref))
-    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=rtol, atol=atol, err_msg=NOTE)
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=rtol, atol=atol, err_msg=SEED_NOTE)
 
 
 def f32(rng, *shape):
@@ -234,9 +232,9 @@ def test_integer_arithmetic_takes_int_arrays(dev, rng):
                         (F.remainder, np.remainder), (F.fmod, np.fmod), (F.maximum, np.maximum)):
             got = fn(t, b).numpy()
             assert got.dtype == np.int32
-            np.testing.assert_array_equal(got, ref(a, b), err_msg=fn.__name__ + NOTE)
-        np.testing.assert_array_equal(F.floor_divide(t, 7).numpy(), a // np.int32(7), err_msg=NOTE)
-    np.testing.assert_array_equal(F.sum(t, dim=1).numpy(), a.sum(1, dtype=np.int32), err_msg=NOTE)
-    np.testing.assert_array_equal(F.cumsum(t, dim=0).numpy(), np.cumsum(a, 0, dtype=np.int32), err_msg=NOTE)
+            np.testing.assert_array_equal(got, ref(a, b), err_msg=fn.__name__ + SEED_NOTE)
+        np.testing.assert_array_equal(F.floor_divide(t, 7).numpy(), a // np.int32(7), err_msg=SEED_NOTE)
+    np.testing.assert_array_equal(F.sum(t, dim=1).numpy(), a.sum(1, dtype=np.int32), err_msg=SEED_NOTE)
+    np.testing.assert_array_equal(F.cumsum(t, dim=0).numpy(), np.cumsum(a, 0, dtype=np.int32), err_msg=SEED_NOTE)
     np.testing.assert_array_equal(F.div(dev.tensor(np.array([7, -7], np.int32)), np.array([2, 2], np.int32)).numpy(),
-                                  [3, -3], err_msg="div on integers truncates" + NOTE)
+                                  [3, -3], err_msg="div on integers truncates" + SEED_NOTE)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorgl as tg
-from conftest import PLUGINS, SEED
+from conftest import PLUGINS, SEED, SEED_NOTE
 
 
 def F(*shape):
@@ -195,4 +195,4 @@ def test_op_by_name_with_keywords(devices, plugin, op):
         if w.dtype.kind == "f":  # a float result of all zeros would hide an op that wrote nothing
             assert not np.all(w == 0), "%s output %d is all zeros" % (op, k)
         np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=2e-3, atol=2e-3,
-                                   err_msg="%s output %d on %s vs cpu (TGL_TEST_SEED=%d)" % (op, k, plugin, SEED))
+                                   err_msg="%s output %d on %s vs cpu%s" % (op, k, plugin, SEED_NOTE))

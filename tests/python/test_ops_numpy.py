@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import tensorgl as tg
-from conftest import SEED, assert_sums_close
+from conftest import SEED_NOTE, assert_sums_close
 
 PLUGINS = [p.strip() for p in os.environ.get("TGL_NUMPY_PLUGINS", "cpu").split(",") if p.strip()]
 
@@ -35,10 +35,6 @@ def dev(request, lib):
 def r(rng):
     """conftest's random stream of this test (from TGL_TEST_SEED and the test's name)."""
     return rng
-
-
-def seed_note():
-    return " (TGL_TEST_SEED=%d)" % SEED
 
 
 def as_keywords(params):
@@ -67,11 +63,11 @@ def run1(dev, op, inputs, shape, dtype=np.float32, params=None):
 
 def close(got, ref, rtol=1e-6, atol=1e-7):
     np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(ref, np.float64), rtol=rtol,
-                               atol=atol, equal_nan=True, err_msg=seed_note())
+                               atol=atol, equal_nan=True, err_msg=SEED_NOTE)
 
 
 def same(got, ref):
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref), err_msg=seed_note())
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(ref), err_msg=SEED_NOTE)
 
 
 def f32(a):
@@ -276,7 +272,7 @@ def test_cast(dev, r, src, dst):
     got = run1(dev, "cast", [x], x.shape, dst)
     ref = _cast_ref(x, dst)
     if np.dtype(dst).kind == "f":
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=seed_note())
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(ref), err_msg=SEED_NOTE)
         same(got[~np.isnan(ref)], ref[~np.isnan(ref)])
     else:
         same(got, ref)
