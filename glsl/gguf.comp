@@ -14,9 +14,9 @@
 // INDEXED tests tgl_op_failed() first (the index was checked by a check pass under u_check_seq), so
 // a failed check writes nothing. At most 4 bindings (the GLES 3.1 minimum).
 // Defines: one PASS_*; W_DTYPE (optional: else the uniform u_w_dtype); Y_DTYPE (x, bias, y: f32 or f16); WG_SIZE;
-// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (rows of x, the activation and whether
-// there is a bias are uniforms: one program serves every M <= 8 and epilogue): LANES (a power of
-// two), ROWS, UNROLL,
+// PASS_DEQUANT: RANK (1..7), INDEXED, I_DTYPE; PASS_GEMV (with W_DTYPE also GEMV_M 1 for one row
+// of x, ACTIVATION and GEMV_HAS_BIAS; else the rows of x, the activation and whether there is a
+// bias are uniforms): LANES (a power of two), ROWS, UNROLL, PASSES,
 // Y_WORDS (y f16 with n-stride 1, each row's element 0 on a word: the workgroup's rows stored as
 // whole words of two, not by atomics),
 // X_F16_OCTETS (x f16 with k-stride 1, rows on 16-byte boundaries, K a multiple of 8: read eight
@@ -404,6 +404,17 @@ float dot_into(float s, vec4 q, vec4 x) {
     return s;
 }
 
+// A chunk's sum over its two units from their dot products sqx and x's sums sx: scale * sqx +
+// offset * sx (so: scale 0, scale 1, offset 0, offset 1; q8_0 and q4_0: no offsets, sx unread).
+// The fast formats' chunk is one block (q4_0, q4_1, q8_0) or sub-block (q4_K) under one scale and
+// offset: its units' terms are added before the one multiply each.
+float units_sum(int dt, vec4 so, vec2 sqx, vec2 sx) {
+    bool one_scale = dt == DT_Q4_0 || dt == DT_Q4_1 || dt == DT_Q8_0 || dt == DT_Q4_K;
+    if (one_scale) return GEMV_HAS_OFFSETS(dt) ? so.x * (sqx.x + sqx.y) + so.z * (sx.x + sx.y) : so.x * (sqx.x + sqx.y);
+    if (!GEMV_HAS_OFFSETS(dt)) return so.x * sqx.x + so.y * sqx.y;
+    return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
+}
+
 // The chunk's sum over its two units of scale * sum(q x) + offset * sum(x) (q8_0 and q4_0: no
 // offsets, sx unread): so its (scale 0, scale 1, offset 0, offset 1), x its 32 elements (zero
 // past K), sx the sums of x over each unit; side: the chunk's side of its pair (q4_K: 1 the high
@@ -440,8 +451,7 @@ float chunk_dot(Chunk k, vec4 so, int side, vec4 x[8], vec2 sx) {
         }
     }
 #endif
-    if (!GEMV_HAS_OFFSETS(dt)) return so.x * sqx.x + so.y * sqx.y;  // sx unread
-    return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
+    return units_sum(dt, so, sqx, sx);
 }
 
 #if defined(X_F16_OCTETS)
@@ -606,12 +616,43 @@ void load_trip(int w_row[ROWS], int p, int pairs, out Chunk ch[2 * UNROLL * ROWS
         for (int r = 0; r < ROWS; ++r) load_pair(w_row[r], min(p + u * LANES, pairs - 1), ch[2 * (u * ROWS + r)], ch[2 * (u * ROWS + r) + 1]);
 }
 
+#if defined(X_SHARED) && defined(W_DTYPE) && W_DTYPE == DT_Q4_K
+#define Q4K_PAIR_BY_WORDS
+// q4_K with x staged: the trip's pair u (pair pu of x) of each row summed word by word. Each of
+// the pair's 8 words of quants holds 4 elements of either chunk (its low and its high nibbles),
+// so one pass over the words decodes both halves of a word together and reads each quad of x
+// from shared memory just before its use: two quads live at a time, where chunk by chunk a side's
+// 32 floats of x are held through its sums (q4_K 1% faster at wg512, 3% at wg1024 on an H100:
+// docs/quantized.md, fourteenth look). The same products in the same order as chunk_dot's.
+void q4k_pair_sums(int u, int pu, Chunk ch[2 * UNROLL * ROWS], inout float acc[ROWS]) {
+    vec4 sq[ROWS];  // per row: chunk 0's units 0 and 1, chunk 1's units 0 and 1
+    for (int r = 0; r < ROWS; ++r) sq[r] = vec4(0.0);
+    for (int j = 0; j < 8; ++j) {
+        vec4 x0 = s_x[j * X_STR + pu], x1 = s_x[(8 + j) * X_STR + pu];
+        for (int r = 0; r < ROWS; ++r) {
+            uvec2 b = quant_bytes(ch[2 * (u * ROWS + r)], false, j, 8);
+            sq[r][j >> 2] = dot_into(sq[r][j >> 2], low_nibbles(b, 0.0), x0);
+            sq[r][2 + (j >> 2)] = dot_into(sq[r][2 + (j >> 2)], high_nibbles(b, 0.0), x1);
+        }
+    }
+    vec4 sx = s_sx[pu];
+    for (int r = 0; r < ROWS; ++r) {
+        int c = 2 * (u * ROWS + r);
+        acc[r] += units_sum(DT_Q4_K, ch[c].so, sq[r].xy, sx.xy);
+        acc[r] += units_sum(DT_Q4_K, ch[c + 1].so, sq[r].zw, sx.zw);
+    }
+}
+#endif
+
 // The trip's sums into acc: x read once per chunk for all the rows; with `check`, only the pairs
 // below `pairs`.
 void sum_trip(int m, int p, int pairs, bool check, Chunk ch[2 * UNROLL * ROWS], inout float acc[ROWS]) {
     for (int u = 0; u < UNROLL; ++u) {
         int pu = p + u * LANES;
         if (check && pu >= pairs) break;
+#if defined(Q4K_PAIR_BY_WORDS)
+        q4k_pair_sums(u, pu, ch, acc);
+#else
         for (int side = 0; side < 2; ++side) {
             vec4 x[8];
             vec2 sx;
@@ -621,6 +662,7 @@ void sum_trip(int m, int p, int pairs, bool check, Chunk ch[2 * UNROLL * ROWS], 
                 acc[r] += chunk_dot(ch[c + side], pair_so(ch[c], ch[c + side], side), side, x, sx);
             }
         }
+#endif
     }
 }
 
