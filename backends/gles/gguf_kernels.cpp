@@ -219,26 +219,29 @@ uint64_t gemv_passes(const GemvShape& g, int64_t M, int64_t K) {
     return 2 + uint64_t(M) * (staging + uint64_t(g.passes) * (per_lane * per_chunk + uint64_t(g.rows) * (2 + loop_cost(6))));
 }
 
-// linear, M <= 8: PASS_GEMV of shape g over W's rows in chunks whose blocks (and y's and the
-// bias's columns) fit one window.
-void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
+// x (operand 0) or y (output 0) of a GEMV call as (M, K) / (M, N) from the plan (leading dims
+// merged into M).
+TensorArg gemv_rows(const OpCall& call, bool output) {
+    const MatmulPlan& p = call.matmul();
+    TensorArg t = output ? call.outputs[0] : call.inputs[0];
+    t.rank = 2;
+    t.shape[0] = p.M;
+    t.shape[1] = output ? p.N : p.K;
+    t.strides[0] = p.M > 1 ? (output ? p.out[0].m_stride : p.a_m_stride) : 0;
+    t.strides[1] = output ? p.out[0].n_stride : p.a_k_stride;
+    return cut(t, 0, 0, p.M);
+}
+
+// linear, M <= 8: PASS_GEMV's dispatches of shape g over W's rows in chunks whose blocks (and
+// y's and the bias's columns) fit one window, storing into y2 (gemv_rows' view of the output, or
+// the same view of a scratch: fastest_plan).
+std::vector<Dispatch> gemv_plan(GlesDevice& dev, const OpCall& call, const GemvShape& g, const TensorArg& y2) {
     const MatmulPlan& p = call.matmul();
     const TensorArg& x = call.inputs[0];
     const TensorArg& W = call.inputs[1];
     const TensorArg& y = call.outputs[0];
     const int64_t M = p.M, N = p.N, K = p.K;
-    // Views of the rows: x and y as (M, K) / (M, N) from the plan (leading dims merged into M).
-    TensorArg x2 = x, y2 = y;
-    x2.rank = y2.rank = 2;
-    x2.shape[0] = y2.shape[0] = M;
-    x2.shape[1] = K;
-    y2.shape[1] = N;
-    x2.strides[0] = M > 1 ? p.a_m_stride : 0;
-    x2.strides[1] = p.a_k_stride;
-    y2.strides[0] = M > 1 ? p.out[0].m_stride : 0;
-    y2.strides[1] = p.out[0].n_stride;
-    x2 = cut(x2, 0, 0, M);
-    y2 = cut(y2, 0, 0, M);
+    const TensorArg x2 = gemv_rows(call, false);
     const TensorArg* bias = p.bias_input >= 0 ? &call.inputs[size_t(p.bias_input)] : nullptr;
     const int64_t run = fitting_run(N, [&](int64_t n) {
         return fits_anywhere(dev, cut(W, 0, 0, n)) && fits_anywhere(dev, cut(y2, 1, 0, n)) && (!bias || fits_anywhere(dev, cut(*bias, 0, 0, n)));
@@ -316,6 +319,53 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
         d.uniforms.push_back(uniform_int("u_y_m_str", {to_i32(y2.strides[0], "y's row stride")}));
         d.uniforms.push_back(uniform_int("u_y_n_str", {to_i32(n > 1 ? y2.strides[1] : 0, "y's stride")}));
         add_chunks(dev, d, ceil_div(uint64_t(n), uint64_t(wg_rows)), ds);
+    }
+    return ds;
+}
+
+// The measured alternative to shape g (fastest_plan): twice the workgroup, so twice its rows
+// with x staged once for them, and the same lanes, so the same sums in the same order: the same
+// bits. On an H100 one workgroup of 1024 a multiprocessor beats two of 512 where the workgroups
+// fill the GPU about once (1 x 4096 x 4096: q4_K 2.51 - 2.53x the f16 GEMV against 2.40x) and
+// loses by 14 - 21% elsewhere (1024, 6144, 11008 rows; docs/quantized.md, fourteenth look); GLES
+// reports no multiprocessor count, so the choice is measured. False where the device cannot hold
+// it, or x would no longer be staged.
+bool gemv_wide_shape(const GlesDevice& dev, const GemvShape& g, int64_t K, GemvShape* wide) {
+    const Limits& L = dev.limits();
+    *wide = g;
+    wide->wg = 2 * g.wg;
+    const int64_t partials = int64_t(wide->rows) * wide->wg * 4;
+    if (wide->wg > std::min<int64_t>(L.max_invocations, L.max_size[0]) || partials > L.max_shared_bytes) return false;
+    if (g.x_bytes > 0) wide->x_bytes = L.max_shared_bytes - partials;
+    return (x_shared_pairs(K, g.x_bytes) > 0) == (x_shared_pairs(K, wide->x_bytes) > 0);
+}
+
+// The view t of a fresh internal buffer, as far past a window boundary as t is (the same program
+// binds it): where fastest_plan's plans store, never the caller's output.
+TensorArg scratch_like(GlesDevice& dev, TensorArg t) {
+    const int64_t shift = t.byte_lo - t.byte_lo % dev.window_alignment();
+    t.offset -= shift / tgl_dtype_size(t.dtype);  // the alignment is a multiple of 16
+    t.byte_lo -= shift;
+    t.byte_hi -= shift;
+    t.buffer = dev.internal_buffer(uint64_t(std::max<int64_t>(t.byte_hi, 16)));
+    return t;
+}
+
+// linear, M <= 8: gemv_plan of shape g, or of its wide shape where fastest_plan measures that faster.
+void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
+    const MatmulPlan& p = call.matmul();
+    const TensorArg y2 = gemv_rows(call, true);
+    std::vector<Dispatch> ds = gemv_plan(dev, call, g, y2);
+    const GgufTuning& t = dev.tuning().gguf;
+    GemvShape wide;
+    if (t.measure > 0 && !t.wg_given && !ds.empty() && gemv_wide_shape(dev, g, p.K, &wide)) {
+        const std::string key = "gemv " + ds[0].program->label + " W " + std::to_string(int(call.inputs[1].dtype)) + " M " +
+                                std::to_string(p.M) + " N " + std::to_string(p.N) + " K " + std::to_string(p.K);
+        const int pick = dev.fastest_plan(key, [&] {
+            const TensorArg ys = scratch_like(dev, y2);
+            return std::vector<std::vector<Dispatch>>{gemv_plan(dev, call, g, ys), gemv_plan(dev, call, wide, ys)};
+        }, t.measure > 1);
+        if (pick == 1) ds = gemv_plan(dev, call, wide, y2);
     }
     dev.submit(call.info->name, std::move(ds));
 }

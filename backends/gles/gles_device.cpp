@@ -1,4 +1,4 @@
-// The GLES device: opening (limits, tuning, timer), the GPU timer, the grid split, running an op
+// The GLES device: opening (limits, tuning, timer), the GPU timer, measured plan choices, the grid split, running an op
 // (the family dispatch) and synchronizing. Buffers and transfers: buffers.cpp; submission and
 // recorded ops: submission.cpp; waits and device-side errors: device_status.cpp; programs:
 // program_cache.cpp (ProgramRegistry).
@@ -10,6 +10,7 @@
 #include "status.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tgl {
 namespace gles {
@@ -64,6 +65,10 @@ GlesDevice::GlesDevice(const DeviceDesc& desc, std::shared_ptr<DeviceStats> stat
             if (tuning_.poll_us >= 0) poll_ns = 1000 * tuning_.poll_us;
             gl_->poll_before_sleep(poll_ns);
             timer_available_ = epoxy_has_gl_extension("GL_EXT_disjoint_timer_query") && !software_timer_;
+            GLint stamp_bits = 0;
+            if (epoxy_has_gl_extension("GL_EXT_disjoint_timer_query"))
+                glGetQueryivEXT(GL_TIMESTAMP_EXT, GL_QUERY_COUNTER_BITS_EXT, &stamp_bits);
+            timestamps_ = stamp_bits > 0;
             programs_.bind_driver();
         });
     } catch (...) {
@@ -100,6 +105,73 @@ uint64_t GlesDevice::timer_end(uint32_t* flags) {
     gl_->raise_pending();
     *flags = disjoint ? TGL_TIMER_DISJOINT : 0;
     return uint64_t(ns);
+}
+
+int GlesDevice::fastest_plan(const std::string& key, const std::function<std::vector<std::vector<Dispatch>>()>& plans,
+                             bool anywhere) {
+    if (!timestamps_ || (software_timer_ && !anywhere)) return 0;
+    {
+        std::lock_guard<std::mutex> lock(plans_mutex_);
+        const auto it = plan_choice_.find(key);
+        if (it != plan_choice_.end()) return it->second;
+    }
+    const std::vector<std::vector<Dispatch>> ps = plans();
+    const size_t n = ps.size();
+    if (n < 2) return 0;
+    std::vector<uint64_t> best(n, UINT64_MAX);
+    gl_->call("measuring a kernel's plans", [&] {
+        BoundState& b = *bound_;
+        begin_batch(b, gl_.get(), 0);
+        GLuint q[2] = {0, 0};
+        glGenQueriesEXT(2, q);
+        // GPU nanoseconds of `reps` runs of plan i back to back (0: not measured). GL_GPU_DISJOINT_EXT
+        // is not read (that would clear it under a user's timer_begin): a disjoint event can only
+        // mislead the choice, never change the results.
+        const auto batch_ns = [&](size_t i, int reps) -> uint64_t {
+            glQueryCounterEXT(q[0], GL_TIMESTAMP_EXT);
+            for (int rep = 0; rep < reps; ++rep)
+                for (const Dispatch& d : ps[i]) issue(b, d);
+            glQueryCounterEXT(q[1], GL_TIMESTAMP_EXT);
+            wait_idle("measuring a kernel's plans");
+            GLuint64 t0 = 0, t1 = 0;
+            glGetQueryObjectui64vEXT(q[0], GL_QUERY_RESULT_EXT, &t0);
+            glGetQueryObjectui64vEXT(q[1], GL_QUERY_RESULT_EXT, &t1);
+            return t1 > t0 ? t1 - t0 : 0;
+        };
+        try {
+            for (size_t i = 0; i < n; ++i) batch_ns(i, 1);  // untimed: a program's first run may do the driver's lazy work
+            // Batches of about kPlanBatchNs, and plan 0 run until its batches settle: a GPU that
+            // idled while the programs compiled runs at a low clock at first, and a plan's speed
+            // relative to another's is not the same there (the decode GEMV's wg1024 won at a low
+            // clock where it loses at full clock).
+            const uint64_t one = std::max<uint64_t>(1, batch_ns(0, 1));
+            const int reps = int(std::clamp<uint64_t>(kPlanBatchNs / one, 4, 256));
+            std::vector<uint64_t> warm;
+            for (uint64_t spent = 0; spent < kPlanWarmNs;) {
+                warm.push_back(batch_ns(0, reps));
+                spent += std::max<uint64_t>(warm.back(), kPlanBatchNs / 4);
+                if (warm.size() < 3) continue;
+                const auto last = warm.end() - 3;
+                if (double(*std::max_element(last, warm.end())) <= (1.0 + kPlanMargin / 2) * double(*std::min_element(last, warm.end())))
+                    break;
+            }
+            for (int r = 0; r < kPlanRounds; ++r)
+                for (size_t k = 0; k < n; ++k) {
+                    const size_t i = r % 2 ? n - 1 - k : k;  // the order alternates: a clock still moving favours none
+                    const uint64_t t = batch_ns(i, reps);
+                    if (t > 0) best[i] = std::min(best[i], t);
+                }
+        } catch (...) {
+            glDeleteQueriesEXT(2, q);
+            throw;
+        }
+        glDeleteQueriesEXT(2, q);
+    });
+    const size_t f = size_t(std::min_element(best.begin(), best.end()) - best.begin());
+    const int choice = best[0] != UINT64_MAX && double(best[f]) < (1.0 - kPlanMargin) * double(best[0]) ? int(f) : 0;
+    std::lock_guard<std::mutex> lock(plans_mutex_);
+    plan_choice_.emplace(key, choice);
+    return choice;
 }
 
 GlesDevice::~GlesDevice() {

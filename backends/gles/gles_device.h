@@ -16,6 +16,7 @@
 #include <atomic>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -212,6 +213,22 @@ public:
     static constexpr uint64_t kScratchKeepBytes = uint64_t(4) << 20;
     // Queues the dispatches in order, with a memory barrier after each.
     void submit(const char* what, std::vector<Dispatch> dispatches);
+    // A kernel's measured choice among plans that give the same bits and differ only in speed
+    // (gguf_kernels.cpp: the decode GEMV's workgroup size): the index of the fastest of the
+    // dispatch lists `plans()` builds, measured on this device once per `key` and kept. Each plan
+    // runs in batches, the rounds alternating the plans' order, and each plan's best batch counts
+    // (GL_TIMESTAMP queries around the runs, on the GL thread, now: never captured or
+    // recorded; the plans must not write what the caller's ops read). Plan 0 is the default: another
+    // is chosen only where it is at least kPlanMargin faster. 0, measuring nothing, where the
+    // device has no GPU timestamps (a software renderer; `anywhere`: measure there too, for tests).
+    int fastest_plan(const std::string& key, const std::function<std::vector<std::vector<Dispatch>>()>& plans,
+                     bool anywhere = false);
+    // fastest_plan's batches: runs of a plan of about kPlanBatchNs (4 to 256 runs), plan 0's
+    // repeated (for at most about kPlanWarmNs) until three lie within half the margin, then
+    // kPlanRounds of every plan.
+    static constexpr uint64_t kPlanBatchNs = 500000, kPlanWarmNs = 100000000;
+    static constexpr int kPlanRounds = 6;
+    static constexpr double kPlanMargin = 0.02;
     // What `plan` submits on this thread, captured instead of queued (record(), run_in_pieces()).
     std::vector<Dispatch> capture(const std::function<void()>& plan);
     // A plugin-internal buffer of `bytes` (not counted as a live user buffer).
@@ -266,6 +283,9 @@ private:
     std::shared_ptr<DeviceStats> stats_;
     ProgramRegistry programs_{stats_->cache};
     bool timer_available_ = false;  // GL_EXT_disjoint_timer_query
+    bool timestamps_ = false;       // its GL_TIMESTAMP_EXT counter has bits (any renderer)
+    std::mutex plans_mutex_;
+    std::map<std::string, int> plan_choice_;  // fastest_plan's choices by key
     bool software_timer_ = false;   // llvmpipe/softpipe: the extension is there but useless
     GLuint timer_query_ = 0;        // GL thread only
     std::shared_ptr<FaultHooks> hooks_;  // TGL_GLES_TEST_FAULT (nullptr: none)

@@ -67,12 +67,16 @@ void read_gguf(GgufTuning& g) {
     const char* v = env_value(name);
     if (!v) return;
     const char* expected = "'_'-separated tokens l<N> (a power of two <= 64), r<N> (1..8), u<N> (1..8), wg<N> (a power of two <= 1024), "
-                           "p<N> (1..8), x<0|1>, n<N> (0..2^30), any subset, e.g. l32_r1_u1_wg512_p1_x1_n8192";
+                           "p<N> (1..8), x<0|1>, n<N> (0..2^30), m<0|1|2>, any subset, e.g. l32_r1_u1_wg512_p1_x1_n8192_m1";
+    const int wg_default = g.wg;
+    g.wg = 0;  // not a value the token takes: tells whether it was given
     parse_tune_tokens(name, v, v,
                       {{"l", &g.lanes, 1, 64, false}, {"r", &g.rows, 1, 8, false}, {"u", &g.unroll, 1, 8, false},
                        {"wg", &g.wg, 1, kMaxTileDim, false}, {"p", &g.passes, 1, 8, false}, {"x", &g.x_shared, 0, 1, false},
-                       {"n", &g.halve_lanes_from, 0, 1 << 30, false}},
+                       {"n", &g.halve_lanes_from, 0, 1 << 30, false}, {"m", &g.measure, 0, 2, false}},
                       {}, expected);
+    g.wg_given = g.wg != 0;
+    if (!g.wg_given) g.wg = wg_default;
     if ((g.lanes & (g.lanes - 1)) || (g.wg & (g.wg - 1))) env_malformed(name, v, "l or wg is not a power of two", expected);
 }
 

@@ -178,7 +178,7 @@ struct SubmitTuning {
     int flush = 64;
 };
 
-// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u1_wg512_p1_x1_n8192" (the defaults; H200 and H100 sweeps in docs/quantized.md): the
+// TGL_TUNE_GGUF: '_'-separated tokens, each optional, e.g. "l32_r1_u1_wg512_p1_x1_n8192_m1" (the defaults; H200 and H100 sweeps in docs/quantized.md): the
 // decode GEMV over GGUF block weights (gguf.comp PASS_GEMV, gguf_kernels.cpp): l<N> invocations
 // along K per row of W (a power of two <= 64), r<N> rows of W per invocation (1..8), u<N> pairs
 // of chunks of 32 elements in flight per invocation and row (1..8), wg<N> invocations per
@@ -187,13 +187,19 @@ struct SubmitTuning {
 // x<0|1> each row of x widened once per workgroup into shared memory where it fits (1, the
 // default: the rows then neither load, widen nor sum x) or read by every invocation (0), n<N> the
 // rows of W from which the lanes along K are halved (0: never; a GEMV with many rows keeps the GPU
-// busy with fewer lanes a row, and each workgroup's staged x then serves twice the rows). Shapes a
-// device cannot hold are cut down (gguf_kernels.cpp).
+// busy with fewer lanes a row, and each workgroup's staged x then serves twice the rows), m<0|1|2>
+// whether the workgroup size is measured (gguf_kernels.cpp's gemv_wide_shape: the given size or
+// twice it, whichever fastest_plan measures faster for the call's format and shape, once per
+// device; both give the same bits): 0 never, 1 (the default) on a GPU with timestamp queries and
+// where wg<N> is not given, 2 on a software renderer too (for tests: its timings mean nothing).
+// Shapes a device cannot hold are cut down (gguf_kernels.cpp).
 struct GgufTuning {
     int lanes = 32, rows = 1, unroll = 1, wg = 512;
     int passes = 1;
     int x_shared = 1;
     int halve_lanes_from = 8192;  // H100: l16 gains 4 - 15% from 8192 rows on, loses 4% at 4096 (docs/quantized.md)
+    int measure = 1;
+    bool wg_given = false;  // wg<N> in TGL_TUNE_GGUF: kept as given, never measured
 };
 
 // TGL_TUNE_SAMPLE=split<N>_chunk<M>, either part optional: rows of a vocabulary V >= N take

@@ -482,7 +482,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
         {"TGL_TUNE_MATMUL", {"sk99999999999999999999", "bm128_bn128_bk8_tm8_tn8x", "gk-1", "bm128", "gl3", "db2",
                              "general_general", "bm128_bn128_bk8_tm6_tn8", "general ", "gw100", "gr3", "gw64_gr128",
                              "gu0", "gu17", "gdw100", "gdw4", "gd-1", "gdq3", "gdw64_gdq128", "wl3", "wl64", "wl-8", "kr-1", "kr", "ks0", "ks1_ks2", "wave0", "wave"}},
-        {"TGL_TUNE_GGUF", {"l3", "l128", "r0", "r9", "u0", "u9", "wg100", "p0", "p9", "x2", "n-1", "n2000000000", "l32_l32", "l32x", "r2_", "q4"}},
+        {"TGL_TUNE_GGUF", {"l3", "l128", "r0", "r9", "u0", "u9", "wg100", "wg0", "p0", "p9", "x2", "n-1", "n2000000000", "m3", "m-1", "l32_l32", "l32x", "r2_", "q4"}},
         {"TGL_TUNE_CONV", {"bm64_bn64_bk16_tm4_tn4_split99999999999", "bm64_bn64_bk16_tm4_tn4junk",
                            "bm64_bn64_bk16_tm4", "bm-64_bn64_bk16_tm4_tn4", "bm64_bn64_bk16_tm4_tn4_", "winograd_direct",
                            "winogradx", "winograd_winograd", "direct3", "winograd4_direct", "winograd5", "mm1x1_lin1x1",
@@ -512,7 +512,7 @@ TEST_F(Faults, GlesMalformedEnvironmentFailsOpen) {
     // Well-formed values (and empty ones: the defaults) open a device that computes exactly.
     for (auto kv : std::vector<std::pair<std::string, std::string>>{
              {"TGL_TUNE_STREAM", "wg256_v2"}, {"TGL_TUNE_STREAM", "wg256_v2_bwg64_bg0"}, {"TGL_TUNE_STREAM", "wg64_v4_ug3_cg5_glcopy"}, {"TGL_TUNE_REDUCE", "cu2_rwg128"}, {"TGL_TUNE_NORM", "per2"},
-             {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_GGUF", "l8_r3_u2_wg32_x0_n64"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
+             {"TGL_TUNE_MATMUL", "bm64_bn64_bk16_tm4_tn4_sk0_db0"}, {"TGL_TUNE_MATMUL", "gw128_gr4_gu8"}, {"TGL_TUNE_GGUF", "l8_r3_u2_wg32_x0_n64_m0"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_split0"},
              {"TGL_TUNE_CONV", "winograd"}, {"TGL_TUNE_CONV", "winograd4"}, {"TGL_TUNE_CONV", "direct_split0"},
              {"TGL_TUNE_ATTENTION", "bq32_bk32_tm4_tx8_pf,bq16_bk16_tm4_tx4"}, {"TGL_TUNE_ATTENTION", "bq64_bk32_tm4_tx8_km_sg,bq64_bk32_tm4_tx8_qg"}, {"TGL_TUNE_SAMPLE", "split1_chunk0"}, {"TGL_TUNE_POLL_US", "0"},
              {"TGL_TUNE_CONV", "winograd4_mm1x1"}, {"TGL_TUNE_CONV", "bm64_bn64_bk16_tm4_tn4_gemm1x1"}, {"TGL_TUNE_CONV", "lin1x1"},

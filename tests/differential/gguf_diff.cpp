@@ -222,6 +222,42 @@ TEST_F(Gguf, GemvShapes) {
     }
 }
 
+// The decode GEMV's workgroup size is measured where the device can time it (gguf_kernels.cpp:
+// fastest_plan between the given size and twice it, which take the same sums in the same order),
+// so the choice must never show in the results: wg512 and wg1024 as given, and measured (m2: on
+// a software renderer too), each bit for bit the first, and the same as the reference within the
+// usual tolerance. The trace shows that the wg1024 device ran that size (cut down where the
+// device holds fewer invocations: TGL_GLES_LIMITS=minimum).
+TEST_F(Gguf, GemvMeasuredShapesSameBits) {
+    const std::string trace = plan_trace_path("gguf_wide");
+    const char* shapes[] = {"l4_wg512_n0", "l4_wg1024_n0", "l4_n0_m2"};
+    for (tgl_dtype dt : {TGL_DTYPE_Q4_0, TGL_DTYPE_Q8_0, TGL_DTYPE_Q4_K, TGL_DTYPE_Q5_K}) {
+        const int64_t M = rng_.integer(1, 8), K = 519, N = 13;
+        const tgl_dtype xd = rng_.chance(0.5) ? F16 : F32;
+        const std::vector<RawOperand> ins = {random_values(xd, {M, K}, rng_), block_operand(dt, {N, K}, 0, rng_), RawOperand{xd, {}, {}, {}, 0, true}};
+        const RawOperand out = raw_output(xd, {M, N});
+        const std::string what = name(dt) + " " + name(xd) + " M " + std::to_string(M);
+        std::vector<RawResult> got;
+        for (const char* shape : shapes) {
+            g_subject = shape == shapes[1] ? &subject_device_with({{"TGL_GLES_TEST_PLAN_TRACE", trace}, {"TGL_TUNE_GGUF", shape}})
+                                           : &subject_device_with("TGL_TUNE_GGUF", shape);
+            compare_runs(TGL_OP_LINEAR, nullptr, ins, out, xd == F32 ? 2e-5 : 4e-3, what + " " + shape);
+            got.push_back(run_raw(sub(), TGL_OP_LINEAR, nullptr, ins, out));
+        }
+        g_subject = nullptr;
+        for (size_t k = 1; k < got.size(); ++k) {
+            ASSERT_EQ(got[k].status, TGL_OK) << what << " " << shapes[k] << ": " << got[k].message;
+            ASSERT_EQ(got[k].values.size(), got[0].values.size());
+            for (size_t i = 0; i < got[0].values.size(); ++i)
+                ASSERT_EQ(got[k].values[i], got[0].values[i]) << what << " " << shapes[k] << " against " << shapes[0] << ", element " << i;
+        }
+    }
+    std::string text;
+    if (take_plan_trace(trace, &text) && text.find("PASS_GEMV") != std::string::npos && !std::getenv("TGL_GLES_LIMITS")) {
+        EXPECT_NE(text.find("WG_SIZE=1024"), std::string::npos) << "the wg1024 device's GEMV ran another size:\n" << text;
+    }
+}
+
 // The GEMV's f16 outputs in every layout: contiguous from an even element (stored as words of
 // two rows), from an odd one, strided, and rows of x with an odd stride between y's rows (each
 // element by atomics on its half word); N odd, so that a last row has no pair. Besides the
