@@ -145,7 +145,7 @@ int GlesDevice::fastest_plan(const std::string& key, const std::function<std::ve
             // relative to another's is not the same there (the decode GEMV's wg1024 won at a low
             // clock where it loses at full clock).
             const uint64_t one = std::max<uint64_t>(1, batch_ns(0, 1));
-            const int reps = int(std::clamp<uint64_t>(kPlanBatchNs / one, 4, 256));
+            const int reps = int(std::clamp<uint64_t>(kPlanBatchNs / one, 1, 256));
             std::vector<uint64_t> warm;
             for (uint64_t spent = 0; spent < kPlanWarmNs;) {
                 warm.push_back(batch_ns(0, reps));
@@ -155,10 +155,12 @@ int GlesDevice::fastest_plan(const std::string& key, const std::function<std::ve
                 if (double(*std::max_element(last, warm.end())) <= (1.0 + kPlanMargin / 2) * double(*std::min_element(last, warm.end())))
                     break;
             }
-            for (int r = 0; r < kPlanRounds; ++r)
+            uint64_t spent = 0;
+            for (int r = 0; r < kPlanRounds && (r < 2 || spent < kPlanWarmNs); ++r)  // long plans: two rounds
                 for (size_t k = 0; k < n; ++k) {
                     const size_t i = r % 2 ? n - 1 - k : k;  // the order alternates: a clock still moving favours none
                     const uint64_t t = batch_ns(i, reps);
+                    spent += t;
                     if (t > 0) best[i] = std::min(best[i], t);
                 }
         } catch (...) {

@@ -223,9 +223,9 @@ public:
     // device has no GPU timestamps (a software renderer; `anywhere`: measure there too, for tests).
     int fastest_plan(const std::string& key, const std::function<std::vector<std::vector<Dispatch>>()>& plans,
                      bool anywhere = false);
-    // fastest_plan's batches: runs of a plan of about kPlanBatchNs (4 to 256 runs), plan 0's
+    // fastest_plan's batches: runs of a plan of about kPlanBatchNs (1 to 256 runs), plan 0's
     // repeated (for at most about kPlanWarmNs) until three lie within half the margin, then
-    // kPlanRounds of every plan.
+    // kPlanRounds of every plan (two where they take longer than kPlanWarmNs).
     static constexpr uint64_t kPlanBatchNs = 500000, kPlanWarmNs = 100000000;
     static constexpr int kPlanRounds = 6;
     static constexpr double kPlanMargin = 0.02;
