@@ -172,7 +172,10 @@ uniform int u_b_n_str;
 #else
 #define CHUNK_VEC4 1
 #endif
-#if !defined(W_DTYPE) || (W_DTYPE != DT_Q4_0 && W_DTYPE != DT_Q4_1 && W_DTYPE != DT_Q8_0 && W_DTYPE != DT_Q4_K)
+// The fast formats: a chunk of 32 is one block (q4_0, q4_1, q8_0) or sub-block (q4_K) under one
+// scale and offset. The others (GEMV_GENERIC) are decoded by gguf_unit.
+#define GEMV_FAST(dt) ((dt) == DT_Q4_0 || (dt) == DT_Q4_1 || (dt) == DT_Q8_0 || (dt) == DT_Q4_K)
+#if !defined(W_DTYPE) || !GEMV_FAST(W_DTYPE)
 #define GEMV_GENERIC
 #endif
 // Whether format dt's units have an offset term (offset * sum(x)): all but q8_0 and q4_0 (whose
@@ -406,12 +409,10 @@ float dot_into(float s, vec4 q, vec4 x) {
 
 // A chunk's sum over its two units from their dot products sqx and x's sums sx: scale * sqx +
 // offset * sx (so: scale 0, scale 1, offset 0, offset 1; q8_0 and q4_0: no offsets, sx unread).
-// The fast formats' chunk is one block (q4_0, q4_1, q8_0) or sub-block (q4_K) under one scale and
-// offset: its units' terms are added before the one multiply each.
+// A fast format's chunk has one scale and offset: its units' terms are added before the one
+// multiply each. (GEMV_HAS_OFFSETS holds for every other format: their units carry an offset, 0 or not.)
 float units_sum(int dt, vec4 so, vec2 sqx, vec2 sx) {
-    bool one_scale = dt == DT_Q4_0 || dt == DT_Q4_1 || dt == DT_Q8_0 || dt == DT_Q4_K;
-    if (one_scale) return GEMV_HAS_OFFSETS(dt) ? so.x * (sqx.x + sqx.y) + so.z * (sx.x + sx.y) : so.x * (sqx.x + sqx.y);
-    if (!GEMV_HAS_OFFSETS(dt)) return so.x * sqx.x + so.y * sqx.y;
+    if (GEMV_FAST(dt)) return GEMV_HAS_OFFSETS(dt) ? so.x * (sqx.x + sqx.y) + so.z * (sx.x + sx.y) : so.x * (sqx.x + sqx.y);
     return (so.x * sqx.x + so.z * sx.x) + (so.y * sqx.y + so.w * sx.y);
 }
 

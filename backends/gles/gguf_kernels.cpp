@@ -188,10 +188,11 @@ int64_t x_shared_pairs(int64_t K, int64_t x_bytes) {
     return pairs * (16 * 16 + 16) <= x_bytes ? pairs : 0;
 }
 
-GemvShape gemv_shape(GlesDevice& dev, int64_t N) {
+// wg: the workgroup asked for (0: TGL_TUNE_GGUF's).
+GemvShape gemv_shape(const GlesDevice& dev, int64_t N, int wg = 0) {
     const GgufTuning& t = dev.tuning().gguf;
     const Limits& L = dev.limits();
-    GemvShape g{t.lanes, t.rows, t.unroll, t.wg, t.passes, 0};
+    GemvShape g{t.lanes, t.rows, t.unroll, wg > 0 ? wg : t.wg, t.passes, 0};
     if (t.halve_lanes_from > 0 && N >= t.halve_lanes_from) g.lanes = std::max(1, g.lanes / 2);
     const int64_t cap = std::min<int64_t>(L.max_invocations, L.max_size[0]);
     const auto shared_bytes = [&] { return int64_t(g.rows) * g.wg * 4; };
@@ -329,15 +330,11 @@ std::vector<Dispatch> gemv_plan(GlesDevice& dev, const OpCall& call, const GemvS
 // fill the GPU about once (1 x 4096 x 4096: q4_K 2.51 - 2.53x the f16 GEMV against 2.40x) and
 // loses by 14 - 21% elsewhere (1024, 6144, 11008 rows; docs/quantized.md, fourteenth look); GLES
 // reports no multiprocessor count, so the choice is measured. False where the device cannot hold
-// it, or x would no longer be staged.
-bool gemv_wide_shape(const GlesDevice& dev, const GemvShape& g, int64_t K, GemvShape* wide) {
-    const Limits& L = dev.limits();
-    *wide = g;
-    wide->wg = 2 * g.wg;
-    const int64_t partials = int64_t(wide->rows) * wide->wg * 4;
-    if (wide->wg > std::min<int64_t>(L.max_invocations, L.max_size[0]) || partials > L.max_shared_bytes) return false;
-    if (g.x_bytes > 0) wide->x_bytes = L.max_shared_bytes - partials;
-    return (x_shared_pairs(K, g.x_bytes) > 0) == (x_shared_pairs(K, wide->x_bytes) > 0);
+// it whole (gemv_shape's cuts), or x would no longer be staged.
+bool gemv_wide_shape(const GlesDevice& dev, const GemvShape& g, int64_t N, int64_t K, GemvShape* wide) {
+    *wide = gemv_shape(dev, N, 2 * g.wg);
+    return wide->wg == 2 * g.wg && wide->lanes == g.lanes && wide->rows == g.rows &&
+           (x_shared_pairs(K, g.x_bytes) > 0) == (x_shared_pairs(K, wide->x_bytes) > 0);
 }
 
 // The view t of a fresh internal buffer, as far past a window boundary as t is (the same program
@@ -358,7 +355,7 @@ void run_gemv(GlesDevice& dev, const OpCall& call, const GemvShape& g) {
     std::vector<Dispatch> ds = gemv_plan(dev, call, g, y2);
     const GgufTuning& t = dev.tuning().gguf;
     GemvShape wide;
-    if (t.measure > 0 && !t.wg_given && !ds.empty() && gemv_wide_shape(dev, g, p.K, &wide)) {
+    if (t.measure > 0 && !t.wg_given && !ds.empty() && gemv_wide_shape(dev, g, p.N, p.K, &wide)) {
         const std::string key = "gemv " + ds[0].program->label + " W " + std::to_string(int(call.inputs[1].dtype)) + " M " +
                                 std::to_string(p.M) + " N " + std::to_string(p.N) + " K " + std::to_string(p.K);
         const int pick = dev.fastest_plan(key, [&] {
